@@ -26,5 +26,136 @@ def main() -> None:
     """Design HBase row keys and pre-split tables, and prove the load spreads evenly."""
 
 
+# --- splits and hash (issue 2) -------------------------------------------------------------
+
+_FORMAT_OPTION = click.option(
+    "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
+    help="shell: an HBase shell create command; file: a SPLITS_FILE; json: a JSON document.",
+)
+
+
+def _key(text: str) -> bytes:
+    """A key typed on the command line, in toStringBinary form (\\xNN for other bytes)."""
+    from keyshape.hbytes import to_bytes_binary
+
+    return to_bytes_binary(text, strict=True)
+
+
+def _emit_splits(keys: list[bytes], fmt: str, table: str, family: str) -> None:
+    from keyshape.splits import format_splits
+
+    click.echo(format_splits(keys, fmt, table=table, family=family), nl=False)
+
+
+def _split_command(fn):  # type: ignore[no-untyped-def]
+    fn = click.option("--family", default="f", show_default=True, help="Column family for --format shell/json.")(fn)
+    fn = click.option("--table", default="t", show_default=True, help="Table name for --format shell/json.")(fn)
+    fn = _FORMAT_OPTION(fn)
+    return click.option("--regions", "-n", type=int, required=True, help="Number of regions (>= 2).")(fn)
+
+
+@main.group()
+def splits() -> None:
+    """Compute split keys for a pre-split table (keys shown in HBase toStringBinary form)."""
+
+
+@splits.command("hex")
+@_split_command
+@click.option("--first", default="00000000", show_default=True, help="First row, hex digits.")
+@click.option("--last", default="FFFFFFFF", show_default=True, help="Last row, hex digits.")
+def splits_hex(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+    """RegionSplitter HexStringSplit."""
+    from keyshape.splits import hex_string_split
+
+    _emit_splits(hex_string_split(regions, first, last), fmt, table, family)
+
+
+@splits.command("decimal")
+@_split_command
+@click.option("--first", default="00000000", show_default=True, help="First row, decimal digits.")
+@click.option("--last", default="99999999", show_default=True, help="Last row, decimal digits.")
+def splits_decimal(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+    """RegionSplitter DecimalStringSplit."""
+    from keyshape.splits import decimal_string_split
+
+    _emit_splits(decimal_string_split(regions, first, last), fmt, table, family)
+
+
+@splits.command("uniform")
+@_split_command
+@click.option("--first", default="", help="First row (toStringBinary); default empty.")
+@click.option("--last", default="\\xFF" * 8, show_default=True, help="Last row (toStringBinary).")
+def splits_uniform(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+    """RegionSplitter UniformSplit (raw bytes, evenly spaced)."""
+    from keyshape.splits import uniform_split
+
+    _emit_splits(uniform_split(regions, _key(first), _key(last)), fmt, table, family)
+
+
+@splits.command("range")
+@_split_command
+@click.option("--start", required=True, help="Start key (toStringBinary).")
+@click.option("--end", required=True, help="End key (toStringBinary).")
+def splits_range(regions: int, fmt: str, table: str, family: str, start: str, end: str) -> None:
+    """What Admin.createTable(desc, start, end, regions) creates (regions >= 3)."""
+    from keyshape.splits import range_split
+
+    _emit_splits(range_split(_key(start), _key(end), regions), fmt, table, family)
+
+
+@splits.command("buckets")
+@_split_command
+@click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True)
+@click.option("--width", type=int, default=None, help="Bytes (byte) or digits (decimal) per bucket id.")
+def splits_buckets(regions: int, fmt: str, table: str, family: str, encoding: str, width: int | None) -> None:
+    """Boundaries of salt/partition buckets 0..regions-1 (one region per bucket)."""
+    from keyshape.splits import bucket_splits
+
+    _emit_splits(bucket_splits(regions, encoding, width), fmt, table, family)
+
+
+@main.command("hash")
+@click.argument(
+    "algorithm",
+    type=click.Choice(["md5", "java", "java-bytes", "crc32", "murmur3", "phoenix", "hbasewd", "opentsdb"]),
+)
+@click.argument("value")
+@click.option("--buckets", type=int, default=None, help="Salt buckets (phoenix, hbasewd: required; opentsdb: 20).")
+@click.option("--tags", default="", help="opentsdb: tag UID bytes (toStringBinary) following the metric UID.")
+@click.option("--width", type=int, default=1, show_default=True, help="opentsdb: salt width in bytes.")
+def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, width: int) -> None:
+    """Hash or salt VALUE (a key in toStringBinary form) the way Java/HBase/Phoenix/OpenTSDB do.
+
+    java is String.hashCode of VALUE read as UTF-8; java-bytes is Arrays.hashCode of its bytes;
+    phoenix/hbasewd print the bucket number; opentsdb prints the salt bytes for metric UID VALUE.
+    """
+    from keyshape import hashing
+    from keyshape.hbytes import to_string_binary
+
+    key = _key(value)
+    if algorithm in ("phoenix", "hbasewd") and buckets is None:
+        raise ValueError(f"hash {algorithm} needs --buckets N (1..256)")
+    if algorithm == "md5":
+        result: object = hashing.md5_hex(key)
+    elif algorithm == "java":
+        try:
+            result = hashing.java_string_hash(key.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
+    elif algorithm == "java-bytes":
+        result = hashing.java_bytes_hash(key)
+    elif algorithm == "crc32":
+        result = hashing.crc32(key)
+    elif algorithm == "murmur3":
+        result = hashing.murmur3_32(key)
+    elif algorithm == "phoenix":
+        result = hashing.phoenix_salt(key, buckets)  # type: ignore[arg-type]
+    elif algorithm == "hbasewd":
+        result = hashing.hbasewd_one_byte_hash(key, buckets)  # type: ignore[arg-type]
+    else:
+        result = to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
+    click.echo(result)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

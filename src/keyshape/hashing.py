@@ -1,0 +1,212 @@
+"""Java hash codes and the salt functions of Phoenix, OpenTSDB and HBaseWD, bit for bit.
+
+Java ints are signed 32-bit and wrap on overflow; ``%`` truncates toward zero and
+``Math.abs(Integer.MIN_VALUE)`` is still negative. These helpers reproduce all three quirks,
+because each salt function below inherits them and a salt that is off by one bucket for one key
+in four billion still lands a row in the wrong region.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "java_string_hash",
+    "java_long_hash",
+    "java_bytes_hash",
+    "java_bytes_hash_many",
+    "md5_hex",
+    "crc32",
+    "murmur3_32",
+    "phoenix_salt",
+    "phoenix_salt_many",
+    "opentsdb_salt",
+    "hbasewd_one_byte_hash",
+    "hbasewd_one_byte_hash_many",
+]
+
+_INT_MIN = -(2**31)
+
+
+def _to_int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def _java_rem(a: int, n: int) -> int:
+    """Java's ``a % n`` for ints: the remainder takes the sign of the dividend."""
+    r = abs(a) % n
+    return -r if a < 0 else r
+
+
+def _java_abs(a: int) -> int:
+    """Java's ``Math.abs(int)``: ``Integer.MIN_VALUE`` stays negative."""
+    return a if a == _INT_MIN else abs(a)
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode()``: ``h = 31*h + c`` over the UTF-16 code units of ``s``, signed 32-bit.
+
+    Characters outside the BMP count as two code units (a surrogate pair), as in Java.
+    """
+    units = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
+    return _to_int32(h)
+
+
+def java_long_hash(value: int) -> int:
+    """``Long.hashCode(value)``: ``(int)(value ^ (value >>> 32))``, signed 32-bit."""
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"{value} does not fit a Java long (-2**63..2**63-1)")
+    u = value & 0xFFFFFFFFFFFFFFFF
+    return _to_int32(u ^ (u >> 32))
+
+
+def java_bytes_hash(b: bytes) -> int:
+    """``Arrays.hashCode(byte[])`` (= ``Bytes.hashCode``): ``h = 31*h + byte`` from ``h = 1``.
+
+    Bytes are SIGNED in Java (0x80..0xFF count as -128..-1); the result is signed 32-bit.
+    """
+    h = 1
+    for c in bytes(b):
+        h = (31 * h + (c - 256 if c > 127 else c)) & 0xFFFFFFFF
+    return _to_int32(h)
+
+
+def java_bytes_hash_many(keys: Sequence[bytes]) -> np.ndarray:
+    """:func:`java_bytes_hash` of every key, as an ``int32`` array in input order.
+
+    Vectorized per key length: keys of one length form a matrix whose columns are folded in
+    with wrapping int32 arithmetic, which is exactly Java's overflow behaviour.
+    """
+    out = np.empty(len(keys), dtype=np.int32)
+    by_len: dict[int, list[int]] = {}
+    for i, k in enumerate(keys):
+        by_len.setdefault(len(k), []).append(i)
+    with np.errstate(over="ignore"):
+        for length, idx in by_len.items():
+            h = np.ones(len(idx), dtype=np.int32)
+            if length:
+                buf = b"".join(keys[i] for i in idx)
+                mat = np.frombuffer(buf, dtype=np.int8).reshape(len(idx), length).astype(np.int32)
+                for col in range(length):
+                    h = h * np.int32(31) + mat[:, col]
+            out[np.asarray(idx)] = h
+    return out
+
+
+def md5_hex(b: bytes) -> str:
+    """MD5 of ``b`` as 32 lower-case hex digits, like HBase's ``MD5Hash.getMD5AsHex``."""
+    return hashlib.md5(bytes(b)).hexdigest()
+
+
+def crc32(b: bytes) -> int:
+    """CRC-32 of ``b`` as an unsigned value 0..2**32-1, like ``java.util.zip.CRC32.getValue()``."""
+    return zlib.crc32(bytes(b)) & 0xFFFFFFFF
+
+
+def murmur3_32(b: bytes, seed: int = 0) -> int:
+    """MurmurHash3 x86_32 of ``b``, signed 32-bit, like HBase's ``MurmurHash3.hash(b, 0, len, seed)``."""
+    data = bytes(b)
+    c1, c2, mask = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
+    h = seed & mask
+    n_blocks = len(data) // 4
+    for i in range(0, n_blocks * 4, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        k = (k * c2) & mask
+        h ^= k
+        h = ((h << 13) | (h >> 19)) & mask
+        h = (h * 5 + 0xE6546B64) & mask
+    tail = data[n_blocks * 4 :]
+    if tail:
+        k = int.from_bytes(tail, "little")
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        k = (k * c2) & mask
+        h ^= k
+    h ^= len(data)
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & mask
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & mask
+    h ^= h >> 16
+    return _to_int32(h)
+
+
+def _check_buckets(buckets: int, high: int, who: str) -> None:
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or not 1 <= buckets <= high:
+        raise ValueError(f"{who}: buckets must be an int in 1..{high}, got {buckets!r}")
+
+
+def phoenix_salt(key: bytes, buckets: int) -> int:
+    """Phoenix ``SaltingUtil.getSaltingByte(key, 0, len, buckets)`` as an unsigned value.
+
+    ``(byte) Math.abs(Arrays.hashCode(key) % buckets)``: always in ``0..buckets-1``. ``key`` is
+    the row key WITHOUT its salt byte. ``buckets`` is Phoenix's SALT_BUCKETS, 1..256.
+    """
+    _check_buckets(buckets, 256, "phoenix_salt")
+    return abs(_java_rem(java_bytes_hash(key), buckets))
+
+
+def phoenix_salt_many(keys: Sequence[bytes], buckets: int) -> np.ndarray:
+    """:func:`phoenix_salt` of every key, as a ``uint8`` array in input order."""
+    _check_buckets(buckets, 256, "phoenix_salt")
+    h = java_bytes_hash_many(keys).astype(np.int64)
+    return np.abs(np.fmod(h, buckets)).astype(np.uint8)
+
+
+def opentsdb_salt(metric: bytes, tags: bytes, buckets: int = 20, width: int = 1) -> bytes:
+    """OpenTSDB ``RowKey.prefixKeyWithSalt``: the ``width`` salt bytes for a data row.
+
+    The hash is ``Arrays.hashCode(metric + tags)``: the metric UID and the tag UID pairs, i.e.
+    the row key without its salt and without the 4-byte base timestamp. The bucket is
+    ``|hash % buckets|`` (Java remainder, then negated if negative), written big-endian over
+    ``width`` bytes with Java's int shifts (a shift of 32 or more wraps modulo 32, as in
+    ``RowKey.getSaltBytes``). A metric UID of all zero bytes (the global annotation row) is not
+    salted: the salt stays all zeros. ``width`` is ``tsd.storage.salt.width`` (1..8; 0 disables
+    salting and returns ``b""``), ``buckets`` is ``tsd.storage.salt.buckets`` (default 20).
+    """
+    if not 0 <= width <= 8:
+        raise ValueError(f"opentsdb_salt: width must be 0..8 (Salt width must be between 0 and 8), got {width}")
+    if width == 0:
+        return b""
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise ValueError(f"opentsdb_salt: buckets must be a positive int, got {buckets!r}")
+    metric, tags = bytes(metric), bytes(tags)
+    if not metric or metric == bytes(len(metric)):
+        return bytes(width)
+    bucket = abs(_java_rem(java_bytes_hash(metric + tags), buckets))
+    out = bytearray(width)
+    shift = 0
+    for i in range(1, width + 1):
+        out[width - i] = (bucket >> (shift % 32)) & 0xFF
+        shift += 8
+    return bytes(out)
+
+
+def hbasewd_one_byte_hash(key: bytes, buckets: int) -> int:
+    """HBaseWD ``RowKeyDistributorByHashPrefix.OneByteSimpleHash(buckets).getHashPrefix(key)[0]``.
+
+    As an unsigned byte value. The hash is ``Arrays.hashCode``-style (``31*h + byte`` from 1);
+    the prefix is ``(byte)(Math.abs(hash) % buckets)``. Because ``Math.abs(Integer.MIN_VALUE)``
+    is negative, that one hash value gives a byte OUTSIDE ``0..buckets-1`` (e.g. 248 for 10
+    buckets), exactly as HBaseWD does. ``buckets`` is 1..256.
+    """
+    _check_buckets(buckets, 256, "hbasewd_one_byte_hash")
+    return _java_rem(_java_abs(java_bytes_hash(key)), buckets) & 0xFF
+
+
+def hbasewd_one_byte_hash_many(keys: Sequence[bytes], buckets: int) -> np.ndarray:
+    """:func:`hbasewd_one_byte_hash` of every key, as a ``uint8`` array in input order."""
+    _check_buckets(buckets, 256, "hbasewd_one_byte_hash")
+    with np.errstate(over="ignore"):
+        h = np.abs(java_bytes_hash_many(keys)).astype(np.int64)  # int32 abs wraps like Java
+    return (np.fmod(h, buckets) & 0xFF).astype(np.uint8)

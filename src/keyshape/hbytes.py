@@ -1,0 +1,161 @@
+"""HBase's byte conventions (``org.apache.hadoop.hbase.util.Bytes``), byte for byte.
+
+Keys are ``bytes``. Numbers become big-endian two's complement like ``Bytes.toBytes``; keys
+compare as unsigned bytes, a prefix first, like ``Bytes.BYTES_COMPARATOR`` (which is exactly how
+Python compares ``bytes``); text for people is ``Bytes.toStringBinary``.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "MAX_LONG",
+    "short",
+    "int32",
+    "int64",
+    "compare",
+    "to_string_binary",
+    "to_bytes_binary",
+    "split",
+]
+
+MAX_LONG = 2**63 - 1
+"""Java's ``Long.MAX_VALUE``."""
+
+_MIN_LONG = -(2**63)
+
+
+def _fixed(value: int, width: int, java_type: str) -> bytes:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{java_type} value must be an int, got {type(value).__name__}")
+    bits = width * 8
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not low <= value <= high:
+        raise ValueError(f"{value} does not fit a Java {java_type} ({low}..{high}); use a wider type")
+    return value.to_bytes(width, "big", signed=True)
+
+
+def short(value: int) -> bytes:
+    """2 bytes, big-endian two's complement: ``Bytes.toBytes(short)``. Range -32768..32767."""
+    return _fixed(value, 2, "short")
+
+
+def int32(value: int) -> bytes:
+    """4 bytes, big-endian two's complement: ``Bytes.toBytes(int)``. Range -2**31..2**31-1."""
+    return _fixed(value, 4, "int")
+
+
+def int64(value: int) -> bytes:
+    """8 bytes, big-endian two's complement: ``Bytes.toBytes(long)``. Range -2**63..2**63-1.
+
+    Negative values sort AFTER positive ones under :func:`compare` (the sign bit is the top bit),
+    exactly as in HBase.
+    """
+    return _fixed(value, 8, "long")
+
+
+def compare(a: bytes, b: bytes) -> int:
+    """-1, 0 or 1 as ``a`` sorts before, equal to or after ``b`` under ``Bytes.BYTES_COMPARATOR``.
+
+    Unsigned lexicographic order; when one key is a prefix of the other, the shorter sorts first.
+    HBase only guarantees the sign of ``Bytes.compareTo``, so only the sign is returned.
+    """
+    return (a > b) - (a < b)
+
+
+# toStringBinary keeps printable ASCII (space .. '~') except the backslash, which would make
+# the output ambiguous; everything else becomes \xNN with upper-case hex.
+_PRINTABLE = frozenset(range(0x20, 0x7F)) - {0x5C}
+_TO_TEXT = [chr(c) if c in _PRINTABLE else f"\\x{c:02X}" for c in range(256)]
+
+
+def to_string_binary(b: bytes) -> str:
+    """``Bytes.toStringBinary``: printable ASCII kept, every other byte (and ``\\``) as ``\\xNN``.
+
+    ``to_bytes_binary(to_string_binary(b)) == b`` for every ``b``.
+    """
+    return "".join([_TO_TEXT[c] for c in bytes(b)])
+
+
+_HEX_UPPER = "0123456789ABCDEF"
+_ESCAPE = re.compile(r"\\x([0-9A-F]{2})")
+
+
+def to_bytes_binary(s: str, strict: bool = False) -> bytes:
+    """``Bytes.toBytesBinary``: decode ``\\xNN`` escapes (two UPPER-case hex digits) to bytes.
+
+    Like HBase, every other character becomes one byte, its code point truncated to 8 bits
+    (``(byte) ch``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
+    backslash were absent, giving ``xZZ``; that is what happens here too unless ``strict`` is
+    true, in which case any backslash that does not start a valid ``\\xNN``, and any character
+    above U+00FF, raises ``ValueError`` (the CLI uses strict mode so typos are not silent).
+    A ``\\x`` with fewer than two characters after it raises ``ValueError`` in both modes (HBase
+    throws ``StringIndexOutOfBoundsException``).
+    """
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch == "\\" and i + 1 < n and s[i + 1] == "x":
+            if i + 3 >= n:
+                raise ValueError(
+                    f"truncated escape at position {i} in '{s}': write \\xNN with two hex digits"
+                )
+            hd1, hd2 = s[i + 2], s[i + 3]
+            if hd1 in _HEX_UPPER and hd2 in _HEX_UPPER:
+                out.append(int(hd1 + hd2, 16))
+                i += 4
+                continue
+            if strict:
+                raise ValueError(
+                    f"bad escape '{s[i:i + 4]}' at position {i} in '{s}': "
+                    "write \\xNN with two UPPER-case hex digits, e.g. \\xAB"
+                )
+            i += 1  # HBase drops the backslash and reads on from the 'x'
+            continue
+        if strict and (ch == "\\" or ord(ch) > 0xFF):
+            raise ValueError(
+                f"unexpected '{ch}' at position {i} in '{s}': "
+                "a literal backslash is \\x5C and other bytes are \\xNN"
+            )
+        out.append(ord(ch) & 0xFF)
+        i += 1
+    return bytes(out)
+
+
+def split(a: bytes, b: bytes, num: int, inclusive: bool = False) -> list[bytes]:
+    """``Bytes.split(a, b, inclusive, num)``: ``num`` evenly spaced keys between ``a`` and ``b``.
+
+    Returns ``num + 2`` keys: ``a``, the ``num`` dividing keys, then ``b``. The shorter key is
+    tail-padded with 0x00 to the longer's length and both are read as unsigned big-endian
+    integers; dividing key ``i`` is ``a + i * ((b - a [+ 1 if inclusive]) // (num + 1))``, as
+    many bytes long as the padded keys. When the range holds fewer than ``num + 1`` values,
+    HBase appends one 0x00 to both padded keys and tries again (as often as needed); in that
+    case the first and last keys returned are those padded forms, not ``a`` and ``b``.
+
+    Raises ``ValueError`` when ``a >= b`` after padding (HBase: "b <= a") or ``num <= 0``.
+    """
+    a, b = bytes(a), bytes(b)
+    width = max(len(a), len(b))
+    a_pad, b_pad = a.ljust(width, b"\x00"), b.ljust(width, b"\x00")
+    if a_pad >= b_pad:
+        raise ValueError(
+            f"cannot split: end key '{to_string_binary(b)}' must sort after start key "
+            f"'{to_string_binary(a)}' (HBase: b <= a)"
+        )
+    if num <= 0:
+        raise ValueError(f"cannot split into num={num} pieces: num must be >= 1")
+    first, last = a, b
+    while True:
+        start, stop = int.from_bytes(a_pad, "big"), int.from_bytes(b_pad, "big")
+        diff = stop - start + (1 if inclusive else 0)
+        if diff >= num + 1:
+            break
+        a_pad += b"\x00"
+        b_pad += b"\x00"
+        first, last = a_pad, b_pad
+    interval = diff // (num + 1)
+    width = len(a_pad)
+    middle = [(start + interval * i).to_bytes(width, "big") for i in range(1, num + 1)]
+    return [first, *middle, last]

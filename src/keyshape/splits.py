@@ -1,0 +1,221 @@
+"""Split-key calculators: RegionSplitter's algorithms, ``createTable(start, end, n)``, salt-bucket
+boundaries and sample quantiles, plus the formats HBase accepts them in.
+
+Every calculator returns the split keys of a table, i.e. the region boundaries: sorted, unique,
+never the empty key. ``n`` regions have ``n - 1`` split keys (``range_split`` aside, which
+follows ``Admin.createTable`` exactly).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterable, Sequence
+
+from keyshape.hbytes import compare, int64, split, to_string_binary
+
+__all__ = [
+    "hex_string_split",
+    "decimal_string_split",
+    "uniform_split",
+    "range_split",
+    "bucket_splits",
+    "sample_splits",
+    "format_splits",
+    "SPLIT_FORMATS",
+]
+
+SPLIT_FORMATS = ("shell", "file", "json")
+
+
+def _check_regions(regions: int, minimum: int = 2) -> None:
+    if isinstance(regions, bool) or not isinstance(regions, int) or regions < minimum:
+        raise ValueError(f"regions must be an int >= {minimum}, got {regions!r}")
+
+
+def _number_string_split(regions: int, first: str, last: str, radix: int, name: str) -> list[bytes]:
+    # RegionSplitter.NumberStringSplit.split(n): BigInteger arithmetic over the inclusive range
+    # [first, last]; the last region absorbs the remainder ("slop").
+    _check_regions(regions)
+    digits = string.hexdigits if radix == 16 else string.digits
+    for label, text in (("first", first), ("last", last)):
+        if not text or any(c not in digits for c in text):
+            raise ValueError(
+                f"{name}: {label} row {text!r} is not a base-{radix} number "
+                f"(use digits {'0-9a-f' if radix == 16 else '0-9'} only)"
+            )
+    lo, hi = int(first, radix), int(last, radix)
+    if hi <= lo:
+        raise ValueError(f"{name}: last row ({last}) is configured less than first row ({first})")
+    span = hi - lo + 1  # +1 because the last row is inclusive
+    if span < regions:
+        raise ValueError(
+            f"{name}: split granularity ({regions}) is greater than the range ({span}); "
+            "use fewer regions or longer first/last rows"
+        )
+    size = span // regions
+    pad = len(last)  # rowComparisonLength: every key is zero-padded to len(last)
+    fmt = "x" if radix == 16 else "d"
+    return [format(lo + size * i, fmt).rjust(pad, "0").encode("ascii") for i in range(1, regions)]
+
+
+def hex_string_split(regions: int, first: str = "00000000", last: str = "FFFFFFFF") -> list[bytes]:
+    """RegionSplitter ``HexStringSplit``: ``regions - 1`` lower-case hex keys over ``[first, last]``.
+
+    Key ``i`` is ``first + i * ((last - first + 1) // regions)`` written in lower-case hex,
+    left-padded with '0' to ``len(last)`` characters, as ASCII bytes. So ``hex_string_split(2)``
+    is ``[b"80000000"]``. ``first``/``last`` are hex strings in either case. Raises
+    ``ValueError`` if ``regions < 2``, ``last <= first`` or the range holds fewer than
+    ``regions`` values (RegionSplitter's preconditions).
+    """
+    return _number_string_split(regions, first, last, 16, "HexStringSplit")
+
+
+def decimal_string_split(regions: int, first: str = "00000000", last: str = "99999999") -> list[bytes]:
+    """RegionSplitter ``DecimalStringSplit``: like :func:`hex_string_split` in base 10.
+
+    ``decimal_string_split(3)`` is ``[b"33333333", b"66666666"]``.
+    """
+    return _number_string_split(regions, first, last, 10, "DecimalStringSplit")
+
+
+def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -> list[bytes]:
+    """RegionSplitter ``UniformSplit``: ``regions - 1`` keys evenly spaced in raw byte space.
+
+    ``Bytes.split(first, last, inclusive=True, regions - 1)`` without its two end points: keys
+    are as long as the longer of ``first``/``last`` (tail-padded with 0x00), or longer when the
+    range is too narrow (see :func:`keyshape.hbytes.split`). ``uniform_split(2)`` is
+    ``[b"\\x80" + 7 * b"\\x00"]``. Raises ``ValueError`` if ``regions < 2`` or
+    ``last <= first``.
+    """
+    _check_regions(regions)
+    if compare(last, first) <= 0:
+        raise ValueError(
+            f"UniformSplit: last row ({to_string_binary(last)}) is configured less than "
+            f"first row ({to_string_binary(first)})"
+        )
+    return split(first, last, regions - 1, inclusive=True)[1:-1]
+
+
+def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
+    """The split keys ``Admin.createTable(desc, start, end, regions)`` creates.
+
+    ``regions`` counts the two open-ended regions before ``start`` and after ``end``, so the
+    result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
+    ``[start, end]`` for 3 regions, else ``Bytes.split(start, end, regions - 3)`` (whose inner
+    keys have the padded length; see :func:`keyshape.hbytes.split`). Raises ``ValueError`` for
+    ``regions < 3`` ("Must create at least three regions"), ``start >= end`` ("Start key must
+    be smaller than end key") or an empty ``start`` (HBase refuses an empty split key).
+    """
+    _check_regions(regions, 3)
+    start, end = bytes(start), bytes(end)
+    if compare(start, end) >= 0:
+        raise ValueError(
+            f"start key '{to_string_binary(start)}' must be smaller than end key "
+            f"'{to_string_binary(end)}'"
+        )
+    if not start:
+        raise ValueError("start key is empty: HBase refuses an empty split key; use at least b'\\x00'")
+    if regions == 3:
+        return [start, end]
+    return split(start, end, regions - 3)
+
+
+def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None) -> list[bytes]:
+    """Boundaries between salt / partition buckets ``0..buckets-1``: the keys of buckets 1..n-1.
+
+    - ``"byte"``: bucket ``i`` as ``width`` big-endian bytes (default 1), i.e. Phoenix's
+      ``SaltingUtil.getSalteByteSplitPoints`` ``[b"\\x01", ..., bytes([n-1])]`` for width 1, and
+      OpenTSDB's multi-byte salts for larger widths.
+    - ``"decimal"``: zero-padded ASCII decimal, ``width`` digits (default: the digits of
+      ``buckets - 1``), e.g. ``b"01" .. b"15"`` for 16 buckets.
+    - ``"long"``: 8-byte ``Bytes.toBytes(long)`` partition ids ``1..n-1``.
+
+    Raises ``ValueError`` for ``buckets < 2``, an unknown encoding, or a width too small for
+    ``buckets - 1``.
+    """
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:
+        raise ValueError(f"buckets must be an int >= 2, got {buckets!r}")
+    if encoding == "byte":
+        w = 1 if width is None else width
+        if w < 1 or buckets > 256**w:
+            raise ValueError(f"{buckets} buckets do not fit {w} byte(s); use a larger width")
+        return [i.to_bytes(w, "big") for i in range(1, buckets)]
+    if encoding == "decimal":
+        w = len(str(buckets - 1)) if width is None else width
+        if w < len(str(buckets - 1)):
+            raise ValueError(f"{buckets} buckets need at least {len(str(buckets - 1))} decimal digits, got width {w}")
+        return [str(i).zfill(w).encode("ascii") for i in range(1, buckets)]
+    if encoding == "long":
+        if width not in (None, 8):
+            raise ValueError(f"encoding 'long' is always 8 bytes wide, got width {width}")
+        return [int64(i) for i in range(1, buckets)]
+    raise ValueError(f"unknown bucket encoding {encoding!r}: use 'byte', 'decimal' or 'long'")
+
+
+def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
+    """Equal-count quantiles of a sample of row keys, as split keys for ``regions`` regions.
+
+    Sorts the sample (duplicates kept, so hot keys weigh more) and takes the key at position
+    ``i * len(sample) // regions`` for ``i = 1 .. regions-1``. Repeated quantiles and the empty
+    key are dropped, so a skewed or small sample yields fewer than ``regions - 1`` keys.
+    Raises ``ValueError`` for ``regions < 2`` or an empty sample.
+    """
+    _check_regions(regions)
+    ordered = sorted(bytes(k) for k in keys)
+    if not ordered:
+        raise ValueError("sample_splits needs at least one key in the sample")
+    n = len(ordered)
+    out: list[bytes] = []
+    for i in range(1, regions):
+        key = ordered[i * n // regions]
+        if key and (not out or key != out[-1]):
+            out.append(key)
+    return out
+
+
+def _ruby_single_quoted(key: bytes) -> str:
+    # The shell passes every SPLITS string through Bytes.toBytesBinary, so the toStringBinary
+    # text must reach it verbatim: a single-quoted Ruby string keeps "\xNN" as four literal
+    # characters, whereas a double-quoted one would turn "\xFF" into a raw byte that JRuby then
+    # mangles while converting to a Java String. "'" is the one character to escape.
+    return "'" + to_string_binary(key).replace("'", "\\x27") + "'"
+
+
+def _file_line(key: bytes) -> str:
+    # Older shells read SPLITS_FILE lines with strip(), which would eat edge spaces of a key.
+    text = to_string_binary(key)
+    stripped = text.strip(" ")
+    lead = len(text) - len(text.lstrip(" "))
+    trail = len(text) - len(text.rstrip(" ")) if stripped else 0
+    return "\\x20" * lead + stripped + "\\x20" * trail
+
+
+def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str = "f") -> str:
+    """Render split keys for HBase, ending in a newline.
+
+    - ``"shell"``: ``create 't', 'f', SPLITS => ['\\x01', ...]`` for the HBase shell (keys in
+      ``toStringBinary`` form, which the shell decodes with ``Bytes.toBytesBinary``).
+    - ``"file"``: a ``SPLITS_FILE``: one ``toStringBinary`` key per line.
+    - ``"json"``: ``{"table", "family", "splits": [toStringBinary...], "splits_hex": [...]}``.
+
+    Raises ``ValueError`` for an unknown format or an empty key (HBase refuses those).
+    """
+    keys = [bytes(k) for k in keys]
+    if any(not k for k in keys):
+        raise ValueError("an empty split key is not allowed by HBase; remove it")
+    if fmt == "shell":
+        ruby_keys = ", ".join(_ruby_single_quoted(k) for k in keys)
+        q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"  # noqa: E731
+        return f"create {q(table)}, {q(family)}, SPLITS => [{ruby_keys}]\n"
+    if fmt == "file":
+        return "".join(_file_line(k) + "\n" for k in keys)
+    if fmt == "json":
+        doc = {
+            "table": table,
+            "family": family,
+            "splits": [to_string_binary(k) for k in keys],
+            "splits_hex": [k.hex() for k in keys],
+        }
+        return json.dumps(doc, indent=2) + "\n"
+    raise ValueError(f"unknown split format {fmt!r}: use one of {', '.join(SPLIT_FORMATS)}")
