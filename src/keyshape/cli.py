@@ -19,6 +19,20 @@ class _Group(click.Group):
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
 
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        # Click prints usage text plus the error; one line that names the fix reads better in scripts.
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "keyshape"
+            click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 @click.group(cls=_Group)
 @click.version_option(package_name="keyshape")
