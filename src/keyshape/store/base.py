@@ -1,0 +1,177 @@
+"""The one Store protocol every keyshape store implements (embedded, HBase).
+
+The data model is happybase's: a table name is ``"ns:name"`` or ``"name"`` (namespace ``default``);
+a row is ``bytes``; a row's cells are ``dict[bytes, bytes]`` keyed ``b"family:qualifier"``. Ranges
+follow HBase: ``[start, stop)`` with ``b""`` meaning unbounded; keys compare as unsigned bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["BatchWriter", "RegionInfo", "Store", "split_table_name", "join_table_name"]
+
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass(frozen=True)
+class RegionInfo:
+    """One region of a table, as a region server reports it (HBase ``RegionLoad``).
+
+    ``start`` is inclusive and ``end`` exclusive; ``b""`` means unbounded.
+    """
+
+    start: bytes
+    end: bytes
+    name: str
+    server: str
+    read_requests: int
+    write_requests: int
+    store_size_bytes: int
+
+
+def split_table_name(name: str) -> tuple[str, str]:
+    """``"ns:t"`` -> ``("ns", "t")``; ``"t"`` -> ``("default", "t")``. Raises ValueError on junk."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a table name must be a non-empty str like 'ns:table', got {name!r}")
+    namespace, sep, table = name.partition(":")
+    if not sep:
+        namespace, table = DEFAULT_NAMESPACE, name
+    if not namespace or not table or ":" in table:
+        raise ValueError(f"bad table name {name!r}: use 'table' or 'namespace:table'")
+    return namespace, table
+
+
+def join_table_name(namespace: str, table: str) -> str:
+    """The canonical name HBase lists: ``"t"`` in the default namespace, else ``"ns:t"``."""
+    return table if namespace == DEFAULT_NAMESPACE else f"{namespace}:{table}"
+
+
+@runtime_checkable
+class BatchWriter(Protocol):
+    """A buffered writer (HBase ``BufferedMutator``; happybase ``Batch``).
+
+    Mutations are buffered and sent when the buffer reaches the writer's row or byte limit, on
+    ``flush()``, and when the ``with`` block exits. After ``flush()`` returns (or the block exits
+    normally) every buffered mutation is stored; otherwise ``WriteFailed`` is raised and its
+    ``rows`` names every row not written.
+    """
+
+    def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None: ...
+
+    def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def __enter__(self) -> BatchWriter: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A key-value store with HBase's data model and region layout.
+
+    ``columns`` arguments select cells: ``b"family"`` selects a whole family and
+    ``b"family:qualifier"`` one column; ``None`` selects everything. Unknown tables raise
+    ``TableNotFound``; other refusals raise ``StoreError``.
+    """
+
+    def create_namespace(self, namespace: str) -> None:
+        """Create a namespace; StoreError if it exists."""
+        ...
+
+    def namespace_exists(self, namespace: str) -> bool: ...
+
+    def create_table(self, spec: Any, split_keys: Sequence[bytes] = ()) -> None:
+        """Create the table ``spec`` (a ``keyshape.schema.TableSpec``) pre-split at ``split_keys``
+        (sorted here, as HBase's Admin does; duplicates and b"" are refused). The namespace must
+        exist (StoreError otherwise, as in HBase); the table must not."""
+        ...
+
+    def delete_table(self, name: str) -> None:
+        """Disable and delete a table; TableNotFound if absent."""
+        ...
+
+    def table_exists(self, name: str) -> bool: ...
+
+    def list_tables(self) -> list[str]:
+        """Names of all user tables, sorted, in the form ``join_table_name`` gives."""
+        ...
+
+    def put(
+        self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None
+    ) -> None:
+        """Write ``cells`` to ``row`` at ``timestamp`` (ms; default: now). A cell with the same
+        row, column and timestamp is replaced; each family keeps its newest ``versions``."""
+        ...
+
+    def writer(
+        self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024
+    ) -> BatchWriter:
+        """A buffered writer for ``table`` (see ``BatchWriter``)."""
+        ...
+
+    def get(
+        self, table: str, row: bytes, columns: Iterable[bytes] | None = None
+    ) -> dict[bytes, bytes]:
+        """Newest value of each selected cell of ``row``; ``{}`` when the row has none."""
+        ...
+
+    def cells(
+        self, table: str, row: bytes, column: bytes, versions: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Stored versions of one cell, newest first, as ``(timestamp_ms, value)``; at most
+        ``versions`` of them (default all the family keeps)."""
+        ...
+
+    def get_many(
+        self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
+    ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Like ``get`` for many rows: ``(row, cells)`` for rows that have selected cells, in
+        request order; absent rows are left out."""
+        ...
+
+    def scan(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        prefix: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        """Rows in key order, streamed ``batch_size`` rows per round trip.
+
+        Forward: ``start <= row < stop``. ``reverse=True`` works like HBase's reversed Scan with
+        ``withStartRow(start)``/``withStopRow(stop)``: descending rows with ``stop < row <=
+        start`` (empty start: from the last row). ``prefix`` selects rows starting with it (in
+        either direction) and cannot be combined with start/stop. ``limit`` caps rows returned;
+        rows without selected cells are skipped.
+        """
+        ...
+
+    def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
+        """Delete the whole row, or all versions of the selected columns/families."""
+        ...
+
+    def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
+        """Atomically add ``amount`` to an 8-byte big-endian signed long cell (absent: 0) and
+        return the new value, as HBase's Increment does."""
+        ...
+
+    def regions(self, table: str) -> list[RegionInfo]:
+        """The table's regions in key order, with request counters and store sizes."""
+        ...
+
+    def close(self) -> None: ...

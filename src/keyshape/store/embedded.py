@@ -1,0 +1,554 @@
+"""An in-process store with HBase's data model, region layout and request counters.
+
+Rows live in one ``SortedDict`` per table (O(log n) inserts, ordered iteration); each cell keeps
+its newest versions, as many as its family's ``versions``. Regions are routed exactly like
+HBase (``[start, end)`` from the split keys) and count reads and writes like ``RegionLoad``:
+a get counts one read on its row's region, every scanned row one read, every put, delete or
+increment one write. Family TTLs are not enforced. Thread-safe: one lock guards every table.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+import struct
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from sortedcontainers import SortedDict
+
+from keyshape.errors import StoreError, TableNotFound, WriteFailed
+from keyshape.hbytes import to_string_binary
+from keyshape.regions import RegionMap
+from keyshape.store.base import RegionInfo, join_table_name, split_table_name
+
+__all__ = ["EmbeddedStore"]
+
+_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
+_LONG = struct.Struct(">q")
+Versions = list[tuple[int, bytes]]  # newest first
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _key(value: Any, what: str) -> bytes:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
+
+
+def _next_prefix(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix`` (b"" if none)."""
+    trimmed = prefix.rstrip(b"\xff")
+    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
+
+
+@dataclass
+class _Region:
+    start: bytes
+    end: bytes
+    region_id: int
+    server: int
+    reads: int = 0
+    writes: int = 0
+
+
+class _Table:
+    def __init__(self, namespace: str, name: str, families: dict[bytes, int], splits: list[bytes]):
+        self.namespace = namespace
+        self.name = name
+        self.families = families
+        self.rows: SortedDict = SortedDict()
+        self.splits: list[bytes] = list(splits)
+        self.regions: list[_Region] = []
+
+    @property
+    def full_name(self) -> str:
+        return join_table_name(self.namespace, self.name)
+
+    def region_of(self, row: bytes) -> _Region:
+        return self.regions[bisect.bisect_right(self.splits, row)]
+
+    def family_error(self, family: bytes) -> StoreError:
+        known = ", ".join(sorted(f.decode("utf-8", "replace") for f in self.families))
+        return StoreError(
+            f"table {self.full_name!r} has no column family {to_string_binary(family)!r}; "
+            f"its families are: {known}"
+        )
+
+    def column(self, column: Any) -> tuple[bytes, bytes]:
+        """Split a b"family:qualifier" put column, checking the family exists."""
+        column = _key(column, "a column")
+        family, sep, qualifier = column.partition(b":")
+        if not sep:
+            raise StoreError(
+                f"column {to_string_binary(column)!r} has no ':'; name cells b'family:qualifier'"
+            )
+        if family not in self.families:
+            raise self.family_error(family)
+        return family, qualifier
+
+    def selector(self, columns: Iterable[bytes] | None) -> tuple[set[bytes], set[bytes]] | None:
+        """(whole families, single columns) selected by ``columns``; None selects everything."""
+        if columns is None:
+            return None
+        if isinstance(columns, (bytes, bytearray)):
+            columns = [columns]
+        families: set[bytes] = set()
+        singles: set[bytes] = set()
+        for column in columns:
+            column = _key(column, "a column")
+            family, sep, _ = column.partition(b":")
+            if family not in self.families:
+                raise self.family_error(family)
+            (singles if sep else families).add(column if sep else family)
+        return families, singles
+
+
+def _selected(cells: dict[bytes, Versions], sel: tuple[set[bytes], set[bytes]] | None) -> dict:
+    if sel is None:
+        return {c: v[0][1] for c, v in cells.items()}
+    families, singles = sel
+    return {
+        c: v[0][1]
+        for c, v in cells.items()
+        if c in singles or c.partition(b":")[0] in families
+    }
+
+
+class EmbeddedStore:
+    """The in-process store (see the module docstring).
+
+    ``auto_split_rows``: when set, a region holding more rows than this after a write splits at
+    its middle row key (the lower daughter keeps the rows below it). ``servers``: how many
+    simulated region servers the regions are dealt to, round-robin.
+    """
+
+    def __init__(self, auto_split_rows: int | None = None, servers: int = 1) -> None:
+        if auto_split_rows is not None and auto_split_rows < 1:
+            raise ValueError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
+        if servers < 1:
+            raise ValueError(f"servers must be >= 1, got {servers}")
+        self.auto_split_rows = auto_split_rows
+        self.servers = servers
+        self._lock = threading.RLock()
+        self._namespaces: set[str] = {"default", "hbase"}
+        self._tables: dict[tuple[str, str], _Table] = {}
+        self._region_ids = itertools.count(1)
+        self._closed = False
+
+    # --- namespaces and tables -------------------------------------------------------------
+
+    def create_namespace(self, namespace: str) -> None:
+        """Create ``namespace``; StoreError if it exists or the name is not [A-Za-z0-9_]+."""
+        if not isinstance(namespace, str) or not _NAMESPACE_RE.match(namespace):
+            raise StoreError(f"bad namespace name {namespace!r}: use letters, digits and '_'")
+        with self._lock:
+            self._check_open()
+            if namespace in self._namespaces:
+                raise StoreError(f"namespace {namespace!r} already exists")
+            self._namespaces.add(namespace)
+
+    def namespace_exists(self, namespace: str) -> bool:
+        with self._lock:
+            return namespace in self._namespaces
+
+    def list_namespaces(self) -> list[str]:
+        with self._lock:
+            return sorted(self._namespaces)
+
+    def delete_namespace(self, namespace: str) -> None:
+        """Remove an empty namespace; StoreError if it holds tables or is a built-in one."""
+        with self._lock:
+            if namespace in ("default", "hbase") or namespace not in self._namespaces:
+                raise StoreError(f"cannot delete namespace {namespace!r}: built-in or missing")
+            if any(ns == namespace for ns, _ in self._tables):
+                raise StoreError(f"namespace {namespace!r} is not empty; delete its tables first")
+            self._namespaces.discard(namespace)
+
+    def create_table(self, spec: Any, split_keys: Sequence[bytes] = ()) -> None:
+        """Create ``spec`` (a TableSpec: ``name``, ``namespace``, ``families`` with ``name`` and
+        ``versions``) pre-split at ``split_keys``, sorted first like HBase's Admin does."""
+        namespace, name = split_table_name(
+            spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name)
+        )
+        families: dict[bytes, int] = {}
+        for family in spec.families:
+            fname = family.name.encode() if isinstance(family.name, str) else bytes(family.name)
+            if not fname or b":" in fname:
+                raise StoreError(f"bad column family name {family.name!r}: non-empty, no ':'")
+            if int(family.versions) < 1:
+                raise StoreError(f"family {family.name!r}: versions must be >= 1")
+            families[fname] = int(family.versions)
+        if not families:
+            raise StoreError(f"table {name!r} needs at least one column family")
+        try:
+            region_map = RegionMap(sorted(_key(k, "a split key") for k in split_keys))
+        except ValueError as exc:
+            raise StoreError(f"cannot create table {name!r}: {exc}") from exc
+        with self._lock:
+            self._check_open()
+            if namespace not in self._namespaces:
+                raise StoreError(
+                    f"namespace {namespace!r} does not exist; create it first "
+                    "(create_namespace, or keyshape.store.ensure_table)"
+                )
+            if (namespace, name) in self._tables:
+                raise StoreError(f"table {join_table_name(namespace, name)!r} already exists")
+            table = _Table(namespace, name, families, list(region_map.split_keys))
+            servers = region_map.server_of(self.servers)
+            table.regions = [
+                _Region(start, end, next(self._region_ids), int(servers[i]))
+                for i, (start, end) in enumerate(zip(region_map.starts, region_map.ends))
+            ]
+            self._tables[(namespace, name)] = table
+
+    def delete_table(self, name: str) -> None:
+        with self._lock:
+            table = self._table(name)
+            del self._tables[(table.namespace, table.name)]
+
+    def table_exists(self, name: str) -> bool:
+        with self._lock:
+            self._check_open()
+            return split_table_name(name) in self._tables
+
+    def list_tables(self) -> list[str]:
+        with self._lock:
+            self._check_open()
+            return sorted(t.full_name for t in self._tables.values())
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def put(
+        self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None
+    ) -> None:
+        """Write ``cells`` ({b"family:qualifier": value}) to ``row`` at ``timestamp`` (ms, default
+        now); a cell already stored at that timestamp is replaced, and each column keeps its
+        family's newest ``versions`` values."""
+        with self._lock:
+            self._put(self._table(table), row, cells, timestamp)
+
+    def _put(
+        self, t: _Table, row: Any, cells: Mapping[bytes, bytes], timestamp: int | None
+    ) -> None:
+        row = _key(row, "a row key")
+        if not row:
+            raise StoreError("a row key must not be empty")
+        if not cells:
+            raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
+        checked = [(*t.column(c), _key(v, "a cell value")) for c, v in cells.items()]
+        ts = _now_ms() if timestamp is None else int(timestamp)
+        stored = t.rows.get(row)
+        if stored is None:
+            stored = t.rows[row] = {}
+        for family, qualifier, value in checked:
+            versions = stored.setdefault(family + b":" + qualifier, [])
+            kept = [(vts, v) for vts, v in versions if vts != ts]
+            kept.append((ts, value))
+            kept.sort(key=lambda tv: tv[0], reverse=True)
+            versions[:] = kept[: t.families[family]]
+        region = t.region_of(row)
+        region.writes += 1
+        self._maybe_split(t, region)
+
+    def writer(
+        self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024
+    ) -> _EmbeddedWriter:
+        """A buffered writer: mutations are applied when ``batch_size`` rows or ``max_bytes``
+        bytes are buffered, on ``flush()`` and when the ``with`` block exits."""
+        with self._lock:
+            self._table(table)
+        return _EmbeddedWriter(self, table, batch_size, max_bytes)
+
+    def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
+        """Delete the row, or every version of the selected families/columns."""
+        with self._lock:
+            self._delete(self._table(table), row, columns)
+
+    def _delete(self, t: _Table, row: Any, columns: Iterable[bytes] | None) -> None:
+        row = _key(row, "a row key")
+        sel = t.selector(columns)
+        t.region_of(row).writes += 1
+        stored = t.rows.get(row)
+        if stored is None:
+            return
+        if sel is not None:
+            families, singles = sel
+            for column in [c for c in stored if c in singles or c.partition(b":")[0] in families]:
+                del stored[column]
+        if sel is None or not stored:
+            del t.rows[row]
+
+    def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
+        """Add ``amount`` to the 8-byte big-endian signed long in ``column`` (absent: 0), wrapping
+        like a Java long, store it and return the new value."""
+        with self._lock:
+            t = self._table(table)
+            row = _key(row, "a row key")
+            t.column(column)
+            versions = t.rows.get(row, {}).get(bytes(column))
+            current = 0
+            if versions:
+                value = versions[0][1]
+                if len(value) != _LONG.size:
+                    raise StoreError(
+                        f"cannot increment {to_string_binary(bytes(column))!r} of row "
+                        f"{to_string_binary(row)!r}: it holds {len(value)} bytes, not an 8-byte long"
+                    )
+                current = _LONG.unpack(value)[0]
+            new = (current + int(amount) + 2**63) % 2**64 - 2**63
+            self._put(t, row, {bytes(column): _LONG.pack(new)}, None)
+            return new
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def get(
+        self, table: str, row: bytes, columns: Iterable[bytes] | None = None
+    ) -> dict[bytes, bytes]:
+        """Newest value of every selected cell of ``row``; {} when there is none."""
+        with self._lock:
+            t = self._table(table)
+            row = _key(row, "a row key")
+            sel = t.selector(columns)
+            t.region_of(row).reads += 1
+            stored = t.rows.get(row)
+            return _selected(stored, sel) if stored else {}
+
+    def cells(
+        self, table: str, row: bytes, column: bytes, versions: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Stored ``(timestamp_ms, value)`` versions of one cell, newest first."""
+        with self._lock:
+            t = self._table(table)
+            row = _key(row, "a row key")
+            t.column(column)
+            t.region_of(row).reads += 1
+            stored = t.rows.get(row, {}).get(bytes(column), [])
+            return list(stored if versions is None else stored[: max(int(versions), 0)])
+
+    def get_many(
+        self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
+    ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """``(row, cells)`` for each requested row that has selected cells, in request order."""
+        found: list[tuple[bytes, dict[bytes, bytes]]] = []
+        with self._lock:
+            t = self._table(table)
+            sel = t.selector(columns)
+            for row in rows:
+                row = _key(row, "a row key")
+                t.region_of(row).reads += 1
+                stored = t.rows.get(row)
+                cells = _selected(stored, sel) if stored else {}
+                if cells:
+                    found.append((row, cells))
+        return found
+
+    def scan(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        prefix: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        """Stream rows like HBase's Scan (see ``Store.scan``). Rows are read ``batch_size`` at a
+        time under the lock, so writes between batches are seen as HBase scanners see them."""
+        start, stop = _key(start, "start"), _key(stop, "stop")
+        if prefix is not None:
+            if start or stop:
+                raise ValueError("scan: give either prefix or start/stop, not both")
+            prefix = _key(prefix, "prefix")
+        if limit is not None and limit < 0:
+            raise ValueError(f"scan: limit must be >= 0, got {limit}")
+        if batch_size < 1:
+            raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+        with self._lock:
+            sel = self._table(table).selector(columns)
+        # bounds as (key or None, inclusive)
+        if prefix is not None:
+            low, high = (prefix or None, True), (_next_prefix(prefix) or None, False)
+        elif reverse:
+            low, high = (stop or None, False), (start or None, True)
+        else:
+            low, high = (start or None, True), (stop or None, False)
+        return self._scan(table, low, high, reverse, limit, sel, batch_size)
+
+    def _scan(
+        self,
+        table: str,
+        low: tuple[bytes | None, bool],
+        high: tuple[bytes | None, bool],
+        reverse: bool,
+        limit: int | None,
+        sel: tuple[set[bytes], set[bytes]] | None,
+        batch_size: int,
+    ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        returned = 0
+        while limit is None or returned < limit:
+            batch: list[tuple[bytes, dict[bytes, bytes]]] = []
+            last: bytes | None = None
+            with self._lock:
+                t = self._table(table)
+                keys = t.rows.irange(low[0], high[0], (low[1], high[1]), reverse=reverse)
+                for row in keys:
+                    last = row
+                    t.region_of(row).reads += 1
+                    cells = _selected(t.rows[row], sel)
+                    if cells:
+                        batch.append((row, cells))
+                        if len(batch) >= batch_size or (
+                            limit is not None and returned + len(batch) >= limit
+                        ):
+                            break
+            for item in batch:
+                yield item
+            returned += len(batch)
+            if last is None or (len(batch) < batch_size and (limit is None or returned < limit)):
+                return
+            if reverse:
+                high = (last, False)
+            else:
+                low = (last, False)
+
+    # --- regions ---------------------------------------------------------------------------
+
+    def regions(self, table: str) -> list[RegionInfo]:
+        """Regions in key order with their read/write counters and the bytes they hold (row key,
+        column and value of every stored version)."""
+        with self._lock:
+            t = self._table(table)
+            infos = []
+            for r in t.regions:
+                size = 0
+                for row in t.rows.irange(r.start or None, r.end or None, (True, False)):
+                    for column, versions in t.rows[row].items():
+                        size += sum(len(row) + len(column) + len(v) for _, v in versions)
+                infos.append(
+                    RegionInfo(
+                        start=r.start,
+                        end=r.end,
+                        name=f"{t.full_name},{to_string_binary(r.start)},{r.region_id}",
+                        server=f"embedded-{r.server}",
+                        read_requests=r.reads,
+                        write_requests=r.writes,
+                        store_size_bytes=size,
+                    )
+                )
+            return infos
+
+    def _maybe_split(self, t: _Table, region: _Region) -> None:
+        if self.auto_split_rows is None:
+            return
+        lo = t.rows.bisect_left(region.start) if region.start else 0
+        hi = t.rows.bisect_left(region.end) if region.end else len(t.rows)
+        if hi - lo <= self.auto_split_rows or hi - lo < 2:
+            return
+        mid = t.rows.keys()[lo + (hi - lo) // 2]
+        index = t.regions.index(region)
+        lower = _Region(region.start, mid, next(self._region_ids), region.server)
+        upper = _Region(mid, region.end, next(self._region_ids), region.server)
+        t.regions[index : index + 1] = [lower, upper]
+        t.splits.insert(index, mid)
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Forget all tables; later calls raise StoreError."""
+        with self._lock:
+            self._closed = True
+            self._tables.clear()
+
+    def __enter__(self) -> EmbeddedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    def _table(self, name: str) -> _Table:
+        self._check_open()
+        namespace, table = split_table_name(name)
+        try:
+            return self._tables[(namespace, table)]
+        except KeyError:
+            raise TableNotFound(f"table {name!r} does not exist") from None
+
+
+class _EmbeddedWriter:
+    """Buffered writer of ``EmbeddedStore`` (see ``keyshape.store.base.BatchWriter``)."""
+
+    def __init__(self, store: EmbeddedStore, table: str, batch_size: int, max_bytes: int) -> None:
+        if batch_size < 1 or max_bytes < 1:
+            raise ValueError("writer: batch_size and max_bytes must be >= 1")
+        self._store = store
+        self._table = table
+        self._batch_size = batch_size
+        self._max_bytes = max_bytes
+        self._buffer: list[tuple[bytes, Mapping[bytes, bytes] | None, Any]] = []
+        self._bytes = 0
+
+    def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
+        row = _key(row, "a row key")
+        self._buffer.append((row, dict(cells), timestamp))
+        self._bytes += len(row) + sum(len(c) + len(v) for c, v in cells.items())
+        self._maybe_flush()
+
+    def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
+        row = _key(row, "a row key")
+        self._buffer.append((row, None, None if columns is None else list(columns)))
+        self._bytes += len(row)
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if len(self._buffer) >= self._batch_size or self._bytes >= self._max_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Apply every buffered mutation; WriteFailed lists the rows that could not be applied."""
+        buffer, self._buffer, self._bytes = self._buffer, [], 0
+        failed: list[bytes] = []
+        errors: list[str] = []
+        with self._store._lock:
+            try:
+                table = self._store._table(self._table)
+            except StoreError as exc:
+                if buffer:
+                    raise WriteFailed(str(exc), [row for row, _, _ in buffer]) from exc
+                return
+            for row, cells, extra in buffer:
+                try:
+                    if cells is None:
+                        self._store._delete(table, row, extra)
+                    else:
+                        self._store._put(table, row, cells, extra)
+                except StoreError as exc:
+                    failed.append(row)
+                    errors.append(str(exc))
+        if failed:
+            raise WriteFailed(f"{len(failed)} row(s) not written; first error: {errors[0]}", failed)
+
+    def __enter__(self) -> _EmbeddedWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        # Like BufferedMutator.close(): what was buffered is sent even if the block raised.
+        self.flush()

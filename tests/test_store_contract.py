@@ -1,0 +1,355 @@
+"""The Store contract: every store (embedded, HBase) must pass these tests unchanged.
+
+Semantics pinned here are HBase's: regions and scans are [start, stop) over unsigned bytes; a
+reversed Scan (Scan#setReversed with withStartRow/withStopRow) returns stop < row <= start
+descending; Increment stores an 8-byte big-endian long; a family keeps VERSIONS versions.
+To add a store, add a param to the ``store`` fixture.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from keyshape.errors import StoreError, TableNotFound
+from keyshape.schema import FamilySpec, TableSpec
+from keyshape.store import EmbeddedStore, ensure_table
+from keyshape.store.base import BatchWriter, Store
+
+SPLITS = [b"g", b"p"]
+
+
+def _embedded(request: pytest.FixtureRequest) -> Store:
+    return EmbeddedStore()
+
+
+def _hbase(request: pytest.FixtureRequest) -> Store:
+    from keyshape.store.hbase import HBaseStore
+
+    return HBaseStore.from_url(request.getfixturevalue("hbase_url"))
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(_embedded, id="embedded"),
+        # TODO(lead): enable once keyshape.store.hbase and the hbase_url fixture exist:
+        # pytest.param(_hbase, id="hbase", marks=pytest.mark.hbase),
+    ]
+)
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    opened = request.param(request)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _spec(name: str, namespace: str = "default") -> TableSpec:
+    return TableSpec(
+        name=name,
+        namespace=namespace,
+        families=[FamilySpec("cf", versions=3), FamilySpec("meta", versions=1)],
+    )
+
+
+@pytest.fixture
+def table(store: Store) -> Iterator[str]:
+    """A fresh table with families cf (3 versions) and meta (1), pre-split at SPLITS."""
+    spec = _spec(f"ks_contract_{uuid.uuid4().hex[:12]}")
+    store.create_table(spec, SPLITS)
+    try:
+        yield spec.full_name
+    finally:
+        if store.table_exists(spec.full_name):
+            store.delete_table(spec.full_name)
+
+
+def eventually(check: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """True as soon as ``check()`` holds; a live cluster reports region loads with a delay."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+
+
+# --- tables and namespaces -----------------------------------------------------------------------
+
+
+def test_store_satisfies_protocol(store: Store) -> None:
+    assert isinstance(store, Store)
+
+
+def test_create_exists_list_delete(store: Store) -> None:
+    name = f"ks_contract_{uuid.uuid4().hex[:12]}"
+    assert not store.table_exists(name)
+    store.create_table(_spec(name))
+    try:
+        assert store.table_exists(name)
+        assert name in store.list_tables()
+        with pytest.raises(StoreError, match="exists"):
+            store.create_table(_spec(name))
+    finally:
+        store.delete_table(name)
+    assert not store.table_exists(name)
+    assert name not in store.list_tables()
+    with pytest.raises(TableNotFound):
+        store.delete_table(name)
+
+
+def test_unknown_table_raises_table_not_found(store: Store) -> None:
+    missing = f"ks_missing_{uuid.uuid4().hex[:12]}"
+    for call in (
+        lambda: store.get(missing, b"r"),
+        lambda: store.put(missing, b"r", {b"cf:a": b"1"}),
+        lambda: list(store.scan(missing)),
+        lambda: store.regions(missing),
+    ):
+        with pytest.raises(TableNotFound):
+            call()
+
+
+def test_missing_namespace_is_refused_then_ensure_table_creates_it(store: Store) -> None:
+    namespace = f"ksns_{uuid.uuid4().hex[:10]}"
+    spec = _spec("t", namespace=namespace)
+    with pytest.raises(StoreError, match="namespace"):
+        store.create_table(spec)
+    ensure_table(store, spec, [b"m"])
+    try:
+        assert store.namespace_exists(namespace)
+        assert f"{namespace}:t" in store.list_tables()
+        assert [r.end for r in store.regions(f"{namespace}:t")] == [b"m", b""]
+    finally:
+        store.delete_table(f"{namespace}:t")
+
+
+@pytest.mark.parametrize("splits", [[b"a", b"a"], [b"a", b""]])
+def test_bad_split_keys_are_refused(store: Store, splits: list[bytes]) -> None:
+    """HBase Admin.createTable refuses duplicate and empty split keys."""
+    with pytest.raises(StoreError):
+        store.create_table(_spec(f"ks_contract_{uuid.uuid4().hex[:12]}"), splits)
+
+
+# --- put / get -----------------------------------------------------------------------------------
+
+
+def test_get_returns_newest_version(store: Store, table: str) -> None:
+    store.put(table, b"row", {b"cf:a": b"old"}, timestamp=1000)
+    store.put(table, b"row", {b"cf:a": b"new", b"meta:m": b"x"}, timestamp=2000)
+    store.put(table, b"row", {b"cf:a": b"older"}, timestamp=1500)  # not the newest
+    assert store.get(table, b"row") == {b"cf:a": b"new", b"meta:m": b"x"}
+    assert store.get(table, b"absent") == {}
+
+
+def test_same_timestamp_replaces_the_cell(store: Store, table: str) -> None:
+    store.put(table, b"row", {b"cf:a": b"1"}, timestamp=1000)
+    store.put(table, b"row", {b"cf:a": b"2"}, timestamp=1000)
+    assert store.cells(table, b"row", b"cf:a") == [(1000, b"2")]
+
+
+def test_versions_kept_per_family(store: Store, table: str) -> None:
+    for ts in range(1, 6):
+        store.put(table, b"row", {b"cf:a": b"v%d" % ts, b"meta:a": b"m%d" % ts}, timestamp=ts * 1000)
+    assert store.cells(table, b"row", b"cf:a") == [(5000, b"v5"), (4000, b"v4"), (3000, b"v3")]
+    assert store.cells(table, b"row", b"cf:a", versions=2) == [(5000, b"v5"), (4000, b"v4")]
+    assert store.cells(table, b"row", b"meta:a") == [(5000, b"m5")]
+
+
+def test_get_selects_columns_and_families(store: Store, table: str) -> None:
+    store.put(table, b"row", {b"cf:a": b"1", b"cf:b": b"2", b"meta:c": b"3"})
+    assert store.get(table, b"row", columns=[b"cf"]) == {b"cf:a": b"1", b"cf:b": b"2"}
+    assert store.get(table, b"row", columns=[b"cf:b", b"meta"]) == {b"cf:b": b"2", b"meta:c": b"3"}
+    assert store.get(table, b"row", columns=[b"cf:zz"]) == {}
+
+
+def test_put_to_unknown_family_names_the_families(store: Store, table: str) -> None:
+    with pytest.raises(StoreError, match="cf"):
+        store.put(table, b"row", {b"nope:a": b"1"})
+    assert store.get(table, b"row") == {}
+
+
+def test_get_many_keeps_request_order_and_drops_missing(store: Store, table: str) -> None:
+    for row in (b"a", b"h", b"z"):
+        store.put(table, row, {b"cf:v": row})
+    got = store.get_many(table, [b"z", b"missing", b"a", b"h"])
+    assert got == [(b"z", {b"cf:v": b"z"}), (b"a", {b"cf:v": b"a"}), (b"h", {b"cf:v": b"h"})]
+    assert store.get_many(table, [b"a"], columns=[b"meta"]) == []
+
+
+# --- scan ----------------------------------------------------------------------------------------
+
+ROWS = [b"a", b"b", b"b\x00", b"b\x00\x00", b"ba", b"b\xff", b"b\xff\xff", b"c", b"g", b"p", b"z\xff"]
+
+
+@pytest.fixture
+def scan_table(store: Store, table: str) -> str:
+    for row in ROWS:
+        store.put(table, row, {b"cf:v": row, b"meta:n": b"%d" % len(row)})
+    return table
+
+
+RANGES = [(b"", b""), (b"b", b"c"), (b"b\x00", b"ba"), (b"a\xff", b"g"), (b"h", b""), (b"", b"b\x00")]
+
+
+@pytest.mark.parametrize(("start", "stop"), RANGES)
+@pytest.mark.parametrize("batch_size", [1, 3, 1000])
+def test_scan_forward_is_start_inclusive_stop_exclusive(
+    store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int
+) -> None:
+    expected = [r for r in sorted(ROWS) if r >= start and (not stop or r < stop)]
+    got = [row for row, _ in store.scan(scan_table, start, stop, batch_size=batch_size)]
+    assert got == expected
+
+
+@pytest.mark.parametrize(("start", "stop"), [(b"", b""), (b"c", b"b"), (b"b\xff", b"b\x00"),
+                                             (b"", b"g"), (b"h", b""), (b"ba", b"")])
+@pytest.mark.parametrize("batch_size", [1, 1000])
+def test_reverse_scan_matches_hbase_reversed_scan(
+    store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int
+) -> None:
+    """Reversed Scan: rows stop < row <= start, descending; empty start = from the last row."""
+    expected = [r for r in sorted(ROWS, reverse=True) if (not start or r <= start) and r > stop]
+    got = [r for r, _ in store.scan(scan_table, start, stop, reverse=True, batch_size=batch_size)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("prefix", [b"b", b"b\x00", b"b\xff", b"q", b""])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_prefix_scan(store: Store, scan_table: str, prefix: bytes, reverse: bool) -> None:
+    expected = sorted((r for r in ROWS if r.startswith(prefix)), reverse=reverse)
+    got = [r for r, _ in store.scan(scan_table, prefix=prefix, reverse=reverse, batch_size=2)]
+    assert got == expected
+
+
+def test_scan_limit_and_columns(store: Store, scan_table: str) -> None:
+    assert [r for r, _ in store.scan(scan_table, limit=3, batch_size=2)] == sorted(ROWS)[:3]
+    assert [r for r, _ in store.scan(scan_table, reverse=True, limit=2)] == sorted(ROWS)[-1:-3:-1]
+    assert list(store.scan(scan_table, limit=0)) == []
+    rows = list(store.scan(scan_table, start=b"p", columns=[b"meta:n"]))
+    assert rows == [(b"p", {b"meta:n": b"1"}), (b"z\xff", {b"meta:n": b"2"})]
+    assert dict(store.scan(scan_table, prefix=b"c", columns=[b"cf"])) == {b"c": {b"cf:v": b"c"}}
+
+
+def test_scan_skips_rows_without_selected_cells(store: Store, table: str) -> None:
+    store.put(table, b"a", {b"cf:v": b"1"})
+    store.put(table, b"b", {b"meta:v": b"2"})
+    assert [r for r, _ in store.scan(table, columns=[b"meta"], batch_size=1)] == [b"b"]
+
+
+def test_scan_prefix_with_range_is_refused(store: Store, scan_table: str) -> None:
+    with pytest.raises(ValueError):
+        list(store.scan(scan_table, start=b"a", prefix=b"b"))
+
+
+# --- delete / increment --------------------------------------------------------------------------
+
+
+def test_delete_row_columns_and_family(store: Store, table: str) -> None:
+    store.put(table, b"row", {b"cf:a": b"1", b"cf:b": b"2", b"meta:c": b"3"}, timestamp=1000)
+    store.put(table, b"row", {b"cf:a": b"1b"}, timestamp=2000)
+    store.delete(table, b"row", columns=[b"cf:a"])  # every version of the column
+    assert store.get(table, b"row") == {b"cf:b": b"2", b"meta:c": b"3"}
+    store.delete(table, b"row", columns=[b"meta"])
+    assert store.get(table, b"row") == {b"cf:b": b"2"}
+    store.put(table, b"other", {b"cf:a": b"x"})
+    store.delete(table, b"row")
+    assert store.get(table, b"row") == {}
+    assert [r for r, _ in store.scan(table)] == [b"other"]
+    store.delete(table, b"never-written")  # deleting nothing is fine
+
+
+def test_increment_is_an_8_byte_big_endian_long(store: Store, table: str) -> None:
+    assert store.increment(table, b"ctr", b"cf:n") == 1
+    assert store.increment(table, b"ctr", b"cf:n", 41) == 42
+    assert store.increment(table, b"ctr", b"cf:n", -50) == -8
+    assert store.get(table, b"ctr") == {b"cf:n": (-8).to_bytes(8, "big", signed=True)}
+    store.put(table, b"ctr", {b"cf:s": b"abc"})
+    with pytest.raises(StoreError):
+        store.increment(table, b"ctr", b"cf:s")
+
+
+def test_increment_is_atomic_across_threads(store: Store, table: str) -> None:
+    threads, each = 8, 100
+    barrier = threading.Barrier(threads)
+
+    def work() -> None:
+        barrier.wait()
+        for _ in range(each):
+            store.increment(table, b"ctr", b"meta:n")
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    value = store.get(table, b"ctr")[b"meta:n"]
+    assert int.from_bytes(value, "big", signed=True) == threads * each
+
+
+# --- batch writer --------------------------------------------------------------------------------
+
+
+def test_writer_buffers_until_flush(store: Store, table: str) -> None:
+    writer = store.writer(table, batch_size=100)
+    assert isinstance(writer, BatchWriter)
+    rows = [b"r%03d" % i for i in range(10)]
+    for row in rows:
+        writer.put(row, {b"cf:v": row})
+    assert store.get_many(table, rows) == []
+    writer.flush()
+    assert [r for r, _ in store.scan(table)] == rows
+
+
+def test_writer_flushes_on_exit_and_at_batch_size(store: Store, table: str) -> None:
+    with store.writer(table, batch_size=4) as writer:
+        for i in range(6):
+            writer.put(b"r%d" % i, {b"cf:v": b"%d" % i})
+        assert len(store.get_many(table, [b"r%d" % i for i in range(6)])) >= 4
+        writer.delete(b"r0")
+    assert [r for r, _ in store.scan(table)] == [b"r%d" % i for i in range(1, 6)]
+
+
+def test_writer_reports_unwritable_rows(store: Store, table: str) -> None:
+    with pytest.raises(StoreError, match="cf"):
+        with store.writer(table) as writer:
+            writer.put(b"good", {b"cf:v": b"1"})
+            writer.put(b"bad", {b"nope:v": b"1"})
+    assert store.get(table, b"bad") == {}
+
+
+# --- regions and load ----------------------------------------------------------------------------
+
+
+def test_regions_follow_split_keys(store: Store, table: str) -> None:
+    regions = store.regions(table)
+    assert [r.start for r in regions] == [b"", *SPLITS]
+    assert [r.end for r in regions] == [*SPLITS, b""]
+    assert len({r.name for r in regions}) == len(regions)
+    assert all(isinstance(r.server, str) and r.server for r in regions)
+
+
+def test_request_counters_move(store: Store, table: str) -> None:
+    """RegionLoad counters: writes land on the region of their row, reads too."""
+    before = store.regions(table)
+    for i in range(5):
+        store.put(table, b"q%d" % i, {b"cf:v": b"x"})  # region 2 (>= b"p")
+    store.put(table, b"a", {b"cf:v": b"x"})  # region 0
+    for _ in range(3):
+        store.get(table, b"q1")
+
+    def moved() -> bool:
+        now = store.regions(table)
+        return (
+            now[2].write_requests - before[2].write_requests >= 5
+            and now[0].write_requests - before[0].write_requests >= 1
+            and now[1].write_requests == before[1].write_requests
+            and now[2].read_requests - before[2].read_requests >= 3
+        )
+
+    assert eventually(moved)
