@@ -1,6 +1,12 @@
-"""Loads tests/data/hbase_golden.json: vectors printed by the REAL HBase 2.6.4 classes
-(Bytes, RegionSplitter, MD5Hash, MurmurHash3) and by Java restatements of the Phoenix, OpenTSDB
-and HBaseWD salt formulas, via tools/golden/run.sh. Regenerate with that script; never edit by hand.
+"""Loads the golden vectors that tools/golden/run.sh prints by calling REAL upstream jars from Maven
+Central. Regenerate with that script; never edit the JSON by hand.
+
+- ``golden()``: tests/data/hbase_golden.json, from hbase-common / hbase-server 2.6.4-hadoop3
+  (Bytes, RegionSplitter, MD5Hash, MurmurHash3; tools/golden/GoldenVectors.java).
+- ``salt_golden()``: tests/data/salt_golden.json, from phoenix-core-client 5.2.1
+  (SaltingUtil.getSaltingByte), opentsdb 2.4.1 (RowKey.prefixKeyWithSalt) and hbasewd 0.1.0
+  (RowKeyDistributorByHashPrefix.OneByteSimpleHash); tools/golden/UpstreamSalts.java. Each section
+  names the jar it came from (``"jar"``) and the exact call (``"call"``).
 """
 
 from __future__ import annotations
@@ -10,11 +16,17 @@ from functools import cache
 from pathlib import Path
 
 GOLDEN_PATH = Path(__file__).parent / "data" / "hbase_golden.json"
+SALT_GOLDEN_PATH = Path(__file__).parent / "data" / "salt_golden.json"
 
 
 @cache
 def golden() -> dict:
     return json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def salt_golden() -> dict:
+    return json.loads(SALT_GOLDEN_PATH.read_text(encoding="utf-8"))
 
 
 def unhex(s: str) -> bytes:

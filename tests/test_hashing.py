@@ -1,10 +1,11 @@
-"""keyshape.hashing against Java: vectors printed by a JVM (hbase_golden) plus textbook values."""
+"""keyshape.hashing against Java: vectors printed by the real upstream jars (hbase_golden:
+hbase-common 2.6.4, phoenix-core-client 5.2.1, opentsdb 2.4.1, hbasewd 0.1.0) plus textbook values."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hbase_golden import golden, unhex
+from hbase_golden import golden, salt_golden, unhex
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from keyshape.hashing import (
 )
 
 _ROWS = golden()["bytes"]
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 def test_java_string_hash_textbook_values():
@@ -52,7 +54,7 @@ def test_java_long_hash_rejects_out_of_range():
 
 
 def test_java_bytes_hash_matches_arrays_hashcode():
-    """Arrays.hashCode(byte[]) over signed bytes, 461 keys."""
+    """Arrays.hashCode(byte[]) over signed bytes: all 256 single bytes and random keys."""
     for row in _ROWS:
         assert java_bytes_hash(unhex(row["bytes"])) == row["java_bytes_hash"], row
 
@@ -78,36 +80,59 @@ def test_md5_hex_is_lowercase_textbook():
     assert md5_hex(b"") == "d41d8cd98f00b204e9800998ecf8427e"
 
 
-@pytest.mark.parametrize("buckets", [1, 7, 16, 256])
-def test_phoenix_salt_matches_saltingutil(buckets):
-    """SaltingUtil.getSaltingByte: (byte) Math.abs(hash % buckets)."""
-    keys = [unhex(r["bytes"]) for r in _ROWS]
-    expected = [r["phoenix"][str(buckets)] for r in _ROWS]
+def _salt_cases(upstream: str) -> list[dict]:
+    return salt_golden()[upstream]["cases"]
+
+
+@pytest.mark.parametrize("upstream", ["phoenix", "hbasewd"])
+def test_salt_vectors_cover_the_edge_hashes(upstream):
+    """The jar-made keys hit Integer.MIN_VALUE, MAX_VALUE, -1, 0 and other negative hashes, and the
+    hash recorded by the JVM is keyshape's java_bytes_hash of the key."""
+    cases = _salt_cases(upstream)
+    assert upstream in salt_golden()[upstream]["jar"]
+    hashes = set()
+    for row in cases:
+        assert java_bytes_hash(unhex(row["key"])) == row["hash"], row
+        hashes.add(row["hash"])
+    assert {_INT_MIN, _INT_MIN + 1, _INT_MAX, -1, 0, -256, -257} <= hashes
+    assert {"1", "2", "256"} <= set(cases[0]["salt"])
+
+
+@pytest.mark.parametrize("buckets", [1, 2, 3, 7, 10, 16, 255, 256])
+def test_phoenix_salt_matches_real_saltingutil(buckets):
+    """phoenix-core-client 5.2.1 SaltingUtil.getSaltingByte(key, offset, length, buckets)."""
+    cases = _salt_cases("phoenix")
+    keys = [unhex(r["key"]) for r in cases]
+    expected = [r["salt"][str(buckets)] for r in cases]
     assert [phoenix_salt(k, buckets) for k in keys] == expected
     assert phoenix_salt_many(keys, buckets).tolist() == expected
 
 
-@pytest.mark.parametrize("buckets", [1, 10, 16, 256])
-def test_hbasewd_one_byte_hash_matches_onebytesimplehash(buckets):
-    """HBaseWD OneByteSimpleHash.getHashPrefix: (byte)(Math.abs(hash) % mod)."""
-    keys = [unhex(r["bytes"]) for r in _ROWS]
-    expected = [r["hbasewd"][str(buckets)] for r in _ROWS]
+@pytest.mark.parametrize("buckets", [1, 2, 3, 7, 10, 16, 255, 256])
+def test_hbasewd_one_byte_hash_matches_real_onebytesimplehash(buckets):
+    """hbasewd 0.1.0 RowKeyDistributorByHashPrefix.OneByteSimpleHash(buckets).getHashPrefix(key)."""
+    cases = _salt_cases("hbasewd")
+    keys = [unhex(r["key"]) for r in cases]
+    expected = [r["salt"][str(buckets)] for r in cases]
     assert [hbasewd_one_byte_hash(k, buckets) for k in keys] == expected
     assert hbasewd_one_byte_hash_many(keys, buckets).tolist() == expected
 
 
-# Checked on a JVM: Arrays.hashCode(this key) == Integer.MIN_VALUE,
-# (byte)(Math.abs(h) % 10L) == -8 and (byte) Math.abs(h % 10) == 8.
 _MIN_INT_KEY = b"\xe1polygenelubricants"
 
 
 def test_min_int_hash_quirks():
     """Math.abs(Integer.MIN_VALUE) stays negative: HBaseWD yields a byte outside 0..n-1,
-    Phoenix (abs after %) does not."""
+    Phoenix (abs after %) does not. Expected values are the real jars' (salt_golden)."""
     key = _MIN_INT_KEY
-    assert java_bytes_hash(key) == -(2**31)
-    assert hbasewd_one_byte_hash(key, 10) == (-8) & 0xFF  # (byte)(MIN_VALUE % 10) = -8
-    assert phoenix_salt(key, 10) == 8
+    assert java_bytes_hash(key) == _INT_MIN
+    phoenix = {unhex(r["key"]): r["salt"] for r in _salt_cases("phoenix")}[key]
+    hbasewd = {unhex(r["key"]): r["salt"] for r in _salt_cases("hbasewd")}[key]
+    assert hbasewd["10"] == 248  # (byte)(MIN_VALUE % 10L) == -8
+    assert phoenix["10"] == 8
+    for n in ("1", "2", "3", "7", "10", "16", "255", "256"):
+        assert hbasewd_one_byte_hash(key, int(n)) == hbasewd[n]
+        assert phoenix_salt(key, int(n)) == phoenix[n]
     assert hbasewd_one_byte_hash_many([key], 10).tolist() == [248]
     assert phoenix_salt_many([key], 10).tolist() == [8]
 
@@ -119,11 +144,24 @@ def test_bucket_range_is_checked(fn, buckets):
         fn(b"x", buckets)
 
 
-def test_opentsdb_salt_matches_prefixkeywithsalt():
-    """RowKey.prefixKeyWithSalt: hash of metric + tag UIDs, |hash % buckets|, width bytes."""
-    for row in golden()["opentsdb"]:
-        got = opentsdb_salt(unhex(row["metric"]), unhex(row["tags"]), row["buckets"], row["width"])
-        assert got == unhex(row["salt"]), row
+def test_opentsdb_salt_matches_real_prefixkeywithsalt():
+    """opentsdb 2.4.1 RowKey.prefixKeyWithSalt on a whole data row: salt + metric + timestamp + tags.
+
+    The jar salted rows of salt width 1..8, metric UID widths 1, 3 and 4 (TSDB.METRICS_WIDTH),
+    buckets 1..Integer.MAX_VALUE, and metric+tags hashes including Integer.MIN_VALUE and -1.
+    """
+    cases = _salt_cases("opentsdb")
+    assert "opentsdb" in salt_golden()["opentsdb"]["jar"]
+    for row in cases:
+        metric, ts, tags = unhex(row["metric"]), unhex(row["timestamp"]), unhex(row["tags"])
+        assert java_bytes_hash(metric + tags) == row["hash"], row
+        got = opentsdb_salt(metric, tags, row["buckets"], row["width"]) + metric + ts + tags
+        assert got == unhex(row["row"]), row
+    assert {r["width"] for r in cases} == set(range(1, 9))
+    assert {len(unhex(r["metric"])) for r in cases} == {1, 3, 4}
+    assert {1, 2, 256, 65536, _INT_MAX} <= {r["buckets"] for r in cases}
+    assert {_INT_MIN, _INT_MAX, -1, 0} <= {r["hash"] for r in cases}
+    assert any(unhex(r["metric"]) == b"\x00\x00\x00" for r in cases)  # annotation row: left unsalted
 
 
 def test_opentsdb_annotation_row_is_not_salted():

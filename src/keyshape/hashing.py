@@ -4,6 +4,9 @@ Java ints are signed 32-bit and wrap on overflow; ``%`` truncates toward zero an
 ``Math.abs(Integer.MIN_VALUE)`` is still negative. These helpers reproduce all three quirks,
 because each salt function below inherits them and a salt that is off by one bucket for one key
 in four billion still lands a row in the wrong region.
+
+The salt functions are pinned by tests against the released jars themselves (phoenix-core-client
+5.2.1, opentsdb 2.4.1, hbasewd 0.1.0; tools/golden/UpstreamSalts.java -> tests/data/salt_golden.json).
 """
 
 from __future__ import annotations

@@ -1,10 +1,36 @@
 #!/usr/bin/env bash
-# Regenerates tests/data/hbase_golden.json from the real HBase jars (needs a JDK and the jars that
-# tools/hbase fetches into ~/.m2). Usage: tools/golden/run.sh > tests/data/hbase_golden.json
+# Regenerates the golden vectors from the REAL upstream jars on Maven Central (needs a JDK and mvn;
+# the jars land in ~/.m2 via pom.xml beside this script, one profile per upstream):
+#   tests/data/hbase_golden.json  GoldenVectors.java  hbase-server/hbase-common 2.6.4-hadoop3
+#   tests/data/salt_golden.json   UpstreamSalts.java  phoenix-core-client 5.2.1, opentsdb 2.4.1,
+#                                                     hbasewd 0.1.0
+# Usage: tools/golden/run.sh   (from anywhere; never edit the JSON by hand)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-cp="$(find "${M2_REPO:-$HOME/.m2/repository}" -name '*.jar' | tr '\n' ':')"
+data="$here/../../tests/data"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-javac -nowarn -d "$out" -cp "$cp" "$here/GoldenVectors.java" >&2
-java -cp "$out:$cp" GoldenVectors
+
+classpath() {  # resolve (and download if needed) one profile's jars; print its classpath
+  mvn -B -q -Dstyle.color=never -f "$here/pom.xml" -P "$1" dependency:build-classpath -Dmdep.outputFile="$out/cp-$1" >&2
+  cat "$out/cp-$1"
+}
+
+hbase_cp="$(classpath hbase)"
+javac -nowarn -d "$out" -cp "$hbase_cp" "$here/GoldenVectors.java" >&2
+java -cp "$out:$hbase_cp" GoldenVectors > "$out/hbase_golden.json"
+
+javac -nowarn -d "$out" "$here/UpstreamSalts.java" >&2  # reflection only: compiles on the JDK alone
+{
+  sep="{"
+  for upstream in phoenix opentsdb hbasewd; do
+    printf '%s\n  "%s": ' "$sep" "$upstream"
+    java -cp "$out:$(classpath "$upstream")" UpstreamSalts "$upstream" 2>"$out/$upstream.log" \
+      || { cat "$out/$upstream.log" >&2; exit 1; }
+    sep=","
+  done
+  printf '\n}\n'
+} > "$out/salt_golden.json"
+
+mv "$out/hbase_golden.json" "$out/salt_golden.json" "$data/"
+echo "wrote $data/hbase_golden.json and $data/salt_golden.json" >&2
