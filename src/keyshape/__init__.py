@@ -42,3 +42,6 @@ from keyshape.splits import (  # noqa: E402
     sample_splits,
     uniform_split,
 )
+from keyshape.schema import FamilySpec, KeySchema, TableSpec  # noqa: E402
+from keyshape.lint import Finding  # noqa: E402
+from keyshape.workload import WorkloadSpec, generate, read_keys, read_records  # noqa: E402

@@ -171,5 +171,21 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     click.echo(result)
 
 
+# --- analyze and compare: the main job (issue 4) -------------------------------------------
+
+from keyshape.cli_analyze import analyze_command, compare_command  # noqa: E402
+
+main.add_command(analyze_command)
+main.add_command(compare_command)
+
+
+# --- key schemas: encode, decode, scan ranges, lint (issue 3) -------------------------------
+
+from keyshape.cli_key import key_group, lint_command  # noqa: E402
+
+main.add_command(key_group)
+main.add_command(lint_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,380 @@
+"""Analyze a stream of row keys in write order against a table's regions.
+
+``analyze(keys, splits)`` is the library form of ``keyshape analyze``: it assigns every key to its
+region, counts rows and bytes per region and per region server, cuts the write stream into time
+windows (the heat map), and judges the design (see ``verdict``).
+
+Memory: keys are processed chunk by chunk and dropped; what stays is O(regions x windows). The one
+exception is the auto-split simulation (``auto_split_rows``), which must replay the writes against
+regions that change as they split: it keeps every distinct key of the stream (about 60 bytes per
+key in Python), so use it with millions of rows, not hundreds of millions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from keyshape.analysis.signals import WriteOrder
+from keyshape.analysis.stats import (
+    Distribution,
+    KeyLengths,
+    distribution,
+    estimated_row_bytes,
+    key_overhead_bytes,
+    uniform_baseline,
+)
+from keyshape.analysis.timeline import (
+    Timeline,
+    by_server,
+    hot_shares,
+    hottest,
+    moving_direction,
+)
+from keyshape.analysis.verdict import Evidence, SchemaHints, judge
+from keyshape.hbytes import to_string_binary
+from keyshape.regions import RegionMap, SplitEvent, simulate_auto_split
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RegionLoad:
+    """One region's share of the workload. ``start``/``end`` are bytes, b"" = unbounded."""
+
+    index: int
+    start: bytes
+    end: bytes
+    rows: int
+    share: float
+    key_bytes: int
+    bytes: int
+    server: int
+
+    @property
+    def label(self) -> str:
+        """``[start, end)`` in toStringBinary form, unbounded ends shown as (start) / (end)."""
+        start = to_string_binary(self.start) if self.start else "(start)"
+        end = to_string_binary(self.end) if self.end else "(end)"
+        return f"[{start}, {end})"
+
+
+@dataclass
+class Analysis:
+    """Everything ``analyze`` measured, plus the verdict. ``heat`` is windows x regions writes."""
+
+    name: str
+    rows: int
+    regions: list[RegionLoad]
+    servers: int
+    server_rows: np.ndarray
+    distribution: Distribution
+    server_distribution: Distribution
+    key_length_min: int
+    key_length_mean: float
+    key_length_max: int
+    key_bytes: int
+    cells_per_row: int
+    value_bytes: int
+    key_overhead_bytes: int
+    heat: np.ndarray
+    window_hot_shares: np.ndarray
+    hot_window_share: float
+    hot_window_server_share: float
+    hot_window_baseline: float
+    increasing_fraction: float
+    decreasing_fraction: float
+    verdict: str
+    reasons: list[str]
+    advice: list[str]
+    schema_text: str | None = None
+    lint: list[str] = field(default_factory=list)
+    source: str = ""
+    auto_split: dict[str, Any] | None = None
+
+    # The headline numbers under the names the JSON report uses.
+    @property
+    def max_over_mean(self) -> float:
+        return self.distribution.max_over_mean
+
+    @property
+    def cv(self) -> float:
+        return self.distribution.cv
+
+    @property
+    def gini(self) -> float:
+        return self.distribution.gini
+
+    @property
+    def deviation_rate(self) -> float:
+        return self.distribution.deviation_rate
+
+    @property
+    def empty_regions(self) -> int:
+        return self.distribution.empty
+
+    @property
+    def windows(self) -> int:
+        return int(self.heat.shape[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; keys are in toStringBinary form, "" for an unbounded end."""
+        d = self.distribution
+        return {
+            "name": self.name,
+            "source": self.source,
+            "rows": self.rows,
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "advice": list(self.advice),
+            "max_over_mean": d.max_over_mean,
+            "cv": d.cv,
+            "gini": d.gini,
+            "deviation_rate": d.deviation_rate,
+            "empty_regions": d.empty,
+            "top_share": d.top_share,
+            "hot_window_share": self.hot_window_share,
+            "hot_window_server_share": self.hot_window_server_share,
+            "hot_window_baseline": self.hot_window_baseline,
+            "windows": self.windows,
+            "increasing_fraction": self.increasing_fraction,
+            "decreasing_fraction": self.decreasing_fraction,
+            "key_length": {"min": self.key_length_min, "mean": self.key_length_mean,
+                           "max": self.key_length_max},
+            "key_overhead": {
+                "bytes": self.key_overhead_bytes,
+                "cells_per_row": self.cells_per_row,
+                "basis": "HBase repeats the row key in every cell: total key bytes x cells per row",
+            },
+            "regions": [
+                {"index": r.index, "start": to_string_binary(r.start),
+                 "end": to_string_binary(r.end), "rows": r.rows, "share": r.share,
+                 "bytes": r.bytes, "server": r.server}
+                for r in self.regions
+            ],
+            "servers": [
+                {"server": i, "rows": int(n), "share": float(n) / self.rows if self.rows else 0.0}
+                for i, n in enumerate(self.server_rows)
+            ],
+            "heat": self.heat.tolist(),
+            "auto_split": self.auto_split,
+            "lint": list(self.lint),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """``to_dict()`` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+def _chunks(keys: Iterable[bytes] | Iterable[Sequence[bytes]]) -> Iterable[Sequence[bytes]]:
+    """Accept a flat sequence of keys, or an iterable of chunks (lists / arrays of keys)."""
+    if isinstance(keys, (list, tuple)) and (not keys or isinstance(keys[0], (bytes, bytearray))):
+        yield keys
+        return
+    if isinstance(keys, np.ndarray):
+        yield keys.tolist()
+        return
+    batch: list[bytes] = []
+    for item in keys:
+        if isinstance(item, (bytes, bytearray)):
+            batch.append(bytes(item))
+            if len(batch) >= 100_000:
+                yield batch
+                batch = []
+        else:
+            if batch:
+                yield batch
+                batch = []
+            yield item.tolist() if isinstance(item, np.ndarray) else item
+    if batch:
+        yield batch
+
+
+class Analyzer:
+    """Chunk-by-chunk accumulator behind ``analyze``: ``update(keys)`` per chunk, then ``finish``."""
+
+    def __init__(self, regions: RegionMap | Sequence[bytes], *, servers: int = 3,
+                 windows: int = 50, total_rows: int | None = None,
+                 auto_split_rows: int | None = None, value_bytes: int = 100,
+                 cells_per_row: int = 1) -> None:
+        if servers < 1:
+            raise ValueError(f"servers must be at least 1, got {servers}")
+        if value_bytes < 0:
+            raise ValueError(f"value_bytes must not be negative, got {value_bytes}")
+        key_overhead_bytes(0, cells_per_row)  # validates cells_per_row
+        if auto_split_rows is not None and auto_split_rows < 1:
+            raise ValueError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
+        self.map = regions if isinstance(regions, RegionMap) else RegionMap(list(regions))
+        self.servers = servers
+        self.windows = windows
+        self.total_rows = total_rows
+        self.auto_split_rows = auto_split_rows
+        self.value_bytes = value_bytes
+        self.cells_per_row = cells_per_row
+        self._held: list[bytes] | None = [] if auto_split_rows else None
+        self._reset(self.map)
+
+    def _reset(self, rmap: RegionMap) -> None:
+        n = len(rmap)
+        self._rmap = rmap
+        self._rows = np.zeros(n, dtype=np.int64)
+        self._key_bytes = np.zeros(n, dtype=np.int64)
+        self._lengths = KeyLengths()
+        self._order = WriteOrder()
+        self._timeline = Timeline(self.windows, n, self.total_rows)
+
+    def update(self, keys: Sequence[bytes]) -> None:
+        """Add one chunk of keys, in write order."""
+        if self._held is not None:
+            self._held.extend(keys)
+        self._count(keys)
+
+    def _count(self, keys: Sequence[bytes]) -> None:
+        if len(keys) == 0:
+            return
+        idx = self._rmap.assign(keys)
+        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        n = len(self._rows)
+        self._rows += np.bincount(idx, minlength=n)
+        self._key_bytes += np.bincount(idx, weights=lengths, minlength=n).astype(np.int64)
+        self._lengths.update(lengths)
+        self._order.update(keys)
+        self._timeline.update(idx)
+
+    def finish(self, *, name: str = "", hints: SchemaHints | None = None,
+               schema_text: str | None = None, lint: Sequence[str] = (),
+               source: str = "") -> Analysis:
+        """Compute the statistics and the verdict for everything seen so far."""
+        rows = int(self._rows.sum())
+        if rows == 0:
+            raise ValueError("no keys to analyze: the workload or key file produced zero rows")
+        auto = None
+        live_hot: np.ndarray | None = None
+        if self._held is not None:
+            auto, live_hot = self._replay_with_splits()
+        rmap = self._rmap
+        R = len(rmap)
+        server_of = rmap.server_of(self.servers)
+        heat = self._timeline.matrix()
+        server_heat = by_server(heat, server_of, self.servers)
+        server_rows = server_heat.sum(axis=0)
+        est = estimated_row_bytes(self._key_bytes, self._rows, self.cells_per_row, self.value_bytes)
+        loads = [
+            RegionLoad(i, s, e, int(self._rows[i]), float(self._rows[i]) / rows,
+                       int(self._key_bytes[i]), int(est[i]), int(server_of[i]))
+            for i, (s, e) in enumerate(zip(rmap.starts, rmap.ends))
+        ]
+        total = distribution(self._rows)
+        shares = hot_shares(heat) if live_hot is None else live_hot
+        hot = hottest(heat)
+        window_rows = heat.sum(axis=1)
+        mean_window = int(window_rows[window_rows > 0].mean())
+        # With auto-split the yardstick is still a table pre-split into the final regions: the
+        # windows before the splits caught up are exactly what pre-splitting would avoid.
+        baseline = uniform_baseline(mean_window, R).top_share
+        ev = Evidence(
+            rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
+            hot_window_share=float(shares.mean()), hot_window_baseline=baseline,
+            hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
+            hottest_label=loads[int(np.argmax(self._rows))].label,
+            hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
+            increasing=self._order.increasing, decreasing=self._order.decreasing,
+            servers=self.servers,
+            hot_window_server_share=float(hot_shares(server_heat).mean()),
+            hints=hints or SchemaHints(),
+        )
+        v = judge(ev)
+        reasons = list(v.reasons)
+        if auto is not None and auto["splits"]:
+            reasons.append(
+                f"Auto-split from {auto['initial_regions']} region(s) at {auto['split_rows']} rows: "
+                f"{auto['splits']} splits, the first after {auto['first_split_write']} writes; "
+                "until then those regions took every write.")
+            if auto["initial_regions"] < auto["final_regions"]:
+                v.advice.append(
+                    f"Pre-split to {auto['final_regions']} regions up front (the layout auto-split "
+                    f"ends with) so the first {auto['first_split_write']:,} writes do not queue on "
+                    f"{auto['initial_regions']} region(s).")
+        return Analysis(
+            name=name, rows=rows, regions=loads, servers=self.servers, server_rows=server_rows,
+            distribution=total, server_distribution=distribution(server_rows),
+            key_length_min=int(self._lengths.min or 0), key_length_mean=self._lengths.mean,
+            key_length_max=int(self._lengths.max or 0), key_bytes=int(self._lengths.total),
+            cells_per_row=self.cells_per_row, value_bytes=self.value_bytes,
+            key_overhead_bytes=key_overhead_bytes(self._lengths.total, self.cells_per_row),
+            heat=heat, window_hot_shares=shares, hot_window_share=ev.hot_window_share,
+            hot_window_server_share=ev.hot_window_server_share, hot_window_baseline=baseline,
+            increasing_fraction=ev.increasing, decreasing_fraction=ev.decreasing,
+            verdict=v.verdict, reasons=reasons, advice=list(v.advice), schema_text=schema_text,
+            lint=list(lint), source=source, auto_split=auto,
+        )
+
+    def _replay_with_splits(self) -> tuple[dict[str, Any], np.ndarray]:
+        """Run the auto-split simulation, recount against the final regions, and measure each
+        window's hottest share over the regions that existed during that window."""
+        keys = self._held or []
+        sim = simulate_auto_split(keys, self.map.split_keys, max_rows=self.auto_split_rows,
+                                  value_bytes=self.value_bytes)
+        self._reset(sim.region_map)
+        for start in range(0, len(keys), 100_000):
+            self._count(keys[start:start + 100_000])
+        heat = self._timeline.matrix()
+        bounds = np.concatenate([[0], np.cumsum(heat.sum(axis=1))])
+        final_starts = list(sim.region_map.starts)
+        shares: list[float] = []
+        for w in range(heat.shape[0]):
+            n_w = int(bounds[w + 1] - bounds[w])
+            if n_w == 0:
+                continue
+            live = sim.map_before(int((bounds[w] + bounds[w + 1]) // 2))
+            # Final regions only refine live ones, so each final region lies in one live region.
+            owner = live.assign(final_starts)
+            per_live = np.bincount(owner, weights=heat[w], minlength=len(live))
+            shares.append(float(per_live.max() / n_w))
+        events: list[SplitEvent] = sim.splits
+        auto = {
+            "split_rows": self.auto_split_rows,
+            "initial_regions": len(self.map),
+            "final_regions": len(sim.region_map),
+            "splits": len(events),
+            "first_split_write": events[0].write_index if events else None,
+            "split_writes": [e.write_index for e in events],
+        }
+        self._held = None
+        return auto, np.array(shares)
+
+
+def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
+            regions: RegionMap | Sequence[bytes], *, servers: int = 3, windows: int = 50,
+            total_rows: int | None = None, auto_split_rows: int | None = None,
+            value_bytes: int = 100, cells_per_row: int = 1, name: str = "",
+            hints: SchemaHints | None = None, progress: Progress | None = None) -> Analysis:
+    """Analyze row keys in write order against the regions of ``regions`` (split keys or a map).
+
+    ``keys`` is a flat sequence of ``bytes`` or an iterable of chunks of keys (what
+    ``keyshape.workload`` and ``read_keys`` yield). Windows are cut by row count: exact when
+    ``total_rows`` is given or ``keys`` is a flat sequence, otherwise by doubling fine bins (see
+    ``Timeline``). With
+    ``auto_split_rows`` the table starts at ``regions`` and splits a region at its mid key once it
+    holds more rows than that (``simulate_auto_split``); the keys are then held in memory.
+    ``servers`` region servers host the regions round-robin. ``value_bytes`` (per row) and
+    ``cells_per_row`` feed the byte estimates. ``progress`` is called with the number of keys done
+    after each chunk.
+    """
+    if total_rows is None and isinstance(keys, (list, tuple, np.ndarray)) and (
+            len(keys) == 0 or not isinstance(keys[0], (list, tuple, np.ndarray))):
+        total_rows = len(keys)  # a flat sequence: windows can be exact
+    acc = Analyzer(regions, servers=servers, windows=windows, total_rows=total_rows,
+                   auto_split_rows=auto_split_rows, value_bytes=value_bytes,
+                   cells_per_row=cells_per_row)
+    done = 0
+    for chunk in _chunks(keys):
+        acc.update(chunk)
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+    return acc.finish(name=name, hints=hints)

@@ -1,0 +1,227 @@
+"""Analyze key designs end to end: schema -> workload (or a key file) -> keys -> regions -> verdict.
+
+``analyze_schema`` is what ``keyshape analyze`` runs; ``compare`` runs several schemas on the same
+row count and seed so their numbers and heat maps line up.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from keyshape.analysis.analyze import Analysis, Analyzer
+from keyshape.analysis.signals import HeavyHitters
+from keyshape.analysis.verdict import SchemaHints
+from keyshape.errors import KeyshapeError
+from keyshape.schema import KeySchema
+
+DEFAULT_ROWS = 200_000
+DEFAULT_VALUE_BYTES = 100
+CHUNK_ROWS = 100_000
+# Workload generators whose values only grow (or only shrink) in write order.
+MONOTONIC_GENERATORS = ("sequential", "sequential-time", "jittered-time")
+# Buckets small enough that "regions per bucket" advice makes sense (salt bytes, mod N, ...).
+_DISCRETE_BUCKETS = 1024
+
+Progress = Callable[[int, int | None], None]
+
+
+def _generator(schema: KeySchema, field: str) -> str | None:
+    """The workload generator name of ``field`` (None when the schema has no workload for it)."""
+    wl = schema.workload
+    fields = getattr(wl, "fields", None) if wl is not None else None
+    if not fields:
+        return None
+    spec = fields.get(field)
+    if spec is None:
+        return None
+    name = getattr(spec, "kind", None)
+    if name == "derived":
+        # A bucket of another field (e.g. the hour of a timestamp) grows when its source grows.
+        source = getattr(spec, "options", {}).get("source")
+        inner = _generator(schema, source) if source and source != field else None
+        return f"derived from {source}, {inner}" if _is_monotonic(inner) else "derived"
+    return str(name) if name is not None else None
+
+
+def _is_monotonic(generator: str | None) -> bool:
+    if generator is None:
+        return False
+    return generator in MONOTONIC_GENERATORS or (generator.startswith("derived from ")
+                                                  and generator.split(", ")[-1] in MONOTONIC_GENERATORS)
+
+
+def _bucket_count(schema: KeySchema) -> int | None:
+    try:
+        n = schema.prefix.bucket_count()
+    except Exception:  # noqa: BLE001 - a strategy without a bucket set simply has none
+        return None
+    return n if n is not None and n <= _DISCRETE_BUCKETS else None
+
+
+def _heavy_fields(schema: KeySchema) -> list[str]:
+    """Fields whose heavy values decide where rows go: the hashed fields of a prefix that hashes
+    only some fields (an entity stays in one bucket), or the leading field without a prefix."""
+    strategy = schema.prefix.name
+    if strategy in ("none",):
+        return [schema.fields[0].name]
+    if strategy == "random" or set(schema.hash_fields) == set(schema.field_names):
+        return []
+    return list(schema.hash_fields)[:3]
+
+
+def schema_hints(schema: KeySchema,
+                 heavy: dict[str, HeavyHitters] | None = None) -> SchemaHints:
+    """What the schema says about hotspots: a monotonic leading field, a field to hash instead,
+    the prefix and its buckets, and the heaviest values seen in the workload."""
+    lead = schema.fields[0].name
+    strategy = schema.prefix.name
+    gens = {f.name: _generator(schema, f.name) for f in schema.fields}
+    mono = lead if strategy == "none" and _is_monotonic(gens[lead]) else None
+    spread = next((f.name for f in schema.fields[1:] if gens[f.name] is not None
+                   and not _is_monotonic(gens[f.name])), None)
+    if spread is None and len(schema.fields) > 1:
+        spread = next((f.name for f in schema.fields[1:] if not _is_monotonic(gens[f.name])), None)
+    top: list[tuple[str, object, float]] = []
+    for name, hh in (heavy or {}).items():
+        top.extend((name, value, share) for value, share in hh.top(1))
+    return SchemaHints(
+        leading_field=lead, monotonic_field=mono, monotonic_generator=gens[lead] if mono else None,
+        spread_field=spread, prefix_strategy=strategy,
+        hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
+        buckets=_bucket_count(schema), heavy=tuple(top))
+
+
+def with_regions(schema: KeySchema, regions: int) -> KeySchema:
+    """A copy of ``schema`` whose ``[splits]`` asks for ``regions`` regions.
+
+    Keeps the schema's split algorithm when it takes a region count; without ``[splits]`` uses
+    ``prefix`` when the key has a bucketed prefix and ``sample`` (quantiles of the workload)
+    otherwise. ``buckets`` and ``explicit`` splits fix their own count, so they are refused.
+    """
+    from keyshape.schema import SplitSpec
+
+    if regions < 1:
+        raise KeyshapeError(f"--regions must be at least 1, got {regions}")
+    out = copy.copy(schema)
+    if regions == 1:
+        out.splits = None
+        return out
+    spec = schema.splits
+    if spec is None:
+        algo = "prefix" if schema.prefix.bucket_count() is not None else "sample"
+        if algo == "sample" and schema.workload is None:
+            raise KeyshapeError(f"{schema.source}: --regions needs [splits] in the schema or a "
+                                "[workload] to sample split points from")
+        opts = {"sample_rows": 100_000, "seed": 0} if algo == "sample" else {}
+        out.splits = SplitSpec(algo, regions, opts)
+    elif spec.algorithm in ("buckets", "explicit"):
+        raise KeyshapeError(f"{schema.source}: [splits] algorithm = {spec.algorithm!r} fixes the "
+                            "region count itself; drop --regions or change the algorithm")
+    else:
+        out.splits = dataclasses.replace(spec, regions=regions)
+    return out
+
+
+def _schema_text(schema: KeySchema) -> str | None:
+    try:
+        return Path(schema.source).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def _lint_lines(schema: KeySchema) -> list[str]:
+    try:
+        findings = schema.lint()
+    except Exception:  # noqa: BLE001 - lint is advisory; a lint bug must not hide the analysis
+        return []
+    return [str(getattr(f, "message", f)) for f in findings]
+
+
+def _workload_keys(schema: KeySchema, rows: int, seed: int,
+                   heavy: dict[str, HeavyHitters]) -> Iterator[list[bytes]]:
+    from keyshape.workload import generate
+
+    for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS):
+        for name, hh in heavy.items():
+            hh.update(columns[name])
+        yield schema.encode_many(columns)
+
+
+def _file_keys(path: str | Path, column: str | None) -> Iterator[list[bytes]]:
+    from keyshape.workload import read_keys
+
+    for chunk in read_keys(path, column, chunk_rows=CHUNK_ROWS):
+        yield list(chunk)
+
+
+def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
+                   regions: int | None = None, keys_file: str | Path | None = None,
+                   column: str | None = None, auto_split_rows: int | None = None,
+                   servers: int = 3, windows: int = 50, seed: int = 0,
+                   value_bytes: int | None = None, cells_per_row: int | None = None,
+                   name: str | None = None, progress: Progress | None = None) -> Analysis:
+    """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
+
+    - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
+      ignored with ``keys_file``.
+    - ``regions``: override the schema's region count (see ``with_regions``); the regions are
+      ``schema.split_keys()``.
+    - ``keys_file`` + ``column``: analyze the keys in a CSV/Parquet column instead of a generated
+      workload (``keyshape.workload.read_keys``; keys in toStringBinary form in CSV).
+    - ``cells_per_row`` (default: one per key field, as if each field were also stored as a
+      column) and ``value_bytes`` per row (default: the workload's ``value_bytes``, else 100)
+      feed the key-overhead and size estimates.
+    - ``progress(done, total)`` is called after each chunk (total None when unknown).
+    """
+    if not isinstance(schema, KeySchema):
+        schema = KeySchema.load(schema)
+    if regions is not None:
+        schema = with_regions(schema, regions)
+    if keys_file is None and schema.workload is None:
+        raise KeyshapeError(f"{schema.source}: no [workload] section to generate rows from; add one "
+                            "or pass a file of real keys (--keys FILE --column C)")
+    if rows is None:
+        rows = int(getattr(schema.workload, "rows", None) or DEFAULT_ROWS)
+    if rows < 1:
+        raise KeyshapeError(f"rows must be at least 1, got {rows}")
+    total = None if keys_file is not None else rows
+    if value_bytes is None:
+        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+    acc = Analyzer(schema.split_keys(), servers=servers, windows=windows, total_rows=total,
+                   auto_split_rows=auto_split_rows, value_bytes=value_bytes,
+                   cells_per_row=cells_per_row or len(schema.fields))
+    heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
+    chunks = (_file_keys(keys_file, column) if keys_file is not None
+              else _workload_keys(schema, rows, seed, heavy))
+    done = 0
+    for keys in chunks:
+        acc.update(keys)
+        done += len(keys)
+        if progress is not None:
+            progress(done, total)
+    source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
+              if keys_file is not None else f"generated workload, seed {seed}")
+    return acc.finish(name=name or schema.table.full_name, hints=schema_hints(schema, heavy),
+                      schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+
+
+def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *,
+            names: Sequence[str] | None = None, **options: Any) -> list[Analysis]:
+    """Analyze several designs on the same workload size and seed (``analyze_schema`` options).
+
+    ``rows`` defaults to the first schema's workload rows, so every design sees the same count.
+    Names default to the schema file stems (the table names may be equal).
+    """
+    if not schemas:
+        raise KeyshapeError("compare needs at least one schema")
+    loaded = [s if isinstance(s, KeySchema) else KeySchema.load(s) for s in schemas]
+    if rows is None:
+        rows = int(getattr(loaded[0].workload, "rows", None) or DEFAULT_ROWS)
+    if names is None:
+        names = [Path(s.source).stem if s.source and not s.source.startswith("<")
+                 else s.table.full_name for s in loaded]
+    return [analyze_schema(s, rows, name=n, **options) for s, n in zip(loaded, names)]

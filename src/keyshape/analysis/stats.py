@@ -1,0 +1,176 @@
+"""Distribution statistics over per-region counts, and key-length bookkeeping.
+
+Everything here works on plain numpy arrays of counts (one entry per region, in key order), so the
+same numbers can be computed for a simulated workload, a file of real keys or a live table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Fixed bytes of one HBase KeyValue besides row, family, qualifier and value: key length (4),
+# value length (4), row length (2), family length (1), timestamp (8), type (1).
+KEYVALUE_FIXED_BYTES = 20
+
+
+def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:
+    arr = np.asarray(counts, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("counts must be a non-empty one-dimensional array (one entry per region)")
+    if np.any(arr < 0):
+        raise ValueError("counts must not be negative")
+    return arr
+
+
+def coefficient_of_variation(counts: np.ndarray | list[int]) -> float:
+    """Population standard deviation over mean (0.0 when all counts are zero or equal)."""
+    arr = _as_counts(counts)
+    mean = arr.mean()
+    return float(arr.std() / mean) if mean > 0 else 0.0
+
+
+def gini(counts: np.ndarray | list[int]) -> float:
+    """Gini coefficient of the counts: 0 = perfectly even, (n-1)/n = everything in one region.
+
+    Uses the sorted-rank form ``sum((2i - n - 1) * x_i) / (n * sum(x))`` (i = 1..n, ascending),
+    which equals the mean absolute difference over twice the mean, in O(n log n).
+    """
+    arr = np.sort(_as_counts(counts))
+    n = arr.size
+    total = arr.sum()
+    if total == 0:
+        return 0.0
+    ranks = np.arange(1, n + 1, dtype=np.float64)
+    return float(np.sum((2 * ranks - n - 1) * arr) / (n * total))
+
+
+def deviation_rate(counts: np.ndarray | list[int]) -> float:
+    """The seeds' balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
+    arr = _as_counts(counts)
+    mean = arr.mean()
+    return float((arr.max() - arr.min()) / mean) if mean > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """How a total spreads over buckets (regions or servers).
+
+    ``excess`` places the largest share between a fair share (0.0) and everything in one bucket
+    (1.0); it lets one threshold serve any number of regions.
+    """
+
+    total: int
+    buckets: int
+    min: int
+    max: int
+    mean: float
+    max_over_mean: float
+    top_share: float
+    excess: float
+    cv: float
+    gini: float
+    deviation_rate: float
+    empty: int
+
+
+def distribution(counts: np.ndarray | list[int]) -> Distribution:
+    """Summarize per-bucket counts: max/mean, top share, CV, Gini, deviation rate, empty buckets."""
+    arr = _as_counts(counts)
+    n = arr.size
+    total = float(arr.sum())
+    mean = total / n
+    top = float(arr.max())
+    top_share = top / total if total > 0 else 0.0
+    fair = 1.0 / n
+    excess = (top_share - fair) / (1.0 - fair) if n > 1 and total > 0 else (1.0 if total > 0 else 0.0)
+    return Distribution(
+        total=int(total),
+        buckets=n,
+        min=int(arr.min()),
+        max=int(top),
+        mean=mean,
+        max_over_mean=top / mean if mean > 0 else 0.0,
+        top_share=top_share,
+        excess=max(0.0, excess),
+        cv=coefficient_of_variation(arr),
+        gini=gini(arr),
+        deviation_rate=deviation_rate(arr),
+        empty=int(np.count_nonzero(arr == 0)),
+    )
+
+
+def uniform_baseline(rows: int, buckets: int, *, trials: int = 64, seed: int = 12345) -> Distribution:
+    """The distribution a perfectly random spread of ``rows`` over ``buckets`` would show.
+
+    Few rows over many regions look uneven by chance alone; the verdict compares against this so
+    that noise is not called a hotspot. Deterministic (fixed seed); returns the mean of ``trials``.
+    """
+    if rows <= 0 or buckets <= 0:
+        return distribution(np.zeros(max(buckets, 1)))
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(rows, np.full(buckets, 1.0 / buckets), size=trials)
+    stats = [distribution(d) for d in draws]
+    avg = lambda name: float(np.mean([getattr(s, name) for s in stats]))  # noqa: E731
+    return Distribution(
+        total=rows,
+        buckets=buckets,
+        min=int(avg("min")),
+        max=int(avg("max")),
+        mean=rows / buckets,
+        max_over_mean=avg("max_over_mean"),
+        top_share=avg("top_share"),
+        excess=avg("excess"),
+        cv=avg("cv"),
+        gini=avg("gini"),
+        deviation_rate=avg("deviation_rate"),
+        empty=int(round(avg("empty"))),
+    )
+
+
+class KeyLengths:
+    """Running min / mean / max of key lengths and the total key bytes, fed chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+        self.min: int | None = None
+        self.max: int | None = None
+
+    def update(self, lengths: np.ndarray) -> None:
+        """Add the lengths (in bytes) of one chunk of keys."""
+        if lengths.size == 0:
+            return
+        self.count += int(lengths.size)
+        self.total += int(lengths.sum())
+        lo, hi = int(lengths.min()), int(lengths.max())
+        self.min = lo if self.min is None else min(self.min, lo)
+        self.max = hi if self.max is None else max(self.max, hi)
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+
+def key_overhead_bytes(key_bytes_total: int, cells_per_row: int) -> int:
+    """Bytes the row key costs on disk and in the block cache: HBase repeats it in every cell.
+
+    This is the seeds' memory argument for short keys: a 100-byte key on a row of 10 cells costs
+    1,000 bytes per row before any value is stored (uncompressed, no data block encoding).
+    """
+    if cells_per_row < 1:
+        raise ValueError("cells_per_row must be at least 1 (each row stores at least one cell)")
+    return int(key_bytes_total) * int(cells_per_row)
+
+
+def estimated_row_bytes(key_bytes: np.ndarray, rows: np.ndarray, cells_per_row: int,
+                        value_bytes: int) -> np.ndarray:
+    """Estimated uncompressed store bytes per region.
+
+    Per row: ``cells_per_row`` KeyValues, each carrying the row key plus
+    ``KEYVALUE_FIXED_BYTES`` (lengths, timestamp, type; family and qualifier names are ignored),
+    plus ``value_bytes`` of values for the whole row.
+    """
+    return (np.asarray(key_bytes, dtype=np.float64) * cells_per_row
+            + np.asarray(rows, dtype=np.float64) * (cells_per_row * KEYVALUE_FIXED_BYTES + value_bytes))

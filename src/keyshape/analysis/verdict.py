@@ -1,0 +1,222 @@
+"""The verdict: ``balanced``, ``skewed`` or ``hotspot``, with reasons and concrete advice.
+
+Thresholds do not use raw shares, which mean different things for 4 and 400 regions. They use
+``excess``: where the observed largest share sits between what a perfectly random spread of the
+same rows would show (0.0) and everything in one place (1.0). So a design is judged the same way
+at any region count, and a few rows spread over many regions are not called a hotspot by chance.
+
+- hotspot in time: at a typical moment the busiest region takes at least half of the writes, and
+  that is at least 40% of the way from random to all-in-one (timestamp-leading keys: totals even,
+  every moment hot);
+- hotspot in total: the busiest region holds at least half-way-to-everything of all rows, or 5x
+  its fair share;
+- skewed: CV or max/mean clearly above chance, a per-window excess of 15%, or regions left empty;
+- balanced: none of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from keyshape.analysis.stats import Distribution
+
+BALANCED, SKEWED, HOTSPOT = "balanced", "skewed", "hotspot"
+SEVERITY = {BALANCED: 0, SKEWED: 1, HOTSPOT: 2}
+
+TIME_HOT_SHARE = 0.5
+TIME_HOT_EXCESS = 0.4
+TIME_SKEW_EXCESS = 0.15
+TOTAL_HOT_EXCESS = 0.5
+TOTAL_HOT_MAX_OVER_MEAN = 5.0
+SKEW_CV = 0.25
+SKEW_MAX_OVER_MEAN = 1.5
+
+
+@dataclass(frozen=True)
+class SchemaHints:
+    """What the key schema and its workload say about the key (all optional)."""
+
+    leading_field: str | None = None
+    monotonic_field: str | None = None  # leading field whose generator is monotonic, no prefix
+    monotonic_generator: str | None = None
+    spread_field: str | None = None  # a high-cardinality, non-monotonic field to hash instead
+    prefix_strategy: str | None = None
+    hash_fields: tuple[str, ...] = ()
+    buckets: int | None = None
+    heavy: tuple[tuple[str, object, float], ...] = ()  # (field, value, share of rows)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The numbers the verdict is made from (see ``Analysis`` for their meaning)."""
+
+    rows: int
+    regions: int
+    total: Distribution
+    total_baseline: Distribution
+    hot_window_share: float
+    hot_window_baseline: float
+    hot_direction: float
+    hot_regions_seen: int
+    hottest_label: str
+    hottest_edge: bool  # the busiest region is the first or the last (unbounded) one
+    increasing: float
+    decreasing: float
+    servers: int = 1
+    hot_window_server_share: float = 0.0
+    hints: SchemaHints = field(default_factory=SchemaHints)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reasons: list[str]
+    advice: list[str]
+
+
+def _excess(observed: float, baseline: float) -> float:
+    if baseline >= 1.0:
+        return 0.0
+    return max(0.0, (observed - baseline) / (1.0 - baseline))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%" if x >= 0.1 else f"{100 * x:.1f}%"
+
+
+def judge(ev: Evidence) -> Verdict:
+    """Classify the evidence and explain it: one sentence per reason, advice a user can apply."""
+    R = ev.regions
+    tot = ev.total
+    time_excess = _excess(ev.hot_window_share, ev.hot_window_baseline)
+    total_excess = _excess(tot.top_share, ev.total_baseline.top_share)
+    reasons: list[str] = []
+    verdict = BALANCED
+
+    if R == 1:
+        verdict = HOTSPOT
+        reasons.append("The table has a single region, so one region server takes every write "
+                       "until HBase splits it.")
+    time_hot = ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS and R > 1
+    total_hot = R > 1 and (total_excess >= TOTAL_HOT_EXCESS
+                           or tot.max_over_mean >= max(TOTAL_HOT_MAX_OVER_MEAN,
+                                                       1.5 * ev.total_baseline.max_over_mean))
+    if time_hot:
+        verdict = HOTSPOT
+        walk = ""
+        if ev.hot_regions_seen > 1 and abs(ev.hot_direction) >= 0.8:
+            way = "up" if ev.hot_direction > 0 else "down"
+            walk = f"; the hot region walks {way} the key space ({ev.hot_regions_seen} regions in turn)"
+        if not total_hot and tot.max_over_mean < SKEW_MAX_OVER_MEAN:
+            reasons.append(
+                f"Hotspot in time: totals look even (max/mean {tot.max_over_mean:.2f}), but at any "
+                f"moment one region takes {_pct(ev.hot_window_share)} of the writes "
+                f"(fair share {_pct(1 / R)}){walk}.")
+        else:
+            reasons.append(
+                f"At any moment one region takes {_pct(ev.hot_window_share)} of the writes "
+                f"(fair share {_pct(1 / R)}){walk}.")
+    if total_hot:
+        verdict = HOTSPOT
+        reasons.append(
+            f"Region {ev.hottest_label} holds {_pct(tot.top_share)} of all rows, "
+            f"{tot.max_over_mean:.1f}x its fair share of {_pct(1 / R)}.")
+    if verdict != HOTSPOT and R > 1:
+        skew: list[str] = []
+        cv_limit = max(SKEW_CV, 3 * ev.total_baseline.cv)
+        mom_limit = max(SKEW_MAX_OVER_MEAN, 1.25 * ev.total_baseline.max_over_mean)
+        if tot.cv >= cv_limit or tot.max_over_mean >= mom_limit:
+            skew.append(f"Rows are uneven across regions: max/mean {tot.max_over_mean:.2f}, "
+                        f"CV {tot.cv:.2f}, Gini {tot.gini:.2f} (the busiest is {ev.hottest_label}).")
+        if time_excess >= TIME_SKEW_EXCESS:
+            skew.append(f"Writes bunch up over time: at a typical moment one region takes "
+                        f"{_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}).")
+        if tot.empty > ev.total_baseline.empty:
+            skew.append(f"{tot.empty} of {R} regions received no rows: their key ranges hold no "
+                        "keys of this workload.")
+        if skew:
+            verdict = SKEWED
+            reasons.extend(skew)
+    if verdict == BALANCED:
+        reasons.append(
+            f"Rows spread evenly over {R} regions (max/mean {tot.max_over_mean:.2f}, CV {tot.cv:.2f})"
+            f" and at any moment the busiest region takes {_pct(ev.hot_window_share)} of the "
+            f"writes (fair share {_pct(1 / R)}).")
+    if ev.rows < 100 * R:
+        reasons.append(f"Only {ev.rows} rows over {R} regions: run with more rows (--rows) for a "
+                       "firmer verdict.")
+    return Verdict(verdict, reasons, _advice(ev, verdict, time_hot, total_hot))
+
+
+def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list[str]:
+    h = ev.hints
+    R = ev.regions
+    out: list[str] = []
+    monotonic_keys = ev.increasing >= 0.9 or ev.decreasing >= 0.9
+    mono_field, gen = h.monotonic_field, ""
+    if h.monotonic_generator:
+        gen = f" ({h.monotonic_generator})"
+    if (mono_field is None and monotonic_keys and h.leading_field
+            and h.prefix_strategy in (None, "none")):
+        # No generator to go by (real keys): the write order itself shows the leading field grows.
+        mono_field = h.leading_field
+        way = "increase" if ev.increasing >= 0.9 else "decrease"
+        gen = f" (keys {way} in write order)"
+    if mono_field and (time_hot or total_hot or R == 1 or monotonic_keys):
+        other = h.spread_field
+        if other:
+            out.append(
+                f"Leading field {mono_field} is monotonic{gen}: add a prefix on {other} "
+                f"(prefix = {{ strategy = \"mod\", buckets = {R if R > 1 else 16} }}, hash_fields = "
+                f"[\"{other}\"], with [splits] algorithm = \"prefix\"), or move "
+                f"{mono_field} after {other}.")
+        else:
+            out.append(
+                f"Leading field {mono_field} is monotonic{gen}: add a salt prefix "
+                f"(prefix = {{ strategy = \"phoenix\", buckets = {R if R > 1 else 16} }}) and split on the "
+                "buckets ([splits] algorithm = \"prefix\"); reads then fan out to every bucket.")
+    elif monotonic_keys and (time_hot or total_hot or R == 1):
+        way = "increase" if ev.increasing >= 0.9 else "decrease"
+        share = ev.increasing if ev.increasing >= 0.9 else ev.decreasing
+        out.append(
+            f"Keys {way} in write order ({_pct(share)} of consecutive writes): put a hash or salt "
+            "prefix in front (e.g. a bucket byte from a hash of a stable id) and pre-split on the "
+            "buckets, so consecutive writes land on different regions.")
+    heavy = [x for x in h.heavy if x[0] in h.hash_fields and x[2] >= 0.5 / max(R, 1)]
+    if total_hot and not monotonic_keys and ev.hottest_edge and not heavy:
+        out.append(f"The split keys do not cover the key space: the edge region "
+                   f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
+                   "([splits] algorithm = \"prefix\" for a salted key, \"sample\" otherwise).")
+    if R == 1:
+        out.append("Pre-split the table: set [splits] regions to a few per region server "
+                   "(algorithm = \"prefix\" when the key is salted, else \"sample\").")
+    for fname, value, share in heavy:
+        if verdict != BALANCED:
+            out.append(
+                f"{fname} {value!r} alone takes {_pct(share)} of the rows and its prefix keeps them "
+                f"in one bucket: salt that entity's rows with a random or bucket suffix in the "
+                f"prefix (or hash more fields than {fname}) so they spread over regions.")
+    if h.buckets and h.buckets > 1 and verdict != BALANCED and not (time_hot and h.monotonic_field):
+        b = h.buckets
+        if b > R and b % R:
+            out.append(f"Regions are not aligned to buckets: {b} buckets over {R} regions puts "
+                       f"{b // R} or {b // R + 1} buckets in each region; use a region count that "
+                       f"divides {b} or algorithm = \"prefix\".")
+        elif R > b:
+            out.append(f"More regions ({R}) than buckets ({b}): within a bucket keys follow the "
+                       f"leading field, so extra regions per bucket fill unevenly; use buckets >= "
+                       f"regions (buckets = {R}).")
+    if ev.servers > 1 and R % ev.servers and verdict != HOTSPOT and R < 4 * ev.servers:
+        out.append(f"{R} regions over {ev.servers} region servers cannot be even: use a multiple "
+                   f"of {ev.servers} regions.")
+    if not out:
+        if verdict == BALANCED:
+            out.append("No change needed for writes; re-run with your production row count and a "
+                       "sample of real keys (--keys) to confirm.")
+        elif verdict == SKEWED:
+            out.append("Choose split points from a sample of real keys ([splits] algorithm = "
+                       "\"sample\") or hash a higher-cardinality field into the prefix.")
+        else:
+            out.append("Spread the leading bytes of the key: hash or salt the part that "
+                       "concentrates the writes, then pre-split on the buckets.")
+    return out

@@ -1,0 +1,177 @@
+"""``keyshape analyze`` and ``keyshape compare``: the main job, as thin click commands.
+
+Everything here is a call into :mod:`keyshape.analysis` and :mod:`keyshape.report`; heavy imports
+(numpy work, matplotlib) happen inside the commands so ``keyshape --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+_LEVELS = ("skewed", "hotspot")
+EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
+
+
+def _common(fn):  # type: ignore[no-untyped-def]
+    """Options shared by analyze and compare."""
+    options = [
+        click.option("--rows", type=click.IntRange(min=1), default=None,
+                     help="Rows to generate (default: the schema's [workload] rows)."),
+        click.option("--regions", type=click.IntRange(min=1), default=None,
+                     help="Override the schema's region count (splits recomputed)."),
+        click.option("--auto-split", "auto_split", type=click.IntRange(min=1), default=None,
+                     metavar="ROWS", help="Start from the schema's splits and split a region at "
+                     "its mid key when it passes ROWS rows (keeps keys in memory)."),
+        click.option("--servers", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="Region servers sharing the regions round-robin."),
+        click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True,
+                     help="Time windows the write stream is cut into."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Workload seed."),
+        click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+                     help="Write a self-contained HTML report."),
+        click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
+                     help="Write the time x key-space heat map as PNG."),
+        click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True),
+                     default=None, help="Write the numbers as JSON ('-' for stdout)."),
+        click.option("--fail-on", "fail_on", type=click.Choice(_LEVELS), default=None,
+                     help=f"Exit {EXIT_VERDICT} when a verdict is at least this bad (for CI)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _consoles(json_path: str | None) -> tuple[Any, Any]:
+    from rich.console import Console
+
+    # With --json - the JSON owns stdout; the human view moves to stderr.
+    out = Console(stderr=json_path == "-")
+    return out, Console(stderr=True)
+
+
+def _run_with_progress(err: Any, label: str, total: int | None, fn, **kwargs):  # type: ignore[no-untyped-def]
+    from keyshape.report.terminal import progress_bar
+
+    with progress_bar(err, total, label) as update:
+        return fn(progress=lambda done, _total: update(done), **kwargs)
+
+
+def _exit_code(verdicts: Sequence[str], fail_on: str | None) -> int:
+    from keyshape.analysis.verdict import SEVERITY
+
+    if fail_on is None:
+        return 0
+    return EXIT_VERDICT if any(SEVERITY[v] >= SEVERITY[fail_on] for v in verdicts) else 0
+
+
+def _finish(code: int) -> None:
+    if code:
+        click.get_current_context().exit(code)
+
+
+def _write_json(path: str, payload: dict[str, Any], out: Any) -> None:
+    text = json.dumps(payload, indent=2)
+    if path == "-":
+        click.echo(text)
+    else:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+        out.print(f"[dim]wrote {path}[/dim]")
+
+
+@click.command("analyze")
+@click.argument("schema", type=click.Path(exists=True, dir_okay=False))
+@_common
+@click.option("--keys", "keys_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Analyze real keys from a CSV or Parquet file instead of the workload.")
+@click.option("--column", default=None, help="Column of --keys holding the row keys "
+              "(default: the first; CSV text in toStringBinary form).")
+@click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
+              help="Regions shown in the terminal table (busiest and quietest when more).")
+def analyze_command(schema: str, rows: int | None, regions: int | None, auto_split: int | None,
+                    servers: int, windows: int, seed: int, html_path: str | None,
+                    png_path: str | None, json_path: str | None, fail_on: str | None,
+                    keys_file: str | None, column: str | None, top: int) -> None:
+    """Show how a key design spreads rows and writes over regions, and judge it.
+
+    Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
+    regions of the schema's [splits], and prints the per-region table, the key numbers and a
+    verdict: balanced, skewed or hotspot, with reasons and advice.
+    """
+    from keyshape.analysis.designs import analyze_schema
+    from keyshape.report.terminal import analysis_view
+
+    if column is not None and keys_file is None:
+        raise click.UsageError("--column needs --keys FILE")
+    out, err = _consoles(json_path)
+    analysis = _run_with_progress(
+        err, "generating and assigning keys", rows if keys_file is None else None,
+        analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
+        column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
+    out.print(analysis_view(analysis, limit=top, width=out.width))
+    if json_path:
+        _write_json(json_path, analysis.to_dict(), out)
+    if html_path:
+        from keyshape.report.html import write_html
+
+        write_html(analysis, html_path)
+        out.print(f"[dim]wrote {html_path}[/dim]")
+    if png_path:
+        from keyshape.report.png import write_png
+
+        write_png(analysis, png_path)
+        out.print(f"[dim]wrote {png_path}[/dim]")
+    _finish(_exit_code([analysis.verdict], fail_on))
+
+
+@click.command("compare")
+@click.argument("schemas", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@_common
+def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
+                    auto_split: int | None, servers: int, windows: int, seed: int,
+                    html_path: str | None, png_path: str | None, json_path: str | None,
+                    fail_on: str | None) -> None:
+    """Compare key designs on the same workload: one table, heat maps side by side.
+
+    Every schema generates the same number of rows (--rows, else the first schema's workload
+    rows) with the same seed.
+    """
+    from keyshape.analysis.designs import analyze_schema
+    from rich.text import Text
+
+    from keyshape.report.terminal import compare_table, verdict_line
+    from keyshape.schema import KeySchema
+
+    out, err = _consoles(json_path)
+    loaded = [KeySchema.load(s) for s in schemas]
+    if rows is None:
+        rows = int(getattr(loaded[0].workload, "rows", 0) or 200_000)
+    names = [Path(s).stem for s in schemas]
+    analyses = []
+    for schema, name in zip(loaded, names):
+        analyses.append(_run_with_progress(
+            err, f"{name}: generating and assigning keys", rows, analyze_schema, schema=schema,
+            rows=rows, regions=regions, auto_split_rows=auto_split, servers=servers,
+            windows=windows, seed=seed, name=name))
+    out.print(compare_table(analyses))
+    for a in analyses:
+        out.print(verdict_line(a))
+        for advice in a.advice:
+            out.print(Text.assemble(("  → ", "bold cyan"), advice))
+    if json_path:
+        _write_json(json_path, {"rows": rows, "designs": [a.to_dict() for a in analyses]}, out)
+    if html_path:
+        from keyshape.report.html import write_compare_html
+
+        write_compare_html(analyses, html_path)
+        out.print(f"[dim]wrote {html_path}[/dim]")
+    if png_path:
+        from keyshape.report.png import write_compare_png
+
+        write_compare_png(analyses, png_path)
+        out.print(f"[dim]wrote {png_path}[/dim]")
+    _finish(_exit_code([a.verdict for a in analyses], fail_on))

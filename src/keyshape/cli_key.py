@@ -1,0 +1,98 @@
+"""``keyshape key encode|decode|ranges`` and ``keyshape lint``: a key schema from the command line.
+
+Keys are printed and read in HBase ``toStringBinary`` form. Field values are typed as
+``name=value``; the schema's field type parses them (timestamps accept ms or ISO-8601, bytes
+accept toStringBinary text). A range on the last field is ``name=LO..HI`` (half-open, either side
+may be empty).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["key_group", "lint_command"]
+
+
+def _schema(path: str):  # type: ignore[no-untyped-def]
+    from keyshape.schema import KeySchema
+
+    return KeySchema.load(path)
+
+
+def _assignments(schema, items: tuple[str, ...], allow_range: bool) -> dict:  # type: ignore[no-untyped-def]
+    out: dict = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq or not name:
+            raise KeyshapeError(f"expected field=value, got {item!r}")
+        f = schema.field(name)
+        if allow_range and ".." in text:
+            lo, _, hi = text.partition("..")
+            out[name] = (f.coerce(lo) if lo else None, f.coerce(hi) if hi else None)
+        else:
+            out[name] = f.coerce(text)
+    return out
+
+
+@click.group("key")
+def key_group() -> None:
+    """Encode, decode and plan scans with a key schema (TOML)."""
+
+
+@key_group.command("encode")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("values", nargs=-1, metavar="FIELD=VALUE...")
+def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
+    """Print the row key of FIELD=VALUE... (toStringBinary) and its length in bytes."""
+    from keyshape.hbytes import to_string_binary
+
+    schema = _schema(schema_path)
+    key = schema.encode(_assignments(schema, values, allow_range=False))
+    click.echo(to_string_binary(key))
+    click.echo(f"length: {len(key)} bytes")
+
+
+@key_group.command("decode")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("key")
+def key_decode(schema_path: str, key: str) -> None:
+    """Print the fields of KEY (given in toStringBinary form), one name=value per line."""
+    from keyshape.hbytes import to_bytes_binary, to_string_binary
+
+    schema = _schema(schema_path)
+    for name, value in schema.decode(to_bytes_binary(key, strict=True)).items():
+        shown = to_string_binary(value) if isinstance(value, bytes) else value
+        click.echo(f"{name}={shown}")
+
+
+@key_group.command("ranges")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("values", nargs=-1, metavar="FIELD=VALUE...")
+def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
+    """Print the [start, stop) scan ranges for leading FIELD=VALUE... (last may be LO..HI).
+
+    One line per range: start, a tab, stop (toStringBinary; an empty stop is the table's end).
+    """
+    from keyshape.hbytes import to_string_binary
+
+    schema = _schema(schema_path)
+    for start, stop in schema.scan_ranges(**_assignments(schema, values, allow_range=True)):
+        click.echo(f"{to_string_binary(start)}\t{to_string_binary(stop)}")
+
+
+@click.command("lint")
+@click.argument("schema_path", metavar="SCHEMA")
+def lint_command(schema_path: str) -> None:
+    """Check a key schema's design; exit 1 when there are errors."""
+    findings = _schema(schema_path).lint()
+    for f in findings:
+        click.echo(str(f))
+    errors = sum(f.level == "error" for f in findings)
+    warnings = sum(f.level == "warning" for f in findings)
+    click.echo(f"{schema_path}: {errors} error(s), {warnings} warning(s)")
+    if errors:
+        sys.exit(1)

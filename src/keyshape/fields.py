@@ -1,0 +1,405 @@
+"""The fields of a row key: their types, how each is written as bytes, and how it is read back.
+
+Types and encodings (``encoding`` in the schema; the default is marked *):
+
+=========  ====================================================================================
+type       encodings
+=========  ====================================================================================
+string     ``text``* (UTF-8; ``hbase`` is a synonym: ``Bytes.toBytes(String)`` is UTF-8),
+           ``ordered`` (OrderedBytes TEXT: 0x34 + UTF-8 + 0x00, self-delimiting)
+bytes      ``hbase``* (the bytes unchanged), ``ordered`` (OrderedBytes BlobVar, self-delimiting)
+int32      ``ordered``* (OrderedBytes FixedInt32, 5 bytes), ``hbase`` (``Bytes.toBytes(int)``,
+           4 bytes), ``text`` (zero-padded decimal, ``width`` digits, default 10)
+int64      ``ordered``* (FixedInt64, 9 bytes), ``hbase`` (8 bytes), ``text`` (default 19 digits)
+float64    ``ordered``* (FixedFloat64, 9 bytes), ``hbase`` (``Bytes.toBytes(double)``, 8 bytes)
+timestamp  ``hbase``* (``Bytes.toBytes(long)`` of ms since the epoch, 8 bytes), ``ordered``,
+           ``text`` (19 digits)
+=========  ====================================================================================
+
+Why these defaults: ``ordered`` is HBase's standard order-preserving encoding and is the only one
+that sorts negative numbers correctly, so generic numbers get it. Timestamps are never negative, and
+``Bytes.toBytes(ts)`` / ``Bytes.toBytes(Long.MAX_VALUE - ts)`` is what existing Java writers put in
+keys, so timestamps default to ``hbase`` (order-preserving for non-negative values). Strings default
+to plain UTF-8, as in every hand-written HBase key.
+
+``order = "desc"`` sorts newest/largest first:
+
+* numbers with ``hbase`` or ``text``: ``MAX - v`` where MAX is the Java type's MAX_VALUE (the
+  classic reverse timestamp ``Long.MAX_VALUE - ts``); ``v`` must be >= 0. ``text`` desc writes the
+  full 10/19 digits of MAX - v, so ``width`` must be at least that.
+* ``ordered``: OrderedBytes DESCENDING (every byte XOR 0xFF), correct for every value.
+* string/bytes with ``text``/``hbase``: every byte XOR 0xFF. Exact ordering needs a fixed
+  ``width`` (a shorter string would still sort first); ``lint`` warns otherwise.
+
+``width`` for string/bytes (``text``/``hbase``) fixes the byte length: a shorter value is padded
+with ``pad_char`` (default ``"0"`` for strings, 0x00 for bytes) on the ``pad`` side (``"left"``,
+the default for strings, or ``"right"``; bytes default to ``"none"``: a value must be exactly
+``width`` bytes, as binary ids are, so nothing is stripped on decode); a longer one is an error (``truncate = "error"``, the default) or
+keeps its last ``width`` bytes (``truncate = "keep-last"``, the seeds' order-id trimming).
+:meth:`FieldSpec.decode_at` strips the padding again, so values that themselves start (left pad) or
+end (right pad) with the pad character do not round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import operator
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from keyshape import hbytes, ordered
+from keyshape.errors import KeyshapeError
+
+__all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "Column", "column_to_list", "parse_timestamp"]
+
+FIELD_TYPES = ("string", "int32", "int64", "float64", "bytes", "timestamp")
+ENCODINGS: dict[str, tuple[str, ...]] = {
+    "string": ("text", "hbase", "ordered"),
+    "bytes": ("hbase", "ordered"),
+    "int32": ("ordered", "hbase", "text"),
+    "int64": ("ordered", "hbase", "text"),
+    "float64": ("ordered", "hbase"),
+    "timestamp": ("hbase", "ordered", "text"),
+}
+_MAX = {"int32": 2**31 - 1, "int64": hbytes.MAX_LONG, "timestamp": hbytes.MAX_LONG}
+_MIN = {"int32": -(2**31), "int64": -(2**63), "timestamp": 0}
+_TEXT_DIGITS = {"int32": 10, "int64": 19, "timestamp": 19}
+_ORDERED_WIDTH = {"int32": 5, "int64": 9, "float64": 9, "timestamp": 9}
+_HBASE_WIDTH = {"int32": 4, "int64": 8, "float64": 8, "timestamp": 8}
+_INVERT = bytes(range(255, -1, -1))
+
+# A column of encoded values: a (rows, width) uint8 matrix when every value has the same width
+# (cheap to build with numpy and to concatenate), else a list of bytes.
+Column = "np.ndarray | list[bytes]"
+
+
+def column_to_list(col: np.ndarray | list[bytes]) -> list[bytes]:
+    """A column as a list of exact ``bytes`` values (a matrix is split row by row)."""
+    if isinstance(col, list):
+        return col
+    n, w = col.shape
+    raw = np.ascontiguousarray(col).tobytes()
+    return [raw[i : i + w] for i in range(0, n * w, w)] if w else [b""] * n
+
+
+def parse_timestamp(value: Any) -> int:
+    """Milliseconds since the epoch from an int, a ``datetime`` (naive = UTC) or an ISO-8601 string."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise KeyshapeError(
+                f"cannot read {value!r} as a timestamp; give ms since the epoch or ISO-8601 "
+                "like 2026-01-01T00:00:00Z"
+            ) from None
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return int(value.timestamp() * 1000)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise KeyshapeError(f"a timestamp must be integer ms, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a row key; see the module docstring for the byte layouts.
+
+    Build it through :class:`keyshape.schema.KeySchema`, which validates the combination; the
+    constructor itself does not check.
+    """
+
+    name: str
+    type: str
+    encoding: str
+    order: str = "asc"
+    width: int | None = None
+    pad: str = "left"
+    pad_char: str = "0"
+    truncate: str = "error"
+
+    # ----------------------------------------------------------------------------------- shape
+
+    @property
+    def descending(self) -> bool:
+        return self.order == "desc"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in ("int32", "int64", "float64", "timestamp")
+
+    @property
+    def text_width(self) -> int:
+        """Digits of a text-encoded number (``width`` or the type's maximum)."""
+        return self.width if self.width is not None else _TEXT_DIGITS[self.type]
+
+    @property
+    def fixed_width(self) -> int | None:
+        """The encoded length in bytes when every value has the same length, else None."""
+        if self.encoding == "ordered":
+            return _ORDERED_WIDTH.get(self.type)
+        if self.is_numeric:
+            return _HBASE_WIDTH[self.type] if self.encoding == "hbase" else self.text_width
+        return self.width
+
+    @property
+    def self_delimiting(self) -> bool:
+        """True when a decoder can find the end of the value without a separator."""
+        return self.fixed_width is not None or self.encoding == "ordered"
+
+    @property
+    def order_preserving(self) -> bool:
+        """True when byte order equals value order for every valid value of the field.
+
+        ``hbase`` ints/floats fail for negative numbers (timestamps cannot be negative); variable
+        width text fails with ``desc`` (a prefix still sorts first).
+        """
+        if self.encoding == "hbase" and self.type in ("int32", "int64", "float64"):
+            return False
+        if self.type in ("string", "bytes") and self.encoding != "ordered" and self.descending:
+            return self.width is not None
+        return True
+
+    # ------------------------------------------------------------------------------ one value
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` as this field's Python type; strings from a command line are parsed.
+
+        int32/int64 -> int, float64 -> float, timestamp -> int ms (ISO-8601 accepted),
+        bytes -> bytes (a str is read as ``toStringBinary`` text), string -> str.
+        """
+        t = self.type
+        try:
+            if t == "string":
+                if isinstance(value, str):
+                    return value
+                if isinstance(value, (bytes, bytearray)):
+                    return bytes(value).decode("utf-8")
+                return str(value)
+            if t == "bytes":
+                if isinstance(value, str):
+                    return hbytes.to_bytes_binary(value)
+                return bytes(value)
+            if t == "timestamp":
+                return parse_timestamp(value)
+            if t == "float64":
+                return float(value)
+            if isinstance(value, str):
+                return int(value.strip())
+            return operator.index(value)
+        except (TypeError, ValueError, UnicodeDecodeError) as exc:
+            if isinstance(exc, KeyshapeError):
+                raise
+            raise KeyshapeError(
+                f"field {self.name!r} is {t}; cannot use {value!r} ({exc})"
+            ) from None
+
+    def int_domain(self) -> tuple[int, int]:
+        """The smallest and largest integer this (int32/int64/timestamp) field can encode."""
+        lo, hi = _MIN[self.type], _MAX[self.type]
+        if self.encoding != "ordered" and self.descending or self.encoding == "text":
+            lo = 0
+        if self.encoding == "text" and not self.descending:
+            hi = min(hi, 10**self.text_width - 1)
+        return lo, hi
+
+    def _check_range(self, v: int) -> None:
+        lo, hi = self.int_domain()
+        if not lo <= v <= hi:
+            how = f"{self.encoding} encoding" + (" with order='desc'" if self.descending else "")
+            raise KeyshapeError(
+                f"field {self.name!r}: {v} is outside [{lo}, {hi}] allowed by {how}; "
+                "use encoding='ordered' for negative values"
+            )
+
+    def _fit(self, raw: bytes) -> bytes:
+        w = self.width
+        if w is None:
+            return raw
+        if len(raw) > w:
+            if self.truncate != "keep-last":
+                raise KeyshapeError(
+                    f"field {self.name!r}: value {hbytes.to_string_binary(raw)} is {len(raw)} bytes, "
+                    f"wider than width {w}; shorten it, raise width, or set truncate='keep-last'"
+                )
+            raw = raw[len(raw) - w :]
+            if self.type == "string":  # do not start inside a UTF-8 sequence
+                while raw and 0x80 <= raw[0] < 0xC0:
+                    raw = raw[1:]
+        if self.pad == "none" and len(raw) != w:
+            raise KeyshapeError(
+                f"field {self.name!r}: value {hbytes.to_string_binary(raw)} is {len(raw)} bytes, not "
+                f"the field's width {w}; give exactly {w} bytes or set pad = 'left'"
+            )
+        fill = self._pad_byte() * (w - len(raw))
+        return fill + raw if self.pad == "left" else raw + fill
+
+    def _pad_byte(self) -> bytes:
+        return self.pad_char.encode("latin-1") if self.type == "bytes" else self.pad_char.encode("utf-8")
+
+    def encode(self, value: Any) -> bytes:
+        """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
+        v = self.coerce(value)
+        t, enc, desc = self.type, self.encoding, self.descending
+        if enc == "ordered":
+            if t == "string":
+                return ordered.encode_string(v, desc)
+            if t == "bytes":
+                return ordered.encode_blob_var(v, desc)
+            if t == "float64":
+                return ordered.encode_float64(v, desc)
+            self._check_range(v)
+            fn = ordered.encode_int32 if t == "int32" else ordered.encode_int64
+            return fn(v, desc)
+        if t == "float64":
+            return struct.pack(">d", v)
+        if self.is_numeric:
+            self._check_range(v)
+            if desc:
+                v = _MAX[t] - v
+            if enc == "hbase":
+                return hbytes.int32(v) if t == "int32" else hbytes.int64(v)
+            digits = b"%d" % v
+            if len(digits) > self.text_width:
+                raise KeyshapeError(
+                    f"field {self.name!r}: {v} needs {len(digits)} digits, more than width "
+                    f"{self.text_width}; raise width"
+                )
+            return digits.rjust(self.text_width, b"0")
+        raw = v.encode("utf-8") if t == "string" else v
+        raw = self._fit(raw)
+        return raw.translate(_INVERT) if desc else raw
+
+    def decode_at(self, key: bytes, pos: int, end: int | None) -> tuple[Any, int]:
+        """Read this field from ``key`` at ``pos``; return ``(value, position after it)``.
+
+        ``end`` bounds a variable-width, non-self-delimiting value (the next separator or the end of
+        the key); fixed-width and ordered values find their own end.
+        """
+        w = self.fixed_width
+        if self.encoding == "ordered" and self.type in ("string", "bytes"):
+            value, rest = ordered.decode(key[pos:])
+            return value, len(key) - len(rest)
+        stop = pos + w if w is not None else (len(key) if end is None else end)
+        raw = key[pos:stop]
+        if len(raw) != (stop - pos) or stop > len(key):
+            raise KeyshapeError(
+                f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the "
+                f"{w}-byte field at offset {pos}"
+            )
+        t = self.type
+        if self.encoding == "ordered":
+            value, _ = ordered.decode(raw)
+            return value, stop
+        if t == "float64":
+            return struct.unpack(">d", raw)[0], stop
+        if self.is_numeric:
+            if self.encoding == "hbase":
+                v = int.from_bytes(raw, "big", signed=True)
+            else:
+                if not raw.isdigit():
+                    raise KeyshapeError(
+                        f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits"
+                    )
+                v = int(raw)
+            return (_MAX[t] - v if self.descending else v), stop
+        if self.descending:
+            raw = raw.translate(_INVERT)
+        if self.width is not None and self.pad != "none":
+            pb = self._pad_byte()
+            raw = raw.lstrip(pb) if self.pad == "left" else raw.rstrip(pb)
+        if t == "string":
+            try:
+                return raw.decode("utf-8"), stop
+            except UnicodeDecodeError:
+                raise KeyshapeError(
+                    f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not UTF-8 text"
+                ) from None
+        return raw, stop
+
+    # ----------------------------------------------------------------------------- many values
+
+    def encode_column(self, values: Sequence[Any] | np.ndarray) -> np.ndarray | list[bytes]:
+        """Encode many values: a ``(n, width)`` uint8 matrix for fixed-width numeric encodings
+        (built with numpy, no per-value Python), otherwise a list of bytes."""
+        t, enc, desc = self.type, self.encoding, self.descending
+        if t in ("int32", "int64", "timestamp") and not _is_object(values):
+            a = np.asarray(values)
+            if a.dtype.kind in "iu" and a.ndim == 1:
+                return self._encode_int_array(a)
+        if t == "float64" and enc == "ordered" and not _is_object(values):
+            a = np.asarray(values)
+            if a.dtype.kind in "iuf" and a.ndim == 1:
+                rows = ordered.encode_float64_many(a, desc)
+                return rows.view(np.uint8).reshape(len(a), 9)
+        if t in ("string", "bytes") and enc != "ordered":
+            fast = self._encode_text_list(values)
+            if fast is not None:
+                return fast
+        return [self.encode(v) for v in values]
+
+    def _encode_text_list(self, values: Sequence[Any]) -> list[bytes] | None:
+        """Whole-list string/bytes encoding with C-level loops; None when a value needs the
+        per-value path (a wrong type, or a value wider than ``width``)."""
+        vals = values.tolist() if isinstance(values, np.ndarray) else values
+        want = str if self.type == "string" else bytes
+        if not all(type(v) is want for v in vals):
+            return None
+        raw = [v.encode("utf-8") for v in vals] if want is str else list(vals)
+        w = self.width
+        if w is not None:
+            if max(map(len, raw), default=0) > w:
+                ascii_only = want is bytes or b"".join(raw).isascii()
+                if self.truncate != "keep-last" or not ascii_only:
+                    return None
+                raw = [r[-w:] for r in raw]
+            if self.pad == "none" and min(map(len, raw), default=w) != w:
+                return None
+            pb = self._pad_byte()
+            raw = [r.rjust(w, pb) for r in raw] if self.pad == "left" else [r.ljust(w, pb) for r in raw]
+        if self.descending:
+            raw = [r.translate(_INVERT) for r in raw]
+        return raw
+
+    def _encode_int_array(self, a: np.ndarray) -> np.ndarray:
+        t, enc, desc = self.type, self.encoding, self.descending
+        n = len(a)
+        if n == 0:
+            return np.zeros((0, self.fixed_width or 0), dtype=np.uint8)
+        lo, hi = int(a.min()), int(a.max())
+        self._check_range(lo)
+        self._check_range(hi)
+        if enc == "ordered":
+            fn = ordered.encode_int32_many if t == "int32" else ordered.encode_int64_many
+            return fn(a, desc).view(np.uint8).reshape(n, _ORDERED_WIDTH[t])
+        a = a.astype(np.int64)
+        if desc:
+            a = np.int64(_MAX[t]) - a
+        if enc == "hbase":
+            dt = ">i4" if t == "int32" else ">i8"
+            return a.astype(dt).view(np.uint8).reshape(n, _HBASE_WIDTH[t])
+        w = self.text_width
+        if int(a.max()) >= 10**w:
+            raise KeyshapeError(
+                f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width"
+            )
+        out = np.empty((n, w), dtype=np.uint8)
+        rest = a.copy()
+        for col in range(w - 1, -1, -1):  # one pass per digit, all rows at once
+            out[:, col] = 48 + rest % 10
+            rest //= 10
+        return out
+
+
+def _is_object(values: Any) -> bool:
+    return isinstance(values, np.ndarray) and values.dtype == object

@@ -1,0 +1,166 @@
+"""Design checks for a KeySchema: the seeds' rules of thumb as findings with advice.
+
+Codes (level): ``key-too-long`` (error, > 100 bytes), ``key-long`` (info, mean > 20 bytes: the seeds
+advise 10-20, every cell repeats the key), ``monotonic-leading`` (warning: a time or sequential field
+leads an unprefixed key, so every write goes to the last region), ``no-presplit`` (warning),
+``splits-not-matched``, ``regions-exceed-buckets``, ``regions-unaligned`` (warnings),
+``buckets-per-region`` (info), ``separator-ambiguous`` (warning) / ``separator-in-values`` (error),
+``random-prefix`` (warning), ``hbase-negative`` (warning) / ``hbase-signed`` (info),
+``desc-variable-width`` (warning), ``md5-full`` (info), ``workload-invalid`` (error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["Finding", "lint", "LEVELS"]
+
+LEVELS = ("error", "warning", "info")
+_SAMPLE_ROWS = 2000
+_MONOTONIC = ("sequential", "sequential-time", "jittered-time", "derived")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One lint result: ``level`` is "error", "warning" or "info"; ``code`` is stable."""
+
+    level: str
+    code: str
+    message: str
+    advice: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.level}: [{self.code}] {self.message}" + (f" -> {self.advice}" if self.advice else "")
+
+
+def lint(schema: Any) -> list[Finding]:
+    """Every finding for ``schema``, errors first, then warnings, then info."""
+    out: list[Finding] = []
+    sample = _sample(schema, out)
+    _key_length(schema, sample, out)
+    _monotonic(schema, out)
+    _splits(schema, out)
+    _separator(schema, sample, out)
+    _fields(schema, sample, out)
+    if schema.prefix.name == "random":
+        n = schema.prefix.bucket_count()
+        out.append(Finding("warning", "random-prefix",
+                           f"random prefix: every point read and scan must visit all {n} buckets, and one entity's rows scatter",
+                           "use a hash of a field you query by (strategy 'mod' or 'md5' with hash_fields)"))
+    if schema.prefix.name == "md5-full":
+        out.append(Finding("info", "md5-full", "md5-full keys hide the fields: no range scans, decode impossible",
+                           "store the fields in a column if you need them back"))
+    return sorted(out, key=lambda f: LEVELS.index(f.level))
+
+
+def _sample(schema: Any, out: list[Finding]) -> tuple[dict[str, Any], list[bytes]] | None:
+    from keyshape.workload import generate
+
+    try:
+        cols = next(generate(schema, rows=_SAMPLE_ROWS, seed=0, chunk_rows=_SAMPLE_ROWS))
+        return cols, schema.encode_many(cols)
+    except (KeyshapeError, ValueError) as exc:
+        out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}",
+                           "fix [workload] or the field widths"))
+        return None
+
+
+def _key_length(schema: Any, sample: Any, out: list[Finding]) -> None:
+    if sample is None:
+        return
+    lengths = np.fromiter(map(len, sample[1]), dtype=np.int64)
+    mean, longest = float(lengths.mean()), int(lengths.max())
+    if longest > 100:
+        out.append(Finding("error", "key-too-long", f"keys reach {longest} bytes (mean {mean:.1f}); keep them under 100",
+                           "shorten fields (fixed widths, ids instead of names) or hash long fields"))
+    elif mean > 20:
+        out.append(Finding("info", "key-long",
+                           f"keys average {mean:.1f} bytes (max {longest}); 10-20 bytes is best, every cell repeats the key",
+                           "use binary encodings or shorter fields if memory and storage matter"))
+
+
+def _monotonic(schema: Any, out: list[Finding]) -> None:
+    if schema.prefix.width:
+        return
+    first = schema.fields[0]
+    gen = schema.workload.fields[first.name].kind if schema.workload is not None else None
+    if first.type == "timestamp" or gen in _MONOTONIC:
+        others = [f.name for f in schema.fields[1:] if f.type != "timestamp"]
+        move = f"move {first.name} after {others[0]}, or " if others else ""
+        out.append(Finding("warning", "monotonic-leading",
+                           f"leading field {first.name} is monotonic and the key has no prefix: every write goes to the last region (hot spot)",
+                           f"{move}add a prefix (e.g. prefix = {{ strategy = 'mod', buckets = 16 }})"))
+
+
+def _splits(schema: Any, out: list[Finding]) -> None:
+    p, s = schema.prefix, schema.splits
+    if not p.salted:
+        return
+    n = p.bucket_count()
+    if s is None:
+        out.append(Finding("warning", "no-presplit",
+                           f"salted key ({n} buckets) but no [splits]: the table starts as one region that takes every write",
+                           "add [splits] algorithm = 'prefix' with regions"))
+        return
+    if s.algorithm not in ("prefix", "sample", "buckets", "explicit"):
+        out.append(Finding("warning", "splits-not-matched",
+                           f"splits algorithm {s.algorithm!r} ignores the {p.name} prefix, so region boundaries fall between buckets at random",
+                           "use algorithm = 'prefix'"))
+        return
+    if s.algorithm != "prefix" or s.regions is None:
+        return
+    r = s.regions
+    if r > n:
+        out.append(Finding("warning", "regions-exceed-buckets",
+                           f"{r} regions but only {n} buckets: at most {n} regions get writes",
+                           f"use regions <= {n}, or more buckets"))
+    elif n % r:
+        out.append(Finding("warning", "regions-unaligned",
+                           f"{n} buckets do not divide into {r} regions: some regions hold {n // r + 1} buckets, others {n // r}",
+                           f"choose regions dividing {n} (e.g. {max(d for d in range(1, r + 1) if n % d == 0)})"))
+    elif n > r:
+        out.append(Finding("info", "buckets-per-region", f"{n} buckets over {r} regions: {n // r} buckets per region", ""))
+
+
+def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
+    sep = schema.separator
+    if not sep:
+        return
+    for i, f in enumerate(schema.fields[:-1]):
+        if f.self_delimiting:
+            continue
+        bad = 0
+        if sample is not None:
+            enc = f.encode_column(sample[0][f.name])
+            bad = sum(sep in v for v in (enc if isinstance(enc, list) else []))
+        if bad:
+            out.append(Finding("error", "separator-in-values",
+                               f"{bad} of {_SAMPLE_ROWS} sampled values of {f.name} contain the separator {sep!r}: keys cannot be decoded",
+                               f"give {f.name} a width, or choose a separator that cannot occur in it"))
+        else:
+            out.append(Finding("warning", "separator-ambiguous",
+                               f"{f.name} has variable width, so a {sep!r} inside a value makes decoding ambiguous",
+                               f"give {f.name} a width, or make sure values never contain {sep!r}"))
+
+
+def _fields(schema: Any, sample: Any, out: list[Finding]) -> None:
+    for f in schema.fields:
+        if f.encoding == "hbase" and f.type in ("int32", "int64", "float64"):
+            negative = sample is not None and np.any(np.asarray(sample[0][f.name]) < 0)
+            if negative:
+                out.append(Finding("warning", "hbase-negative",
+                                   f"{f.name} can be negative and uses hbase encoding: negatives sort after positives, range scans break",
+                                   "use encoding = 'ordered'"))
+            else:
+                out.append(Finding("info", "hbase-signed",
+                                   f"{f.name} uses hbase encoding: correct order only while values stay >= 0",
+                                   "use encoding = 'ordered' if values can be negative"))
+        if f.descending and f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is None:
+            out.append(Finding("warning", "desc-variable-width",
+                               f"{f.name} is descending with variable width: a shorter value still sorts first",
+                               "give it a width, or use encoding = 'ordered'"))

@@ -1,0 +1,321 @@
+"""Prefix strategies: how a row key is salted or hashed so writes spread over regions.
+
+Each strategy has the shape of Phoenix's ``SaltingUtil`` / HBaseWD's ``AbstractRowKeyDistributor``:
+compute the prefix of a key (:meth:`Prefix.prefix_for`, vectorized as :meth:`Prefix.prefix_many`),
+list every prefix it can produce (:meth:`Prefix.bucket` / :meth:`Prefix.buckets`), and strip the
+prefix again (:meth:`Prefix.strip`).
+
+Byte layouts (``J`` = the hashed fields joined by the separator, ``K`` = the key without prefix,
+``sep`` = the separator or nothing):
+
+================  ==============================================================================
+none              ``K``
+md5               ``md5_hex(J)[:length] + sep + K`` (length 4..32)
+md5-full          ``md5_hex(K)`` (fields not recoverable)
+java-hash-short   ``Bytes.toBytes((short)(J.hashCode() & 0x7FFF)) + K`` (2 bytes, no separator)
+crc32             ``"%04x" % (crc32(J) & 0xFFFF) + sep + K``
+mod               ``"%0Nd" % ((J.hashCode() & 0x7FFFFFFF) % buckets) + sep + K``, N = max(2, digits)
+random            a random bucket in the ``mod`` text form + sep + K
+phoenix           ``(byte) phoenix_salt(K, buckets) + K`` (buckets <= 256)
+opentsdb          ``opentsdb_salt(metric, tags, buckets, width) + K``; J = metric + tag fields
+================  ==============================================================================
+
+``J.hashCode()`` is Java's ``String.hashCode`` of J read as UTF-8 text (ISO-8859-1 when J is not
+valid UTF-8, i.e. ``new String(bytes, ISO_8859_1)``), which is what a Java writer gets when it
+builds J as a String. md5 and crc32 hash the bytes of J.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from keyshape import hashing, hbytes
+from keyshape.errors import KeyshapeError
+
+__all__ = ["STRATEGIES", "Prefix", "make_prefix", "java_string_hash_many"]
+
+# More buckets than this cannot be listed or fanned out to (md5 with length >= 5, md5-full).
+MAX_LISTED_BUCKETS = 65536
+
+
+def _j_text(j: bytes) -> str:
+    try:
+        return j.decode("utf-8")
+    except UnicodeDecodeError:
+        return j.decode("latin-1")
+
+
+def java_string_hash_many(js: Sequence[bytes]) -> np.ndarray:
+    """``String.hashCode`` of every ``J`` (decoded as :func:`_j_text` does), as uint32 values.
+
+    ASCII input is vectorized: for ASCII, ``String.hashCode == Arrays.hashCode(bytes) - 31**len``
+    (Arrays.hashCode starts from 1, String.hashCode from 0), so it reuses
+    :func:`keyshape.hashing.java_bytes_hash_many`.
+    """
+    if not js:
+        return np.zeros(0, dtype=np.uint64)
+    if b"".join(js).isascii():
+        h = hashing.java_bytes_hash_many(js).astype(np.int64) & 0xFFFFFFFF
+        lens = np.fromiter(map(len, js), dtype=np.int64, count=len(js))
+        pow31 = np.ones(int(lens.max()) + 1, dtype=np.int64)
+        for i in range(1, len(pow31)):
+            pow31[i] = (pow31[i - 1] * 31) & 0xFFFFFFFF
+        return ((h - pow31[lens]) & 0xFFFFFFFF).astype(np.uint64)
+    return np.array(
+        [hashing.java_string_hash(_j_text(j)) & 0xFFFFFFFF for j in js], dtype=np.uint64
+    )
+
+
+class Prefix:
+    """Base strategy: no prefix. Subclasses override the class attributes and methods."""
+
+    name = "none"
+    material = ""  # what the prefix is computed from: "J", "K" or "" (nothing)
+    sep_after = False  # whether the key separator follows the prefix
+    width = 0  # prefix length in bytes
+    recoverable = True  # whether K can be recovered from the key
+    salted = False  # whether the key space is cut into buckets that a scan must fan out to
+
+    def __init__(self, separator: bytes = b"") -> None:
+        self.separator = separator
+
+    @property
+    def head_width(self) -> int:
+        """Bytes before K: the prefix plus the separator that follows it."""
+        return self.width + (len(self.separator) if self.sep_after and self.width else 0)
+
+    def prefix_for(self, material: bytes) -> bytes:
+        """The prefix for one key, from its J or K (see :attr:`material`)."""
+        return b""
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        """:meth:`prefix_for` of every material, in order."""
+        return [self.prefix_for(m) for m in materials]
+
+    def apply(self, prefix: bytes, k: bytes) -> bytes:
+        """The full key from a prefix and K."""
+        if not self.width:
+            return k
+        return prefix + self.separator + k if self.sep_after else prefix + k
+
+    def bucket_count(self) -> int | None:
+        """How many distinct prefixes exist (None: no prefix)."""
+        return None
+
+    def bucket(self, i: int) -> bytes:
+        """The i-th prefix in sorted byte order (0 <= i < bucket_count())."""
+        raise KeyshapeError(f"prefix strategy {self.name!r} has no buckets")
+
+    def buckets(self) -> list[bytes] | None:
+        """Every prefix, sorted; None for unsalted strategies.
+
+        Raises KeyshapeError when there are more than 65536 (md5 with length >= 5).
+        """
+        if not self.salted:
+            return None
+        n = self.bucket_count()
+        assert n is not None
+        if n > MAX_LISTED_BUCKETS:
+            raise KeyshapeError(
+                f"prefix {self.name!r} has {n} possible prefixes, too many to list or fan out to; "
+                f"use a shorter prefix (at most {MAX_LISTED_BUCKETS} buckets) or query by the hashed fields"
+            )
+        return [self.bucket(i) for i in range(n)]
+
+    def strip(self, key: bytes) -> bytes:
+        """K: the key without its prefix (and the separator after it)."""
+        head = self.head_width
+        if len(key) < head:
+            raise KeyshapeError(
+                f"key {hbytes.to_string_binary(key)} is shorter than the {head}-byte {self.name} prefix"
+            )
+        if self.sep_after and self.separator and key[self.width : head] != self.separator:
+            raise KeyshapeError(
+                f"key {hbytes.to_string_binary(key)} lacks the separator after its {self.name} prefix"
+            )
+        return key[head:]
+
+
+class Md5Prefix(Prefix):
+    name, material, sep_after, salted = "md5", "J", True, True
+
+    def __init__(self, separator: bytes = b"", length: int = 4) -> None:
+        super().__init__(separator)
+        self.width = length
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return hashlib.md5(material).hexdigest()[: self.width].encode("ascii")
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        w, md5 = self.width, hashlib.md5
+        return [md5(m).hexdigest()[:w].encode("ascii") for m in materials]
+
+    def bucket_count(self) -> int:
+        return 16**self.width
+
+    def bucket(self, i: int) -> bytes:
+        return b"%0*x" % (self.width, i)
+
+
+class Md5FullPrefix(Prefix):
+    """The key is ``md5_hex(K)`` alone: point reads only, fields kept in a column."""
+
+    name, material, width, recoverable = "md5-full", "K", 32, False
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return hashlib.md5(material).hexdigest().encode("ascii")
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        md5 = hashlib.md5
+        return [md5(m).hexdigest().encode("ascii") for m in materials]
+
+    def apply(self, prefix: bytes, k: bytes) -> bytes:
+        return prefix
+
+    def bucket_count(self) -> int:
+        return 16**32
+
+    def bucket(self, i: int) -> bytes:
+        return b"%032x" % i
+
+    def strip(self, key: bytes) -> bytes:
+        raise KeyshapeError(
+            "md5-full keys are md5_hex(K): the fields cannot be recovered from the key; "
+            "store them in a column, or use strategy 'md5' (prefix + fields)"
+        )
+
+
+class JavaHashShortPrefix(Prefix):
+    name, material, width, salted = "java-hash-short", "J", 2, True
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        h = (java_string_hash_many(materials) & np.uint64(0x7FFF)).astype(">u2")
+        raw = h.tobytes()
+        return [raw[i : i + 2] for i in range(0, len(raw), 2)]
+
+    def bucket_count(self) -> int:
+        return 0x8000
+
+    def bucket(self, i: int) -> bytes:
+        return hbytes.short(i)
+
+
+class Crc32Prefix(Prefix):
+    name, material, width, sep_after, salted = "crc32", "J", 4, True, True
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return b"%04x" % (hashing.crc32(material) & 0xFFFF)
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        crc = zlib.crc32
+        return [b"%04x" % (crc(m) & 0xFFFF) for m in materials]
+
+    def bucket_count(self) -> int:
+        return 0x10000
+
+    def bucket(self, i: int) -> bytes:
+        return b"%04x" % i
+
+
+class ModPrefix(Prefix):
+    name, material, sep_after, salted = "mod", "J", True, True
+
+    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
+        super().__init__(separator)
+        self.n = buckets
+        self.width = max(2, len(str(buckets - 1)))
+        self._table = [self.bucket(i) for i in range(buckets)]
+
+    def prefix_for(self, material: bytes) -> bytes:
+        h = hashing.java_string_hash(_j_text(material)) & 0x7FFFFFFF
+        return self._table[h % self.n]
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        idx = (java_string_hash_many(materials) & np.uint64(0x7FFFFFFF)) % np.uint64(self.n)
+        table = self._table
+        return [table[i] for i in idx.tolist()]
+
+    def bucket_count(self) -> int:
+        return self.n
+
+    def bucket(self, i: int) -> bytes:
+        return b"%0*d" % (self.width, i)
+
+
+class RandomPrefix(ModPrefix):
+    """A random bucket per write: even writes, but every read must visit every bucket."""
+
+    name, material = "random", ""
+
+    def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
+        super().__init__(separator, buckets)
+        self._rng = np.random.default_rng(seed)
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return self._table[int(self._rng.integers(self.n))]
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        table = self._table
+        return [table[i] for i in self._rng.integers(self.n, size=len(materials)).tolist()]
+
+
+class PhoenixPrefix(Prefix):
+    name, material, width, salted = "phoenix", "K", 1, True
+
+    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
+        super().__init__(separator)
+        self.n = buckets
+
+    def prefix_for(self, material: bytes) -> bytes:
+        return bytes([hashing.phoenix_salt(material, self.n)])
+
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+        raw = hashing.phoenix_salt_many(materials, self.n).tobytes()
+        return [raw[i : i + 1] for i in range(len(raw))]
+
+    def bucket_count(self) -> int:
+        return self.n
+
+    def bucket(self, i: int) -> bytes:
+        return bytes([i])
+
+
+class OpenTsdbPrefix(Prefix):
+    """OpenTSDB's salt over the metric UID (the first hashed field) and the tag fields."""
+
+    name, material, salted = "opentsdb", "J", True
+
+    def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
+        super().__init__(separator)
+        self.n, self.width, self.metric_width = buckets, width, metric_width
+
+    def prefix_for(self, material: bytes) -> bytes:
+        mw = self.metric_width
+        return hashing.opentsdb_salt(material[:mw], material[mw:], self.n, self.width)
+
+    def bucket_count(self) -> int:
+        return self.n
+
+    def bucket(self, i: int) -> bytes:
+        return i.to_bytes(self.width, "big")
+
+
+STRATEGIES: dict[str, type[Prefix]] = {
+    cls.name: cls
+    for cls in (
+        Prefix, Md5Prefix, Md5FullPrefix, JavaHashShortPrefix, Crc32Prefix, ModPrefix,
+        RandomPrefix, PhoenixPrefix, OpenTsdbPrefix,
+    )
+}
+
+
+def make_prefix(strategy: str, separator: bytes = b"", **options: int) -> Prefix:
+    """Build a strategy by name with its (already validated) options."""
+    return STRATEGIES[strategy](separator, **options)

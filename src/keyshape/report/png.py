@@ -1,0 +1,179 @@
+"""Pictures of an analysis: the time x key-space heat map (like Bigtable's Key Visualizer), the
+per-region bar chart and side-by-side comparisons, drawn with matplotlib (Agg, no display)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from keyshape.analysis import Analysis  # noqa: E402
+from keyshape.hbytes import to_string_binary  # noqa: E402
+
+VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
+_MAX_KEY_LABELS = 32
+_LABEL_CHARS = 22
+
+
+def _common_prefix(keys: Sequence[bytes]) -> int:
+    keys = [k for k in keys if k]
+    if len(keys) < 2:
+        return 0
+    lo, hi = min(keys), max(keys)
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    return n
+
+
+def _short(key: bytes, skip: int = 0) -> str:
+    """A tick label: the key in toStringBinary form, minus a prefix every start key shares
+    (shown as …, so binary keys show the bytes that differ), cut to a readable length."""
+    if not key:
+        return "(start)"
+    text = ("…" if skip else "") + to_string_binary(key[skip:])
+    return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
+
+
+def _region_ticks(ax: Axes, analysis: Analysis, axis: str) -> None:
+    """Label regions with their start keys when few, else with every k-th region index."""
+    n = len(analysis.regions)
+    starts = [r.start for r in analysis.regions]
+    common = _common_prefix(starts)
+    # Keep the shared prefix when it is short and readable; drop it when it hides the difference.
+    skip = common if len(to_string_binary(starts[-1])) > _LABEL_CHARS else 0
+    if n <= _MAX_KEY_LABELS:
+        ticks = np.arange(n)
+        labels = [_short(k, skip) for k in starts]
+    else:
+        step = int(np.ceil(n / 16))
+        ticks = np.arange(0, n, step)
+        labels = [f"#{i} {_short(starts[i], skip)}" for i in ticks]
+    if axis == "y":
+        ax.set_yticks(ticks, labels, fontsize=7, family="monospace")
+    else:
+        ax.set_xticks(ticks, labels, fontsize=7, family="monospace", rotation=60, ha="right")
+
+
+def draw_heatmap(ax: Axes, analysis: Analysis, *, vmax: float | None = None,
+                 colorbar: bool = True, title: str | None = None) -> None:
+    """Draw writes per region (rows, key order top to bottom) per time window (columns)."""
+    heat = analysis.heat.T.astype(np.float64)
+    windows = heat.shape[1]
+    per_window = analysis.rows / max(windows, 1)
+    im = ax.imshow(heat, aspect="auto", interpolation="nearest", cmap="inferno",
+                   vmin=0, vmax=vmax if vmax is not None else max(float(heat.max()), 1.0),
+                   origin="upper", extent=(0, windows, len(analysis.regions) - 0.5, -0.5))
+    ax.set_xlabel(f"time → ({windows} windows of ~{per_window:,.0f} writes)")
+    ax.set_ylabel("key space → (regions by start key)")
+    _region_ticks(ax, analysis, "y")
+    if title is not None:
+        ax.set_title(title, fontsize=11, color=VERDICT_COLOURS.get(analysis.verdict, "black"))
+    if colorbar:
+        cb = ax.figure.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+        cb.set_label("writes per region per window")
+
+
+def draw_region_bars(ax: Axes, analysis: Analysis) -> None:
+    """Draw rows per region in key order with the fair-share line."""
+    rows = np.array([r.rows for r in analysis.regions], dtype=np.float64)
+    n = len(rows)
+    colour = VERDICT_COLOURS.get(analysis.verdict, "#1565c0")
+    ax.bar(np.arange(n), rows, width=0.85 if n < 200 else 1.0, color=colour, alpha=0.85)
+    ax.axhline(rows.sum() / n, color="black", linestyle="--", linewidth=1,
+               label=f"fair share ({rows.sum() / n:,.0f} rows)")
+    ax.set_ylabel("rows")
+    ax.set_xlabel("region (key order)")
+    ax.set_xlim(-0.6, n - 0.4)
+    _region_ticks(ax, analysis, "x")
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def draw_hot_share(ax: Axes, analysis: Analysis) -> None:
+    """Draw, per window, the share of writes the hottest region takes, against the fair share."""
+    shares = analysis.window_hot_shares
+    ax.plot(np.arange(shares.size) + 0.5, shares, color="#c62828", linewidth=1.5,
+            label="hottest region's share of the window")
+    ax.axhline(1 / len(analysis.regions), color="black", linestyle="--", linewidth=1,
+               label=f"fair share (1/{len(analysis.regions)})")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(0, max(shares.size, 1))
+    ax.set_xlabel("time window")
+    ax.set_ylabel("share of writes")
+    # Above the axes: the line itself often runs along the top edge.
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
+
+
+def heatmap_figure(analysis: Analysis) -> Figure:
+    """A figure with the heat map alone, titled with the design name and verdict."""
+    n = len(analysis.regions)
+    height = min(max(3.5, 0.28 * n + 1.8), 11) if n <= _MAX_KEY_LABELS else 7
+    fig, ax = plt.subplots(figsize=(11, height), layout="constrained")
+    name = analysis.name or "keys"
+    draw_heatmap(ax, analysis, title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
+    return fig
+
+
+def region_bars_figure(analysis: Analysis) -> Figure:
+    fig, ax = plt.subplots(figsize=(11, 3.6), layout="constrained")
+    draw_region_bars(ax, analysis)
+    return fig
+
+
+def hot_share_figure(analysis: Analysis) -> Figure:
+    fig, ax = plt.subplots(figsize=(11, 2.8), layout="constrained")
+    draw_hot_share(ax, analysis)
+    return fig
+
+
+def compare_figure(analyses: Sequence[Analysis]) -> Figure:
+    """Heat maps of several designs side by side, one colour scale (shares of each window)."""
+    if not analyses:
+        raise ValueError("compare needs at least one analysis")
+    k = len(analyses)
+    fig, axes = plt.subplots(1, k, figsize=(max(5.0 * k, 7), 6), layout="constrained",
+                             squeeze=False)
+    for ax, a in zip(axes[0], analyses):
+        draw_heatmap(ax, a, colorbar=False,
+                     title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean "
+                           f"{a.max_over_mean:.2f} · hot window {100 * a.hot_window_share:.0f}%")
+    vmax = max(float(a.heat.max()) for a in analyses) or 1.0
+    for ax in axes[0]:
+        for im in ax.get_images():
+            im.set_clim(0, vmax)
+    fig.colorbar(axes[0][0].get_images()[0], ax=list(axes[0]), fraction=0.02, pad=0.01,
+                 label="writes per region per window")
+    return fig
+
+
+def figure_png(fig: Figure, dpi: int = 110) -> bytes:
+    """Render a figure to PNG bytes and close it."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=dpi)
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def write_png(analysis: Analysis, path: str | Path) -> Path:
+    """Write the heat map alone to ``path`` as PNG; returns the path."""
+    out = Path(path)
+    out.write_bytes(figure_png(heatmap_figure(analysis)))
+    return out
+
+
+def write_compare_png(analyses: Sequence[Analysis], path: str | Path) -> Path:
+    """Write the side-by-side heat maps of several designs to ``path`` as PNG."""
+    out = Path(path)
+    out.write_bytes(figure_png(compare_figure(analyses)))
+    return out

@@ -1,0 +1,171 @@
+"""Terminal reports with rich: the per-region table, the key numbers, a one-line verdict, a
+comparison table, and the progress bar the CLI shows while generating and assigning keys.
+
+These functions build rich renderables (or take a ``Console`` the caller owns); the library never
+prints on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.console import Console, Group
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from keyshape.analysis import Analysis, RegionLoad
+from keyshape.hbytes import to_string_binary
+
+STYLES = {"balanced": "bold green", "skewed": "bold yellow", "hotspot": "bold red"}
+_KEY_CHARS = 28
+# Columns other than the two keys, with borders and padding, take about this many cells.
+_FIXED_CELLS = 52
+
+
+def _key(key: bytes, chars: int = _KEY_CHARS) -> str:
+    text = to_string_binary(key)
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _bar(share: float, top: float, width: int = 10) -> str:
+    filled = 0 if top <= 0 else round(width * share / top)
+    return "█" * filled + "·" * (width - filled)
+
+
+def pick_regions(regions: Sequence[RegionLoad], limit: int) -> list[RegionLoad | None]:
+    """The regions worth showing, in key order, with ``None`` marking skipped runs.
+
+    All of them when there are at most ``limit``; otherwise the busiest ``limit * 2 // 3`` and the
+    quietest rest, so both hot and cold regions stay visible.
+    """
+    if len(regions) <= limit:
+        return list(regions)
+    by_rows = sorted(regions, key=lambda r: r.rows)
+    hot = max(1, limit * 2 // 3)
+    chosen = {r.index for r in by_rows[-hot:]} | {r.index for r in by_rows[: limit - hot]}
+    out: list[RegionLoad | None] = []
+    for r in regions:
+        if r.index in chosen:
+            out.append(r)
+        elif out and out[-1] is not None or not out:
+            out.append(None)
+    return out
+
+
+def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) -> Table:
+    """A table of regions: start / end keys (toStringBinary), rows, share, a bar, server.
+
+    Keys are cut (with …) to fit ``width`` terminal cells when given.
+    """
+    chars = _KEY_CHARS if width is None else max(8, min(_KEY_CHARS, (width - _FIXED_CELLS) // 2))
+    top = max((r.share for r in analysis.regions), default=0.0)
+    fair = 1 / len(analysis.regions)
+    shown = pick_regions(analysis.regions, limit)
+    title = f"{len(analysis.regions)} regions"
+    if len(shown) < len(analysis.regions):
+        title += f" (busiest and quietest {sum(r is not None for r in shown)} shown)"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for col, justify in (("#", "right"), ("start", "left"), ("end", "left"), ("rows", "right"),
+                         ("share", "right"), ("", "left"), ("server", "right")):
+        # Keys give way first on a narrow terminal; numbers never wrap or shrink.
+        table.add_column(col, justify=justify, no_wrap=True)
+    for r in shown:
+        if r is None:
+            table.add_row("…", "", "", "", "", "", "")
+            continue
+        style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
+            "dim" if r.rows == 0 else "")
+        # Text, not str: rich would read "[...]" inside a key as markup.
+        table.add_row(str(r.index), Text(_key(r.start, chars) if r.start else "(start)"),
+                      Text(_key(r.end, chars) if r.end else "(end)"), f"{r.rows:,}",
+                      f"{100 * r.share:.1f}%", _bar(r.share, top), str(r.server), style=style)
+    return table
+
+
+def summary_table(analysis: Analysis) -> Table:
+    """The key numbers: distribution, time windows, key lengths and overhead."""
+    a = analysis
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="dim")
+    table.add_column()
+    fair = 1 / len(a.regions)
+    for k, v in (
+        ("rows", f"{a.rows:,} over {len(a.regions)} regions on {a.servers} servers"),
+        ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
+        ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
+        ("hot window share", f"{100 * a.hot_window_share:.1f}% of writes in the busiest region "
+                             f"(fair {100 * fair:.1f}%), {100 * a.hot_window_server_share:.1f}% "
+                             f"on the busiest server, {a.windows} windows"),
+        ("key length", f"min {a.key_length_min} / mean {a.key_length_mean:.1f} / max "
+                       f"{a.key_length_max} bytes"),
+        ("key overhead", f"{a.key_overhead_bytes:,} bytes ({a.cells_per_row} cell(s) per row "
+                         "repeat the key)"),
+    ):
+        table.add_row(k, Text(v))
+    return table
+
+
+def verdict_line(analysis: Analysis) -> Text:
+    """One coloured line: VERDICT  name: first reason."""
+    text = Text()
+    text.append(f"{analysis.verdict.upper():<8}", style=STYLES.get(analysis.verdict, "bold"))
+    text.append("  ")
+    if analysis.name:
+        text.append(f"{analysis.name}: ", style="bold")
+    text.append(analysis.reasons[0] if analysis.reasons else "")
+    return text
+
+
+def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None) -> Group:
+    """Everything ``keyshape analyze`` prints: regions, numbers, verdict, reasons and advice."""
+    parts: list[object] = [region_table(analysis, limit, width), summary_table(analysis), Text(""),
+                           verdict_line(analysis)]
+    for reason in analysis.reasons[1:]:
+        parts.append(Text(f"          {reason}"))
+    for advice in analysis.advice:
+        parts.append(Text.assemble(("  → ", "bold cyan"), advice))
+    for finding in analysis.lint:
+        parts.append(Text.assemble(("  lint: ", "dim"), finding))
+    return Group(*parts)
+
+
+def compare_table(analyses: Sequence[Analysis]) -> Table:
+    """One row per design: verdict and headline numbers, side by side."""
+    table = Table(title="designs on the same workload", title_justify="left", header_style="bold")
+    for col in ("design", "verdict", "regions", "max/mean", "CV", "Gini", "deviation",
+                "hot window", "key bytes"):
+        table.add_column(col, justify="left" if col in ("design", "verdict") else "right")
+    for a in analyses:
+        table.add_row(Text(a.name), Text(a.verdict, style=STYLES.get(a.verdict, "")), str(len(a.regions)),
+                      f"{a.max_over_mean:.2f}", f"{a.cv:.3f}", f"{a.gini:.3f}",
+                      f"{a.deviation_rate:.2f}", f"{100 * a.hot_window_share:.1f}%",
+                      f"{a.key_length_mean:.1f}")
+    return table
+
+
+@contextmanager
+def progress_bar(console: Console, total: int | None, description: str
+                 ) -> Iterator[Callable[[int], None]]:
+    """A transient rich progress bar; yields ``update(done)`` taking the number of rows done.
+
+    When the console is not a terminal nothing is drawn (the callback does nothing), so piped
+    output and CI logs stay clean.
+    """
+    if not console.is_terminal:
+        yield lambda done: None
+        return
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda done: progress.update(task, completed=done)

@@ -1,0 +1,111 @@
+"""``[[index]]`` sections of a key schema: secondary index tables.
+
+An index table is keyed by other fields of the same records, followed by the main row key, so a
+scan by the index fields finds the main rows::
+
+    [[index]]
+    name = "by_product"
+    table = "orders_by_product"           # "ns:name", or name in the main table's namespace
+    family = "i"                          # default "i"; its cell "row" holds the main row key
+    fields = ["product_id", "order_time", "order_id"]
+    hash_fields = ["product_id"]          # default: the first field (pins the bucket of a lookup)
+    prefix = { strategy = "mod", buckets = 8 }   # optional, like key.prefix (not random)
+    [[index.columns]]                     # index fields that are not key fields: type + where the
+    name = "product_id"                   # main row keeps the value (encoded as in the index key;
+    type = "string"                       # column default "<first family>:<name>")
+    width = 8
+    column = "d:product_id"
+
+The index row key is ``prefix + f1 + sep + f2 + ... + sep + main_key`` (the main key schema's
+separator), i.e. the :class:`keyshape.schema.KeySchema` :attr:`IndexSpec.key` with a last bytes
+field ``row``; reading it is a merged scan of that schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from keyshape.fields import FieldSpec
+from keyshape.prefixes import make_prefix
+from keyshape.schema_parse import Section
+
+__all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
+
+ROW_FIELD = "row"
+_INDEX_STRATEGIES = ("none", "md5", "mod", "phoenix", "crc32", "java-hash-short")
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """One secondary index table (see the module docstring)."""
+
+    name: str
+    table: Any  # TableSpec
+    family: str
+    fields: tuple[FieldSpec, ...]
+    columns: dict[str, bytes]  # index field that is not a key field -> main-row column
+    key: Any  # KeySchema of the index table: fields + ROW_FIELD
+
+    @property
+    def pointer_column(self) -> bytes:
+        """The index-row cell holding the main row key."""
+        return f"{self.family}:{ROW_FIELD}".encode()
+
+
+def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec], separator: bytes) -> list[IndexSpec]:
+    """Every ``[[index]]`` of the schema (``[]`` without any)."""
+    from keyshape.schema import FamilySpec, KeySchema, TableSpec, _parse_field, _parse_prefix
+
+    by_name = {f.name: f for f in key_fields}
+    out: list[IndexSpec] = []
+    for s in top.sections("index"):
+        name = s.get("name", str, required=True)
+        if name in {i.name for i in out}:
+            s.fail("name", f"duplicate index name {name!r}", "give every index its own name")
+        tname = s.get("table", str, required=True)
+        ns, _, tn = tname.rpartition(":")
+        family = s.get("family", str, "i")
+        names = s.get("fields", list, required=True)
+        extra: dict[str, FieldSpec] = {}
+        columns: dict[str, bytes] = {}
+        default_family = main_table.families[0].name
+        for i, c in enumerate(s.sections("columns")):
+            column = c.get("column", str, None)
+            f = _parse_field(c, i)
+            if f.name in by_name:
+                c.fail("name", f"{f.name!r} is a key field", "list it in fields only; its type comes from the key")
+            extra[f.name] = f
+            columns[f.name] = (column or f"{default_family}:{f.name}").encode()
+        if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+            s.fail("fields", "must list distinct field names, at least one", 'e.g. fields = ["product_id", "order_id"]')
+        fields = []
+        for n in names:
+            if n == ROW_FIELD:
+                s.fail("fields", f"{ROW_FIELD!r} is reserved for the main row key", "rename the field")
+            f = by_name.get(n) or extra.get(n)
+            if f is None:
+                s.fail("fields", f"{n!r} is neither a key field nor in [[index.columns]]",
+                       f"add [[index.columns]] name = {n!r} with its type and column")
+            fields.append(f)
+        for n in extra:
+            if n not in names:
+                s.fail("columns", f"{n!r} is not in fields", "remove it or add it to fields")
+        if not separator and not all(f.self_delimiting for f in fields):
+            s.fail("fields", "a variable-width field without a separator cannot be followed by the main key",
+                   "give the field a width or encoding = 'ordered', or set key.separator")
+        strategy, options = _parse_prefix(s)
+        if strategy not in _INDEX_STRATEGIES:
+            s.fail("prefix", f"strategy {strategy!r} is not supported for an index table",
+                   "use one of: " + ", ".join(_INDEX_STRATEGIES) + " (random would make index rows unfindable)")
+        hash_fields = s.get("hash_fields", list, [names[0]])
+        if not hash_fields or any(h not in names for h in hash_fields):
+            s.fail("hash_fields", "must list index fields", f"e.g. hash_fields = [{names[0]!r}]")
+        s.done()
+        table = TableSpec(tn, ns or main_table.namespace, [FamilySpec(family)])
+        row = FieldSpec(ROW_FIELD, "bytes", "hbase", pad="none", pad_char="\x00")
+        key = KeySchema(table, [*fields, row], separator, make_prefix(strategy, separator, **options),
+                        hash_fields, source=f"{top.source} index {name}")
+        out.append(IndexSpec(name, table, family, tuple(fields), columns, key))
+    return out

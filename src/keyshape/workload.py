@@ -1,0 +1,338 @@
+"""Workloads: synthetic key-field values in write order, and streaming readers for real data.
+
+A schema's ``[workload]`` section::
+
+    [workload]
+    rows = 200000          # default 100000
+    seed = 0               # mixed with generate()'s seed
+    value_bytes = 100      # cell bytes per row, for size estimates (default 100)
+    fields.user_id = { generator = "zipf", cardinality = 100000, skew = 1.1 }
+
+Generators (``fields.NAME = { generator = ..., options }``; a key field without one gets the default
+for its type: ``sequential-time`` for timestamps, ``uuid`` for strings and bytes, ``uniform`` over
+[0, 1000000) for numbers):
+
+====================  ===========================================================================
+sequential            ``start`` (0), ``step`` (1), ``repeat`` (1): start, start+step, ..., each value
+                      ``repeat`` times in a row (the hot-spot pattern)
+sequential-time       ``start`` (ISO-8601 or ms, default 2026-01-01T00:00:00Z), ``step_ms`` (1000)
+jittered-time         like sequential-time plus uniform noise in ``[-jitter_ms, jitter_ms]``
+                      (default 10 x step_ms), clamped at 0: late and early arrivals
+zipf                  ``cardinality`` (required), ``skew`` (1.1), ``offset`` (0), ``shuffle`` (true):
+                      ids ``offset..offset+cardinality-1`` with P(rank k) ~ 1/k**skew; ``shuffle``
+                      scatters the hot ranks over the id range instead of making the smallest hot
+uniform               ``low`` (0), ``high`` (1000000, exclusive)
+uuid                  random UUID4 (text for strings, 16 raw bytes for bytes fields)
+categorical           ``values`` (required), ``weights`` (equal)
+constant              ``value`` (required)
+derived               ``source`` (another field), ``floor_ms`` (1), ``divide`` (1): e.g. the hour
+                      bucket of a timestamp field, or its seconds
+====================  ===========================================================================
+
+Integer generators feed string fields through ``format`` (a Python format string, default
+``"{}"``, e.g. ``"user{:06d}"``) and bytes fields as big-endian bytes of the field's width (8 if
+none). Output is deterministic for a (schema seed, ``seed``, ``chunk_rows``) triple; each field
+draws from its own random stream, so adding a field does not change the others.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keyshape import hbytes
+from keyshape.errors import KeyshapeError
+from keyshape.fields import FieldSpec, parse_timestamp
+
+__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "generate", "parse_workload",
+           "read_keys", "read_records"]
+
+DEFAULT_START = "2026-01-01T00:00:00Z"
+# generator -> {option: (kind, default)}; a default of ... means required.
+GENERATORS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
+    "sequential": {"start": (int, 0), "step": (int, 1), "repeat": (int, 1), "format": (str, "{}")},
+    "sequential-time": {"start": ((str, int), DEFAULT_START), "step_ms": (int, 1000)},
+    "jittered-time": {"start": ((str, int), DEFAULT_START), "step_ms": (int, 1000), "jitter_ms": (int, None)},
+    "zipf": {"cardinality": (int, ...), "skew": (float, 1.1), "offset": (int, 0),
+             "shuffle": (bool, True), "format": (str, "{}")},
+    "uniform": {"low": ((int, float), 0), "high": ((int, float), 1_000_000), "format": (str, "{}")},
+    "uuid": {},
+    "categorical": {"values": (list, ...), "weights": (list, None)},
+    "constant": {"value": ((str, int, float), ...)},
+    "derived": {"source": (str, ...), "floor_ms": (int, 1), "divide": (int, 1)},
+}
+_INT_GENERATORS = ("sequential", "sequential-time", "jittered-time", "zipf", "derived")
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """One field's generator and its options (defaults filled in)."""
+
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """The ``[workload]`` section: row count, seed, cell size and one generator per key field."""
+
+    rows: int = 100_000
+    seed: int = 0
+    value_bytes: int = 100
+    fields: dict[str, GeneratorSpec] = field(default_factory=dict)
+    key_fields: tuple[FieldSpec, ...] = ()
+
+
+def _default_generator(f: FieldSpec) -> GeneratorSpec:
+    if f.type == "timestamp":
+        return GeneratorSpec("sequential-time", {"start": parse_timestamp(DEFAULT_START), "step_ms": 1000})
+    if f.type in ("string", "bytes"):
+        return GeneratorSpec("uuid", {})
+    return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "format": "{}"})
+
+
+def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpec:
+    """Check and read a ``[workload]`` :class:`keyshape.schema_parse.Section`."""
+    rows = section.get("rows", int, 100_000, minimum=1)
+    seed = section.get("seed", int, 0, minimum=0)
+    value_bytes = section.get("value_bytes", int, 100, minimum=0)
+    by_name = {f.name: f for f in key_fields}
+    gens: dict[str, GeneratorSpec] = {}
+    fsec = section.section("fields")
+    if fsec is not None:
+        for name in list(fsec.data):
+            if name not in by_name:
+                fsec.fail(name, "is not a key field", "use one of: " + ", ".join(by_name))
+            g = fsec.section(name)
+            kind = g.get("generator", str, required=True, choices=GENERATORS)
+            opts: dict[str, Any] = {}
+            for opt, (typ, default) in GENERATORS[kind].items():
+                value = g.get(opt, typ, None if default is ... else default, required=default is ...)
+                opts[opt] = value
+            g.done()
+            _check_generator(g, by_name[name], kind, opts, by_name)
+            gens[name] = GeneratorSpec(kind, opts)
+        fsec.done()
+    section.done()
+    for f in key_fields:
+        gens.setdefault(f.name, _default_generator(f))
+    return WorkloadSpec(rows, seed, value_bytes, gens, tuple(key_fields))
+
+
+def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name: dict[str, FieldSpec]) -> None:
+    if kind in ("sequential-time", "jittered-time"):
+        try:
+            o["start"] = parse_timestamp(o["start"])
+        except KeyshapeError as exc:
+            g.fail("start", str(exc))
+        if o["step_ms"] < 0:
+            g.fail("step_ms", "must be >= 0", "use a positive step")
+    if kind == "sequential" and o["repeat"] < 1:
+        g.fail("repeat", "must be >= 1", "e.g. repeat = 3600")
+    if kind == "zipf" and (o["cardinality"] < 1 or o["skew"] <= 0):
+        g.fail("cardinality" if o["cardinality"] < 1 else "skew", "must be positive", "e.g. cardinality = 1000, skew = 1.1")
+    if kind == "uniform" and not o["low"] < o["high"]:
+        g.fail("high", f"must be greater than low ({o['low']})", "set low < high")
+    if kind == "categorical":
+        if not o["values"]:
+            g.fail("values", "is empty", "list at least one value")
+        w = o["weights"]
+        if w is not None and (len(w) != len(o["values"]) or any(not isinstance(x, (int, float)) or x < 0 for x in w) or sum(w) <= 0):
+            g.fail("weights", "must be non-negative numbers, one per value, not all zero", "or drop weights")
+    if kind == "derived":
+        if o["source"] not in by_name or o["source"] == f.name:
+            g.fail("source", f"{o['source']!r} is not another key field", "use one of: " + ", ".join(n for n in by_name if n != f.name))
+        if by_name[o["source"]].type not in ("int32", "int64", "timestamp"):
+            g.fail("source", "must be an integer or timestamp field", "derive from a timestamp field")
+        if o["floor_ms"] < 1 or o["divide"] < 1:
+            g.fail("floor_ms", "floor_ms and divide must be >= 1", "e.g. floor_ms = 3600000")
+    if kind == "uuid" and f.type not in ("string", "bytes"):
+        g.fail("generator", f"uuid cannot feed a {f.type} field", "use sequential, zipf or uniform")
+    if f.type in ("int32", "int64", "timestamp") and kind == "uniform" and not all(isinstance(o[k], int) for k in ("low", "high")):
+        g.fail("low", "must be integers for an integer field", "e.g. low = 0, high = 1000")
+
+
+# ------------------------------------------------------------------------------------ generate
+
+
+def generate(schema_or_spec: Any, rows: int | None = None, seed: int = 0,
+             chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
+    """Yield the workload as column chunks (field name -> values) in write order.
+
+    ``schema_or_spec`` is a KeySchema (its ``[workload]``, or default generators when it has
+    none) or a :class:`WorkloadSpec`. ``rows`` overrides the spec's row count. Integer, float and
+    timestamp columns are numpy arrays (int64 / float64); string and bytes columns are lists.
+    Deterministic for the same spec, ``seed`` and ``chunk_rows``.
+    """
+    spec = schema_or_spec if isinstance(schema_or_spec, WorkloadSpec) else _spec_of(schema_or_spec)
+    total = spec.rows if rows is None else rows
+    if total < 0 or chunk_rows < 1:
+        raise KeyshapeError(f"generate: rows must be >= 0 and chunk_rows >= 1, got {total}, {chunk_rows}")
+    fields = list(spec.key_fields)
+    streams = np.random.SeedSequence([spec.seed, seed]).spawn(len(fields))
+    state = {f.name: _Stream(f, spec.fields[f.name], np.random.default_rng(s)) for f, s in zip(fields, streams)}
+    order = sorted(fields, key=lambda f: spec.fields[f.name].kind == "derived")  # sources first
+    done = 0
+    while done < total:
+        n = min(chunk_rows, total - done)
+        raw: dict[str, np.ndarray | list] = {}
+        for f in order:
+            raw[f.name] = state[f.name].next(n, done, raw)
+        yield {f.name: state[f.name].convert(raw[f.name]) for f in fields}
+        done += n
+
+
+def _spec_of(schema: Any) -> WorkloadSpec:
+    if getattr(schema, "workload", None) is not None:
+        return schema.workload
+    fields = tuple(schema.fields)
+    return WorkloadSpec(fields={f.name: _default_generator(f) for f in fields}, key_fields=fields)
+
+
+class _Stream:
+    """One field's generator state across chunks."""
+
+    def __init__(self, f: FieldSpec, g: GeneratorSpec, rng: np.random.Generator) -> None:
+        self.f, self.g, self.rng = f, g, rng
+        o = g.options
+        if g.kind == "zipf":
+            ranks = np.arange(1, o["cardinality"] + 1, dtype=np.float64)
+            p = ranks ** -float(o["skew"])
+            self.cdf = np.cumsum(p / p.sum())
+            self.ids = (rng.permutation(o["cardinality"]) if o["shuffle"] else np.arange(o["cardinality"])) + o["offset"]
+        if g.kind == "categorical":
+            w = np.asarray(o["weights"] if o["weights"] is not None else [1.0] * len(o["values"]), dtype=np.float64)
+            self.cdf = np.cumsum(w / w.sum())
+
+    def next(self, n: int, offset: int, done: dict[str, Any]) -> np.ndarray | list:
+        o, rng, kind = self.g.options, self.rng, self.g.kind
+        idx = np.arange(offset, offset + n, dtype=np.int64)
+        if kind == "sequential":
+            return o["start"] + (idx // o["repeat"]) * o["step"]
+        if kind in ("sequential-time", "jittered-time"):
+            t = o["start"] + idx * o["step_ms"]
+            if kind == "jittered-time":
+                j = o["jitter_ms"] if o["jitter_ms"] is not None else 10 * o["step_ms"]
+                t = np.maximum(t + rng.integers(-j, j + 1, size=n), 0)
+            return t
+        if kind == "zipf":
+            return self.ids[np.minimum(np.searchsorted(self.cdf, rng.random(n)), len(self.ids) - 1)]
+        if kind == "uniform":
+            if self.f.type == "float64" or isinstance(o["low"], float) or isinstance(o["high"], float):
+                return rng.uniform(o["low"], o["high"], size=n)
+            return rng.integers(o["low"], o["high"], size=n, dtype=np.int64)
+        if kind == "uuid":
+            raw = rng.bytes(16 * n)
+            return [bytes(_uuid.UUID(bytes=raw[i : i + 16], version=4).bytes) for i in range(0, 16 * n, 16)]
+        if kind == "categorical":
+            pick = np.minimum(np.searchsorted(self.cdf, rng.random(n), side="right"), len(self.cdf) - 1)
+            values = o["values"]
+            return [values[i] for i in pick.tolist()]
+        if kind == "constant":
+            return [o["value"]] * n
+        src = np.asarray(done[o["source"]], dtype=np.int64)  # derived
+        return (src - src % o["floor_ms"]) // o["divide"]
+
+    def convert(self, v: np.ndarray | list) -> np.ndarray | list:
+        t, kind, o = self.f.type, self.g.kind, self.g.options
+        if kind == "uuid":
+            return [str(_uuid.UUID(bytes=b)) for b in v] if t == "string" else v
+        if t in ("int32", "int64", "timestamp"):
+            a = np.asarray([self.f.coerce(x) for x in v] if isinstance(v, list) else v, dtype=np.int64)
+            if t == "int32" and a.size and (a.min() < -(2**31) or a.max() >= 2**31):
+                raise KeyshapeError(f"workload for {self.f.name!r} produces values outside int32")
+            return a
+        if t == "float64":
+            return np.asarray([float(x) for x in v] if isinstance(v, list) else v, dtype=np.float64)
+        if isinstance(v, list):
+            return [self.f.coerce(x) for x in v]
+        if t == "string":
+            fmt = o.get("format", "{}")
+            return [fmt.format(x) for x in v.tolist()]
+        width = self.f.width or 8
+        return [int(x).to_bytes(width, "big", signed=x < 0) for x in v.tolist()]
+
+
+# ------------------------------------------------------------------------------------- readers
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> Iterator[Any]:
+    """pyarrow RecordBatches of at most ``chunk_rows`` rows, read incrementally."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if not p.exists():
+        raise KeyshapeError(f"{p}: no such file")
+    if _is_parquet(p):
+        pf = pq.ParquetFile(p)
+        missing = [c for c in columns or [] if c not in pf.schema_arrow.names]
+        if missing:
+            raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)}")
+        yield from pf.iter_batches(batch_size=chunk_rows, columns=columns)
+        return
+    with p.open("rb") as fh:
+        header = fh.readline().decode("utf-8", "replace").strip().split(",")
+    names = [h.strip().strip('"') for h in header]
+    missing = [c for c in columns or [] if c not in names]
+    if missing:
+        raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(names)}")
+    # Read every column as text: keys like "007" must keep their zeros.
+    convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                  include_columns=columns, strings_can_be_null=False)
+    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=1 << 22), convert_options=convert)
+    for batch in reader:
+        for start in range(0, batch.num_rows, chunk_rows):
+            yield batch.slice(start, chunk_rows)
+
+
+def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100_000,
+              key_format: str = "binary") -> Iterator[list[bytes]]:
+    """Stream row keys from a CSV or Parquet file (``.parquet``/``.pq``) in chunks of bytes.
+
+    ``column`` defaults to the first column. Binary Parquet columns are taken as is; text is read
+    per ``key_format``: ``"binary"`` (HBase ``toStringBinary`` form, ``\\xNN`` escapes, what the
+    HBase shell prints), ``"raw"`` (the UTF-8 bytes of the text) or ``"hex"``. The file is read
+    batch by batch, never whole.
+    """
+    if key_format not in ("binary", "raw", "hex"):
+        raise KeyshapeError(f"unknown key_format {key_format!r}; use binary, raw or hex")
+    for batch in _batches(path, [column] if column else None, chunk_rows):
+        col = batch.column(0)
+        values = col.to_pylist()
+        if values and isinstance(values[0], (bytes, bytearray)):
+            yield [bytes(v) for v in values]
+        elif key_format == "binary":
+            yield [hbytes.to_bytes_binary(v) for v in values]
+        elif key_format == "raw":
+            yield [v.encode("utf-8") for v in values]
+        else:
+            yield [bytes.fromhex(v) for v in values]
+
+
+def read_records(path: str | Path, columns: list[str] | None = None,
+                 chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
+    """Stream records from CSV or Parquet as column chunks (name -> numpy array or list).
+
+    Parquet numeric columns become numpy arrays; everything else (all CSV columns, read as text so
+    leading zeros survive) becomes a list, which :meth:`KeySchema.encode_many` parses per field.
+    """
+    for batch in _batches(path, columns, chunk_rows):
+        out: dict[str, np.ndarray | list] = {}
+        for name, col in zip(batch.schema.names, batch.columns):
+            kind = str(col.type)
+            if kind.startswith(("int", "uint", "double", "float")) and col.null_count == 0:
+                out[name] = col.to_numpy(zero_copy_only=False)
+            else:
+                out[name] = col.to_pylist()
+        yield out
