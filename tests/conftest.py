@@ -1,0 +1,2 @@
+"""Shared pytest fixtures for keyshape's tests."""
+from hbase_fixture import hbase  # noqa: F401  (session fixture: a real standalone HBase)

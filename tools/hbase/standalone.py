@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Fetch, start, check and stop a standalone HBase (master + region server + ZooKeeper in one JVM).
+
+Usage: python tools/hbase/standalone.py fetch|start [--thrift]|stop [--keep-data]|kill|status|ready
+
+Everything lives under one run folder (default tools/hbase/run/, env KEYSHAPE_HBASE_RUN_DIR):
+conf/ (hbase-site.xml, log4j2.properties), data/ (rootdir, ZooKeeper, tmp), logs/, *.pid.
+Everything listens on 127.0.0.1 only. Ports come from the environment:
+KEYSHAPE_HBASE_ZK_PORT (2181), KEYSHAPE_HBASE_MASTER_PORT (16000),
+KEYSHAPE_HBASE_RS_PORT (16020), KEYSHAPE_HBASE_THRIFT_PORT (9090).
+
+Any failure raises `StartFailed`, whose message names the step that failed and the log to read.
+This file is importable (tests/hbase_fixture.py uses it) and uses only the standard library,
+except for the round-trip check, which needs the `hbase-driver` package.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+HERE = Path(__file__).resolve().parent
+LIB = HERE / "lib"
+POM = HERE / "pom.xml"
+READY_LINE = "Master has completed initialization"
+PROBE_TABLE = b"keyshape_ready_probe"
+
+# The flags HBase's own bin/hbase adds on JDK 11+ (HBASE-26054/HBASE-28152): netty and the
+# region server reach into JDK internals that JDK 17 closes by default.
+JDK17_FLAGS = [
+    "-XX:+UseG1GC",
+    "-Djava.net.preferIPv4Stack=true",
+    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+    "--add-modules", "jdk.unsupported",
+    *[f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+        "java.io", "java.nio", "sun.nio.ch", "java.lang", "jdk.internal.ref",
+        "java.lang.reflect", "java.util", "java.util.concurrent")],
+    *[f"--add-exports={m}=ALL-UNNAMED" for m in (
+        "java.base/jdk.internal.misc", "java.security.jgss/sun.security.krb5",
+        "java.base/sun.net.dns", "java.base/sun.net.util")],
+]
+
+
+class StartFailed(RuntimeError):
+    """A step of fetch/start/stop failed; `step` and `log` say which and where to look."""
+
+    def __init__(self, step: str, detail: str, log: Path | None) -> None:
+        self.step, self.detail, self.log = step, detail, log
+        where = f" Log: {log}" if log else ""
+        super().__init__(f"standalone HBase: step '{step}' failed: {detail}.{where}")
+
+
+def _env_port(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise ValueError(f"{name}={raw!r} is not a TCP port; set it to a number from 1 to 65535")
+    return int(raw)
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago (for test instances)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still answers kill(0); treat it as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return True
+
+
+@dataclass
+class Standalone:
+    """One standalone HBase instance: its run folder and its loopback ports."""
+
+    run_dir: Path = field(default_factory=lambda: Path(os.environ.get("KEYSHAPE_HBASE_RUN_DIR", HERE / "run")))
+    zk_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_ZK_PORT", 2181))
+    master_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_MASTER_PORT", 16000))
+    rs_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_RS_PORT", 16020))
+    thrift_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_THRIFT_PORT", 9090))
+    heap: str = "1g"
+
+    @classmethod
+    def with_free_ports(cls, run_dir: Path) -> "Standalone":
+        """An instance on fresh free ports, so it can run beside a developer's instance."""
+        return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(),
+                   rs_port=free_port(), thrift_port=free_port())
+
+    # -- paths ---------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The ZooKeeper address clients connect to (keyshape's `--hbase` value)."""
+        return f"127.0.0.1:{self.zk_port}"
+
+    conf_dir = property(lambda self: self.run_dir / "conf")
+    data_dir = property(lambda self: self.run_dir / "data")
+    log_dir = property(lambda self: self.run_dir / "logs")
+    master_log = property(lambda self: self.log_dir / "hbase-master.log")
+    master_out = property(lambda self: self.log_dir / "hbase-master.out")
+    thrift_log = property(lambda self: self.log_dir / "hbase-thrift.out")
+    fetch_log = property(lambda self: self.log_dir / "fetch.log")
+    master_pid_file = property(lambda self: self.run_dir / "master.pid")
+    thrift_pid_file = property(lambda self: self.run_dir / "thrift.pid")
+
+    # -- fetch ---------------------------------------------------------------------------------
+    def fetch(self) -> bool:
+        """Copy HBase's runtime jars into tools/hbase/lib with Maven; True if Maven ran.
+
+        Skipped when lib/ holds the jars for the current pom.xml (a stamp stores its hash).
+        Maven caches downloads in ~/.m2, so a re-fetch after `rm -rf lib` is offline and quick.
+        """
+        stamp = LIB / ".pom.sha256"
+        want = hashlib.sha256(POM.read_bytes()).hexdigest()
+        if stamp.exists() and stamp.read_text().strip() == want and any(LIB.glob("hbase-server-*.jar")):
+            return False
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
+        if LIB.exists():
+            shutil.rmtree(LIB)
+        cmd = [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={LIB}"]
+        with open(self.fetch_log, "w") as log:
+            rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=HERE)
+        if rc != 0 or not any(LIB.glob("hbase-server-*.jar")):
+            raise StartFailed("fetch", f"mvn exited with {rc} (Maven Central reachable?)", self.fetch_log)
+        stamp.write_text(want + "\n")
+        return True
+
+    # -- config --------------------------------------------------------------------------------
+    def site_properties(self) -> dict[str, str]:
+        data = self.data_dir
+        return {
+            "hbase.cluster.distributed": "false",
+            "hbase.rootdir": f"file://{data}/hbase",
+            "hbase.tmp.dir": f"{data}/tmp",
+            "hbase.zookeeper.property.dataDir": f"{data}/zookeeper",
+            "hbase.zookeeper.quorum": "127.0.0.1",
+            "hbase.zookeeper.property.clientPort": str(self.zk_port),
+            "hbase.master.port": str(self.master_port),
+            "hbase.regionserver.port": str(self.rs_port),
+            "hbase.localcluster.assign.random.ports": "false",
+            "hbase.master.hostname": "localhost",
+            "hbase.unsafe.regionserver.hostname": "localhost",
+            "hbase.master.ipc.address": "127.0.0.1",
+            "hbase.regionserver.ipc.address": "127.0.0.1",
+            "hbase.master.info.port": "-1",
+            "hbase.regionserver.info.port": "-1",
+            "hbase.thrift.info.port": "-1",
+            # The local filesystem has no hflush/hsync capability; HBase refuses to write a WAL
+            # there unless told not to check.
+            "hbase.unsafe.stream.capability.enforce": "false",
+            # AsyncFSWAL needs HDFS internals; the classic WAL works on file://.
+            "hbase.wal.provider": "filesystem",
+            # Raw local FS: hflush goes straight to the OS, so a killed JVM loses no
+            # acknowledged edit (the checksummed LocalFileSystem buffers in the JVM).
+            "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+            "fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
+            # A small single-JVM cluster: keep memory and start time small.
+            "hbase.regionserver.handler.count": "10",
+            "hbase.master.handler.count": "10",
+            "hbase.regionserver.global.memstore.size": "0.3",
+            "hfile.block.cache.size": "0.2",
+            "hbase.master.balancer.stochastic.maxRunningTime": "1000",
+            "hbase.balancer.period": "3600000",
+            # Region servers report RegionLoad (request counts, store sizes) to the master at this
+            # interval (default 3 s); 1 s makes a live heat map and its tests respond sooner.
+            "hbase.regionserver.msginterval": "1000",
+        }
+
+    def write_config(self) -> None:
+        """Write conf/hbase-site.xml and conf/log4j2.properties for this instance."""
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        props = "\n".join(
+            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
+            for k, v in self.site_properties().items())
+        (self.conf_dir / "hbase-site.xml").write_text(
+            f'<?xml version="1.0"?>\n<!-- written by tools/hbase/standalone.py -->\n'
+            f"<configuration>\n{props}\n</configuration>\n")
+        (self.conf_dir / "log4j2.properties").write_text(
+            "status = warn\n"
+            "appender.file.type = File\n"
+            "appender.file.name = file\n"
+            "appender.file.fileName = ${sys:hbase.log.dir}/${sys:hbase.log.file}\n"
+            "appender.file.layout.type = PatternLayout\n"
+            "appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n\n"
+            "rootLogger = INFO,file\n"
+            "logger.zookeeper.name = org.apache.zookeeper\n"
+            "logger.zookeeper.level = WARN\n"
+            "logger.hadoop.name = org.apache.hadoop\n"
+            "logger.hadoop.level = WARN\n"
+            "logger.hbase.name = org.apache.hadoop.hbase\n"
+            "logger.hbase.level = INFO\n")
+
+    # -- java ----------------------------------------------------------------------------------
+    def java(self) -> str:
+        """The java executable (JAVA_HOME first, else PATH); must be JDK 11 or newer."""
+        home = os.environ.get("JAVA_HOME")
+        exe = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+        if not exe or not Path(exe).exists():
+            raise StartFailed("java", "no java found (set JAVA_HOME or install openjdk-17-jre-headless)", None)
+        out = subprocess.run([exe, "-version"], capture_output=True, text=True).stderr
+        m = re.search(r'version "(\d+)', out)
+        if not m or int(m.group(1)) < 11:
+            raise StartFailed("java", f"HBase 2.6 needs JDK 11 or 17, found: {out.strip()[:80]}", None)
+        return exe
+
+    def _java_cmd(self, name: str, log_file: str, main: str, *args: str) -> list[str]:
+        return [self.java(), f"-Xmx{self.heap}", *JDK17_FLAGS,
+                f"-Dhbase.log.dir={self.log_dir}", f"-Dhbase.log.file={log_file}",
+                f"-Dlog4j2.configurationFile={self.conf_dir / 'log4j2.properties'}",
+                f"-Dproc_{name}", "-cp", f"{self.conf_dir}:{LIB}/*", main, *args]
+
+    def _spawn(self, cmd: list[str], out: Path, pid_file: Path) -> int:
+        with open(out, "ab") as o:
+            # Own session: the server outlives this process (start.sh returns) and a Ctrl-C in
+            # the terminal that ran it does not reach it.
+            p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 cwd=self.run_dir, start_new_session=True)
+        pid_file.write_text(f"{p.pid}\n")
+        return p.pid
+
+    # -- state ---------------------------------------------------------------------------------
+    def _pid(self, pid_file: Path) -> int | None:
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if _pid_alive(pid) else None
+
+    def master_pid(self) -> int | None:
+        return self._pid(self.master_pid_file)
+
+    def thrift_pid(self) -> int | None:
+        return self._pid(self.thrift_pid_file)
+
+    def round_trip(self) -> None:
+        """Create a probe table, put, get, then drop it through hbase-driver; raise on any failure."""
+        from hbasedriver.client.client import Client
+        from hbasedriver.operations.get import Get
+        from hbasedriver.operations.put import Put
+        from hbasedriver.protobuf_py.HBase_pb2 import ColumnFamilySchema
+        from hbasedriver.table_name import TableName
+
+        client = Client({"hbase.zookeeper.quorum": self.url})
+        try:
+            admin = client.get_admin()
+            tn = TableName.value_of(b"default", PROBE_TABLE)
+            if admin.table_exists(tn):  # left over from an interrupted check
+                admin.disable_table(tn)
+                admin.delete_table(tn)
+            admin.create_table(tn, [ColumnFamilySchema(name=b"f")])
+            table = client.get_table(b"default", PROBE_TABLE)
+            try:
+                table.put(Put(b"probe").add_column(b"f", b"q", b"v"))
+                row = table.get(Get(b"probe"))
+                if row is None or row.get(b"f", b"q") != b"v":
+                    raise RuntimeError(f"put b'v' but read back {row!r}")
+            finally:
+                table.close()
+            admin.disable_table(tn)
+            admin.delete_table(tn)
+        finally:
+            client.close()
+
+    def is_ready(self) -> bool:
+        """True when the master runs and a full round trip succeeds."""
+        if self.master_pid() is None or not _port_open(self.zk_port):
+            return False
+        try:
+            self.round_trip()
+        except Exception:
+            return False
+        return True
+
+    # -- start / stop --------------------------------------------------------------------------
+    def start(self, thrift: bool = False, timeout: float = 240.0) -> None:
+        """Start the master JVM (and the Thrift1 gateway) and wait until a round trip works.
+
+        Idempotent: an instance already running from this run folder is reused. Data in
+        data/ is kept across start/kill, so a restart after `kill()` recovers from the WAL.
+        """
+        self.fetch()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.master_pid() is None:
+            for port in (self.zk_port, self.master_port, self.rs_port):
+                if not _wait_port_closed(port, 10.0):
+                    raise StartFailed("launch", f"port {port} on 127.0.0.1 is already in use by another "
+                                      "process; stop it or set KEYSHAPE_HBASE_*_PORT", None)
+            self.write_config()
+            # Fresh log per start, so the readiness line we wait for is from this run.
+            self.master_log.unlink(missing_ok=True)
+            self._spawn(self._java_cmd("master", self.master_log.name,
+                                       "org.apache.hadoop.hbase.master.HMaster", "start"),
+                        self.master_out, self.master_pid_file)
+        deadline = time.monotonic() + timeout
+        self._wait_master(deadline)
+        self._wait_round_trip(deadline)
+        if thrift:
+            self.start_thrift(deadline)
+
+    def _wait_master(self, deadline: float) -> None:
+        while True:
+            if self.master_pid() is None:
+                tail = _tail(self.master_out, 5) or _tail(self.master_log, 5)
+                raise StartFailed("master-init", f"the HMaster JVM exited; last output: {tail}", self.master_log)
+            if self.master_log.exists() and READY_LINE in self.master_log.read_text(errors="replace"):
+                return
+            if time.monotonic() > deadline:
+                raise StartFailed("master-init", f"no '{READY_LINE}' in the log before the timeout",
+                                  self.master_log)
+            time.sleep(0.5)
+
+    def _wait_round_trip(self, deadline: float) -> None:
+        while True:
+            try:
+                self.round_trip()
+                return
+            except Exception as e:  # master may still be assigning meta/namespace regions
+                if time.monotonic() > deadline or self.master_pid() is None:
+                    raise StartFailed("round-trip", f"create/put/get/drop through hbase-driver "
+                                      f"failed: {type(e).__name__}: {e}", self.master_log) from e
+                time.sleep(1.0)
+
+    def start_thrift(self, deadline: float) -> None:
+        """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
+        if self.thrift_pid() is None:
+            if _port_open(self.thrift_port):
+                raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
+            self._spawn(self._java_cmd("thrift", "hbase-thrift.log", "org.apache.hadoop.hbase.thrift.ThriftServer",
+                                       "-b", "127.0.0.1", "-p", str(self.thrift_port), "start"),
+                        self.thrift_log, self.thrift_pid_file)
+        log = self.log_dir / "hbase-thrift.log"
+        while True:
+            if self.thrift_pid() is None:
+                raise StartFailed("thrift", "the ThriftServer JVM exited", log)
+            try:
+                import happybase
+                conn = happybase.Connection("127.0.0.1", self.thrift_port, timeout=5000)
+                conn.tables()
+                conn.close()
+                return
+            except Exception as e:
+                if time.monotonic() > deadline:
+                    raise StartFailed("thrift", f"gateway did not answer: {e}", log) from e
+                time.sleep(1.0)
+
+    def stop(self, keep_data: bool = False, timeout: float = 60.0) -> None:
+        """Shut the cluster down cleanly (HMaster stop --shutDownCluster), kill it if it hangs,
+        then delete data/ unless keep_data. Logs are kept."""
+        self._stop_pid(self.thrift_pid_file, timeout=10)
+        pid = self.master_pid()
+        if pid is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.log_dir / "hbase-stop.out", "ab") as o:
+                try:
+                    subprocess.run(self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster",
+                                                  "stop", "--shutDownCluster"),
+                                   stdout=o, stderr=subprocess.STDOUT, timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    pass
+            self._stop_pid(self.master_pid_file, timeout=timeout)
+        self.master_pid_file.unlink(missing_ok=True)
+        if not keep_data and self.data_dir.exists():
+            shutil.rmtree(self.data_dir)
+
+    def kill(self) -> None:
+        """SIGKILL the master JVM (a crash, for durability tests); data/ is kept."""
+        pid = self.master_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, 30)
+            for port in (self.zk_port, self.master_port, self.rs_port):
+                _wait_port_closed(port, 10.0)
+        self.master_pid_file.unlink(missing_ok=True)
+
+    def _stop_pid(self, pid_file: Path, timeout: float) -> None:
+        pid = self._pid(pid_file)
+        if pid is not None and not _wait_gone(pid, timeout):
+            os.kill(pid, signal.SIGTERM)
+            if not _wait_gone(pid, 20):
+                os.kill(pid, signal.SIGKILL)
+                _wait_gone(pid, 10)
+        pid_file.unlink(missing_ok=True)
+
+    def rss_mb(self) -> float | None:
+        """Resident memory of the master JVM in MB, or None when it is not running."""
+        pid = self.master_pid()
+        if pid is None:
+            return None
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return None
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # reap if it is our child
+        except ChildProcessError:
+            pass
+        if not _pid_alive(pid):
+            return True
+        time.sleep(0.2)
+    return not _pid_alive(pid)
+
+
+def _wait_port_closed(port: int, timeout: float) -> bool:
+    """True once nothing listens on 127.0.0.1:port; a just-killed JVM's sockets linger briefly."""
+    end = time.monotonic() + timeout
+    while _port_open(port):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _tail(path: Path, n: int) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
+    p = sub.add_parser("start", help="start and wait until ready")
+    p.add_argument("--thrift", action="store_true", help="also start the Thrift1 gateway")
+    p.add_argument("--timeout", type=float, default=240.0)
+    p = sub.add_parser("stop", help="shut down and delete the data")
+    p.add_argument("--keep-data", action="store_true")
+    sub.add_parser("kill", help="SIGKILL the master (keeps data)")
+    sub.add_parser("status", help="print whether it runs; exit 0 if it does")
+    sub.add_parser("ready", help="exit 0 only if a round trip works")
+    args = ap.parse_args(argv)
+    hb = Standalone()
+    try:
+        if args.cmd == "fetch":
+            t = time.monotonic()
+            ran = hb.fetch()
+            print(f"jars in {LIB}" + (f" (fetched in {time.monotonic() - t:.0f}s)" if ran else " (up to date)"))
+        elif args.cmd == "start":
+            t = time.monotonic()
+            hb.start(thrift=args.thrift, timeout=args.timeout)
+            print(f"HBase ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
+                  f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}"
+                  + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else ""))
+        elif args.cmd == "stop":
+            hb.stop(keep_data=args.keep_data)
+            print("HBase stopped" + ("" if args.keep_data else f"; deleted {hb.data_dir}"))
+        elif args.cmd == "kill":
+            hb.kill()
+            print("HBase master killed; data kept")
+        elif args.cmd == "status":
+            pid = hb.master_pid()
+            if pid is None:
+                print("HBase is not running")
+                return 1
+            tp = hb.thrift_pid()
+            print(f"HBase master pid {pid}, ZooKeeper {hb.url}, RSS {hb.rss_mb():.0f} MB"
+                  + (f"; Thrift1 pid {tp} on 127.0.0.1:{hb.thrift_port}" if tp else ""))
+        elif args.cmd == "ready":
+            ok = hb.is_ready()
+            print("ready" if ok else "not ready")
+            return 0 if ok else 1
+    except StartFailed as e:
+        print(e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
