@@ -187,5 +187,12 @@ main.add_command(key_group)
 main.add_command(lint_command)
 
 
+# --- salted reads: merged scan, pages (issue 6) ----------------------------------------------
+
+from keyshape.cli_read import scan_command  # noqa: E402
+
+main.add_command(scan_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

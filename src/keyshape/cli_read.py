@@ -1,0 +1,105 @@
+"""``keyshape scan``: read a (salted) table in original-key order, page by page."""
+
+from __future__ import annotations
+
+import click
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["scan_command"]
+
+
+def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-def]
+    from keyshape.workload import generate
+
+    family = schema.table.families[0].name.encode()
+    value = b"x" * min(getattr(schema.workload, "value_bytes", 16) or 1, 64)
+    n = 0
+    with store.writer(schema.table.full_name) as w:
+        for chunk in generate(schema, rows=rows):
+            for key in schema.encode_many(chunk):
+                w.put(key, {family + b":v": value})
+                n += 1
+    return n
+
+
+@click.command("scan")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
+@click.option("--hbase", "url", default=None, metavar="URL",
+              help="A real HBase (hbase://HOST:PORT or HOST:PORT of ZooKeeper). Default: the embedded store.")
+@click.option("--load-rows", type=int, default=None, metavar="N",
+              help="Embedded store only: it starts EMPTY in every new process, so first create the "
+                   "table and write N rows of the schema's [workload] to try the read path locally.")
+@click.option("--start", default=None, help="Smallest original key (prefix stripped), toStringBinary.")
+@click.option("--stop", default=None, help="Original key to stop before, toStringBinary.")
+@click.option("--limit", type=int, default=None, help="At most N rows (ignored with --page-size).")
+@click.option("--reverse", is_flag=True, help="Descending original-key order.")
+@click.option("--page-size", type=int, default=None, help="Print one page of N rows and the next page token.")
+@click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
+@click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
+@click.option("--parallel", type=int, default=0, show_default=True, help="Fetch buckets on N threads.")
+def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, load_rows: int | None,
+                 start: str | None, stop: str | None, limit: int | None, reverse: bool,
+                 page_size: int | None, page_token: str | None, columns: str | None, parallel: int) -> None:
+    """Rows of SCHEMA's table in original-key order, merged over every salt bucket.
+
+    FIELD=VALUE pins leading key fields (the last may be FIELD=LO..HI). Rows print with their
+    stored key and decoded fields; with --page-size the next page token prints last. Without
+    --hbase the embedded store is used, which is empty in a new process: add --load-rows N.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from keyshape.cli_key import _assignments
+    from keyshape.hbytes import to_bytes_binary, to_string_binary
+    from keyshape.read import scan, scan_page
+    from keyshape.schema import KeySchema
+    from keyshape.store import ensure_table, open_store
+
+    schema = KeySchema.load(schema_path)
+    leading = _assignments(schema, values, allow_range=True)
+    if load_rows is not None and url is not None:
+        raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
+    if page_token is not None and page_size is None:
+        raise KeyshapeError("--page-token needs --page-size (the size of the pages)")
+    store = open_store(url)
+    try:
+        table = schema.table.full_name
+        if url is None and not store.table_exists(table):
+            ensure_table(store, schema.table, schema.split_keys())
+        if load_rows:
+            _load_workload(store, schema, load_rows)
+        cols = [c.strip().encode() for c in columns.split(",")] if columns else None
+        kw = dict(start=None if start is None else to_bytes_binary(start, strict=True),
+                  stop=None if stop is None else to_bytes_binary(stop, strict=True),
+                  reverse=reverse, columns=cols, parallel=parallel, where=leading)
+        token = None
+        if page_size is not None:
+            page = scan_page(store, schema, page_size, page_token, **kw)
+            rows, token = page.rows, page.next_token
+        else:
+            rows = list(scan(store, schema, limit=limit, **kw))
+        header = ["row key", *schema.field_names, "cells"]
+        lines = []
+        for r in rows:
+            f = r.fields or {}
+            shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
+            lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
+        out = Table(title=f"{table}: {len(rows)} rows")
+        for h in header:
+            out.add_column(h, no_wrap=True)
+        for line in lines:
+            out.add_row(*(escape(c) for c in line))  # keys may contain [..]
+        # keys must print whole (users paste them back), so widen past the terminal if needed
+        need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
+        console = Console(soft_wrap=True)
+        console.width = max(console.width, need)
+        console.print(out)
+        if page_size is not None:
+            click.echo(f"next page token: {token}" if token else "last page")
+        if not rows and url is None and not load_rows:
+            click.echo("(the embedded store starts empty in every process; add --load-rows N)", err=True)
+    finally:
+        store.close()

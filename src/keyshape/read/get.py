@@ -1,0 +1,68 @@
+"""Point reads by key fields, over every bucket when the salt is random.
+
+A deterministic prefix (md5, mod, phoenix, opentsdb, ...) is computed from the record, so a read
+is one Get. ``random`` salt (the seeds' dynamic salting) wrote the row into a bucket nobody can
+recompute, so the read is a multi-get of the original key under every bucket prefix; it returns
+every match (the same original key may have been written into several buckets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from keyshape.read.merged import Row
+from keyshape.read.plan import original_key
+
+__all__ = ["candidate_keys", "get", "get_many"]
+
+
+def candidate_keys(schema: Any, record: Mapping[str, Any]) -> list[bytes]:
+    """Every stored key ``record`` may have: one for a deterministic strategy, one per bucket
+    (sorted) for ``random``."""
+    key = schema.encode(record)
+    p = schema.prefix
+    if p.name != "random":
+        return [key]
+    k = original_key(schema, key)
+    return [p.apply(b, k) for b in p.buckets()]
+
+
+def get(store: Any, schema: Any, record: Mapping[str, Any],
+        columns: Iterable[bytes] | None = None) -> list[Row]:
+    """The rows of ``record`` (a mapping with every key field): ``[]`` when absent, one Row for a
+    deterministic strategy (one ``store.get``), every match in stored-key order for ``random``
+    (one ``store.get_many`` over all buckets)."""
+    keys = candidate_keys(schema, record)
+    cols = None if columns is None else list(columns)
+    table = schema.table.full_name
+    if len(keys) == 1:
+        cells = store.get(table, keys[0], columns=cols)
+        found = [(keys[0], cells)] if cells else []
+    else:
+        found = store.get_many(table, keys, columns=cols)
+    return [Row(k, original_key(schema, k), c, schema) for k, c in found]
+
+
+def get_many(store: Any, schema: Any, records: Iterable[Mapping[str, Any]],
+             columns: Iterable[bytes] | None = None, batch_size: int = 1000) -> list[Row]:
+    """The rows of many records, in record order (each record's matches in stored-key order), by
+    ``store.get_many`` calls of at most ``batch_size`` keys."""
+    cols = None if columns is None else list(columns)
+    table = schema.table.full_name
+    out: list[Row] = []
+    batch: list[bytes] = []
+
+    def flush() -> None:
+        for k, c in store.get_many(table, batch, columns=cols):
+            out.append(Row(k, original_key(schema, k), c, schema))
+        batch.clear()
+
+    for record in records:
+        keys = candidate_keys(schema, record)
+        if batch and len(batch) + len(keys) > batch_size:
+            flush()
+        batch.extend(keys)
+    if batch:
+        flush()
+    return out

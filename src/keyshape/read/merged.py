@@ -1,0 +1,241 @@
+"""Merged scans of salted tables: one scanner per bucket, heap-merged into original-key order.
+
+``scan(store, schema, user_id="u1")`` reads a salted table as if it were not salted: it plans one
+range per bucket (``KeySchema.scan_ranges``), opens one store scanner per range and merges their
+rows with a heap (``heapq.merge``) by ``(original key, stored key)`` — see
+:mod:`keyshape.read.plan` for why that order, and its tie rule: rows with EQUAL original keys in
+several buckets (``random`` salt) come out ordered by stored key, i.e. by bucket prefix (reverse:
+the exact reverse). Rows stream: at most one batch per bucket is held (``parallel``: ``depth``
+batches), never the whole result.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
+from typing import Any
+
+from keyshape.errors import KeyshapeError
+from keyshape.read.plan import BucketRange, after_cursor, fingerprint, original_key, plan_ranges
+from keyshape.read.prefetch import PrefetchSource
+from keyshape.read.token import Cursor, decode_token, encode_token
+
+__all__ = ["Row", "MergedScan", "scan", "scan_bucket"]
+
+_UNSET: Any = object()
+
+
+class Row:
+    """One row of a salted table.
+
+    ``key`` is the stored row key, ``original`` the key without prefix, ``cells`` the selected
+    cells, ``bucket`` the prefix + separator bytes (``key == bucket + original``), ``fields`` the
+    decoded key fields (decoded on first access; None when the key does not decode with the
+    schema).
+    """
+
+    __slots__ = ("key", "original", "cells", "_schema", "_fields")
+
+    def __init__(self, key: bytes, original: bytes, cells: dict[bytes, bytes], schema: Any = None) -> None:
+        self.key, self.original, self.cells, self._schema = key, original, cells, schema
+        self._fields: Any = _UNSET
+
+    @property
+    def bucket(self) -> bytes:
+        return self.key[: len(self.key) - len(self.original)]
+
+    @property
+    def fields(self) -> dict[str, Any] | None:
+        if self._fields is _UNSET:
+            try:
+                self._fields = None if self._schema is None else self._schema.decode(self.key)
+            except KeyshapeError:
+                self._fields = None
+        return self._fields
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Row) and (self.key, self.cells) == (other.key, other.cells)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        from keyshape.hbytes import to_string_binary
+
+        return f"Row({to_string_binary(self.key)!r}, cells={len(self.cells)})"
+
+
+def _order(row: Row) -> tuple[bytes, bytes]:
+    return (row.original, row.key)
+
+
+def _below(key: bytes) -> bytes:
+    """A reverse-scan stop (exclusive) just below ``key``: nothing but keys that sort before
+    ``key`` lies between them, so the caller's filter drops at most a few rows."""
+    if not key:
+        return b""
+    if key[-1] == 0:
+        return key[:-1]
+    return key[:-1] + bytes([key[-1] - 1]) + b"\xff" * 8
+
+
+def scan_bucket(
+    store: Any, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
+    columns: Iterable[bytes] | None, batch_size: int,
+) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending.
+
+    A reverse HBase scan takes an inclusive upper start and an exclusive lower stop, the opposite
+    of what a ``[start, stop)`` range needs, so it starts AT ``r.stop`` (skipping that one row)
+    and stops just below ``r.start`` (:func:`_below`), dropping rows outside the range here.
+    """
+    if not reverse:
+        it = store.scan(table, start=r.start, stop=r.stop, limit=limit, columns=columns, batch_size=batch_size)
+    else:
+        extra = 1 if r.stop else 0  # the row AT r.stop, returned by HBase and skipped here
+        it = store.scan(table, start=r.stop, stop=_below(r.start), reverse=True,
+                        limit=None if limit is None else limit + extra, columns=columns,
+                        batch_size=batch_size + extra)
+    try:
+        for key, cells in it:
+            if reverse:
+                if r.stop and key >= r.stop:
+                    continue
+                if key < r.start:
+                    return
+            yield key, cells
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+
+
+class MergedScan:
+    """An iterator over the merged rows of one query (what :func:`scan` returns).
+
+    Besides iterating, it gives :attr:`ranges` (the bucket ranges it reads) and
+    :meth:`token_after` (a page token that resumes right after a row). Close it (or use ``with``)
+    to release scanners early; exhausting it closes them too.
+    """
+
+    def __init__(self, store: Any, schema: Any, ranges: list[BucketRange], base: list[BucketRange], *,
+                 reverse: bool, limit: int | None, columns: Iterable[bytes] | None,
+                 batch_size: int, parallel: int, depth: int) -> None:
+        self.store, self.schema, self.ranges, self.reverse = store, schema, ranges, reverse
+        self.table = schema.table.full_name
+        self.check = fingerprint(self.table, base, reverse)
+        self._limit, self._columns = limit, None if columns is None else list(columns)
+        self._batch, self._parallel, self._depth = batch_size, parallel, depth
+        self._gen = self._run()
+
+    def token_after(self, row: Row | bytes) -> str:
+        """A page token whose scan continues right after ``row`` (a Row or its stored key)."""
+        key = row.key if isinstance(row, Row) else bytes(row)
+        return encode_token(Cursor(key, self.check, self.reverse))
+
+    def __iter__(self) -> MergedScan:
+        return self
+
+    def __next__(self) -> Row:
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+
+    def __enter__(self) -> MergedScan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self) -> Iterator[Row]:
+        limit = self._limit
+        if limit == 0 or not self.ranges:
+            return
+        # No bucket can contribute more than the global limit, so no scanner is asked for more.
+        batch = self._batch if limit is None else max(1, min(self._batch, limit))
+        raw = [scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=limit,
+                           columns=self._columns, batch_size=batch) for r in self.ranges]
+        pool = None
+        sources: list[Any] = raw
+        if self._parallel > 0 and len(raw) > 1:
+            pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
+            sources = [PrefetchSource(it, pool, batch, self._depth) for it in raw]
+            for s in sources:
+                s.start()
+        streams = [self._rows(s.rows() if pool is not None else s) for s in sources]
+        merged: Iterator[Row] = streams[0] if len(streams) == 1 else heapq.merge(
+            *streams, key=_order, reverse=self.reverse)
+        try:
+            yield from (merged if limit is None else islice(merged, limit))
+        finally:
+            close = getattr(merged, "close", None)
+            if close is not None:
+                close()
+            for s in streams:
+                s.close()
+            for s in sources:
+                s.close()
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[Row]:
+        schema = self.schema
+        for key, cells in it:
+            yield Row(key, original_key(schema, key), cells, schema)
+
+
+def scan(
+    store: Any,
+    schema: Any,
+    *,
+    start: bytes | None = None,
+    stop: bytes | None = None,
+    limit: int | None = None,
+    reverse: bool = False,
+    columns: Iterable[bytes] | None = None,
+    batch_size: int = 1000,
+    parallel: int = 0,
+    page_token: str | None = None,
+    after: bytes | None = None,
+    where: Mapping[str, Any] | None = None,
+    depth: int = 2,
+    **leading_fields: Any,
+) -> MergedScan:
+    """Rows of ``schema``'s table in original-key order, merged over every bucket.
+
+    ``leading_fields`` (or ``where``, for fields whose names clash with these options) give the
+    leading key fields as in ``KeySchema.scan_ranges`` (the last may be a ``(lo, hi)`` range).
+    ``start``/``stop`` bound the ORIGINAL key (prefix stripped): ``start <= original < stop``,
+    in either direction. ``reverse`` yields the exact reverse order (descending original key,
+    ties by descending stored key). ``limit`` caps the rows yielded (exact, global); every bucket
+    scanner is asked for at most ``limit`` rows and ``min(batch_size, limit)`` per round trip, and
+    all are closed as soon as the limit is reached. ``after`` (a stored key) or ``page_token``
+    resumes strictly after that row. ``parallel=N`` fetches buckets on N threads, keeping up to
+    ``depth`` batches per bucket; the order is the same.
+
+    Validation and planning happen here; rows are read while iterating the returned
+    :class:`MergedScan`.
+    """
+    if limit is not None and limit < 0:
+        raise KeyshapeError(f"scan: limit must be >= 0, got {limit}")
+    if batch_size < 1 or parallel < 0 or depth < 1:
+        raise KeyshapeError("scan: batch_size and depth must be >= 1 and parallel >= 0")
+    leading = {**(where or {}), **leading_fields}
+    base = plan_ranges(schema, leading, start, stop)
+    ranges = base
+    if page_token is not None:
+        if after is not None:
+            raise KeyshapeError("scan: give page_token or after, not both")
+        cur = decode_token(page_token)
+        if cur.reverse != reverse or cur.check != fingerprint(schema.table.full_name, base, reverse):
+            raise KeyshapeError(
+                "scan: the page token belongs to another query (table, fields, start/stop or direction "
+                "differ); repeat the first page's arguments with the token")
+        after = cur.after
+    if after is not None:
+        ranges = after_cursor(schema, base, after, reverse)
+    return MergedScan(store, schema, ranges, base, reverse=reverse, limit=limit, columns=columns,
+                      batch_size=batch_size, parallel=parallel, depth=depth)

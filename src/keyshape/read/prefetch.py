@@ -1,0 +1,99 @@
+"""Concurrent bucket fetching for merged scans: a bounded pool and bounded per-bucket queues.
+
+Each bucket's scanner is pulled one batch at a time by a pool task; at most ``depth`` batches wait
+per bucket, and at most one task per bucket runs, so memory stays below ``buckets * depth *
+batch_size`` rows. Tasks never block on a full queue (they are only scheduled when there is room),
+so a pool smaller than the bucket count cannot deadlock: the consumer waits only for tasks that
+will run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Executor
+from itertools import islice
+from typing import Any
+
+__all__ = ["PrefetchSource"]
+
+
+class PrefetchSource:
+    """Batches of one iterator, fetched ahead on ``pool``; consume with :meth:`rows`."""
+
+    def __init__(self, it: Iterator[Any], pool: Executor, batch_size: int, depth: int = 2) -> None:
+        self._it, self._pool, self._batch, self._depth = it, pool, max(1, batch_size), max(1, depth)
+        self._cond = threading.Condition()
+        self._queue: deque[list[Any]] = deque()
+        self._pending = self._done = self._closed = False
+        self._error: BaseException | None = None
+
+    def start(self) -> None:
+        with self._cond:
+            self._schedule()
+
+    def _schedule(self) -> None:  # caller holds the lock
+        if self._pending or self._done or self._closed or len(self._queue) >= self._depth:
+            return
+        self._pending = True
+        try:
+            self._pool.submit(self._fetch)
+        except RuntimeError as exc:  # pool shut down under us: only when the scan is closing
+            self._pending, self._error = False, exc
+
+    def _fetch(self) -> None:
+        batch: list[Any] = []
+        error: BaseException | None = None
+        with self._cond:
+            closed = self._closed
+        if not closed:
+            try:
+                batch = list(islice(self._it, self._batch))
+            except BaseException as exc:  # handed to the consumer thread
+                error = exc
+        with self._cond:
+            self._pending = False
+            if error is not None:
+                self._error, self._done = error, True
+            elif not closed:
+                if batch:
+                    self._queue.append(batch)
+                if len(batch) < self._batch:
+                    self._done = True
+            if self._closed:
+                self._close_iterator()
+            else:
+                self._schedule()
+            self._cond.notify_all()
+
+    def next_batch(self) -> list[Any] | None:
+        """The next batch, waiting for it if needed; None when the iterator is exhausted."""
+        with self._cond:
+            self._schedule()
+            while not self._queue and not self._done and self._error is None:
+                self._cond.wait()
+            if self._error is not None:
+                raise self._error
+            if not self._queue:
+                return None
+            batch = self._queue.popleft()
+            self._schedule()
+            return batch
+
+    def rows(self) -> Iterator[Any]:
+        while (batch := self.next_batch()) is not None:
+            yield from batch
+
+    def close(self) -> None:
+        """Stop fetching; the underlying iterator is closed now, or by the running task."""
+        with self._cond:
+            self._closed = True
+            self._queue.clear()
+            if not self._pending:
+                self._close_iterator()
+
+    def _close_iterator(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
