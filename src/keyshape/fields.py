@@ -53,8 +53,9 @@ import numpy as np
 
 from keyshape import hbytes, ordered
 from keyshape.errors import KeyshapeError
+from keyshape.keyarray import KeyArray
 
-__all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "Column", "column_to_list", "parse_timestamp"]
+__all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "parse_timestamp"]
 
 FIELD_TYPES = ("string", "int32", "int64", "float64", "bytes", "timestamp")
 ENCODINGS: dict[str, tuple[str, ...]] = {
@@ -71,20 +72,6 @@ _TEXT_DIGITS = {"int32": 10, "int64": 19, "timestamp": 19}
 _ORDERED_WIDTH = {"int32": 5, "int64": 9, "float64": 9, "timestamp": 9}
 _HBASE_WIDTH = {"int32": 4, "int64": 8, "float64": 8, "timestamp": 8}
 _INVERT = bytes(range(255, -1, -1))
-
-# A column of encoded values: a (rows, width) uint8 matrix when every value has the same width
-# (cheap to build with numpy and to concatenate), else a list of bytes.
-Column = "np.ndarray | list[bytes]"
-
-
-def column_to_list(col: np.ndarray | list[bytes]) -> list[bytes]:
-    """A column as a list of exact ``bytes`` values (a matrix is split row by row)."""
-    if isinstance(col, list):
-        return col
-    n, w = col.shape
-    raw = np.ascontiguousarray(col).tobytes()
-    return [raw[i : i + w] for i in range(0, n * w, w)] if w else [b""] * n
-
 
 def parse_timestamp(value: Any) -> int:
     """Milliseconds since the epoch from an int, a ``datetime`` (naive = UTC) or an ISO-8601 string."""
@@ -329,29 +316,92 @@ class FieldSpec:
 
     # ----------------------------------------------------------------------------- many values
 
-    def encode_column(self, values: Sequence[Any] | np.ndarray) -> np.ndarray | list[bytes]:
-        """Encode many values: a ``(n, width)`` uint8 matrix for fixed-width numeric encodings
-        (built with numpy, no per-value Python), otherwise a list of bytes."""
+    def encode_column(self, values: Sequence[Any] | np.ndarray) -> KeyArray:
+        """Encode many values, the same bytes as :meth:`encode` per value, as a KeyArray.
+
+        Built with numpy without per-value Python for numeric columns given as numpy arrays and
+        for ASCII text; other values (non-ASCII text, values that need an error message) go
+        through :meth:`encode` one by one."""
         t, enc, desc = self.type, self.encoding, self.descending
         if t in ("int32", "int64", "timestamp") and not _is_object(values):
             a = np.asarray(values)
             if a.dtype.kind in "iu" and a.ndim == 1:
-                return self._encode_int_array(a)
+                return KeyArray(self._encode_int_array(a))
         if t == "float64" and enc == "ordered" and not _is_object(values):
             a = np.asarray(values)
             if a.dtype.kind in "iuf" and a.ndim == 1:
                 rows = ordered.encode_float64_many(a, desc)
-                return rows.view(np.uint8).reshape(len(a), 9)
+                return KeyArray(rows.view(np.uint8).reshape(len(a), 9))
         if t in ("string", "bytes") and enc != "ordered":
-            fast = self._encode_text_list(values)
+            vals = values.tolist() if isinstance(values, np.ndarray) else values
+            fast = self._encode_text_matrix(vals)
+            if fast is None:
+                fast = self._encode_text_list(vals)
             if fast is not None:
-                return fast
-        return [self.encode(v) for v in values]
+                return fast if isinstance(fast, KeyArray) else KeyArray.from_keys(fast)
+        return KeyArray.from_keys([self.encode(v) for v in values])
 
-    def _encode_text_list(self, values: Sequence[Any]) -> list[bytes] | None:
+    def _encode_text_matrix(self, vals: Sequence[Any]) -> KeyArray | None:
+        """ASCII strings or bytes, padded / truncated / inverted as a matrix; None when a value
+        needs another path (wrong type, non-ASCII text, a width error)."""
+        want = str if self.type == "string" else bytes
+        n = len(vals)
+        if n == 0 or set(map(type, vals)) != {want}:
+            return None
+        pad = self._pad_byte()
+        if len(pad) != 1:
+            return None
+        if want is str:
+            codes = np.array(vals, dtype=str)
+            codes = codes.view(np.uint32).reshape(n, codes.dtype.itemsize // 4)
+            if (codes >= 0x80).any():
+                return None  # UTF-8 of non-ASCII text has other lengths: the list path does it
+            matrix = codes.astype(np.uint8)
+        else:
+            matrix = KeyArray.from_keys(vals).matrix
+        lengths = np.fromiter(map(len, vals), dtype=np.int64, count=n)
+        w = self.width
+        if w is None:
+            if self.descending:
+                matrix = matrix ^ (np.arange(matrix.shape[1]) < lengths[:, None]).astype(np.uint8) * np.uint8(0xFF)
+            return KeyArray(matrix, lengths)
+        if lengths.max() > w and self.truncate != "keep-last":
+            return None
+        if self.pad == "none" and (lengths != w).any():
+            return None
+        first, last = int(lengths.min()), int(lengths.max())
+        if first == last:  # one length (the usual case): move whole columns
+            out = np.full((n, w), pad[0], dtype=np.uint8)
+            keep = min(first, w)
+            if keep:
+                src = matrix[:, first - keep : first]
+                if self.pad == "left":
+                    out[:, w - keep :] = src
+                else:
+                    out[:, :keep] = src
+            if self.descending:
+                out ^= np.uint8(0xFF)
+            return KeyArray(out)
+        # Output column c of a row takes source column c - shift, or the pad byte where that is
+        # outside the value. keep-last truncation is the same move with a negative shift.
+        cols = np.arange(w)
+        if self.pad == "left":
+            src = cols[None, :] - (w - lengths)[:, None]
+        else:
+            src = cols[None, :] + np.maximum(lengths - w, 0)[:, None]
+        inside = (src >= 0) & (src < lengths[:, None])
+        if matrix.shape[1] == 0:
+            out = np.full((n, w), pad[0], dtype=np.uint8)
+        else:
+            out = np.take_along_axis(matrix, np.clip(src, 0, matrix.shape[1] - 1), axis=1)
+            out = np.where(inside, out, np.uint8(pad[0]))
+        if self.descending:
+            out ^= np.uint8(0xFF)
+        return KeyArray(out)
+
+    def _encode_text_list(self, vals: Sequence[Any]) -> list[bytes] | None:
         """Whole-list string/bytes encoding with C-level loops; None when a value needs the
         per-value path (a wrong type, or a value wider than ``width``)."""
-        vals = values.tolist() if isinstance(values, np.ndarray) else values
         want = str if self.type == "string" else bytes
         if not all(type(v) is want for v in vals):
             return None

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from keyshape.keyarray import KeyArray
+
 __all__ = [
     "java_string_hash",
     "java_long_hash",
@@ -82,26 +84,61 @@ def java_bytes_hash(b: bytes) -> int:
     return _to_int32(h)
 
 
-def java_bytes_hash_many(keys: Sequence[bytes]) -> np.ndarray:
+def _signed_poly_u32(keys: KeyArray) -> np.ndarray:
+    """``sum(b[i] * 31**(len-1-i)) mod 2**32`` of every key, bytes signed, as uint32.
+
+    Horner's rule runs over the columns of the zero-padded matrix, all rows at once, in uint32
+    arithmetic (numpy wraps it modulo 2**32, as Java wraps int). A key shorter than the matrix
+    picks up ``31**(width-len)`` from its trailing zero columns; 31 is odd, hence invertible
+    modulo 2**32, so multiplying by its inverse power removes that factor exactly.
+    """
+    matrix = keys.matrix.view(np.int8)
+    n, width = matrix.shape
+    h = np.zeros(n, dtype=np.uint32)
+    for col in range(width):
+        h *= np.uint32(31)
+        h += matrix[:, col].astype(np.uint32)  # int8 -> uint32 wraps: -1 becomes 2**32-1
+    if width and not keys.is_fixed:
+        h *= _inverse_powers_of_31(width)[width - keys.lengths]
+    return h
+
+
+def _powers_of_31(n: int) -> np.ndarray:
+    """``31**k mod 2**32`` for k = 0..n, as uint32."""
+    out, p = [], 1
+    for _ in range(n + 1):
+        out.append(p)
+        p = p * 31 & 0xFFFFFFFF
+    return np.array(out, dtype=np.uint32)
+
+
+def _inverse_powers_of_31(n: int) -> np.ndarray:
+    """``31**-k mod 2**32`` for k = 0..n, as uint32."""
+    inv = pow(31, -1, 1 << 32)
+    out, p = [], 1
+    for _ in range(n + 1):
+        out.append(p)
+        p = p * inv & 0xFFFFFFFF
+    return np.array(out, dtype=np.uint32)
+
+
+def _key_array(keys: Sequence[bytes] | KeyArray) -> KeyArray:
+    return keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
+
+
+def java_bytes_hash_many(keys: Sequence[bytes] | KeyArray) -> np.ndarray:
     """:func:`java_bytes_hash` of every key, as an ``int32`` array in input order.
 
-    Vectorized per key length: keys of one length form a matrix whose columns are folded in
-    with wrapping int32 arithmetic, which is exactly Java's overflow behaviour.
+    ``Arrays.hashCode(a) = 31**n + sum(a[i] * 31**(n-1-i))`` modulo 2**32 (signed bytes),
+    computed for all keys at once on a :class:`~keyshape.keyarray.KeyArray` (built from a list of
+    bytes when given one).
     """
-    out = np.empty(len(keys), dtype=np.int32)
-    by_len: dict[int, list[int]] = {}
-    for i, k in enumerate(keys):
-        by_len.setdefault(len(k), []).append(i)
-    with np.errstate(over="ignore"):
-        for length, idx in by_len.items():
-            h = np.ones(len(idx), dtype=np.int32)
-            if length:
-                buf = b"".join(keys[i] for i in idx)
-                mat = np.frombuffer(buf, dtype=np.int8).reshape(len(idx), length).astype(np.int32)
-                for col in range(length):
-                    h = h * np.int32(31) + mat[:, col]
-            out[np.asarray(idx)] = h
-    return out
+    ka = _key_array(keys)
+    if len(ka) == 0:
+        return np.zeros(0, dtype=np.int32)
+    h = _signed_poly_u32(ka)
+    h += _powers_of_31(ka.width)[ka.lengths]
+    return h.view(np.int32)
 
 
 def md5_hex(b: bytes) -> str:
@@ -159,7 +196,7 @@ def phoenix_salt(key: bytes, buckets: int) -> int:
     return abs(_java_rem(java_bytes_hash(key), buckets))
 
 
-def phoenix_salt_many(keys: Sequence[bytes], buckets: int) -> np.ndarray:
+def phoenix_salt_many(keys: Sequence[bytes] | KeyArray, buckets: int) -> np.ndarray:
     """:func:`phoenix_salt` of every key, as a ``uint8`` array in input order."""
     _check_buckets(buckets, 256, "phoenix_salt")
     h = java_bytes_hash_many(keys).astype(np.int64)
@@ -207,7 +244,7 @@ def hbasewd_one_byte_hash(key: bytes, buckets: int) -> int:
     return _java_rem(_java_abs(java_bytes_hash(key)), buckets) & 0xFF
 
 
-def hbasewd_one_byte_hash_many(keys: Sequence[bytes], buckets: int) -> np.ndarray:
+def hbasewd_one_byte_hash_many(keys: Sequence[bytes] | KeyArray, buckets: int) -> np.ndarray:
     """:func:`hbasewd_one_byte_hash` of every key, as a ``uint8`` array in input order."""
     _check_buckets(buckets, 256, "hbasewd_one_byte_hash")
     with np.errstate(over="ignore"):

@@ -137,7 +137,7 @@ def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
         bad = 0
         if sample is not None:
             enc = f.encode_column(sample[0][f.name])
-            bad = sum(sep in v for v in (enc if isinstance(enc, list) else []))
+            bad = sum(sep in v for v in enc.tolist())
         if bad:
             out.append(Finding("error", "separator-in-values",
                                f"{bad} of {_SAMPLE_ROWS} sampled values of {f.name} contain the separator {sep!r}: keys cannot be decoded",

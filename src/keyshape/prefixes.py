@@ -35,6 +35,7 @@ import numpy as np
 
 from keyshape import hashing, hbytes
 from keyshape.errors import KeyshapeError
+from keyshape.keyarray import KeyArray
 
 __all__ = ["STRATEGIES", "Prefix", "make_prefix", "java_string_hash_many"]
 
@@ -49,25 +50,49 @@ def _j_text(j: bytes) -> str:
         return j.decode("latin-1")
 
 
-def java_string_hash_many(js: Sequence[bytes]) -> np.ndarray:
-    """``String.hashCode`` of every ``J`` (decoded as :func:`_j_text` does), as uint32 values.
+def java_string_hash_many(js: Sequence[bytes] | KeyArray) -> np.ndarray:
+    """``String.hashCode`` of every ``J`` (decoded as :func:`_j_text` does), as uint64 values
+    in 0..2**32-1.
 
     ASCII input is vectorized: for ASCII, ``String.hashCode == Arrays.hashCode(bytes) - 31**len``
-    (Arrays.hashCode starts from 1, String.hashCode from 0), so it reuses
+    (Arrays.hashCode starts from 1, String.hashCode from 0), so it reuses the polynomial of
     :func:`keyshape.hashing.java_bytes_hash_many`.
     """
-    if not js:
+    ka = js if isinstance(js, KeyArray) else KeyArray.from_keys(js)
+    if len(ka) == 0:
         return np.zeros(0, dtype=np.uint64)
-    if b"".join(js).isascii():
-        h = hashing.java_bytes_hash_many(js).astype(np.int64) & 0xFFFFFFFF
-        lens = np.fromiter(map(len, js), dtype=np.int64, count=len(js))
-        pow31 = np.ones(int(lens.max()) + 1, dtype=np.int64)
-        for i in range(1, len(pow31)):
-            pow31[i] = (pow31[i - 1] * 31) & 0xFFFFFFFF
-        return ((h - pow31[lens]) & 0xFFFFFFFF).astype(np.uint64)
+    if not (ka.matrix >= 0x80).any():  # the zero padding is ASCII too
+        return hashing._signed_poly_u32(ka).astype(np.uint64)
     return np.array(
-        [hashing.java_string_hash(_j_text(j)) & 0xFFFFFFFF for j in js], dtype=np.uint64
+        [hashing.java_string_hash(_j_text(j)) & 0xFFFFFFFF for j in ka.tolist()], dtype=np.uint64
     )
+
+
+def _hex_digits(values: np.ndarray, width: int) -> np.ndarray:
+    """``"%0*x" % (width, v)`` of every non-negative value, as an ``(n, width)`` uint8 matrix."""
+    shifts = np.arange(width - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
+    nibbles = (values.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xF)
+    return np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles]
+
+
+def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
+    """``"%0*d" % (width, v)`` of every value in 0..10**width-1, as an ``(n, width)`` uint8 matrix."""
+    powers = np.array([10**k for k in range(width - 1, -1, -1)], dtype=np.uint64)
+    return (48 + (values.astype(np.uint64)[:, None] // powers) % np.uint64(10)).astype(np.uint8)
+
+
+def _md5_hex_matrix(materials: KeyArray, width: int) -> np.ndarray:
+    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix.
+
+    MD5 has no vector form in numpy or the standard library, so this is one ``hashlib`` call per
+    key; joining the digests as one str keeps everything else out of the per-key loop.
+    """
+    n = len(materials)
+    if n == 0:
+        return np.zeros((0, width), dtype=np.uint8)
+    md5 = hashlib.md5
+    text = "".join([md5(m).hexdigest() for m in materials.tolist()]).encode("ascii")
+    return np.frombuffer(text, dtype=np.uint8).reshape(n, 32)[:, :width]
 
 
 class Prefix:
@@ -92,9 +117,18 @@ class Prefix:
         """The prefix for one key, from its J or K (see :attr:`material`)."""
         return b""
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        """:meth:`prefix_for` of every material, in order."""
-        return [self.prefix_for(m) for m in materials]
+    def prefix_many(self, materials: Sequence[bytes] | KeyArray) -> list[bytes] | KeyArray:
+        """:meth:`prefix_for` of every material, in order: a list of bytes for a sequence, a
+        :class:`~keyshape.keyarray.KeyArray` (fixed width :attr:`width`) for a KeyArray."""
+        ka = materials if isinstance(materials, KeyArray) else KeyArray.from_keys(materials)
+        out = KeyArray(self._prefix_matrix(ka))
+        return out if isinstance(materials, KeyArray) else out.tolist()
+
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        """The prefixes of all materials as an ``(n, width)`` uint8 matrix; subclasses
+        vectorize this, the default calls :meth:`prefix_for` per key."""
+        raw = b"".join([self.prefix_for(m) for m in materials.tolist()])
+        return np.frombuffer(raw, dtype=np.uint8).reshape(len(materials), self.width)
 
     def apply(self, prefix: bytes, k: bytes) -> bytes:
         """The full key from a prefix and K."""
@@ -150,9 +184,8 @@ class Md5Prefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         return hashlib.md5(material).hexdigest()[: self.width].encode("ascii")
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        w, md5 = self.width, hashlib.md5
-        return [md5(m).hexdigest()[:w].encode("ascii") for m in materials]
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        return _md5_hex_matrix(materials, self.width)
 
     def bucket_count(self) -> int:
         return 16**self.width
@@ -169,9 +202,8 @@ class Md5FullPrefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         return hashlib.md5(material).hexdigest().encode("ascii")
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        md5 = hashlib.md5
-        return [md5(m).hexdigest().encode("ascii") for m in materials]
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        return _md5_hex_matrix(materials, 32)
 
     def apply(self, prefix: bytes, k: bytes) -> bytes:
         return prefix
@@ -195,10 +227,9 @@ class JavaHashShortPrefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
         h = (java_string_hash_many(materials) & np.uint64(0x7FFF)).astype(">u2")
-        raw = h.tobytes()
-        return [raw[i : i + 2] for i in range(0, len(raw), 2)]
+        return h.view(np.uint8).reshape(len(materials), 2)
 
     def bucket_count(self) -> int:
         return 0x8000
@@ -213,9 +244,10 @@ class Crc32Prefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        crc = zlib.crc32
-        return [b"%04x" % (crc(m) & 0xFFFF) for m in materials]
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        # zlib has no batch form: one C call per key, the digits vectorized.
+        crc = np.fromiter(map(zlib.crc32, materials.tolist()), dtype=np.uint64, count=len(materials))
+        return _hex_digits(crc & np.uint64(0xFFFF), 4)
 
     def bucket_count(self) -> int:
         return 0x10000
@@ -231,16 +263,14 @@ class ModPrefix(Prefix):
         super().__init__(separator)
         self.n = buckets
         self.width = max(2, len(str(buckets - 1)))
-        self._table = [self.bucket(i) for i in range(buckets)]
 
     def prefix_for(self, material: bytes) -> bytes:
         h = hashing.java_string_hash(_j_text(material)) & 0x7FFFFFFF
-        return self._table[h % self.n]
+        return self.bucket(h % self.n)
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
         idx = (java_string_hash_many(materials) & np.uint64(0x7FFFFFFF)) % np.uint64(self.n)
-        table = self._table
-        return [table[i] for i in idx.tolist()]
+        return _decimal_digits(idx, self.width)
 
     def bucket_count(self) -> int:
         return self.n
@@ -259,11 +289,10 @@ class RandomPrefix(ModPrefix):
         self._rng = np.random.default_rng(seed)
 
     def prefix_for(self, material: bytes) -> bytes:
-        return self._table[int(self._rng.integers(self.n))]
+        return self.bucket(int(self._rng.integers(self.n)))
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        table = self._table
-        return [table[i] for i in self._rng.integers(self.n, size=len(materials)).tolist()]
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        return _decimal_digits(self._rng.integers(self.n, size=len(materials)), self.width)
 
 
 class PhoenixPrefix(Prefix):
@@ -276,9 +305,8 @@ class PhoenixPrefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         return bytes([hashing.phoenix_salt(material, self.n)])
 
-    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]:
-        raw = hashing.phoenix_salt_many(materials, self.n).tobytes()
-        return [raw[i : i + 1] for i in range(len(raw))]
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        return hashing.phoenix_salt_many(materials, self.n).reshape(len(materials), 1)
 
     def bucket_count(self) -> int:
         return self.n
@@ -299,6 +327,15 @@ class OpenTsdbPrefix(Prefix):
     def prefix_for(self, material: bytes) -> bytes:
         mw = self.metric_width
         return hashing.opentsdb_salt(material[:mw], material[mw:], self.n, self.width)
+
+    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
+        # Vector form of hashing.opentsdb_salt (pinned against it by the tests).
+        bucket = np.abs(np.fmod(hashing.java_bytes_hash_many(materials).astype(np.int64), self.n))
+        unsalted = ~materials.matrix[:, : self.metric_width].any(axis=1)  # zero or empty metric
+        bucket[unsalted] = 0
+        # Byte width-i is bucket >> (8*(i-1) % 32): Java masks int shift counts to 5 bits.
+        shifts = np.array([(8 * (self.width - 1 - col)) % 32 for col in range(self.width)], dtype=np.int64)
+        return ((bucket[:, None] >> shifts) & 0xFF).astype(np.uint8)
 
     def bucket_count(self) -> int:
         return self.n

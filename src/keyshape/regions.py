@@ -18,11 +18,14 @@ from typing import Any
 import numpy as np
 
 from keyshape.hbytes import to_string_binary
+from keyshape.keyarray import KeyArray
 
 __all__ = ["RegionMap", "SplitEvent", "SplitSimulation", "simulate_auto_split"]
 
 # Width of the big-endian length column appended to each padded key (see _encode).
 _LEN_BYTES = 4
+# Keys per block in RegionMap.assign: small enough for the temporaries to stay in cache.
+_BLOCK = 1 << 16
 
 
 def _as_key(value: Any, what: str) -> bytes:
@@ -36,8 +39,10 @@ def _as_key(value: Any, what: str) -> bytes:
     )
 
 
-def _as_matrix(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(uint8 matrix n x width zero padded, int64 lengths) of a numpy array of keys."""
+def _as_matrix(keys: np.ndarray | KeyArray) -> tuple[np.ndarray, np.ndarray]:
+    """(uint8 matrix n x width zero padded, int64 lengths) of a KeyArray or numpy array of keys."""
+    if isinstance(keys, KeyArray):
+        return keys.matrix, keys.lengths
     if keys.dtype.kind == "S":
         # numpy cannot hold trailing NUL bytes in an 'S' array; its keys are what .tolist() gives.
         flat = keys.ravel()
@@ -70,6 +75,18 @@ def _pad(matrix: np.ndarray, width: int) -> np.ndarray:
     out = np.zeros((matrix.shape[0], width), dtype=np.uint8)
     out[:, : matrix.shape[1]] = matrix
     return out
+
+
+def _head16(matrix: np.ndarray) -> np.ndarray:
+    """The first 2 bytes of each (zero padded) key as a big-endian number 0..65535."""
+    if matrix.shape[1] >= 2 and matrix.strides[1] == 1:
+        return matrix[:, :2].view(">u2")[:, 0]  # no copy: a strided view of each row's head
+    head = np.zeros(matrix.shape[0], dtype=np.intp)
+    if matrix.shape[1] >= 1:
+        head |= matrix[:, 0].astype(np.intp) << 8
+    if matrix.shape[1] >= 2:
+        head |= matrix[:, 1]
+    return head
 
 
 def _prefix64(matrix: np.ndarray) -> np.ndarray:
@@ -117,6 +134,8 @@ class RegionMap:
                     "unsigned bytes (use sorted(set(keys)))"
                 )
         self._splits: tuple[bytes, ...] = tuple(keys)
+        self._table: np.ndarray | None = None  # see _head_table
+        self._exact: tuple[np.ndarray, np.ndarray] | None = None  # split keys as a matrix
 
     @property
     def split_keys(self) -> tuple[bytes, ...]:
@@ -151,19 +170,63 @@ class RegionMap:
         """Index of the region holding ``key`` (the number of split keys <= key)."""
         return bisect.bisect_right(self._splits, _as_key(key, "a row key"))
 
-    def assign(self, keys: Sequence[bytes] | np.ndarray) -> np.ndarray:
+    def assign(self, keys: Sequence[bytes] | KeyArray | np.ndarray) -> np.ndarray:
         """Region index (int64) of every key; the same result as ``region_of`` per key.
 
-        ``keys`` is a sequence of bytes, or a numpy array: 'S' (note numpy strips trailing NUL
+        ``keys`` is a sequence of bytes, a :class:`~keyshape.keyarray.KeyArray` (exact; what
+        ``KeySchema.encode_many(..., as_array=True)`` returns, the fast path), or a numpy array: 'S' (note numpy strips trailing NUL
         bytes from 'S' values, so keys that may end in ``\\x00`` must not travel as 'S'), 'V'
         (fixed width, exact) or a 2-D uint8 array with one fixed-width key per row (exact).
         """
-        if not isinstance(keys, np.ndarray) or keys.dtype == object:
+        if not isinstance(keys, KeyArray) and (not isinstance(keys, np.ndarray) or keys.dtype == object):
             return self._assign_sequence(keys.tolist() if isinstance(keys, np.ndarray) else keys)
         matrix, lengths = _as_matrix(keys)
-        if not self._splits or len(lengths) == 0:
-            return np.zeros(len(lengths), dtype=np.int64)
-        split_matrix, split_lengths = _exact_matrix(self._splits)
+        n = len(lengths)
+        if not self._splits or n == 0:
+            return np.zeros(n, dtype=np.int64)
+        # Most keys are placed by their first two bytes alone: one lookup in a 65536-entry
+        # table. Blocks keep the temporaries in cache; only keys whose two-byte head is shared
+        # with a split key (a few per split) take the exact comparison.
+        table = self._head_table()
+        out = np.empty(n, dtype=np.int64)
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            block = out[start:stop]
+            np.take(table, _head16(matrix[start:stop]), out=block, mode="clip")  # heads fit
+            unsure = np.flatnonzero(block < 0)
+            if unsure.size:
+                rows = unsure + start
+                block[unsure] = self._assign_exact(matrix[rows], lengths[rows])
+        return out
+
+    def _head_table(self) -> np.ndarray:
+        """Region of every two-byte key head 0..65535, or -1 where the head alone cannot tell.
+
+        Keys and splits compare as zero-padded heads first: a key whose head sorts before a
+        split's head sorts before the split. So a head no split key shares fixes the region.
+        A head shared by exactly one split key that is the smallest key with that head (the head
+        without its trailing zero bytes, e.g. b"\x05" for 0x0500) is also exact: every key with
+        that head is >= the split. Any other shared head is unsure.
+        """
+        if self._table is None:
+            split_heads = _head16(_exact_matrix(self._splits)[0]).astype(np.int64)
+            heads = np.arange(65536, dtype=np.int64)
+            table = np.searchsorted(split_heads, heads, side="left").astype(np.int64)
+            shared, counts = np.unique(split_heads, return_counts=True)
+            table[shared] = -1
+            for head, count in zip(shared.tolist(), counts.tolist()):
+                if count == 1:
+                    index = int(np.searchsorted(split_heads, head))
+                    if self._splits[index] == head.to_bytes(2, "big").rstrip(b"\x00"):
+                        table[head] = index + 1
+            self._table = table
+        return self._table
+
+    def _assign_exact(self, matrix: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Region of each key by full comparison with the split keys."""
+        if self._exact is None:
+            self._exact = _exact_matrix(self._splits)
+        split_matrix, split_lengths = self._exact
         # Most keys differ from every split key within their first 8 bytes; then comparing
         # big-endian 64-bit prefixes is exact. Only keys whose prefix equals a split key's
         # prefix need the full (padded bytes + length) comparison.

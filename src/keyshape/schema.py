@@ -23,11 +23,12 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from keyshape import hbytes, splits
 from keyshape.errors import KeyshapeError, SchemaError
-from keyshape.fields import ENCODINGS, FIELD_TYPES, FieldSpec, column_to_list
+from keyshape.fields import ENCODINGS, FIELD_TYPES, FieldSpec
+from keyshape.keyarray import KeyArray
 from keyshape.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
 from keyshape.schema_parse import Section
 
@@ -212,11 +213,24 @@ class KeySchema:
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
 
-    def encode_many(self, columns: Mapping[str, Sequence[Any]]) -> list[bytes]:
+    @overload
+    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+                    as_array: Literal[False] = False) -> list[bytes]: ...
+
+    @overload
+    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+                    as_array: Literal[True]) -> KeyArray: ...
+
+    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+                    as_array: bool = False) -> list[bytes] | KeyArray:
         """Row keys of many records given as columns (field name -> values, all the same length).
 
-        Numeric columns given as numpy integer arrays are encoded with numpy; string columns and
-        the hashes run as tight per-key loops. The result equals ``[encode(r) for r in rows]``.
+        The result equals ``[encode(r) for r in rows]``. Every field is encoded for the whole
+        column at once (numbers given as numpy integer arrays without per-value Python), the keys
+        are assembled as one byte matrix and the prefixes computed on it with numpy; only md5 and
+        crc32 prefixes and text values call into Python per key. With ``as_array=True`` the keys
+        come back as a :class:`~keyshape.keyarray.KeyArray`, which
+        :meth:`keyshape.regions.RegionMap.assign` takes without making a ``bytes`` per key.
         """
         missing = [n for n in self.field_names if n not in columns]
         if missing:
@@ -224,23 +238,30 @@ class KeySchema:
         lengths = {len(columns[n]) for n in self.field_names}
         if len(lengths) > 1:
             raise KeyshapeError(f"encode_many: columns differ in length {sorted(lengths)}; give equal lengths")
-        cols = [column_to_list(f.encode_column(columns[f.name])) for f in self.fields]
-        sep = self.separator
-        ks = cols[0] if len(cols) == 1 else list(map(sep.join, zip(*cols)))
+        n = lengths.pop()
+        parts = [f.encode_column(columns[f.name]) for f in self.fields]
+        sep = KeyArray.constant(self.separator, n) if self.separator else None
+
+        def join(pieces: list[KeyArray]) -> KeyArray:
+            if sep is not None:
+                pieces = [x for piece in pieces for x in (sep, piece)][1:]
+            return KeyArray.concat(pieces)
+
+        ks = join(parts)
         p = self.prefix
-        if not p.width:
-            return ks
-        if p.material == "K" or self._j_is_k:
-            mats = ks
-        else:
-            hcols = [cols[i] for i in self._hash_idx]
-            mats = hcols[0] if len(hcols) == 1 else list(map(sep.join, zip(*hcols)))
-        prefixes = p.prefix_many(mats)
-        if p.name == "md5-full":
-            return prefixes
-        if p.sep_after and sep:
-            return [a + sep + b for a, b in zip(prefixes, ks)]
-        return list(map(bytes.__add__, prefixes, ks))
+        if p.width:
+            if p.material == "K" or self._j_is_k:
+                mats = ks
+            else:
+                mats = join([parts[i] for i in self._hash_idx])
+            prefixes = p.prefix_many(mats)
+            if p.name == "md5-full":
+                ks = prefixes
+            elif p.sep_after and sep is not None:
+                ks = KeyArray.concat([prefixes, sep, ks])
+            else:
+                ks = KeyArray.concat([prefixes, ks])
+        return ks if as_array else ks.tolist()
 
     def decode(self, key: bytes) -> dict[str, Any]:
         """The fields of ``key`` (exact inverse of :meth:`encode` up to width padding).

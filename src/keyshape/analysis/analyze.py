@@ -37,6 +37,7 @@ from keyshape.analysis.timeline import (
 )
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.hbytes import to_string_binary
+from keyshape.keyarray import KeyArray
 from keyshape.regions import RegionMap, SplitEvent, simulate_auto_split
 
 Progress = Callable[[int], None]
@@ -227,17 +228,20 @@ class Analyzer:
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
 
-    def update(self, keys: Sequence[bytes]) -> None:
-        """Add one chunk of keys, in write order."""
+    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
+        """Add one chunk of keys, in write order (a KeyArray is the fast path)."""
         if self._held is not None:
-            self._held.extend(keys)
+            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
         self._count(keys)
 
-    def _count(self, keys: Sequence[bytes]) -> None:
+    def _count(self, keys: Sequence[bytes] | KeyArray) -> None:
         if len(keys) == 0:
             return
         idx = self._rmap.assign(keys)
-        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        if isinstance(keys, KeyArray):
+            lengths = keys.lengths
+        else:
+            lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
         n = len(self._rows)
         self._rows += np.bincount(idx, minlength=n)
         self._key_bytes += np.bincount(idx, weights=lengths, minlength=n).astype(np.int64)

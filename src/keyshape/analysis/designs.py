@@ -16,6 +16,7 @@ from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
 from keyshape.errors import KeyshapeError
+from keyshape.keyarray import KeyArray
 from keyshape.schema import KeySchema
 
 DEFAULT_ROWS = 200_000
@@ -142,13 +143,13 @@ def _lint_lines(schema: KeySchema) -> list[str]:
 
 
 def _workload_keys(schema: KeySchema, rows: int, seed: int,
-                   heavy: dict[str, HeavyHitters]) -> Iterator[list[bytes]]:
+                   heavy: dict[str, HeavyHitters]) -> Iterator[KeyArray]:
     from keyshape.workload import generate
 
     for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS):
         for name, hh in heavy.items():
             hh.update(columns[name])
-        yield schema.encode_many(columns)
+        yield schema.encode_many(columns, as_array=True)
 
 
 def _file_keys(path: str | Path, column: str | None) -> Iterator[list[bytes]]:

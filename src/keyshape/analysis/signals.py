@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from keyshape.keyarray import KeyArray
+
 
 class WriteOrder:
     """Fraction of consecutive writes whose key is greater (or smaller) than the previous key.
@@ -27,12 +29,17 @@ class WriteOrder:
         self.down = 0
         self._last: bytes | None = None
 
-    def update(self, keys: Sequence[bytes]) -> None:
+    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
         """Count the order of consecutive keys in one chunk (and across the previous chunk's end)."""
         n = len(keys)
         if n == 0:
             return
-        head = list(keys[: self.sample + 1])
+        if isinstance(keys, KeyArray):
+            head = keys[: self.sample + 1].tolist()
+            last = keys[n - 1 :].tolist()[0]
+        else:
+            head = list(keys[: self.sample + 1])
+            last = keys[n - 1]
         if self._last is not None:
             head.insert(0, self._last)
         for a, b in zip(head, head[1:]):
@@ -41,7 +48,7 @@ class WriteOrder:
             elif b < a:
                 self.down += 1
         self.pairs += max(0, len(head) - 1)
-        self._last = keys[n - 1]
+        self._last = last
 
     @property
     def increasing(self) -> float:
