@@ -336,8 +336,14 @@ def cmp(a, b) -> int:
 
 
 def float_key(x: float) -> tuple:
-    """The OrderedBytes total order: -0.0 below +0.0, NaN above everything."""
-    return (math.isnan(x), 0.0 if math.isnan(x) else x, math.copysign(1.0, x))
+    """The OrderedBytes total order: -0.0 below +0.0, NaN above everything.
+
+    Every NaN (any sign or payload) is one value: Java's doubleToLongBits canonicalises NaN, so
+    OrderedBytes writes the same bytes for all of them.
+    """
+    if math.isnan(x):
+        return (True, 0.0, 0.0)
+    return (False, x, math.copysign(1.0, x))
 
 
 def same_float(a: float, b: float) -> bool:

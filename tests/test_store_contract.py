@@ -30,14 +30,13 @@ def _embedded(request: pytest.FixtureRequest) -> Store:
 def _hbase(request: pytest.FixtureRequest) -> Store:
     from keyshape.store.hbase import HBaseStore
 
-    return HBaseStore.from_url(request.getfixturevalue("hbase_url"))
+    return HBaseStore.from_url(request.getfixturevalue("hbase").url)
 
 
 @pytest.fixture(
     params=[
         pytest.param(_embedded, id="embedded"),
-        # TODO(lead): enable once keyshape.store.hbase and the hbase_url fixture exist:
-        # pytest.param(_hbase, id="hbase", marks=pytest.mark.hbase),
+        pytest.param(_hbase, id="hbase", marks=pytest.mark.hbase),
     ]
 )
 def store(request: pytest.FixtureRequest) -> Iterator[Store]:

@@ -194,5 +194,14 @@ from keyshape.cli_read import scan_command  # noqa: E402
 main.add_command(scan_command)
 
 
+# --- a live table: create, load, watch (issue 5) ----------------------------------------------
+
+from keyshape.cli_hbase import create_command, load_command, watch_command  # noqa: E402
+
+main.add_command(create_command)
+main.add_command(load_command)
+main.add_command(watch_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

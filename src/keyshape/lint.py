@@ -128,12 +128,12 @@ def _splits(schema: Any, out: list[Finding]) -> None:
 
 
 def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
+    # Only fields decode must end at the first separator are at risk: a single variable-width
+    # field followed by fixed-width ones is measured from the end of the key, so any bytes work.
     sep = schema.separator
     if not sep:
         return
-    for i, f in enumerate(schema.fields[:-1]):
-        if f.self_delimiting:
-            continue
+    for f in schema.ambiguous_fields:
         bad = 0
         if sample is not None:
             enc = f.encode_column(sample[0][f.name])
@@ -144,8 +144,8 @@ def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
                                f"give {f.name} a width, or choose a separator that cannot occur in it"))
         else:
             out.append(Finding("warning", "separator-ambiguous",
-                               f"{f.name} has variable width, so a {sep!r} inside a value makes decoding ambiguous",
-                               f"give {f.name} a width, or make sure values never contain {sep!r}"))
+                               f"{f.name} and a later field have variable width, so a {sep!r} inside a {f.name} value makes decoding ambiguous",
+                               f"give {f.name} (or the later variable-width fields) a width, or make sure values never contain {sep!r}"))
 
 
 def _fields(schema: Any, sample: Any, out: list[Finding]) -> None:

@@ -21,31 +21,18 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
 from keyshape import hbytes, splits
 from keyshape.errors import KeyshapeError, SchemaError
-from keyshape.fields import ENCODINGS, FIELD_TYPES, FieldSpec
+from keyshape.fields import FieldSpec
 from keyshape.keyarray import KeyArray
-from keyshape.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
-from keyshape.schema_parse import Section
+from keyshape.prefixes import Prefix
+from keyshape.schema_parse import Section, parse_key, parse_splits, parse_table
+from keyshape.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec", "next_prefix"]
-
-SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
-# Options each prefix strategy accepts (anything else under key.prefix is an error).
-_STRATEGY_OPTIONS: dict[str, dict[str, tuple[int, int]]] = {
-    "none": {}, "md5-full": {}, "java-hash-short": {}, "crc32": {},
-    "md5": {"length": (4, 32)},
-    "mod": {"buckets": (2, 10**9)},
-    "random": {"buckets": (2, 10**9), "seed": (0, 2**63)},
-    "phoenix": {"buckets": (2, 256)},
-    "opentsdb": {"buckets": (1, 2**31 - 1), "width": (1, 8)},
-}
-_STRATEGY_DEFAULTS = {"md5": {"length": 4}, "mod": {"buckets": 16}, "random": {"buckets": 16},
-                      "phoenix": {"buckets": 16}, "opentsdb": {"buckets": 20, "width": 1}}
 
 
 def next_prefix(prefix: bytes) -> bytes:
@@ -54,43 +41,6 @@ def next_prefix(prefix: bytes) -> bytes:
     what follows it."""
     p = prefix.rstrip(b"\xff")
     return p[:-1] + bytes([p[-1] + 1]) if p else b""
-
-
-@dataclass(frozen=True)
-class FamilySpec:
-    """A column family and the HBase attributes keyshape creates it with."""
-
-    name: str
-    versions: int = 1
-    compression: str = "NONE"
-    bloom_filter: str = "ROW"
-    block_size: int = 65536
-    ttl: int | None = None
-    in_memory: bool = False
-    data_block_encoding: str = "NONE"
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """A table: name, namespace and column families."""
-
-    name: str
-    namespace: str = "default"
-    families: list[FamilySpec] = field(default_factory=lambda: [FamilySpec("d")])
-
-    @property
-    def full_name(self) -> str:
-        """``"ns:name"``, or just ``"name"`` in the default namespace (HBase's convention)."""
-        return self.name if self.namespace == "default" else f"{self.namespace}:{self.name}"
-
-
-@dataclass(frozen=True)
-class SplitSpec:
-    """The ``[splits]`` section: the algorithm and its options, as written."""
-
-    algorithm: str
-    regions: int | None = None
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 class KeySchema:
@@ -108,6 +58,7 @@ class KeySchema:
         self._by_name = {f.name: f for f in self.fields}
         self._hash_idx = [i for i, f in enumerate(self.fields) if f.name in set(self.hash_fields)]
         self._j_is_k = len(self._hash_idx) == len(self.fields)
+        self._ends = self._plan_field_ends()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema_index)
 
     # ------------------------------------------------------------------------------- loading
@@ -131,54 +82,20 @@ class KeySchema:
         from keyshape.workload import parse_workload  # workload sits beside schema, not below it
 
         top = Section(d, "", source)
-        table = _parse_table(top.section("table", required=True))
-        key = top.section("key", required=True)
-        assert key is not None
-        sep_text = key.get("separator", str, "")
-        separator = sep_text.encode("utf-8")
-        fields = [_parse_field(s, i) for i, s in enumerate(key.sections("fields", required=True))]
-        if not fields:
-            key.fail("fields", "is empty", "add at least one [[key.fields]] with name and type")
-        names = [f.name for f in fields]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                key.fail(f"fields[{i}].name", f"duplicate field name {n!r}", "give every field its own name")
-        for i, f in enumerate(fields[:-1]):
-            if not f.self_delimiting and not separator:
-                key.fail(f"fields[{i}]", f"field {f.name!r} has variable width and is not last, and the key "
-                         "has no separator, so its end cannot be found",
-                         "set width, set encoding = 'ordered', or set key.separator")
-        strategy, options = _parse_prefix(key)
-        hash_fields = key.get("hash_fields", list, None)
-        if hash_fields is None:
-            if strategy == "opentsdb":
-                key.fail("hash_fields", "is required for strategy 'opentsdb'",
-                         "list the metric field then the tag fields, e.g. hash_fields = ['metric', 'tagk', 'tagv']")
-            hash_fields = names
-        for h in hash_fields:
-            if h not in names:
-                key.fail("hash_fields", f"{h!r} is not a key field", "use field names from: " + ", ".join(names))
-        if not hash_fields or len(set(hash_fields)) != len(hash_fields):
-            key.fail("hash_fields", "must list distinct fields, at least one", "e.g. hash_fields = ['user_id']")
-        if strategy == "opentsdb":
-            if separator:
-                key.fail("separator", "OpenTSDB keys have no separator", "remove key.separator")
-            metric = next(f for f in fields if f.name == hash_fields[0])
-            if metric.fixed_width is None:
-                key.fail("hash_fields", f"the metric field {metric.name!r} must have a fixed width",
-                         "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)")
-            options["metric_width"] = metric.fixed_width
-        key.done()
-        prefix = make_prefix(strategy, separator, **options)
+        table = parse_table(top.section("table", required=True))
+        key_section = top.section("key", required=True)
+        assert key_section is not None
+        key = parse_key(key_section)
+        fields, separator, prefix = key.fields, key.separator, key.prefix
         split_section = top.section("splits")
-        split_spec = _parse_splits(split_section, prefix) if split_section is not None else None
+        split_spec = parse_splits(split_section, prefix) if split_section is not None else None
         wl_section = top.section("workload")
         workload = parse_workload(wl_section, fields) if wl_section is not None else None
         from keyshape.schema_index import parse_indexes  # [[index]] tables (keyshape.read.index)
 
         indexes = parse_indexes(top, table, fields, separator)
         top.done()
-        schema = cls(table, fields, separator, prefix, hash_fields, split_spec, workload, source)
+        schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         schema.indexes = indexes
         return schema
 
@@ -263,8 +180,45 @@ class KeySchema:
                 ks = KeyArray.concat([prefixes, ks])
         return ks if as_array else ks.tolist()
 
+    def _plan_field_ends(self) -> list[int | None]:
+        """How :meth:`decode` finds where each field ends, per field.
+
+        ``None``: the field finds its own end (fixed width, or an ordered encoding). ``-1``: at the
+        next separator. ``n >= 0``: ``n`` bytes before the end of K. The last variable-width,
+        non-self-delimiting field gets ``n`` when every field after it has a fixed width (the
+        fields after it fill exactly ``n`` bytes with their separators), so its value may contain
+        the separator; every other such field ends at the first separator after it.
+        """
+        ends: list[int | None] = [None if f.self_delimiting else -1 for f in self.fields]
+        tail = 0
+        for i in range(len(self.fields) - 1, -1, -1):
+            f = self.fields[i]
+            if not f.self_delimiting:
+                ends[i] = tail
+                break
+            if f.fixed_width is None:
+                break  # an ordered variable-width field cannot be measured from the right
+            tail += f.fixed_width + len(self.separator)
+        return ends
+
+    @property
+    def ambiguous_fields(self) -> list[FieldSpec]:
+        """The fields :meth:`decode` ends at the first separator after them: a separator inside
+        one of their values makes its key decode wrongly or not at all.
+
+        Empty when at most one field has a variable width without an ordered encoding and every
+        field after it has a fixed width (that field is then measured from the end of the key).
+        """
+        return [f for f, e in zip(self.fields, self._ends) if e == -1]
+
     def decode(self, key: bytes) -> dict[str, Any]:
         """The fields of ``key`` (exact inverse of :meth:`encode` up to width padding).
+
+        Fields are read left to right; fixed-width fields take their width whatever their bytes
+        (a binary timestamp may contain the separator), ordered ones find their own end. The last
+        variable-width text/bytes field ends where the fixed-width fields after it begin, counted
+        from the end of the key, so its value may contain the separator; any earlier one ends at
+        the next separator (see :attr:`ambiguous_fields`).
 
         Raises KeyshapeError for md5-full keys (not recoverable), a key that does not parse, or a
         key whose hash prefix does not match its fields (written with another schema).
@@ -273,12 +227,18 @@ class KeySchema:
         k = self.prefix.strip(key)
         out: dict[str, Any] = {}
         pos, sep, last = 0, self.separator, len(self.fields) - 1
-        for i, f in enumerate(self.fields):
+        for i, (f, plan) in enumerate(zip(self.fields, self._ends)):
             end = None
-            if not f.self_delimiting:
-                end = len(k) if i == last else k.find(sep, pos)
+            if plan == -1:
+                end = k.find(sep, pos)
                 if end < 0:
                     raise KeyshapeError(f"key {hbytes.to_string_binary(key)}: no separator after field {f.name!r}")
+            elif plan is not None:
+                end = len(k) - plan
+                if end < pos:
+                    raise KeyshapeError(
+                        f"key {hbytes.to_string_binary(key)} is too short for field {f.name!r} and the "
+                        f"{plan} bytes of fixed-width fields after it; was it written with this schema?")
             out[f.name], pos = f.decode_at(k, pos, end)
             if i < last and sep:
                 if k[pos : pos + len(sep)] != sep:
@@ -311,6 +271,11 @@ class KeySchema:
         may be a range ``(lo, hi)`` meaning ``lo <= value < hi`` (either end ``None``: open);
         descending fields are handled. A salted key gives one range per bucket, sorted, unless
         the hashed fields are all given, which pins the one bucket; ``random`` always fans out.
+
+        A given variable-width text/bytes field (no width, not ordered) is matched by its bytes
+        plus the separator, so when values may contain the separator the ranges also hold rows
+        whose value extends the given one with it (``u="a"`` scans under ``a_``, where ``u="a_b"``
+        lives too): filter by :meth:`decode` then, or give the field a width or an ordered encoding.
         """
         names = self.field_names
         given = [n for n in names if n in leading]
@@ -453,109 +418,3 @@ class KeySchema:
 
 def _bin(text: str) -> bytes:
     return hbytes.to_bytes_binary(text)
-
-
-# ---------------------------------------------------------------------------------- parsers
-
-
-def _parse_table(t: Section | None) -> TableSpec:
-    assert t is not None
-    name = t.get("name", str, required=True)
-    if not name or ":" in name:
-        t.fail("name", f"{name!r} is not a table name", "use letters, digits, '_', '-', '.'; put the namespace in namespace")
-    ns = t.get("namespace", str, "default")
-    families = []
-    for fs in t.sections("families"):
-        families.append(FamilySpec(
-            name=fs.get("name", str, required=True),
-            versions=fs.get("versions", int, 1, minimum=1),
-            compression=fs.get("compression", str, "NONE", choices=("NONE", "GZ", "SNAPPY", "LZ4", "LZO", "ZSTD", "BZIP2")),
-            bloom_filter=fs.get("bloom_filter", str, "ROW", choices=("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")),
-            block_size=fs.get("block_size", int, 65536, minimum=1024),
-            ttl=fs.get("ttl", int, None, minimum=1),
-            in_memory=fs.get("in_memory", bool, False),
-            data_block_encoding=fs.get("data_block_encoding", str, "NONE",
-                                       choices=("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")),
-        ))
-        fs.done()
-    t.done()
-    return TableSpec(name, ns, families or [FamilySpec("d")])
-
-
-def _parse_field(s: Section, index: int) -> FieldSpec:
-    name = s.get("name", str, required=True)
-    ftype = s.get("type", str, required=True, choices=FIELD_TYPES)
-    allowed = ENCODINGS[ftype]
-    encoding = s.get("encoding", str, allowed[0], choices=allowed)
-    order = s.get("order", str, "asc", choices=("asc", "desc"))
-    width = s.get("width", int, None, minimum=1)
-    numeric = ftype in ("int32", "int64", "float64", "timestamp")
-    text_like = not numeric and encoding != "ordered"
-    pad_choices = ("none", "left", "right") if ftype == "bytes" else ("left", "right")
-    pad = s.get("pad", str, pad_choices[0], choices=pad_choices) if text_like else "left"
-    pad_char = s.get("pad_char", str, "\x00" if ftype == "bytes" else "0") if text_like else "0"
-    truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
-    if text_like and len(pad_char) != 1:
-        s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
-    if width is not None and not (text_like or encoding == "text"):
-        s.fail("width", f"{encoding} {ftype} has a fixed size already", "remove width")
-    if encoding == "text" and numeric:
-        digits = {"int32": 10, "int64": 19, "timestamp": 19}[ftype]
-        if order == "desc" and width is not None and width < digits:
-            s.fail("width", f"order = 'desc' writes MAX - value, which needs {digits} digits; width {width} is too small",
-                   f"set width >= {digits} or remove it")
-    if order == "desc" and ftype == "float64" and encoding == "hbase":
-        s.fail("order", "descending hbase float64 is not defined", "use encoding = 'ordered' for a descending float")
-    s.done()
-    return FieldSpec(name, ftype, encoding, order, width, pad, pad_char, truncate)
-
-
-def _parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
-    raw = key.data.get("prefix", "none")
-    if isinstance(raw, str):
-        key.get("prefix", str, choices=STRATEGIES)
-        strategy, sec = raw, None
-    else:
-        sec = key.section("prefix")
-        assert sec is not None
-        strategy = sec.get("strategy", str, required=True, choices=STRATEGIES)
-    options = dict(_STRATEGY_DEFAULTS.get(strategy, {}))
-    if sec is not None:
-        for opt, (lo, hi) in _STRATEGY_OPTIONS[strategy].items():
-            if sec.has(opt):
-                options[opt] = sec.get(opt, int, minimum=lo, maximum=hi)
-        sec.done()
-    return strategy, options
-
-
-def _parse_splits(s: Section, prefix: Prefix) -> SplitSpec:
-    algo = s.get("algorithm", str, required=True, choices=SPLIT_ALGORITHMS)
-    needs_regions = algo in ("hex", "decimal", "uniform", "range", "sample")
-    regions = s.get("regions", int, None, required=needs_regions, minimum=3 if algo == "range" else 2)
-    opts: dict[str, Any] = {}
-    if algo == "prefix":
-        n = prefix.bucket_count()
-        if n is None:
-            s.fail("algorithm", "'prefix' needs a prefix strategy, but key.prefix is 'none'",
-                   "set key.prefix or choose another algorithm (e.g. sample)")
-        if regions is None and n > MAX_LISTED_BUCKETS:
-            s.fail("regions", f"is required: the {prefix.name} prefix has {n} possible values", "e.g. regions = 16")
-    for opt in ("first", "last") if algo in ("hex", "decimal", "uniform") else ():
-        if s.has(opt):
-            opts[opt] = s.get(opt, str)
-    if algo == "range":
-        opts["start"] = s.get("start", str, required=True)
-        opts["end"] = s.get("end", str, required=True)
-    if algo == "buckets":
-        opts["buckets"] = s.get("buckets", int, required=True, minimum=2)
-        opts["encoding"] = s.get("encoding", str, "byte", choices=("byte", "decimal", "long"))
-        opts["width"] = s.get("width", int, None, minimum=1)
-    if algo == "explicit":
-        opts["keys"] = s.get("keys", list, required=True)
-        if not all(isinstance(k, str) for k in opts["keys"]):
-            s.fail("keys", "must be strings in toStringBinary form", 'e.g. keys = ["a", "m", "\\\\x80"]')
-    if algo == "sample":
-        opts["sample_rows"] = s.get("sample_rows", int, 100_000, minimum=1)
-        opts["seed"] = s.get("seed", int, 0)
-    s.done()
-    return SplitSpec(algo, regions, opts)

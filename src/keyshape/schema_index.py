@@ -29,7 +29,8 @@ from typing import Any
 
 from keyshape.fields import FieldSpec
 from keyshape.prefixes import make_prefix
-from keyshape.schema_parse import Section
+from keyshape.schema_parse import Section, parse_field, parse_prefix
+from keyshape.specs import FamilySpec, TableSpec
 
 __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
@@ -56,7 +57,7 @@ class IndexSpec:
 
 def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec], separator: bytes) -> list[IndexSpec]:
     """Every ``[[index]]`` of the schema (``[]`` without any)."""
-    from keyshape.schema import FamilySpec, KeySchema, TableSpec, _parse_field, _parse_prefix
+    from keyshape.schema import KeySchema  # the index key is a KeySchema; schema imports this module
 
     by_name = {f.name: f for f in key_fields}
     out: list[IndexSpec] = []
@@ -73,7 +74,7 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         default_family = main_table.families[0].name
         for i, c in enumerate(s.sections("columns")):
             column = c.get("column", str, None)
-            f = _parse_field(c, i)
+            f = parse_field(c, i)
             if f.name in by_name:
                 c.fail("name", f"{f.name!r} is a key field", "list it in fields only; its type comes from the key")
             extra[f.name] = f
@@ -95,7 +96,7 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         if not separator and not all(f.self_delimiting for f in fields):
             s.fail("fields", "a variable-width field without a separator cannot be followed by the main key",
                    "give the field a width or encoding = 'ordered', or set key.separator")
-        strategy, options = _parse_prefix(s)
+        strategy, options = parse_prefix(s)
         if strategy not in _INDEX_STRATEGIES:
             s.fail("prefix", f"strategy {strategy!r} is not supported for an index table",
                    "use one of: " + ", ".join(_INDEX_STRATEGIES) + " (random would make index rows unfindable)")

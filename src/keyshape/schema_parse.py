@@ -3,19 +3,53 @@
 Every problem raises :class:`keyshape.errors.SchemaError` with one line that names the source (the
 file, or ``<dict>``), the key path (``key.prefix.strategy``) and how to fix it. Unknown keys are
 errors too, so a typo never silently falls back to a default.
+
+:class:`Section` is the checked reader; :func:`parse_table`, :func:`parse_key`,
+:func:`parse_field`, :func:`parse_prefix` and :func:`parse_splits` read the schema's sections
+(:meth:`keyshape.schema.KeySchema.from_dict` puts them together; ``[workload]`` is read by
+:func:`keyshape.workload.parse_workload`, ``[[index]]`` by :mod:`keyshape.schema_index`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from keyshape.errors import SchemaError
+from keyshape.fields import ENCODINGS, FIELD_TYPES, FieldSpec
+from keyshape.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
+from keyshape.specs import FamilySpec, SplitSpec, TableSpec
 
-__all__ = ["Section", "fail"]
+__all__ = ["Section", "fail", "KeyParts", "SPLIT_ALGORITHMS", "parse_table", "parse_key", "parse_field",
+           "parse_prefix", "parse_splits"]
+
+SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
+# Options each prefix strategy accepts (anything else under key.prefix is an error), with bounds.
+_STRATEGY_OPTIONS: dict[str, dict[str, tuple[int, int]]] = {
+    "none": {}, "md5-full": {}, "java-hash-short": {}, "crc32": {},
+    "md5": {"length": (4, 32)},
+    "mod": {"buckets": (2, 10**9)},
+    "random": {"buckets": (2, 10**9), "seed": (0, 2**63)},
+    "phoenix": {"buckets": (2, 256)},  # Phoenix SaltingUtil.MAX_BUCKET_NUM = 256
+    "opentsdb": {"buckets": (1, 2**31 - 1), "width": (1, 8)},
+}
+_STRATEGY_DEFAULTS = {"md5": {"length": 4}, "mod": {"buckets": 16}, "random": {"buckets": 16},
+                      "phoenix": {"buckets": 16}, "opentsdb": {"buckets": 20, "width": 1}}
 
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
                list: "a list", dict: "a table"}
+
+
+def _example(kind: type, value: Any) -> str:
+    """A TOML value of ``kind`` for a fix hint: ``value`` unquoted when it is a number in quotes."""
+    if kind in (int, float) and isinstance(value, str):
+        try:
+            return str(kind(value.strip()))
+        except ValueError:
+            pass
+    return {str: '"..."', int: "8", float: "1.5", bool: "true", list: '["...", "..."]',
+            dict: "{ ... }"}.get(kind, "...")
 
 
 def fail(source: str, path: str, problem: str, fix: str = "") -> NoReturn:
@@ -59,7 +93,7 @@ class Section:
             ok, value = True, float(value)
         if not ok:
             want = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
-            self.fail(key, f"must be {want}, got {value!r}")
+            self.fail(key, f"must be {want}, got {value!r}", f"write {key} = {_example(kinds[0], value)}")
         if choices is not None:
             options = list(choices)
             if value not in options:
@@ -72,11 +106,17 @@ class Section:
 
     def section(self, key: str, *, required: bool = False) -> Section | None:
         """The sub-table at ``key`` (None when absent and not required)."""
+        if key in self.data and not isinstance(self.data[key], Mapping):
+            self._seen.add(key)
+            self.fail(key, f"must be a table, got {self.data[key]!r}", f"write [{self.at(key)}] or {key} = {{ ... }}")
         value = self.get(key, dict, required=required)
         return None if value is None else Section(value, self.at(key), self.source)
 
     def sections(self, key: str, *, required: bool = False) -> list[Section]:
         """The array of tables at ``key`` (``[[key]]`` in TOML)."""
+        if key in self.data and not isinstance(self.data[key], list):
+            self._seen.add(key)
+            self.fail(key, f"must be an array of tables, got {self.data[key]!r}", f"write each entry as [[{self.at(key)}]]")
         items = self.get(key, list, [], required=required)
         return [Section(v, f"{self.at(key)}[{i}]", self.source) for i, v in enumerate(items)]
 
@@ -86,3 +126,173 @@ class Section:
         if extra:
             known = ", ".join(sorted(self._seen)) or "(none)"
             self.fail(extra[0], "unknown key", f"known keys here: {known}")
+
+
+# ------------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class KeyParts:
+    """The checked ``[key]`` section."""
+
+    fields: list[FieldSpec]
+    separator: bytes
+    prefix: Prefix
+    hash_fields: list[str]
+
+
+def parse_table(t: Section | None) -> TableSpec:
+    """``[table]`` and its ``[[table.families]]`` (one family ``d`` with HBase's defaults when none)."""
+    assert t is not None
+    name = t.get("name", str, required=True)
+    if not name or ":" in name:
+        t.fail("name", f"{name!r} is not a table name", "use letters, digits, '_', '-', '.'; put the namespace in namespace")
+    ns = t.get("namespace", str, "default")
+    families = []
+    for fs in t.sections("families"):
+        families.append(FamilySpec(
+            name=fs.get("name", str, required=True),
+            versions=fs.get("versions", int, 1, minimum=1),
+            compression=fs.get("compression", str, "NONE", choices=("NONE", "GZ", "SNAPPY", "LZ4", "LZO", "ZSTD", "BZIP2")),
+            bloom_filter=fs.get("bloom_filter", str, "ROW", choices=("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")),
+            block_size=fs.get("block_size", int, 65536, minimum=1024),
+            ttl=fs.get("ttl", int, None, minimum=1),
+            in_memory=fs.get("in_memory", bool, False),
+            data_block_encoding=fs.get("data_block_encoding", str, "NONE",
+                                       choices=("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")),
+        ))
+        fs.done()
+    t.done()
+    return TableSpec(name, ns, families or [FamilySpec("d")])
+
+
+def parse_key(key: Section) -> KeyParts:
+    """``[key]``: separator, ``[[key.fields]]``, prefix and hash_fields, checked together."""
+    separator = key.get("separator", str, "").encode("utf-8")
+    fields = [parse_field(s) for s in key.sections("fields", required=True)]
+    if not fields:
+        key.fail("fields", "is empty", "add at least one [[key.fields]] with name and type")
+    names = [f.name for f in fields]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            key.fail(f"fields[{i}].name", f"duplicate field name {n!r}", "give every field its own name")
+    for i, f in enumerate(fields[:-1]):
+        # Without a separator a variable-width value runs into the next field; scans by it would
+        # also match every longer value, so this is refused rather than decoded from the right.
+        if not f.self_delimiting and not separator:
+            key.fail(f"fields[{i}]", f"field {f.name!r} has variable width and is not last, and the key "
+                     "has no separator, so its end cannot be found",
+                     "set width, set encoding = 'ordered', or set key.separator")
+    strategy, options = parse_prefix(key)
+    hash_fields = key.get("hash_fields", list, None)
+    if hash_fields is None:
+        if strategy == "opentsdb":
+            key.fail("hash_fields", "is required for strategy 'opentsdb'",
+                     "list the metric field then the tag fields, e.g. hash_fields = ['metric', 'tagk', 'tagv']")
+        hash_fields = names
+    for h in hash_fields:
+        if h not in names:
+            key.fail("hash_fields", f"{h!r} is not a key field", "use field names from: " + ", ".join(names))
+    if not hash_fields or len(set(hash_fields)) != len(hash_fields):
+        key.fail("hash_fields", "must list distinct fields, at least one", "e.g. hash_fields = ['user_id']")
+    if strategy == "opentsdb":
+        if separator:
+            key.fail("separator", "OpenTSDB keys have no separator", "remove key.separator")
+        metric = next(f for f in fields if f.name == hash_fields[0])
+        first_hashed = next(f for f in fields if f.name in hash_fields)
+        if metric is not first_hashed:
+            # The salt hashes metric + tags in key order and splits them at the metric's width.
+            key.fail("hash_fields", f"the metric field {metric.name!r} (listed first) must come before the "
+                     f"other hashed fields in the key, but {first_hashed.name!r} does",
+                     "put the metric field first in [[key.fields]], or list the leading hashed field first")
+        if metric.fixed_width is None:
+            key.fail("hash_fields", f"the metric field {metric.name!r} must have a fixed width",
+                     "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)")
+        options["metric_width"] = metric.fixed_width
+    key.done()
+    return KeyParts(fields, separator, make_prefix(strategy, separator, **options), list(hash_fields))
+
+
+def parse_field(s: Section, index: int = 0) -> FieldSpec:
+    """One ``[[key.fields]]`` entry (also ``[[index.columns]]``); ``index`` is unused."""
+    name = s.get("name", str, required=True)
+    ftype = s.get("type", str, required=True, choices=FIELD_TYPES)
+    allowed = ENCODINGS[ftype]
+    encoding = s.get("encoding", str, allowed[0], choices=allowed)
+    order = s.get("order", str, "asc", choices=("asc", "desc"))
+    width = s.get("width", int, None, minimum=1)
+    numeric = ftype in ("int32", "int64", "float64", "timestamp")
+    text_like = not numeric and encoding != "ordered"
+    pad_choices = ("none", "left", "right") if ftype == "bytes" else ("left", "right")
+    pad = s.get("pad", str, pad_choices[0], choices=pad_choices) if text_like else "left"
+    pad_char = s.get("pad_char", str, "\x00" if ftype == "bytes" else "0") if text_like else "0"
+    truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
+    if text_like and len(pad_char) != 1:
+        s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
+    if width is not None and not (text_like or encoding == "text"):
+        s.fail("width", f"{encoding} {ftype} has a fixed size already", "remove width")
+    if encoding == "text" and numeric:
+        digits = {"int32": 10, "int64": 19, "timestamp": 19}[ftype]
+        if order == "desc" and width is not None and width < digits:
+            s.fail("width", f"order = 'desc' writes MAX - value, which needs {digits} digits; width {width} is too small",
+                   f"set width >= {digits} or remove it")
+    if order == "desc" and ftype == "float64" and encoding == "hbase":
+        s.fail("order", "descending hbase float64 is not defined", "use encoding = 'ordered' for a descending float")
+    s.done()
+    return FieldSpec(name, ftype, encoding, order, width, pad, pad_char, truncate)
+
+
+def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
+    """``prefix`` of ``key``: a strategy name or ``{ strategy = ..., options }``, with defaults."""
+    raw = key.data.get("prefix", "none")
+    if not isinstance(raw, (str, Mapping)):
+        key.fail("prefix", f"must be a strategy name or a table, got {raw!r}",
+                 "e.g. prefix = { strategy = \"md5\", length = 4 } or prefix = \"none\"")
+    if isinstance(raw, str):
+        key.get("prefix", str, choices=STRATEGIES)
+        strategy, sec = raw, None
+    else:
+        sec = key.section("prefix")
+        assert sec is not None
+        strategy = sec.get("strategy", str, required=True, choices=STRATEGIES)
+    options = dict(_STRATEGY_DEFAULTS.get(strategy, {}))
+    if sec is not None:
+        for opt, (lo, hi) in _STRATEGY_OPTIONS[strategy].items():
+            if sec.has(opt):
+                options[opt] = sec.get(opt, int, minimum=lo, maximum=hi)
+        sec.done()
+    return strategy, options
+
+
+def parse_splits(s: Section, prefix: Prefix) -> SplitSpec:
+    """``[splits]``: the algorithm and the options it takes."""
+    algo = s.get("algorithm", str, required=True, choices=SPLIT_ALGORITHMS)
+    needs_regions = algo in ("hex", "decimal", "uniform", "range", "sample")
+    regions = s.get("regions", int, None, required=needs_regions, minimum=3 if algo == "range" else 2)
+    opts: dict[str, Any] = {}
+    if algo == "prefix":
+        n = prefix.bucket_count()
+        if n is None:
+            s.fail("algorithm", "'prefix' needs a prefix strategy, but key.prefix is 'none'",
+                   "set key.prefix or choose another algorithm (e.g. sample)")
+        if regions is None and n > MAX_LISTED_BUCKETS:
+            s.fail("regions", f"is required: the {prefix.name} prefix has {n} possible values", "e.g. regions = 16")
+    for opt in ("first", "last") if algo in ("hex", "decimal", "uniform") else ():
+        if s.has(opt):
+            opts[opt] = s.get(opt, str)
+    if algo == "range":
+        opts["start"] = s.get("start", str, required=True)
+        opts["end"] = s.get("end", str, required=True)
+    if algo == "buckets":
+        opts["buckets"] = s.get("buckets", int, required=True, minimum=2)
+        opts["encoding"] = s.get("encoding", str, "byte", choices=("byte", "decimal", "long"))
+        opts["width"] = s.get("width", int, None, minimum=1)
+    if algo == "explicit":
+        opts["keys"] = s.get("keys", list, required=True)
+        if not all(isinstance(k, str) for k in opts["keys"]):
+            s.fail("keys", "must be strings in toStringBinary form", 'e.g. keys = ["a", "m", "\\\\x80"]')
+    if algo == "sample":
+        opts["sample_rows"] = s.get("sample_rows", int, 100_000, minimum=1)
+        opts["seed"] = s.get("seed", int, 0)
+    s.done()
+    return SplitSpec(algo, regions, opts)

@@ -195,6 +195,13 @@ class Standalone:
             # Region servers report RegionLoad (request counts, store sizes) to the master at this
             # interval (default 3 s); 1 s makes a live heat map and its tests respond sooner.
             "hbase.regionserver.msginterval": "1000",
+            # Pure-Java codecs from hbase-compression-aircompressor (pom.xml): standalone HBase has
+            # no native Hadoop codecs, so without these a SNAPPY/ZSTD/LZ4/LZO family fails to open.
+            **{
+                f"hbase.io.compress.{algo}.codec":
+                    f"org.apache.hadoop.hbase.io.compress.aircompressor.{cls}Codec"
+                for algo, cls in (("snappy", "Snappy"), ("zstd", "Zstd"), ("lz4", "Lz4"), ("lzo", "Lzo"))
+            },
         }
 
     def write_config(self) -> None:

@@ -26,7 +26,7 @@ class PrefetchSource:
         self._it, self._pool, self._batch, self._depth = it, pool, max(1, batch_size), max(1, depth)
         self._cond = threading.Condition()
         self._queue: deque[list[Any]] = deque()
-        self._pending = self._done = self._closed = False
+        self._pending = self._done = self._closed = self._it_closed = False
         self._error: BaseException | None = None
 
     def start(self) -> None:
@@ -86,14 +86,22 @@ class PrefetchSource:
             yield from batch
 
     def close(self) -> None:
-        """Stop fetching; the underlying iterator is closed now, or by the running task."""
+        """Stop fetching and close the underlying iterator before returning.
+
+        A fetch already submitted is waited for (it reads at most one batch, and the pool is still
+        running), so a caller that leaves a ``with scan(...)`` block knows every scanner is released.
+        """
         with self._cond:
             self._closed = True
             self._queue.clear()
-            if not self._pending:
-                self._close_iterator()
+            while self._pending:
+                self._cond.wait()
+            self._close_iterator()
 
-    def _close_iterator(self) -> None:
+    def _close_iterator(self) -> None:  # caller holds the lock
+        if self._it_closed:
+            return
+        self._it_closed = True
         close = getattr(self._it, "close", None)
         if close is not None:
             close()

@@ -14,7 +14,16 @@ from keyshape.errors import StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, Store
 from keyshape.store.embedded import EmbeddedStore
 
-__all__ = ["BatchWriter", "EmbeddedStore", "RegionInfo", "Store", "ensure_table", "open_store"]
+__all__ = [
+    "BatchWriter",
+    "EmbeddedStore",
+    "RegionInfo",
+    "Store",
+    "create_table_from_schema",
+    "ensure_table",
+    "open_store",
+    "verify_regions",
+]
 
 
 def open_store(url: str | None = None) -> Store:
@@ -38,13 +47,47 @@ def open_store(url: str | None = None) -> Store:
     )
 
 
-def ensure_table(store: Store, spec: Any, split_keys: Any = ()) -> None:
+def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = False) -> None:
     """Create ``spec``'s namespace when missing, then the table pre-split at ``split_keys``.
 
     This is what creating a table from a schema does; ``Store.create_table`` itself refuses a
-    missing namespace, as HBase does.
+    missing namespace, as HBase does. With ``verify``, the table's region boundaries are read
+    back from the store (on HBase: from hbase:meta) and must equal the sorted split keys;
+    otherwise StoreError names the first difference.
     """
     namespace = getattr(spec, "namespace", "default") or "default"
     if not store.namespace_exists(namespace):
         store.create_namespace(namespace)
-    store.create_table(spec, list(split_keys))
+    keys = list(split_keys)
+    store.create_table(spec, keys)
+    if verify:
+        verify_regions(store, spec.full_name, keys)
+
+
+def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo]:
+    """The table's regions, after checking their boundaries equal ``split_keys`` (sorted);
+    StoreError naming the first boundary that differs."""
+    from keyshape.hbytes import to_string_binary
+
+    regions = store.regions(table)
+    want = sorted(bytes(k) for k in split_keys)
+    got = [r.start for r in regions[1:]]
+    if got != want or (regions and (regions[0].start, regions[-1].end) != (b"", b"")):
+        where = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        show = lambda keys: to_string_binary(keys[where]) if where < len(keys) else "(none)"  # noqa: E731
+        raise StoreError(
+            f"table {table!r} has {len(regions)} region(s), expected {len(want) + 1}: region "
+            f"boundary #{where + 1} is {show(got)!r}, the schema says {show(want)!r}"
+        )
+    return regions
+
+
+def create_table_from_schema(store: Store, schema: Any, verify: bool = True) -> list[RegionInfo]:
+    """Create ``schema``'s namespace (if missing) and table with its families and split keys;
+    with ``verify`` (default) check the regions read back equal the intended splits. Returns
+    the table's regions."""
+    splits = schema.split_keys()
+    ensure_table(store, schema.table, splits, verify=False)
+    if verify:
+        return verify_regions(store, schema.table.full_name, splits)
+    return store.regions(schema.table.full_name)

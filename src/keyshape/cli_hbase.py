@@ -1,0 +1,270 @@
+"""``keyshape create``, ``keyshape load`` and ``keyshape watch``: a schema's table on a live store.
+
+Thin click commands over :mod:`keyshape.ddl` and :mod:`keyshape.live`. ``--hbase`` selects a real
+HBase (``HOST:PORT`` of its ZooKeeper, or ``hbase://HOST:PORT``); without it ``create`` and
+``load`` run against a fresh in-process embedded store (a preview: nothing outlives the command),
+and ``watch`` refuses, since an embedded table exists only inside the process that wrote it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from keyshape.errors import KeyshapeError, StoreError
+
+__all__ = ["create_command", "load_command", "watch_command"]
+
+_HBASE_HELP = ("A real HBase: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). Without it the "
+               "command runs on a fresh in-process embedded store, a preview that keeps nothing.")
+
+
+def _open(url: str | None) -> Any:
+    """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
+    from keyshape.store import open_store
+
+    try:
+        return open_store(url)
+    except KeyshapeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
+        raise StoreError(f"cannot connect to HBase at {url!r}: {exc}") from exc
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _create(store: Any, schema: Any) -> list[Any]:
+    """Create the schema's table (and namespace), then read its regions back and verify them."""
+    from keyshape import store as stores
+    from keyshape.ddl import check_regions
+
+    splits = schema.split_keys()
+    create = getattr(stores, "create_table_from_schema", None)
+    if create is not None:
+        create(store, schema)
+    else:
+        stores.ensure_table(store, schema.table, splits)
+    regions = store.regions(schema.table.full_name)
+    check_regions(regions, splits, schema.table.full_name)
+    return regions
+
+
+def _regions_table(regions: list[Any], title: str) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    from keyshape.hbytes import to_string_binary
+
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for col in ("#", "start", "end", "server", "region"):
+        table.add_column(col, justify="right" if col == "#" else "left", no_wrap=col != "region")
+    for i, r in enumerate(regions):
+        table.add_row(str(i), Text(to_string_binary(r.start) if r.start else "(start)"),
+                      Text(to_string_binary(r.end) if r.end else "(end)"), Text(r.server),
+                      Text(r.name))
+    return table
+
+
+def _where(url: str | None) -> str:
+    return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
+
+
+@click.command("create")
+@click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@click.option("--dry-run", is_flag=True,
+              help="Print the equivalent HBase shell statements instead; needs no HBase.")
+def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
+    """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
+
+    Creates the namespace when missing, then the table with every column family and its
+    options (versions, compression, bloom filter, block size, TTL, in-memory, data block
+    encoding). The regions are then read back from the store and compared with the split keys;
+    any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
+    """
+    from keyshape.schema import KeySchema
+
+    schema = KeySchema.load(schema_path)
+    if dry_run:
+        from keyshape.ddl import shell_create_statement
+
+        click.echo(shell_create_statement(schema), nl=False)
+        return
+    store = _open(url)
+    try:
+        regions = _create(store, schema)
+    finally:
+        store.close()
+    out = _console()
+    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
+                                      f"{len(regions)} regions, as the schema asks"))
+
+
+@click.command("load")
+@click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@click.option("--rows", type=click.IntRange(min=1), default=None,
+              help="Rows to write (default: the schema's [workload] rows).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Rows per acknowledged batch.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Workload seed.")
+@click.option("--settle", type=click.FloatRange(min=0), default=15.0, show_default=True,
+              metavar="SECONDS", help="How long to wait for the region servers to report the "
+              "writes in their region loads.")
+def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int,
+                 settle: float) -> None:
+    """Write SCHEMA's workload into its table and show how the writes spread over regions.
+
+    Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
+    then the per-region write requests read back from the store's region loads, beside the
+    share the analyzer predicts for the same rows and seed, and the analyzer's verdict on the
+    live counts. A batch that cannot be written ends the load with one error line saying how
+    many rows were acknowledged (stored) before it.
+    """
+    from keyshape.analysis.designs import analyze_schema, schema_hints
+    from keyshape.live import (LiveHeat, live_analysis, load_workload, shares_by_region,
+                                wait_for_writes)
+    from keyshape.report.terminal import progress_bar
+    from keyshape.schema import KeySchema
+
+    schema = KeySchema.load(schema_path)
+    if schema.workload is None and rows is None:
+        raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one "
+                            "or pass --rows N (default generators)")
+    if rows is None:
+        rows = int(getattr(schema.workload, "rows", 0) or 100_000)
+    table = schema.table.full_name
+    out, err = _console(), _console(stderr=True)
+    store = _open(url)
+    try:
+        if not store.table_exists(table):
+            regions = _create(store, schema)
+            out.print(f"created {table} on {_where(url)} with {len(regions)} regions")
+        baseline = store.regions(table)
+        with progress_bar(err, rows, f"loading {table}") as update:
+            result = load_workload(store, schema, rows, batch_size,
+                                   progress=lambda done, _total: update(done), seed=seed)
+        out.print(f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: "
+                  f"{result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})")
+        final = wait_for_writes(store, table, baseline, result.rows, timeout=settle)
+    finally:
+        store.close()
+    heat = LiveHeat()
+    heat.add(baseline, 0.0)
+    heat.add(final, result.seconds)
+    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
+    predicted = analyze_schema(schema, rows, seed=seed, windows=1)
+    counted = int(live.rows)
+    if counted < result.rows:
+        err.print(f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
+                  f"writes after {settle:.0f} s; the servers report loads periodically")
+    out.print(_load_table(live, dict(shares_by_region(predicted))))
+    _print_verdict(out, live, f"live: {counted:,} write requests")
+    out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: "
+              f"{predicted.verdict}[/dim]")
+
+
+def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    from keyshape.report.terminal import _bar
+
+    top = max((r.share for r in live.regions), default=0.0)
+    table = Table(title=f"{len(live.regions)} regions: write requests read back from the store",
+                  title_justify="left", header_style="bold")
+    for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MB"):
+        table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
+    from keyshape.hbytes import to_string_binary
+
+    for r in live.regions:
+        p = predicted.get(r.start)
+        table.add_row(str(r.index), Text(to_string_binary(r.start) if r.start else "(start)"),
+                      f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
+                      "" if p is None else f"{100 * p:.1f}%", str(r.server),
+                      f"{r.bytes / 1e6:.1f}")
+    return table
+
+
+def _print_verdict(out: Any, analysis: Any, label: str) -> None:
+    from rich.text import Text
+
+    from keyshape.report.terminal import verdict_line
+
+    out.print(verdict_line(analysis))
+    for reason in analysis.reasons[1:]:
+        out.print(Text(f"          {reason}"))
+    for advice in analysis.advice:
+        out.print(Text.assemble(("  → ", "bold cyan"), advice))
+    out.print(f"[dim]{label}[/dim]")
+
+
+@click.command("watch")
+@click.argument("table")
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
+              help="The HBase to watch: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). "
+                   "Required: an embedded table lives only in the process that wrote it.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              metavar="SECONDS", help="Seconds between polls of the region loads.")
+@click.option("--samples", type=click.IntRange(min=1), default=None,
+              help="Stop after N samples (default: until --duration or Ctrl-C).")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="Stop after this many seconds.")
+@click.option("--metric", type=click.Choice(["write", "read"]), default="write",
+              show_default=True, help="Which request counter to draw.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the live heat map report as self-contained HTML.")
+@click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the time x key-space heat map as PNG.")
+def watch_command(table: str, url: str | None, interval: float, samples: int | None,
+                  duration: float | None, metric: str, html_path: str | None,
+                  png_path: str | None) -> None:
+    """Poll TABLE's region loads and draw the live time x key-space heat map.
+
+    Every --interval seconds the per-region request counters are read and their increase since
+    the last poll becomes one column of the heat map (regions that split meanwhile are
+    followed). Ctrl-C stops early; the region table, the verdict and the --html/--png reports
+    cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
+    """
+    from keyshape.live import live_analysis, watch
+
+    if url is None:
+        raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
+                               "only inside the keyshape process that wrote them")
+    out = _console()
+    store = _open(url)
+
+    def show(sample: Any) -> None:
+        values = sample.writes if metric == "write" else sample.reads
+        total = int(values.sum())
+        busiest = int(values.argmax())
+        share = values[busiest] / total if total else 0.0
+        out.print(f"t={sample.at:7.1f}s  {metric}s {total:>10,}  busiest region #{busiest} "
+                  f"{100 * share:5.1f}% of {len(values)}")
+
+    try:
+        store.regions(table)  # an unknown table fails now, not after the first interval
+        heat = watch(store, table, interval, samples, duration=duration, on_sample=show)
+    finally:
+        store.close()
+    if not heat.samples:
+        raise KeyshapeError("stopped before the second poll: nothing to show")
+    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    from keyshape.report.terminal import analysis_view
+
+    out.print(analysis_view(analysis, width=out.width))
+    if html_path:
+        from keyshape.report.html import write_html
+
+        write_html(analysis, html_path)
+        out.print(f"[dim]wrote {html_path}[/dim]")
+    if png_path:
+        from keyshape.report.png import write_png
+
+        write_png(analysis, png_path)
+        out.print(f"[dim]wrote {png_path}[/dim]")

@@ -1,0 +1,349 @@
+"""A live table: load a schema's workload into a store, and watch its regions' request counters.
+
+- ``load_workload`` writes the schema's generated workload through ``store.writer`` in batches and
+  reports how many rows were acknowledged (their batch's flush returned), how fast, and which were
+  not.
+- ``LiveHeat`` turns successive ``store.regions(table)`` snapshots into a time x region matrix of
+  request DELTAS (the shape of the analyzer's timeline), following regions by name so counters
+  that restart (a region reopened after a crash or a move) and regions that split or merge between
+  polls are handled; ``watch`` polls a store into one.
+- ``live_analysis`` judges such a matrix with the analyzer's statistics and verdict and returns an
+  ``Analysis``, so the same terminal, HTML and PNG reports draw a LIVE table.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from keyshape.analysis import Analysis, RegionLoad
+from keyshape.analysis.stats import distribution, uniform_baseline
+from keyshape.analysis.timeline import by_server, hot_shares, hottest, moving_direction
+from keyshape.analysis.verdict import Evidence, SchemaHints, judge
+from keyshape.errors import KeyshapeError, StoreError, WriteFailed
+from keyshape.schema import KeySchema
+from keyshape.store.base import RegionInfo, Store
+
+__all__ = ["LiveHeat", "LoadResult", "Sample", "live_analysis", "load_workload", "row_value",
+           "shares_by_region", "wait_for_writes", "watch"]
+
+_INDEX = struct.Struct(">q")
+METRICS = ("write", "read")
+
+
+# --------------------------------------------------------------------------------------- load
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What ``load_workload`` did. ``rows`` counts acknowledged rows only (their batch flushed);
+    ``failed`` lists the rows of every batch that was not acknowledged (some of them may still
+    have been stored: a write can land while its acknowledgement is lost)."""
+
+    table: str
+    rows: int
+    requested: int
+    seconds: float
+    failed: list[bytes] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+def row_value(index: int) -> bytes:
+    """The value ``load_workload`` stores for the ``index``-th row of the workload: the index as an
+    8-byte big-endian long (so a reader can tell which write a cell came from)."""
+    return _INDEX.pack(index)
+
+
+def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
+                  batch_size: int = 1000, progress: Callable[[int, int], None] | None = None, *,
+                  seed: int = 0, family: str | None = None, keep_going: bool = False,
+                  chunk_rows: int = 100_000) -> LoadResult:
+    """Write ``rows`` rows of the schema's workload (default: its ``[workload] rows``) into the
+    schema's table, in write order, and return a ``LoadResult``.
+
+    Keys come from ``keyshape.workload.generate(schema, rows, seed)`` encoded with
+    ``schema.encode_many``, exactly the keys ``analyze_schema`` assigns for the same rows and
+    seed. Each row gets one cell ``<family>:v`` (``family`` default: the schema's first) holding
+    ``row_value(i)``. Rows go through ``store.writer(table, batch_size)``, one writer per batch of
+    ``batch_size`` rows, whose flush on exit acknowledges the batch; ``progress(acknowledged,
+    rows)`` is called after each batch.
+
+    When a batch fails (``WriteFailed``, or any ``StoreError`` opening its writer): with
+    ``keep_going=False`` (default) ``WriteFailed`` is raised, its ``rows`` being the whole batch
+    and its message saying how many rows were acknowledged before it; with ``keep_going=True``
+    the batch's rows go to ``LoadResult.failed`` and loading continues with the next batch.
+    The table must exist.
+    """
+    from keyshape.workload import generate
+
+    if batch_size < 1:
+        raise KeyshapeError(f"batch size must be at least 1, got {batch_size}")
+    if rows is None:
+        rows = int(getattr(schema.workload, "rows", 0) or 0) or 100_000
+    if rows < 1:
+        raise KeyshapeError(f"rows must be at least 1, got {rows}")
+    table = schema.table.full_name
+    names = [f.name for f in schema.table.families]
+    family = family or names[0]
+    if family not in names:
+        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: "
+                            + ", ".join(names))
+    column = family.encode() + b":v"
+    acked = 0
+    index = 0
+    failed: list[bytes] = []
+    errors: list[str] = []
+    started = time.perf_counter()
+    for columns in generate(schema, rows, seed=seed, chunk_rows=chunk_rows):
+        keys = schema.encode_many(columns)
+        for lo in range(0, len(keys), batch_size):
+            batch = keys[lo:lo + batch_size]
+            try:
+                with store.writer(table, batch_size=batch_size) as writer:
+                    for offset, key in enumerate(batch):
+                        writer.put(key, {column: row_value(index + offset)})
+            except StoreError as exc:
+                # WriteFailed, or the writer could not even start (cluster unreachable): either
+                # way no row of this batch is acknowledged.
+                if not keep_going:
+                    raise WriteFailed(f"{exc} ({acked:,} row(s) of {rows:,} acknowledged before "
+                                      "this batch)", list(batch)) from exc
+                failed.extend(batch)
+                errors.append(str(exc))
+            else:
+                acked += len(batch)
+            index += len(batch)
+            if progress is not None:
+                progress(acked + len(failed), rows)
+    return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors)
+
+
+# ----------------------------------------------------------------------------------- deltas
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Request deltas between two polls, in the regions of the later poll (key order).
+
+    ``at`` is seconds since the first (baseline) poll.
+    """
+
+    at: float
+    starts: tuple[bytes, ...]
+    ends: tuple[bytes, ...]
+    names: tuple[str, ...]
+    servers: tuple[str, ...]
+    writes: np.ndarray
+    reads: np.ndarray
+    store_bytes: tuple[int, ...]
+
+    @property
+    def total_writes(self) -> int:
+        return int(self.writes.sum())
+
+
+def _delta(now: int, before: int | None) -> int:
+    # A counter below its last value belongs to a region that was reopened (crash, restart,
+    # move): it counts from zero again, so all of it is new.
+    if before is None or now < before:
+        return now
+    return now - before
+
+
+class LiveHeat:
+    """Accumulates region snapshots into a samples x regions matrix of request deltas.
+
+    The first ``add`` is the baseline; each later one yields a ``Sample``: per region of that
+    poll, its counter minus the same region's counter at the previous poll (regions matched by
+    ``RegionInfo.name``, which HBase keeps for a region's whole life and changes on split and
+    merge). A region new since the last poll (a split daughter) contributes its whole counter.
+    ``matrix()`` projects every sample onto the LATEST region layout, so the columns are the
+    table's current regions even after splits. Requests a region took between the last poll and
+    its split are lost with it: a split parent's counters disappear (as in HBase's RegionLoad).
+    """
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self._last: dict[str, RegionInfo] | None = None
+        self._t0: float | None = None
+        self.latest: list[RegionInfo] = []
+
+    def add(self, regions: Sequence[RegionInfo], at: float | None = None) -> Sample | None:
+        """Record one poll of ``store.regions(table)`` taken at ``at`` (default: now, monotonic
+        seconds); returns the new sample, or None for the baseline poll."""
+        at = time.monotonic() if at is None else at
+        regions = sorted(regions, key=lambda r: r.start)
+        if not regions:
+            raise KeyshapeError("a table always has at least one region; got none")
+        previous = self._last
+        self._last = {r.name: r for r in regions}
+        self.latest = list(regions)
+        if previous is None:
+            self._t0 = at
+            return None
+        writes = np.array([_delta(r.write_requests, getattr(previous.get(r.name), "write_requests", None))
+                           for r in regions], dtype=np.int64)
+        reads = np.array([_delta(r.read_requests, getattr(previous.get(r.name), "read_requests", None))
+                          for r in regions], dtype=np.int64)
+        sample = Sample(
+            at=at - (self._t0 or 0.0),
+            starts=tuple(r.start for r in regions), ends=tuple(r.end for r in regions),
+            names=tuple(r.name for r in regions), servers=tuple(r.server for r in regions),
+            writes=writes, reads=reads, store_bytes=tuple(r.store_size_bytes for r in regions))
+        self.samples.append(sample)
+        return sample
+
+    @property
+    def starts(self) -> list[bytes]:
+        return [r.start for r in self.latest]
+
+    @property
+    def ends(self) -> list[bytes]:
+        return [r.end for r in self.latest]
+
+    def matrix(self, metric: str = "write") -> np.ndarray:
+        """The ``samples x regions`` deltas of ``metric`` ("write" or "read") over the latest
+        regions. A sample region covering several latest regions (it split later) has its delta
+        spread evenly over them; one inside a latest region (regions merged later) adds to it.
+        Float64; integral whenever the layout did not change. Zero rows before any sample."""
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+        starts = self.starts
+        out = np.zeros((len(self.samples), len(starts)), dtype=np.float64)
+        for i, s in enumerate(self.samples):
+            values = s.writes if metric == "write" else s.reads
+            if list(s.starts) == starts:
+                out[i] = values
+                continue
+            for start, end, value in zip(s.starts, s.ends, values):
+                lo = max(bisect.bisect_right(starts, start) - 1, 0)
+                hi = len(starts) - 1 if not end else max(bisect.bisect_left(starts, end) - 1, lo)
+                out[i, lo:hi + 1] += value / (hi - lo + 1)
+        return out
+
+
+def watch(store: Store, table: str, interval: float = 5.0, samples: int | None = None, *,
+          duration: float | None = None, on_sample: Callable[[Sample], Any] | None = None,
+          heat: LiveHeat | None = None, sleep: Callable[[float], None] = time.sleep,
+          clock: Callable[[], float] = time.monotonic) -> LiveHeat:
+    """Poll ``store.regions(table)`` every ``interval`` seconds into a ``LiveHeat`` and return it.
+
+    Stops after ``samples`` deltas (polls after the baseline) or once ``duration`` seconds have
+    passed since the baseline, whichever comes first; with neither, runs until interrupted.
+    Ctrl-C (KeyboardInterrupt) ends the watch early and returns what was gathered. ``on_sample``
+    is called with each ``Sample``; returning ``False`` from it stops the watch. Pass ``heat`` to
+    continue an earlier watch (its last poll is the baseline). Raises ``TableNotFound`` when the
+    table is missing.
+    """
+    if interval <= 0:
+        raise KeyshapeError(f"interval must be positive seconds, got {interval}")
+    if samples is not None and samples < 1:
+        raise KeyshapeError(f"samples must be at least 1, got {samples}")
+    heat = heat if heat is not None else LiveHeat()
+    taken = 0
+    try:
+        if heat._last is None:
+            heat.add(store.regions(table), clock())
+        begun = clock()
+        while samples is None or taken < samples:
+            if duration is not None and clock() - begun >= duration:
+                break
+            sleep(interval)
+            sample = heat.add(store.regions(table), clock())
+            taken += 1
+            if on_sample is not None and sample is not None and on_sample(sample) is False:
+                break
+    except KeyboardInterrupt:
+        pass
+    return heat
+
+
+def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], writes: int,
+                    timeout: float = 15.0, interval: float = 0.5,
+                    sleep: Callable[[float], None] = time.sleep,
+                    clock: Callable[[], float] = time.monotonic) -> list[RegionInfo]:
+    """Poll the table's regions until their write counters have grown by at least ``writes``
+    since ``baseline`` (region servers report loads to the master periodically, so counters lag
+    the writes), or ``timeout`` seconds pass; returns the last poll either way."""
+    deadline = clock() + timeout
+    while True:
+        regions = store.regions(table)
+        probe = LiveHeat()
+        probe.add(baseline, 0.0)
+        sample = probe.add(regions, 1.0)
+        if (sample is not None and sample.total_writes >= writes) or clock() >= deadline:
+            return regions
+        sleep(interval)
+
+
+# -------------------------------------------------------------------------------- verdict
+
+
+def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
+                  hints: SchemaHints | None = None, source: str = "") -> Analysis:
+    """Judge a live matrix like the analyzer judges a simulated one, as an ``Analysis``.
+
+    Regions are the latest poll's; a region's ``rows`` is its summed ``metric`` requests (one
+    write request per put, as HBase's RegionLoad counts them); ``bytes`` is the store size last
+    reported; servers are the distinct server names, numbered in key order of first appearance.
+    Key lengths and write order are unknown from counters, so they are reported as 0. Raises
+    ``KeyshapeError`` when no request was counted.
+    """
+    heat_m = heat.matrix(metric)
+    if heat_m.shape[0] == 0:
+        raise KeyshapeError("no samples yet: watch needs at least two polls of the table")
+    totals = heat_m.sum(axis=0)
+    rows = int(round(float(totals.sum())))
+    if rows == 0:
+        raise KeyshapeError(f"no {metric} requests were counted on {name or 'the table'} while "
+                            "watching; write to it (keyshape load) or watch longer")
+    latest = heat.latest
+    server_ids: dict[str, int] = {}
+    for r in latest:
+        server_ids.setdefault(r.server, len(server_ids))
+    server_of = np.array([server_ids[r.server] for r in latest], dtype=np.int64)
+    servers = len(server_ids)
+    loads = [RegionLoad(i, r.start, r.end, int(round(float(totals[i]))), float(totals[i]) / rows,
+                        0, int(r.store_size_bytes), int(server_of[i]))
+             for i, r in enumerate(latest)]
+    R = len(latest)
+    total = distribution(totals)
+    server_heat = by_server(heat_m, server_of, servers)
+    shares = hot_shares(heat_m)
+    window_rows = heat_m.sum(axis=1)
+    mean_window = int(window_rows[window_rows > 0].mean())
+    baseline = uniform_baseline(mean_window, R).top_share
+    hot_index = int(np.argmax(totals))
+    hot = hottest(heat_m)
+    ev = Evidence(
+        rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
+        hot_window_share=float(shares.mean()), hot_window_baseline=baseline,
+        hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
+        hottest_label=loads[hot_index].label, hottest_edge=hot_index in (0, R - 1),
+        increasing=0.0, decreasing=0.0, servers=servers,
+        hot_window_server_share=float(hot_shares(server_heat).mean()),
+        hints=hints or SchemaHints())
+    v = judge(ev)
+    return Analysis(
+        name=name, rows=rows, regions=loads, servers=servers, server_rows=server_heat.sum(axis=0),
+        distribution=total, server_distribution=distribution(server_heat.sum(axis=0)),
+        key_length_min=0, key_length_mean=0.0, key_length_max=0, key_bytes=0, cells_per_row=1,
+        value_bytes=0, key_overhead_bytes=0, heat=heat_m, window_hot_shares=shares,
+        hot_window_share=ev.hot_window_share, hot_window_server_share=ev.hot_window_server_share,
+        hot_window_baseline=baseline, increasing_fraction=0.0, decreasing_fraction=0.0,
+        verdict=v.verdict, reasons=list(v.reasons), advice=list(v.advice), source=source)
+
+
+def shares_by_region(analysis: Analysis) -> Mapping[bytes, float]:
+    """``{region start key: share}`` of an analysis, to line a live table up with a prediction."""
+    return {r.start: r.share for r in analysis.regions}

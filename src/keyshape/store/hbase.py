@@ -1,0 +1,382 @@
+"""``HBaseStore``: the Store protocol on a real HBase 2.x, over HBase's native RPC.
+
+Talks to ZooKeeper (``hbase://host:port`` or ``host:port``) for the master and hbase:meta, routes
+every row with its own region map read from hbase:meta (``hbase_rpc``), and sends Get, Mutate,
+Multi and Scan requests built from hbase-driver's protobuf classes. Why not hbase-driver's
+``Table``/``Admin``: tools/hbase/CLIENTS.md lists eight bugs (corrupt framing >= 128 KiB, wrong
+region for rows equal to split keys, scans stopping at empty regions, ignored family options,
+batches of single RPCs); each is avoided here as the module that owns it says.
+
+Transient failures (region moved/not serving/opening, server not running yet, connection reset)
+are retried a bounded number of times with exponential backoff after re-reading the region map;
+every retry is logged on the ``keyshape.store.hbase`` logger and counted in ``store.retries``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, Master_pb2
+
+from keyshape.errors import StoreError, TableNotFound
+from keyshape.hbytes import to_string_binary
+from keyshape.store.base import RegionInfo, split_table_name
+from keyshape.store.hbase_admin import HBaseAdmin
+from keyshape.store.hbase_rpc import Cluster, ConnectionLost, Region, RpcConnection, ServerError, log
+from keyshape.store.hbase_scan import scan_rows
+from keyshape.store.hbase_writer import HBaseWriter, run_multi
+
+__all__ = ["HBaseStore"]
+
+T = TypeVar("T")
+_LONG = struct.Struct(">q")
+_ALL_VERSIONS = 2**31 - 1
+MutationType = Client_pb2.MutationProto.MutationType
+
+
+def _bytes(value: Any, what: str) -> bytes:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
+
+
+def cells_of(result: Client_pb2.Result) -> dict[bytes, bytes]:
+    """``{b"family:qualifier": value}`` of a Result (the first, i.e. newest, cell per column)."""
+    out: dict[bytes, bytes] = {}
+    for cell in result.cell:
+        out.setdefault(cell.family + b":" + cell.qualifier, cell.value)
+    return out
+
+
+class HBaseStore(HBaseAdmin):
+    """A Store on a real HBase cluster (see the module docstring).
+
+    ``retries``: how many times one request (or the failed rows of one batch) is retried after a
+    transient error; the waits double from ``backoff`` seconds up to ``max_backoff``.
+    ``timeout``: socket timeout of one RPC in seconds.
+    """
+
+    def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
+                 max_backoff: float = 5.0, timeout: float = 60.0) -> None:
+        self.quorum = quorum
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.cluster = Cluster(quorum, timeout=timeout)
+        self.retry_count = 0  # transient failures retried since the store was opened
+        self._families: dict[tuple[str, str], set[bytes]] = {}
+        self._lock = threading.Lock()
+        # Nonces let the server apply a retried Increment/CreateTable once. They come from
+        # `secrets`, not `random`: test frameworks (Hypothesis) reseed `random`, and a repeated
+        # nonce makes HBase silently treat a NEW request as a retry of an old one.
+        self._nonce_group = secrets.randbits(63)
+        self._closed = False
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> HBaseStore:
+        """``hbase://host:port[,host:port]`` or ``host:port``: the ZooKeeper quorum of the cluster.
+        StoreError (quickly) when nothing listens there."""
+        quorum = url.removeprefix("hbase://").rstrip("/")
+        if not quorum or "/" in quorum:
+            raise StoreError(f"bad HBase address {url!r}: use hbase://HOST:PORT (ZooKeeper)")
+        return cls(quorum, **options)
+
+    # --- retries ---------------------------------------------------------------------------
+
+    def note_retry(self, attempt: int, what: str, error: BaseException) -> None:
+        """Count, log and sleep before retry number ``attempt`` (1-based)."""
+        with self._lock:
+            self.retry_count += 1
+        delay = min(self.backoff * 2 ** (attempt - 1), self.max_backoff)
+        log.warning("%s: %s; retry %d/%d in %.2f s", what, error, attempt, self.retries, delay)
+        if isinstance(error, ConnectionLost):
+            self.cluster.relocate()
+        time.sleep(delay)
+
+    def with_region(self, table: str, row: bytes, what: str,
+                    call: Callable[[RpcConnection, Region], T]) -> T:
+        """Run ``call`` against the region holding ``row``, retrying transient failures."""
+        namespace, name = split_table_name(table)
+        attempt = 0
+        while True:
+            try:
+                regions = self.cluster.region_list(namespace, name, refresh=attempt > 0)
+                if not regions.regions:
+                    raise self.not_found(table)
+                region = regions.at(row)
+                return call(self.cluster.connection(region.host, region.port), region)
+            except (ConnectionLost, ServerError) as exc:
+                if isinstance(exc, ServerError) and not exc.relocate:
+                    raise self.refused(exc, table, what) from None
+                attempt += 1
+                if attempt > self.retries:
+                    raise StoreError(f"{what} on {table!r} failed after {self.retries} retries: {exc}") from exc
+                self.note_retry(attempt, f"{what} on {table!r}", exc)
+
+    def not_found(self, table: str) -> TableNotFound:
+        namespace, _ = split_table_name(table)
+        if namespace != "default" and not self.namespace_exists(namespace):
+            return TableNotFound(f"table {table!r} does not exist: namespace {namespace!r} does not "
+                                 "exist either (create it, or create the table from its schema)")
+        return TableNotFound(f"table {table!r} does not exist")
+
+    def refused(self, exc: ServerError, table: str, what: str) -> StoreError:
+        """A one-line StoreError (or TableNotFound) for a server's refusal."""
+        short = exc.short_name
+        if short in ("TableNotFoundException", "TableNotEnabledException"):
+            return self.not_found(table) if short == "TableNotFoundException" else StoreError(
+                f"table {table!r} is disabled; enable it in the HBase shell (enable '{table}')")
+        if short == "NoSuchColumnFamilyException":
+            return StoreError(f"table {table!r}: {self.family_hint(table)} ({exc.message.split(' in region')[0]})")
+        if short == "NamespaceNotFoundException":
+            return StoreError(f"namespace {split_table_name(table)[0]!r} does not exist; create it "
+                              "first (create_namespace, or keyshape.store.ensure_table)")
+        if short == "TableExistsException":
+            return StoreError(f"table {table!r} already exists")
+        return StoreError(f"HBase refused {what} on {table!r}: {exc}")
+
+    def family_hint(self, table: str) -> str:
+        try:
+            known = ", ".join(sorted(f.decode() for f in self.families(table)))
+        except StoreError:
+            return "unknown column family"
+        return f"unknown column family; its families are: {known}"
+
+    # --- columns -----------------------------------------------------------------------------
+
+    def check_family(self, table: str, family: bytes) -> None:
+        if family not in self.families(table):
+            raise StoreError(f"table {table!r} has no column family {to_string_binary(family)!r}; "
+                             f"{self.family_hint(table).split('; ', 1)[-1]}")
+
+    def column_selection(self, table: str, columns: Iterable[bytes] | None) -> list[Client_pb2.Column]:
+        """Get/Scan ``Column``s for ``columns`` (b"family" or b"family:qualifier"); a family
+        selected whole also swallows its single columns (HBase would narrow it instead)."""
+        if columns is None:
+            return []
+        if isinstance(columns, (bytes, bytearray)):
+            columns = [columns]
+        whole: set[bytes] = set()
+        singles: dict[bytes, list[bytes]] = {}
+        for column in columns:
+            family, sep, qualifier = _bytes(column, "a column").partition(b":")
+            self.check_family(table, family)
+            if sep:
+                singles.setdefault(family, []).append(qualifier)
+            else:
+                whole.add(family)
+        out = [Client_pb2.Column(family=f) for f in sorted(whole)]
+        out += [Client_pb2.Column(family=f, qualifier=q) for f, q in sorted(singles.items()) if f not in whole]
+        return out
+
+    def mutation(self, table: str, row: Any, cells: Mapping[bytes, bytes] | None,
+                 timestamp: int | None = None, columns: Iterable[bytes] | None = None,
+                 check: bool = True) -> Client_pb2.MutationProto:
+        """A PUT (``cells`` given) or DELETE MutationProto; ``check`` validates families here
+        (the batch writer leaves that to the server, which reports the row)."""
+        row = _bytes(row, "a row key")
+        if not row:
+            raise StoreError("a row key must not be empty")
+        proto = Client_pb2.MutationProto(row=row)
+        grouped: dict[bytes, list[Client_pb2.MutationProto.ColumnValue.QualifierValue]] = {}
+        QV = Client_pb2.MutationProto.ColumnValue.QualifierValue
+        if cells is not None:
+            proto.mutate_type = MutationType.PUT
+            if not cells:
+                raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
+            for column, value in cells.items():
+                family, sep, qualifier = _bytes(column, "a column").partition(b":")
+                if not sep:
+                    raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'; name "
+                                     "cells b'family:qualifier'")
+                if check:
+                    self.check_family(table, family)
+                grouped.setdefault(family, []).append(QV(qualifier=qualifier, value=_bytes(value, "a cell value")))
+            if timestamp is not None:
+                proto.timestamp = int(timestamp)
+        else:
+            proto.mutate_type = MutationType.DELETE
+            if isinstance(columns, (bytes, bytearray)):
+                columns = [columns]
+            for column in columns or ():
+                family, sep, qualifier = _bytes(column, "a column").partition(b":")
+                if check:
+                    self.check_family(table, family)
+                kind = (Client_pb2.MutationProto.DELETE_MULTIPLE_VERSIONS if sep
+                        else Client_pb2.MutationProto.DELETE_FAMILY)
+                grouped.setdefault(family, []).append(QV(qualifier=qualifier, delete_type=kind))
+        proto.column_value.extend(Client_pb2.MutationProto.ColumnValue(family=f, qualifier_value=qvs)
+                                  for f, qvs in grouped.items())
+        return proto
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def _mutate(self, table: str, mutation: Client_pb2.MutationProto, what: str) -> Client_pb2.MutateResponse:
+        def call(conn: RpcConnection, region: Region) -> Client_pb2.MutateResponse:
+            request = Client_pb2.MutateRequest(region=region.spec(), mutation=mutation,
+                                               nonce_group=self._nonce_group)
+            return conn.call("Mutate", request, Client_pb2.MutateResponse)
+
+        return self.with_region(table, mutation.row, what, call)
+
+    def put(self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
+        """Write ``cells`` to ``row`` at ``timestamp`` (ms; default: the server's now)."""
+        self._mutate(table, self.mutation(table, row, cells, timestamp), "put")
+
+    def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
+        """Delete the row, or every version of the selected families/columns."""
+        self._mutate(table, self.mutation(table, row, None, columns=columns), "delete")
+
+    def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
+        """HBase Increment: atomically add ``amount`` to an 8-byte big-endian long (absent: 0);
+        a nonce makes a retried increment apply once."""
+        family, sep, qualifier = _bytes(column, "a column").partition(b":")
+        if not sep:
+            raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'")
+        self.check_family(table, family)
+        QV = Client_pb2.MutationProto.ColumnValue.QualifierValue
+        value = _LONG.pack((int(amount) + 2**63) % 2**64 - 2**63)
+        mutation = Client_pb2.MutationProto(
+            row=_bytes(row, "a row key"), mutate_type=MutationType.INCREMENT, nonce=secrets.randbits(63),
+            column_value=[Client_pb2.MutationProto.ColumnValue(family=family, qualifier_value=[
+                QV(qualifier=qualifier, value=value)])])
+        response = self._mutate(table, mutation, "increment")
+        stored = cells_of(response.result).get(bytes(column))
+        if stored is None or len(stored) != 8:
+            raise StoreError(f"increment of {to_string_binary(bytes(column))!r} returned no 8-byte long")
+        return int(_LONG.unpack(stored)[0])
+
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> HBaseWriter:
+        """A buffered writer sending one Multi per region server (see ``HBaseWriter``)."""
+        self.families(table)  # TableNotFound now rather than at the first flush
+        return HBaseWriter(self, table, batch_size, max_bytes)
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def _get(self, table: str, row: Any, columns: list[Client_pb2.Column], versions: int) -> Client_pb2.Result:
+        get = Client_pb2.Get(row=_bytes(row, "a row key"), column=columns, max_versions=versions)
+
+        def call(conn: RpcConnection, region: Region) -> Client_pb2.Result:
+            request = Client_pb2.GetRequest(region=region.spec(), get=get)
+            return conn.call("Get", request, Client_pb2.GetResponse).result
+
+        return self.with_region(table, get.row, "get", call)
+
+    def get(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> dict[bytes, bytes]:
+        """Newest value of every selected cell of ``row``; {} when there is none."""
+        return cells_of(self._get(table, row, self.column_selection(table, columns), 1))
+
+    def cells(self, table: str, row: bytes, column: bytes, versions: int | None = None) -> list[tuple[int, bytes]]:
+        """Stored ``(timestamp_ms, value)`` versions of one cell, newest first."""
+        selection = self.column_selection(table, [column])
+        if versions is not None and int(versions) <= 0:
+            return []
+        result = self._get(table, row, selection, _ALL_VERSIONS if versions is None else int(versions))
+        return [(c.timestamp, c.value) for c in result.cell]
+
+    def get_many(self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
+                 ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """``(row, cells)`` for requested rows with selected cells, in request order; one Multi of
+        Gets per region server."""
+        selection = self.column_selection(table, columns)
+        keys = [_bytes(r, "a row key") for r in rows]
+
+        def action(i: int) -> Client_pb2.Action:
+            return Client_pb2.Action(index=i, get=Client_pb2.Get(row=keys[i], column=selection, max_versions=1))
+
+        results, failed = run_multi(self, table, keys, action, "get_many")
+        if failed:
+            index, message = next(iter(sorted(failed.items())))
+            raise StoreError(f"get_many on {table!r}: {len(failed)} row(s) failed, first "
+                             f"{to_string_binary(keys[index])!r}: {message}")
+        found = [(keys[i], cells_of(results[i])) for i in range(len(keys)) if i in results]
+        return [(row, cells) for row, cells in found if cells]
+
+    def scan(self, table: str, start: bytes = b"", stop: bytes = b"", prefix: bytes | None = None,
+             reverse: bool = False, limit: int | None = None, columns: Iterable[bytes] | None = None,
+             batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        """Rows like HBase's Scan (see ``Store.scan``), region by region, ``batch_size`` rows per
+        RPC (``Scan.caching``); empty regions are crossed in both directions."""
+        start, stop = _bytes(start, "start"), _bytes(stop, "stop")
+        if prefix is not None:
+            if start or stop:
+                raise ValueError("scan: give either prefix or start/stop, not both")
+            prefix = _bytes(prefix, "prefix")
+        if limit is not None and limit < 0:
+            raise ValueError(f"scan: limit must be >= 0, got {limit}")
+        if batch_size < 1:
+            raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+        selection = self.column_selection(table, columns)  # also TableNotFound, eagerly
+        if prefix is not None:
+            trimmed = prefix.rstrip(b"\xff")
+            after = trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
+            low, high = (prefix or None, True), (after or None, False)
+        elif reverse:
+            low, high = (stop or None, False), (start or None, True)
+        else:
+            low, high = (start or None, True), (stop or None, False)
+        return scan_rows(self, table, low, high, reverse, limit, selection, batch_size)
+
+    # --- regions -----------------------------------------------------------------------------
+
+    def regions(self, table: str) -> list[RegionInfo]:
+        """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
+
+        Counters and sizes are what region servers last reported (every
+        ``hbase.regionserver.msginterval``). HBase reports store sizes in whole MB only, so
+        ``store_size_bytes = (storefile_size_MB + mem_store_size_MB) * 2**20`` (0 below 1 MB).
+        """
+        namespace, name = split_table_name(table)
+        try:
+            regions = self.cluster.region_list(namespace, name, refresh=True).regions
+        except (ConnectionLost, ServerError) as exc:
+            raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
+        if not regions:
+            raise self.not_found(table)
+        status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
+                              Master_pb2.GetClusterStatusResponse, table, "read cluster status")
+        loads = {load.region_specifier.value: load
+                 for server in status.cluster_status.live_servers
+                 for load in server.server_load.region_loads}
+        infos = []
+        for region in regions:
+            load = loads.get(region.name)
+            infos.append(RegionInfo(
+                start=region.start, end=region.end, name=to_string_binary(region.name),
+                server=f"{region.host}:{region.port}",
+                read_requests=int(load.read_requests_count) if load else 0,
+                write_requests=int(load.write_requests_count) if load else 0,
+                store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20
+                if load else 0))
+        return infos
+
+    def flush_table(self, table: str) -> None:
+        """Flush every region's memstore to store files (HBase shell ``flush 'table'``)."""
+        namespace, name = split_table_name(table)
+        regions = self.cluster.region_list(namespace, name, refresh=True).regions
+        if not regions:
+            raise self.not_found(table)
+        for region in regions:
+            conn = self.cluster.connection(region.host, region.port, "AdminService")
+            try:
+                conn.call("FlushRegion", Admin_pb2.FlushRegionRequest(region=region.spec()),
+                          Admin_pb2.FlushRegionResponse)
+            except ServerError as exc:
+                raise self.refused(exc, table, "flush") from None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._closed = True
+        self.cluster.close()
+
+    def __enter__(self) -> HBaseStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,394 @@
+"""HBase's native RPC, spoken directly: framing, ZooKeeper lookup and the region map from hbase:meta.
+
+hbase-driver (PyPI ``hbase-driver``, import ``hbasedriver``) supplies the protobuf classes and the
+ZooKeeper znode parsing; the request/response framing and region routing live here because the
+driver's own versions are wrong in ways tools/hbase/CLIENTS.md documents:
+
+- Bug 1 (``to_varint(n).encode("utf-8")``): requests of 128 KiB or more carry a corrupt length
+  varint. ``RpcConnection.call`` is the ONE place that frames a request, with a correct varint and
+  ``sendall`` (the driver's ``socket.send`` may send only part of a large request).
+- Bug 2 (rows equal to a split key routed to the previous region) and bug 8 (a region cache keyed
+  by region id only): ``Cluster.regions`` reads the whole table's region list from hbase:meta and
+  ``locate`` bisects it; the list is re-read when a server answers NotServingRegion,
+  RegionMoved, WrongRegion or the connection drops.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from typing import TypeVar
+
+from google.protobuf.message import Message
+from hbasedriver import zk as driver_zk
+from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2
+
+from keyshape.errors import StoreError
+
+__all__ = ["Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError", "quiet_driver_logs"]
+
+log = logging.getLogger("keyshape.store.hbase")
+M = TypeVar("M", bound=Message)
+
+# Server exceptions after which re-reading the region map and retrying is the right move.
+RELOCATE = frozenset(
+    "org.apache.hadoop.hbase." + name
+    for name in (
+        "NotServingRegionException",
+        "exceptions.RegionMovedException",
+        "exceptions.RegionOpeningException",
+        "regionserver.WrongRegionException",
+        "exceptions.FailedSanityCheckException",
+        "RegionTooBusyException",
+        "ipc.ServerNotRunningYetException",
+        "regionserver.RegionServerStoppedException",
+        "ipc.CallQueueTooBigException",
+        "RetryImmediatelyException",
+        "PleaseHoldException",
+        "exceptions.UnknownProtocolException",
+    )
+)
+
+
+def quiet_driver_logs() -> None:
+    """Keep kazoo's and hbase-driver's connection chatter off the console; keyshape reports
+    failures itself as one StoreError line."""
+    for name in ("kazoo", "kazoo.client", "kazoo.protocol.connection", "pybase", "hbasedriver"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    # hbasedriver.zk sets its own logger to DEBUG at import time.
+    logging.getLogger("pybase.hbasedriver.zk").setLevel(logging.CRITICAL)
+
+
+class ServerError(Exception):
+    """An exception the HBase server sent back (``class_name`` is the Java class)."""
+
+    def __init__(self, class_name: str, detail: str) -> None:
+        self.class_name = class_name
+        self.short_name = class_name.rsplit(".", 1)[-1]
+        # The server's "stack trace" starts with "ClassName: message"; keep the message line.
+        first = (detail or "").strip().splitlines()[0] if (detail or "").strip() else ""
+        self.message = first.split(": ", 1)[1] if first.startswith(class_name + ": ") else first
+        super().__init__(f"{self.short_name}: {self.message}")
+
+    @property
+    def relocate(self) -> bool:
+        return self.class_name in RELOCATE
+
+
+class ConnectionLost(Exception):
+    """The socket to a server failed (refused, reset, closed or timed out)."""
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        bits = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(0x80 | bits)
+        else:
+            out.append(bits)
+            return bytes(out)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+class RpcConnection:
+    """One socket to an HBase server for one service (ClientService, MasterService,
+    AdminService). Calls are serialized by a lock, so threads may share a connection."""
+
+    def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
+                 connect_timeout: float = 5.0) -> None:
+        self.host, self.port, self.service = host, port, service
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        try:
+            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
+            self._sock.settimeout(timeout)
+            header = RPC_pb2.ConnectionHeader(service_name=service)
+            header.user_info.effective_user = "keyshape"
+            body = header.SerializeToString()
+            # "HBas", RPC version 0, auth SIMPLE (80), then the length-prefixed ConnectionHeader.
+            self._sock.sendall(b"HBas\x00\x50" + struct.pack(">I", len(body)) + body)
+        except OSError as exc:
+            raise ConnectionLost(f"cannot connect to {service} at {host}:{port}: {exc}") from exc
+        self.broken = False
+
+    def call(self, method: str, request: Message, response_cls: type[M]) -> M:
+        """Send ``request`` as ``method`` and parse the answer as ``response_cls``.
+
+        Framing (HBase's ``RpcServer``): a 4-byte big-endian total length, then the delimited
+        ``RequestHeader`` and the delimited request, each preceded by its length as a protobuf
+        varint. This is where hbase-driver's bug 1 is fixed: its varint was the UTF-8 encoding
+        of a str of code points, which for lengths >= 128 KiB is not the varint.
+        """
+        with self._lock:
+            if self.broken:
+                raise ConnectionLost(f"connection to {self.host}:{self.port} is closed")
+            call_id = next(self._ids) & 0x7FFFFFFF
+            header = RPC_pb2.RequestHeader(call_id=call_id, method_name=method, request_param=True)
+            head, body = header.SerializeToString(), request.SerializeToString()
+            frame = _varint(len(head)) + head + _varint(len(body)) + body
+            try:
+                self._sock.sendall(struct.pack(">I", len(frame)) + frame)
+                size = struct.unpack(">I", self._recv(4))[0]
+                data = self._recv(size)
+            except OSError as exc:
+                self._break()
+                raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: {exc}") from exc
+        head_len, pos = _read_varint(data, 0)
+        response_header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
+        pos += head_len
+        if response_header.call_id != call_id:
+            self._break()
+            raise ConnectionLost(f"{self.host}:{self.port} answered call {response_header.call_id}, "
+                                 f"expected {call_id}")
+        if response_header.HasField("exception"):
+            exc_pb = response_header.exception
+            raise ServerError(exc_pb.exception_class_name, exc_pb.stack_trace)
+        body_len, pos = _read_varint(data, pos)
+        return response_cls.FromString(data[pos : pos + body_len])
+
+    def _recv(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = self._sock.recv(min(left, 1 << 20))
+            if not chunk:
+                raise ConnectionResetError("server closed the connection")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _break(self) -> None:
+        self.broken = True
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._break()
+
+
+@dataclass(frozen=True)
+class Region:
+    """One online region: ``name`` is the full region name (the hbase:meta row key), which
+    ``RegionSpecifier(type=REGION_NAME)`` and RegionLoad use."""
+
+    name: bytes
+    start: bytes
+    end: bytes
+    host: str
+    port: int
+
+    def spec(self) -> HBase_pb2.RegionSpecifier:
+        return HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.REGION_NAME, value=self.name)
+
+    def contains(self, row: bytes) -> bool:
+        return self.start <= row and (not self.end or row < self.end)
+
+
+class RegionList:
+    """A table's regions sorted by start key, for bisecting rows to regions."""
+
+    def __init__(self, regions: list[Region]) -> None:
+        self.regions = regions
+        self.starts = [r.start for r in regions]
+
+    def at(self, row: bytes) -> Region:
+        """The region holding ``row`` (start inclusive, end exclusive)."""
+        return self.regions[max(bisect.bisect_right(self.starts, row) - 1, 0)]
+
+    def below(self, row: bytes) -> Region:
+        """The region holding the largest key < ``row`` (for reverse scans)."""
+        return self.regions[max(bisect.bisect_left(self.starts, row) - 1, 0)]
+
+
+def meta_row_prefix(namespace: str, table: str) -> bytes:
+    name = table if namespace == "default" else f"{namespace}:{table}"
+    return name.encode() + b","
+
+
+class Cluster:
+    """Connections to one HBase cluster found through ZooKeeper: the master, the region server
+    holding hbase:meta, a pool of region server connections and per-table region maps."""
+
+    def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0) -> None:
+        quiet_driver_logs()
+        self.quorum = quorum
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._lock = threading.RLock()
+        self._pool: dict[tuple[str, int, str], RpcConnection] = {}
+        self._maps: dict[tuple[str, str], RegionList] = {}
+        self._master: tuple[str, int] | None = None
+        self._meta: tuple[str, int] | None = None
+        self._check_zookeeper()
+        self._locate()
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def _check_zookeeper(self) -> None:
+        """Fail fast when nothing listens on any ZooKeeper address (kazoo would retry for its
+        whole session timeout)."""
+        errors = []
+        for hostport in self.quorum.split(","):
+            host, _, port = hostport.strip().rpartition(":")
+            try:
+                socket.create_connection((host or "127.0.0.1", int(port or 2181)),
+                                         timeout=self.connect_timeout).close()
+                return
+            except (OSError, ValueError) as exc:
+                errors.append(f"{hostport}: {exc}")
+        raise StoreError(
+            f"cannot reach ZooKeeper at {self.quorum} ({'; '.join(errors)}); is HBase running? "
+            "(tools/hbase/start.sh starts a local one)"
+        )
+
+    def _locate(self) -> None:
+        quorum = [h.strip() for h in self.quorum.split(",")]
+        try:
+            master = driver_zk.locate_master(quorum, establish_connection_timeout=self.connect_timeout + 2,
+                                             missing_znode_retries=5)
+            meta = driver_zk.locate_meta_region(quorum, establish_connection_timeout=self.connect_timeout + 2,
+                                                missing_znode_retries=5)
+        except Exception as exc:  # the driver raises bare Exception for every ZooKeeper failure
+            raise StoreError(f"ZooKeeper at {self.quorum} does not name an HBase master and "
+                             f"hbase:meta server ({exc}); is HBase (still) starting?") from exc
+        self._master = (str(master[0]), int(master[1]))
+        self._meta = (str(meta[0]), int(meta[1]))
+
+    def relocate(self) -> None:
+        """Forget every connection and region map and ask ZooKeeper again (after a server died
+        or restarted)."""
+        with self._lock:
+            for conn in self._pool.values():
+                conn.close()
+            self._pool.clear()
+            self._maps.clear()
+            try:
+                self._locate()
+            except StoreError as exc:
+                log.warning("re-locating HBase servers failed: %s", exc)
+
+    def connection(self, host: str, port: int, service: str = "ClientService") -> RpcConnection:
+        key = (host, port, service)
+        with self._lock:
+            conn = self._pool.get(key)
+            if conn is None or conn.broken:
+                conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
+                                                       self.connect_timeout)
+            return conn
+
+    def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:
+        """A MasterService call; one reconnect (via ZooKeeper) if the connection is lost."""
+        for attempt in range(2):
+            assert self._master is not None
+            try:
+                return self.connection(*self._master, "MasterService").call(method, request, response_cls)
+            except ConnectionLost:
+                if attempt:
+                    raise
+                self.relocate()
+        raise AssertionError("unreachable")
+
+    def meta_call(self, request: Client_pb2.ScanRequest) -> Client_pb2.ScanResponse:
+        for attempt in range(2):
+            assert self._meta is not None
+            try:
+                return self.connection(*self._meta).call("Scan", request, Client_pb2.ScanResponse)
+            except (ConnectionLost, ServerError) as exc:
+                if attempt or (isinstance(exc, ServerError) and not exc.relocate):
+                    raise
+                self.relocate()
+        raise AssertionError("unreachable")
+
+    # -- regions -----------------------------------------------------------------------------
+
+    def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
+        """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
+        name = meta_row_prefix(namespace, table)[:-1]
+        # hbase:meta sorts with MetaCellComparator (table name, then start key, then region id);
+        # these are the bounds HBase's MetaTableAccessor uses for one table's region rows.
+        scan = Client_pb2.Scan(start_row=name + b",,", stop_row=name + b" ,,",
+                               column=[Client_pb2.Column(family=b"info")])
+        meta = HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.REGION_NAME, value=b"hbase:meta,,1")
+        response = self.meta_call(Client_pb2.ScanRequest(region=meta, scan=scan, number_of_rows=10000))
+        results = list(response.results)
+        # A busy or just-restarted server answers with partial "heartbeat" pages: keep paging
+        # with the scanner id until the server says the region (meta is one region) is done; the
+        # server closes the scanner itself when it reports the end.
+        while response.HasField("scanner_id") and response.more_results and (
+                not response.HasField("more_results_in_region") or response.more_results_in_region):
+            response = self.meta_call(Client_pb2.ScanRequest(scanner_id=response.scanner_id,
+                                                             number_of_rows=10000))
+            results.extend(response.results)
+        rows = []
+        for result in results:
+            values = {c.qualifier: c.value for c in result.cell}
+            info_bytes = values.get(b"regioninfo")
+            if not info_bytes or not result.cell:
+                continue
+            info = HBase_pb2.RegionInfo.FromString(info_bytes[4:])  # skip the b"PBUF" magic
+            host, _, port = values.get(b"server", b"").decode().rpartition(":")
+            region = Region(result.cell[0].row, info.start_key, info.end_key, host, int(port or 0))
+            rows.append((region, info, values.get(b"state", b"")))
+        return rows
+
+    def region_list(self, namespace: str, table: str, refresh: bool = False) -> RegionList:
+        """The table's online regions in key order (cached; ``refresh`` re-reads hbase:meta).
+        An empty list means the table does not exist. Raises ConnectionLost/ServerError when
+        meta cannot be read; StoreError if some region has no server yet after a short wait."""
+        key = (namespace, table)
+        with self._lock:
+            cached = self._maps.get(key)
+        if cached is not None and not refresh:
+            return cached
+        deadline = time.monotonic() + 30
+        while True:
+            rows = [(r, i, s) for r, i, s in self.read_meta(namespace, table)
+                    if not i.offline and not i.split and i.replica_id == 0]
+            regions = sorted((r for r, _, _ in rows), key=lambda r: r.start)
+            complete = all(r.host for r in regions) and all(
+                regions[k].end == regions[k + 1].start for k in range(len(regions) - 1)
+            ) and (not regions or (regions[0].start == b"" and regions[-1].end == b""))
+            if complete:
+                break
+            if time.monotonic() > deadline:
+                raise StoreError(f"table {namespace}:{table} has regions without a server or with "
+                                 "gaps in hbase:meta after 30 s (regions in transition?)")
+            time.sleep(0.1)
+        region_list = RegionList(regions)
+        with self._lock:
+            if regions:
+                self._maps[key] = region_list
+            else:
+                self._maps.pop(key, None)
+        return region_list
+
+    def forget(self, namespace: str, table: str) -> None:
+        with self._lock:
+            self._maps.pop((namespace, table), None)
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._pool.values():
+                conn.close()
+            self._pool.clear()
+            self._maps.clear()

@@ -1,0 +1,135 @@
+"""Multi-region scans, forward and reverse, with exact HBase bounds.
+
+hbase-driver's ``ResultScanner`` ends at the first empty region and cannot cross regions in
+reverse (CLIENTS.md bug 3), ignores ``limit`` and includes the stop row (bug 4). Here a scan
+walks the table's regions itself: it opens one server-side scanner per region, clamped to the
+region's ``[start, end)``, reads ``batch_size`` rows per RPC, then moves to the next region up
+(forward) or down (reverse). After a transient failure it re-reads the region map and resumes
+just past the last row it returned, so no row is returned twice or skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from hbasedriver.protobuf_py import Client_pb2
+
+from keyshape.errors import StoreError
+from keyshape.store.base import split_table_name
+from keyshape.store.hbase_rpc import ConnectionLost, Region, RpcConnection, ServerError
+
+if TYPE_CHECKING:
+    from keyshape.store.hbase import HBaseStore
+
+Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
+Rows = Iterator[tuple[bytes, dict[bytes, bytes]]]
+
+# Scanner errors after which reopening from the last returned row is correct.
+_REOPEN = {"UnknownScannerException", "OutOfOrderScannerNextException", "ScannerResetException",
+           "LeaseException"}
+
+
+def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
+                 remaining: int | None) -> Rows:
+    """Rows of one region's scanner; closes the scanner if the caller stops early."""
+    from keyshape.store.hbase import cells_of
+
+    def rows_wanted() -> int:
+        return batch if remaining is None else max(min(batch, remaining), 1)
+
+    response = conn.call("Scan", Client_pb2.ScanRequest(region=region.spec(), scan=scan,
+                                                        number_of_rows=rows_wanted()),
+                         Client_pb2.ScanResponse)
+    scanner = response.scanner_id if response.HasField("scanner_id") else None
+    open_ = scanner is not None
+    try:
+        while True:
+            for result in response.results:
+                if not result.cell:
+                    continue
+                if remaining is not None:
+                    remaining -= 1
+                yield result.cell[0].row, cells_of(result)
+            in_region = response.more_results_in_region if response.HasField(
+                "more_results_in_region") else response.more_results
+            if not response.more_results or not in_region or scanner is None:
+                open_ = False  # the server closes its scanner when it reports the end
+                return
+            if remaining is not None and remaining <= 0:
+                return
+            response = conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner,
+                                                                number_of_rows=rows_wanted()),
+                                 Client_pb2.ScanResponse)
+    finally:
+        if open_:
+            try:
+                conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=0,
+                                                         close_scanner=True), Client_pb2.ScanResponse)
+            except (ConnectionLost, ServerError):
+                pass  # the lease expires on its own
+
+
+def scan_rows(store: HBaseStore, table: str, low: Bound, high: Bound, reverse: bool,
+              limit: int | None, columns: list[Client_pb2.Column], batch: int) -> Rows:
+    """Rows with ``low <= row <= high`` (each bound inclusive or not, None = unbounded),
+    ascending or (``reverse``) descending, at most ``limit``."""
+    namespace, name = split_table_name(table)
+    returned = 0
+    attempt = 0
+    while limit is None or returned < limit:
+        try:
+            regions = store.cluster.region_list(namespace, name, refresh=attempt > 0)
+            if not regions.regions:
+                raise store.not_found(table)
+            if reverse:
+                if high[0] is None:
+                    region = regions.regions[-1]
+                else:
+                    region = regions.at(high[0]) if high[1] else regions.below(high[0])
+                r_low: Bound = low if region.start == b"" or (
+                    low[0] is not None and low[0] >= region.start) else (region.start, True)
+                r_high = high
+            else:
+                region = regions.at(low[0] or b"")
+                r_low = low
+                r_high = high if region.end == b"" or (
+                    high[0] is not None and high[0] <= region.end) else (region.end, False)
+            scan = Client_pb2.Scan(column=columns, max_versions=1, reversed=reverse, caching=batch)
+            first, last = (r_high, r_low) if reverse else (r_low, r_high)
+            if first[0] is not None:
+                scan.start_row, scan.include_start_row = first[0], first[1]
+            if last[0] is not None:
+                scan.stop_row, scan.include_stop_row = last[0], last[1]
+            conn = store.cluster.connection(region.host, region.port)
+            rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned)
+            try:
+                for row, cells in rows:
+                    yield row, cells
+                    returned += 1
+                    attempt = 0
+                    if reverse:
+                        high = (row, False)
+                    else:
+                        low = (row, False)
+                    if limit is not None and returned >= limit:
+                        return
+            finally:
+                rows.close()
+        except (ConnectionLost, ServerError) as exc:
+            if isinstance(exc, ServerError) and not exc.relocate and exc.short_name not in _REOPEN:
+                raise store.refused(exc, table, "scan") from None
+            attempt += 1
+            if attempt > store.retries:
+                raise StoreError(f"scan of {table!r} failed after {store.retries} retries: {exc}") from exc
+            store.note_retry(attempt, f"scan of {table!r}", exc)
+            continue
+        # this region is done: stop, or move to the next one in scan order
+        if reverse:
+            if region.start == b"" or (low[0] is not None and low[0] >= region.start):
+                return
+            high = (region.start, False)
+        else:
+            if region.end == b"" or (high[0] is not None and high[0] <= region.end):
+                return
+            low = (region.end, True)
