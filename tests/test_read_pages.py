@@ -2,6 +2,7 @@
 offset/limit and start-key paging, each checked against the brute-force oracle."""
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -152,12 +153,10 @@ def test_token_is_compact_for_many_buckets() -> None:
 @pytest.mark.hbase
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(schema=schemas, recs=records, page_size=st.integers(1, 5), reverse=st.booleans(),
-       tag=st.integers(0, 10**9))
-def test_token_pages_on_hbase(hbase: Any, schema: Any, recs: list, page_size: int, reverse: bool,
-                              tag: int) -> None:
+@given(schema=schemas, recs=records, page_size=st.integers(1, 5), reverse=st.booleans())
+def test_token_pages_on_hbase(hbase: Any, schema: Any, recs: list, page_size: int, reverse: bool) -> None:
     schema = make_schema(schema.prefix.name, getattr(schema.prefix, "n", 4), schema.separator.decode(),
-                         schema.hash_fields == ["u"], name=f"read_pages_{tag}")
+                         schema.hash_fields == ["u"], name=f"read_pages_{uuid.uuid4().hex[:12]}")
     store = open_store(hbase.url)
     try:
         keys = load(store, schema, recs)

@@ -23,7 +23,7 @@ def _schema(path: str):  # type: ignore[no-untyped-def]
     return KeySchema.load(path)
 
 
-def _assignments(schema, items: tuple[str, ...], allow_range: bool) -> dict:  # type: ignore[no-untyped-def]
+def parse_assignments(schema, items: tuple[str, ...], allow_range: bool) -> dict:  # type: ignore[no-untyped-def]
     out: dict = {}
     for item in items:
         name, eq, text = item.partition("=")
@@ -51,7 +51,7 @@ def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
     from keyshape.hbytes import to_string_binary
 
     schema = _schema(schema_path)
-    key = schema.encode(_assignments(schema, values, allow_range=False))
+    key = schema.encode(parse_assignments(schema, values, allow_range=False))
     click.echo(to_string_binary(key))
     click.echo(f"length: {len(key)} bytes")
 
@@ -80,7 +80,7 @@ def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
     from keyshape.hbytes import to_string_binary
 
     schema = _schema(schema_path)
-    for start, stop in schema.scan_ranges(**_assignments(schema, values, allow_range=True)):
+    for start, stop in schema.scan_ranges(**parse_assignments(schema, values, allow_range=True)):
         click.echo(f"{to_string_binary(start)}\t{to_string_binary(stop)}")
 
 

@@ -52,14 +52,14 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
     from rich.markup import escape
     from rich.table import Table
 
-    from keyshape.cli_key import _assignments
+    from keyshape.cli_key import parse_assignments
     from keyshape.hbytes import to_bytes_binary, to_string_binary
     from keyshape.read import scan, scan_page
     from keyshape.schema import KeySchema
     from keyshape.store import ensure_table, open_store
 
     schema = KeySchema.load(schema_path)
-    leading = _assignments(schema, values, allow_range=True)
+    leading = parse_assignments(schema, values, allow_range=True)
     if load_rows is not None and url is not None:
         raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
     if page_token is not None and page_size is None:

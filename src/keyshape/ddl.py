@@ -14,7 +14,7 @@ from typing import Any
 from keyshape.errors import StoreError
 from keyshape.hbytes import to_string_binary
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
-from keyshape.splits import _ruby_single_quoted  # the one toStringBinary -> shell-literal escaper
+from keyshape.splits import shell_quote
 
 __all__ = ["check_regions", "family_attributes", "shell_create_statement", "shell_family"]
 
@@ -76,7 +76,7 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
         lines.append(f"create_namespace {_quote(table.namespace)}")
     args = [_quote(table.full_name)] + [shell_family(f) for f in table.families]
     if keys:
-        args.append("{SPLITS => [" + ", ".join(_ruby_single_quoted(k) for k in keys) + "]}")
+        args.append("{SPLITS => [" + ", ".join(shell_quote(k) for k in keys) + "]}")
     lines.append("create " + ", ".join(args))
     return "\n".join(lines) + "\n"
 

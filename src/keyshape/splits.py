@@ -174,7 +174,7 @@ def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
     return out
 
 
-def _ruby_single_quoted(key: bytes) -> str:
+def shell_quote(key: bytes) -> str:
     # The shell passes every SPLITS string through Bytes.toBytesBinary, so the toStringBinary
     # text must reach it verbatim: a single-quoted Ruby string keeps "\xNN" as four literal
     # characters, whereas a double-quoted one would turn "\xFF" into a raw byte that JRuby then
@@ -205,7 +205,7 @@ def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str
     if any(not k for k in keys):
         raise ValueError("an empty split key is not allowed by HBase; remove it")
     if fmt == "shell":
-        ruby_keys = ", ".join(_ruby_single_quoted(k) for k in keys)
+        ruby_keys = ", ".join(shell_quote(k) for k in keys)
         q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"  # noqa: E731
         return f"create {q(table)}, {q(family)}, SPLITS => [{ruby_keys}]\n"
     if fmt == "file":

@@ -77,11 +77,14 @@ def _cards(a: Analysis) -> str:
         ("hot window share (region)", _pct(a.hot_window_share)),
         ("fair share", _pct(1 / len(a.regions))),
         ("hot window share (server)", _pct(a.hot_window_server_share)),
-        ("key length min/mean/max", f"{a.key_length_min} / {a.key_length_mean:.1f} / "
-                                     f"{a.key_length_max}"),
-        (f"key overhead ({a.cells_per_row} cell(s)/row)", _bytes(a.key_overhead_bytes)),
-        ("keys increasing in write order", _pct(a.increasing_fraction)),
     ]
+    if a.key_length_max:  # a live table's request counters carry no keys
+        items += [
+            ("key length min/mean/max", f"{a.key_length_min} / {a.key_length_mean:.1f} / "
+                                         f"{a.key_length_max}"),
+            (f"key overhead ({a.cells_per_row} cell(s)/row)", _bytes(a.key_overhead_bytes)),
+            ("keys increasing in write order", _pct(a.increasing_fraction)),
+        ]
     return '<div class="cards">' + "".join(
         f'<div class="card"><div class="v">{escape(v)}</div><div class="k">{escape(k)}</div></div>'
         for k, v in items) + "</div>"

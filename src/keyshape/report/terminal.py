@@ -99,18 +99,22 @@ def summary_table(analysis: Analysis) -> Table:
     table.add_column(style="dim")
     table.add_column()
     fair = 1 / len(a.regions)
-    for k, v in (
+    rows = [
         ("rows", f"{a.rows:,} over {len(a.regions)} regions on {a.servers} servers"),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
         ("hot window share", f"{100 * a.hot_window_share:.1f}% of writes in the busiest region "
                              f"(fair {100 * fair:.1f}%), {100 * a.hot_window_server_share:.1f}% "
                              f"on the busiest server, {a.windows} windows"),
-        ("key length", f"min {a.key_length_min} / mean {a.key_length_mean:.1f} / max "
-                       f"{a.key_length_max} bytes"),
-        ("key overhead", f"{a.key_overhead_bytes:,} bytes ({a.cells_per_row} cell(s) per row "
-                         "repeat the key)"),
-    ):
+    ]
+    if a.key_length_max:  # a live table's request counters carry no keys
+        rows += [
+            ("key length", f"min {a.key_length_min} / mean {a.key_length_mean:.1f} / max "
+                           f"{a.key_length_max} bytes"),
+            ("key overhead", f"{a.key_overhead_bytes:,} bytes ({a.cells_per_row} cell(s) per row "
+                             "repeat the key)"),
+        ]
+    for k, v in rows:
         table.add_row(k, Text(v))
     return table
 
