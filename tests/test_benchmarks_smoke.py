@@ -11,13 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def run(script: str, tmp_path: Path) -> dict:
+def run(script: str, tmp_path: Path, *extra: str) -> dict:
     out = tmp_path / f"{script}.json"
-    proc = subprocess.run([sys.executable, str(BENCH / f"{script}.py"), "--quick", "--out", str(out)],
+    proc = subprocess.run([sys.executable, str(BENCH / f"{script}.py"), "--quick", "--out", str(out), *extra],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())
@@ -55,3 +57,39 @@ def test_bench_analyze(tmp_path):
     for r in data["results"]:
         assert positive(r["seconds"]) and positive(r["peak_rss_mb"]) and positive(r["us_per_key"])
     assert positive(data["per_key_cost_ratio_largest_over_smallest"])
+
+
+@pytest.mark.hbase
+def test_bench_hbase_writes(tmp_path, hbase):
+    data = run("bench_hbase_writes", tmp_path, "--hbase", hbase.url)
+    assert data["hbase"]["version"].startswith("2.") and data["hbase"]["region_servers"] >= 1
+    assert [r["case"] for r in data["results"]] == ["a", "b", "c", "d"]
+    for r in data["results"]:
+        assert r["rows"] == data["rows"] == 5_000, r["case"]
+        assert positive(r["rows_per_s"]) and positive(r["ratio_to_a"]), r["case"]
+        assert r["regions_end"] >= r["regions_created"] >= 1, r["case"]
+        assert r["rows_per_region_max"] * r["regions_end"] >= data["rows"], r["case"]
+        assert 0 < r["batch_hot_share"] <= 1, r["case"]
+    by_case = {r["case"]: r for r in data["results"]}
+    assert by_case["a"]["regions_created"] == 1
+    assert all(by_case[c]["regions_created"] == data["regions"] for c in "bcd")
+    # sequential keys send every batch to one region; salted keys cannot (a property of the
+    # keys and split points, not of timing)
+    assert by_case["a"]["batch_hot_share"] == 1.0
+    assert by_case["d"]["batch_hot_share"] < 0.5
+
+
+@pytest.mark.hbase
+def test_bench_hbase_reads(tmp_path, hbase):
+    data = run("bench_hbase_reads", tmp_path, "--hbase", hbase.url)
+    assert data["hbase"]["version"].startswith("2.")
+    assert [s["buckets"] for s in data["scans"]] == [8, 16, 100]
+    for s in data["scans"]:
+        assert s["rows"] == data["rows"] == 5_000
+        for k in ("plain_rows_per_s", "merged_seq_rows_per_s", "merged_par_rows_per_s",
+                  "merged_seq_over_plain", "merged_par_over_plain", "parallel_over_sequential"):
+            assert positive(s[k]), (s["buckets"], k)
+    assert [p["buckets"] for p in data["gets"]] == [8, 16, 100]
+    for p in data["gets"]:
+        assert p["gets"] == 200
+        assert positive(p["direct_gets_per_s"]) and positive(p["random_over_direct"]), p["buckets"]

@@ -1,0 +1,105 @@
+"""A real HBase for the HBase benchmarks: the one named by ``--hbase``, or a standalone one started
+here (tools/hbase/standalone.py on free loopback ports) and stopped again at the end.
+
+Also: the HBase version and server count for the JSON, scratch table names, and table attributes
+(MAX_FILESIZE ...) that keyshape's TableSpec does not model, set with a ModifyTable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import secrets
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from _common import ROOT
+
+TOOLS_HBASE = ROOT / "tools" / "hbase"
+
+
+def add_hbase_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hbase", metavar="HOST:PORT", default=os.environ.get("KEYSHAPE_HBASE_URL") or None,
+                   help="ZooKeeper of a running HBase (default: $KEYSHAPE_HBASE_URL, else start a "
+                        "standalone HBase from tools/hbase for this run and stop it afterwards)")
+
+
+def _standalone_module() -> Any:
+    name = "keyshape_tools_hbase_standalone"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TOOLS_HBASE / "standalone.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def hbase_url(url: str | None) -> Iterator[tuple[str, bool]]:
+    """Yield ``(zookeeper address, started_here)``. Without ``url`` a standalone HBase is started
+    in tools/hbase/run/bench/ on free ports (jars fetched by Maven on first use) and always
+    stopped, its data deleted, when the block ends."""
+    if url:
+        yield url.removeprefix("hbase://"), False
+        return
+    sa = _standalone_module()
+    instance = sa.Standalone.with_free_ports(TOOLS_HBASE / "run" / "bench")
+    instance.stop()  # left behind by a killed earlier run
+    print(f"starting a standalone HBase on {instance.url} (tools/hbase/run/bench) ...", flush=True)
+    t0 = time.perf_counter()
+    try:
+        instance.start(timeout=float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240")))
+    except sa.StartFailed as exc:
+        instance.kill()
+        raise SystemExit(f"error: {exc}") from None
+    print(f"HBase ready after {time.perf_counter() - t0:.0f} s", flush=True)
+    try:
+        yield instance.url, True
+    finally:
+        instance.stop()
+
+
+def cluster_facts(store: Any, url: str, started_here: bool) -> dict[str, Any]:
+    """HBase version and live region servers, from the master's cluster status."""
+    from hbasedriver.protobuf_py import Master_pb2
+
+    status = store.cluster.master_call("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
+                                       Master_pb2.GetClusterStatusResponse).cluster_status
+    return {"url": url, "started_here": started_here, "version": status.hbase_version.version,
+            "region_servers": len(status.live_servers)}
+
+
+def scratch_name(stem: str) -> str:
+    """A table name no other run (or concurrent helper) uses: ``stem_<8 hex>``."""
+    return f"{stem}_{secrets.token_hex(4)}"
+
+
+def set_table_attributes(store: Any, table: str, attributes: Mapping[str, str]) -> None:
+    """Set table-level descriptor attributes (e.g. MAX_FILESIZE, MEMSTORE_FLUSHSIZE, SPLIT_POLICY)
+    with a ModifyTable, and wait for it: keyshape's TableSpec models families only."""
+    from hbasedriver.protobuf_py import Master_pb2
+
+    descriptor = store._descriptor(table)
+    kept = [a for a in descriptor.attributes if a.first.decode() not in attributes]
+    del descriptor.attributes[:]
+    descriptor.attributes.extend(kept)
+    for k, v in attributes.items():
+        descriptor.attributes.add(first=k.encode(), second=str(v).encode())
+    request = Master_pb2.ModifyTableRequest(table_name=descriptor.table_name, table_schema=descriptor,
+                                            nonce_group=store._nonce_group, nonce=secrets.randbits(63))
+    response = store._master("ModifyTable", request, Master_pb2.ModifyTableResponse, table, "modify table")
+    store._wait_procedure(response.proc_id, f"modify table {table!r}")
+
+
+def drop_quietly(store: Any, table: str) -> None:
+    try:
+        if store.table_exists(table):
+            store.delete_table(table)
+    except Exception as exc:  # cleanup must not hide the benchmark's own result or error
+        print(f"warning: could not delete scratch table {table}: {exc}", file=sys.stderr)
