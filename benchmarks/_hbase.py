@@ -8,7 +8,6 @@ Also: the HBase version and server count for the JSON, scratch table names, and 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import secrets
 import sys
@@ -20,24 +19,14 @@ from typing import Any
 from _common import ROOT
 
 TOOLS_HBASE = ROOT / "tools" / "hbase"
+sys.path.insert(0, str(TOOLS_HBASE))
+import standalone  # noqa: E402  (tools/hbase/standalone.py: a script folder, not a package)
 
 
 def add_hbase_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hbase", metavar="HOST:PORT", default=os.environ.get("KEYSHAPE_HBASE_URL") or None,
                    help="ZooKeeper of a running HBase (default: $KEYSHAPE_HBASE_URL, else start a "
                         "standalone HBase from tools/hbase for this run and stop it afterwards)")
-
-
-def _standalone_module() -> Any:
-    name = "keyshape_tools_hbase_standalone"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, TOOLS_HBASE / "standalone.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 @contextmanager
@@ -48,17 +37,13 @@ def hbase_url(url: str | None) -> Iterator[tuple[str, bool]]:
     if url:
         yield url.removeprefix("hbase://"), False
         return
-    sa = _standalone_module()
-    instance = sa.Standalone.with_free_ports(TOOLS_HBASE / "run" / "bench")
-    instance.stop()  # left behind by a killed earlier run
-    print(f"starting a standalone HBase on {instance.url} (tools/hbase/run/bench) ...", flush=True)
+    print("starting a standalone HBase (tools/hbase/run/bench) ...", flush=True)
     t0 = time.perf_counter()
     try:
-        instance.start(timeout=float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240")))
-    except sa.StartFailed as exc:
-        instance.kill()
+        instance = standalone.start_scratch(TOOLS_HBASE / "run" / "bench")
+    except standalone.StartFailed as exc:
         raise SystemExit(f"error: {exc}") from None
-    print(f"HBase ready after {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"HBase ready on {instance.url} after {time.perf_counter() - t0:.0f} s", flush=True)
     try:
         yield instance.url, True
     finally:

@@ -9,29 +9,15 @@
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import standalone  # tools/hbase/standalone.py, on the path through pyproject's pytest `pythonpath`
 
-TOOLS_HBASE = Path(__file__).resolve().parent.parent / "tools" / "hbase"
-
-
-def load_standalone() -> Any:
-    """Import tools/hbase/standalone.py (a script folder, not a package)."""
-    name = "keyshape_tools_hbase_standalone"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, TOOLS_HBASE / "standalone.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+TOOLS_HBASE = Path(standalone.__file__).resolve().parent
 
 
 @dataclass
@@ -55,17 +41,10 @@ def hbase() -> Iterator[HBaseHandle]:
     if url:
         yield HBaseHandle(url=url.removeprefix("hbase://"), standalone=None)
         return
-    sa = load_standalone()
-    instance = sa.Standalone.with_free_ports(TOOLS_HBASE / "run" / "pytest")
-    instance.stop()  # an instance left behind by a killed earlier session
-    failure = None
     try:
-        instance.start(timeout=float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240")))
-    except sa.StartFailed as e:
-        failure = str(e)
-    if failure is not None:
-        instance.kill()  # a half-started master may not answer a clean stop; keep data/ and logs
-        pytest.fail(failure, pytrace=False)
+        instance = standalone.start_scratch(TOOLS_HBASE / "run" / "pytest")
+    except standalone.StartFailed as e:
+        pytest.fail(str(e), pytrace=False)
     try:
         yield HBaseHandle(url=instance.url, standalone=instance)
     finally:

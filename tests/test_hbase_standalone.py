@@ -8,8 +8,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+import standalone as sa
 
-from hbase_fixture import HBaseHandle, load_standalone
+from hbase_fixture import HBaseHandle
 
 
 def _family(name: bytes, **attrs: bytes):
@@ -89,7 +90,6 @@ def test_round_trip_pre_split_table_with_family_options(hbase: HBaseHandle) -> N
 
 def test_start_failure_names_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A missing JDK fails at step 'java' with a fix in the message (no Java needed to run this)."""
-    sa = load_standalone()
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
     with pytest.raises(sa.StartFailed) as err:
         sa.Standalone(run_dir=tmp_path / "run").java()
@@ -98,7 +98,6 @@ def test_start_failure_names_the_step(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_config_binds_loopback_and_uses_the_chosen_ports(tmp_path: Path) -> None:
-    sa = load_standalone()
     inst = sa.Standalone(run_dir=tmp_path / "run", zk_port=12181, master_port=12000,
                          rs_port=12020, thrift_port=19090)
     inst.write_config()

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyshape.ddl import check_regions, shell_create_statement
+from keyshape.ddl import shell_create_statement
 from keyshape.errors import StoreError, WriteFailed
 from keyshape.hbytes import to_bytes_binary
 from keyshape.live import LiveHeat, live_analysis, load_workload, row_value, watch
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
 from keyshape.store import EmbeddedStore, ensure_table
-from keyshape.store.base import RegionInfo
+from keyshape.store.base import RegionInfo, check_regions
 from keyshape.workload import generate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -64,7 +64,7 @@ def open_hbase(url: str) -> Any:
 
 
 def create(store: Any, schema: KeySchema) -> None:
-    from keyshape.ddl import check_regions
+    from keyshape.store.base import check_regions
     from keyshape.store import ensure_table
 
     ensure_table(store, schema.table, schema.split_keys())

@@ -73,26 +73,25 @@ def splits() -> None:
     """Compute split keys for a pre-split table (keys shown in HBase toStringBinary form)."""
 
 
-@splits.command("hex")
-@_split_command
-@click.option("--first", default="00000000", show_default=True, help="First row, hex digits.")
-@click.option("--last", default="FFFFFFFF", show_default=True, help="Last row, hex digits.")
-def splits_hex(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
-    """RegionSplitter HexStringSplit."""
-    from keyshape.splits import hex_string_split
+def _string_split_command(name: str, algorithm: str, digits: str, last: str, doc: str) -> click.Command:
+    """``keyshape splits NAME``: a RegionSplitter string algorithm over rows of ``digits`` digits
+    (``algorithm`` names its function in keyshape.splits, imported only when the command runs)."""
 
-    _emit_splits(hex_string_split(regions, first, last), fmt, table, family)
+    @splits.command(name, help=doc)
+    @_split_command
+    @click.option("--first", default="00000000", show_default=True, help=f"First row, {digits} digits.")
+    @click.option("--last", default=last, show_default=True, help=f"Last row, {digits} digits.")
+    def command(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+        from keyshape import splits as algorithms
+
+        _emit_splits(getattr(algorithms, algorithm)(regions, first, last), fmt, table, family)
+
+    return command
 
 
-@splits.command("decimal")
-@_split_command
-@click.option("--first", default="00000000", show_default=True, help="First row, decimal digits.")
-@click.option("--last", default="99999999", show_default=True, help="Last row, decimal digits.")
-def splits_decimal(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
-    """RegionSplitter DecimalStringSplit."""
-    from keyshape.splits import decimal_string_split
-
-    _emit_splits(decimal_string_split(regions, first, last), fmt, table, family)
+splits_hex = _string_split_command("hex", "hex_string_split", "hex", "FFFFFFFF", "RegionSplitter HexStringSplit.")
+splits_decimal = _string_split_command("decimal", "decimal_string_split", "decimal", "99999999",
+                                       "RegionSplitter DecimalStringSplit.")
 
 
 @splits.command("uniform")

@@ -83,6 +83,22 @@ def _write_json(path: str, payload: dict[str, Any], out: Any) -> None:
         out.print(f"[dim]wrote {path}[/dim]")
 
 
+def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None) -> None:
+    """Write the --html and --png reports that were asked for and say where on ``out``: one
+    Analysis as one design's report, a list of them as the side-by-side compare report."""
+    many = isinstance(analysis, list)
+    if html_path:
+        from keyshape.report.html import write_compare_html, write_html
+
+        (write_compare_html if many else write_html)(analysis, html_path)
+        out.print(f"[dim]wrote {html_path}[/dim]")
+    if png_path:
+        from keyshape.report.png import write_compare_png, write_png
+
+        (write_compare_png if many else write_png)(analysis, png_path)
+        out.print(f"[dim]wrote {png_path}[/dim]")
+
+
 @click.command("analyze")
 @click.argument("schema", type=click.Path(exists=True, dir_okay=False))
 @_common
@@ -115,16 +131,7 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
-    if html_path:
-        from keyshape.report.html import write_html
-
-        write_html(analysis, html_path)
-        out.print(f"[dim]wrote {html_path}[/dim]")
-    if png_path:
-        from keyshape.report.png import write_png
-
-        write_png(analysis, png_path)
-        out.print(f"[dim]wrote {png_path}[/dim]")
+    write_reports(out, analysis, html_path, png_path)
     _finish(_exit_code([analysis.verdict], fail_on))
 
 
@@ -164,14 +171,5 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
             out.print(Text.assemble(("  → ", "bold cyan"), advice))
     if json_path:
         _write_json(json_path, {"rows": rows, "designs": [a.to_dict() for a in analyses]}, out)
-    if html_path:
-        from keyshape.report.html import write_compare_html
-
-        write_compare_html(analyses, html_path)
-        out.print(f"[dim]wrote {html_path}[/dim]")
-    if png_path:
-        from keyshape.report.png import write_compare_png
-
-        write_compare_png(analyses, png_path)
-        out.print(f"[dim]wrote {png_path}[/dim]")
+    write_reports(out, analyses, html_path, png_path)
     _finish(_exit_code([a.verdict for a in analyses], fail_on))

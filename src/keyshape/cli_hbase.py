@@ -40,18 +40,9 @@ def _console(stderr: bool = False) -> Any:
 
 def _create(store: Any, schema: Any) -> list[Any]:
     """Create the schema's table (and namespace), then read its regions back and verify them."""
-    from keyshape import store as stores
-    from keyshape.ddl import check_regions
+    from keyshape.store import create_table_from_schema
 
-    splits = schema.split_keys()
-    create = getattr(stores, "create_table_from_schema", None)
-    if create is not None:
-        create(store, schema)
-    else:
-        stores.ensure_table(store, schema.table, splits)
-    regions = store.regions(schema.table.full_name)
-    check_regions(regions, splits, schema.table.full_name)
-    return regions
+    return create_table_from_schema(store, schema)
 
 
 def _regions_table(regions: list[Any], title: str) -> Any:
@@ -255,16 +246,8 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    from keyshape.cli_analyze import write_reports
     from keyshape.report.terminal import analysis_view
 
     out.print(analysis_view(analysis, width=out.width))
-    if html_path:
-        from keyshape.report.html import write_html
-
-        write_html(analysis, html_path)
-        out.print(f"[dim]wrote {html_path}[/dim]")
-    if png_path:
-        from keyshape.report.png import write_png
-
-        write_png(analysis, png_path)
-        out.print(f"[dim]wrote {png_path}[/dim]")
+    write_reports(out, analysis, html_path, png_path)

@@ -1,22 +1,18 @@
-"""Table DDL for a key schema: the HBase shell statements that create it, and a check that a live
-table has exactly the regions the schema asks for.
+"""Table DDL for a key schema: the HBase shell statements that create it.
 
 ``shell_create_statement`` is what ``keyshape create --dry-run`` prints; users who create tables
-by hand paste it into ``hbase shell``. ``check_regions`` compares the region boundaries a store
-reports with the schema's split keys (what ``keyshape create`` verifies after creating).
+by hand paste it into ``hbase shell``. (The check that a live table has exactly the schema's
+regions is ``keyshape.store.base.check_regions``.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from keyshape.errors import StoreError
-from keyshape.hbytes import to_string_binary
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
 from keyshape.splits import shell_quote
 
-__all__ = ["check_regions", "family_attributes", "shell_create_statement", "shell_family"]
+__all__ = ["family_attributes", "shell_create_statement", "shell_family"]
 
 
 def family_attributes(family: FamilySpec) -> dict[str, str]:
@@ -79,29 +75,3 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
         args.append("{SPLITS => [" + ", ".join(shell_quote(k) for k in keys) + "]}")
     lines.append("create " + ", ".join(args))
     return "\n".join(lines) + "\n"
-
-
-def check_regions(regions: Sequence[Any], split_keys: Sequence[bytes], table: str = "") -> None:
-    """Raise ``StoreError`` unless ``regions`` (``RegionInfo``s in key order) are exactly the
-    regions ``split_keys`` define: ``[b"", k1), [k1, k2), ..., [kn, b"")``.
-
-    The message names the first boundary that differs, in toStringBinary form.
-    """
-    want = sorted(bytes(k) for k in split_keys)
-    starts = [b""] + want
-    ends = want + [b""]
-    got = [(bytes(r.start), bytes(r.end)) for r in regions]
-    expected = list(zip(starts, ends))
-    if got == expected:
-        return
-    label = f"table {table!r}" if table else "the table"
-    if len(got) != len(expected):
-        raise StoreError(f"{label} has {len(got)} region(s), the schema asks for {len(expected)}; "
-                         "it was created with other split keys (or has split since): drop it or "
-                         "use another table name")
-    for i, ((gs, ge), (ws, we)) in enumerate(zip(got, expected)):
-        if (gs, ge) != (ws, we):
-            raise StoreError(
-                f"{label}: region {i} is [{to_string_binary(gs)!r}, {to_string_binary(ge)!r}), "
-                f"the schema asks for [{to_string_binary(ws)!r}, {to_string_binary(we)!r}); "
-                "drop the table or use another table name")

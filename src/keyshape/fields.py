@@ -7,7 +7,8 @@ type       encodings
 =========  ====================================================================================
 string     ``text``* (UTF-8; ``hbase`` is a synonym: ``Bytes.toBytes(String)`` is UTF-8),
            ``ordered`` (OrderedBytes TEXT: 0x34 + UTF-8 + 0x00, self-delimiting)
-bytes      ``hbase``* (the bytes unchanged), ``ordered`` (OrderedBytes BlobVar, self-delimiting)
+bytes      ``hbase``* (the bytes unchanged), ``ordered`` (OrderedBytes BlobVar, self-delimiting;
+           like HBase's it sorts exactly only among values of equal length)
 int32      ``ordered``* (OrderedBytes FixedInt32, 5 bytes), ``hbase`` (``Bytes.toBytes(int)``,
            4 bytes), ``text`` (zero-padded decimal, ``width`` digits, default 10)
 int64      ``ordered``* (FixedInt64, 9 bytes), ``hbase`` (8 bytes), ``text`` (default 19 digits)

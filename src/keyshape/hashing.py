@@ -1,4 +1,4 @@
-"""Java hash codes and the salt functions of Phoenix, OpenTSDB and HBaseWD, bit for bit.
+"""Java hash codes and the salt functions of Phoenix, OpenTSDB, HBaseWD and GBIF, bit for bit.
 
 Java ints are signed 32-bit and wrap on overflow; ``%`` truncates toward zero and
 ``Math.abs(Integer.MIN_VALUE)`` is still negative. These helpers reproduce all three quirks,
@@ -6,7 +6,8 @@ because each salt function below inherits them and a salt that is off by one buc
 in four billion still lands a row in the wrong region.
 
 The salt functions are pinned by tests against the released jars themselves (phoenix-core-client
-5.2.1, opentsdb 2.4.1, hbasewd 0.1.0; tools/golden/UpstreamSalts.java -> tests/data/salt_golden.json).
+5.2.1, opentsdb 2.4.1, hbasewd 0.1.0; tools/golden/UpstreamSalts.java -> tests/data/salt_golden.json);
+GBIF's ``ModulusSalt`` by its source and its own test's vectors (tests/test_gbif_salt.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "opentsdb_salt",
     "hbasewd_one_byte_hash",
     "hbasewd_one_byte_hash_many",
+    "gbif_modulus_salt",
 ]
 
 _INT_MIN = -(2**31)
@@ -250,3 +252,19 @@ def hbasewd_one_byte_hash_many(keys: Sequence[bytes] | KeyArray, buckets: int) -
     with np.errstate(over="ignore"):
         h = np.abs(java_bytes_hash_many(keys)).astype(np.int64)  # int32 abs wraps like Java
     return (np.fmod(h, buckets) & 0xFF).astype(np.uint8)
+
+
+def gbif_modulus_salt(key: str, modulus: int) -> bytes:
+    """GBIF maps' ``org.gbif.maps.common.hbase.ModulusSalt(modulus).salt(key)``: the salted row key.
+
+    ``"%0Nd" % ((key.hashCode() & 0x0FFFFFFF) % modulus) + ":" + key`` as UTF-8, where N is the
+    number of decimal digits of ``modulus - 1`` (e.g. ``"03:bingo"`` for modulus 28). The mask
+    keeps 28 bits, not 31, exactly as GBIF's code does. The region boundaries of a table
+    pre-split for it (``ModulusSalt.getTableRegions``) are ``bucket_splits(modulus, "decimal")``.
+    ``modulus`` is 2..2**31-1 (GBIF's modulus 1 pads to a negative width and fails).
+    """
+    if isinstance(modulus, bool) or not isinstance(modulus, int) or not 2 <= modulus <= 2**31 - 1:
+        raise ValueError(f"gbif_modulus_salt: modulus must be an int in 2..2**31-1, got {modulus!r}")
+    salt = (java_string_hash(key) & 0x0FFFFFFF) % modulus
+    # Java's String.getBytes(UTF_8) writes '?' for an unpaired surrogate; "replace" does too.
+    return f"{salt:0{len(str(modulus - 1))}d}:{key}".encode("utf-8", "replace")

@@ -18,6 +18,7 @@ __all__ = [
     "to_string_binary",
     "to_bytes_binary",
     "split",
+    "next_prefix",
 ]
 
 MAX_LONG = 2**63 - 1
@@ -68,6 +69,14 @@ def compare(a: bytes, b: bytes) -> int:
 # the output ambiguous; everything else becomes \xNN with upper-case hex.
 _PRINTABLE = frozenset(range(0x20, 0x7F)) - {0x5C}
 _TO_TEXT = [chr(c) if c in _PRINTABLE else f"\\x{c:02X}" for c in range(256)]
+
+
+def next_prefix(prefix: bytes) -> bytes:
+    """The smallest key greater than every key that starts with ``prefix``; ``b""`` (unbounded)
+    when there is none (``prefix`` empty or all 0xFF): increment the last byte below 0xFF and drop
+    what follows it, as HBase's ``Scan.setStartStopRowForPrefixScan`` computes the stop row."""
+    p = prefix.rstrip(b"\xff")
+    return p[:-1] + bytes([p[-1] + 1]) if p else b""
 
 
 def to_string_binary(b: bytes) -> str:

@@ -160,6 +160,12 @@ def _fields(schema: Any, sample: Any, out: list[Finding]) -> None:
                 out.append(Finding("info", "hbase-signed",
                                    f"{f.name} uses hbase encoding: correct order only while values stay >= 0",
                                    "use encoding = 'ordered' if values can be negative"))
+        if f.type == "bytes" and f.encoding == "ordered":
+            out.append(Finding("info", "blobvar-order",
+                               f"{f.name} uses OrderedBytes BlobVar, which (as in HBase) sorts exactly only "
+                               "among values of equal length",
+                               "for range scans over values of different lengths use a fixed width "
+                               "with encoding = 'hbase'"))
         if f.descending and f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is None:
             out.append(Finding("warning", "desc-variable-width",
                                f"{f.name} is descending with variable width: a shorter value still sorts first",

@@ -232,6 +232,9 @@ def encode_blob_var(value: bytes | None, descending: bool = False) -> bytes:
     Each group becomes one byte whose top bit is 1 ("more follows"), except the last, whose top bit
     is 0; the last group is padded with zero bits. ``b""`` is ``37 00``; ``None`` is the NULL byte.
     Any bytes (0x00 included) are allowed; the length is ``1 + ceil(8 * len(value) / 7)``.
+    Like HBase's, this sorts exactly only among values of equal length: ``b"o"`` (37 b7 40) sorts
+    before ``b"n\\x00"`` (37 b7 80 00), because a last group's clear top bit sorts below a
+    continuation byte.
     """
     if value is None:
         return encode_null(descending)

@@ -26,21 +26,14 @@ from typing import Any, Literal, overload
 
 from keyshape import hbytes, splits
 from keyshape.errors import KeyshapeError, SchemaError
+from keyshape.hbytes import next_prefix
 from keyshape.fields import FieldSpec
 from keyshape.keyarray import KeyArray
 from keyshape.prefixes import Prefix
 from keyshape.schema_parse import Section, parse_key, parse_splits, parse_table
 from keyshape.specs import FamilySpec, SplitSpec, TableSpec
 
-__all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec", "next_prefix"]
-
-
-def next_prefix(prefix: bytes) -> bytes:
-    """The smallest key greater than every key that starts with ``prefix``; ``b""`` (unbounded)
-    when there is none (``prefix`` empty or all 0xFF): increment the last byte below 0xFF and drop
-    what follows it."""
-    p = prefix.rstrip(b"\xff")
-    return p[:-1] + bytes([p[-1] + 1]) if p else b""
+__all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
 
 
 class KeySchema:

@@ -128,7 +128,8 @@ def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None
       ``SaltingUtil.getSalteByteSplitPoints`` ``[b"\\x01", ..., bytes([n-1])]`` for width 1, and
       OpenTSDB's multi-byte salts for larger widths.
     - ``"decimal"``: zero-padded ASCII decimal, ``width`` digits (default: the digits of
-      ``buckets - 1``), e.g. ``b"01" .. b"15"`` for 16 buckets.
+      ``buckets - 1``), e.g. ``b"01" .. b"15"`` for 16 buckets: with the default width, GBIF's
+      ``ModulusSalt(buckets).getTableRegions()``.
     - ``"long"``: 8-byte ``Bytes.toBytes(long)`` partition ids ``1..n-1``.
 
     Raises ``ValueError`` for ``buckets < 2``, an unknown encoding, or a width too small for

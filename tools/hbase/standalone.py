@@ -10,8 +10,8 @@ KEYSHAPE_HBASE_ZK_PORT (2181), KEYSHAPE_HBASE_MASTER_PORT (16000),
 KEYSHAPE_HBASE_RS_PORT (16020), KEYSHAPE_HBASE_THRIFT_PORT (9090).
 
 Any failure raises `StartFailed`, whose message names the step that failed and the log to read.
-This file is importable (tests/hbase_fixture.py uses it) and uses only the standard library,
-except for the round-trip check, which needs the `hbase-driver` package.
+This file is importable as `standalone` (the tests and benchmarks/_hbase.py use it) and uses only
+the standard library, except for the round-trip check, which needs the `hbase-driver` package.
 """
 from __future__ import annotations
 
@@ -429,6 +429,27 @@ class Standalone:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return None
+
+
+def start_scratch(run_dir: Path, timeout: float | None = None) -> Standalone:
+    """A started standalone HBase on free loopback ports in ``run_dir``, for one test session or
+    benchmark run beside a developer's own instance (the caller stops it).
+
+    Whatever a killed earlier run left in ``run_dir`` is stopped first. ``timeout`` (seconds)
+    defaults to $KEYSHAPE_HBASE_START_TIMEOUT, else 240. If starting fails, the half-started JVM
+    is killed (it may not answer a clean stop; data/ and logs stay for reading) and
+    ``StartFailed`` is raised.
+    """
+    if timeout is None:
+        timeout = float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240"))
+    instance = Standalone.with_free_ports(run_dir)
+    instance.stop()
+    try:
+        instance.start(timeout=timeout)
+    except StartFailed:
+        instance.kill()
+        raise
+    return instance
 
 
 def _wait_gone(pid: int, timeout: float) -> bool:

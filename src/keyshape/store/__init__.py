@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 from keyshape.errors import StoreError
-from keyshape.store.base import BatchWriter, RegionInfo, Store
+from keyshape.store.base import BatchWriter, RegionInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
 __all__ = [
@@ -65,20 +65,10 @@ def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = F
 
 
 def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo]:
-    """The table's regions, after checking their boundaries equal ``split_keys`` (sorted);
-    StoreError naming the first boundary that differs."""
-    from keyshape.hbytes import to_string_binary
-
+    """The table's regions, after checking they are exactly the regions ``split_keys`` define
+    (:func:`keyshape.store.base.check_regions`: StoreError names the first difference)."""
     regions = store.regions(table)
-    want = sorted(bytes(k) for k in split_keys)
-    got = [r.start for r in regions[1:]]
-    if got != want or (regions and (regions[0].start, regions[-1].end) != (b"", b"")):
-        where = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-        show = lambda keys: to_string_binary(keys[where]) if where < len(keys) else "(none)"  # noqa: E731
-        raise StoreError(
-            f"table {table!r} has {len(regions)} region(s), expected {len(want) + 1}: region "
-            f"boundary #{where + 1} is {show(got)!r}, the schema says {show(want)!r}"
-        )
+    check_regions(regions, list(split_keys), table)
     return regions
 
 

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["BatchWriter", "RegionInfo", "Store", "split_table_name", "join_table_name"]
+from keyshape.errors import StoreError
+from keyshape.hbytes import next_prefix, to_string_binary
+
+__all__ = ["BatchWriter", "RegionInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
+           "scan_bounds", "check_regions"]
 
 DEFAULT_NAMESPACE = "default"
 
@@ -33,6 +37,29 @@ class RegionInfo:
     store_size_bytes: int
 
 
+def check_regions(regions: Sequence[RegionInfo], split_keys: Sequence[bytes], table: str = "") -> None:
+    """Raise ``StoreError`` unless ``regions`` (in key order) are exactly the regions
+    ``split_keys`` define (in any order): ``[b"", k1), [k1, k2), ..., [kn, b"")``.
+
+    The message names the first boundary that differs, in toStringBinary form.
+    """
+    want = sorted(bytes(k) for k in split_keys)
+    expected = list(zip([b""] + want, want + [b""]))
+    got = [(bytes(r.start), bytes(r.end)) for r in regions]
+    if got == expected:
+        return
+    label = f"table {table!r}" if table else "the table"
+    if len(got) != len(expected):
+        raise StoreError(f"{label} has {len(got)} region(s), the schema asks for {len(expected)}; "
+                         "it was created with other split keys (or has split since): drop it or "
+                         "use another table name")
+    i, ((gs, ge), (ws, we)) = next((i, pair) for i, pair in enumerate(zip(got, expected)) if pair[0] != pair[1])
+    raise StoreError(
+        f"{label}: region {i} is [{to_string_binary(gs)!r}, {to_string_binary(ge)!r}), "
+        f"the schema asks for [{to_string_binary(ws)!r}, {to_string_binary(we)!r}); "
+        "drop the table or use another table name")
+
+
 def split_table_name(name: str) -> tuple[str, str]:
     """``"ns:t"`` -> ``("ns", "t")``; ``"t"`` -> ``("default", "t")``. Raises ValueError on junk."""
     if not isinstance(name, str) or not name:
@@ -48,6 +75,43 @@ def split_table_name(name: str) -> tuple[str, str]:
 def join_table_name(namespace: str, table: str) -> str:
     """The canonical name HBase lists: ``"t"`` in the default namespace, else ``"ns:t"``."""
     return table if namespace == DEFAULT_NAMESPACE else f"{namespace}:{table}"
+
+
+def as_bytes(value: Any, what: str) -> bytes:
+    """``value`` as ``bytes`` (bytes, bytearray and memoryview are accepted); anything else
+    raises StoreError naming ``what`` (e.g. "a row key"), since stores keep raw bytes only."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
+
+
+Bound = tuple[bytes | None, bool]
+"""One end of a scan's key range: ``(key, inclusive)``; ``None`` means unbounded."""
+
+
+def scan_bounds(start: Any, stop: Any, prefix: Any, reverse: bool, limit: int | None,
+                batch_size: int) -> tuple[Bound, Bound]:
+    """Check ``Store.scan``'s arguments and turn them into ``(low, high)`` key bounds.
+
+    Forward: ``low = (start, inclusive)``, ``high = (stop, exclusive)``. Reverse (HBase's reversed
+    Scan): ``low = (stop, exclusive)``, ``high = (start, inclusive)``. A prefix gives
+    ``[prefix, next_prefix(prefix))`` in either direction. Raises ValueError for a prefix combined
+    with start/stop, a negative ``limit`` or a ``batch_size`` below 1; StoreError for non-bytes.
+    """
+    start, stop = as_bytes(start, "start"), as_bytes(stop, "stop")
+    if prefix is not None:
+        if start or stop:
+            raise ValueError("scan: give either prefix or start/stop, not both")
+        prefix = as_bytes(prefix, "prefix")
+    if limit is not None and limit < 0:
+        raise ValueError(f"scan: limit must be >= 0, got {limit}")
+    if batch_size < 1:
+        raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+    if prefix is not None:
+        return (prefix or None, True), (next_prefix(prefix) or None, False)
+    if reverse:
+        return (stop or None, False), (start or None, True)
+    return (start or None, True), (stop or None, False)
 
 
 @runtime_checkable

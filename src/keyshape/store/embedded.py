@@ -25,7 +25,7 @@ from sortedcontainers import SortedDict
 from keyshape.errors import StoreError, TableNotFound, WriteFailed
 from keyshape.hbytes import to_string_binary
 from keyshape.regions import RegionMap
-from keyshape.store.base import RegionInfo, join_table_name, split_table_name
+from keyshape.store.base import RegionInfo, as_bytes, join_table_name, scan_bounds, split_table_name
 
 __all__ = ["EmbeddedStore"]
 
@@ -36,18 +36,6 @@ Versions = list[tuple[int, bytes]]  # newest first
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def _key(value: Any, what: str) -> bytes:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
-
-
-def _next_prefix(prefix: bytes) -> bytes:
-    """The smallest key greater than every key starting with ``prefix`` (b"" if none)."""
-    trimmed = prefix.rstrip(b"\xff")
-    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
 
 
 @dataclass
@@ -85,7 +73,7 @@ class _Table:
 
     def column(self, column: Any) -> tuple[bytes, bytes]:
         """Split a b"family:qualifier" put column, checking the family exists."""
-        column = _key(column, "a column")
+        column = as_bytes(column, "a column")
         family, sep, qualifier = column.partition(b":")
         if not sep:
             raise StoreError(
@@ -104,7 +92,7 @@ class _Table:
         families: set[bytes] = set()
         singles: set[bytes] = set()
         for column in columns:
-            column = _key(column, "a column")
+            column = as_bytes(column, "a column")
             family, sep, _ = column.partition(b":")
             if family not in self.families:
                 raise self.family_error(family)
@@ -190,7 +178,7 @@ class EmbeddedStore:
         if not families:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
-            region_map = RegionMap(sorted(_key(k, "a split key") for k in split_keys))
+            region_map = RegionMap(sorted(as_bytes(k, "a split key") for k in split_keys))
         except ValueError as exc:
             raise StoreError(f"cannot create table {name!r}: {exc}") from exc
         with self._lock:
@@ -239,12 +227,12 @@ class EmbeddedStore:
     def _put(
         self, t: _Table, row: Any, cells: Mapping[bytes, bytes], timestamp: int | None
     ) -> None:
-        row = _key(row, "a row key")
+        row = as_bytes(row, "a row key")
         if not row:
             raise StoreError("a row key must not be empty")
         if not cells:
             raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
-        checked = [(*t.column(c), _key(v, "a cell value")) for c, v in cells.items()]
+        checked = [(*t.column(c), as_bytes(v, "a cell value")) for c, v in cells.items()]
         ts = _now_ms() if timestamp is None else int(timestamp)
         stored = t.rows.get(row)
         if stored is None:
@@ -274,7 +262,7 @@ class EmbeddedStore:
             self._delete(self._table(table), row, columns)
 
     def _delete(self, t: _Table, row: Any, columns: Iterable[bytes] | None) -> None:
-        row = _key(row, "a row key")
+        row = as_bytes(row, "a row key")
         sel = t.selector(columns)
         t.region_of(row).writes += 1
         stored = t.rows.get(row)
@@ -292,7 +280,7 @@ class EmbeddedStore:
         like a Java long, store it and return the new value."""
         with self._lock:
             t = self._table(table)
-            row = _key(row, "a row key")
+            row = as_bytes(row, "a row key")
             t.column(column)
             versions = t.rows.get(row, {}).get(bytes(column))
             current = 0
@@ -316,7 +304,7 @@ class EmbeddedStore:
         """Newest value of every selected cell of ``row``; {} when there is none."""
         with self._lock:
             t = self._table(table)
-            row = _key(row, "a row key")
+            row = as_bytes(row, "a row key")
             sel = t.selector(columns)
             t.region_of(row).reads += 1
             stored = t.rows.get(row)
@@ -328,7 +316,7 @@ class EmbeddedStore:
         """Stored ``(timestamp_ms, value)`` versions of one cell, newest first."""
         with self._lock:
             t = self._table(table)
-            row = _key(row, "a row key")
+            row = as_bytes(row, "a row key")
             t.column(column)
             t.region_of(row).reads += 1
             stored = t.rows.get(row, {}).get(bytes(column), [])
@@ -343,7 +331,7 @@ class EmbeddedStore:
             t = self._table(table)
             sel = t.selector(columns)
             for row in rows:
-                row = _key(row, "a row key")
+                row = as_bytes(row, "a row key")
                 t.region_of(row).reads += 1
                 stored = t.rows.get(row)
                 cells = _selected(stored, sel) if stored else {}
@@ -364,24 +352,9 @@ class EmbeddedStore:
     ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """Stream rows like HBase's Scan (see ``Store.scan``). Rows are read ``batch_size`` at a
         time under the lock, so writes between batches are seen as HBase scanners see them."""
-        start, stop = _key(start, "start"), _key(stop, "stop")
-        if prefix is not None:
-            if start or stop:
-                raise ValueError("scan: give either prefix or start/stop, not both")
-            prefix = _key(prefix, "prefix")
-        if limit is not None and limit < 0:
-            raise ValueError(f"scan: limit must be >= 0, got {limit}")
-        if batch_size < 1:
-            raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+        low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         with self._lock:
             sel = self._table(table).selector(columns)
-        # bounds as (key or None, inclusive)
-        if prefix is not None:
-            low, high = (prefix or None, True), (_next_prefix(prefix) or None, False)
-        elif reverse:
-            low, high = (stop or None, False), (start or None, True)
-        else:
-            low, high = (start or None, True), (stop or None, False)
         return self._scan(table, low, high, reverse, limit, sel, batch_size)
 
     def _scan(
@@ -502,13 +475,13 @@ class _EmbeddedWriter:
         self._bytes = 0
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
-        row = _key(row, "a row key")
+        row = as_bytes(row, "a row key")
         self._buffer.append((row, dict(cells), timestamp))
         self._bytes += len(row) + sum(len(c) + len(v) for c, v in cells.items())
         self._maybe_flush()
 
     def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
-        row = _key(row, "a row key")
+        row = as_bytes(row, "a row key")
         self._buffer.append((row, None, None if columns is None else list(columns)))
         self._bytes += len(row)
         self._maybe_flush()

@@ -25,7 +25,7 @@ from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, Master_pb2
 
 from keyshape.errors import StoreError, TableNotFound
 from keyshape.hbytes import to_string_binary
-from keyshape.store.base import RegionInfo, split_table_name
+from keyshape.store.base import RegionInfo, as_bytes, scan_bounds, split_table_name
 from keyshape.store.hbase_admin import HBaseAdmin
 from keyshape.store.hbase_rpc import Cluster, ConnectionLost, Region, RpcConnection, ServerError, log
 from keyshape.store.hbase_scan import scan_rows
@@ -37,12 +37,6 @@ T = TypeVar("T")
 _LONG = struct.Struct(">q")
 _ALL_VERSIONS = 2**31 - 1
 MutationType = Client_pb2.MutationProto.MutationType
-
-
-def _bytes(value: Any, what: str) -> bytes:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
 
 
 def cells_of(result: Client_pb2.Result) -> dict[bytes, bytes]:
@@ -164,7 +158,7 @@ class HBaseStore(HBaseAdmin):
         whole: set[bytes] = set()
         singles: dict[bytes, list[bytes]] = {}
         for column in columns:
-            family, sep, qualifier = _bytes(column, "a column").partition(b":")
+            family, sep, qualifier = as_bytes(column, "a column").partition(b":")
             self.check_family(table, family)
             if sep:
                 singles.setdefault(family, []).append(qualifier)
@@ -179,7 +173,7 @@ class HBaseStore(HBaseAdmin):
                  check: bool = True) -> Client_pb2.MutationProto:
         """A PUT (``cells`` given) or DELETE MutationProto; ``check`` validates families here
         (the batch writer leaves that to the server, which reports the row)."""
-        row = _bytes(row, "a row key")
+        row = as_bytes(row, "a row key")
         if not row:
             raise StoreError("a row key must not be empty")
         proto = Client_pb2.MutationProto(row=row)
@@ -190,13 +184,13 @@ class HBaseStore(HBaseAdmin):
             if not cells:
                 raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
             for column, value in cells.items():
-                family, sep, qualifier = _bytes(column, "a column").partition(b":")
+                family, sep, qualifier = as_bytes(column, "a column").partition(b":")
                 if not sep:
                     raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'; name "
                                      "cells b'family:qualifier'")
                 if check:
                     self.check_family(table, family)
-                grouped.setdefault(family, []).append(QV(qualifier=qualifier, value=_bytes(value, "a cell value")))
+                grouped.setdefault(family, []).append(QV(qualifier=qualifier, value=as_bytes(value, "a cell value")))
             if timestamp is not None:
                 proto.timestamp = int(timestamp)
         else:
@@ -204,7 +198,7 @@ class HBaseStore(HBaseAdmin):
             if isinstance(columns, (bytes, bytearray)):
                 columns = [columns]
             for column in columns or ():
-                family, sep, qualifier = _bytes(column, "a column").partition(b":")
+                family, sep, qualifier = as_bytes(column, "a column").partition(b":")
                 if check:
                     self.check_family(table, family)
                 kind = (Client_pb2.MutationProto.DELETE_MULTIPLE_VERSIONS if sep
@@ -235,14 +229,14 @@ class HBaseStore(HBaseAdmin):
     def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
         """HBase Increment: atomically add ``amount`` to an 8-byte big-endian long (absent: 0);
         a nonce makes a retried increment apply once."""
-        family, sep, qualifier = _bytes(column, "a column").partition(b":")
+        family, sep, qualifier = as_bytes(column, "a column").partition(b":")
         if not sep:
             raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'")
         self.check_family(table, family)
         QV = Client_pb2.MutationProto.ColumnValue.QualifierValue
         value = _LONG.pack((int(amount) + 2**63) % 2**64 - 2**63)
         mutation = Client_pb2.MutationProto(
-            row=_bytes(row, "a row key"), mutate_type=MutationType.INCREMENT, nonce=secrets.randbits(63),
+            row=as_bytes(row, "a row key"), mutate_type=MutationType.INCREMENT, nonce=secrets.randbits(63),
             column_value=[Client_pb2.MutationProto.ColumnValue(family=family, qualifier_value=[
                 QV(qualifier=qualifier, value=value)])])
         response = self._mutate(table, mutation, "increment")
@@ -259,7 +253,7 @@ class HBaseStore(HBaseAdmin):
     # --- reads -------------------------------------------------------------------------------
 
     def _get(self, table: str, row: Any, columns: list[Client_pb2.Column], versions: int) -> Client_pb2.Result:
-        get = Client_pb2.Get(row=_bytes(row, "a row key"), column=columns, max_versions=versions)
+        get = Client_pb2.Get(row=as_bytes(row, "a row key"), column=columns, max_versions=versions)
 
         def call(conn: RpcConnection, region: Region) -> Client_pb2.Result:
             request = Client_pb2.GetRequest(region=region.spec(), get=get)
@@ -284,7 +278,7 @@ class HBaseStore(HBaseAdmin):
         """``(row, cells)`` for requested rows with selected cells, in request order; one Multi of
         Gets per region server."""
         selection = self.column_selection(table, columns)
-        keys = [_bytes(r, "a row key") for r in rows]
+        keys = [as_bytes(r, "a row key") for r in rows]
 
         def action(i: int) -> Client_pb2.Action:
             return Client_pb2.Action(index=i, get=Client_pb2.Get(row=keys[i], column=selection, max_versions=1))
@@ -302,24 +296,8 @@ class HBaseStore(HBaseAdmin):
              batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """Rows like HBase's Scan (see ``Store.scan``), region by region, ``batch_size`` rows per
         RPC (``Scan.caching``); empty regions are crossed in both directions."""
-        start, stop = _bytes(start, "start"), _bytes(stop, "stop")
-        if prefix is not None:
-            if start or stop:
-                raise ValueError("scan: give either prefix or start/stop, not both")
-            prefix = _bytes(prefix, "prefix")
-        if limit is not None and limit < 0:
-            raise ValueError(f"scan: limit must be >= 0, got {limit}")
-        if batch_size < 1:
-            raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+        low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)  # also TableNotFound, eagerly
-        if prefix is not None:
-            trimmed = prefix.rstrip(b"\xff")
-            after = trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
-            low, high = (prefix or None, True), (after or None, False)
-        elif reverse:
-            low, high = (stop or None, False), (start or None, True)
-        else:
-            low, high = (start or None, True), (stop or None, False)
         return scan_rows(self, table, low, high, reverse, limit, selection, batch_size)
 
     # --- regions -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from hbasedriver.protobuf_py import HBase_pb2, Master_pb2
 
 from keyshape.errors import StoreError, TableNotFound
 from keyshape.hbytes import to_string_binary
-from keyshape.store.base import join_table_name, split_table_name
+from keyshape.store.base import as_bytes, join_table_name, split_table_name
 from keyshape.store.hbase_rpc import Cluster, ConnectionLost, ServerError
 from keyshape.store.hbase_schema import family_schema, read_family_options
 
@@ -23,12 +23,6 @@ __all__ = ["HBaseAdmin"]
 
 T = TypeVar("T")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
-
-
-def _bytes(value: Any, what: str) -> bytes:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise StoreError(f"{what} must be bytes, got {type(value).__name__} {value!r}")
 
 
 class HBaseAdmin:
@@ -118,7 +112,7 @@ class HBaseAdmin:
             raise StoreError(f"table {full!r} needs at least one column family")
         if len({f.name for f in families}) != len(families):
             raise StoreError(f"table {full!r}: a column family is listed twice")
-        splits = sorted(_bytes(k, "a split key") for k in split_keys)
+        splits = sorted(as_bytes(k, "a split key") for k in split_keys)
         if any(not k for k in splits):
             raise StoreError(f"cannot create table {full!r}: an empty split key is not allowed (HBase "
                              "refuses b'' in the split keys)")
