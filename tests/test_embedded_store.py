@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import time
 
 import pytest
 
@@ -71,3 +72,29 @@ def test_open_store_urls(monkeypatch: pytest.MonkeyPatch) -> None:
         open_store("hbase://localhost:2181")
     with pytest.raises(StoreError, match="HBase store"):
         open_store("localhost:2181")
+
+
+def test_expired_cells_are_dropped_when_a_read_meets_them() -> None:
+    """TTL expiry is lazy: the stored bytes (RegionInfo.store_size_bytes) shrink once a scan or
+    get meets expired cells, and masked puts after a delete are never stored."""
+    store = EmbeddedStore()
+    store.create_table(TableSpec("t", families=[FamilySpec("cf", ttl=60)]))
+    old = time.time_ns() // 1_000_000 - 120_000
+    store.put("t", b"r1", {b"cf:v": b"x"})
+    store.put("t", b"r1", {b"cf:v": b"y"}, timestamp=old)  # older version, expires
+    store.put("t", b"r2", {b"cf:v": b"x"})
+    sizes = [r.store_size_bytes for r in store.regions("t")]
+    with pytest.MonkeyPatch.context() as mp:  # the clock moves past the TTL of every cell
+        real = time.time_ns()
+        mp.setattr(time, "time_ns", lambda: real + 61 * 10**9)
+        assert list(store.scan("t")) == []
+    assert sizes[0] > 0 and [r.store_size_bytes for r in store.regions("t")] == [0]
+    store.delete("t", b"r3")
+    store.put("t", b"r3", {b"cf:v": b"x"}, timestamp=time.time_ns() // 1_000_000 - 1000)
+    assert [r.store_size_bytes for r in store.regions("t")] == [0]
+
+
+@pytest.mark.parametrize("ttl", [0, -1, 2**31])
+def test_bad_ttl_is_refused_like_the_hbase_store(ttl: int) -> None:
+    with pytest.raises(StoreError, match="ttl"):
+        EmbeddedStore().create_table(TableSpec("t", families=[FamilySpec("cf", ttl=ttl)]))

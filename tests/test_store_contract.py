@@ -352,3 +352,191 @@ def test_request_counters_move(store: Store, table: str) -> None:
         )
 
     assert eventually(moved)
+
+
+# --- HBase timestamp, delete-marker and TTL semantics ---------------------------------------------
+# Each expectation below was first observed on a real HBase 2.6 through HBaseStore.
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@pytest.fixture
+def ttl_table(store: Store) -> Iterator[str]:
+    """A fresh table with family ``t`` (TTL 60 s, 3 versions) and ``cf`` (no TTL)."""
+    spec = TableSpec(name=f"ks_contract_{uuid.uuid4().hex[:12]}",
+                     families=[FamilySpec("t", versions=3, ttl=60), FamilySpec("cf")])
+    store.create_table(spec, SPLITS)
+    try:
+        yield spec.full_name
+    finally:
+        if store.table_exists(spec.full_name):
+            store.delete_table(spec.full_name)
+
+
+def test_family_ttl_hides_cells_older_than_ttl(store: Store, ttl_table: str) -> None:
+    """HBase hides a cell once its timestamp < now - TTL (ScanQueryMatcher), on every read path;
+    a version of a column expires on its own while newer versions stay visible."""
+    old = _now_ms() - 10 * 60 * 1000  # 10 minutes ago, TTL is 60 s
+    store.put(ttl_table, b"row", {b"t:old": b"o", b"t:both": b"stale"}, timestamp=old)
+    store.put(ttl_table, b"row", {b"t:new": b"n", b"t:both": b"fresh"})
+    store.put(ttl_table, b"row", {b"cf:keep": b"k"}, timestamp=old)  # cf has no TTL
+    store.put(ttl_table, b"gone", {b"t:old": b"o"}, timestamp=old)  # a row with only expired cells
+    visible = {b"t:new": b"n", b"t:both": b"fresh", b"cf:keep": b"k"}
+    assert store.get(ttl_table, b"row") == visible
+    assert store.get(ttl_table, b"row", columns=[b"t:old"]) == {}
+    assert store.get(ttl_table, b"gone") == {}
+    assert store.cells(ttl_table, b"row", b"t:old") == []
+    assert [v for _, v in store.cells(ttl_table, b"row", b"t:both")] == [b"fresh"]
+    assert list(store.scan(ttl_table)) == [(b"row", visible)]
+    assert list(store.scan(ttl_table, reverse=True, columns=[b"t"])) == [
+        (b"row", {b"t:new": b"n", b"t:both": b"fresh"})]
+    assert store.get_many(ttl_table, [b"gone", b"row"]) == [(b"row", visible)]
+    # expired cells never come back, and a put that is already expired is never visible
+    store.put(ttl_table, b"gone", {b"t:late": b"x"}, timestamp=old)
+    assert store.get(ttl_table, b"gone") == {}
+    assert list(store.scan(ttl_table, prefix=b"gone")) == []
+
+
+def test_increment_of_an_expired_counter_starts_from_zero(store: Store, ttl_table: str) -> None:
+    old = _now_ms() - 10 * 60 * 1000
+    store.put(ttl_table, b"ctr", {b"t:n": (41).to_bytes(8, "big")}, timestamp=old)
+    assert store.increment(ttl_table, b"ctr", b"t:n") == 1
+
+
+def test_older_timestamp_never_replaces_newer_value(store: Store, table: str) -> None:
+    """Versions are ordered by timestamp, not arrival: a late put with an older timestamp is an
+    older version (cf keeps 3) or, where the family keeps 1 version, invisible."""
+    store.put(table, b"row", {b"cf:a": b"t3", b"meta:m": b"t3"}, timestamp=3000)
+    store.put(table, b"row", {b"cf:a": b"t1", b"meta:m": b"t1"}, timestamp=1000)
+    store.put(table, b"row", {b"cf:a": b"t2"}, timestamp=2000)
+    assert store.get(table, b"row") == {b"cf:a": b"t3", b"meta:m": b"t3"}
+    assert store.cells(table, b"row", b"cf:a") == [(3000, b"t3"), (2000, b"t2"), (1000, b"t1")]
+    assert store.cells(table, b"row", b"meta:m") == [(3000, b"t3")]
+    assert list(store.scan(table)) == [(b"row", {b"cf:a": b"t3", b"meta:m": b"t3"})]
+
+
+def test_delete_marker_masks_later_puts_with_older_timestamps(store: Store, table: str) -> None:
+    """HBase's Delete writes markers at the server's now; a marker masks every cell at or before
+    it, also cells put after the delete with an older timestamp (until a major compaction, which
+    drops those cells too). A newer timestamp is visible again."""
+    now = _now_ms()
+    before, after = now - 60_000, now + 3_600_000
+    # whole row: DeleteFamily markers on every family, also for a row that never existed
+    for row in (b"row", b"never"):
+        store.put(table, row, {b"cf:a": b"1", b"meta:m": b"2"}, timestamp=before - 1000)
+        store.delete(table, row)
+        store.put(table, row, {b"cf:a": b"late", b"meta:m": b"late"}, timestamp=before)
+        assert store.get(table, row) == {}
+        assert store.cells(table, row, b"cf:a") == []
+    assert list(store.scan(table)) == []
+    store.put(table, b"row", {b"cf:a": b"future"}, timestamp=after)
+    assert store.get(table, b"row") == {b"cf:a": b"future"}
+    # one family, one column: only what the marker covers is masked
+    store.put(table, b"fam", {b"cf:a": b"1", b"meta:m": b"2"}, timestamp=before - 1000)
+    store.delete(table, b"fam", columns=[b"cf"])
+    store.put(table, b"fam", {b"cf:a": b"late", b"meta:m": b"late"}, timestamp=before)
+    assert store.get(table, b"fam") == {b"meta:m": b"late"}
+    store.put(table, b"col", {b"cf:a": b"1", b"cf:b": b"2"}, timestamp=before - 1000)
+    store.delete(table, b"col", columns=[b"cf:a"])
+    store.put(table, b"col", {b"cf:a": b"late", b"cf:b": b"late"}, timestamp=before)
+    assert store.get(table, b"col") == {b"cf:b": b"late"}
+    assert store.cells(table, b"col", b"cf:b") == [(before, b"late"), (before - 1000, b"2")]
+
+
+def test_delete_keeps_cells_newer_than_the_delete(store: Store, table: str) -> None:
+    """A Delete without a timestamp covers cells up to now: a future-timestamped cell survives."""
+    future = _now_ms() + 3_600_000
+    store.put(table, b"row", {b"cf:a": b"future"}, timestamp=future)
+    store.put(table, b"row", {b"cf:b": b"now"})
+    store.delete(table, b"row")
+    assert store.get(table, b"row") == {b"cf:a": b"future"}
+    with pytest.raises(StoreError):
+        store.delete(table, b"")
+
+
+def test_increment_writes_after_a_future_timestamp(store: Store, table: str) -> None:
+    """HRegion's Increment stamps the new cell max(now, old timestamp + 1)."""
+    future = _now_ms() + 3_600_000
+    store.put(table, b"ctr", {b"cf:n": (5).to_bytes(8, "big")}, timestamp=future)
+    assert store.increment(table, b"ctr", b"cf:n") == 6
+    assert store.cells(table, b"ctr", b"cf:n") == [(future + 1, (6).to_bytes(8, "big")),
+                                                   (future, (5).to_bytes(8, "big"))]
+
+
+@pytest.mark.parametrize("value", [b"", b"abc", b"\x00" * 4, b"\x00" * 9])
+def test_increment_refuses_a_value_that_is_not_8_bytes(store: Store, table: str, value: bytes) -> None:
+    """HBase: DoNotRetryIOException "Field is not a long, it's N bytes wide"; nothing changes."""
+    store.put(table, b"ctr", {b"cf:n": value})
+    with pytest.raises(StoreError):
+        store.increment(table, b"ctr", b"cf:n")
+    assert store.get(table, b"ctr") == {b"cf:n": value}
+
+
+def test_cells_come_in_family_then_qualifier_order(store: Store, table: str) -> None:
+    """HBase's Result is sorted by family, then qualifier (so b"cf:b" before b"cf\\x00..." etc.)."""
+    store.put(table, b"row", {b"meta:z": b"1", b"cf:b": b"2", b"cf:": b"3", b"cf:a\x00": b"4"})
+    expected = [b"cf:", b"cf:a\x00", b"cf:b", b"meta:z"]
+    assert list(store.get(table, b"row")) == expected
+    assert [list(cells) for _, cells in store.scan(table)] == [expected]
+    assert [list(cells) for _, cells in store.get_many(table, [b"row"])] == [expected]
+
+
+def test_empty_qualifier_is_its_own_column(store: Store, table: str) -> None:
+    """b"cf:" names the column with an empty qualifier, not the family."""
+    store.put(table, b"row", {b"cf:": b"empty", b"cf:q": b"q"})
+    assert store.get(table, b"row") == {b"cf:": b"empty", b"cf:q": b"q"}
+    assert store.get(table, b"row", columns=[b"cf:"]) == {b"cf:": b"empty"}
+    assert list(store.scan(table, columns=[b"cf:"])) == [(b"row", {b"cf:": b"empty"})]
+    assert [v for _, v in store.cells(table, b"row", b"cf:")] == [b"empty"]
+    assert store.increment(table, b"ctr", b"cf:") == 1
+    store.delete(table, b"row", columns=[b"cf:"])
+    assert store.get(table, b"row") == {b"cf:q": b"q"}
+
+
+def test_scan_selects_a_family_or_one_column(store: Store, table: str) -> None:
+    """columns=[b"cf"] is every qualifier of cf; [b"cf:a"] only that column; a family given whole
+    swallows its single columns; rows without a selected cell are skipped."""
+    store.put(table, b"r1", {b"cf:a": b"1", b"cf:b": b"2", b"meta:m": b"3"})
+    store.put(table, b"r2", {b"cf:b": b"4"})
+    assert list(store.scan(table, columns=[b"cf"])) == [
+        (b"r1", {b"cf:a": b"1", b"cf:b": b"2"}), (b"r2", {b"cf:b": b"4"})]
+    assert list(store.scan(table, columns=[b"cf:a"])) == [(b"r1", {b"cf:a": b"1"})]
+    assert list(store.scan(table, columns=[b"cf:a", b"cf"], reverse=True)) == [
+        (b"r2", {b"cf:b": b"4"}), (b"r1", {b"cf:a": b"1", b"cf:b": b"2"})]
+    assert list(store.scan(table, columns=[b"cf:a", b"meta:m"])) == [
+        (b"r1", {b"cf:a": b"1", b"meta:m": b"3"})]
+
+
+HIGH_ROWS = [b"\xfe\xff", b"\xff", b"\xff\x00", b"\xff\xff", b"\xff\xff\x01"]
+
+
+@pytest.mark.parametrize("prefix", [b"\xff", b"\xff\xff", b"\xfe"])
+@pytest.mark.parametrize("limit", [None, 1, 2])
+def test_reverse_prefix_scan_at_the_top_of_the_key_space(
+    store: Store, table: str, prefix: bytes, limit: int | None
+) -> None:
+    """A prefix of 0xff bytes has no upper bound (next_prefix is b""); reversed, the scan starts
+    at the table's last row inside the prefix."""
+    for row in HIGH_ROWS + [b"a"]:
+        store.put(table, row, {b"cf:v": row})
+    expected = sorted((r for r in HIGH_ROWS if r.startswith(prefix)), reverse=True)[:limit]
+    got = [r for r, _ in store.scan(table, prefix=prefix, reverse=True, limit=limit, batch_size=1)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("row", [b"e", b"g", b"zz"])  # inside a region, a split key, past the end
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_with_start_equal_to_stop_is_empty(
+    store: Store, table: str, row: bytes, reverse: bool
+) -> None:
+    """HBase 2.6 with withStartRow(r)/withStopRow(r) (stop exclusive) returns no row, even when
+    r exists; it is not a Get (that needs includeStopRow)."""
+    for r in (b"a", b"e", b"g", b"h", b"zz"):
+        store.put(table, r, {b"cf:v": r})
+    assert list(store.scan(table, row, row, reverse=reverse)) == []
+    # start past stop in scan direction: empty too, not an error
+    low, high = b"e", b"h"
+    args = (high, low) if not reverse else (low, high)
+    assert list(store.scan(table, *args, reverse=reverse)) == []

@@ -4,7 +4,16 @@ Rows live in one ``SortedDict`` per table (O(log n) inserts, ordered iteration);
 its newest versions, as many as its family's ``versions``. Regions are routed exactly like
 HBase (``[start, end)`` from the split keys) and count reads and writes like ``RegionLoad``:
 a get counts one read on its row's region, every scanned row one read, every put, delete or
-increment one write. Family TTLs are not enforced. Thread-safe: one lock guards every table.
+increment one write. Thread-safe: one lock guards every table.
+
+Timestamps behave as in HBase: a column's versions are ordered by timestamp, not by arrival. A
+delete leaves a marker at the delete's time (ms) that masks every cell of its row/family/column
+with a timestamp at or before it, including cells put LATER with such a timestamp (HBase keeps
+the marker until a major compaction, which drops the masked cells too, so they never reappear);
+masked cells are therefore never stored. Markers are kept for the life of the table. A put
+without a timestamp in the same millisecond as a delete of its cell is masked, as in HBase.
+A family's ``ttl`` (seconds) hides cells older than ``now - ttl``; they are dropped lazily, when
+a read or write meets them, since HBase never shows them again either.
 """
 
 from __future__ import annotations
@@ -31,6 +40,8 @@ __all__ = ["EmbeddedStore"]
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _LONG = struct.Struct(">q")
+_FOREVER = 2**31 - 1  # HConstants.FOREVER: a family TTL of this many seconds means none
+_NO_MARK = -(2**63)
 Versions = list[tuple[int, bytes]]  # newest first
 
 
@@ -49,11 +60,15 @@ class _Region:
 
 
 class _Table:
-    def __init__(self, namespace: str, name: str, families: dict[bytes, int], splits: list[bytes]):
+    def __init__(self, namespace: str, name: str, families: dict[bytes, int], splits: list[bytes],
+                 ttls: dict[bytes, int] | None = None):
         self.namespace = namespace
         self.name = name
-        self.families = families
+        self.families = families  # family -> versions kept
+        self.ttls: dict[bytes, int] = dict(ttls or {})  # family -> TTL in ms (families with one)
         self.rows: SortedDict = SortedDict()
+        # row -> {family or b"family:qualifier": newest delete time (ms)}; see the module docstring
+        self.markers: dict[bytes, dict[bytes, int]] = {}
         self.splits: list[bytes] = list(splits)
         self.regions: list[_Region] = []
 
@@ -99,16 +114,54 @@ class _Table:
             (singles if sep else families).add(column if sep else family)
         return families, singles
 
+    def mask(self, row: bytes, column: bytes) -> int:
+        """The newest delete marker covering ``column`` of ``row`` (ms; ``_NO_MARK`` if none):
+        cells with a timestamp at or before it are deleted."""
+        marks = self.markers.get(row)
+        if not marks:
+            return _NO_MARK
+        return max(marks.get(column.partition(b":")[0], _NO_MARK), marks.get(column, _NO_MARK))
+
+    def expire(self, stored: dict[bytes, Versions], now: int) -> None:
+        """Drop, in place, the versions of one row's cells that their family's TTL hides
+        (timestamp < now - ttl, HBase's test) and the columns left empty."""
+        if not self.ttls:
+            return
+        for column in list(stored):
+            ttl = self.ttls.get(column.partition(b":")[0])
+            versions = stored[column]
+            # newest first: when the oldest version is alive, all are
+            if ttl is None or versions[-1][0] >= now - ttl:
+                continue
+            versions[:] = [tv for tv in versions if tv[0] >= now - ttl]
+            if not versions:
+                del stored[column]
+
+    def live(self, row: bytes, now: int) -> dict[bytes, Versions] | None:
+        """The stored cells of ``row`` after TTL expiry; a row left empty is forgotten (None)."""
+        stored = self.rows.get(row)
+        if stored is None:
+            return None
+        self.expire(stored, now)
+        if not stored:
+            del self.rows[row]
+            return None
+        return stored
+
+
+def _column_order(item: tuple[bytes, Any]) -> tuple[bytes, bytes]:
+    # HBase orders a row's cells by family, then qualifier (not by the joined b"f:q" bytes)
+    family, _, qualifier = item[0].partition(b":")
+    return family, qualifier
+
 
 def _selected(cells: dict[bytes, Versions], sel: tuple[set[bytes], set[bytes]] | None) -> dict:
-    if sel is None:
-        return {c: v[0][1] for c, v in cells.items()}
-    families, singles = sel
-    return {
-        c: v[0][1]
-        for c, v in cells.items()
-        if c in singles or c.partition(b":")[0] in families
-    }
+    """Newest value of each selected column, in HBase's cell order."""
+    items = cells.items()
+    if sel is not None:
+        families, singles = sel
+        items = [(c, v) for c, v in items if c in singles or c.partition(b":")[0] in families]
+    return {c: v[0][1] for c, v in sorted(items, key=_column_order)}
 
 
 class EmbeddedStore:
@@ -168,6 +221,7 @@ class EmbeddedStore:
             spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name)
         )
         families: dict[bytes, int] = {}
+        ttls: dict[bytes, int] = {}
         for family in spec.families:
             fname = family.name.encode() if isinstance(family.name, str) else bytes(family.name)
             if not fname or b":" in fname:
@@ -175,6 +229,13 @@ class EmbeddedStore:
             if int(family.versions) < 1:
                 raise StoreError(f"family {family.name!r}: versions must be >= 1")
             families[fname] = int(family.versions)
+            ttl = getattr(family, "ttl", None)
+            if ttl is not None:
+                if not 1 <= int(ttl) <= _FOREVER:
+                    raise StoreError(f"family {family.name!r}: ttl must be 1..{_FOREVER} seconds, "
+                                     f"got {ttl}")
+                if int(ttl) != _FOREVER:
+                    ttls[fname] = int(ttl) * 1000
         if not families:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
@@ -190,7 +251,7 @@ class EmbeddedStore:
                 )
             if (namespace, name) in self._tables:
                 raise StoreError(f"table {join_table_name(namespace, name)!r} already exists")
-            table = _Table(namespace, name, families, list(region_map.split_keys))
+            table = _Table(namespace, name, families, list(region_map.split_keys), ttls)
             servers = region_map.server_of(self.servers)
             table.regions = [
                 _Region(start, end, next(self._region_ids), int(servers[i]))
@@ -220,7 +281,8 @@ class EmbeddedStore:
     ) -> None:
         """Write ``cells`` ({b"family:qualifier": value}) to ``row`` at ``timestamp`` (ms, default
         now); a cell already stored at that timestamp is replaced, and each column keeps its
-        family's newest ``versions`` values."""
+        family's newest ``versions`` values. Cells a delete marker masks or the family's TTL
+        has already expired are not stored (see the module docstring)."""
         with self._lock:
             self._put(self._table(table), row, cells, timestamp)
 
@@ -233,12 +295,17 @@ class EmbeddedStore:
         if not cells:
             raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
         checked = [(*t.column(c), as_bytes(v, "a cell value")) for c, v in cells.items()]
-        ts = _now_ms() if timestamp is None else int(timestamp)
-        stored = t.rows.get(row)
-        if stored is None:
-            stored = t.rows[row] = {}
+        now = _now_ms()
+        ts = now if timestamp is None else int(timestamp)
         for family, qualifier, value in checked:
-            versions = stored.setdefault(family + b":" + qualifier, [])
+            column = family + b":" + qualifier
+            ttl = t.ttls.get(family)
+            if ts <= t.mask(row, column) or (ttl is not None and ts < now - ttl):
+                continue  # invisible now and forever in HBase
+            stored = t.rows.get(row)
+            if stored is None:
+                stored = t.rows[row] = {}
+            versions = stored.setdefault(column, [])
             kept = [(vts, v) for vts, v in versions if vts != ts]
             kept.append((ts, value))
             kept.sort(key=lambda tv: tv[0], reverse=True)
@@ -257,34 +324,52 @@ class EmbeddedStore:
         return _EmbeddedWriter(self, table, batch_size, max_bytes)
 
     def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
-        """Delete the row, or every version of the selected families/columns."""
+        """Delete the row, or every version of the selected families/columns, up to now: like
+        HBase's Delete it leaves a marker at the current time (ms) that also masks later puts
+        with a timestamp at or before it; cells with a later (future) timestamp survive."""
         with self._lock:
             self._delete(self._table(table), row, columns)
 
     def _delete(self, t: _Table, row: Any, columns: Iterable[bytes] | None) -> None:
         row = as_bytes(row, "a row key")
+        if not row:
+            raise StoreError("a row key must not be empty")
         sel = t.selector(columns)
         t.region_of(row).writes += 1
+        now = _now_ms()
+        # a whole-row Delete is a DeleteFamily marker on every family, as HBase's server makes it
+        targets = list(t.families) if sel is None else [*sel[0], *sel[1]]
+        marks = t.markers.setdefault(row, {})
+        for target in targets:
+            marks[target] = max(marks.get(target, _NO_MARK), now)
         stored = t.rows.get(row)
         if stored is None:
             return
-        if sel is not None:
-            families, singles = sel
-            for column in [c for c in stored if c in singles or c.partition(b":")[0] in families]:
-                del stored[column]
-        if sel is None or not stored:
+        for column in list(stored):
+            mark = t.mask(row, column)
+            versions = stored[column]
+            if versions[-1][0] <= mark:
+                versions[:] = [tv for tv in versions if tv[0] > mark]
+                if not versions:
+                    del stored[column]
+        if not stored:
             del t.rows[row]
 
     def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
-        """Add ``amount`` to the 8-byte big-endian signed long in ``column`` (absent: 0), wrapping
-        like a Java long, store it and return the new value."""
+        """Add ``amount`` to the 8-byte big-endian signed long in ``column`` (absent, deleted or
+        expired: 0), wrapping like a Java long, store it and return the new value. Like HBase the
+        new cell's timestamp is ``max(now, old timestamp + 1)``, so it is the newest version
+        even when the old one has a future timestamp."""
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
             t.column(column)
-            versions = t.rows.get(row, {}).get(bytes(column))
+            now = _now_ms()
+            versions = (t.live(row, now) or {}).get(bytes(column))
             current = 0
+            ts = now
             if versions:
+                ts = max(now, versions[0][0] + 1)
                 value = versions[0][1]
                 if len(value) != _LONG.size:
                     raise StoreError(
@@ -293,7 +378,7 @@ class EmbeddedStore:
                     )
                 current = _LONG.unpack(value)[0]
             new = (current + int(amount) + 2**63) % 2**64 - 2**63
-            self._put(t, row, {bytes(column): _LONG.pack(new)}, None)
+            self._put(t, row, {bytes(column): _LONG.pack(new)}, ts)
             return new
 
     # --- reads -----------------------------------------------------------------------------
@@ -301,25 +386,25 @@ class EmbeddedStore:
     def get(
         self, table: str, row: bytes, columns: Iterable[bytes] | None = None
     ) -> dict[bytes, bytes]:
-        """Newest value of every selected cell of ``row``; {} when there is none."""
+        """Newest visible value of every selected cell of ``row``; {} when there is none."""
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
             sel = t.selector(columns)
             t.region_of(row).reads += 1
-            stored = t.rows.get(row)
+            stored = t.live(row, _now_ms())
             return _selected(stored, sel) if stored else {}
 
     def cells(
         self, table: str, row: bytes, column: bytes, versions: int | None = None
     ) -> list[tuple[int, bytes]]:
-        """Stored ``(timestamp_ms, value)`` versions of one cell, newest first."""
+        """Visible ``(timestamp_ms, value)`` versions of one cell, newest first."""
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
             t.column(column)
             t.region_of(row).reads += 1
-            stored = t.rows.get(row, {}).get(bytes(column), [])
+            stored = (t.live(row, _now_ms()) or {}).get(bytes(column), [])
             return list(stored if versions is None else stored[: max(int(versions), 0)])
 
     def get_many(
@@ -330,10 +415,11 @@ class EmbeddedStore:
         with self._lock:
             t = self._table(table)
             sel = t.selector(columns)
+            now = _now_ms()
             for row in rows:
                 row = as_bytes(row, "a row key")
                 t.region_of(row).reads += 1
-                stored = t.rows.get(row)
+                stored = t.live(row, now)
                 cells = _selected(stored, sel) if stored else {}
                 if cells:
                     found.append((row, cells))
@@ -373,17 +459,26 @@ class EmbeddedStore:
             last: bytes | None = None
             with self._lock:
                 t = self._table(table)
+                now = _now_ms()
+                expired: list[bytes] = []  # forgotten after the loop: irange must not see deletes
                 keys = t.rows.irange(low[0], high[0], (low[1], high[1]), reverse=reverse)
                 for row in keys:
                     last = row
                     t.region_of(row).reads += 1
-                    cells = _selected(t.rows[row], sel)
+                    stored = t.rows[row]
+                    t.expire(stored, now)
+                    if not stored:
+                        expired.append(row)
+                        continue
+                    cells = _selected(stored, sel)
                     if cells:
                         batch.append((row, cells))
                         if len(batch) >= batch_size or (
                             limit is not None and returned + len(batch) >= limit
                         ):
                             break
+                for row in expired:
+                    del t.rows[row]
             for item in batch:
                 yield item
             returned += len(batch)

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from google.protobuf.message import Message
-from hbasedriver import zk as driver_zk
-from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2
+from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2, ZooKeeper_pb2
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from keyshape.errors import StoreError
 
@@ -225,6 +226,48 @@ def meta_row_prefix(namespace: str, table: str) -> bytes:
     return name.encode() + b","
 
 
+def _znode_message(data: bytes, message: type[M]) -> M:
+    """Parse an HBase znode: 0xff, a 4-byte id length, the id, b"PBUF", then the protobuf."""
+    if len(data) < 5 or data[:1] != b"\xff":
+        raise ValueError(f"not an HBase znode payload: {data[:16]!r}")
+    body = data[5 + struct.unpack(">I", data[1:5])[0]:]
+    if body[:4] != b"PBUF":
+        raise ValueError("HBase znode payload lacks the PBUF magic")
+    return message.FromString(body[4:])
+
+
+def locate_master_and_meta(quorum: str, connect_timeout: float, missing_retries: int = 5,
+                           parent: str = "/hbase") -> tuple[HBase_pb2.ServerName, HBase_pb2.ServerName]:
+    """The active master's and hbase:meta's ServerName, read from ZooKeeper ``parent``; a missing
+    znode (HBase starting) is retried ``missing_retries`` times, a second apart.
+
+    Replaces hbase-driver's ``locate_master``/``locate_meta_region``, which leave their
+    KazooClient running when they raise: the orphaned connection thread then pings (and draws from
+    the global ``random`` module, breaking seeded callers such as Hypothesis) until the process
+    exits. Here the client is always stopped and closed.
+    """
+    client = KazooClient(hosts=quorum, timeout=10)
+    try:
+        client.start(timeout=connect_timeout)
+        found = []
+        for path, message in ((f"{parent}/master", ZooKeeper_pb2.Master),
+                              (f"{parent}/meta-region-server", ZooKeeper_pb2.MetaRegionServer)):
+            for attempt in range(missing_retries + 1):
+                try:
+                    data, _ = client.get(path)
+                    break
+                except NoNodeError:
+                    if attempt == missing_retries:
+                        raise ValueError(f"znode {path} does not exist") from None
+                    time.sleep(1)
+            parsed = _znode_message(data, message)
+            found.append(parsed.master if message is ZooKeeper_pb2.Master else parsed.server)
+        return found[0], found[1]
+    finally:
+        client.stop()
+        client.close()
+
+
 class Cluster:
     """Connections to one HBase cluster found through ZooKeeper: the master, the region server
     holding hbase:meta, a pool of region server connections and per-table region maps."""
@@ -262,17 +305,13 @@ class Cluster:
         )
 
     def _locate(self) -> None:
-        quorum = [h.strip() for h in self.quorum.split(",")]
         try:
-            master = driver_zk.locate_master(quorum, establish_connection_timeout=self.connect_timeout + 2,
-                                             missing_znode_retries=5)
-            meta = driver_zk.locate_meta_region(quorum, establish_connection_timeout=self.connect_timeout + 2,
-                                                missing_znode_retries=5)
-        except Exception as exc:  # the driver raises bare Exception for every ZooKeeper failure
+            master, meta = locate_master_and_meta(self.quorum, self.connect_timeout + 2)
+        except Exception as exc:  # kazoo raises many types; all mean "not located (yet)"
             raise StoreError(f"ZooKeeper at {self.quorum} does not name an HBase master and "
                              f"hbase:meta server ({exc}); is HBase (still) starting?") from exc
-        self._master = (str(master[0]), int(master[1]))
-        self._meta = (str(meta[0]), int(meta[1]))
+        self._master = (str(master.host_name), int(master.port))
+        self._meta = (str(meta.host_name), int(meta.port))
 
     def relocate(self) -> None:
         """Forget every connection and region map and ask ZooKeeper again (after a server died
