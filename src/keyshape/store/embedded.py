@@ -1,19 +1,11 @@
 """An in-process store with HBase's data model, region layout and request counters.
 
 Rows live in one ``SortedDict`` per table (O(log n) inserts, ordered iteration); each cell keeps
-its newest versions, as many as its family's ``versions``. Regions are routed exactly like
-HBase (``[start, end)`` from the split keys) and count reads and writes like ``RegionLoad``:
+its newest versions, as many as its family's ``versions``, with HBase's timestamps, delete
+markers and TTL (``keyshape.store.cells``). Regions are routed exactly like HBase
+(``[start, end)`` from the split keys) and count reads and writes like ``RegionLoad``:
 a get counts one read on its row's region, every scanned row one read, every put, delete or
 increment one write. Thread-safe: one lock guards every table.
-
-Timestamps behave as in HBase: a column's versions are ordered by timestamp, not by arrival. A
-delete leaves a marker at the delete's time (ms) that masks every cell of its row/family/column
-with a timestamp at or before it, including cells put LATER with such a timestamp (HBase keeps
-the marker until a major compaction, which drops the masked cells too, so they never reappear);
-masked cells are therefore never stored. Markers are kept for the life of the table. A put
-without a timestamp in the same millisecond as a delete of its cell is masked, as in HBase.
-A family's ``ttl`` (seconds) hides cells older than ``now - ttl``; they are dropped lazily, when
-a read or write meets them, since HBase never shows them again either.
 """
 
 from __future__ import annotations
@@ -21,32 +13,21 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-import struct
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from sortedcontainers import SortedDict
-
 from keyshape.errors import StoreError, TableNotFound, WriteFailed
 from keyshape.hbytes import to_string_binary
 from keyshape.regions import RegionMap
 from keyshape.store.base import RegionInfo, as_bytes, join_table_name, scan_bounds, split_table_name
+from keyshape.store.cells import Cells, Families, Selection, now_ms, select
 
 __all__ = ["EmbeddedStore"]
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
-_LONG = struct.Struct(">q")
-_FOREVER = 2**31 - 1  # HConstants.FOREVER: a family TTL of this many seconds means none
-_NO_MARK = -(2**63)
-Versions = list[tuple[int, bytes]]  # newest first
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass
@@ -60,15 +41,10 @@ class _Region:
 
 
 class _Table:
-    def __init__(self, namespace: str, name: str, families: dict[bytes, int], splits: list[bytes],
-                 ttls: dict[bytes, int] | None = None):
+    def __init__(self, namespace: str, name: str, families: Families, splits: list[bytes]):
         self.namespace = namespace
         self.name = name
-        self.families = families  # family -> versions kept
-        self.ttls: dict[bytes, int] = dict(ttls or {})  # family -> TTL in ms (families with one)
-        self.rows: SortedDict = SortedDict()
-        # row -> {family or b"family:qualifier": newest delete time (ms)}; see the module docstring
-        self.markers: dict[bytes, dict[bytes, int]] = {}
+        self.cells = Cells(families)
         self.splits: list[bytes] = list(splits)
         self.regions: list[_Region] = []
 
@@ -76,92 +52,12 @@ class _Table:
     def full_name(self) -> str:
         return join_table_name(self.namespace, self.name)
 
+    @property
+    def families(self) -> Families:
+        return self.cells.families
+
     def region_of(self, row: bytes) -> _Region:
         return self.regions[bisect.bisect_right(self.splits, row)]
-
-    def family_error(self, family: bytes) -> StoreError:
-        known = ", ".join(sorted(f.decode("utf-8", "replace") for f in self.families))
-        return StoreError(
-            f"table {self.full_name!r} has no column family {to_string_binary(family)!r}; "
-            f"its families are: {known}"
-        )
-
-    def column(self, column: Any) -> tuple[bytes, bytes]:
-        """Split a b"family:qualifier" put column, checking the family exists."""
-        column = as_bytes(column, "a column")
-        family, sep, qualifier = column.partition(b":")
-        if not sep:
-            raise StoreError(
-                f"column {to_string_binary(column)!r} has no ':'; name cells b'family:qualifier'"
-            )
-        if family not in self.families:
-            raise self.family_error(family)
-        return family, qualifier
-
-    def selector(self, columns: Iterable[bytes] | None) -> tuple[set[bytes], set[bytes]] | None:
-        """(whole families, single columns) selected by ``columns``; None selects everything."""
-        if columns is None:
-            return None
-        if isinstance(columns, (bytes, bytearray)):
-            columns = [columns]
-        families: set[bytes] = set()
-        singles: set[bytes] = set()
-        for column in columns:
-            column = as_bytes(column, "a column")
-            family, sep, _ = column.partition(b":")
-            if family not in self.families:
-                raise self.family_error(family)
-            (singles if sep else families).add(column if sep else family)
-        return families, singles
-
-    def mask(self, row: bytes, column: bytes) -> int:
-        """The newest delete marker covering ``column`` of ``row`` (ms; ``_NO_MARK`` if none):
-        cells with a timestamp at or before it are deleted."""
-        marks = self.markers.get(row)
-        if not marks:
-            return _NO_MARK
-        return max(marks.get(column.partition(b":")[0], _NO_MARK), marks.get(column, _NO_MARK))
-
-    def expire(self, stored: dict[bytes, Versions], now: int) -> None:
-        """Drop, in place, the versions of one row's cells that their family's TTL hides
-        (timestamp < now - ttl, HBase's test) and the columns left empty."""
-        if not self.ttls:
-            return
-        for column in list(stored):
-            ttl = self.ttls.get(column.partition(b":")[0])
-            versions = stored[column]
-            # newest first: when the oldest version is alive, all are
-            if ttl is None or versions[-1][0] >= now - ttl:
-                continue
-            versions[:] = [tv for tv in versions if tv[0] >= now - ttl]
-            if not versions:
-                del stored[column]
-
-    def live(self, row: bytes, now: int) -> dict[bytes, Versions] | None:
-        """The stored cells of ``row`` after TTL expiry; a row left empty is forgotten (None)."""
-        stored = self.rows.get(row)
-        if stored is None:
-            return None
-        self.expire(stored, now)
-        if not stored:
-            del self.rows[row]
-            return None
-        return stored
-
-
-def _column_order(item: tuple[bytes, Any]) -> tuple[bytes, bytes]:
-    # HBase orders a row's cells by family, then qualifier (not by the joined b"f:q" bytes)
-    family, _, qualifier = item[0].partition(b":")
-    return family, qualifier
-
-
-def _selected(cells: dict[bytes, Versions], sel: tuple[set[bytes], set[bytes]] | None) -> dict:
-    """Newest value of each selected column, in HBase's cell order."""
-    items = cells.items()
-    if sel is not None:
-        families, singles = sel
-        items = [(c, v) for c, v in items if c in singles or c.partition(b":")[0] in families]
-    return {c: v[0][1] for c, v in sorted(items, key=_column_order)}
 
 
 class EmbeddedStore:
@@ -220,23 +116,8 @@ class EmbeddedStore:
         namespace, name = split_table_name(
             spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name)
         )
-        families: dict[bytes, int] = {}
-        ttls: dict[bytes, int] = {}
-        for family in spec.families:
-            fname = family.name.encode() if isinstance(family.name, str) else bytes(family.name)
-            if not fname or b":" in fname:
-                raise StoreError(f"bad column family name {family.name!r}: non-empty, no ':'")
-            if int(family.versions) < 1:
-                raise StoreError(f"family {family.name!r}: versions must be >= 1")
-            families[fname] = int(family.versions)
-            ttl = getattr(family, "ttl", None)
-            if ttl is not None:
-                if not 1 <= int(ttl) <= _FOREVER:
-                    raise StoreError(f"family {family.name!r}: ttl must be 1..{_FOREVER} seconds, "
-                                     f"got {ttl}")
-                if int(ttl) != _FOREVER:
-                    ttls[fname] = int(ttl) * 1000
-        if not families:
+        families = Families.from_specs(join_table_name(namespace, name), spec.families)
+        if not families.versions:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
             region_map = RegionMap(sorted(as_bytes(k, "a split key") for k in split_keys))
@@ -251,7 +132,7 @@ class EmbeddedStore:
                 )
             if (namespace, name) in self._tables:
                 raise StoreError(f"table {join_table_name(namespace, name)!r} already exists")
-            table = _Table(namespace, name, families, list(region_map.split_keys), ttls)
+            table = _Table(namespace, name, families, list(region_map.split_keys))
             servers = region_map.server_of(self.servers)
             table.regions = [
                 _Region(start, end, next(self._region_ids), int(servers[i]))
@@ -282,7 +163,7 @@ class EmbeddedStore:
         """Write ``cells`` ({b"family:qualifier": value}) to ``row`` at ``timestamp`` (ms, default
         now); a cell already stored at that timestamp is replaced, and each column keeps its
         family's newest ``versions`` values. Cells a delete marker masks or the family's TTL
-        has already expired are not stored (see the module docstring)."""
+        has already expired are not stored (see ``keyshape.store.cells``)."""
         with self._lock:
             self._put(self._table(table), row, cells, timestamp)
 
@@ -290,26 +171,10 @@ class EmbeddedStore:
         self, t: _Table, row: Any, cells: Mapping[bytes, bytes], timestamp: int | None
     ) -> None:
         row = as_bytes(row, "a row key")
-        if not row:
-            raise StoreError("a row key must not be empty")
-        if not cells:
-            raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
-        checked = [(*t.column(c), as_bytes(v, "a cell value")) for c, v in cells.items()]
-        now = _now_ms()
-        ts = now if timestamp is None else int(timestamp)
-        for family, qualifier, value in checked:
-            column = family + b":" + qualifier
-            ttl = t.ttls.get(family)
-            if ts <= t.mask(row, column) or (ttl is not None and ts < now - ttl):
-                continue  # invisible now and forever in HBase
-            stored = t.rows.get(row)
-            if stored is None:
-                stored = t.rows[row] = {}
-            versions = stored.setdefault(column, [])
-            kept = [(vts, v) for vts, v in versions if vts != ts]
-            kept.append((ts, value))
-            kept.sort(key=lambda tv: tv[0], reverse=True)
-            versions[:] = kept[: t.families[family]]
+        t.cells.put(row, cells, timestamp, now_ms())
+        self._count_write(t, row)
+
+    def _count_write(self, t: _Table, row: bytes) -> None:
         region = t.region_of(row)
         region.writes += 1
         self._maybe_split(t, region)
@@ -332,28 +197,9 @@ class EmbeddedStore:
 
     def _delete(self, t: _Table, row: Any, columns: Iterable[bytes] | None) -> None:
         row = as_bytes(row, "a row key")
-        if not row:
-            raise StoreError("a row key must not be empty")
-        sel = t.selector(columns)
+        t.cells.delete(row, columns, now_ms())
+        # a delete never grows a region, so unlike a put it cannot trigger a split
         t.region_of(row).writes += 1
-        now = _now_ms()
-        # a whole-row Delete is a DeleteFamily marker on every family, as HBase's server makes it
-        targets = list(t.families) if sel is None else [*sel[0], *sel[1]]
-        marks = t.markers.setdefault(row, {})
-        for target in targets:
-            marks[target] = max(marks.get(target, _NO_MARK), now)
-        stored = t.rows.get(row)
-        if stored is None:
-            return
-        for column in list(stored):
-            mark = t.mask(row, column)
-            versions = stored[column]
-            if versions[-1][0] <= mark:
-                versions[:] = [tv for tv in versions if tv[0] > mark]
-                if not versions:
-                    del stored[column]
-        if not stored:
-            del t.rows[row]
 
     def increment(self, table: str, row: bytes, column: bytes, amount: int = 1) -> int:
         """Add ``amount`` to the 8-byte big-endian signed long in ``column`` (absent, deleted or
@@ -363,22 +209,8 @@ class EmbeddedStore:
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
-            t.column(column)
-            now = _now_ms()
-            versions = (t.live(row, now) or {}).get(bytes(column))
-            current = 0
-            ts = now
-            if versions:
-                ts = max(now, versions[0][0] + 1)
-                value = versions[0][1]
-                if len(value) != _LONG.size:
-                    raise StoreError(
-                        f"cannot increment {to_string_binary(bytes(column))!r} of row "
-                        f"{to_string_binary(row)!r}: it holds {len(value)} bytes, not an 8-byte long"
-                    )
-                current = _LONG.unpack(value)[0]
-            new = (current + int(amount) + 2**63) % 2**64 - 2**63
-            self._put(t, row, {bytes(column): _LONG.pack(new)}, ts)
+            new = t.cells.increment(row, column, amount, now_ms())
+            self._count_write(t, row)
             return new
 
     # --- reads -----------------------------------------------------------------------------
@@ -390,10 +222,9 @@ class EmbeddedStore:
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
-            sel = t.selector(columns)
+            sel = t.families.selector(columns)
             t.region_of(row).reads += 1
-            stored = t.live(row, _now_ms())
-            return _selected(stored, sel) if stored else {}
+            return t.cells.get(row, sel, now_ms())
 
     def cells(
         self, table: str, row: bytes, column: bytes, versions: int | None = None
@@ -402,10 +233,9 @@ class EmbeddedStore:
         with self._lock:
             t = self._table(table)
             row = as_bytes(row, "a row key")
-            t.column(column)
+            stored = t.cells.versions(row, column, now_ms())
             t.region_of(row).reads += 1
-            stored = (t.live(row, _now_ms()) or {}).get(bytes(column), [])
-            return list(stored if versions is None else stored[: max(int(versions), 0)])
+            return stored if versions is None else stored[: max(int(versions), 0)]
 
     def get_many(
         self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
@@ -414,13 +244,12 @@ class EmbeddedStore:
         found: list[tuple[bytes, dict[bytes, bytes]]] = []
         with self._lock:
             t = self._table(table)
-            sel = t.selector(columns)
-            now = _now_ms()
+            sel = t.families.selector(columns)
+            now = now_ms()
             for row in rows:
                 row = as_bytes(row, "a row key")
                 t.region_of(row).reads += 1
-                stored = t.live(row, now)
-                cells = _selected(stored, sel) if stored else {}
+                cells = t.cells.get(row, sel, now)
                 if cells:
                     found.append((row, cells))
         return found
@@ -440,7 +269,7 @@ class EmbeddedStore:
         time under the lock, so writes between batches are seen as HBase scanners see them."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         with self._lock:
-            sel = self._table(table).selector(columns)
+            sel = self._table(table).families.selector(columns)
         return self._scan(table, low, high, reverse, limit, sel, batch_size)
 
     def _scan(
@@ -450,7 +279,7 @@ class EmbeddedStore:
         high: tuple[bytes | None, bool],
         reverse: bool,
         limit: int | None,
-        sel: tuple[set[bytes], set[bytes]] | None,
+        sel: Selection | None,
         batch_size: int,
     ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         returned = 0
@@ -459,18 +288,19 @@ class EmbeddedStore:
             last: bytes | None = None
             with self._lock:
                 t = self._table(table)
-                now = _now_ms()
+                rows = t.cells.rows
+                now = now_ms()
                 expired: list[bytes] = []  # forgotten after the loop: irange must not see deletes
-                keys = t.rows.irange(low[0], high[0], (low[1], high[1]), reverse=reverse)
+                keys = rows.irange(low[0], high[0], (low[1], high[1]), reverse=reverse)
                 for row in keys:
                     last = row
                     t.region_of(row).reads += 1
-                    stored = t.rows[row]
-                    t.expire(stored, now)
+                    stored = rows[row]
+                    t.cells.expire(stored, now)
                     if not stored:
                         expired.append(row)
                         continue
-                    cells = _selected(stored, sel)
+                    cells = select(stored, sel)
                     if cells:
                         batch.append((row, cells))
                         if len(batch) >= batch_size or (
@@ -478,7 +308,7 @@ class EmbeddedStore:
                         ):
                             break
                 for row in expired:
-                    del t.rows[row]
+                    del rows[row]
             for item in batch:
                 yield item
             returned += len(batch)
@@ -498,10 +328,8 @@ class EmbeddedStore:
             t = self._table(table)
             infos = []
             for r in t.regions:
-                size = 0
-                for row in t.rows.irange(r.start or None, r.end or None, (True, False)):
-                    for column, versions in t.rows[row].items():
-                        size += sum(len(row) + len(column) + len(v) for _, v in versions)
+                rows = t.cells.rows.irange(r.start or None, r.end or None, (True, False))
+                size = sum(t.cells.stored_bytes(row) for row in rows)
                 infos.append(
                     RegionInfo(
                         start=r.start,
@@ -518,11 +346,12 @@ class EmbeddedStore:
     def _maybe_split(self, t: _Table, region: _Region) -> None:
         if self.auto_split_rows is None:
             return
-        lo = t.rows.bisect_left(region.start) if region.start else 0
-        hi = t.rows.bisect_left(region.end) if region.end else len(t.rows)
+        rows = t.cells.rows
+        lo = rows.bisect_left(region.start) if region.start else 0
+        hi = rows.bisect_left(region.end) if region.end else len(rows)
         if hi - lo <= self.auto_split_rows or hi - lo < 2:
             return
-        mid = t.rows.keys()[lo + (hi - lo) // 2]
+        mid = rows.keys()[lo + (hi - lo) // 2]
         index = t.regions.index(region)
         lower = _Region(region.start, mid, next(self._region_ids), region.server)
         upper = _Region(mid, region.end, next(self._region_ids), region.server)
