@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from keyshape.errors import KeyshapeError
 from keyshape.read import scan
-from keyshape.store import EmbeddedStore, open_store
+from keyshape.schema import KeySchema
+from keyshape.store import EmbeddedStore, ensure_table, open_store
 from read_oracle import USERS, load, make_schema, oracle, records, schemas
 
 queries = st.fixed_dictionaries({
@@ -198,3 +199,27 @@ def test_merged_scan_matches_oracle_on_hbase(hbase: Any, schema: Any, recs: list
             store.delete_table(schema.table.full_name)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("strategy", ["none", "mod", "random"])
+@pytest.mark.parametrize("limit", [None, 1, 3])
+def test_variable_width_field_holding_the_separator_matches_exactly(strategy: str, limit: Any) -> None:
+    """u="a" is planned as the range under b"a_", which also holds u="a_b" and u="a__": the merged
+    scan decodes and drops those, and the limit counts only the rows it keeps."""
+    schema = KeySchema.from_dict({
+        "table": {"name": "t"},
+        "key": {"separator": "_", "prefix": {"strategy": strategy, "buckets": 3} if strategy != "none"
+                else {"strategy": "none"},
+                "fields": [{"name": "u", "type": "string"}, {"name": "n", "type": "int32"}]},
+    })
+    store = EmbeddedStore()
+    ensure_table(store, schema.table, schema.split_keys())
+    users = ["a", "a_b", "a__", "ab", "a_"]
+    with store.writer(schema.table.full_name) as w:
+        for u in users:
+            for n in range(4):
+                w.put(schema.encode({"u": u, "n": n}), {b"d:v": b"x"})
+    for u in users:
+        got = [r.fields for r in scan(store, schema, u=u, limit=limit)]
+        want = [{"u": u, "n": n} for n in range(4)][:limit]
+        assert got == want, u

@@ -12,7 +12,7 @@ batches), never the whole result.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any
@@ -122,8 +122,10 @@ class MergedScan:
 
     def __init__(self, store: Any, schema: Any, ranges: list[BucketRange], base: list[BucketRange], *,
                  reverse: bool, limit: int | None, columns: Iterable[bytes] | None,
-                 batch_size: int, parallel: int, depth: int) -> None:
+                 batch_size: int, parallel: int, depth: int,
+                 keep: Callable[[bytes], bool] | None = None) -> None:
         self.store, self.schema, self.ranges, self.reverse = store, schema, ranges, reverse
+        self._keep = keep
         self.table = schema.table.full_name
         self.check = fingerprint(self.table, base, reverse)
         self._limit, self._columns = limit, None if columns is None else list(columns)
@@ -154,9 +156,11 @@ class MergedScan:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
-        # No bucket can contribute more than the global limit, so no scanner is asked for more.
+        # No bucket can contribute more than the global limit, so no scanner is asked for more
+        # (unless rows are filtered after reading: then a bucket may have to read past it).
         batch = self._batch if limit is None else max(1, min(self._batch, limit))
-        raw = [scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=limit,
+        per_bucket = limit if self._keep is None else None
+        raw = [scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket,
                            columns=self._columns, batch_size=batch) for r in self.ranges]
         pool = None
         sources: list[Any] = raw
@@ -182,9 +186,36 @@ class MergedScan:
                 pool.shutdown(wait=False, cancel_futures=True)
 
     def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[Row]:
-        schema = self.schema
+        schema, keep = self.schema, self._keep
         for key, cells in it:
-            yield Row(key, original_key(schema, key), cells, schema)
+            if keep is None or keep(key):
+                yield Row(key, original_key(schema, key), cells, schema)
+
+
+def exact_match(schema: Any, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
+    """A filter for the rows ``scan_ranges`` over-covers, or None when its ranges are exact.
+
+    A given variable-width field that is neither fixed-width nor self-delimiting is matched by
+    its bytes plus the separator, so ``u="a"`` also covers ``u="a_b"`` when values may hold the
+    separator; those rows are dropped by decoding the key and comparing that field's encoding.
+    Keys that do not decode with the schema are dropped too (they are not rows of this query).
+    """
+    if not schema.separator:
+        return None
+    fields = [schema.field(n) for n, v in leading.items()
+              if not isinstance(v, (tuple, list)) and not schema.field(n).self_delimiting]
+    if not fields:
+        return None
+    wanted = {f.name: f.encode(leading[f.name]) for f in fields}
+
+    def keep(key: bytes) -> bool:
+        try:
+            got = schema.decode(key)
+        except KeyshapeError:
+            return False
+        return all(schema.field(n).encode(got[n]) == w for n, w in wanted.items())
+
+    return keep
 
 
 def scan(
@@ -207,7 +238,9 @@ def scan(
     """Rows of ``schema``'s table in original-key order, merged over every bucket.
 
     ``leading_fields`` (or ``where``, for fields whose names clash with these options) give the
-    leading key fields as in ``KeySchema.scan_ranges`` (the last may be a ``(lo, hi)`` range).
+    leading key fields as in ``KeySchema.scan_ranges`` (the last may be a ``(lo, hi)`` range);
+    rows those ranges over-cover (a separator inside a variable-width value) are dropped
+    (:func:`exact_match`).
     ``start``/``stop`` bound the ORIGINAL key (prefix stripped): ``start <= original < stop``,
     in either direction. ``reverse`` yields the exact reverse order (descending original key,
     ties by descending stored key). ``limit`` caps the rows yielded (exact, global); every bucket
@@ -238,4 +271,5 @@ def scan(
     if after is not None:
         ranges = after_cursor(schema, base, after, reverse)
     return MergedScan(store, schema, ranges, base, reverse=reverse, limit=limit, columns=columns,
-                      batch_size=batch_size, parallel=parallel, depth=depth)
+                      batch_size=batch_size, parallel=parallel, depth=depth,
+                      keep=exact_match(schema, leading))
