@@ -236,3 +236,96 @@ def test_json_has_the_documented_fields() -> None:
 def test_empty_stream_is_refused() -> None:
     with pytest.raises(ValueError, match="no keys"):
         analyze([], SPLITS)
+
+
+# ------------------------------------------------------------------ strategy variants
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode (s[0]*31^(n-1) + ... + s[n-1], int arithmetic), written out."""
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def test_strategy_variants_keep_the_design_and_change_only_the_prefix() -> None:
+    from pathlib import Path
+
+    from keyshape.analysis.designs import strategy_variants
+    from keyshape.schema import KeySchema
+
+    orders = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "orders.toml")
+    variants = strategy_variants(orders, ["none", "mod:16", "phoenix:8", "md5"])
+    assert [v.name for v in variants] == ["orders [none]", "orders [mod:16]", "orders [phoenix:8]",
+                                          "orders [md5:4]"]
+    for v in variants:
+        assert v.schema.field_names == orders.field_names
+        assert v.schema.hash_fields == ["user_id"] and v.schema.separator == b"_"
+        assert v.schema.workload is orders.workload and v.schema.table == orders.table
+    assert [v.schema.prefix.name for v in variants] == ["none", "mod", "phoenix", "md5"]
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1000042"}
+    k = orders.with_prefix("none", splits=None).encode(rec)
+    assert k == b"user0000042_" + b"%019d" % (2**63 - 1 - 1767225600000) + b"_000042"
+    none, mod, phoenix, md5 = (v.schema for v in variants)
+    assert none.encode(rec) == k
+    # mod: "%02d" % ((user_id.hashCode() & 0x7FFFFFFF) % 16) + "_" + K (the seeds' layout).
+    bucket = (_java_string_hash("user0000042") & 0x7FFFFFFF) % 16
+    assert mod.encode(rec) == b"%02d_" % bucket + k
+    assert phoenix.encode(rec)[1:] == k and phoenix.encode(rec)[0] < 8
+    assert md5.encode(rec)[5:] == k and md5.encode(rec)[4:5] == b"_"
+    # Splits matched to the strategy, the schema's 20 regions kept where the buckets allow.
+    assert mod.splits.algorithm == "prefix" and mod.split_keys() == [b"%02d" % i for i in range(1, 16)]
+    assert phoenix.split_keys() == [bytes([i]) for i in range(1, 8)]
+    assert md5.splits.algorithm == "prefix" and len(md5.split_keys()) == 19
+    assert none.splits.algorithm == "sample" and none.splits.regions == 20  # orders' own splits are prefix splits
+    assert "sample" in variants[0].splits and "prefix" in variants[1].splits
+
+
+def test_strategy_variant_none_keeps_the_schemas_own_range_splits() -> None:
+    from pathlib import Path
+
+    from keyshape.analysis.designs import strategy_variants
+    from keyshape.schema import KeySchema
+
+    ts = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "timestamp-leading.toml")
+    none, crc = strategy_variants(ts, ["none", "crc32"])
+    assert none.schema.split_keys() == ts.split_keys() and "own range splits" in none.splits
+    assert crc.schema.prefix.name == "crc32" and len(crc.schema.split_keys()) == 15
+    assert crc.schema.split_keys()[0] == b"1000"  # bucket 4096 of 65536, "%04x"
+
+
+@pytest.mark.parametrize("entries, message", [
+    (["mod:1"], "key.prefix.buckets: 1 is out of range"),
+    (["bogus"], "unknown value 'bogus'"),
+    (["mod:x"], "not a whole number"),
+    (["none", ""], "empty"),
+    (["mod:16", "mod:16"], "listed twice"),
+])
+def test_bad_strategy_entries_are_refused(entries: list[str], message: str) -> None:
+    from pathlib import Path
+
+    from keyshape.analysis.designs import strategy_variants
+
+    with pytest.raises(ValueError, match=message):
+        strategy_variants(Path(__file__).resolve().parents[1] / "examples" / "orders.toml", entries)
+
+
+def test_auto_split_server_share_counts_the_live_region_on_its_one_server() -> None:
+    """Before a split the whole hot region sits on one server, so the busiest server takes at
+    least what the busiest live region takes in every window (the final regions would wrongly
+    spread a window that straddles a split over two servers)."""
+    keys = [b"%010d" % i for i in range(20_000)]
+    a = analyze(keys, [], auto_split_rows=2_000, servers=3)
+    assert a.hot_window_server_share >= a.hot_window_share > 0.9
+
+
+def test_monotonic_keys_are_not_told_to_pre_split_or_auto_split_as_they_are() -> None:
+    """Split points from today's sequential keys all sort below tomorrow's: the advice for a
+    single region or an auto-split run must send the user to salting, not to plain pre-splits."""
+    keys = [b"%010d" % i for i in range(20_000)]
+    for a in (analyze(keys, []), analyze(keys, [], auto_split_rows=2_000)):
+        advice = " ".join(a.advice)
+        assert "salt" in advice
+        assert "else \"sample\"" not in advice
+        assert "Pre-split to" not in advice

@@ -158,3 +158,31 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
 def test_every_example_analyzes(name: str) -> None:
     d = analyze_json(EXAMPLES / f"{name}.toml", "--rows", "20000")
     assert d["verdict"] in ("balanced", "skewed", "hotspot") and d["reasons"] and d["advice"]
+
+
+def test_compare_strategies_of_one_schema() -> None:
+    """sequential.toml (no [splits]) as two variants on the same workload: without a prefix the
+    sampled splits still leave one hot region at a time; a mod-16 salt over prefix-aligned splits
+    spreads every moment's writes."""
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:16",
+               "--rows", ROWS, "--json", "-")
+    d = json.loads(proc.stdout)
+    by = {x["name"]: x for x in d["designs"]}
+    assert list(by) == ["sequential [none]", "sequential [mod:16]"]
+    assert by["sequential [none]"]["verdict"] == "hotspot"
+    assert by["sequential [mod:16]"]["verdict"] == "balanced"
+    assert all(len(x["regions"]) == 16 and x["rows"] == int(ROWS) for x in d["designs"])
+    assert "sample" in by["sequential [none]"]["splits"]
+    assert "prefix" in by["sequential [mod:16]"]["splits"]
+    assert "sequential [none]: sample splits" in proc.stderr  # --json - moves the notes to stderr
+
+
+def test_compare_strategies_errors_are_one_line() -> None:
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:1",
+               "--rows", "1000", ok=(2,))
+    assert proc.stderr.startswith("error:") and proc.stderr.strip().count("\n") == 0
+    assert "'mod:1'" in proc.stderr and "buckets" in proc.stderr
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), str(EXAMPLES / "orders.toml"),
+               "--strategies", "none,mod:16", "--rows", "1000", ok=(2,))
+    assert proc.stderr.startswith("error:") and proc.stderr.strip().count("\n") == 0
+    assert "exactly one SCHEMA" in proc.stderr and "Traceback" not in proc.stderr

@@ -138,26 +138,43 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
 @click.command("compare")
 @click.argument("schemas", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @_common
+@click.option("--strategies", default=None, metavar="LIST",
+              help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
+              "crc32 (n = buckets, or the md5 length); each gets splits matched to it.")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
                     auto_split: int | None, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
-                    fail_on: str | None) -> None:
+                    fail_on: str | None, strategies: str | None) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
-    rows) with the same seed.
+    rows) with the same seed. With --strategies, the designs are variants of one schema that
+    differ only in the key prefix (fields, hash_fields, workload and region count kept).
     """
-    from keyshape.analysis.designs import analyze_schema
+    from keyshape.analysis.designs import analyze_schema, strategy_variants
+    from rich.markup import escape
     from rich.text import Text
 
     from keyshape.report.terminal import compare_table, verdict_line
     from keyshape.schema import KeySchema
 
     out, err = _consoles(json_path)
-    loaded = [KeySchema.load(s) for s in schemas]
+    notes: list[str | None] = [None] * len(schemas)
+    if strategies is None:
+        loaded = [KeySchema.load(s) for s in schemas]
+        names = [Path(s).stem for s in schemas]
+    elif len(schemas) != 1:
+        raise click.UsageError(f"--strategies compares the strategies of one schema; give exactly "
+                               f"one SCHEMA (got {len(schemas)}), or drop --strategies")
+    else:
+        variants = strategy_variants(KeySchema.load(schemas[0]), strategies.split(","),
+                                     regions=regions, name=Path(schemas[0]).stem)
+        loaded, names = [v.schema for v in variants], [v.name for v in variants]
+        notes, regions = [v.splits for v in variants], None  # the variants carry their regions
+        for v in variants:
+            out.print(f"[dim]{escape(v.name)}: {escape(v.splits)}[/dim]", highlight=False)
     if rows is None:
         rows = int(getattr(loaded[0].workload, "rows", 0) or 200_000)
-    names = [Path(s).stem for s in schemas]
     analyses = []
     for schema, name in zip(loaded, names):
         analyses.append(_run_with_progress(
@@ -170,6 +187,10 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
         for advice in a.advice:
             out.print(Text.assemble(("  → ", "bold cyan"), advice))
     if json_path:
-        _write_json(json_path, {"rows": rows, "designs": [a.to_dict() for a in analyses]}, out)
+        designs = [a.to_dict() for a in analyses]
+        for d, note in zip(designs, notes):
+            if note is not None:
+                d["splits"] = note
+        _write_json(json_path, {"rows": rows, "designs": designs}, out)
     write_reports(out, analyses, html_path, png_path)
     _finish(_exit_code([a.verdict for a in analyses], fail_on))

@@ -29,8 +29,9 @@ from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.hbytes import next_prefix
 from keyshape.fields import FieldSpec
 from keyshape.keyarray import KeyArray
-from keyshape.prefixes import Prefix
-from keyshape.schema_parse import Section, parse_key, parse_splits, parse_table
+from keyshape.prefixes import MAX_LISTED_BUCKETS, Prefix, make_prefix
+from keyshape.schema_parse import (Section, opentsdb_metric_width, parse_key, parse_prefix,
+                                   parse_splits, parse_table)
 from keyshape.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
@@ -91,6 +92,38 @@ class KeySchema:
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         schema.indexes = indexes
         return schema
+
+    def with_prefix(self, strategy: str, *, splits: SplitSpec | None | str = "keep",
+                    **options: int) -> KeySchema:
+        """A copy of this schema whose key uses prefix ``strategy`` with ``options`` (``buckets``,
+        ``length`` for md5, ...; the strategy's defaults for the rest), checked exactly like
+        ``key.prefix = { strategy = ..., ... }`` in a schema file. Fields, separator,
+        hash_fields, table, workload and indexes are kept.
+
+        ``splits``: the ``[splits]`` of the copy (``"keep"``: this schema's). ``algorithm =
+        "prefix"`` splits need a prefix with buckets (and ``regions`` when there are more than
+        65536). Raises SchemaError (one line naming the key path and the fix) when bad.
+        """
+        key = Section({"prefix": {"strategy": strategy, **options}}, "key", self.source)
+        name, opts = parse_prefix(key)
+        if name == "opentsdb":
+            opts["metric_width"] = opentsdb_metric_width(key, self.fields, self.separator, self.hash_fields)
+        prefix = make_prefix(name, self.separator, **opts)
+        spec = self.splits if isinstance(splits, str) and splits == "keep" else splits
+        if isinstance(spec, str):
+            raise KeyshapeError(f"with_prefix: splits must be a SplitSpec, None or 'keep', got {spec!r}")
+        if spec is not None and spec.algorithm == "prefix":
+            n = prefix.bucket_count()
+            if n is None:
+                raise SchemaError(f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but "
+                                  f"key.prefix is {name!r}; give other splits (e.g. sample)")
+            if spec.regions is None and n > MAX_LISTED_BUCKETS:
+                raise SchemaError(f"{self.source}: splits.regions: is required: the {name} prefix has {n} "
+                                  "possible values; e.g. regions = 16")
+        out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec,
+                        self.workload, self.source)
+        out.indexes = list(self.indexes)
+        return out
 
     # ------------------------------------------------------------------------------ encoding
 
@@ -268,7 +301,8 @@ class KeySchema:
         A given variable-width text/bytes field (no width, not ordered) is matched by its bytes
         plus the separator, so when values may contain the separator the ranges also hold rows
         whose value extends the given one with it (``u="a"`` scans under ``a_``, where ``u="a_b"``
-        lives too): filter by :meth:`decode` then, or give the field a width or an ordered encoding.
+        lives too): ``keyshape.read.scan`` drops those rows by decoding; elsewhere filter by
+        :meth:`decode`, or give the field a width or an ordered encoding.
         """
         names = self.field_names
         given = [n for n in names if n in leading]

@@ -12,7 +12,7 @@ errors too, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -22,7 +22,7 @@ from keyshape.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefi
 from keyshape.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["Section", "fail", "KeyParts", "SPLIT_ALGORITHMS", "parse_table", "parse_key", "parse_field",
-           "parse_prefix", "parse_splits"]
+           "parse_prefix", "parse_splits", "opentsdb_metric_width"]
 
 SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
 # Options each prefix strategy accepts (anything else under key.prefix is an error), with bounds.
@@ -196,21 +196,28 @@ def parse_key(key: Section) -> KeyParts:
     if not hash_fields or len(set(hash_fields)) != len(hash_fields):
         key.fail("hash_fields", "must list distinct fields, at least one", "e.g. hash_fields = ['user_id']")
     if strategy == "opentsdb":
-        if separator:
-            key.fail("separator", "OpenTSDB keys have no separator", "remove key.separator")
-        metric = next(f for f in fields if f.name == hash_fields[0])
-        first_hashed = next(f for f in fields if f.name in hash_fields)
-        if metric is not first_hashed:
-            # The salt hashes metric + tags in key order and splits them at the metric's width.
-            key.fail("hash_fields", f"the metric field {metric.name!r} (listed first) must come before the "
-                     f"other hashed fields in the key, but {first_hashed.name!r} does",
-                     "put the metric field first in [[key.fields]], or list the leading hashed field first")
-        if metric.fixed_width is None:
-            key.fail("hash_fields", f"the metric field {metric.name!r} must have a fixed width",
-                     "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)")
-        options["metric_width"] = metric.fixed_width
+        options["metric_width"] = opentsdb_metric_width(key, fields, separator, hash_fields)
     key.done()
     return KeyParts(fields, separator, make_prefix(strategy, separator, **options), list(hash_fields))
+
+
+def opentsdb_metric_width(key: Section, fields: Sequence[FieldSpec], separator: bytes,
+                          hash_fields: Sequence[str]) -> int:
+    """Check that an ``opentsdb`` prefix fits the key and return the metric field's width:
+    no separator, the metric (first of ``hash_fields``) leads the hashed fields and is fixed-width."""
+    if separator:
+        key.fail("separator", "OpenTSDB keys have no separator", "remove key.separator")
+    metric = next(f for f in fields if f.name == hash_fields[0])
+    first_hashed = next(f for f in fields if f.name in hash_fields)
+    if metric is not first_hashed:
+        # The salt hashes metric + tags in key order and splits them at the metric's width.
+        key.fail("hash_fields", f"the metric field {metric.name!r} (listed first) must come before the "
+                 f"other hashed fields in the key, but {first_hashed.name!r} does",
+                 "put the metric field first in [[key.fields]], or list the leading hashed field first")
+    if metric.fixed_width is None:
+        key.fail("hash_fields", f"the metric field {metric.name!r} must have a fixed width",
+                 "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)")
+    return metric.fixed_width
 
 
 def parse_field(s: Section, index: int = 0) -> FieldSpec:

@@ -127,6 +127,112 @@ def with_regions(schema: KeySchema, regions: int) -> KeySchema:
     return out
 
 
+# Regions for strategy variants of a schema without [splits] (one region compares nothing).
+DEFAULT_VARIANT_REGIONS = 16
+# The option a bare number in "name:n" sets, per strategy (the parser refuses it elsewhere).
+_COUNT_OPTION = {"md5": "length"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One prefix strategy applied to a schema: ``name`` like ``"orders [mod:16]"``, the
+    canonical ``strategy`` entry (``"mod:16"``), the variant ``schema`` and a sentence on which
+    ``splits`` it got."""
+
+    name: str
+    strategy: str
+    schema: KeySchema
+    splits: str
+
+
+def parse_strategy(entry: str) -> tuple[str, dict[str, int]]:
+    """``"name[:n]"`` -> ``(name, options)``: n is the md5 length, else the bucket count.
+
+    Only the form is checked here; names and ranges are checked by :meth:`KeySchema.with_prefix`.
+    """
+    name, colon, count = entry.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise KeyshapeError(f"strategy entry {entry!r} is empty; write name[:n], e.g. mod:16")
+    if not colon:
+        return name, {}
+    try:
+        n = int(count.strip())
+    except ValueError:
+        raise KeyshapeError(f"strategy {entry.strip()!r}: {count.strip()!r} is not a whole number; write "
+                            "name:n with n the buckets (the length for md5), e.g. mod:16") from None
+    return name, {_COUNT_OPTION.get(name, "buckets"): n}
+
+
+def _region_count(schema: KeySchema) -> tuple[int, str]:
+    """The schema's own region count and where it comes from."""
+    spec = schema.splits
+    if spec is None:
+        return DEFAULT_VARIANT_REGIONS, f"default {DEFAULT_VARIANT_REGIONS}: the schema has no [splits]"
+    if spec.regions is not None:
+        return spec.regions, "the schema's region count"
+    return len(schema.split_keys()) + 1, "the schema's region count"
+
+
+def strategy_variants(schema: KeySchema | str | Path, entries: Sequence[str], *,
+                      regions: int | None = None, name: str | None = None) -> list[Variant]:
+    """One variant of ``schema`` per prefix strategy in ``entries`` (``"name[:n]"``, see
+    :func:`parse_strategy`), for comparing strategies on the same workload.
+
+    Every variant keeps the fields, separator, hash_fields and workload, and gets ``regions``
+    regions (default: the schema's region count; 16 when it has no ``[splits]``) with splits
+    matched to its strategy: ``algorithm = "prefix"`` for a prefix with buckets (at most one
+    region per bucket); for ``none`` the schema's own ``[splits]`` when they are not prefix
+    splits (re-cut to ``regions`` when that is given), else ``sample`` splits (quantiles of the
+    workload). Variant names are ``"<name> [<entry>]"``, name defaulting to the schema file's stem.
+    Raises SchemaError for a bad strategy or option (from the schema parser), KeyshapeError for
+    a malformed or repeated entry.
+    """
+    if not isinstance(schema, KeySchema):
+        schema = KeySchema.load(schema)
+    if not entries:
+        raise KeyshapeError("no strategies given; list at least one, e.g. none,mod:16")
+    if name is None:
+        name = (Path(schema.source).stem if schema.source and not schema.source.startswith("<")
+                else schema.table.full_name)
+    if regions is not None and regions < 1:
+        raise KeyshapeError(f"regions must be at least 1, got {regions}")
+    count, why = (regions, "as asked") if regions is not None else _region_count(schema)
+    out: list[Variant] = []
+    for entry in entries:
+        strategy, options = parse_strategy(entry)
+        try:
+            plain = schema.with_prefix(strategy, splits=None, **options)
+        except KeyshapeError as exc:
+            raise type(exc)(f"strategy {entry.strip()!r}: {exc}") from None
+        n = plain.prefix.bucket_count()
+        # Canonical entry: the count the strategy got, defaults included ("md5" -> "md5:4").
+        shown = plain.prefix.width if strategy == "md5" else getattr(plain.prefix, "n", None)
+        label = f"{strategy}:{shown}" if shown is not None else strategy
+        if any(v.strategy == label for v in out):
+            raise KeyshapeError(f"strategy {label!r} is listed twice; list each strategy once")
+        own = schema.splits
+        if count == 1:
+            variant, note = plain, f"no splits, 1 region ({why})"
+        elif n is not None:
+            variant = with_regions(plain, count)  # prefix splits: the copy has no [splits]
+            got = min(count, n)
+            note = (f"prefix splits, {got} regions ("
+                    + (f"one per bucket, {count} asked)" if got < count else f"{why})"))
+        elif own is not None and own.algorithm != "prefix":
+            variant = copy.copy(plain)
+            variant.splits = own
+            if regions is not None:
+                variant = with_regions(variant, regions)
+            note = f"the schema's own {own.algorithm} splits, {_region_count(variant)[0]} regions"
+        else:
+            variant = with_regions(plain, count)
+            note = (f"sample splits (workload quantiles), {count} regions ({why}"
+                    + ("; its own splits are prefix splits)" if own is not None else ")"))
+        out.append(Variant(f"{name} [{label}]", label, variant, note))
+    return out
+
+
 def _schema_text(schema: KeySchema) -> str | None:
     try:
         return Path(schema.source).read_text(encoding="utf-8")
