@@ -142,4 +142,14 @@ def test_split_outputs_strictly_increasing(a, b, num, inclusive):
         return
     keys = split(a, b, num, inclusive)
     assert len(keys) == num + 2
-    assert all(x < y for x, y in zip(keys, keys[1:]))
+    # inclusive widens the interval by one, so HBase's last interior key can equal b
+    # (test_split_inclusive_may_repeat_the_end_like_hbase); everything else strictly increases.
+    body = keys[:-1] if inclusive else keys
+    assert all(x < y for x, y in zip(body, body[1:]))
+    assert keys[-2] <= keys[-1]
+
+
+def test_split_inclusive_may_repeat_the_end_like_hbase():
+    """Bytes.split(new byte[0], {8}, true, 8) on the HBase 2.6.1 jar prints
+    '' \x01 ... \x07 \x08 \x08: the inclusive interval (diff + 1) / (num + 1) = 1 reaches b."""
+    assert split(b"", b"\x08", 8, inclusive=True) == [b""] + [bytes([i]) for i in range(1, 9)] + [b"\x08"]

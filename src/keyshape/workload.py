@@ -275,7 +275,11 @@ def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> It
     if not p.exists():
         raise KeyshapeError(f"{p}: no such file")
     if _is_parquet(p):
-        pf = pq.ParquetFile(p)
+        try:
+            pf = pq.ParquetFile(p)
+        except (pa.ArrowException, OSError) as exc:
+            raise KeyshapeError(f"{p}: not a readable Parquet file ({exc}); give a Parquet file, "
+                                "or a CSV file with a name that does not end in .parquet/.pq") from None
         missing = [c for c in columns or [] if c not in pf.schema_arrow.names]
         if missing:
             raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)}")
@@ -286,7 +290,12 @@ def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> It
     names = [h.strip().strip('"') for h in header]
     missing = [c for c in columns or [] if c not in names]
     if missing:
-        raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(names)}")
+        shown = ", ".join(names)
+        if len(shown) > 200 or not shown.isprintable():
+            # Not a header row (binary data, or a file without one): do not echo it back.
+            raise KeyshapeError(f"{p}: no column {missing[0]!r}; the first line is not a CSV header "
+                                "row: give a CSV whose first line names the columns, or Parquet")
+        raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {shown}")
     # Read every column as text: keys like "007" must keep their zeros.
     convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
                                   include_columns=columns, strings_can_be_null=False)

@@ -258,8 +258,9 @@ class Analyzer:
             raise ValueError("no keys to analyze: the workload or key file produced zero rows")
         auto = None
         live_hot: np.ndarray | None = None
+        live_server_hot: np.ndarray | None = None
         if self._held is not None:
-            auto, live_hot = self._replay_with_splits()
+            auto, live_hot, live_server_hot = self._replay_with_splits()
         rmap = self._rmap
         R = len(rmap)
         server_of = rmap.server_of(self.servers)
@@ -288,7 +289,8 @@ class Analyzer:
             hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
             increasing=self._order.increasing, decreasing=self._order.decreasing,
             servers=self.servers,
-            hot_window_server_share=float(hot_shares(server_heat).mean()),
+            hot_window_server_share=float(
+                (hot_shares(server_heat) if live_server_hot is None else live_server_hot).mean()),
             hints=hints or SchemaHints(),
         )
         v = judge(ev)
@@ -298,7 +300,16 @@ class Analyzer:
                 f"Auto-split from {auto['initial_regions']} region(s) at {auto['split_rows']} rows: "
                 f"{auto['splits']} splits, the first after {auto['first_split_write']} writes; "
                 "until then those regions took every write.")
-            if auto["initial_regions"] < auto["final_regions"]:
+            monotonic = (ev.increasing >= 0.9 or ev.decreasing >= 0.9
+                         or ev.hints.monotonic_field is not None)
+            if monotonic:
+                # Each split of a monotonic key leaves a cold lower half behind and the writes
+                # move on to the upper daughter: pre-splitting the same key range changes nothing.
+                v.advice.append(
+                    "Auto-split cannot spread a monotonic key: each split leaves a cold lower half "
+                    "and the writes move on to the new last region; salt the key first, then "
+                    "pre-split on the buckets.")
+            elif auto["initial_regions"] < auto["final_regions"]:
                 v.advice.append(
                     f"Pre-split to {auto['final_regions']} regions up front (the layout auto-split "
                     f"ends with) so the first {auto['first_split_write']:,} writes do not queue on "
@@ -317,9 +328,10 @@ class Analyzer:
             lint=list(lint), source=source, auto_split=auto,
         )
 
-    def _replay_with_splits(self) -> tuple[dict[str, Any], np.ndarray]:
+    def _replay_with_splits(self) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
         """Run the auto-split simulation, recount against the final regions, and measure each
-        window's hottest share over the regions that existed during that window."""
+        window's hottest share over the regions (and the servers hosting them, round-robin over
+        the live regions) that existed during that window."""
         keys = self._held or []
         sim = simulate_auto_split(keys, self.map.split_keys, max_rows=self.auto_split_rows,
                                   value_bytes=self.value_bytes)
@@ -330,6 +342,7 @@ class Analyzer:
         bounds = np.concatenate([[0], np.cumsum(heat.sum(axis=1))])
         final_starts = list(sim.region_map.starts)
         shares: list[float] = []
+        server_shares: list[float] = []
         for w in range(heat.shape[0]):
             n_w = int(bounds[w + 1] - bounds[w])
             if n_w == 0:
@@ -339,6 +352,10 @@ class Analyzer:
             owner = live.assign(final_starts)
             per_live = np.bincount(owner, weights=heat[w], minlength=len(live))
             shares.append(float(per_live.max() / n_w))
+            # A live region is served by one server whatever it later splits into.
+            per_server = np.bincount(live.server_of(self.servers), weights=per_live,
+                                     minlength=self.servers)
+            server_shares.append(float(per_server.max() / n_w))
         events: list[SplitEvent] = sim.splits
         auto = {
             "split_rows": self.auto_split_rows,
@@ -349,7 +366,7 @@ class Analyzer:
             "split_writes": [e.write_index for e in events],
         }
         self._held = None
-        return auto, np.array(shares)
+        return auto, np.array(shares), np.array(server_shares)
 
 
 def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],

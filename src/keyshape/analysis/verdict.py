@@ -187,7 +187,12 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         out.append(f"The split keys do not cover the key space: the edge region "
                    f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
                    "([splits] algorithm = \"prefix\" for a salted key, \"sample\" otherwise).")
-    if R == 1:
+    if R == 1 and (mono_field or monotonic_keys):
+        # Split points taken from today's keys all sort below tomorrow's: only salting helps.
+        out.append("Pre-split the salted table on its buckets ([splits] algorithm = \"prefix\", "
+                   "regions = a few per region server); pre-splitting this key as it is would not "
+                   "help, since every new key sorts after every split point.")
+    elif R == 1:
         out.append("Pre-split the table: set [splits] regions to a few per region server "
                    "(algorithm = \"prefix\" when the key is salted, else \"sample\").")
     for fname, value, share in heavy:
@@ -211,8 +216,8 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
                    f"of {ev.servers} regions.")
     if not out:
         if verdict == BALANCED:
-            out.append("No change needed for writes; re-run with your production row count and a "
-                       "sample of real keys (--keys) to confirm.")
+            out.append("No change needed for writes. On a generated workload, confirm with your "
+                       "production row count (--rows) and a sample of real keys (--keys).")
         elif verdict == SKEWED:
             out.append("Choose split points from a sample of real keys ([splits] algorithm = "
                        "\"sample\") or hash a higher-cardinality field into the prefix.")

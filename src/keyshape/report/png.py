@@ -64,16 +64,27 @@ def _region_ticks(ax: Axes, analysis: Analysis, axis: str) -> None:
         ax.set_xticks(ticks, labels, fontsize=7, family="monospace", rotation=60, ha="right")
 
 
+def window_caption(analysis: Analysis) -> str:
+    """What one heat-map column is: "50 windows of ~4,000 writes" when the windows hold (nearly)
+    equal numbers of writes, as for a workload or a key file; otherwise (the polls of a live
+    table) just the window count and the total, since a per-window figure would be false."""
+    sizes = analysis.heat.sum(axis=1)
+    n = int(sizes.size)
+    total = int(sizes.sum())
+    if n and sizes.min() >= 0.9 * sizes.max():
+        return f"{n} windows of ~{total / n:,.0f} writes"
+    return f"{n} windows, {total:,} writes in all, uneven per window"
+
+
 def draw_heatmap(ax: Axes, analysis: Analysis, *, vmax: float | None = None,
                  colorbar: bool = True, title: str | None = None) -> None:
     """Draw writes per region (rows, key order top to bottom) per time window (columns)."""
     heat = analysis.heat.T.astype(np.float64)
     windows = heat.shape[1]
-    per_window = analysis.rows / max(windows, 1)
     im = ax.imshow(heat, aspect="auto", interpolation="nearest", cmap="inferno",
                    vmin=0, vmax=vmax if vmax is not None else max(float(heat.max()), 1.0),
                    origin="upper", extent=(0, windows, len(analysis.regions) - 0.5, -0.5))
-    ax.set_xlabel(f"time → ({windows} windows of ~{per_window:,.0f} writes)")
+    ax.set_xlabel(f"time → ({window_caption(analysis)})")
     ax.set_ylabel("key space → (regions by start key)")
     _region_ticks(ax, analysis, "y")
     if title is not None:
@@ -101,12 +112,16 @@ def draw_region_bars(ax: Axes, analysis: Analysis) -> None:
 def draw_hot_share(ax: Axes, analysis: Analysis) -> None:
     """Draw, per window, the share of writes the hottest region takes, against the fair share."""
     shares = analysis.window_hot_shares
-    ax.plot(np.arange(shares.size) + 0.5, shares, color="#c62828", linewidth=1.5,
-            label="hottest region's share of the window")
+    windows = analysis.windows
+    # Shares exist for non-empty windows only; plot each under its heat-map column.
+    filled = np.flatnonzero(analysis.heat.sum(axis=1) > 0)
+    x = filled + 0.5 if filled.size == shares.size else np.arange(shares.size) + 0.5
+    ax.plot(x, shares, color="#c62828", linewidth=1.5, marker="o" if shares.size <= 12 else None,
+            markersize=3, label="hottest region's share of the window")
     ax.axhline(1 / len(analysis.regions), color="black", linestyle="--", linewidth=1,
                label=f"fair share (1/{len(analysis.regions)})")
     ax.set_ylim(0, 1.02)
-    ax.set_xlim(0, max(shares.size, 1))
+    ax.set_xlim(0, max(windows, shares.size, 1))
     ax.set_xlabel("time window")
     ax.set_ylabel("share of writes")
     # Above the axes: the line itself often runs along the top edge.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from rich import box
 from rich.console import Console, Group
 from rich.progress import (
     BarColumn,
@@ -32,9 +33,28 @@ _KEY_CHARS = 28
 _FIXED_CELLS = 52
 
 
-def _key(key: bytes, chars: int = _KEY_CHARS) -> str:
+def _key(key: bytes, chars: int = _KEY_CHARS, skip: int = 0) -> str:
+    """``key`` in toStringBinary form cut to ``chars`` cells. When it does not fit, the first
+    ``skip`` bytes (a prefix every boundary shares) become "…", so the bytes that tell regions
+    apart stay visible instead of the same leading bytes on every row."""
     text = to_string_binary(key)
+    if len(text) <= chars:
+        return text
+    if 0 < skip < len(key):
+        text = "…" + to_string_binary(key[skip:])
     return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _shared_prefix(keys: Sequence[bytes]) -> int:
+    """Length of the prefix all non-empty ``keys`` share (0 for fewer than two)."""
+    keys = [k for k in keys if k]
+    if len(keys) < 2:
+        return 0
+    lo, hi = min(keys), max(keys)
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    return n
 
 
 def _bar(share: float, top: float, width: int = 10) -> str:
@@ -71,6 +91,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     top = max((r.share for r in analysis.regions), default=0.0)
     fair = 1 / len(analysis.regions)
     shown = pick_regions(analysis.regions, limit)
+    skip = _shared_prefix([r.start for r in analysis.regions] + [r.end for r in analysis.regions])
     title = f"{len(analysis.regions)} regions"
     if len(shown) < len(analysis.regions):
         title += f" (busiest and quietest {sum(r is not None for r in shown)} shown)"
@@ -86,8 +107,8 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
         style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
             "dim" if r.rows == 0 else "")
         # Text, not str: rich would read "[...]" inside a key as markup.
-        table.add_row(str(r.index), Text(_key(r.start, chars) if r.start else "(start)"),
-                      Text(_key(r.end, chars) if r.end else "(end)"), f"{r.rows:,}",
+        table.add_row(str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
+                      Text(_key(r.end, chars, skip) if r.end else "(end)"), f"{r.rows:,}",
                       f"{100 * r.share:.1f}%", _bar(r.share, top), str(r.server), style=style)
     return table
 
@@ -145,15 +166,23 @@ def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None)
 
 def compare_table(analyses: Sequence[Analysis]) -> Table:
     """One row per design: verdict and headline numbers, side by side."""
-    table = Table(title="designs on the same workload", title_justify="left", header_style="bold")
-    for col in ("design", "verdict", "regions", "max/mean", "CV", "Gini", "deviation",
-                "hot window", "key bytes"):
-        table.add_column(col, justify="left" if col in ("design", "verdict") else "right")
-    for a in analyses:
-        table.add_row(Text(a.name), Text(a.verdict, style=STYLES.get(a.verdict, "")), str(len(a.regions)),
-                      f"{a.max_over_mean:.2f}", f"{a.cv:.3f}", f"{a.gini:.3f}",
-                      f"{a.deviation_rate:.2f}", f"{100 * a.hot_window_share:.1f}%",
-                      f"{a.key_length_mean:.1f}")
+    cells = [
+        [a.name, a.verdict, str(len(a.regions)), f"{a.max_over_mean:.2f}", f"{a.cv:.3f}",
+         f"{a.gini:.3f}", f"{a.deviation_rate:.2f}", f"{100 * a.hot_window_share:.1f}%",
+         f"{a.key_length_mean:.1f}"]
+        for a in analyses
+    ]
+    headers = ("design", "verdict", "regions", "max/\nmean", "CV", "Gini", "devi-\nation",
+               "hot\nwindow", "key\nbytes")
+    # Narrow borders and two-line headers keep every name, verdict and number whole on an
+    # 80-column terminal (rich would otherwise cut them to "seque…" / "hotsp…").
+    table = Table(title="designs on the same workload", title_justify="left", header_style="bold",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    for i, head in enumerate(headers):
+        width = max([len(line) for line in head.split("\n")] + [len(row[i]) for row in cells])
+        table.add_column(head, justify="left" if i < 2 else "right", no_wrap=True, min_width=width)
+    for a, row in zip(analyses, cells):
+        table.add_row(Text(row[0]), Text(row[1], style=STYLES.get(a.verdict, "")), *row[2:])
     return table
 
 

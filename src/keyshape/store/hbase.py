@@ -117,7 +117,8 @@ class HBaseStore(HBaseAdmin):
         if namespace != "default" and not self.namespace_exists(namespace):
             return TableNotFound(f"table {table!r} does not exist: namespace {namespace!r} does not "
                                  "exist either (create it, or create the table from its schema)")
-        return TableNotFound(f"table {table!r} does not exist")
+        return TableNotFound(f"table {table!r} does not exist; check the name (namespace:table), or "
+                             "create it from its schema (keyshape create SCHEMA --hbase HOST:PORT)")
 
     def refused(self, exc: ServerError, table: str, what: str) -> StoreError:
         """A one-line StoreError (or TableNotFound) for a server's refusal."""
@@ -131,7 +132,9 @@ class HBaseStore(HBaseAdmin):
             return StoreError(f"namespace {split_table_name(table)[0]!r} does not exist; create it "
                               "first (create_namespace, or keyshape.store.ensure_table)")
         if short == "TableExistsException":
-            return StoreError(f"table {table!r} already exists")
+            return StoreError(f"table {table!r} already exists; use it as it is, drop it in the HBase "
+                              f"shell (disable '{table}'; drop '{table}'), or give the schema's "
+                              "[table] another name")
         return StoreError(f"HBase refused {what} on {table!r}: {exc}")
 
     def family_hint(self, table: str) -> str:
