@@ -165,11 +165,13 @@ class Prefix:
         head = self.head_width
         if len(key) < head:
             raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)} is shorter than the {head}-byte {self.name} prefix"
+                f"key {hbytes.to_string_binary(key)} is shorter than the {head}-byte {self.name} prefix; "
+                "was it written with this schema?"
             )
         if self.sep_after and self.separator and key[self.width : head] != self.separator:
             raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)} lacks the separator after its {self.name} prefix"
+                f"key {hbytes.to_string_binary(key)} lacks the separator after its {self.name} prefix; "
+                "was it written with this schema?"
             )
         return key[head:]
 

@@ -121,7 +121,7 @@ def summary_table(analysis: Analysis) -> Table:
     table.add_column()
     fair = 1 / len(a.regions)
     rows = [
-        ("rows", f"{a.rows:,} over {len(a.regions)} regions on {a.servers} servers"),
+        ("rows", f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} server{'' if a.servers == 1 else 's'}"),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
         ("hot window share", f"{100 * a.hot_window_share:.1f}% of writes in the busiest region "
