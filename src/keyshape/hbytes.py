@@ -8,6 +8,7 @@ Python compares ``bytes``); text for people is ``Bytes.toStringBinary``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "MAX_LONG",
@@ -15,6 +16,7 @@ __all__ = [
     "int32",
     "int64",
     "compare",
+    "shared_prefix_length",
     "to_string_binary",
     "to_bytes_binary",
     "split",
@@ -69,6 +71,20 @@ def compare(a: bytes, b: bytes) -> int:
 # the output ambiguous; everything else becomes \xNN with upper-case hex.
 _PRINTABLE = frozenset(range(0x20, 0x7F)) - {0x5C}
 _TO_TEXT = [chr(c) if c in _PRINTABLE else f"\\x{c:02X}" for c in range(256)]
+
+
+def shared_prefix_length(keys: Iterable[bytes]) -> int:
+    """Bytes that every non-empty key in ``keys`` starts with (0 for fewer than two keys).
+
+    Reports label regions by the bytes after it, where keys actually differ."""
+    present = [k for k in keys if k]
+    if len(present) < 2:
+        return 0
+    lo, hi = min(present), max(present)  # the sorted extremes share what all keys share
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    return n
 
 
 def next_prefix(prefix: bytes) -> bytes:

@@ -17,22 +17,11 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from keyshape.analysis import Analysis  # noqa: E402
-from keyshape.hbytes import to_string_binary  # noqa: E402
+from keyshape.hbytes import shared_prefix_length, to_string_binary  # noqa: E402
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
 _LABEL_CHARS = 22
-
-
-def _common_prefix(keys: Sequence[bytes]) -> int:
-    keys = [k for k in keys if k]
-    if len(keys) < 2:
-        return 0
-    lo, hi = min(keys), max(keys)
-    n = 0
-    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
-        n += 1
-    return n
 
 
 def _short(key: bytes, skip: int = 0) -> str:
@@ -48,7 +37,7 @@ def _region_ticks(ax: Axes, analysis: Analysis, axis: str) -> None:
     """Label regions with their start keys when few, else with every k-th region index."""
     n = len(analysis.regions)
     starts = [r.start for r in analysis.regions]
-    common = _common_prefix(starts)
+    common = shared_prefix_length(starts)
     # Keep the shared prefix when it is short and readable; drop it when it hides the difference.
     skip = common if len(to_string_binary(starts[-1])) > _LABEL_CHARS else 0
     if n <= _MAX_KEY_LABELS:

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyshape.analysis import Analysis, RegionLoad
-from keyshape.hbytes import to_string_binary
+from keyshape.hbytes import shared_prefix_length, to_string_binary
 
 STYLES = {"balanced": "bold green", "skewed": "bold yellow", "hotspot": "bold red"}
 _KEY_CHARS = 28
@@ -44,17 +44,6 @@ def _key(key: bytes, chars: int = _KEY_CHARS, skip: int = 0) -> str:
         text = "…" + to_string_binary(key[skip:])
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
-
-def _shared_prefix(keys: Sequence[bytes]) -> int:
-    """Length of the prefix all non-empty ``keys`` share (0 for fewer than two)."""
-    keys = [k for k in keys if k]
-    if len(keys) < 2:
-        return 0
-    lo, hi = min(keys), max(keys)
-    n = 0
-    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
-        n += 1
-    return n
 
 
 def _bar(share: float, top: float, width: int = 10) -> str:
@@ -91,7 +80,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     top = max((r.share for r in analysis.regions), default=0.0)
     fair = 1 / len(analysis.regions)
     shown = pick_regions(analysis.regions, limit)
-    skip = _shared_prefix([r.start for r in analysis.regions] + [r.end for r in analysis.regions])
+    skip = shared_prefix_length([r.start for r in analysis.regions] + [r.end for r in analysis.regions])
     title = f"{len(analysis.regions)} regions"
     if len(shown) < len(analysis.regions):
         title += f" (busiest and quietest {sum(r is not None for r in shown)} shown)"
