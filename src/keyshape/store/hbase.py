@@ -116,7 +116,8 @@ class HBaseStore(HBaseAdmin):
         namespace, _ = split_table_name(table)
         if namespace != "default" and not self.namespace_exists(namespace):
             return TableNotFound(f"table {table!r} does not exist: namespace {namespace!r} does not "
-                                 "exist either (create it, or create the table from its schema)")
+                                 "exist either; check the name (namespace:table), or create both from "
+                                 "the schema (keyshape create SCHEMA --hbase HOST:PORT)")
         return TableNotFound(f"table {table!r} does not exist; check the name (namespace:table), or "
                              "create it from its schema (keyshape create SCHEMA --hbase HOST:PORT)")
 
