@@ -2,7 +2,7 @@
 
 The orders layout of examples/orders.toml (bucket + user + reverse time + order id) with B = 8, 16
 and 100 buckets, and an unsalted copy (no prefix, one region), all holding the same N rows
-(`keyshape.live.load_workload`, batches of 1000). Per B, best of 3:
+(`keyshape.ops.live.load_workload`, batches of 1000). Per B, best of 3:
   * plain    — one range scan of the unsalted table (`store.scan`), N rows;
   * merged   — `keyshape.read.scan` over all B buckets, the same N rows in original key order,
                sequential (parallel=0) and with `--parallel` fetch threads;
@@ -28,7 +28,7 @@ from _common import ROOT, best_of, parser, print_table, write_json  # noqa: E402
 from _hbase import add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name  # noqa: E402
 
 from keyshape import read  # noqa: E402
-from keyshape.live import load_workload  # noqa: E402
+from keyshape.ops.live import load_workload  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
 from keyshape.store import create_table_from_schema, open_store  # noqa: E402
 from keyshape.workload import generate  # noqa: E402

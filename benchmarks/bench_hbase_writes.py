@@ -1,7 +1,7 @@
 """Writes on a real HBase: the seeds' RowKeyPerformanceTester, done properly.
 
 The same N rows (event ids 1..N, one 8-byte cell each) are written through keyshape's HBase store
-in batches of 1000 (`keyshape.live.load_workload`) into four tables:
+in batches of 1000 (`keyshape.ops.live.load_workload`) into four tables:
   (a) sequential keys (Bytes.toBytes(long id)), one region, no pre-split;
   (b) the same keys into R regions pre-split at id = N*i/R;
   (c) md5_hex(id)[:8] + id, pre-split with HexStringSplit into R regions;
@@ -30,12 +30,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parser, print_table, write_json  # noqa: E402
-from _hbase import (add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name,  # noqa: E402
-                    set_table_attributes)
+from _hbase import (  # noqa: E402
+    add_hbase_arg,
+    cluster_facts,
+    drop_quietly,
+    hbase_url,
+    scratch_name,
+    set_table_attributes,
+)
 
-from keyshape.hbytes import to_string_binary  # noqa: E402
-from keyshape.live import LiveHeat, load_workload  # noqa: E402
-from keyshape.regions import RegionMap  # noqa: E402
+from keyshape.core.hbytes import to_string_binary  # noqa: E402
+from keyshape.core.regions import RegionMap  # noqa: E402
+from keyshape.ops.live import LiveHeat, load_workload  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
 from keyshape.store import ensure_table, open_store  # noqa: E402
 from keyshape.workload import generate  # noqa: E402

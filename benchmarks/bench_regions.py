@@ -18,8 +18,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of, parser, print_table, write_json  # noqa: E402
 
-from keyshape.keyarray import KeyArray  # noqa: E402
-from keyshape.regions import RegionMap, simulate_auto_split  # noqa: E402
+from keyshape.core.keyarray import KeyArray  # noqa: E402
+from keyshape.core.regions import RegionMap, simulate_auto_split  # noqa: E402
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from keyshape.hbytes import to_bytes_binary
+from keyshape.core.hbytes import to_bytes_binary
 from keyshape.schema import KeySchema
 
 ORDERS = str(Path(__file__).parent.parent / "examples" / "orders.toml")

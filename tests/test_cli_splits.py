@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from keyshape.hbytes import to_bytes_binary
+from keyshape.core.hbytes import to_bytes_binary
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

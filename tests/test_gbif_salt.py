@@ -3,7 +3,7 @@ at c6a0864): ``salt(key)`` = zero-padded ``(key.hashCode() & 0xfffffff) % modulu
 ``getTableRegions()`` = the padded numbers 1..modulus-1.
 
 Expected values are rebuilt here from that source with String.hashCode written out (never with
-keyshape.hashing), plus the vectors of GBIF's own ModulusSaltTest.
+keyshape.core.hashing), plus the vectors of GBIF's own ModulusSaltTest.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape.hashing import gbif_modulus_salt
-from keyshape.splits import bucket_splits
+from keyshape.core.hashing import gbif_modulus_salt
+from keyshape.core.splits import bucket_splits
 
 
 def string_hash_code(s: str) -> int:

@@ -1,4 +1,4 @@
-"""keyshape.hashing against Java: vectors printed by the real upstream jars (hbase_golden:
+"""keyshape.core.hashing against Java: vectors printed by the real upstream jars (hbase_golden:
 hbase-common 2.6.4, phoenix-core-client 5.2.1, opentsdb 2.4.1, hbasewd 0.1.0) plus textbook values."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hbase_golden import golden, salt_golden, unhex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape.hashing import (
+from keyshape.core.hashing import (
     crc32,
     hbasewd_one_byte_hash,
     hbasewd_one_byte_hash_many,

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import standalone as sa
-
 from hbase_fixture import HBaseHandle
 
 

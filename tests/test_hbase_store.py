@@ -19,7 +19,12 @@ import pytest
 
 from keyshape.errors import StoreError, TableNotFound, WriteFailed
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
-from keyshape.store import create_table_from_schema, ensure_table, open_store, verify_regions
+from keyshape.store import (
+    create_table_from_schema,
+    ensure_table,
+    open_store,
+    verify_regions,
+)
 from keyshape.store.hbase import HBaseStore
 
 pytestmark = pytest.mark.hbase

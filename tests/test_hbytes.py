@@ -1,4 +1,4 @@
-"""keyshape.hbytes against HBase's Bytes (vectors from the real hbase-common 2.6.4, see hbase_golden)."""
+"""keyshape.core.hbytes against HBase's Bytes (vectors from the real hbase-common 2.6.4, see hbase_golden)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hbase_golden import golden, unhex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape.hbytes import (
+from keyshape.core.hbytes import (
     MAX_LONG,
     compare,
     int32,

@@ -10,12 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyshape.fields import FieldSpec
-from keyshape.hashing import java_bytes_hash, java_bytes_hash_many, phoenix_salt, phoenix_salt_many
-from keyshape.keyarray import KeyArray
-from keyshape.prefixes import OpenTsdbPrefix
-from keyshape.regions import RegionMap
+from keyshape.core.hashing import (
+    java_bytes_hash,
+    java_bytes_hash_many,
+    phoenix_salt,
+    phoenix_salt_many,
+)
+from keyshape.core.keyarray import KeyArray
+from keyshape.core.regions import RegionMap
 from keyshape.schema import KeySchema
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.prefixes import OpenTsdbPrefix
 from keyshape.workload import generate
 
 EXAMPLES = sorted(Path(__file__).resolve().parent.parent.joinpath("examples").glob("*.toml"))

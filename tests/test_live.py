@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyshape.ddl import shell_create_statement
+from keyshape.core.hbytes import to_bytes_binary
 from keyshape.errors import StoreError, WriteFailed
-from keyshape.hbytes import to_bytes_binary
-from keyshape.live import LiveHeat, live_analysis, load_workload, row_value, watch
+from keyshape.ops.live import LiveHeat, live_analysis, load_workload, row_value, watch
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
+from keyshape.schema.ddl import shell_create_statement
 from keyshape.store import EmbeddedStore, ensure_table
 from keyshape.store.base import RegionInfo, check_regions
 from keyshape.workload import generate
@@ -154,7 +154,6 @@ class _FailingStore:
         self.batches += 1
         if self.batches != self.fail_on:
             return self.inner.writer(table, batch_size, **kw)
-        outer = self
 
         class W:
             rows: list[bytes] = []

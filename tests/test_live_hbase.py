@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from keyshape.analysis.designs import analyze_schema
-from keyshape.live import LiveHeat, live_analysis, load_workload, row_value, watch
+from keyshape.ops.live import LiveHeat, live_analysis, load_workload, row_value, watch
 from keyshape.schema import KeySchema
 from keyshape.workload import generate
 
@@ -64,8 +64,8 @@ def open_hbase(url: str) -> Any:
 
 
 def create(store: Any, schema: KeySchema) -> None:
-    from keyshape.store.base import check_regions
     from keyshape.store import ensure_table
+    from keyshape.store.base import check_regions
 
     ensure_table(store, schema.table, schema.split_keys())
     check_regions(store.regions(schema.table.full_name), schema.split_keys())

@@ -1,4 +1,4 @@
-"""keyshape.ordered against HBase OrderedBytes (hbase-common, util/OrderedBytes.java).
+"""keyshape.core.ordered against HBase OrderedBytes (hbase-common, util/OrderedBytes.java).
 
 Exact byte vectors come from TestOrderedBytes where it has them (testBlobCopyNoZeroBytes), from the
 OrderedBytes javadoc, or are worked out by hand from the OrderedBytes source (header constants
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape import ordered as o
+from keyshape.core import ordered as o
 
 ORDERS = [False, True]
 MAX_LONG = 2**63 - 1
@@ -540,7 +540,7 @@ def test_reverse_timestamp_is_long_max_minus_ms():
 
 
 def test_reverse_timestamp_matches_hbytes_int64_when_present():
-    hbytes = pytest.importorskip("keyshape.hbytes")
+    hbytes = pytest.importorskip("keyshape.core.hbytes")
     for ms in (0, 1, 1_700_000_000_000, MAX_LONG):
         assert o.reverse_timestamp(ms) == hbytes.int64(MAX_LONG - ms)
 

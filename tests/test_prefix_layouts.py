@@ -1,7 +1,7 @@
 """Every prefix strategy's byte layout against issue 3's text, word by word, under hypothesis.
 
 The expected key is rebuilt here from the issue's formulas with hashlib, zlib, struct and the Java
-hash functions written out below (never with keyshape.hashing), for ``encode`` and ``encode_many``
+hash functions written out below (never with keyshape.core.hashing), for ``encode`` and ``encode_many``
 alike: J = the hashed fields joined by the separator in key order, K = all fields joined by it.
 """
 

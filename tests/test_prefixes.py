@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyshape import hashing
+from keyshape.core import hashing
+from keyshape.core.splits import bucket_splits
 from keyshape.errors import KeyshapeError
-from keyshape.prefixes import STRATEGIES, java_string_hash_many
 from keyshape.schema import KeySchema
-from keyshape.splits import bucket_splits
+from keyshape.schema.prefixes import STRATEGIES, java_string_hash_many
 
 
 def java_string_hash(s: str) -> int:

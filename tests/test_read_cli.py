@@ -21,7 +21,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def expected_keys(rows: int) -> list[str]:
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core.hbytes import to_string_binary
 
     schema = KeySchema.load(ORDERS)
     store = EmbeddedStore()

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from read_oracle import USERS, load, make_schema, records, schemas
 
 from keyshape.read import get, get_many
 from keyshape.store import EmbeddedStore
-from read_oracle import USERS, load, make_schema, records, schemas
 
 
 class CallLog:

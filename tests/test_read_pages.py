@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from read_oracle import USERS, load, make_schema, oracle, records, schemas
 
 from keyshape.errors import KeyshapeError
 from keyshape.read import offset_page, scan_page
 from keyshape.store import EmbeddedStore, open_store
-from read_oracle import USERS, load, make_schema, oracle, records, schemas
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from read_oracle import USERS, load, make_schema, oracle, records, schemas
 
 from keyshape.errors import KeyshapeError
 from keyshape.read import scan
 from keyshape.schema import KeySchema
 from keyshape.store import EmbeddedStore, ensure_table, open_store
-from read_oracle import USERS, load, make_schema, oracle, records, schemas
 
 queries = st.fixed_dictionaries({
     "u": st.none() | st.sampled_from(USERS),

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyshape.regions import RegionMap, simulate_auto_split
+from keyshape.core.regions import RegionMap, simulate_auto_split
 
 # Bytes drawn mostly from the edge values that break naive encodings: NUL (stripped by numpy 'S'),
 # 0x01, the sign boundary 0x7f/0x80 and 0xff.

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keyshape.core.hbytes import next_prefix
 from keyshape.errors import SchemaError
-from keyshape.hbytes import next_prefix
 from keyshape.schema import KeySchema, TableSpec
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))

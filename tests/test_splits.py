@@ -1,4 +1,4 @@
-"""keyshape.splits against RegionSplitter / Admin.createTable (vectors from real hbase-server 2.6.4)."""
+"""keyshape.core.splits against RegionSplitter / Admin.createTable (vectors from real hbase-server 2.6.4)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hbase_golden import golden, unhex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape.hbytes import int64, short, to_bytes_binary
-from keyshape.splits import (
+from keyshape.core.hbytes import int64, short, to_bytes_binary
+from keyshape.core.splits import (
     bucket_splits,
     decimal_string_split,
     format_splits,

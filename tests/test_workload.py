@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import SchemaError
-from keyshape.hbytes import to_string_binary
 from keyshape.schema import KeySchema
 from keyshape.workload import generate, read_keys, read_records
 

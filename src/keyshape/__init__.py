@@ -1,28 +1,18 @@
 """keyshape: design HBase row keys and pre-split tables, and prove the load spreads evenly.
 
 The public API, by layer (bytes -> keys -> regions -> stores -> reads -> analysis); each layer's
-module holds the details. ``compare`` is HBase's unsigned byte comparison (``keyshape.hbytes``);
+module holds the details. ``compare`` is HBase's unsigned byte comparison (``keyshape.core.hbytes``);
 key designs are compared with ``compare_designs`` (``keyshape.analysis.designs.compare``).
 """
 
 __version__ = "0.1.0"
 
 # --- errors -----------------------------------------------------------------------------------
-from keyshape.errors import KeyshapeError, SchemaError, StoreError, TableNotFound, WriteFailed
-
-# --- bytes: HBase's byte conventions, Java hashes and salts, order-preserving encodings ---------
-from keyshape.hbytes import (
-    MAX_LONG,
-    compare,
-    int32,
-    int64,
-    next_prefix,
-    short,
-    split,
-    to_bytes_binary,
-    to_string_binary,
-)
-from keyshape.hashing import (
+# --- analysis: does the load spread evenly? ---------------------------------------------------
+from keyshape.analysis import Analysis, analyze
+from keyshape.analysis.designs import analyze_schema
+from keyshape.analysis.designs import compare as compare_designs
+from keyshape.core.hashing import (
     crc32,
     gbif_modulus_salt,
     hbasewd_one_byte_hash,
@@ -34,7 +24,21 @@ from keyshape.hashing import (
     opentsdb_salt,
     phoenix_salt,
 )
-from keyshape.ordered import (
+
+# --- bytes: HBase's byte conventions, Java hashes and salts, order-preserving encodings ---------
+from keyshape.core.hbytes import (
+    MAX_LONG,
+    compare,
+    int32,
+    int64,
+    next_prefix,
+    short,
+    split,
+    to_bytes_binary,
+    to_string_binary,
+)
+from keyshape.core.keyarray import KeyArray
+from keyshape.core.ordered import (
     decode,
     encode_blob_copy,
     encode_blob_var,
@@ -44,12 +48,10 @@ from keyshape.ordered import (
     encode_string,
     reverse_timestamp,
 )
-from keyshape.keyarray import KeyArray
 
-# --- keys: schemas, split keys, workloads ----------------------------------------------------
-from keyshape.schema import FamilySpec, KeySchema, TableSpec
-from keyshape.lint import Finding
-from keyshape.splits import (
+# --- regions ---------------------------------------------------------------------------------
+from keyshape.core.regions import RegionMap, simulate_auto_split
+from keyshape.core.splits import (
     bucket_splits,
     decimal_string_split,
     format_splits,
@@ -58,19 +60,12 @@ from keyshape.splits import (
     sample_splits,
     uniform_split,
 )
-from keyshape.workload import WorkloadSpec, generate, read_keys, read_records
-
-# --- regions ---------------------------------------------------------------------------------
-from keyshape.regions import RegionMap, simulate_auto_split
-
-# --- stores ----------------------------------------------------------------------------------
-from keyshape.store import (
-    EmbeddedStore,
-    RegionInfo,
-    Store,
-    create_table_from_schema,
-    ensure_table,
-    open_store,
+from keyshape.errors import (
+    KeyshapeError,
+    SchemaError,
+    StoreError,
+    TableNotFound,
+    WriteFailed,
 )
 
 # --- reads: salted tables read as if unsalted -------------------------------------------------
@@ -84,10 +79,20 @@ from keyshape.read import (
     scan_page,
 )
 
-# --- analysis: does the load spread evenly? ---------------------------------------------------
-from keyshape.analysis import Analysis, analyze
-from keyshape.analysis.designs import analyze_schema
-from keyshape.analysis.designs import compare as compare_designs
+# --- keys: schemas, split keys, workloads ----------------------------------------------------
+from keyshape.schema import FamilySpec, KeySchema, TableSpec
+from keyshape.schema.lint import Finding
+
+# --- stores ----------------------------------------------------------------------------------
+from keyshape.store import (
+    EmbeddedStore,
+    RegionInfo,
+    Store,
+    create_table_from_schema,
+    ensure_table,
+    open_store,
+)
+from keyshape.workload import WorkloadSpec, generate, read_keys, read_records
 
 __all__ = [
     # errors

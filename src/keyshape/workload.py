@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from keyshape import hbytes
+from keyshape.core import hbytes
 from keyshape.errors import KeyshapeError
-from keyshape.fields import FieldSpec, parse_timestamp
+from keyshape.schema.fields import FieldSpec, parse_timestamp
 
 __all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "generate", "parse_workload",
            "read_keys", "read_records"]
@@ -97,7 +97,7 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
 
 
 def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpec:
-    """Check and read a ``[workload]`` :class:`keyshape.schema_parse.Section`."""
+    """Check and read a ``[workload]`` :class:`keyshape.schema.parse.Section`."""
     rows = section.get("rows", int, 100_000, minimum=1)
     seed = section.get("seed", int, 0, minimum=0)
     value_bytes = section.get("value_bytes", int, 100, minimum=0)

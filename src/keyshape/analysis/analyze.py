@@ -36,9 +36,9 @@ from keyshape.analysis.timeline import (
     moving_direction,
 )
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
-from keyshape.hbytes import to_string_binary
-from keyshape.keyarray import KeyArray
-from keyshape.regions import RegionMap, SplitEvent, simulate_auto_split
+from keyshape.core.hbytes import to_string_binary
+from keyshape.core.keyarray import KeyArray
+from keyshape.core.regions import RegionMap, SplitEvent, simulate_auto_split
 
 Progress = Callable[[int], None]
 

@@ -15,8 +15,8 @@ from typing import Any
 from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
+from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.keyarray import KeyArray
 from keyshape.schema import KeySchema
 
 DEFAULT_ROWS = 200_000

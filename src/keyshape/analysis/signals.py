@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape.keyarray import KeyArray
+from keyshape.core.keyarray import KeyArray
 
 
 class WriteOrder:

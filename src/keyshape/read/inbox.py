@@ -16,7 +16,7 @@ family              qualifier                                                   
 
 "Descending" subjects are byte-inverted (XOR 0xFF). Inverting raw UTF-8 alone is wrong for
 prefixes ("ab" would still sort before "abc"), so the subject goes through OrderedBytes TEXT,
-whose terminator is inverted too (``keyshape.ordered.encode_string(s, descending=True)``). The
+whose terminator is inverted too (``keyshape.core.ordered.encode_string(s, descending=True)``). The
 reverse timestamp puts the newest mail first among equal senders/subjects; the message id makes
 qualifiers unique. Create the table with families ``m``, ``idx-from-asc`` and
 ``idx-subject-desc``; keep rows small enough for one region (HBase never splits a row).
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keyshape import ordered
+from keyshape.core import ordered
 
 __all__ = ["FAMILIES", "message_cells", "inbox_by"]
 

@@ -22,7 +22,7 @@ from typing import Any
 from keyshape.errors import KeyshapeError, WriteFailed
 from keyshape.read.merged import Row, scan
 from keyshape.read.plan import original_key
-from keyshape.schema_index import ROW_FIELD, IndexSpec
+from keyshape.schema.index import ROW_FIELD, IndexSpec
 
 __all__ = ["IndexedWriter", "RepairReport", "index_key", "index_of", "read_by_index", "repair_index"]
 

@@ -18,7 +18,13 @@ from itertools import islice
 from typing import Any
 
 from keyshape.errors import KeyshapeError
-from keyshape.read.plan import BucketRange, after_cursor, fingerprint, original_key, plan_ranges
+from keyshape.read.plan import (
+    BucketRange,
+    after_cursor,
+    fingerprint,
+    original_key,
+    plan_ranges,
+)
 from keyshape.read.prefetch import PrefetchSource
 from keyshape.read.token import Cursor, decode_token, encode_token
 
@@ -62,7 +68,7 @@ class Row:
         return hash(self.key)
 
     def __repr__(self) -> str:
-        from keyshape.hbytes import to_string_binary
+        from keyshape.core.hbytes import to_string_binary
 
         return f"Row({to_string_binary(self.key)!r}, cells={len(self.cells)})"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from keyshape import __version__
 from keyshape.analysis import Analysis
-from keyshape.hbytes import to_string_binary
+from keyshape.core.hbytes import to_string_binary
 from keyshape.report.png import (
     VERDICT_COLOURS,
     compare_figure,

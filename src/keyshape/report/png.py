@@ -17,7 +17,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from keyshape.analysis import Analysis  # noqa: E402
-from keyshape.hbytes import shared_prefix_length, to_string_binary  # noqa: E402
+from keyshape.core.hbytes import shared_prefix_length, to_string_binary  # noqa: E402
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32

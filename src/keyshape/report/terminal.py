@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyshape.analysis import Analysis, RegionLoad
-from keyshape.hbytes import shared_prefix_length, to_string_binary
+from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 
 STYLES = {"balanced": "bold green", "skewed": "bold yellow", "hotspot": "bold red"}
 _KEY_CHARS = 28

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
+from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import StoreError
-from keyshape.hbytes import next_prefix, to_string_binary
 
 __all__ = ["BatchWriter", "RegionInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
            "scan_bounds", "check_regions"]

@@ -22,8 +22,8 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
-from keyshape.hbytes import to_string_binary
 from keyshape.store.base import as_bytes
 
 __all__ = ["FOREVER", "NO_MARK", "Cells", "Families", "Selection", "Versions", "now_ms", "select"]

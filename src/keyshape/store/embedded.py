@@ -19,10 +19,16 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from keyshape.core.hbytes import to_string_binary
+from keyshape.core.regions import RegionMap
 from keyshape.errors import StoreError, TableNotFound, WriteFailed
-from keyshape.hbytes import to_string_binary
-from keyshape.regions import RegionMap
-from keyshape.store.base import RegionInfo, as_bytes, join_table_name, scan_bounds, split_table_name
+from keyshape.store.base import (
+    RegionInfo,
+    as_bytes,
+    join_table_name,
+    scan_bounds,
+    split_table_name,
+)
 from keyshape.store.cells import Cells, Families, Selection, now_ms, select
 
 __all__ = ["EmbeddedStore"]

@@ -48,7 +48,7 @@ def key_group() -> None:
 @click.argument("values", nargs=-1, metavar="FIELD=VALUE...")
 def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
     """Print the row key of FIELD=VALUE... (toStringBinary) and its length in bytes."""
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core.hbytes import to_string_binary
 
     schema = _schema(schema_path)
     key = schema.encode(parse_assignments(schema, values, allow_range=False))
@@ -61,7 +61,7 @@ def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
 @click.argument("key")
 def key_decode(schema_path: str, key: str) -> None:
     """Print the fields of KEY (given in toStringBinary form), one name=value per line."""
-    from keyshape.hbytes import to_bytes_binary, to_string_binary
+    from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 
     schema = _schema(schema_path)
     for name, value in schema.decode(to_bytes_binary(key, strict=True)).items():
@@ -77,7 +77,7 @@ def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
 
     One line per range: start, a tab, stop (toStringBinary; an empty stop is the table's end).
     """
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core.hbytes import to_string_binary
 
     schema = _schema(schema_path)
     for start, stop in schema.scan_ranges(**parse_assignments(schema, values, allow_range=True)):

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape.keyarray import KeyArray
+from keyshape.core.keyarray import KeyArray
 
 __all__ = [
     "java_string_hash",
@@ -132,7 +132,7 @@ def java_bytes_hash_many(keys: Sequence[bytes] | KeyArray) -> np.ndarray:
     """:func:`java_bytes_hash` of every key, as an ``int32`` array in input order.
 
     ``Arrays.hashCode(a) = 31**n + sum(a[i] * 31**(n-1-i))`` modulo 2**32 (signed bytes),
-    computed for all keys at once on a :class:`~keyshape.keyarray.KeyArray` (built from a list of
+    computed for all keys at once on a :class:`~keyshape.core.keyarray.KeyArray` (built from a list of
     bytes when given one).
     """
     ka = _key_array(keys)

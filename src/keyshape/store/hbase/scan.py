@@ -11,16 +11,13 @@ just past the last row it returned, so no row is returned twice or skipped.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from hbasedriver.protobuf_py import Client_pb2
 
 from keyshape.errors import StoreError
 from keyshape.store.base import split_table_name
-from keyshape.store.hbase_rpc import ConnectionLost, Region, RpcConnection, ServerError
-
-if TYPE_CHECKING:
-    from keyshape.store.hbase import HBaseStore
+from keyshape.store.hbase.client import HBaseClient, cells_of
+from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, ServerError
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
 Rows = Iterator[tuple[bytes, dict[bytes, bytes]]]
@@ -33,8 +30,6 @@ _REOPEN = {"UnknownScannerException", "OutOfOrderScannerNextException", "Scanner
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
                  remaining: int | None) -> Rows:
     """Rows of one region's scanner; closes the scanner if the caller stops early."""
-    from keyshape.store.hbase import cells_of
-
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
 
@@ -70,7 +65,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 pass  # the lease expires on its own
 
 
-def scan_rows(store: HBaseStore, table: str, low: Bound, high: Bound, reverse: bool,
+def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
               limit: int | None, columns: list[Client_pb2.Column], batch: int) -> Rows:
     """Rows with ``low <= row <= high`` (each bound inclusive or not, None = unbounded),
     ascending or (``reverse``) descending, at most ``limit``."""

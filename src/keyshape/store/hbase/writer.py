@@ -11,24 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hbasedriver.protobuf_py import Client_pb2
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError, WriteFailed
-from keyshape.hbytes import to_string_binary
 from keyshape.store.base import split_table_name
-from keyshape.store.hbase_rpc import ConnectionLost, Region, ServerError
-
-if TYPE_CHECKING:
-    from keyshape.store.hbase import HBaseStore
+from keyshape.store.hbase.client import HBaseClient
+from keyshape.store.hbase.rpc import ConnectionLost, Region, ServerError
 
 __all__ = ["HBaseWriter", "run_multi"]
 
 _CELL_OVERHEAD = 24  # bytes per cell beyond row/column/value in a MutationProto (ts, tags, varints)
 
 
-def run_multi(store: HBaseStore, table: str, rows: list[bytes],
+def run_multi(store: HBaseClient, table: str, rows: list[bytes],
               action: Callable[[int], Client_pb2.Action], what: str
               ) -> tuple[dict[int, Client_pb2.Result], dict[int, str]]:
     """Send ``action(i)`` for every ``rows[i]``, one Multi per region server, grouped by region.
@@ -122,7 +120,7 @@ class HBaseWriter:
     in buffer order).
     """
 
-    def __init__(self, store: HBaseStore, table: str, batch_size: int, max_bytes: int) -> None:
+    def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int) -> None:
         if batch_size < 1 or max_bytes < 1:
             raise ValueError("writer: batch_size and max_bytes must be >= 1")
         self._store, self._table = store, table

@@ -1,6 +1,6 @@
 """The table-level parts of a key schema: table, column families and the ``[splits]`` section.
 
-These are plain frozen records; :mod:`keyshape.schema_parse` builds them from a schema file and
+These are plain frozen records; :mod:`keyshape.schema.parse` builds them from a schema file and
 :class:`keyshape.schema.KeySchema` (which re-exports them) carries them.
 """
 

@@ -151,10 +151,10 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
     rows) with the same seed. With --strategies, the designs are variants of one schema that
     differ only in the key prefix (fields, hash_fields, workload and region count kept).
     """
-    from keyshape.analysis.designs import analyze_schema, strategy_variants
     from rich.markup import escape
     from rich.text import Text
 
+    from keyshape.analysis.designs import analyze_schema, strategy_variants
     from keyshape.report.terminal import compare_table, verdict_line
     from keyshape.schema import KeySchema
 

@@ -8,24 +8,69 @@ regions is ``keyshape.store.base.check_regions``.)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from keyshape.schema import FamilySpec, KeySchema, TableSpec
-from keyshape.splits import shell_quote
+from keyshape.core.splits import shell_quote
+from keyshape.errors import StoreError
+from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.specs import FamilySpec, TableSpec
 
-__all__ = ["family_attributes", "shell_create_statement", "shell_family"]
+__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "DATA_BLOCK_ENCODINGS", "family_attributes", "shell_create_statement", "shell_family"]
+
+
+# org.apache.hadoop.hbase.io.compress.Compression.Algorithm (HBase 2.6)
+COMPRESSIONS = ("NONE", "GZ", "LZO", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "BROTLI")
+# org.apache.hadoop.hbase.regionserver.BloomType, without ROWPREFIX_FIXED_LENGTH (it needs a
+# per-family prefix-length setting keyshape does not model)
+BLOOM_TYPES = ("NONE", "ROW", "ROWCOL")
+# org.apache.hadoop.hbase.io.encoding.DataBlockEncoding (PREFIX_TREE was removed in 2.0)
+DATA_BLOCK_ENCODINGS = ("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")
+# TableDescriptorChecker: "Block size for column family must be between 1K and 16MB"
+MIN_BLOCK_SIZE, MAX_BLOCK_SIZE = 1024, 16 * 1024 * 1024
+FOREVER = 2**31 - 1  # HConstants.FOREVER, the TTL of a family without one
+
+
+def _choice(family: str, what: str, value: Any, allowed: tuple[str, ...]) -> str:
+    text = str(value).upper()
+    if text not in allowed:
+        raise StoreError(f"family {family!r}: {what} {value!r} is not one HBase knows; "
+                         f"use one of {', '.join(allowed)}")
+    return text
 
 
 def family_attributes(family: FamilySpec) -> dict[str, str]:
     """The family's options under HBase's ``ColumnFamilyDescriptor`` attribute names, as text,
     validated against HBase's enums and limits (``StoreError`` names a bad option).
 
-    The same map the HBase store creates tables with (``keyshape.store.hbase_schema``), so the
+    The same map the HBase store creates tables with (``keyshape.store.hbase.families``), so the
     dry run and a real create cannot disagree: ``VERSIONS``, ``COMPRESSION``, ``BLOOMFILTER``,
     ``BLOCKSIZE``, ``IN_MEMORY``, ``DATA_BLOCK_ENCODING``, and ``TTL`` (seconds) only when set.
     """
-    from keyshape.store.hbase_schema import family_options
-
-    return family_options(family)
+    name = str(family.name)
+    if not name or ":" in name or name.startswith("."):
+        raise StoreError(f"bad column family name {name!r}: non-empty, no ':', not starting with '.'")
+    versions = int(family.versions)
+    if versions < 1:
+        raise StoreError(f"family {name!r}: versions must be >= 1, got {versions}")
+    block_size = int(family.block_size)
+    if not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
+        raise StoreError(f"family {name!r}: block_size {block_size} is outside HBase's "
+                         f"{MIN_BLOCK_SIZE}..{MAX_BLOCK_SIZE} bytes")
+    options = {
+        "VERSIONS": str(versions),
+        "COMPRESSION": _choice(name, "compression", family.compression, COMPRESSIONS),
+        "BLOOMFILTER": _choice(name, "bloom_filter", family.bloom_filter, BLOOM_TYPES),
+        "BLOCKSIZE": str(block_size),
+        "IN_MEMORY": "true" if family.in_memory else "false",
+        "DATA_BLOCK_ENCODING": _choice(name, "data_block_encoding", family.data_block_encoding,
+                                       DATA_BLOCK_ENCODINGS),
+    }
+    if family.ttl is not None:
+        ttl = int(family.ttl)
+        if not 1 <= ttl <= FOREVER:
+            raise StoreError(f"family {name!r}: ttl must be 1..{FOREVER} seconds, got {ttl}")
+        options["TTL"] = str(ttl)
+    return options
 
 
 def _quote(text: str) -> str:

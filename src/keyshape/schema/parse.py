@@ -7,7 +7,7 @@ errors too, so a typo never silently falls back to a default.
 :class:`Section` is the checked reader; :func:`parse_table`, :func:`parse_key`,
 :func:`parse_field`, :func:`parse_prefix` and :func:`parse_splits` read the schema's sections
 (:meth:`keyshape.schema.KeySchema.from_dict` puts them together; ``[workload]`` is read by
-:func:`keyshape.workload.parse_workload`, ``[[index]]`` by :mod:`keyshape.schema_index`).
+:func:`keyshape.workload.parse_workload`, ``[[index]]`` by :mod:`keyshape.schema.index`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from keyshape.errors import SchemaError
-from keyshape.fields import ENCODINGS, FIELD_TYPES, FieldSpec
-from keyshape.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
-from keyshape.specs import FamilySpec, SplitSpec, TableSpec
+from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
+from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
+from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["Section", "fail", "KeyParts", "SPLIT_ALGORITHMS", "parse_table", "parse_key", "parse_field",
            "parse_prefix", "parse_splits", "opentsdb_metric_width"]

@@ -1,46 +1,9 @@
-"""The ``keyshape`` command. Thin on purpose: it parses, calls the library, and prints."""
+"""``keyshape splits ...`` (RegionSplitter's algorithms, createTable(start, end, n), bucket
+boundaries) and ``keyshape hash`` (one salt or hash as the Java code computes it)."""
 
 from __future__ import annotations
 
-import sys
-
 import click
-
-from keyshape.errors import KeyshapeError
-
-
-class _Group(click.Group):
-    """Turns keyshape's own errors into one line on stderr and exit code 2, never a traceback."""
-
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
-        try:
-            return super().invoke(ctx)
-        except (KeyshapeError, ValueError, OSError) as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
-
-    def main(self, *args, **kwargs):  # type: ignore[override]
-        # Click prints usage text plus the error; one line that names the fix reads better in scripts.
-        kwargs["standalone_mode"] = False
-        try:
-            code = super().main(*args, **kwargs)
-        except click.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx else "keyshape"
-            click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(1)
-        sys.exit(code if isinstance(code, int) else 0)
-
-
-@click.group(cls=_Group)
-@click.version_option(package_name="keyshape")
-def main() -> None:
-    """Design HBase row keys and pre-split tables, and prove the load spreads evenly."""
-
-
-# --- splits and hash (issue 2) -------------------------------------------------------------
 
 _FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
@@ -50,13 +13,13 @@ _FORMAT_OPTION = click.option(
 
 def _key(text: str) -> bytes:
     """A key typed on the command line, in toStringBinary form (\\xNN for other bytes)."""
-    from keyshape.hbytes import to_bytes_binary
+    from keyshape.core.hbytes import to_bytes_binary
 
     return to_bytes_binary(text, strict=True)
 
 
 def _emit_splits(keys: list[bytes], fmt: str, table: str, family: str) -> None:
-    from keyshape.splits import format_splits
+    from keyshape.core.splits import format_splits
 
     click.echo(format_splits(keys, fmt, table=table, family=family), nl=False)
 
@@ -68,21 +31,21 @@ def _split_command(fn):  # type: ignore[no-untyped-def]
     return click.option("--regions", "-n", type=int, required=True, help="Number of regions (>= 2).")(fn)
 
 
-@main.group()
-def splits() -> None:
+@click.group("splits")
+def splits_group() -> None:
     """Compute split keys for a pre-split table (keys shown in HBase toStringBinary form)."""
 
 
 def _string_split_command(name: str, algorithm: str, digits: str, last: str, doc: str) -> click.Command:
     """``keyshape splits NAME``: a RegionSplitter string algorithm over rows of ``digits`` digits
-    (``algorithm`` names its function in keyshape.splits, imported only when the command runs)."""
+    (``algorithm`` names its function in keyshape.core.splits, imported only when the command runs)."""
 
-    @splits.command(name, help=doc)
+    @splits_group.command(name, help=doc)
     @_split_command
     @click.option("--first", default="00000000", show_default=True, help=f"First row, {digits} digits.")
     @click.option("--last", default=last, show_default=True, help=f"Last row, {digits} digits.")
     def command(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
-        from keyshape import splits as algorithms
+        from keyshape.core import splits as algorithms
 
         _emit_splits(getattr(algorithms, algorithm)(regions, first, last), fmt, table, family)
 
@@ -94,40 +57,40 @@ splits_decimal = _string_split_command("decimal", "decimal_string_split", "decim
                                        "RegionSplitter DecimalStringSplit.")
 
 
-@splits.command("uniform")
+@splits_group.command("uniform")
 @_split_command
 @click.option("--first", default="", help="First row (toStringBinary); default empty.")
 @click.option("--last", default="\\xFF" * 8, show_default=True, help="Last row (toStringBinary).")
 def splits_uniform(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
     """RegionSplitter UniformSplit (raw bytes, evenly spaced)."""
-    from keyshape.splits import uniform_split
+    from keyshape.core.splits import uniform_split
 
     _emit_splits(uniform_split(regions, _key(first), _key(last)), fmt, table, family)
 
 
-@splits.command("range")
+@splits_group.command("range")
 @_split_command
 @click.option("--start", required=True, help="Start key (toStringBinary).")
 @click.option("--end", required=True, help="End key (toStringBinary).")
 def splits_range(regions: int, fmt: str, table: str, family: str, start: str, end: str) -> None:
     """What Admin.createTable(desc, start, end, regions) creates (regions >= 3)."""
-    from keyshape.splits import range_split
+    from keyshape.core.splits import range_split
 
     _emit_splits(range_split(_key(start), _key(end), regions), fmt, table, family)
 
 
-@splits.command("buckets")
+@splits_group.command("buckets")
 @_split_command
 @click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True)
 @click.option("--width", type=int, default=None, help="Bytes (byte) or digits (decimal) per bucket id.")
 def splits_buckets(regions: int, fmt: str, table: str, family: str, encoding: str, width: int | None) -> None:
     """Boundaries of salt/partition buckets 0..regions-1 (one region per bucket)."""
-    from keyshape.splits import bucket_splits
+    from keyshape.core.splits import bucket_splits
 
     _emit_splits(bucket_splits(regions, encoding, width), fmt, table, family)
 
 
-@main.command("hash")
+@click.command("hash")
 @click.argument(
     "algorithm",
     type=click.Choice(["md5", "java", "java-bytes", "crc32", "murmur3", "phoenix", "hbasewd", "opentsdb"]),
@@ -142,8 +105,8 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     java is String.hashCode of VALUE read as UTF-8; java-bytes is Arrays.hashCode of its bytes;
     phoenix/hbasewd print the bucket number; opentsdb prints the salt bytes for metric UID VALUE.
     """
-    from keyshape import hashing
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core import hashing
+    from keyshape.core.hbytes import to_string_binary
 
     key = _key(value)
     if algorithm in ("phoenix", "hbasewd") and buckets is None:
@@ -168,39 +131,3 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     else:
         result = to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
     click.echo(result)
-
-
-# --- analyze and compare: the main job (issue 4) -------------------------------------------
-
-from keyshape.cli_analyze import analyze_command, compare_command  # noqa: E402
-
-main.add_command(analyze_command)
-main.add_command(compare_command)
-
-
-# --- key schemas: encode, decode, scan ranges, lint (issue 3) -------------------------------
-
-from keyshape.cli_key import key_group, lint_command  # noqa: E402
-
-main.add_command(key_group)
-main.add_command(lint_command)
-
-
-# --- salted reads: merged scan, pages (issue 6) ----------------------------------------------
-
-from keyshape.cli_read import scan_command  # noqa: E402
-
-main.add_command(scan_command)
-
-
-# --- a live table: create, load, watch (issue 5) ----------------------------------------------
-
-from keyshape.cli_hbase import create_command, load_command, watch_command  # noqa: E402
-
-main.add_command(create_command)
-main.add_command(load_command)
-main.add_command(watch_command)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -12,7 +12,7 @@ import json
 import string
 from collections.abc import Iterable, Sequence
 
-from keyshape.hbytes import compare, int64, split, to_string_binary
+from keyshape.core.hbytes import compare, int64, split, to_string_binary
 
 __all__ = [
     "hex_string_split",
@@ -84,7 +84,7 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
 
     ``Bytes.split(first, last, inclusive=True, regions - 1)`` without its two end points: keys
     are as long as the longer of ``first``/``last`` (tail-padded with 0x00), or longer when the
-    range is too narrow (see :func:`keyshape.hbytes.split`). ``uniform_split(2)`` is
+    range is too narrow (see :func:`keyshape.core.hbytes.split`). ``uniform_split(2)`` is
     ``[b"\\x80" + 7 * b"\\x00"]``. Raises ``ValueError`` if ``regions < 2`` or
     ``last <= first``.
     """
@@ -103,7 +103,7 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
     ``regions`` counts the two open-ended regions before ``start`` and after ``end``, so the
     result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
     ``[start, end]`` for 3 regions, else ``Bytes.split(start, end, regions - 3)`` (whose inner
-    keys have the padded length; see :func:`keyshape.hbytes.split`). Raises ``ValueError`` for
+    keys have the padded length; see :func:`keyshape.core.hbytes.split`). Raises ``ValueError`` for
     ``regions < 3`` ("Must create at least three regions"), ``start >= end`` ("Start key must
     be smaller than end key") or an empty ``start`` (HBase refuses an empty split key).
     """

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from keyshape.core.hbytes import MAX_LONG, int64
 from keyshape.errors import KeyshapeError
-from keyshape.hbytes import MAX_LONG, int64
 
 __all__ = [
     "decode",

@@ -3,8 +3,8 @@
 From it keyshape encodes and decodes keys (:meth:`KeySchema.encode`, :meth:`KeySchema.decode`,
 :meth:`KeySchema.encode_many`), plans scans for a partial key (:meth:`KeySchema.scan_ranges`, one
 range per bucket when the key is salted), computes split keys (:meth:`KeySchema.split_keys`) and
-lints the design (:meth:`KeySchema.lint`). Field encodings are described in :mod:`keyshape.fields`,
-prefix strategies and their byte layouts in :mod:`keyshape.prefixes`, workloads in
+lints the design (:meth:`KeySchema.lint`). Field encodings are described in :mod:`keyshape.schema.fields`,
+prefix strategies and their byte layouts in :mod:`keyshape.schema.prefixes`, workloads in
 :mod:`keyshape.workload`. The file format::
 
     [table]                       name (required), namespace = "default", [[table.families]]
@@ -24,15 +24,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from keyshape import hbytes, splits
+from keyshape.core import hbytes, splits
+from keyshape.core.hbytes import next_prefix
+from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
-from keyshape.hbytes import next_prefix
-from keyshape.fields import FieldSpec
-from keyshape.keyarray import KeyArray
-from keyshape.prefixes import MAX_LISTED_BUCKETS, Prefix, make_prefix
-from keyshape.schema_parse import (Section, opentsdb_metric_width, parse_key, parse_prefix,
-                                   parse_splits, parse_table)
-from keyshape.specs import FamilySpec, SplitSpec, TableSpec
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.index import parse_indexes
+from keyshape.schema.parse import (
+    Section,
+    opentsdb_metric_width,
+    parse_key,
+    parse_prefix,
+    parse_splits,
+    parse_table,
+)
+from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, Prefix, make_prefix
+from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
 
@@ -53,7 +60,7 @@ class KeySchema:
         self._hash_idx = [i for i, f in enumerate(self.fields) if f.name in set(self.hash_fields)]
         self._j_is_k = len(self._hash_idx) == len(self.fields)
         self._ends = self._plan_field_ends()
-        self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema_index)
+        self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
 
     # ------------------------------------------------------------------------------- loading
 
@@ -73,7 +80,9 @@ class KeySchema:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> KeySchema:
         """Build a schema from the TOML structure as a dict (see the module docstring)."""
-        from keyshape.workload import parse_workload  # workload sits beside schema, not below it
+        from keyshape.workload import (
+            parse_workload,  # workload sits beside schema, not below it
+        )
 
         top = Section(d, "", source)
         table = parse_table(top.section("table", required=True))
@@ -85,9 +94,7 @@ class KeySchema:
         split_spec = parse_splits(split_section, prefix) if split_section is not None else None
         wl_section = top.section("workload")
         workload = parse_workload(wl_section, fields) if wl_section is not None else None
-        from keyshape.schema_index import parse_indexes  # [[index]] tables (keyshape.read.index)
-
-        indexes = parse_indexes(top, table, fields, separator)
+        indexes = parse_indexes(top, table, fields, separator, cls)
         top.done()
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         schema.indexes = indexes
@@ -172,8 +179,8 @@ class KeySchema:
         column at once (numbers given as numpy integer arrays without per-value Python), the keys
         are assembled as one byte matrix and the prefixes computed on it with numpy; only md5 and
         crc32 prefixes and text values call into Python per key. With ``as_array=True`` the keys
-        come back as a :class:`~keyshape.keyarray.KeyArray`, which
-        :meth:`keyshape.regions.RegionMap.assign` takes without making a ``bytes`` per key.
+        come back as a :class:`~keyshape.core.keyarray.KeyArray`, which
+        :meth:`keyshape.core.regions.RegionMap.assign` takes without making a ``bytes`` per key.
         """
         missing = [n for n in self.field_names if n not in columns]
         if missing:
@@ -420,7 +427,9 @@ class KeySchema:
             return splits.bucket_splits(o["buckets"], o.get("encoding", "byte"), o.get("width"))
         if s.algorithm == "explicit":
             return sorted({_bin(k) for k in o["keys"]} - {b""})
-        from keyshape.workload import generate  # sample: quantiles of the schema's own workload
+        from keyshape.workload import (
+            generate,  # sample: quantiles of the schema's own workload
+        )
 
         if self.workload is None:
             raise KeyshapeError(f"{self.source}: splits.algorithm = 'sample' needs a [workload] section to sample from")
@@ -433,8 +442,8 @@ class KeySchema:
     # ---------------------------------------------------------------------------------- lint
 
     def lint(self) -> list:
-        """Design findings, most severe first (see :mod:`keyshape.lint`)."""
-        from keyshape.lint import lint
+        """Design findings, most severe first (see :mod:`keyshape.schema.lint`)."""
+        from keyshape.schema.lint import lint
 
         return lint(self)
 

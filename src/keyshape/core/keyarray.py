@@ -4,8 +4,8 @@ A list of ``bytes`` costs a Python object per key and a Python step per key for 
 A :class:`KeyArray` holds ``n`` keys as an ``(n, width)`` uint8 matrix (key ``i`` is
 ``matrix[i, :lengths[i]]``, every byte after it is 0) plus an int64 ``lengths`` vector. Encoding
 (:meth:`keyshape.schema.KeySchema.encode_many` with ``as_array=True``), hashing
-(:func:`keyshape.hashing.java_bytes_hash_many`) and region assignment
-(:meth:`keyshape.regions.RegionMap.assign`) all take it directly; :meth:`KeyArray.tolist` gives the
+(:func:`keyshape.core.hashing.java_bytes_hash_many`) and region assignment
+(:meth:`keyshape.core.regions.RegionMap.assign`) all take it directly; :meth:`KeyArray.tolist` gives the
 exact ``bytes`` back when they are needed.
 """
 

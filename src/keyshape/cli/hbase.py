@@ -1,6 +1,6 @@
 """``keyshape create``, ``keyshape load`` and ``keyshape watch``: a schema's table on a live store.
 
-Thin click commands over :mod:`keyshape.ddl` and :mod:`keyshape.live`. ``--hbase`` selects a real
+Thin click commands over :mod:`keyshape.schema.ddl` and :mod:`keyshape.ops.live`. ``--hbase`` selects a real
 HBase (``HOST:PORT`` of its ZooKeeper, or ``hbase://HOST:PORT``); without it ``create`` and
 ``load`` run against a fresh in-process embedded store (a preview: nothing outlives the command),
 and ``watch`` refuses, since an embedded table exists only inside the process that wrote it.
@@ -49,7 +49,7 @@ def _regions_table(regions: list[Any], title: str) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core.hbytes import to_string_binary
 
     table = Table(title=title, title_justify="left", header_style="bold")
     for col in ("#", "start", "end", "server", "region"):
@@ -82,7 +82,7 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 
     schema = KeySchema.load(schema_path)
     if dry_run:
-        from keyshape.ddl import shell_create_statement
+        from keyshape.schema.ddl import shell_create_statement
 
         click.echo(shell_create_statement(schema), nl=False)
         return
@@ -118,8 +118,13 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     many rows were acknowledged (stored) before it.
     """
     from keyshape.analysis.designs import analyze_schema, schema_hints
-    from keyshape.live import (LiveHeat, live_analysis, load_workload, shares_by_region,
-                                wait_for_writes)
+    from keyshape.ops.live import (
+        LiveHeat,
+        live_analysis,
+        load_workload,
+        shares_by_region,
+        wait_for_writes,
+    )
     from keyshape.report.terminal import progress_bar
     from keyshape.schema import KeySchema
 
@@ -171,7 +176,7 @@ def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
                   title_justify="left", header_style="bold")
     for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MB"):
         table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
-    from keyshape.hbytes import to_string_binary
+    from keyshape.core.hbytes import to_string_binary
 
     for r in live.regions:
         p = predicted.get(r.start)
@@ -222,7 +227,7 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     followed). Ctrl-C stops early; the region table, the verdict and the --html/--png reports
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
-    from keyshape.live import live_analysis, watch
+    from keyshape.ops.live import live_analysis, watch
 
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
@@ -246,7 +251,7 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
-    from keyshape.cli_analyze import write_reports
+    from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 
     out.print(analysis_view(analysis, width=out.width))

@@ -52,8 +52,8 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
     from rich.markup import escape
     from rich.table import Table
 
-    from keyshape.cli_key import parse_assignments
-    from keyshape.hbytes import to_bytes_binary, to_string_binary
+    from keyshape.cli.key import parse_assignments
+    from keyshape.core.hbytes import to_bytes_binary, to_string_binary
     from keyshape.read import scan, scan_page
     from keyshape.schema import KeySchema
     from keyshape.store import ensure_table, open_store

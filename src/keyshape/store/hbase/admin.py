@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hbasedriver.protobuf_py import HBase_pb2, Master_pb2
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError, TableNotFound
-from keyshape.hbytes import to_string_binary
 from keyshape.store.base import as_bytes, join_table_name, split_table_name
-from keyshape.store.hbase_rpc import Cluster, ConnectionLost, ServerError
-from keyshape.store.hbase_schema import family_schema, read_family_options
+from keyshape.store.hbase.families import family_schema, read_family_options
+from keyshape.store.hbase.rpc import Cluster, ConnectionLost, ServerError
 
 __all__ = ["HBaseAdmin"]
 

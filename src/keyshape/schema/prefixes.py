@@ -33,9 +33,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape import hashing, hbytes
+from keyshape.core import hashing, hbytes
+from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.keyarray import KeyArray
 
 __all__ = ["STRATEGIES", "Prefix", "make_prefix", "java_string_hash_many"]
 
@@ -56,7 +56,7 @@ def java_string_hash_many(js: Sequence[bytes] | KeyArray) -> np.ndarray:
 
     ASCII input is vectorized: for ASCII, ``String.hashCode == Arrays.hashCode(bytes) - 31**len``
     (Arrays.hashCode starts from 1, String.hashCode from 0), so it reuses the polynomial of
-    :func:`keyshape.hashing.java_bytes_hash_many`.
+    :func:`keyshape.core.hashing.java_bytes_hash_many`.
     """
     ka = js if isinstance(js, KeyArray) else KeyArray.from_keys(js)
     if len(ka) == 0:
@@ -119,7 +119,7 @@ class Prefix:
 
     def prefix_many(self, materials: Sequence[bytes] | KeyArray) -> list[bytes] | KeyArray:
         """:meth:`prefix_for` of every material, in order: a list of bytes for a sequence, a
-        :class:`~keyshape.keyarray.KeyArray` (fixed width :attr:`width`) for a KeyArray."""
+        :class:`~keyshape.core.keyarray.KeyArray` (fixed width :attr:`width`) for a KeyArray."""
         ka = materials if isinstance(materials, KeyArray) else KeyArray.from_keys(materials)
         out = KeyArray(self._prefix_matrix(ka))
         return out if isinstance(materials, KeyArray) else out.tolist()

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from keyshape.hbytes import to_string_binary
-from keyshape.keyarray import KeyArray
+from keyshape.core.hbytes import to_string_binary
+from keyshape.core.keyarray import KeyArray
 
 __all__ = ["RegionMap", "SplitEvent", "SplitSimulation", "simulate_auto_split"]
 
@@ -35,7 +35,7 @@ def _as_key(value: Any, what: str) -> bytes:
         return bytes(value)
     raise ValueError(
         f"{what} must be bytes, got {type(value).__name__} {value!r}; encode text first, e.g. "
-        "key.encode('utf-8') or keyshape.hbytes.to_bytes_binary(key)"
+        "key.encode('utf-8') or keyshape.core.hbytes.to_bytes_binary(key)"
     )
 
 
@@ -173,7 +173,7 @@ class RegionMap:
     def assign(self, keys: Sequence[bytes] | KeyArray | np.ndarray) -> np.ndarray:
         """Region index (int64) of every key; the same result as ``region_of`` per key.
 
-        ``keys`` is a sequence of bytes, a :class:`~keyshape.keyarray.KeyArray` (exact; what
+        ``keys`` is a sequence of bytes, a :class:`~keyshape.core.keyarray.KeyArray` (exact; what
         ``KeySchema.encode_many(..., as_array=True)`` returns, the fast path), or a numpy array: 'S' (note numpy strips trailing NUL
         bytes from 'S' values, so keys that may end in ``\\x00`` must not travel as 'S'), 'V'
         (fixed width, exact) or a 2-D uint8 array with one fixed-width key per row (exact).

@@ -23,14 +23,14 @@ field ``row``; reading it is a merged scan of that schema.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from keyshape.fields import FieldSpec
-from keyshape.prefixes import make_prefix
-from keyshape.schema_parse import Section, parse_field, parse_prefix
-from keyshape.specs import FamilySpec, TableSpec
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.parse import Section, parse_field, parse_prefix
+from keyshape.schema.prefixes import make_prefix
+from keyshape.schema.specs import FamilySpec, TableSpec
 
 __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
@@ -55,9 +55,10 @@ class IndexSpec:
         return f"{self.family}:{ROW_FIELD}".encode()
 
 
-def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec], separator: bytes) -> list[IndexSpec]:
-    """Every ``[[index]]`` of the schema (``[]`` without any)."""
-    from keyshape.schema import KeySchema  # the index key is a KeySchema; schema imports this module
+def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec], separator: bytes,
+                  key_schema: Callable[..., Any]) -> list[IndexSpec]:
+    """Every ``[[index]]`` of the schema (``[]`` without any). ``key_schema`` builds the index
+    table's key (``KeySchema``, passed in so this module sits below the schema module)."""
 
     by_name = {f.name: f for f in key_fields}
     out: list[IndexSpec] = []
@@ -106,7 +107,7 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         s.done()
         table = TableSpec(tn, ns or main_table.namespace, [FamilySpec(family)])
         row = FieldSpec(ROW_FIELD, "bytes", "hbase", pad="none", pad_char="\x00")
-        key = KeySchema(table, [*fields, row], separator, make_prefix(strategy, separator, **options),
+        key = key_schema(table, [*fields, row], separator, make_prefix(strategy, separator, **options),
                         hash_fields, source=f"{top.source} index {name}")
         out.append(IndexSpec(name, table, family, tuple(fields), columns, key))
     return out

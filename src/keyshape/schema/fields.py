@@ -52,9 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from keyshape import hbytes, ordered
+from keyshape.core import hbytes, ordered
+from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.keyarray import KeyArray
 
 __all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "parse_timestamp"]
 

@@ -1,0 +1,3 @@
+from keyshape.cli.main import main
+
+main()

@@ -1,0 +1,53 @@
+"""The ``keyshape`` command group and its error handling. Thin on purpose: it parses, calls the
+library, and prints; each command group lives in its own module."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from keyshape.errors import KeyshapeError
+
+
+class _Group(click.Group):
+    """Turns keyshape's own errors into one line on stderr and exit code 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except (KeyshapeError, ValueError, OSError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        # Click prints usage text plus the error; one line that names the fix reads better in scripts.
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "keyshape"
+            click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="keyshape")
+def main() -> None:
+    """Design HBase row keys and pre-split tables, and prove the load spreads evenly."""
+
+
+# Command groups register here, after ``main`` exists (each module is a plain click command).
+from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
+from keyshape.cli.hbase import create_command, load_command, watch_command  # noqa: E402
+from keyshape.cli.key import key_group, lint_command  # noqa: E402
+from keyshape.cli.read import scan_command  # noqa: E402
+from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
+
+for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
+                 lint_command, scan_command, create_command, load_command, watch_command):
+    main.add_command(_command)

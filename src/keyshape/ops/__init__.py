@@ -1,0 +1,1 @@
+"""Work on live tables: loading a workload and watching its regions (``live``)."""
