@@ -1,0 +1,368 @@
+"""Phoenix DDL in and out: ``CREATE TABLE`` / ``CREATE INDEX`` (global) to a :class:`PhoenixTable`,
+and a table back to the ``CREATE TABLE`` whose split points Phoenix applies byte for byte.
+
+What is read: column types with length/scale, NOT NULL, the PK (inline ``PRIMARY KEY`` or a
+``CONSTRAINT name PRIMARY KEY (c ASC|DESC, ...)``, ``ROW_TIMESTAMP`` accepted), ``SALT_BUCKETS``,
+``MULTI_TENANT``, other table options (kept, not interpreted) and ``SPLIT ON`` literals (integers,
+decimals, strings, ``X'..'``, ``CAST(.. AS type)``), each encoded as Phoenix does: with the
+literal's own type, ASC (an integer literal is an INTEGER when it fits, whatever the column).
+Anything else (views, local indexes, arrays, expressions in SPLIT ON) is refused with one line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from keyshape.errors import KeyshapeError
+from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
+from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, phoenix_type
+
+__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "split_literal"]
+
+
+class PhoenixDDLError(KeyshapeError):
+    """DDL that keyshape cannot read (the message names the feature or the position)."""
+
+
+@dataclass
+class PhoenixTable:
+    """A Phoenix table (or global index) as its DDL declares it."""
+
+    name: str
+    columns: list[tuple[str, PhoenixType, bool]]  # every column: name, type, nullable
+    key: PhoenixKey
+    options: dict[str, str] = field(default_factory=dict)
+    split_on: list[bytes] = field(default_factory=list)  # SPLIT ON points, as Phoenix encodes them
+    index_of: str | None = None  # the data table of a global index
+    split_literals: list[str] = field(default_factory=list)  # the SPLIT ON literals as written
+
+    @property
+    def hbase_table(self) -> str:
+        """The physical HBase table (namespace mapping off: ``SCHEMA.NAME``)."""
+        return self.name
+
+    def region_boundaries(self) -> list[bytes]:
+        """The region boundaries Phoenix creates for this DDL (SPLIT ON padded, or the salt buckets)."""
+        return self.key.region_boundaries(self.split_on)
+
+
+_TOKEN = re.compile(r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<hex>[xX]'[0-9a-fA-F\s]*')|(?P<qid>"(?:[^"]|"")*")|
+                       (?P<num>[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_$#]*(?:\.[A-Za-z_"][A-Za-z0-9_$#"]*)*)|
+                       (?P<sym>[(),=;.*]))""", re.X)
+
+
+class _Tokens:
+    def __init__(self, sql: str) -> None:
+        self.sql = sql
+        self.items: list[tuple[str, str, int]] = []
+        pos = 0
+        text = sql.strip().rstrip(";")
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                raise PhoenixDDLError(f"cannot read the DDL at {text[pos:pos + 20]!r}")
+            kind = m.lastgroup or "sym"
+            self.items.append((kind, m.group(kind), m.start(kind)))
+            pos = m.end()
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+        self.i = 0
+
+    def peek(self, ahead: int = 0) -> str:
+        j = self.i + ahead
+        return self.items[j][1].upper() if j < len(self.items) else ""
+
+    def take(self) -> tuple[str, str]:
+        if self.i >= len(self.items):
+            raise PhoenixDDLError("the DDL ends too early")
+        kind, text, _ = self.items[self.i]
+        self.i += 1
+        return kind, text
+
+    def expect(self, word: str) -> None:
+        kind, text = self.take()
+        if text.upper() != word:
+            raise PhoenixDDLError(f"expected {word} but found {text!r}")
+
+    def accept(self, *words: str) -> bool:
+        if self.peek() in words:
+            self.i += 1
+            return True
+        return False
+
+    def name(self) -> str:
+        kind, text = self.take()
+        if kind == "qid":
+            return text[1:-1].replace('""', '"')
+        if kind != "word":
+            raise PhoenixDDLError(f"expected a name but found {text!r}")
+        return ".".join(p.strip('"') if p.startswith('"') else p.upper() for p in text.split("."))
+
+    def done(self) -> bool:
+        return self.i >= len(self.items)
+
+
+def _type(tokens: _Tokens) -> PhoenixType:
+    _, name = tokens.take()
+    length = scale = None
+    if tokens.accept("("):
+        length = int(tokens.take()[1])
+        if tokens.accept(","):
+            scale = int(tokens.take()[1])
+        tokens.expect(")")
+    if tokens.peek() == "ARRAY" or tokens.peek() == "[":
+        raise PhoenixDDLError(f"ARRAY columns are not supported in keyshape's Phoenix schemas ({name} ARRAY)")
+    try:
+        return phoenix_type(name, length, scale)
+    except PhoenixTypeError as exc:
+        if name.upper() in ("JSON", "BSON", "VARBINARY_ENCODED"):
+            raise PhoenixDDLError(f"{name.upper()} is not supported (Phoenix 5.3+ or not a key type)") from None
+        raise PhoenixDDLError(str(exc)) from None
+
+
+def _options(tokens: _Tokens) -> dict[str, str]:
+    out: dict[str, str] = {}
+    while not tokens.done() and tokens.peek() not in ("SPLIT",):
+        key = tokens.name()
+        tokens.expect("=")
+        _, value = tokens.take()
+        out[key.split(".")[-1].upper()] = value.strip("'")
+        tokens.accept(",")
+    return out
+
+
+def _literal(tokens: _Tokens) -> tuple[bytes, str]:
+    """One SPLIT ON literal as Phoenix encodes it (its own type, ASC) and its text."""
+    kind, text = tokens.take()
+    if kind == "hex":
+        digits = re.sub(r"\s", "", text[2:-1])
+        return bytes.fromhex(digits), text
+    if kind == "str":
+        value = text[1:-1].replace("''", "'")
+        return value.encode("utf-8"), text
+    if kind == "num":
+        return split_literal(text), text
+    if text.upper() == "CAST":
+        tokens.expect("(")
+        inner, inner_text = tokens.take()
+        tokens.expect("AS")
+        target = _type(tokens)
+        tokens.expect(")")
+        value: object
+        if inner == "str":
+            value = inner_text[1:-1]
+        elif "." in inner_text or "e" in inner_text.lower():
+            value = Decimal(inner_text)
+        else:
+            value = int(inner_text)
+        if target.name in ("DECIMAL",):
+            value = Decimal(str(value))
+        try:
+            return target.encode(value), f"CAST({inner_text} AS {target.sql})"
+        except PhoenixTypeError as exc:
+            raise PhoenixDDLError(f"SPLIT ON CAST({inner_text} AS {target.sql}): {exc}") from None
+    raise PhoenixDDLError(f"SPLIT ON literal {text!r} is not supported; write it as X'..' (keyshape "
+                          "prints the bytes: keyshape phoenix ddl)")
+
+
+def split_literal(number: str) -> bytes:
+    """How Phoenix encodes a numeric SPLIT ON literal: a non-negative whole number as INTEGER when it
+    fits (``ParseNodeFactory.wholeNumber``), a larger or negative one as BIGINT, a number with a
+    point or exponent as DECIMAL."""
+    if re.fullmatch(r"[-+]?\d+", number):
+        value = int(number)
+        # A minus sign makes the literal an expression, which Phoenix evaluates to a BIGINT.
+        if 0 <= value < 2**31 and not number.startswith("-"):
+            return phoenix_type("INTEGER").encode(value)
+        return phoenix_type("BIGINT").encode(value)
+    return phoenix_type("DECIMAL").encode(Decimal(number))
+
+
+def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> PhoenixTable:
+    """A ``CREATE TABLE`` or ``CREATE INDEX`` statement (``tables`` holds the data tables an index
+    may refer to, by name). PhoenixDDLError for anything not supported."""
+    tokens = _Tokens(sql)
+    tokens.expect("CREATE")
+    if tokens.accept("LOCAL"):
+        raise PhoenixDDLError("local indexes are not supported (their keys start with the region's start key)")
+    if tokens.accept("VIEW"):
+        raise PhoenixDDLError("views are not supported; give the CREATE TABLE of the physical table")
+    if tokens.accept("INDEX"):
+        return _index(tokens, tables or {})
+    tokens.accept("IMMUTABLE")
+    tokens.expect("TABLE")
+    if tokens.accept("IF"):
+        tokens.expect("NOT")
+        tokens.expect("EXISTS")
+    name = tokens.name()
+    tokens.expect("(")
+    columns: list[tuple[str, PhoenixType, bool]] = []
+    pk: list[tuple[str, bool]] = []
+    inline_pk: list[tuple[str, bool]] = []
+    while True:
+        if tokens.accept("CONSTRAINT"):
+            tokens.name()
+            tokens.expect("PRIMARY")
+            tokens.expect("KEY")
+            tokens.expect("(")
+            while True:
+                col = tokens.name()
+                desc = tokens.accept("DESC")
+                tokens.accept("ASC")
+                tokens.accept("ROW_TIMESTAMP")
+                pk.append((col, desc))
+                if tokens.accept(")"):
+                    break
+                tokens.expect(",")
+        else:
+            col = tokens.name()
+            ctype = _type(tokens)
+            nullable = True
+            while tokens.peek() in ("NOT", "NULL", "PRIMARY", "DEFAULT", "ROW_TIMESTAMP"):
+                if tokens.accept("NOT"):
+                    tokens.expect("NULL")
+                    nullable = False
+                elif tokens.accept("NULL"):
+                    nullable = True
+                elif tokens.accept("PRIMARY"):
+                    tokens.expect("KEY")
+                    desc = tokens.accept("DESC")
+                    tokens.accept("ASC")
+                    inline_pk.append((col, desc))
+                elif tokens.accept("DEFAULT"):
+                    raise PhoenixDDLError(f"column {col}: DEFAULT values are not supported")
+                else:
+                    tokens.take()
+            columns.append((col, ctype, nullable))
+        if tokens.accept(")"):
+            break
+        if tokens.peek() != "CONSTRAINT":  # Phoenix lets the PK constraint follow a column without a comma
+            tokens.expect(",")
+    if pk and inline_pk:
+        raise PhoenixDDLError("both an inline PRIMARY KEY and a CONSTRAINT .. PRIMARY KEY")
+    pk = pk or inline_pk
+    if not pk:
+        raise PhoenixDDLError(f"table {name} has no PRIMARY KEY")
+    options = _options(tokens)
+    split_on, literals = _split_on(tokens)
+    if not tokens.done():
+        raise PhoenixDDLError(f"unexpected {tokens.peek()!r} after the table options")
+    by_name = {c[0]: c for c in columns}
+    key_columns = []
+    for col, desc in pk:
+        if col not in by_name:
+            raise PhoenixDDLError(f"PRIMARY KEY column {col} is not a column of {name}")
+        _, ctype, nullable = by_name[col]
+        single = len(pk) == 1
+        key_columns.append(PhoenixColumn(col, ctype, desc, nullable and not single and not ctype.fixed))
+    key = _key(key_columns, options)
+    return PhoenixTable(name, columns, key, options, split_on, None, literals)
+
+
+def _key(columns: list[PhoenixColumn], options: dict[str, str]) -> PhoenixKey:
+    salt = int(options["SALT_BUCKETS"]) if "SALT_BUCKETS" in options else None
+    if salt == 0:
+        salt = None
+    try:
+        return PhoenixKey(columns, salt, options.get("MULTI_TENANT", "false").lower() == "true")
+    except KeyshapeError as exc:
+        raise PhoenixDDLError(str(exc)) from None
+
+
+def _split_on(tokens: _Tokens) -> tuple[list[bytes], list[str]]:
+    if not tokens.accept("SPLIT"):
+        return [], []
+    tokens.expect("ON")
+    tokens.expect("(")
+    points, texts = [], []
+    while True:
+        point, text = _literal(tokens)
+        points.append(point)
+        texts.append(text)
+        if tokens.accept(")"):
+            return points, texts
+        tokens.expect(",")
+
+
+# Nullable fixed-width indexed columns change type in the index (IndexUtil.getIndexColumnDataType).
+_INDEX_TYPE = {"CHAR": "VARCHAR", "BINARY": "VARBINARY"}
+
+
+def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
+    if tokens.accept("IF"):
+        tokens.expect("NOT")
+        tokens.expect("EXISTS")
+    name = tokens.name()
+    tokens.expect("ON")
+    data_name = tokens.name()
+    data = tables.get(data_name)
+    if data is None:
+        raise PhoenixDDLError(f"index {name} is on {data_name}: give that table's CREATE TABLE first")
+    if data.key.multi_tenant:
+        raise PhoenixDDLError("indexes on MULTI_TENANT tables are not supported")
+    by_name = {c[0]: c for c in data.columns}
+    tokens.expect("(")
+    indexed: list[PhoenixColumn] = []
+    while True:
+        col = tokens.name()
+        if col not in by_name:
+            raise PhoenixDDLError(f"index {name}: {col} is not a column of {data_name} (expressions are not supported)")
+        desc = tokens.accept("DESC")
+        tokens.accept("ASC")
+        _, ctype, nullable = by_name[col]
+        pk_col = next((c for c in data.key.columns if c.name == col), None)
+        nullable = pk_col.nullable if pk_col is not None else nullable
+        pad_to = None
+        if nullable and ctype.fixed:
+            pad_to = ctype.width if ctype.name in _INDEX_TYPE else None
+            ctype = phoenix_type(_INDEX_TYPE.get(ctype.name, "DECIMAL"))
+        indexed.append(PhoenixColumn(col, ctype, desc, nullable, pad_to))
+        if tokens.accept(")"):
+            break
+        tokens.expect(",")
+    if tokens.accept("INCLUDE"):
+        tokens.expect("(")
+        while not tokens.accept(")"):
+            tokens.take()
+    options = _options(tokens)
+    if tokens.accept("SPLIT"):
+        raise PhoenixDDLError("SPLIT ON on an index is not supported")
+    seen = {c.name for c in indexed}
+    rest = [c for c in data.key.columns if c.name not in seen]
+    if "SALT_BUCKETS" not in options and data.key.salt_buckets:
+        options["SALT_BUCKETS"] = str(data.key.salt_buckets)
+    key = _key(indexed + rest, options)
+    columns = [(c.name, c.type, c.nullable) for c in key.columns]
+    return PhoenixTable(name, columns, key, options, [], data_name)
+
+
+def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = None,
+                     salt_buckets: int | None | str = "keep") -> str:
+    """The ``CREATE TABLE`` for ``table``; ``split_points`` become ``SPLIT ON (X'..', ...)`` (the one
+    form Phoenix applies byte for byte); ``salt_buckets`` replaces SALT_BUCKETS (None drops it)."""
+    if table.index_of is not None:
+        raise PhoenixDDLError(f"{table.name} is an index; print its data table's DDL instead")
+    pk = {c.name: c for c in table.key.columns}
+    lines = []
+    for col, ctype, nullable in table.columns:
+        not_null = " NOT NULL" if (col in pk and not pk[col].nullable) or (col not in pk and not nullable) else ""
+        lines.append(f"    {_quote(col)} {ctype.sql}{not_null}")
+    order = ", ".join(f"{_quote(c.name)}{' DESC' if c.desc else ''}" for c in table.key.columns)
+    lines.append(f"    CONSTRAINT PK PRIMARY KEY ({order})")
+    options = dict(table.options)
+    if salt_buckets != "keep":
+        options.pop("SALT_BUCKETS", None)
+        if salt_buckets:
+            options["SALT_BUCKETS"] = str(salt_buckets)
+    opts = ", ".join(f"{k}={v}" for k, v in options.items())
+    sql = f"CREATE TABLE {table.name} (\n" + ",\n".join(lines) + "\n)" + (f" {opts}" if opts else "")
+    if split_points:
+        sql += " SPLIT ON (" + ", ".join(f"X'{p.hex().upper()}'" for p in split_points) + ")"
+    return sql
+
+
+def _quote(name: str) -> str:
+    return name if re.fullmatch(r"[A-Z_][A-Z0-9_]*(\.[A-Z_][A-Z0-9_]*)?", name) else '"' + name.replace('"', '""') + '"'
+

@@ -1,0 +1,315 @@
+"""A Phoenix table's row key: compose and decode it byte for byte as Phoenix 5.2 does, list its
+salted region boundaries and split points, and plan scans for leading primary-key columns.
+
+The layout (``PTableImpl.newKey`` writes it, ``RowKeySchema.next`` reads it)::
+
+    [salt byte, if SALT_BUCKETS] then each PK column in order:
+        fixed width:    exactly its width (CHAR padded with spaces, BINARY with 0x00)
+        variable width: its bytes, then a separator unless it is the last column written
+                        (0x00; 0xFF after a non-null DESC value; a non-null DESC value that is
+                        the last one written still gets its 0xFF)
+
+Trailing NULLs are not written at all; a NULL in the middle is an empty value plus its separator.
+DESC columns hold the inverted ASC bytes. The salt byte is ``SaltingUtil.getSaltingByte`` over
+everything after it (``keyshape.core.hashing.phoenix_salt``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from keyshape.core.hashing import phoenix_salt
+from keyshape.core.hbytes import next_prefix, to_string_binary
+from keyshape.errors import KeyshapeError
+from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, fraction_digits, phoenix_type
+
+__all__ = ["PhoenixColumn", "PhoenixKey", "PhoenixKeyError", "process_split"]
+
+SEPARATOR = 0x00
+DESC_SEPARATOR = 0xFF
+
+
+class PhoenixKeyError(KeyshapeError):
+    """A record that Phoenix would refuse for this key, or bytes that are not such a key."""
+
+
+@dataclass(frozen=True)
+class PhoenixColumn:
+    """One primary-key column: name, Phoenix type, sort order and nullability.
+
+    Phoenix forces fixed-width PK columns NOT NULL ("PK columns may not be both fixed width and
+    nullable"); :class:`PhoenixKey` enforces the same.
+    """
+
+    name: str
+    type: PhoenixType
+    desc: bool = False
+    nullable: bool = False
+    # An index column that Phoenix turned from CHAR(n)/BINARY(n) into VARCHAR/VARBINARY still holds
+    # the data table's padded bytes (IndexUtil.getIndexColumnDataType changes the type, not the value).
+    pad_to: int | None = None
+
+    @classmethod
+    def of(cls, name: str, sql_type: str, desc: bool = False, nullable: bool = False,
+           length: int | None = None, scale: int | None = None) -> PhoenixColumn:
+        return cls(name, phoenix_type(sql_type, length, scale), desc, nullable)
+
+
+def _invert(data: bytes) -> bytes:
+    return bytes(b ^ 0xFF for b in data)
+
+
+@dataclass
+class PhoenixKey:
+    """The row-key format of one Phoenix table (or global index table).
+
+    ``columns`` are the PK columns in PK order (for ``multi_tenant`` tables the first is the tenant
+    id); ``salt_buckets`` is SALT_BUCKETS (None: unsalted); ``row_key_order_optimizable`` is False
+    only for tables created before Phoenix 4.5 that were never upgraded (DESC variable-width values
+    then end in 0x00 instead of 0xFF).
+    """
+
+    columns: Sequence[PhoenixColumn]
+    salt_buckets: int | None = None
+    multi_tenant: bool = False
+    row_key_order_optimizable: bool = True
+    _names: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.columns = tuple(self.columns)
+        if not self.columns:
+            raise PhoenixKeyError("a Phoenix primary key needs at least one column")
+        self._names = tuple(c.name for c in self.columns)
+        if len(set(self._names)) != len(self._names):
+            raise PhoenixKeyError(f"duplicate primary-key column in {list(self._names)}")
+        if self.salt_buckets is not None and not 1 <= self.salt_buckets <= 256:
+            raise PhoenixKeyError(f"SALT_BUCKETS must be 1..256, got {self.salt_buckets}")
+        for i, c in enumerate(self.columns):
+            if c.type.fixed and c.nullable and len(self.columns) > 1:
+                raise PhoenixKeyError(f"PK column {c.name} is fixed width ({c.type.sql}) and nullable; "
+                                      "Phoenix refuses that: declare it NOT NULL")
+            if c.type.name == "VARBINARY" and i != len(self.columns) - 1:
+                raise PhoenixKeyError(f"VARBINARY column {c.name} must be the last PK column "
+                                      "(Phoenix error 1005); use BINARY(n) or move it last")
+            if c.type.name == "VARBINARY" and c.desc:
+                raise PhoenixKeyError(f"VARBINARY column {c.name} cannot be DESC (Phoenix error 1056)")
+        if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
+            raise PhoenixKeyError("a MULTI_TENANT table's first PK column must be the tenant id (CHAR or "
+                                  "VARCHAR) followed by at least one more PK column")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self._names
+
+    # --- one column ----------------------------------------------------------------------------
+
+    def _column_bytes(self, c: PhoenixColumn, value: Any) -> bytes:
+        """The column's bytes as they stand in the key (padded, DESC applied); b"" for NULL."""
+        if value is None or (value == "" and c.type.name in ("VARCHAR", "CHAR")) or \
+                (value == b"" and c.type.name in ("VARBINARY", "BINARY")):
+            return b""
+        try:
+            data = c.type.encode(value)
+        except PhoenixTypeError as exc:
+            raise PhoenixKeyError(f"column {c.name}: {exc}") from None
+        width = c.type.width if c.type.fixed else c.pad_to
+        if width is not None and len(data) < width:
+            data += (b" " if c.type.name in ("CHAR", "VARCHAR") else b"\x00") * (width - len(data))
+        if not c.desc:
+            return data
+        if c.type.name == "DECIMAL" and c.type.scale is not None and fraction_digits(value) > c.type.scale:
+            # PDecimal.coerceBytes rescales a DESC value by re-encoding it ASC and never inverts it
+            # again: Phoenix writes these bytes (and reads back another number; see lint).
+            return data
+        return _invert(data)
+
+    def _separator(self, c: PhoenixColumn, was_null: bool) -> int:
+        # SchemaUtil.getSeparatorByte(rowKeyOrderOptimizable, isNullValue, sortOrder)
+        return DESC_SEPARATOR if self.row_key_order_optimizable and not was_null and c.desc else SEPARATOR
+
+    # --- compose ---------------------------------------------------------------------------------
+
+    def encode_unsalted(self, record: Mapping[str, Any], partial: bool = False) -> bytes:
+        """The key without its salt byte. With ``partial`` the record may stop after any leading
+        columns, and the last given variable-width column keeps its separator (a scan prefix)."""
+        values = [record.get(n) for n in self._names]
+        parts = [self._column_bytes(c, v) for c, v in zip(self.columns, values)]
+        count = len(parts)
+        while count and not parts[count - 1]:
+            count -= 1
+        if count == 0 and not partial:
+            raise PhoenixKeyError(f"the primary key may not be null: give at least {self._names[0]}")
+        for c, data in zip(self.columns[:count], parts[:count]):
+            if not data and not c.nullable:
+                raise PhoenixKeyError(f"column {c.name} may not be null (it is NOT NULL, or fixed width)")
+        if not partial:
+            for c in self.columns[count:]:
+                if c.type.fixed or not c.nullable:
+                    raise PhoenixKeyError(f"column {c.name} may not be null; give a value for it")
+        out = bytearray()
+        previous: tuple[PhoenixColumn, bool] | None = None
+        for c, data in zip(self.columns[:count], parts[:count]):
+            if previous is not None and not previous[0].type.fixed:
+                out.append(self._separator(*previous))
+            out += data
+            previous = (c, not data)
+        if previous is not None and not previous[0].type.fixed:
+            sep = self._separator(*previous)
+            if sep == DESC_SEPARATOR or (partial and count < len(self.columns)):
+                out.append(sep)
+        return bytes(out)
+
+    def salt_of(self, unsalted: bytes) -> int:
+        """The salt byte Phoenix puts before ``unsalted`` (SALT_BUCKETS tables only)."""
+        if self.salt_buckets is None:
+            raise PhoenixKeyError("this table is not salted (no SALT_BUCKETS)")
+        return phoenix_salt(unsalted, self.salt_buckets)
+
+    def encode(self, record: Mapping[str, Any]) -> bytes:
+        """The row key Phoenix writes for ``record`` (a mapping of PK column name to value)."""
+        unknown = set(record) - set(self._names)
+        if unknown:
+            raise PhoenixKeyError(f"not primary-key columns: {sorted(unknown)}; the key has {list(self._names)}")
+        rest = self.encode_unsalted(record)
+        if self.salt_buckets is None:
+            return rest
+        return bytes([self.salt_of(rest)]) + rest
+
+    def encode_many(self, records: Iterable[Mapping[str, Any]]) -> list[bytes]:
+        return [self.encode(r) for r in records]
+
+    # --- decode ----------------------------------------------------------------------------------
+
+    def decode(self, key: bytes, check_salt: bool = True) -> dict[str, Any]:
+        """The PK values of a row key (None for NULL columns), walked as ``RowKeySchema.next``
+        does. A DESC BOOLEAN decodes to the value written (Phoenix itself reads both as false) and
+        a DESC DECIMAL written ASC decodes as Phoenix reads it; ``lint`` explains both."""
+        key = bytes(key)
+        offset = 0
+        out: dict[str, Any] = {}
+        if self.salt_buckets is not None:
+            if not key:
+                raise PhoenixKeyError("an empty key has no salt byte")
+            if check_salt and key[0] != self.salt_of(key[1:]):
+                raise PhoenixKeyError(f"salt byte {key[0]:#04x} of {to_string_binary(key)!r} is not the "
+                                      f"one SALT_BUCKETS={self.salt_buckets} gives ({self.salt_of(key[1:]):#04x}): "
+                                      "was the key written with this table's schema?")
+            offset = 1
+        end = len(key)
+        last = len(self.columns) - 1
+        for i, c in enumerate(self.columns):
+            if i > 0 and not self.columns[i - 1].type.fixed:
+                offset += 1  # the previous variable-width column's separator
+            if offset >= end:
+                out[c.name] = None
+                continue
+            if c.type.fixed:
+                width = c.type.width or 0
+                if end - offset < width:
+                    raise PhoenixKeyError(f"key {to_string_binary(key)!r} ends inside column {c.name} "
+                                          f"({c.type.sql} takes {width} bytes)")
+                data, offset = key[offset:offset + width], offset + width
+            elif i == last:
+                stop = end - (1 if self.row_key_order_optimizable and c.desc else 0)
+                data, offset = key[offset:stop], end
+            else:
+                stop = offset
+                if key[offset] != SEPARATOR:
+                    sep = self._separator(c, False)
+                    while stop < end and key[stop] != sep:
+                        stop += 1
+                data, offset = key[offset:stop], stop
+            out[c.name] = self._value(c, data)
+        if offset < end:
+            raise PhoenixKeyError(f"key {to_string_binary(key)!r} has {end - offset} byte(s) after the last "
+                                  "primary-key column: was it written with this table's schema?")
+        return out
+
+    def _value(self, c: PhoenixColumn, data: bytes) -> Any:
+        if not data:
+            return None
+        if c.desc:
+            data = _invert(data)
+        try:
+            return c.type.decode(data)
+        except (PhoenixTypeError, UnicodeDecodeError, ValueError) as exc:
+            raise PhoenixKeyError(f"column {c.name}: bytes {to_string_binary(data)!r} are not a {c.type.sql} "
+                                  f"({exc})") from None
+
+    # --- regions and scans -----------------------------------------------------------------------
+
+    def salt_boundaries(self) -> list[bytes]:
+        """The region boundaries Phoenix creates for SALT_BUCKETS without SPLIT ON: ``[i]`` for
+        i = 1..N-1, padded by ``SchemaUtil.processSplit`` to the PK layout (byte-equal to the real
+        regions)."""
+        if self.salt_buckets is None:
+            return []
+        return [process_split(bytes([i]), self._layout(salted=True)) for i in range(1, self.salt_buckets)]
+
+    def _layout(self, salted: bool) -> list[int | None]:
+        widths: list[int | None] = [1] if salted and self.salt_buckets is not None else []
+        return widths + [c.type.width for c in self.columns]
+
+    def region_boundaries(self, split_points: Sequence[bytes] = ()) -> list[bytes]:
+        """The boundaries of the regions Phoenix creates: the SALT_BUCKETS ones, or the SPLIT ON
+        points (bytes, used raw on a salted table, as Phoenix does) padded like ``processSplit``."""
+        if not split_points:
+            return self.salt_boundaries()
+        layout = self._layout(salted=True)
+        return sorted({process_split(bytes(p), layout) for p in split_points})
+
+    def split_points(self, rows: Iterable[Mapping[str, Any]], buckets: Iterable[int] | None = None) -> list[bytes]:
+        """Split keys for leading PK values (``rows`` of partial records), as bytes for a binary
+        ``SPLIT ON (X'..')``: encoded with each column's own type and order. On a salted table each
+        point is repeated in every bucket (``buckets``, default all), each after its salt byte, and
+        the bucket boundaries themselves are included, so no region ever spans two buckets."""
+        prefixes = sorted({self.encode_unsalted(r, partial=True) for r in rows})
+        if self.salt_buckets is None:
+            return [p for p in prefixes if p]
+        chosen = range(self.salt_buckets) if buckets is None else buckets
+        out = set(self.salt_boundaries())
+        for b in chosen:
+            out.update(bytes([b]) + p for p in prefixes)
+        return sorted(out)
+
+    def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
+        """``[start, stop)`` ranges that hold every row whose leading PK columns equal
+        ``leading`` (one per salt bucket on a salted table; ``stop == b""`` means to the end)."""
+        given = list(leading)
+        if given != list(self._names[:len(given)]):
+            raise PhoenixKeyError(f"scan ranges need leading PK columns in order; got {given}, the key "
+                                  f"starts {list(self._names[:len(given) + 1])}")
+        prefix = self.encode_unsalted(leading, partial=True) if leading else b""
+        if self.salt_buckets is None:
+            return [(prefix, next_prefix(prefix) if prefix else b"")]
+        return [(bytes([b]) + prefix, next_prefix(bytes([b]) + prefix)) for b in range(self.salt_buckets)]
+
+
+def process_split(split: bytes, widths: Sequence[int | None]) -> bytes:
+    """A split point as ``SchemaUtil.processSplit`` pads it for a PK of these column widths (None =
+    variable width; a salted table's salt byte is a first column of width 1): a point that ends
+    inside a fixed-width column, or inside a variable-width column that is not the last, is filled
+    with zero bytes to the end of that column plus the minimum of every column after it (width
+    bytes, or one separator byte)."""
+    offset, end = 0, len(split)
+    for pos, width in enumerate(widths):
+        if width is not None:
+            if end - offset < width:
+                fill = width - (end - offset) + _minimum(widths[pos + 1:])
+                return split + b"\x00" * fill
+            offset += width
+            continue
+        if pos == len(widths) - 1:
+            break
+        while offset < end and split[offset] != SEPARATOR:
+            offset += 1
+        if offset == end:
+            return split + b"\x00" * (1 + _minimum(widths[pos + 1:]))
+        offset += 1
+    return split
+
+
+def _minimum(widths: Sequence[int | None]) -> int:
+    return sum(1 if w is None else w for w in widths)
