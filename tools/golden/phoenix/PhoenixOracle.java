@@ -34,7 +34,13 @@ import org.apache.phoenix.util.PhoenixRuntime;
  *                                     included; rolled back) | ERR msg
  *   DECODE table hex               -> VALUES v... (Phoenix's RowKeySchema walk + PDataType.toObject)
  *   REGIONS table                  -> REGIONS start,end ... (hex; the processed split points)
+ *   COMMIT                         -> OK (commits what EXEC/GENERATE upserted on a live cluster)
+ *   QUERY sql param...             -> ROWS row... (each row's typed values joined by '|')
+ *   GENERATE sql n param...        -> OK n (runs sql n times, i = 0..n-1; a param "i8:{i}" or
+ *                                     "txt:name{i}" takes i; commits every 1000 rows)
  *
+ * The first argument is the JDBC URL (default jdbc:phoenix:none, connectionless; a live cluster is
+ * jdbc:phoenix:127.0.0.1:PORT).
  * Params and values are typed strings: i1: i2: i4: i8: (decimal integers), f4: f8: (hex of the IEEE
  * bits), dec: (BigDecimal text), bool:, str: (hex of UTF-8), bin: (hex), date: time: (epoch ms),
  * ts:ms:nanos, null:TYPE (java.sql.Types number); a null decoded value is "null:".
@@ -76,6 +82,7 @@ public class PhoenixOracle {
         break;
       }
       case "null": ps.setNull(i, Integer.parseInt(v)); break;
+      case "txt": ps.setString(i, v); break;
       default: throw new IllegalArgumentException("unknown param kind " + kind);
     }
   }
@@ -143,8 +150,39 @@ public class PhoenixOracle {
     return sb.toString();
   }
 
+  static String query(Connection c, String[] f) throws Exception {
+    StringBuilder sb = new StringBuilder("ROWS");
+    try (PreparedStatement ps = c.prepareStatement(f[1])) {
+      for (int i = 2; i < f.length; i++) bind(ps, i - 1, f[i]);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        int n = rs.getMetaData().getColumnCount();
+        while (rs.next()) {
+          sb.append('\t');
+          for (int k = 1; k <= n; k++) {
+            if (k > 1) sb.append('|');
+            sb.append(show(rs.getObject(k)));
+          }
+        }
+      }
+    }
+    return sb.toString();
+  }
+
+  static String generate(Connection c, String[] f) throws Exception {
+    int n = Integer.parseInt(f[2]);
+    try (PreparedStatement ps = c.prepareStatement(f[1])) {
+      for (int row = 0; row < n; row++) {
+        for (int k = 3; k < f.length; k++) bind(ps, k - 2, f[k].replace("{i}", Integer.toString(row)));
+        ps.executeUpdate();
+        if (row % 1000 == 999) c.commit();
+      }
+    }
+    c.commit();
+    return "OK " + n;
+  }
+
   public static void main(String[] args) throws Exception {
-    Connection c = DriverManager.getConnection("jdbc:phoenix:none");
+    Connection c = DriverManager.getConnection(args.length > 0 ? args[0] : "jdbc:phoenix:none");
     c.setAutoCommit(false);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     System.out.println("READY");
@@ -163,6 +201,9 @@ public class PhoenixOracle {
           case "KEYS": answer = keys(c, f); break;
           case "DECODE": answer = decode(c, f[1], unhex(f[2])); break;
           case "REGIONS": answer = regions(c, f[1]); break;
+          case "COMMIT": c.commit(); answer = "OK"; break;
+          case "QUERY": answer = query(c, f); break;
+          case "GENERATE": answer = generate(c, f); break;
           default: answer = "ERR unknown request " + f[0];
         }
       } catch (Exception e) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts Phoenix 5.2.1 in connectionless mode as a line-oriented oracle (PhoenixOracle.java), after
 # resolving its jars from Maven Central (cached in ~/.m2) and compiling it into run/ (gitignored).
-# Prints READY when the first connection is up. Usage: tools/golden/phoenix/oracle.sh
+# Prints READY when the first connection is up.
+# Usage: tools/golden/phoenix/oracle.sh [JDBC-URL]   (default jdbc:phoenix:none: connectionless)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$here/run"
@@ -14,4 +15,4 @@ cp="$(cat "$build/classpath")"
 if [[ ! -f "$build/PhoenixOracle.class" || "$here/PhoenixOracle.java" -nt "$build/PhoenixOracle.class" ]]; then
   javac -nowarn -d "$build" -cp "$cp" "$here/PhoenixOracle.java" >&2
 fi
-exec java -Xmx512m -Dlog4j2.level=OFF -Dlog4j.configurationFile=/dev/null -cp "$build:$cp" PhoenixOracle 2>/dev/null
+exec java -Xmx512m -Dlog4j2.level=OFF -Dlog4j.configurationFile=/dev/null -cp "$build:$cp" PhoenixOracle "$@" 2>/dev/null

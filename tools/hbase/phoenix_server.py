@@ -1,0 +1,79 @@
+"""A standalone HBase with Apache Phoenix 5.2.1's server side on its classpath (tools/hbase/phoenix).
+
+Maven Central has no phoenix-server-hbase-* jar, so the server classpath is assembled from
+phoenix-core-server, phoenix-core-client and phoenix-hbase-compat-2.6.0 (phoenix/pom.xml), placed
+after HBase 2.6.1's own jars so HBase's versions of shared libraries win. Phoenix needs its WAL
+codec for mutable global indexes; SYSTEM.LOG is kept to one salt bucket so the first connection
+does not create 32 regions on a 2-core machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import standalone
+
+PHOENIX = standalone.HERE / "phoenix"
+PHOENIX_LIB = PHOENIX / "lib"
+PHOENIX_POM = PHOENIX / "pom.xml"
+
+
+@dataclass
+class PhoenixStandalone(standalone.Standalone):
+    """``standalone.Standalone`` plus Phoenix's server jars and settings."""
+
+    def fetch(self) -> bool:
+        ran = super().fetch()
+        stamp = PHOENIX_LIB / ".pom.sha256"
+        want = hashlib.sha256(PHOENIX_POM.read_bytes()).hexdigest()
+        if stamp.exists() and stamp.read_text().strip() == want and any(PHOENIX_LIB.glob("phoenix-core-server-*.jar")):
+            return ran
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise standalone.StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
+        if PHOENIX_LIB.exists():
+            shutil.rmtree(PHOENIX_LIB)
+        log = self.log_dir / "fetch-phoenix.log"
+        cmd = [mvn, "-B", "-q", "-f", str(PHOENIX_POM), "dependency:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={PHOENIX_LIB}"]
+        with open(log, "w") as out:
+            rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=PHOENIX)
+        if rc != 0 or not any(PHOENIX_LIB.glob("phoenix-core-server-*.jar")):
+            raise standalone.StartFailed("fetch", f"Phoenix server jars: mvn exited with {rc}", log)
+        stamp.write_text(want + "\n")
+        return True
+
+    def site_properties(self) -> dict[str, str]:
+        props = super().site_properties()
+        props.update({
+            # Without Phoenix's WAL codec, CREATE INDEX on a mutable table fails (ERROR 1029).
+            "hbase.regionserver.wal.codec": "org.apache.hadoop.hbase.regionserver.wal.IndexedWALEditCodec",
+            "phoenix.log.saltBuckets": "1",
+            "phoenix.schema.isNamespaceMappingEnabled": "false",
+        })
+        return props
+
+    def _java_cmd(self, name: str, log_file: str, main: str, *args: str) -> list[str]:
+        cmd = super()._java_cmd(name, log_file, main, *args)
+        i = cmd.index("-cp") + 1
+        cmd[i] = f"{cmd[i]}:{PHOENIX_LIB}/*"
+        return cmd
+
+
+def start_scratch(run_dir: Path, timeout: float = 300.0) -> PhoenixStandalone:
+    """A started Phoenix-enabled standalone HBase on free loopback ports (the caller stops it)."""
+    run_dir = run_dir.resolve()
+    base = standalone.Standalone.with_free_ports(run_dir)
+    instance = PhoenixStandalone(run_dir=run_dir, zk_port=base.zk_port, master_port=base.master_port,
+                                 rs_port=base.rs_port, thrift_port=base.thrift_port)
+    instance.stop()
+    try:
+        instance.start(timeout=timeout)
+    except standalone.StartFailed:
+        instance.kill()
+        raise
+    return instance
