@@ -75,10 +75,10 @@ def from_param(text: str) -> Any:
 class PhoenixOracle:
     """One long-lived Phoenix JVM answering line requests (EXEC, KEYS, DECODE, REGIONS)."""
 
-    def __init__(self) -> None:
+    def __init__(self, url: str = "jdbc:phoenix:none") -> None:
         if shutil.which("java") is None or shutil.which("mvn") is None:
             raise RuntimeError("the Phoenix oracle needs a JDK and Maven (tools/golden/phoenix/oracle.sh)")
-        self.proc = subprocess.Popen([str(ORACLE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(ORACLE), url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, encoding="utf-8", bufsize=1)
         first = self._line()
         if first != "READY":
@@ -93,7 +93,8 @@ class PhoenixOracle:
 
     def ask(self, *fields: str) -> list[str]:
         assert self.proc.stdin is not None
-        self.proc.stdin.write("\t".join(fields) + "\n")
+        # One request per line: multi-line SQL (keyshape's CREATE TABLE output) goes on one line.
+        self.proc.stdin.write("\t".join(f.replace("\n", " ") for f in fields) + "\n")
         self.proc.stdin.flush()
         answer = self._line().split("\t")
         if answer[0].startswith("ERR"):

@@ -1,0 +1,100 @@
+"""Re-salt a Phoenix table N -> M buckets (Phoenix itself refuses: SALT_BUCKETS only on create,
+error 1024).
+
+Everything after the salt byte stays as it is, so the new key is the new salt byte plus the old
+rest, and every cell is copied with its family, qualifier and value unchanged. The target table
+must be created by Phoenix first from :func:`target_ddl` (same columns in the same order, so the
+encoded column qualifiers match and Phoenix reads the copied cells as its own). Verification counts
+rows and takes an order-independent checksum over (key after the salt, column, value) on both sides.
+Cells are written at the time of the copy (the scan reads the newest version of each cell).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from keyshape.core.hashing import phoenix_salt
+from keyshape.errors import KeyshapeError
+from keyshape.phoenix.ddl import PhoenixTable, create_table_sql
+from keyshape.store.base import Store
+
+__all__ = ["ResaltReport", "TableDigest", "digest", "resalt", "target_ddl"]
+
+
+@dataclass(frozen=True)
+class TableDigest:
+    """Row count and an order-independent checksum of a Phoenix table's rows with the salt byte
+    taken off (so the same rows under different salts digest equal)."""
+
+    rows: int
+    cells: int
+    checksum: str
+
+
+@dataclass(frozen=True)
+class ResaltReport:
+    copied: int
+    source: TableDigest
+    target: TableDigest
+
+    @property
+    def verified(self) -> bool:
+        return self.source == self.target
+
+
+def target_ddl(source: PhoenixTable, target_name: str, buckets: int) -> str:
+    """The ``CREATE TABLE`` Phoenix must run for the re-salted copy (the source's columns, PK and
+    options, with ``SALT_BUCKETS=buckets``)."""
+    if not 1 <= buckets <= 256:
+        raise KeyshapeError(f"SALT_BUCKETS must be 1..256, got {buckets}")
+    return create_table_sql(replace(source, name=target_name, split_on=[]), salt_buckets=buckets)
+
+
+def _rest(table: PhoenixTable, row: bytes) -> bytes:
+    return row[1:] if table.key.salt_buckets else row
+
+
+def digest(store: Store, table: PhoenixTable, name: str | None = None) -> TableDigest:
+    """:class:`TableDigest` of the HBase table holding ``table`` (``name`` overrides its name)."""
+    total = 0
+    rows = cells = 0
+    for row, values in store.scan(name or table.hbase_table):
+        rest = _rest(table, row)
+        rows += 1
+        for column, value in values.items():
+            cells += 1
+            h = hashlib.blake2b(digest_size=16)
+            for part in (rest, column, value):
+                h.update(len(part).to_bytes(4, "big"))
+                h.update(part)
+            total = (total + int.from_bytes(h.digest(), "big")) % (1 << 128)
+    return TableDigest(rows, cells, f"{total:032x}")
+
+
+def resalt(store: Store, source: PhoenixTable, target: PhoenixTable, batch_size: int = 1000,
+           progress: Callable[[int], None] | None = None) -> ResaltReport:
+    """Copy every row of ``source`` into ``target`` (an existing table Phoenix created from
+    :func:`target_ddl`) under the target's salt, then verify both sides. KeyshapeError if the two
+    keys differ in anything but the salt, or the target is missing."""
+    if source.key.columns != target.key.columns or source.key.multi_tenant != target.key.multi_tenant:
+        raise KeyshapeError(f"{target.name} does not have {source.name}'s primary key; create it from "
+                            "keyshape phoenix resalt's CREATE TABLE")
+    if not target.key.salt_buckets:
+        raise KeyshapeError(f"{target.name} is not salted; give it SALT_BUCKETS")
+    if not store.table_exists(target.hbase_table):
+        raise KeyshapeError(f"table {target.hbase_table!r} does not exist; run the CREATE TABLE printed by "
+                            "keyshape phoenix resalt in Phoenix first")
+    buckets = target.key.salt_buckets
+    copied = 0
+    with store.writer(target.hbase_table, batch_size=batch_size) as writer:
+        for row, values in store.scan(source.hbase_table):
+            rest = _rest(source, row)
+            writer.put(bytes([phoenix_salt(rest, buckets)]) + rest, values)
+            copied += 1
+            if progress is not None and copied % batch_size == 0:
+                progress(copied)
+    if progress is not None:
+        progress(copied)
+    return ResaltReport(copied, digest(store, source), digest(store, target))
