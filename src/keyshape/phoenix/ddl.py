@@ -256,7 +256,7 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
             raise PhoenixDDLError(f"PRIMARY KEY column {col} is not a column of {name}")
         _, ctype, nullable = by_name[col]
         single = len(pk) == 1
-        key_columns.append(PhoenixColumn(col, ctype, desc, nullable and not single and not ctype.fixed))
+        key_columns.append(PhoenixColumn(col, ctype, desc, nullable and not single))
     key = _key(key_columns, options)
     return PhoenixTable(name, columns, key, options, split_on, None, literals)
 

@@ -193,7 +193,7 @@ class PhoenixKey:
             if not key:
                 raise PhoenixKeyError("an empty key has no salt byte")
             if check_salt and key[0] != self.salt_of(key[1:]):
-                raise PhoenixKeyError(f"salt byte {key[0]:#04x} of {to_string_binary(key)!r} is not the "
+                raise PhoenixKeyError(f"salt byte {key[0]:#04x} of '{to_string_binary(key)}' is not the "
                                       f"one SALT_BUCKETS={self.salt_buckets} gives ({self.salt_of(key[1:]):#04x}): "
                                       "was the key written with this table's schema?")
             offset = 1
@@ -208,7 +208,7 @@ class PhoenixKey:
             if c.type.fixed:
                 width = c.type.width or 0
                 if end - offset < width:
-                    raise PhoenixKeyError(f"key {to_string_binary(key)!r} ends inside column {c.name} "
+                    raise PhoenixKeyError(f"key '{to_string_binary(key)}' ends inside column {c.name} "
                                           f"({c.type.sql} takes {width} bytes)")
                 data, offset = key[offset:offset + width], offset + width
             elif i == last:
@@ -223,7 +223,7 @@ class PhoenixKey:
                 data, offset = key[offset:stop], stop
             out[c.name] = self._value(c, data)
         if offset < end:
-            raise PhoenixKeyError(f"key {to_string_binary(key)!r} has {end - offset} byte(s) after the last "
+            raise PhoenixKeyError(f"key '{to_string_binary(key)}' has {end - offset} byte(s) after the last "
                                   "primary-key column: was it written with this table's schema?")
         return out
 
@@ -235,7 +235,7 @@ class PhoenixKey:
         try:
             return c.type.decode(data)
         except (PhoenixTypeError, UnicodeDecodeError, ValueError) as exc:
-            raise PhoenixKeyError(f"column {c.name}: bytes {to_string_binary(data)!r} are not a {c.type.sql} "
+            raise PhoenixKeyError(f"column {c.name}: bytes '{to_string_binary(data)}' are not a {c.type.sql} "
                                   f"({exc})") from None
 
     # --- regions and scans -----------------------------------------------------------------------

@@ -411,3 +411,37 @@ def phoenix_type(name: str, length: int | None = None, scale: int | None = None)
             raise PhoenixTypeError(f"DECIMAL scale must be 0..precision, got {scale}")
         return PhoenixType(key, None, length, scale if length is not None else None)
     return PhoenixType(key, _FIXED.get(key), length)
+
+
+def parse_text(t: PhoenixType, text: str) -> Any:
+    """A value of type ``t`` from command-line text: numbers as written, BOOLEAN true/false,
+    DATE/TIME/TIMESTAMP as epoch milliseconds or ISO-8601 (UTC unless it says otherwise),
+    BINARY/VARBINARY in HBase's toStringBinary form."""
+    name = t.name
+    try:
+        if name in _INT_WIDTH:
+            return int(text)
+        if name in _FLOAT_FORMAT:
+            return float(text)
+        if name == "DECIMAL":
+            return Decimal(text)
+        if name == "BOOLEAN":
+            if text.lower() not in ("true", "false"):
+                raise ValueError
+            return text.lower() == "true"
+        if name in ("DATE", "TIME", "UNSIGNED_DATE", "UNSIGNED_TIME", "TIMESTAMP", "UNSIGNED_TIMESTAMP"):
+            if text.lstrip("-").isdigit():
+                ms = int(text)
+                return PhoenixTimestamp(ms) if "TIMESTAMP" in name else ms
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            ms = int(moment.timestamp()) * 1000 + moment.microsecond // 1000
+            return PhoenixTimestamp(ms, (moment.microsecond % 1000) * 1000) if "TIMESTAMP" in name else ms
+        if name in ("BINARY", "VARBINARY"):
+            from keyshape.core.hbytes import to_bytes_binary
+
+            return to_bytes_binary(text, strict=True)
+    except (ValueError, ArithmeticError):
+        raise PhoenixTypeError(f"{text!r} is not a {t.sql} value") from None
+    return text
