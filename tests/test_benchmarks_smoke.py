@@ -92,3 +92,10 @@ def test_bench_hbase_reads(tmp_path, hbase):
     for p in data["gets"]:
         assert p["gets"] == 200
         assert positive(p["direct_gets_per_s"]) and positive(p["random_over_direct"]), p["buckets"]
+
+
+def test_bench_phoenix(tmp_path):
+    data = run("bench_phoenix", tmp_path)
+    paths = {r["path"] for r in data["results"]}
+    assert {"PhoenixKey.encode (per record)", "PhoenixKey.encode_many (batch salt)"} <= paths
+    assert all(positive(r["keys_per_s"]) for r in data["results"])

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keyshape.core.hashing import phoenix_salt
+from keyshape.core.hashing import phoenix_salt, phoenix_salt_many
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError
 from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, fraction_digits, phoenix_type
@@ -39,8 +39,8 @@ class PhoenixKeyError(KeyshapeError):
 class PhoenixColumn:
     """One primary-key column: name, Phoenix type, sort order and nullability.
 
-    Phoenix forces fixed-width PK columns NOT NULL ("PK columns may not be both fixed width and
-    nullable"); :class:`PhoenixKey` enforces the same.
+    Phoenix makes a one-column PK NOT NULL, and refuses a nullable fixed-width column in a
+    composite PK ("PK columns may not be both fixed width and nullable"); so does :class:`PhoenixKey`.
     """
 
     name: str
@@ -76,6 +76,7 @@ class PhoenixKey:
     multi_tenant: bool = False
     row_key_order_optimizable: bool = True
     _names: tuple[str, ...] = field(init=False, repr=False)
+    _encode_rest: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.columns = tuple(self.columns)
@@ -98,6 +99,9 @@ class PhoenixKey:
         if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
             raise PhoenixKeyError("a MULTI_TENANT table's first PK column must be the tenant id (CHAR or "
                                   "VARCHAR) followed by at least one more PK column")
+        from keyshape.phoenix.compiled import compile_encoder  # it reads this class's columns
+
+        self._encode_rest = compile_encoder(self, self._rest_general)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -169,16 +173,24 @@ class PhoenixKey:
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         """The row key Phoenix writes for ``record`` (a mapping of PK column name to value)."""
+        rest: bytes = self._encode_rest(record)
+        if self.salt_buckets is None:
+            return rest
+        return bytes((phoenix_salt(rest, self.salt_buckets),)) + rest
+
+    def _rest_general(self, record: Mapping[str, Any]) -> bytes:
         unknown = set(record) - set(self._names)
         if unknown:
             raise PhoenixKeyError(f"not primary-key columns: {sorted(unknown)}; the key has {list(self._names)}")
-        rest = self.encode_unsalted(record)
-        if self.salt_buckets is None:
-            return rest
-        return bytes([self.salt_of(rest)]) + rest
+        return self.encode_unsalted(record)
 
     def encode_many(self, records: Iterable[Mapping[str, Any]]) -> list[bytes]:
-        return [self.encode(r) for r in records]
+        """:meth:`encode` of every record; the salt bytes are computed for all keys at once."""
+        rests = [self._encode_rest(r) for r in records]
+        if self.salt_buckets is None or not rests:
+            return rests
+        salts = phoenix_salt_many(rests, self.salt_buckets).tolist()
+        return [bytes((s,)) + r for s, r in zip(salts, rests)]
 
     # --- decode ----------------------------------------------------------------------------------
 
