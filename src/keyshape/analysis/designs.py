@@ -93,7 +93,8 @@ def schema_hints(schema: KeySchema,
         leading_field=lead, monotonic_field=mono, monotonic_generator=gens[lead] if mono else None,
         spread_field=spread, prefix_strategy=strategy,
         hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
-        buckets=_bucket_count(schema), heavy=tuple(top))
+        buckets=_bucket_count(schema), heavy=tuple(top),
+        split_algorithm=schema.splits.algorithm if schema.splits is not None else None)
 
 
 def with_regions(schema: KeySchema, regions: int) -> KeySchema:
@@ -312,7 +313,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
             progress(done, total)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
-    return acc.finish(name=name or schema.table.full_name, hints=schema_hints(schema, heavy),
+    hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=keys_file is not None)
+    return acc.finish(name=name or schema.table.full_name, hints=hints,
                       schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
 
 
