@@ -18,6 +18,7 @@ from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
+from keyshape.schema.labels import key_label, label_legend
 
 DEFAULT_ROWS = 200_000
 DEFAULT_VALUE_BYTES = 100
@@ -314,8 +315,19 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
     hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=keys_file is not None)
-    return acc.finish(name=name or schema.table.full_name, hints=hints,
-                      schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    analysis = acc.finish(name=name or schema.table.full_name, hints=hints,
+                          schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    return with_key_labels(analysis, schema)
+
+
+def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
+    """``analysis`` (changed in place and returned) with each region's start key decoded by
+    ``schema`` into ``RegionLoad.start_text`` (``keyshape.schema.labels.key_label``: the bucket
+    and the leading fields the key holds, toStringBinary when nothing decodes), for reports."""
+    analysis.regions = [dataclasses.replace(r, start_text=key_label(schema, r.start))
+                        for r in analysis.regions]
+    analysis.label_legend = label_legend(schema)
+    return analysis
 
 
 def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *,

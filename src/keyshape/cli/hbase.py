@@ -117,7 +117,7 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     live counts. A batch that cannot be written ends the load with one error line saying how
     many rows were acknowledged (stored) before it.
     """
-    from keyshape.analysis.designs import analyze_schema, schema_hints
+    from keyshape.analysis.designs import analyze_schema, schema_hints, with_key_labels
     from keyshape.ops.live import (
         LiveHeat,
         live_analysis,
@@ -153,7 +153,8 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     heat = LiveHeat()
     heat.add(baseline, 0.0)
     heat.add(final, result.seconds)
-    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
+    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)),
+                           schema)
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:

@@ -22,6 +22,7 @@ from keyshape.core.hbytes import shared_prefix_length, to_string_binary  # noqa:
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
 _LABEL_CHARS = 22
+_DECODED_CHARS = 30
 
 
 def _short(key: bytes, skip: int = 0) -> str:
@@ -33,20 +34,33 @@ def _short(key: bytes, skip: int = 0) -> str:
     return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
 
 
-def _region_ticks(ax: Axes, analysis: Analysis, axis: str) -> None:
-    """Label regions with their start keys when few, else with every k-th region index."""
-    n = len(analysis.regions)
+def region_tick_labels(analysis: Analysis) -> list[str]:
+    """One label per region: its start key decoded by the schema (``RegionLoad.start_text``)
+    when the analysis has them, else toStringBinary minus the prefix all start keys share."""
     starts = [r.start for r in analysis.regions]
+    if any(r.start_text for r in analysis.regions):
+        return [_cut(r.start_text or _short(r.start), _DECODED_CHARS) for r in analysis.regions]
     common = shared_prefix_length(starts)
     # Keep the shared prefix when it is short and readable; drop it when it hides the difference.
     skip = common if len(to_string_binary(starts[-1])) > _LABEL_CHARS else 0
+    return [_short(k, skip) for k in starts]
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _region_ticks(ax: Axes, analysis: Analysis, axis: str) -> None:
+    """Label regions with their start keys when few, else with every k-th region index."""
+    n = len(analysis.regions)
+    names = region_tick_labels(analysis)
     if n <= _MAX_KEY_LABELS:
         ticks = np.arange(n)
-        labels = [_short(k, skip) for k in starts]
+        labels = names
     else:
         step = int(np.ceil(n / 16))
         ticks = np.arange(0, n, step)
-        labels = [f"#{i} {_short(starts[i], skip)}" for i in ticks]
+        labels = [f"#{i} {names[i]}" for i in ticks]
     if axis == "y":
         ax.set_yticks(ticks, labels, fontsize=7, family="monospace")
     else:
@@ -74,7 +88,9 @@ def draw_heatmap(ax: Axes, analysis: Analysis, *, vmax: float | None = None,
                    vmin=0, vmax=vmax if vmax is not None else max(float(heat.max()), 1.0),
                    origin="upper", extent=(0, windows, len(analysis.regions) - 0.5, -0.5))
     ax.set_xlabel(f"time → ({window_caption(analysis)})")
-    ax.set_ylabel("key space → (regions by start key)")
+    legend = f": {analysis.label_legend}" if analysis.label_legend and any(
+        r.start_text for r in analysis.regions) else ""
+    ax.set_ylabel(f"key space → (regions by start key{legend})")
     _region_ticks(ax, analysis, "y")
     if title is not None:
         ax.set_title(title, fontsize=11, color=VERDICT_COLOURS.get(analysis.verdict, "black"))
