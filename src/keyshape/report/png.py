@@ -133,13 +133,15 @@ def draw_hot_share(ax: Axes, analysis: Analysis) -> None:
     ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
 
 
-def heatmap_figure(analysis: Analysis) -> Figure:
-    """A figure with the heat map alone, titled with the design name and verdict."""
+def heatmap_figure(analysis: Analysis, vmax: float | None = None) -> Figure:
+    """A figure with the heat map alone, titled with the design name and verdict (``vmax``: the
+    count drawn brightest, default this map's largest)."""
     n = len(analysis.regions)
     height = min(max(3.5, 0.28 * n + 1.8), 11) if n <= _MAX_KEY_LABELS else 7
     fig, ax = plt.subplots(figsize=(11, height), layout="constrained")
     name = analysis.name or "keys"
-    draw_heatmap(ax, analysis, title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
+    draw_heatmap(ax, analysis, vmax=vmax,
+                 title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
     return fig
 
 
@@ -155,23 +157,37 @@ def hot_share_figure(analysis: Analysis) -> Figure:
     return fig
 
 
-def compare_figure(analyses: Sequence[Analysis]) -> Figure:
-    """Heat maps of several designs side by side, one colour scale (shares of each window)."""
+COLOUR_SCALES = ("shared", "per-panel")
+
+
+def compare_figure(analyses: Sequence[Analysis], colour_scale: str = "shared") -> Figure:
+    """Heat maps of several designs side by side.
+
+    ``colour_scale="shared"`` (default): one scale for all panels, so brightness compares
+    across designs (a balanced design looks dim beside a hot spot). ``"per-panel"``: each panel
+    scaled to its own busiest cell with its own colour bar, so the pattern inside a quiet
+    design shows too.
+    """
     if not analyses:
         raise ValueError("compare needs at least one analysis")
+    if colour_scale not in COLOUR_SCALES:
+        raise ValueError(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
     k = len(analyses)
+    per_panel = colour_scale == "per-panel"
     fig, axes = plt.subplots(1, k, figsize=(max(5.0 * k, 7), 6), layout="constrained",
                              squeeze=False)
     for ax, a in zip(axes[0], analyses):
-        draw_heatmap(ax, a, colorbar=False,
+        draw_heatmap(ax, a, colorbar=per_panel,
                      title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean "
                            f"{a.max_over_mean:.2f} · hot window {100 * a.hot_window_share:.0f}%")
+    if per_panel:
+        return fig
     vmax = max(float(a.heat.max()) for a in analyses) or 1.0
     for ax in axes[0]:
         for im in ax.get_images():
             im.set_clim(0, vmax)
     fig.colorbar(axes[0][0].get_images()[0], ax=list(axes[0]), fraction=0.02, pad=0.01,
-                 label="writes per region per window")
+                 label="writes per region per window (one scale for all)")
     return fig
 
 
@@ -192,8 +208,10 @@ def write_png(analysis: Analysis, path: str | Path) -> Path:
     return out
 
 
-def write_compare_png(analyses: Sequence[Analysis], path: str | Path) -> Path:
-    """Write the side-by-side heat maps of several designs to ``path`` as PNG."""
+def write_compare_png(analyses: Sequence[Analysis], path: str | Path,
+                      colour_scale: str = "shared") -> Path:
+    """Write the side-by-side heat maps of several designs to ``path`` as PNG
+    (``colour_scale``: see :func:`compare_figure`)."""
     out = Path(path)
-    out.write_bytes(figure_png(compare_figure(analyses)))
+    out.write_bytes(figure_png(compare_figure(analyses, colour_scale)))
     return out
