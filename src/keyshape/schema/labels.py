@@ -18,6 +18,7 @@ from keyshape.errors import KeyshapeError
 __all__ = ["key_label", "label_legend"]
 
 _VALUE_CHARS = 24
+_RUN = -1  # _field_end: the field runs into the next one
 # Labels that would only repeat the raw bytes are not worth a column.
 _HASH_ONLY = ("md5-full",)
 # Hash prefixes are a hash's leading digits, not bucket numbers: name them for what they are.
@@ -61,6 +62,11 @@ def key_label(schema: Any, key: bytes) -> str:
             break
         try:
             end = _field_end(schema, i, key, pos)
+            if end == _RUN:
+                # Fields run together with no separator (encode-only): show them as written.
+                parts.append(_cut(to_string_binary(key[pos:])))
+                pos = len(key)
+                break
             value, pos = f.decode_at(key, pos, end)
         except (KeyshapeError, ValueError, IndexError):
             break
@@ -84,8 +90,7 @@ def _field_end(schema: Any, i: int, key: bytes, pos: int) -> int | None:
     if last:
         return len(key)
     if not schema.separator:
-        # Run together with the next field (an encode-only key): its end is unknowable.
-        raise KeyshapeError("no separator")
+        return _RUN  # runs into the next field (an encode-only key): its end is unknowable
     end = key.find(schema.separator, pos)
     # A split key may stop right after the value: the region starts at that value.
     return len(key) if end < 0 else end
@@ -115,9 +120,11 @@ def _value_text(f: Any, value: Any) -> str:
             return t.strftime("%Y-%m-%d %H:%M:%S")
         return t.strftime("%Y-%m-%d %H:%M:%S.") + f"{value % 1000:03d}"
     if isinstance(value, bytes):
-        text = to_string_binary(value)
-    elif isinstance(value, float):
-        text = f"{value:g}"
-    else:
-        text = str(value)
+        return _cut(to_string_binary(value))
+    if isinstance(value, float):
+        return f"{value:g}"
+    return _cut(str(value))
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
