@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,8 @@ class Chromium:
                 break
             m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
             if m:
+                # Keep draining its log, or a full pipe would stall the browser.
+                threading.Thread(target=self.proc.stderr.read, daemon=True).start()
                 return int(m.group(1))
         self.close()
         raise RuntimeError("chromium did not start its DevTools endpoint")
