@@ -76,6 +76,14 @@ def test_decodable_layouts_are_not_encode_only() -> None:
         assert not any(f.code == "encode-only" for f in s.lint())
 
 
+def test_encode_only_schema_refuses_index_tables() -> None:
+    """Index rows are built from decoded main keys: refused when the schema is parsed."""
+    with pytest.raises(SchemaError, match="index: needs main-table keys that decode"):
+        KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
+            {"name": "a", "type": "string"}, {"name": "b", "type": "string", "width": 4}]},
+            "index": [{"name": "by_b", "table": "t_by_b", "fields": ["b"]}]})
+
+
 def test_md5_full_decode_still_says_the_fields_are_gone() -> None:
     s = concat_schema(2, "md5-full")
     with pytest.raises(KeyshapeError, match="cannot be recovered"):

@@ -98,6 +98,11 @@ class KeySchema:
         indexes = parse_indexes(top, table, fields, separator, cls)
         top.done()
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
+        if indexes and schema.encode_only is not None:
+            # Index rows are built and repaired from decoded main keys.
+            raise SchemaError(f"{source}: index: needs main-table keys that decode, but "
+                              f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
+                              "or set key.separator")
         schema.indexes = indexes
         return schema
 
