@@ -124,3 +124,22 @@ def test_compare_colour_scale_shared_or_per_panel() -> None:
         plt.close(fig)
     with pytest.raises(ValueError, match="per-panel"):
         png.compare_figure([hot], "loud")
+
+
+def test_cli_compare_colour_scale_reaches_the_html(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    page = tmp_path / "c.html"
+    args = [sys.executable, "-m", "keyshape.cli", "compare", str(examples / "sequential.toml"),
+            str(examples / "orders.toml"), "--rows", "3000", "--regions", "8", "--windows", "5",
+            "--html", str(page)]
+    p = subprocess.run([*args, "--colour-scale", "per-panel"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    found = [json.loads(m)["vmax"] for m in
+             re.findall(r'class="ks-data">(.*?)</script>', page.read_text(encoding="utf-8"))]
+    assert len(found) == 2 and found[0] != found[1]  # each design on its own scale
+    p = subprocess.run([*args, "--colour-scale", "loud"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "per-panel" in p.stderr and len(p.stderr.strip().splitlines()) == 1
