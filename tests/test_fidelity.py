@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyshape import KeySchema
 from keyshape.analysis.designs import analyze_schema
@@ -129,6 +131,17 @@ def test_generate_sample_strides_over_the_whole_workload() -> None:
     whole = [k for chunk in generate(s) for k in s.encode_many(chunk)]
     sample = [k for chunk in generate_sample(s, 1000) for k in s.encode_many(chunk)]
     assert sample == [whole[i * len(whole) // 1000] for i in range(1000)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 3000), sample=st.integers(1, 400), chunk=st.integers(1, 700))
+def test_generate_sample_is_the_stride_of_generate_for_any_chunking(rows: int, sample: int,
+                                                                    chunk: int) -> None:
+    s = KeySchema.from_dict(TIME_LEADING)
+    whole = [int(t) for c in generate(s, rows=rows, chunk_rows=chunk) for t in c["t"]]
+    got = [int(t) for c in generate_sample(s, sample, rows=rows, chunk_rows=chunk) for t in c["t"]]
+    want = whole if rows <= sample else [whole[i * rows // sample] for i in range(sample)]
+    assert got == want
 
 
 def test_sample_splits_even_out_totals_of_a_time_leading_workload() -> None:
