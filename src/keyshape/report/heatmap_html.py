@@ -139,7 +139,8 @@ HEATMAP_JS = r"""
       var lines = ["region #" + c.r + "  (" + pct(g.share) + " of all rows, server " + g.server + ")",
                    "start  " + g.start, "end    " + g.end];
       if (g.decoded) lines.push("start decoded  " + g.decoded);
-      lines.push("time window " + (c.w + 1) + " of " + W + ": writes " + fmt(first) + "\u2013" + fmt(last));
+      lines.push("time window " + (c.w + 1) + " of " + W + ": " + (wt ? "writes " + fmt(first) +
+                 "\u2013" + fmt(last) : "no writes"));
       lines.push(fmt(v) + " writes here, " + (wt ? pct(v / wt) : "0%") + " of the window");
       return lines.join("\n");
     }
