@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyshape.core.hbytes import next_prefix
-from keyshape.errors import SchemaError
+from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema import KeySchema, TableSpec
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))
@@ -75,10 +75,13 @@ def test_missing_field_type_and_missing_table(tmp_path):
         KeySchema.from_dict({"key": {"fields": [{"name": "a", "type": "string"}]}})
 
 
-def test_variable_width_middle_field_without_separator_is_rejected():
-    with pytest.raises(SchemaError, match="separator"):
-        KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-            {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+def test_variable_width_middle_field_without_separator_is_encode_only():
+    """Accepted (hand-written Java writers build such keys), but decode refuses it."""
+    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
+        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+    assert s.encode({"a": "ab", "b": "c"}) == b"abc"
+    with pytest.raises(KeyshapeError, match="encode-only"):
+        s.decode(b"abc")
 
 
 def test_bad_toml_and_missing_file(tmp_path):

@@ -21,7 +21,8 @@ jittered-time         like sequential-time plus uniform noise in ``[-jitter_ms, 
 zipf                  ``cardinality`` (required), ``skew`` (1.1), ``offset`` (0), ``shuffle`` (true):
                       ids ``offset..offset+cardinality-1`` with P(rank k) ~ 1/k**skew; ``shuffle``
                       scatters the hot ranks over the id range instead of making the smallest hot
-uniform               ``low`` (0), ``high`` (1000000, exclusive)
+uniform               ``low`` (0), ``high`` (1000000, exclusive); or ``cardinality`` instead of
+                      ``high``: ids ``low..low+cardinality-1`` (0..cardinality-1), as zipf takes it
 uuid                  random UUID4 (text for strings, 16 raw bytes for bytes fields)
 categorical           ``values`` (required), ``weights`` (equal)
 constant              ``value`` (required)
@@ -49,8 +50,8 @@ from keyshape.core import hbytes
 from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec, parse_timestamp
 
-__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "generate", "parse_workload",
-           "read_keys", "read_records"]
+__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "generate", "generate_sample",
+           "parse_workload", "read_keys", "read_records"]
 
 DEFAULT_START = "2026-01-01T00:00:00Z"
 # generator -> {option: (kind, default)}; a default of ... means required.
@@ -60,7 +61,8 @@ GENERATORS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "jittered-time": {"start": ((str, int), DEFAULT_START), "step_ms": (int, 1000), "jitter_ms": (int, None)},
     "zipf": {"cardinality": (int, ...), "skew": (float, 1.1), "offset": (int, 0),
              "shuffle": (bool, True), "format": (str, "{}")},
-    "uniform": {"low": ((int, float), 0), "high": ((int, float), 1_000_000), "format": (str, "{}")},
+    "uniform": {"low": ((int, float), 0), "high": ((int, float), 1_000_000), "cardinality": (int, None),
+                "format": (str, "{}")},
     "uuid": {},
     "categorical": {"values": (list, ...), "weights": (list, None)},
     "constant": {"value": ((str, int, float), ...)},
@@ -93,7 +95,7 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
         return GeneratorSpec("sequential-time", {"start": parse_timestamp(DEFAULT_START), "step_ms": 1000})
     if f.type in ("string", "bytes"):
         return GeneratorSpec("uuid", {})
-    return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "format": "{}"})
+    return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "cardinality": None, "format": "{}"})
 
 
 def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpec:
@@ -136,6 +138,12 @@ def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name
         g.fail("repeat", "must be >= 1", "e.g. repeat = 3600")
     if kind == "zipf" and (o["cardinality"] < 1 or o["skew"] <= 0):
         g.fail("cardinality" if o["cardinality"] < 1 else "skew", "must be positive", "e.g. cardinality = 1000, skew = 1.1")
+    if kind == "uniform" and o["cardinality"] is not None:
+        if g.has("high"):
+            g.fail("cardinality", "and high both bound the values", "give one of them")
+        if o["cardinality"] < 1 or not isinstance(o["low"], int):
+            g.fail("cardinality", "must be positive, with an integer low", "e.g. cardinality = 1000")
+        o["high"] = o["low"] + o["cardinality"]
     if kind == "uniform" and not o["low"] < o["high"]:
         g.fail("high", f"must be greater than low ({o['low']})", "set low < high")
     if kind == "categorical":
@@ -185,6 +193,33 @@ def generate(schema_or_spec: Any, rows: int | None = None, seed: int = 0,
             raw[f.name] = state[f.name].next(n, done, raw)
         yield {f.name: state[f.name].convert(raw[f.name]) for f in fields}
         done += n
+
+
+def generate_sample(schema_or_spec: Any, sample_rows: int, rows: int | None = None, seed: int = 0,
+                    chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
+    """``sample_rows`` rows spread evenly over the whole workload, as column chunks in write order.
+
+    Row ``i * rows // sample_rows`` for ``i = 0..sample_rows-1`` of what :func:`generate` yields
+    with the same arguments (every row when ``rows <= sample_rows``). The whole workload is
+    generated and strided, not cut short: a time-leading key's late rows must be in the sample,
+    or split points drawn from it leave the last region with everything written after the cut.
+    """
+    spec = schema_or_spec if isinstance(schema_or_spec, WorkloadSpec) else _spec_of(schema_or_spec)
+    total = spec.rows if rows is None else rows
+    if sample_rows < 1:
+        raise KeyshapeError(f"generate_sample: sample_rows must be >= 1, got {sample_rows}")
+    if total <= sample_rows:
+        yield from generate(spec, total, seed, chunk_rows)
+        return
+    picks = np.arange(sample_rows, dtype=np.int64) * total // sample_rows
+    start = 0
+    for chunk in generate(spec, total, seed, chunk_rows):
+        n = len(next(iter(chunk.values())))
+        lo, hi = np.searchsorted(picks, [start, start + n])
+        idx = picks[lo:hi] - start
+        start += n
+        if len(idx):
+            yield {k: v[idx] if isinstance(v, np.ndarray) else [v[i] for i in idx] for k, v in chunk.items()}
 
 
 def _spec_of(schema: Any) -> WorkloadSpec:

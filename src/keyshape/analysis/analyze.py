@@ -55,6 +55,7 @@ class RegionLoad:
     key_bytes: int
     bytes: int
     server: int
+    start_text: str = ""  # the start key decoded by the schema (keyshape.schema.labels), "" if none
 
     @property
     def label(self) -> str:
@@ -96,6 +97,7 @@ class Analysis:
     lint: list[str] = field(default_factory=list)
     source: str = ""
     auto_split: dict[str, Any] | None = None
+    label_legend: str = ""  # what RegionLoad.start_text is made of: "bucket · user_id · ts"
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -153,7 +155,8 @@ class Analysis:
             },
             "regions": [
                 {"index": r.index, "start": to_string_binary(r.start),
-                 "end": to_string_binary(r.end), "rows": r.rows, "share": r.share,
+                 "end": to_string_binary(r.end), "start_decoded": r.start_text,
+                 "rows": r.rows, "share": r.share,
                  "bytes": r.bytes, "server": r.server}
                 for r in self.regions
             ],
@@ -164,6 +167,7 @@ class Analysis:
             "heat": self.heat.tolist(),
             "auto_split": self.auto_split,
             "lint": list(self.lint),
+            "label_legend": self.label_legend,
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -18,6 +18,7 @@ from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
+from keyshape.schema.labels import key_label, label_legend
 
 DEFAULT_ROWS = 200_000
 DEFAULT_VALUE_BYTES = 100
@@ -93,7 +94,8 @@ def schema_hints(schema: KeySchema,
         leading_field=lead, monotonic_field=mono, monotonic_generator=gens[lead] if mono else None,
         spread_field=spread, prefix_strategy=strategy,
         hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
-        buckets=_bucket_count(schema), heavy=tuple(top))
+        buckets=_bucket_count(schema), heavy=tuple(top),
+        split_algorithm=schema.splits.algorithm if schema.splits is not None else None)
 
 
 def with_regions(schema: KeySchema, regions: int) -> KeySchema:
@@ -312,8 +314,20 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
             progress(done, total)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
-    return acc.finish(name=name or schema.table.full_name, hints=schema_hints(schema, heavy),
-                      schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=keys_file is not None)
+    analysis = acc.finish(name=name or schema.table.full_name, hints=hints,
+                          schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    return with_key_labels(analysis, schema)
+
+
+def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
+    """``analysis`` (changed in place and returned) with each region's start key decoded by
+    ``schema`` into ``RegionLoad.start_text`` (``keyshape.schema.labels.key_label``: the bucket
+    and the leading fields the key holds, toStringBinary when nothing decodes), for reports."""
+    analysis.regions = [dataclasses.replace(r, start_text=key_label(schema, r.start))
+                        for r in analysis.regions]
+    analysis.label_legend = label_legend(schema)
+    return analysis
 
 
 def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *,

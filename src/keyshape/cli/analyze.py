@@ -83,19 +83,27 @@ def _write_json(path: str, payload: dict[str, Any], out: Any) -> None:
         out.print(f"[dim]wrote {path}[/dim]")
 
 
-def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None) -> None:
+def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None,
+                  colour_scale: str = "shared") -> None:
     """Write the --html and --png reports that were asked for and say where on ``out``: one
-    Analysis as one design's report, a list of them as the side-by-side compare report."""
+    Analysis as one design's report, a list of them as the side-by-side compare report (heat
+    maps on one ``colour_scale``, or "per-panel")."""
     many = isinstance(analysis, list)
     if html_path:
         from keyshape.report.html import write_compare_html, write_html
 
-        (write_compare_html if many else write_html)(analysis, html_path)
+        if many:
+            write_compare_html(analysis, html_path, colour_scale)
+        else:
+            write_html(analysis, html_path)
         out.print(f"[dim]wrote {html_path}[/dim]")
     if png_path:
         from keyshape.report.png import write_compare_png, write_png
 
-        (write_compare_png if many else write_png)(analysis, png_path)
+        if many:
+            write_compare_png(analysis, png_path, colour_scale)
+        else:
+            write_png(analysis, png_path)
         out.print(f"[dim]wrote {png_path}[/dim]")
 
 
@@ -141,10 +149,14 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
 @click.option("--strategies", default=None, metavar="LIST",
               help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
               "crc32 (n = buckets, or the md5 length); each gets splits matched to it.")
+@click.option("--colour-scale", "--color-scale", "colour_scale", type=click.Choice(["shared", "per-panel"]),
+              default="shared", show_default=True,
+              help="Heat maps in --html/--png: one colour scale for all designs (brightness "
+              "compares across them) or one per panel (each design's own pattern shows).")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
                     auto_split: int | None, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
-                    fail_on: str | None, strategies: str | None) -> None:
+                    fail_on: str | None, strategies: str | None, colour_scale: str) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
@@ -192,5 +204,5 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
             if note is not None:
                 d["splits"] = note
         _write_json(json_path, {"rows": rows, "designs": designs}, out)
-    write_reports(out, analyses, html_path, png_path)
+    write_reports(out, analyses, html_path, png_path, colour_scale)
     _finish(_exit_code([a.verdict for a in analyses], fail_on))

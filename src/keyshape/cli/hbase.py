@@ -117,7 +117,7 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     live counts. A batch that cannot be written ends the load with one error line saying how
     many rows were acknowledged (stored) before it.
     """
-    from keyshape.analysis.designs import analyze_schema, schema_hints
+    from keyshape.analysis.designs import analyze_schema, schema_hints, with_key_labels
     from keyshape.ops.live import (
         LiveHeat,
         live_analysis,
@@ -153,7 +153,8 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     heat = LiveHeat()
     heat.add(baseline, 0.0)
     heat.add(final, result.seconds)
-    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
+    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)),
+                           schema)
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:
@@ -217,9 +218,11 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the live heat map report as self-contained HTML.")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
               help="Write the time x key-space heat map as PNG.")
+@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The table's key schema: region labels show start keys decoded by it.")
 def watch_command(table: str, url: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
-                  png_path: str | None) -> None:
+                  png_path: str | None, schema_path: str | None) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
 
     Every --interval seconds the per-region request counters are read and their increase since
@@ -227,8 +230,11 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     followed). Ctrl-C stops early; the region table, the verdict and the --html/--png reports
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
+    from keyshape.analysis.designs import with_key_labels
     from keyshape.ops.live import live_analysis, watch
+    from keyshape.schema import KeySchema
 
+    schema = KeySchema.load(schema_path) if schema_path is not None else None  # bad file: fail first
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")
@@ -251,6 +257,8 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    if schema is not None:
+        analysis = with_key_labels(analysis, schema)
     from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 

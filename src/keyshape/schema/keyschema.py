@@ -60,6 +60,7 @@ class KeySchema:
         self._hash_idx = [i for i, f in enumerate(self.fields) if f.name in set(self.hash_fields)]
         self._j_is_k = len(self._hash_idx) == len(self.fields)
         self._ends = self._plan_field_ends()
+        self._encode_only = self._encode_only_reason()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
 
     # ------------------------------------------------------------------------------- loading
@@ -97,6 +98,11 @@ class KeySchema:
         indexes = parse_indexes(top, table, fields, separator, cls)
         top.done()
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
+        if indexes and schema.encode_only is not None:
+            # Index rows are built and repaired from decoded main keys.
+            raise SchemaError(f"{source}: index: needs main-table keys that decode, but "
+                              f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
+                              "or set key.separator")
         schema.indexes = indexes
         return schema
 
@@ -234,6 +240,32 @@ class KeySchema:
             tail += f.fixed_width + len(self.separator)
         return ends
 
+    def _encode_only_reason(self) -> str | None:
+        if self.separator:
+            return None
+        runs = [f.name for f in self.fields[:-1] if not f.self_delimiting]
+        if not runs:
+            return None
+        return (f"field {runs[0]!r} has variable width and no separator follows it, so where it ends "
+                "cannot be found")
+
+    @property
+    def encode_only(self) -> str | None:
+        """Why keys of this schema cannot be decoded, or None when they can.
+
+        Variable-width fields concatenated with no separator (``"user" + "142"``, as hand-written
+        Java key functions build them) encode byte-exactly, but ``"user1" + "42"`` is the same key:
+        :meth:`decode` raises, and :meth:`scan_ranges` refuses leading values that would also
+        match longer ones. Everything that only encodes (splits, analyze, load) works.
+        """
+        return self._encode_only
+
+    def _refuse_encode_only(self, what: str) -> None:
+        if self._encode_only is not None:
+            raise KeyshapeError(
+                f"{what}: this schema is encode-only: {self._encode_only}; give the variable-width fields "
+                "a width or encoding = 'ordered', or set key.separator, if the keys must be read back")
+
     @property
     def ambiguous_fields(self) -> list[FieldSpec]:
         """The fields :meth:`decode` ends at the first separator after them: a separator inside
@@ -253,11 +285,13 @@ class KeySchema:
         from the end of the key, so its value may contain the separator; any earlier one ends at
         the next separator (see :attr:`ambiguous_fields`).
 
-        Raises KeyshapeError for md5-full keys (not recoverable), a key that does not parse, or a
-        key whose hash prefix does not match its fields (written with another schema).
+        Raises KeyshapeError for md5-full keys (not recoverable), an :attr:`encode_only` schema,
+        a key that does not parse, or a key whose hash prefix does not match its fields (written
+        with another schema).
         """
         key = bytes(key)
-        k = self.prefix.strip(key)
+        k = self.prefix.strip(key)  # md5-full says first that its fields are gone
+        self._refuse_encode_only(f"cannot decode {hbytes.to_string_binary(key)}")
         out: dict[str, Any] = {}
         pos, sep, last = 0, self.separator, len(self.fields) - 1
         for i, (f, plan) in enumerate(zip(self.fields, self._ends)):
@@ -326,6 +360,10 @@ class KeySchema:
             rng = leading[given[-1]]
             if len(rng) != 2:
                 raise KeyshapeError(f"scan_ranges: {given[-1]} range must be (lo, hi), got {rng!r}")
+        if self._encode_only is not None and len(eq) < len(names) and any(
+                not self.field(n).self_delimiting for n in given):
+            # Without a separator "user" also matches "user1"'s rows and decode cannot drop them.
+            self._refuse_encode_only("scan_ranges")
         parts = [self.field(n).encode(leading[n]) for n in eq]
         sep = self.separator
         body = sep.join(parts)
@@ -428,14 +466,13 @@ class KeySchema:
         if s.algorithm == "explicit":
             return sorted({_bin(k) for k in o["keys"]} - {b""})
         from keyshape.workload import (
-            generate,  # sample: quantiles of the schema's own workload
+            generate_sample,  # sample: quantiles of the schema's own workload
         )
 
         if self.workload is None:
             raise KeyshapeError(f"{self.source}: splits.algorithm = 'sample' needs a [workload] section to sample from")
-        rows = o.get("sample_rows", 100_000)
         keys: list[bytes] = []
-        for chunk in generate(self, rows=rows, seed=o.get("seed", 0)):
+        for chunk in generate_sample(self, o.get("sample_rows", 100_000), seed=o.get("seed", 0)):
             keys.extend(self.encode_many(chunk))
         return splits.sample_splits(keys, s.regions)
 

@@ -176,13 +176,9 @@ def parse_key(key: Section) -> KeyParts:
     for i, n in enumerate(names):
         if n in names[:i]:
             key.fail(f"fields[{i}].name", f"duplicate field name {n!r}", "give every field its own name")
-    for i, f in enumerate(fields[:-1]):
-        # Without a separator a variable-width value runs into the next field; scans by it would
-        # also match every longer value, so this is refused rather than decoded from the right.
-        if not f.self_delimiting and not separator:
-            key.fail(f"fields[{i}]", f"field {f.name!r} has variable width and is not last, and the key "
-                     "has no separator, so its end cannot be found",
-                     "set width, set encoding = 'ordered', or set key.separator")
+    # Variable-width fields concatenated with no separator (as hand-written Java writers do with
+    # "user" + "142") are accepted: such a key encodes byte-exactly but cannot be decoded, so
+    # KeySchema marks it encode-only (KeySchema.encode_only) and lint reports it.
     strategy, options = parse_prefix(key)
     hash_fields = key.get("hash_fields", list, None)
     if hash_fields is None:
