@@ -225,6 +225,22 @@ class Store(Protocol):
         """
         ...
 
+    def scan_versions(
+        self, table: str, start: bytes = b"", stop: bytes = b"", batch_size: int = 1000
+    ) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        """Rows with ``start <= row < stop`` in key order, each with EVERY visible version of
+        every cell: ``{b"family:qualifier": [(timestamp_ms, value), ...]}``, newest first, as a
+        Scan with all versions returns them (deleted and expired cells are not visible)."""
+        ...
+
+    def scan_keys(
+        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[bytes]:
+        """Row keys with ``start <= row < stop`` in key order, at most ``limit``; the values stay
+        on the server (a key-only scan)."""
+        ...
+
     def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
         """Delete the whole row, or all versions of the selected columns/families."""
         ...

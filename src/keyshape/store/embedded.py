@@ -325,6 +325,36 @@ class EmbeddedStore:
             else:
                 low = (last, False)
 
+    def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
+                      batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        """Rows in ``[start, stop)`` with every visible version of every cell, newest first (see
+        ``Store.scan_versions``); read ``batch_size`` rows at a time under the lock."""
+        low, high = scan_bounds(start, stop, None, False, None, batch_size)
+        with self._lock:
+            self._table(table)
+        while True:
+            batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+            with self._lock:
+                t = self._table(table)
+                now = now_ms()
+                for row in t.cells.rows.irange(low[0], high[0], (low[1], high[1])):
+                    low = (row, False)
+                    stored = t.cells.rows[row]
+                    t.cells.expire(stored, now)
+                    if stored:
+                        t.region_of(row).reads += 1
+                        batch.append((row, {c: list(v) for c, v in sorted(stored.items())}))
+                    if len(batch) >= batch_size:
+                        break
+            yield from batch
+            if len(batch) < batch_size:
+                return
+
+    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+                  batch_size: int = 1000) -> Iterator[bytes]:
+        """Row keys in ``[start, stop)``, at most ``limit``."""
+        return (row for row, _ in self.scan(table, start, stop, limit=limit, batch_size=batch_size))
+
     # --- regions ---------------------------------------------------------------------------
 
     def regions(self, table: str) -> list[RegionInfo]:
