@@ -87,6 +87,7 @@ from keyshape.schema.lint import Finding
 from keyshape.store import (
     EmbeddedStore,
     RegionInfo,
+    ServerInfo,
     Store,
     create_table_from_schema,
     ensure_table,
@@ -114,6 +115,7 @@ __all__ = [
     "RegionMap", "simulate_auto_split",
     # stores
     "EmbeddedStore", "RegionInfo", "Store", "create_table_from_schema", "ensure_table", "open_store",
+    "ServerInfo",
     # reads
     "IdAllocator", "IndexedWriter", "get", "read_by_index", "repair_index", "scan", "scan_page",
     # analysis
