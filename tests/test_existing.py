@@ -174,3 +174,37 @@ def test_dual_read_merges_both_designs_in_original_key_order(store: EmbeddedStor
     other.separator = b"|"
     with pytest.raises(KeyshapeError, match="same key fields"):
         dual_scan(store, mod16, other)
+
+
+def test_split_plan_cuts_the_biggest_region_at_its_quantiles_and_applies_exactly(
+        store: EmbeddedStore, tmp_path: Path) -> None:
+    from keyshape.ops.splitplan import apply_plan, plan_splits
+
+    _, seq = loaded(store, tmp_path, "seq", rows=1000, splits=["000000000100"])
+    table = seq.table.full_name
+    plan = plan_splits(sample_table(store, table, per_region=200), target_regions=4)
+    # both new cuts go to the 900-row region [100, 1000), at its thirds
+    assert {s.region for s in plan.splits} == {1}
+    ids = [seq.decode(k)["event_id"] for k in plan.keys]
+    assert len(ids) == 2 and abs(ids[0] - 400) <= 10 and abs(ids[1] - 700) <= 10, ids
+    assert plan.shell_lines()[0] == f"split '{table}', '{plan.keys[0].decode()}'"
+    regions = apply_plan(store, plan)
+    assert [r.start for r in regions[1:]] == [b"000000000100"] + plan.keys
+
+
+def test_split_plan_keeps_whole_buckets_of_a_salted_table(store: EmbeddedStore, tmp_path: Path) -> None:
+    from keyshape.ops.splitplan import plan_splits
+
+    _, salted = loaded(store, tmp_path, "salted", rows=800, prefix="mod", buckets=16, regions=4)
+    plan = plan_splits(sample_table(store, salted.table.full_name), target_regions=8, schema=salted)
+    assert plan.keys and all(k in salted.buckets() for k in plan.keys)
+    raw = plan_splits(sample_table(store, salted.table.full_name), target_regions=8)
+    assert any(k not in salted.buckets() for k in raw.keys)
+
+
+def test_split_plan_on_a_one_row_table_is_refused(store: EmbeddedStore, tmp_path: Path) -> None:
+    from keyshape.ops.splitplan import plan_splits
+
+    _, seq = loaded(store, tmp_path, "one", rows=1)
+    with pytest.raises(KeyshapeError, match="holds 1 row"):
+        plan_splits(sample_table(store, seq.table.full_name), target_regions=4)

@@ -33,7 +33,8 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["LiveKeys", "RegionSample", "TableSample", "analyze_live", "order_field", "sample_table"]
+__all__ = ["LiveKeys", "RegionSample", "TableSample", "analyze_live", "order_field", "region_estimates",
+           "sample_table"]
 
 MAX_UNDECODABLE = 0.03  # above this share of sampled keys, the schema does not describe the table
 PSEUDO_ROWS = 200_000  # rows the weighted sample is expanded to for the analyzer
@@ -163,7 +164,9 @@ class LiveKeys:
     notes: list[str] = field(default_factory=list)
 
 
-def _estimates(sample: TableSample) -> tuple[list[int], str]:
+def region_estimates(sample: TableSample) -> tuple[list[int], str]:
+    """Rows per region (exact for regions read whole, else estimated from the store size or
+    request counters the cluster reports) and a phrase saying which."""
     regions = sample.regions
     if all(r.exhausted for r in regions):
         return [r.scanned for r in regions], "exact row counts (every region read whole)"
@@ -193,7 +196,7 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
     if sample.keys == 0:
         raise KeyshapeError(f"table {sample.table!r} holds no rows to analyze")
     rng = np.random.default_rng(seed)
-    estimates, weights = _estimates(sample)
+    estimates, weights = region_estimates(sample)
     scale = min(1.0, pseudo_rows / max(sum(estimates), 1))
     stream: list[bytes] = []
     for r, est in zip(sample.regions, estimates):
