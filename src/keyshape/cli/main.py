@@ -53,3 +53,6 @@ for _command in (splits_group, hash_command, analyze_command, compare_command, k
                  lint_command, scan_command, create_command, load_command, watch_command):
     main.add_command(_command)
 main.add_command(admin_group)
+from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
+
+main.add_command(split_plan_command), main.add_command(migrate_command)

@@ -135,28 +135,48 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
     return SplitPlan(sample.table, sample.split_keys, splits, notes)
 
 
-def apply_plan(store: Store, plan: SplitPlan, *, retries: int = 20, wait: float = 3.0,
+def _split_order(plan: SplitPlan) -> list[bytes]:
+    """Every region's middle cut first, the others after: the first pass splits only regions
+    that have not been split yet, which HBase does at once."""
+    by_region: dict[int, list[bytes]] = {}
+    for s in plan.splits:
+        by_region.setdefault(s.region, []).append(s.key)
+    first, rest = [], []
+    for keys in by_region.values():
+        keys = sorted(keys)
+        mid = len(keys) // 2
+        first.append(keys[mid])
+        rest.extend(keys[:mid] + keys[mid + 1:])
+    return sorted(first) + sorted(rest)
+
+
+def apply_plan(store: Store, plan: SplitPlan, *, patience: float = 300.0, wait: float = 3.0,
                timeout: float = 120.0, progress: Callable[[int, bytes], None] | None = None
                ) -> list[RegionInfo]:
-    """Split ``plan.table`` at every planned key (lowest first) and return its regions after
-    checking they are exactly the old boundaries plus the planned keys (StoreError otherwise).
+    """Split ``plan.table`` at every planned key and return its regions after checking they are
+    exactly the old boundaries plus the planned keys (StoreError otherwise).
 
-    A daughter of an earlier split cannot be split again until HBase has compacted away its
-    reference files (it does so on its own right after a split), so a refused split is retried
-    up to ``retries`` times, ``wait`` seconds apart."""
+    A daughter of a split cannot be split again while it holds reference files to its parent's
+    store files: HBase compacts them away and its discharger deletes the old files (every
+    2 minutes by default), so a region with several cuts gets its middle cut first and a refused
+    later cut is retried every ``wait`` seconds for up to ``patience`` seconds per cut."""
     current = [r.start for r in store.regions(plan.table)[1:]]
     if current != plan.boundaries:
         raise StoreError(f"table {plan.table!r} has split or merged since the plan was made "
                          f"({len(current) + 1} regions now, {len(plan.boundaries) + 1} then); plan again")
-    for done, key in enumerate(plan.keys, 1):
-        for attempt in range(retries + 1):
+    keys = _split_order(plan)
+    for done, key in enumerate(keys, 1):
+        deadline = time.monotonic() + patience
+        attempt = 0
+        while True:
             try:
                 store.split_region(plan.table, key, timeout=timeout)
                 break
             except StoreError as exc:
-                if attempt == retries or "already starts" in str(exc):
+                attempt += 1
+                if time.monotonic() > deadline or "already starts" in str(exc):
                     raise StoreError(f"split of {plan.table!r} at {to_string_binary(key)!r} failed "
-                                     f"after {attempt} retries ({done - 1} of {len(plan.keys)} "
+                                     f"after {attempt} attempt(s) ({done - 1} of {len(keys)} "
                                      f"splits done): {exc}") from exc
                 time.sleep(wait)
         if progress is not None:
