@@ -92,3 +92,12 @@ def test_bench_hbase_reads(tmp_path, hbase):
     for p in data["gets"]:
         assert p["gets"] == 200
         assert positive(p["direct_gets_per_s"]) and positive(p["random_over_direct"]), p["buckets"]
+
+
+@pytest.mark.hbase
+def test_bench_migrate(tmp_path, hbase):
+    data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
+    assert data["rows"] == 3_000 and data["hbase"]["version"].startswith("2.")
+    for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s",
+              "verify_rows_per_s", "migrate_over_load_mod16"):
+        assert positive(data[k]), k
