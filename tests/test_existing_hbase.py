@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from existing_tables import fill, write_schema
+from existing_tables import fill
+from existing_tables import write_schema as _write_schema
 
 from keyshape.core.hbytes import to_bytes_binary
 from keyshape.errors import StoreError
@@ -44,6 +45,34 @@ def one_error_line(proc: subprocess.CompletedProcess[str], *needles: str) -> str
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+_created: list[str] = []
+
+
+def write_schema(tmp_path: Path, stem: str, **options: Any) -> tuple[Path, Any]:
+    path, schema = _write_schema(tmp_path, stem, **options)
+    _created.append(schema.table.full_name)
+    return path, schema
+
+
+@pytest.fixture(autouse=True)
+def drop_tables(hbase: Any) -> Any:
+    """Drop every table a test made: the shared HBase should not fill up with test tables."""
+    yield
+    if not _created:
+        return
+    cleanup = open_store(hbase.url)
+    try:
+        for table in _created:
+            try:
+                if cleanup.table_exists(table):
+                    cleanup.delete_table(table)
+            except StoreError:
+                pass  # best effort: a table of a crashed instance may be unreachable
+    finally:
+        _created.clear()
+        cleanup.close()
 
 
 @pytest.fixture
