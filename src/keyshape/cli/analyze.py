@@ -100,7 +100,7 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 
 
 @click.command("analyze")
-@click.argument("schema", type=click.Path(exists=True, dir_okay=False))
+@click.argument("schema", required=False, type=click.Path(exists=True, dir_okay=False))
 @_common
 @click.option("--keys", "keys_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Analyze real keys from a CSV or Parquet file instead of the workload.")
@@ -108,15 +108,29 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
               "(default: the first; CSV text in toStringBinary form).")
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
-def analyze_command(schema: str, rows: int | None, regions: int | None, auto_split: int | None,
-                    servers: int, windows: int, seed: int, html_path: str | None,
-                    png_path: str | None, json_path: str | None, fail_on: str | None,
-                    keys_file: str | None, column: str | None, top: int) -> None:
+# --- live tables: sample the keys of an existing table (keyshape.ops.sample)
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
+              help="With --table: analyze a live table of this HBase (ZooKeeper HOST:PORT).")
+@click.option("--table", "live_table", default=None, metavar="NS:NAME",
+              help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
+              "given, decodes them).")
+@click.option("--sample-per-region", type=click.IntRange(min=1), default=500, show_default=True,
+              help="With --table: keys sampled per region (key-only scans).")
+@click.option("--time-field", default=None, metavar="FIELD",
+              help="With --table: the key field that orders rows in time (default: the schema's "
+              "timestamp field).")
+def analyze_command(schema: str | None, rows: int | None, regions: int | None,
+                    auto_split: int | None, servers: int, windows: int, seed: int,
+                    html_path: str | None, png_path: str | None, json_path: str | None,
+                    fail_on: str | None, keys_file: str | None, column: str | None, top: int,
+                    url: str | None, live_table: str | None, sample_per_region: int,
+                    time_field: str | None) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
     regions of the schema's [splits], and prints the per-region table, the key numbers and a
-    verdict: balanced, skewed or hotspot, with reasons and advice.
+    verdict: balanced, skewed or hotspot, with reasons and advice. With --table (and --hbase)
+    the keys are sampled from the live table and judged against its real regions.
     """
     from keyshape.analysis.designs import analyze_schema
     from keyshape.report.terminal import analysis_view
@@ -124,15 +138,48 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
     out, err = _consoles(json_path)
-    analysis = _run_with_progress(
-        err, "generating and assigning keys", rows if keys_file is None else None,
-        analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
-        column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
+    if live_table is not None or url is not None:
+        if rows is not None or regions is not None or auto_split is not None:
+            raise click.UsageError("--rows, --regions and --auto-split shape a generated workload; "
+                                   "a live table (--table) has its own rows and regions")
+        analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
+                                  windows, seed, keys_file)
+    elif schema is None:
+        raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
+    elif time_field is not None:
+        raise click.UsageError("--time-field works with --table (a live table's keys)")
+    else:
+        analysis = _run_with_progress(
+            err, "generating and assigning keys", rows if keys_file is None else None,
+            analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
+            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
     write_reports(out, analysis, html_path, png_path)
     _finish(_exit_code([analysis.verdict], fail_on))
+
+
+def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | None,
+                   per_region: int, time_field: str | None, windows: int, seed: int,
+                   keys_file: str | None) -> Any:
+    """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
+    from keyshape.cli.hbase import _open
+    from keyshape.ops.sample import analyze_live, sample_table
+    from keyshape.schema import KeySchema
+
+    if table is None or url is None:
+        raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
+    if keys_file is not None:
+        raise click.UsageError("--keys and --table are two sources of keys; give one")
+    loaded = KeySchema.load(schema) if schema else None
+    store = _open(url)
+    try:
+        with err.status(f"sampling the keys of {table}"):
+            sample = sample_table(store, table, per_region)
+        return analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed).analysis
+    finally:
+        store.close()
 
 
 @click.command("compare")
