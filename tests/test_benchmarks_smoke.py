@@ -100,6 +100,7 @@ def test_bench_phoenix(tmp_path):
     assert {"PhoenixKey.encode (per record)", "PhoenixKey.encode_many (batch salt)"} <= paths
     assert all(positive(r["keys_per_s"]) for r in data["results"])
 
+
 @pytest.mark.hbase
 def test_bench_migrate(tmp_path, hbase):
     data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
