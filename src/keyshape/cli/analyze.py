@@ -149,9 +149,11 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
     elif time_field is not None:
         raise click.UsageError("--time-field works with --table (a live table's keys)")
     else:
+        from keyshape.phoenix.schema import load_schema
+
         analysis = _run_with_progress(
             err, "generating and assigning keys", rows if keys_file is None else None,
-            analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
+            analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
             column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
@@ -166,13 +168,13 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
     from keyshape.cli.hbase import _open
     from keyshape.ops.sample import analyze_live, sample_table
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     if table is None or url is None:
         raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
     if keys_file is not None:
         raise click.UsageError("--keys and --table are two sources of keys; give one")
-    loaded = KeySchema.load(schema) if schema else None
+    loaded = load_schema(schema) if schema else None
     store = _open(url)
     try:
         with err.status(f"sampling the keys of {table}"):
@@ -203,18 +205,18 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
 
     from keyshape.analysis.designs import analyze_schema, strategy_variants
     from keyshape.report.terminal import compare_table, verdict_line
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     out, err = _consoles(json_path)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
-        loaded = [KeySchema.load(s) for s in schemas]
+        loaded = [load_schema(s) for s in schemas]
         names = [Path(s).stem for s in schemas]
     elif len(schemas) != 1:
         raise click.UsageError(f"--strategies compares the strategies of one schema; give exactly "
                                f"one SCHEMA (got {len(schemas)}), or drop --strategies")
     else:
-        variants = strategy_variants(KeySchema.load(schemas[0]), strategies.split(","),
+        variants = strategy_variants(load_schema(schemas[0]), strategies.split(","),
                                      regions=regions, name=Path(schemas[0]).stem)
         loaded, names = [v.schema for v in variants], [v.name for v in variants]
         notes, regions = [v.splits for v in variants], None  # the variants carry their regions

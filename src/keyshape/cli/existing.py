@@ -50,11 +50,11 @@ def split_plan_command(table: str, url: str, schema_path: str | None, target_reg
     from keyshape.core.hbytes import to_string_binary
     from keyshape.ops.sample import sample_table
     from keyshape.ops.splitplan import apply_plan, plan_splits
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     if (target_regions is None) == (max_region_mb is None):
         raise click.UsageError("give exactly one of --target-regions N and --max-region-mb M")
-    schema = KeySchema.load(schema_path) if schema_path else None
+    schema = load_schema(schema_path) if schema_path else None
     store = _store(url)
     try:
         plan = plan_splits(sample_table(store, table, sample_per_region), schema=schema,
@@ -103,11 +103,11 @@ def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify
     from keyshape.ops.migrate import migrate
     from keyshape.ops.verify import verify_migration
     from keyshape.report.terminal import progress_bar
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     if verify_only and resume:
         raise click.UsageError("--verify-only copies nothing; drop --resume")
-    old, new = KeySchema.load(old_path), KeySchema.load(new_path)
+    old, new = load_schema(old_path), load_schema(new_path)
     err = Console(stderr=True)
     store = _store(url)
     rejected = 0

@@ -18,9 +18,9 @@ __all__ = ["key_group", "lint_command"]
 
 
 def _schema(path: str):  # type: ignore[no-untyped-def]
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    return KeySchema.load(path)
+    return load_schema(path)
 
 
 def _is_ddl(path: str) -> bool:

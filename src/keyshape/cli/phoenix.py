@@ -8,7 +8,6 @@ and read in HBase ``toStringBinary`` form; ``--hex`` reads/prints hex instead.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -18,31 +17,10 @@ from keyshape.errors import KeyshapeError
 __all__ = ["phoenix_group"]
 
 
-def _tables(path: str) -> dict[str, Any]:
-    from keyshape.phoenix import parse_ddl
-
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise KeyshapeError(f"cannot read {path}: {exc.strerror}") from None
-    tables: dict[str, Any] = {}
-    for statement in (s.strip() for s in text.split(";")):
-        if statement and not statement.startswith("--"):
-            table = parse_ddl(statement, tables)
-            tables[table.name] = table
-    if not tables:
-        raise KeyshapeError(f"{path} has no CREATE TABLE statement")
-    return tables
-
-
 def _table(path: str, name: str | None) -> Any:
-    tables = _tables(path)
-    if name is None:
-        return next(iter(tables.values()))
-    key = name.upper() if '"' not in name else name.strip('"')
-    if key not in tables:
-        raise KeyshapeError(f"{path} has no table {name!r}; it has: {', '.join(tables)}")
-    return tables[key]
+    from keyshape.phoenix.schema import load_phoenix_schema
+
+    return load_phoenix_schema(path, name).phoenix
 
 
 def _show(value: Any) -> str:

@@ -19,7 +19,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
 from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, phoenix_type
 
-__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "split_literal"]
+__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "parse_ddl_script", "split_literal"]
 
 
 class PhoenixDDLError(KeyshapeError):
@@ -284,6 +284,20 @@ def _split_on(tokens: _Tokens) -> tuple[list[bytes], list[str]]:
         if tokens.accept(")"):
             return points, texts
         tokens.expect(",")
+
+
+def parse_ddl_script(text: str, where: str = "the DDL") -> dict[str, PhoenixTable]:
+    """Every CREATE TABLE / CREATE INDEX of a script (statements end with ``;``; ``--`` starts a
+    comment), by name, in order. PhoenixDDLError when there is none."""
+    lines = [line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line for line in text.splitlines()]
+    tables: dict[str, PhoenixTable] = {}
+    for statement in (part.strip() for part in "\n".join(lines).split(";")):
+        if statement:
+            parsed = parse_ddl(statement, tables)
+            tables[parsed.name] = parsed
+    if not tables:
+        raise PhoenixDDLError(f"{where} has no CREATE TABLE statement")
+    return tables
 
 
 # Nullable fixed-width indexed columns change type in the index (IndexUtil.getIndexColumnDataType).
