@@ -162,3 +162,52 @@ def test_resalt_4_to_8_keeps_every_row(jdbc: PhoenixOracle, store: HBaseStore) -
     # every bucket of the new table holds rows, and every key carries its new salt
     buckets = {key[0] for key, _ in store.scan(dst)}
     assert buckets == set(range(8))
+
+
+def _analyze(ddl_path: Path, url: str, table: str, *extra: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", "analyze", str(ddl_path), "--hbase", url,
+                           "--table", table, *extra], capture_output=True, text=True, timeout=300)
+
+
+def test_live_analysis_flags_regions_that_hold_several_salt_buckets(jdbc: PhoenixOracle, phoenix_url: str,
+                                                                    tmp_path: Path) -> None:
+    ddl = "CREATE TABLE LA_RAW (K VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) SALT_BUCKETS=4 SPLIT ON ('m')"
+    _create(jdbc, ddl)
+    jdbc.ask("GENERATE", "UPSERT INTO LA_RAW (K, V) VALUES (?, ?)", "2000", "txt:key{i}", "txt:v")
+    path = tmp_path / "raw.sql"
+    path.write_text(ddl + ";\n")
+    out = _analyze(path, phoenix_url, "LA_RAW")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "holds salt buckets 00..03" in text  # the first region [, 'm') holds every bucket
+    assert "Salt buckets: the busiest" in text
+
+
+def test_live_analysis_finds_the_hot_spot_of_an_unsalted_index_on_a_monotonic_column(
+        jdbc: PhoenixOracle, store: HBaseStore, phoenix_url: str, tmp_path: Path) -> None:
+    ddls = ["CREATE TABLE LA_DATA (ID BIGINT NOT NULL PRIMARY KEY, CREATED DATE, V VARCHAR) SALT_BUCKETS=4",
+            "CREATE INDEX LA_BY_CREATED ON LA_DATA (CREATED) SALT_BUCKETS=0"]
+    tables: dict[str, PhoenixTable] = {}
+    for ddl in ddls:
+        t = _create(jdbc, ddl, tables)
+        tables[t.name] = t
+    jdbc.ask("GENERATE", "UPSERT INTO LA_DATA (ID, CREATED, V) VALUES (?, ?, ?)", "8000",
+             "i8:{i}", "date:{i}000", "txt:v")
+    index = tables["LA_BY_CREATED"]
+    keys = [k for k, _ in store.scan(index.hbase_table)]
+    assert len(keys) == 8000
+    for cut in (keys[2000], keys[4000], keys[6000]):  # four regions of 2,000 index rows each
+        store.split_region(index.hbase_table, cut)
+    path = tmp_path / "tables.sql"
+    path.write_text(";\n".join(ddls) + ";\n")
+    # The data table itself is salted: its writes spread.
+    data = _analyze(path, phoenix_url, "LA_DATA")
+    assert data.returncode == 0, data.stderr
+    assert "HOTSPOT" not in data.stdout
+    # The index's rows sit evenly in its regions, but in CREATED order every write went to one region.
+    out = _analyze(path, phoenix_url, "LA_BY_CREATED", "--time-field", "CREATED")
+    assert out.returncode == 0, out.stderr
+    assert "HOTSPOT" in out.stdout, out.stdout

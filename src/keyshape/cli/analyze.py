@@ -174,14 +174,25 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
         raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
     if keys_file is not None:
         raise click.UsageError("--keys and --table are two sources of keys; give one")
-    loaded = load_schema(schema) if schema else None
+    from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema
+
+    # A Phoenix DDL file may hold several tables and indexes: take the one named by --table.
+    loaded = (load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql")
+              else load_schema(schema) if schema else None)
     store = _open(url)
     try:
         with err.status(f"sampling the keys of {table}"):
             sample = sample_table(store, table, per_region)
-        return analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed).analysis
+        live = analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed)
     finally:
         store.close()
+    if isinstance(loaded, PhoenixKeySchema):
+        from keyshape.phoenix.live import bucket_view
+
+        view = bucket_view(loaded.phoenix.key, sample, live.estimated_rows)
+        if view is not None:
+            live.analysis.reasons.extend(view.notes(loaded.phoenix.key))
+    return live.analysis
 
 
 @click.command("compare")
