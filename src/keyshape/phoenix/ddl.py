@@ -341,15 +341,14 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
         while not tokens.accept(")"):
             tokens.take()
     options = _options(tokens)
-    if tokens.accept("SPLIT"):
-        raise PhoenixDDLError("SPLIT ON on an index is not supported")
+    split_on, literals = _split_on(tokens)
     seen = {c.name for c in indexed}
     rest = [c for c in data.key.columns if c.name not in seen]
     if "SALT_BUCKETS" not in options and data.key.salt_buckets:
         options["SALT_BUCKETS"] = str(data.key.salt_buckets)
     key = _key(indexed + rest, options)
     columns = [(c.name, c.type, c.nullable) for c in key.columns]
-    return PhoenixTable(name, columns, key, options, [], data_name)
+    return PhoenixTable(name, columns, key, options, split_on, data_name, literals)
 
 
 def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = None,
