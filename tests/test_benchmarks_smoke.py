@@ -99,3 +99,12 @@ def test_bench_phoenix(tmp_path):
     paths = {r["path"] for r in data["results"]}
     assert {"PhoenixKey.encode (per record)", "PhoenixKey.encode_many (batch salt)"} <= paths
     assert all(positive(r["keys_per_s"]) for r in data["results"])
+
+
+@pytest.mark.hbase
+def test_bench_migrate(tmp_path, hbase):
+    data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
+    assert data["rows"] == 3_000 and data["hbase"]["version"].startswith("2.")
+    for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s",
+              "verify_rows_per_s", "migrate_over_load_mod16"):
+        assert positive(data[k]), k

@@ -68,6 +68,13 @@ from keyshape.errors import (
     WriteFailed,
 )
 
+# --- existing tables: diagnose from live keys, split, migrate / re-salt, verify, dual reads ---
+from keyshape.ops.migrate import migrate
+from keyshape.ops.sample import analyze_live, sample_table
+from keyshape.ops.splitplan import apply_plan, plan_splits
+from keyshape.ops.verify import verify_migration
+from keyshape.read.dual import dual_scan
+
 # --- reads: salted tables read as if unsalted -------------------------------------------------
 from keyshape.read import (
     IdAllocator,
@@ -87,6 +94,7 @@ from keyshape.schema.lint import Finding
 from keyshape.store import (
     EmbeddedStore,
     RegionInfo,
+    ServerInfo,
     Store,
     create_table_from_schema,
     ensure_table,
@@ -114,8 +122,12 @@ __all__ = [
     "RegionMap", "simulate_auto_split",
     # stores
     "EmbeddedStore", "RegionInfo", "Store", "create_table_from_schema", "ensure_table", "open_store",
+    "ServerInfo",
     # reads
     "IdAllocator", "IndexedWriter", "get", "read_by_index", "repair_index", "scan", "scan_page",
     # analysis
     "Analysis", "analyze", "analyze_schema", "compare_designs",
+    # existing tables
+    "analyze_live", "apply_plan", "dual_scan", "migrate", "plan_splits", "sample_table",
+    "verify_migration",
 ]

@@ -108,7 +108,7 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 
 
 @click.command("analyze")
-@click.argument("schema", type=click.Path(exists=True, dir_okay=False))
+@click.argument("schema", required=False, type=click.Path(exists=True, dir_okay=False))
 @_common
 @click.option("--keys", "keys_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Analyze real keys from a CSV or Parquet file instead of the workload.")
@@ -116,15 +116,29 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
               "(default: the first; CSV text in toStringBinary form).")
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
-def analyze_command(schema: str, rows: int | None, regions: int | None, auto_split: int | None,
-                    servers: int, windows: int, seed: int, html_path: str | None,
-                    png_path: str | None, json_path: str | None, fail_on: str | None,
-                    keys_file: str | None, column: str | None, top: int) -> None:
+# --- live tables: sample the keys of an existing table (keyshape.ops.sample)
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
+              help="With --table: analyze a live table of this HBase (ZooKeeper HOST:PORT).")
+@click.option("--table", "live_table", default=None, metavar="NS:NAME",
+              help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
+              "given, decodes them).")
+@click.option("--sample-per-region", type=click.IntRange(min=1), default=500, show_default=True,
+              help="With --table: keys sampled per region (key-only scans).")
+@click.option("--time-field", default=None, metavar="FIELD",
+              help="With --table: the key field that orders rows in time (default: the schema's "
+              "timestamp field).")
+def analyze_command(schema: str | None, rows: int | None, regions: int | None,
+                    auto_split: int | None, servers: int, windows: int, seed: int,
+                    html_path: str | None, png_path: str | None, json_path: str | None,
+                    fail_on: str | None, keys_file: str | None, column: str | None, top: int,
+                    url: str | None, live_table: str | None, sample_per_region: int,
+                    time_field: str | None) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
     regions of the schema's [splits], and prints the per-region table, the key numbers and a
-    verdict: balanced, skewed or hotspot, with reasons and advice.
+    verdict: balanced, skewed or hotspot, with reasons and advice. With --table (and --hbase)
+    the keys are sampled from the live table and judged against its real regions.
     """
     from keyshape.analysis.designs import analyze_schema
     from keyshape.report.terminal import analysis_view
@@ -132,15 +146,61 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
     out, err = _consoles(json_path)
-    analysis = _run_with_progress(
-        err, "generating and assigning keys", rows if keys_file is None else None,
-        analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
-        column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
+    if live_table is not None or url is not None:
+        if rows is not None or regions is not None or auto_split is not None:
+            raise click.UsageError("--rows, --regions and --auto-split shape a generated workload; "
+                                   "a live table (--table) has its own rows and regions")
+        analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
+                                  windows, seed, keys_file)
+    elif schema is None:
+        raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
+    elif time_field is not None:
+        raise click.UsageError("--time-field works with --table (a live table's keys)")
+    else:
+        from keyshape.phoenix.schema import load_schema
+
+        analysis = _run_with_progress(
+            err, "generating and assigning keys", rows if keys_file is None else None,
+            analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
+            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
     write_reports(out, analysis, html_path, png_path)
     _finish(_exit_code([analysis.verdict], fail_on))
+
+
+def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | None,
+                   per_region: int, time_field: str | None, windows: int, seed: int,
+                   keys_file: str | None) -> Any:
+    """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
+    from keyshape.cli.hbase import _open
+    from keyshape.ops.sample import analyze_live, sample_table
+    from keyshape.phoenix.schema import load_schema
+
+    if table is None or url is None:
+        raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
+    if keys_file is not None:
+        raise click.UsageError("--keys and --table are two sources of keys; give one")
+    from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema
+
+    # A Phoenix DDL file may hold several tables and indexes: take the one named by --table.
+    loaded = (load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql")
+              else load_schema(schema) if schema else None)
+    store = _open(url)
+    try:
+        with err.status(f"sampling the keys of {table}"):
+            sample = sample_table(store, table, per_region)
+        live = analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed)
+    finally:
+        store.close()
+    if isinstance(loaded, PhoenixKeySchema):
+        from keyshape.phoenix.live import bucket_view
+
+        view = bucket_view(loaded.phoenix.key, sample, live.estimated_rows)
+        if view is not None:
+            live.analysis.reasons.extend(view.notes(loaded.phoenix.key))
+    return live.analysis
 
 
 @click.command("compare")
@@ -168,18 +228,18 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
 
     from keyshape.analysis.designs import analyze_schema, strategy_variants
     from keyshape.report.terminal import compare_table, verdict_line
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     out, err = _consoles(json_path)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
-        loaded = [KeySchema.load(s) for s in schemas]
+        loaded = [load_schema(s) for s in schemas]
         names = [Path(s).stem for s in schemas]
     elif len(schemas) != 1:
         raise click.UsageError(f"--strategies compares the strategies of one schema; give exactly "
                                f"one SCHEMA (got {len(schemas)}), or drop --strategies")
     else:
-        variants = strategy_variants(KeySchema.load(schemas[0]), strategies.split(","),
+        variants = strategy_variants(load_schema(schemas[0]), strategies.split(","),
                                      regions=regions, name=Path(schemas[0]).stem)
         loaded, names = [v.schema for v in variants], [v.name for v in variants]
         notes, regions = [v.splits for v in variants], None  # the variants carry their regions

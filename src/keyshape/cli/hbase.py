@@ -78,9 +78,9 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     encoding). The regions are then read back from the store and compared with the split keys;
     any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
     """
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     if dry_run:
         from keyshape.schema.ddl import shell_create_statement
 
@@ -126,9 +126,9 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
         wait_for_writes,
     )
     from keyshape.report.terminal import progress_bar
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
         raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one "
                             "or pass --rows N (default generators)")

@@ -55,10 +55,10 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
     from keyshape.cli.key import parse_assignments
     from keyshape.core.hbytes import to_bytes_binary, to_string_binary
     from keyshape.read import scan, scan_page
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
     from keyshape.store import ensure_table, open_store
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     leading = parse_assignments(schema, values, allow_range=True)
     if load_rows is not None and url is not None:
         raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")

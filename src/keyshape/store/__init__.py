@@ -11,13 +11,14 @@ import importlib
 from typing import Any
 
 from keyshape.errors import StoreError
-from keyshape.store.base import BatchWriter, RegionInfo, Store, check_regions
+from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
 __all__ = [
     "BatchWriter",
     "EmbeddedStore",
     "RegionInfo",
+    "ServerInfo",
     "Store",
     "create_table_from_schema",
     "ensure_table",
