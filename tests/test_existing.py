@@ -208,3 +208,17 @@ def test_split_plan_on_a_one_row_table_is_refused(store: EmbeddedStore, tmp_path
     _, seq = loaded(store, tmp_path, "one", rows=1)
     with pytest.raises(KeyshapeError, match="holds 1 row"):
         plan_splits(sample_table(store, seq.table.full_name), target_regions=4)
+
+
+def test_split_plan_by_size_cuts_only_regions_over_the_limit(store: EmbeddedStore, tmp_path: Path) -> None:
+    from keyshape.ops.splitplan import plan_splits
+
+    _, seq = loaded(store, tmp_path, "size", rows=1000, splits=["000000000100"])
+    sample = sample_table(store, seq.table.full_name, per_region=300)
+    small, big = (r.region.store_size_bytes / 2**20 for r in sample.regions)
+    assert big > 8 * small > 0
+    limit = big / 3.5  # the big region needs 4 pieces, the small one none
+    plan = plan_splits(sample, max_region_mb=limit)
+    assert len(plan.keys) == 3 and {s.region for s in plan.splits} == {1}
+    with pytest.raises(KeyshapeError, match="exactly one"):
+        plan_splits(sample, max_region_mb=limit, target_regions=4)

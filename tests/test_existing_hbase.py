@@ -93,9 +93,11 @@ def test_live_keys_judge_a_sequential_table_hotspot_and_a_salted_one_balanced(
         hbase: Any, store: Any, tmp_path: Path) -> None:
     seq_path, seq = loaded(store, tmp_path, "diag_seq", splits=SEQ_SPLITS)
     salt_path, salted = loaded(store, tmp_path, "diag_salt", prefix="mod", buckets=16, regions=8)
+    png = tmp_path / "live.png"
     hot = run("analyze", str(seq_path), "--hbase", hbase.url, "--table", seq.table.full_name,
-              "--sample-per-region", "200", "--json", "-")
+              "--sample-per-region", "200", "--json", "-", "--png", str(png))
     assert hot.returncode == 0, hot.stderr
+    assert png.read_bytes()[:4] == b"\x89PNG"  # the same reports as the offline analyzer
     report = json.loads(hot.stdout)
     assert report["verdict"] == "hotspot", report["reasons"]
     assert len(report["regions"]) == 4  # the table's actual regions
