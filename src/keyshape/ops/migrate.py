@@ -31,6 +31,7 @@ from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError, StoreError
+from keyshape.ops.sample import MAX_UNDECODABLE
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.base import Store
@@ -95,6 +96,23 @@ def check_designs(old: KeySchema, new: KeySchema) -> None:
             raise KeyshapeError(f"family {family.name!r} keeps {family.versions} versions in the old "
                                 f"table but {versions[family.name]} in the new one: older versions "
                                 "would be lost; raise versions in the new schema")
+
+
+def _check_keys_decode(store: Store, table: str, old: KeySchema, probe: int = 200) -> None:
+    """KeyshapeError, before anything is created or written, when the first keys of ``table``
+    mostly do not decode with ``old`` (the wrong schema for this table); a few odd rows are
+    left to the reject file."""
+    keys = list(store.scan_keys(table, limit=probe))
+    bad = []
+    for key in keys:
+        try:
+            old.decode(key)
+        except KeyshapeError as exc:
+            bad.append(f"{to_string_binary(key)} ({' '.join(str(exc).split())})")
+    if keys and len(bad) > MAX_UNDECODABLE * len(keys):
+        raise KeyshapeError(f"the old schema {old.source} does not match table {table!r}: {len(bad)} "
+                            f"of its first {len(keys)} keys do not decode, e.g. {bad[0]}; pass the "
+                            "schema the table was written with")
 
 
 def _hex(key: bytes | None) -> str | None:
@@ -168,6 +186,7 @@ def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = Fals
     state_file = Path(state_path) if state_path else default_state_path(old, new)
     rejects_file = Path(reject_path) if reject_path else state_file.with_suffix(".rejects.tsv")
     regions = store.regions(source)  # TableNotFound for a missing source, before anything else
+    _check_keys_decode(store, source, old)
     fingerprints = {"old": _fingerprint(old), "new": _fingerprint(new)}
     created = False
     if resume:
