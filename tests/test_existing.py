@@ -208,3 +208,39 @@ def test_split_plan_on_a_one_row_table_is_refused(store: EmbeddedStore, tmp_path
     _, seq = loaded(store, tmp_path, "one", rows=1)
     with pytest.raises(KeyshapeError, match="holds 1 row"):
         plan_splits(sample_table(store, seq.table.full_name), target_regions=4)
+
+
+def test_split_plan_by_size_cuts_only_regions_over_the_limit(store: EmbeddedStore, tmp_path: Path) -> None:
+    from keyshape.ops.splitplan import plan_splits
+
+    _, seq = loaded(store, tmp_path, "size", rows=1000, splits=["000000000100"])
+    sample = sample_table(store, seq.table.full_name, per_region=300)
+    small, big = (r.region.store_size_bytes / 2**20 for r in sample.regions)
+    assert big > 8 * small > 0
+    limit = big / 3.5  # the big region needs 4 pieces, the small one none
+    plan = plan_splits(sample, max_region_mb=limit)
+    assert len(plan.keys) == 3 and {s.region for s in plan.splits} == {1}
+    with pytest.raises(KeyshapeError, match="exactly one"):
+        plan_splits(sample, max_region_mb=limit, target_regions=4)
+
+
+def test_resalt_phoenix_8_to_16_keeps_every_cell(store: EmbeddedStore, tmp_path: Path) -> None:
+    _, p8 = loaded(store, tmp_path, "p8", rows=500, prefix="phoenix", buckets=8)
+    _, p16 = write_schema(tmp_path, "p16", prefix="phoenix", buckets=16)
+    result = migrate(store, p8, p16, state_path=tmp_path / "s.json")
+    assert (result.rows, result.rejected) == (500, 0)
+    assert len(store.regions(p16.table.full_name)) == 16
+    assert verify_migration(store, p8, p16).ok
+    assert digest_rows(store.scan_versions(p16.table.full_name), p16) == \
+        digest_rows(store.scan_versions(p8.table.full_name), p8)
+
+
+def test_migrate_with_the_wrong_old_schema_is_refused_before_anything_is_written(
+        store: EmbeddedStore, tmp_path: Path) -> None:
+    _, seq = loaded(store, tmp_path, "seq", rows=100)
+    _, wrong = write_schema(tmp_path, "wrong", prefix="mod", buckets=16)
+    wrong.table = seq.table  # the sequential table, described as mod 16 salted
+    _, target = write_schema(tmp_path, "t", prefix="mod", buckets=32)
+    with pytest.raises(KeyshapeError, match="does not match table"):
+        migrate(store, wrong, target, state_path=tmp_path / "s.json")
+    assert not store.table_exists(target.table.full_name)

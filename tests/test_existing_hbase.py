@@ -93,9 +93,11 @@ def test_live_keys_judge_a_sequential_table_hotspot_and_a_salted_one_balanced(
         hbase: Any, store: Any, tmp_path: Path) -> None:
     seq_path, seq = loaded(store, tmp_path, "diag_seq", splits=SEQ_SPLITS)
     salt_path, salted = loaded(store, tmp_path, "diag_salt", prefix="mod", buckets=16, regions=8)
+    png = tmp_path / "live.png"
     hot = run("analyze", str(seq_path), "--hbase", hbase.url, "--table", seq.table.full_name,
-              "--sample-per-region", "200", "--json", "-")
+              "--sample-per-region", "200", "--json", "-", "--png", str(png))
     assert hot.returncode == 0, hot.stderr
+    assert png.read_bytes()[:4] == b"\x89PNG"  # the same reports as the offline analyzer
     report = json.loads(hot.stdout)
     assert report["verdict"] == "hotspot", report["reasons"]
     assert len(report["regions"]) == 4  # the table's actual regions
@@ -163,6 +165,11 @@ def test_bad_input_is_one_line_each(hbase: Any, store: Any, tmp_path: Path) -> N
                        "--state", str(tmp_path / "s.json")), "does not exist")
     one_error_line(run("analyze", "--hbase", hbase.url, "--table", missing.table.full_name),
                    "does not exist")
+    seq_path, seq = loaded(store, tmp_path, "wrong_old", rows=50)
+    wrong_path = tmp_path / "wrong.toml"  # the sequential table described as mod 16 salted
+    wrong_path.write_text(new_path.read_text().replace(new_path.stem, seq.table.name))
+    one_error_line(run("migrate", str(wrong_path), str(new_path), "--hbase", hbase.url,
+                       "--state", str(tmp_path / "w.json")), "does not match table")
     _, single = loaded(store, tmp_path, "one_row", rows=1)
     one_error_line(run("split-plan", single.table.full_name, "--hbase", hbase.url,
                        "--target-regions", "4"), "holds 1 row")

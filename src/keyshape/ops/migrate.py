@@ -23,13 +23,15 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import islice
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError, StoreError
+from keyshape.ops.sample import MAX_UNDECODABLE
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.base import Store
@@ -94,6 +96,23 @@ def check_designs(old: KeySchema, new: KeySchema) -> None:
             raise KeyshapeError(f"family {family.name!r} keeps {family.versions} versions in the old "
                                 f"table but {versions[family.name]} in the new one: older versions "
                                 "would be lost; raise versions in the new schema")
+
+
+def _check_keys_decode(store: Store, table: str, old: KeySchema, probe: int = 200) -> None:
+    """KeyshapeError, before anything is created or written, when the first keys of ``table``
+    mostly do not decode with ``old`` (the wrong schema for this table); a few odd rows are
+    left to the reject file."""
+    keys = list(store.scan_keys(table, limit=probe))
+    bad = []
+    for key in keys:
+        try:
+            old.decode(key)
+        except KeyshapeError as exc:
+            bad.append(f"{to_string_binary(key)} ({' '.join(str(exc).split())})")
+    if keys and len(bad) > MAX_UNDECODABLE * len(keys):
+        raise KeyshapeError(f"the old schema {old.source} does not match table {table!r}: {len(bad)} "
+                            f"of its first {len(keys)} keys do not decode, e.g. {bad[0]}; pass the "
+                            "schema the table was written with")
 
 
 def _hex(key: bytes | None) -> str | None:
@@ -167,6 +186,7 @@ def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = Fals
     state_file = Path(state_path) if state_path else default_state_path(old, new)
     rejects_file = Path(reject_path) if reject_path else state_file.with_suffix(".rejects.tsv")
     regions = store.regions(source)  # TableNotFound for a missing source, before anything else
+    _check_keys_decode(store, source, old)
     fingerprints = {"old": _fingerprint(old), "new": _fingerprint(new)}
     created = False
     if resume:
@@ -230,35 +250,79 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
                 start = last + b"\x00"  # the smallest key after the last one copied
             stop = _unhex(entry["end"]) or b""
             scanner = store.scan_versions(source, start, stop, batch_size=batch_size)
-            while True:
-                batch = []
-                for item in scanner:
-                    batch.append(item)
-                    if len(batch) >= batch_size:
-                        break
-                if not batch:
-                    break
-                copied, copied_cells, bad = _copy_batch(store, old, new, target, batch)
-                for key_text, reason in bad:
-                    if key_text not in seen_rejects:
-                        seen_rejects.add(key_text)
-                        rejects.write(f"{key_text}\t{reason}\n")
-                if bad:
-                    rejects.flush()
-                    os.fsync(rejects.fileno())
-                counts[0] += copied
-                counts[1] += copied_cells
-                entry["last"] = batch[-1][0].hex()
-                entry["rows"] += copied
-                state["rejected"] = len(seen_rejects)
-                _write_state(state_file, state)
-                if progress is not None:
-                    progress(counts[0])
-                throttle(len(batch))
-                if len(batch) < batch_size:
-                    break
+            ahead = _Batches(scanner, batch_size)
+            try:
+                while (batch := ahead.next_batch()) is not None:
+                    copied, copied_cells, bad = _copy_batch(store, old, new, target, batch)
+                    for key_text, reason in bad:
+                        if key_text not in seen_rejects:
+                            seen_rejects.add(key_text)
+                            rejects.write(f"{key_text}\t{reason}\n")
+                    if bad:
+                        rejects.flush()
+                        os.fsync(rejects.fileno())
+                    counts[0] += copied
+                    counts[1] += copied_cells
+                    entry["last"] = batch[-1][0].hex()
+                    entry["rows"] += copied
+                    state["rejected"] = len(seen_rejects)
+                    _write_state(state_file, state)
+                    if progress is not None:
+                        progress(counts[0])
+                    throttle(len(batch))
+            finally:
+                ahead.close()
             entry["done"] = True
             _write_state(state_file, state)
+
+
+class _Batches:
+    """Lists of up to ``size`` items of ``it``; ``close`` closes the iterator (its scanner)."""
+
+    def __init__(self, it: Iterator[Any], size: int) -> None:
+        self._it, self._size = it, size
+
+    def next_batch(self) -> list[Any] | None:
+        batch = list(islice(self._it, self._size))
+        return batch or None
+
+    def close(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+
+def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]
+              ) -> tuple[list[bytes | None], list[tuple[str, str]]]:
+    """Each old key re-encoded in ``new`` (None where it cannot be) and the rejects with reasons.
+    Keys are decoded one by one but encoded as columns (``encode_many``), the fast path; a batch
+    holding a value the new design refuses is encoded row by row to find it."""
+    bad: list[tuple[str, str]] = []
+    records: list[dict[str, Any] | None] = []
+    for key in keys:
+        try:
+            records.append(old.decode(key))
+        except (KeyshapeError, ValueError, TypeError) as exc:
+            records.append(None)
+            bad.append((to_string_binary(key), " ".join(str(exc).split())))
+    good = [r for r in records if r is not None]
+    try:
+        encoded = iter(new.encode_many({f: [r[f] for r in good] for f in new.field_names}))
+        return [None if r is None else next(encoded) for r in records], bad
+    except (KeyshapeError, ValueError, TypeError, OverflowError):
+        pass
+    out: list[bytes | None] = []
+    for key, record in zip(keys, records):
+        if record is None:
+            out.append(None)
+            continue
+        try:
+            out.append(new.encode(record))
+        except (KeyshapeError, ValueError, TypeError, OverflowError) as exc:
+            out.append(None)
+            bad.append((to_string_binary(key), "the new design cannot encode it: "
+                        + " ".join(str(exc).split())))
+    return out, bad
 
 
 def _copy_batch(store: Store, old: KeySchema, new: KeySchema, target: str,
@@ -267,13 +331,10 @@ def _copy_batch(store: Store, old: KeySchema, new: KeySchema, target: str,
     """Write one batch of source rows re-keyed into ``target``; returns ``(rows, cells,
     rejects)``. Returns only once the target acknowledged every cell (WriteFailed otherwise)."""
     rows = cells = 0
-    bad: list[tuple[str, str]] = []
+    new_keys, bad = _new_keys(old, new, [key for key, _ in batch])
     with store.writer(target, batch_size=4 * len(batch) + 16) as writer:
-        for key, columns in batch:
-            try:
-                new_key = new.encode(old.decode(key))
-            except (KeyshapeError, ValueError, TypeError) as exc:
-                bad.append((to_string_binary(key), " ".join(str(exc).split())))
+        for new_key, (_, columns) in zip(new_keys, batch):
+            if new_key is None:
                 continue
             # one Put per timestamp: a Put carries one timestamp for all its cells
             by_ts: dict[int, dict[bytes, bytes]] = {}

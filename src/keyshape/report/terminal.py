@@ -202,7 +202,8 @@ def progress_bar(console: Console, total: int | None, description: str
         yield lambda done: None
         return
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+               # show_speed: rows/s where the total is unknown (a migration's copy)
+               TaskProgressColumn(show_speed=True), TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)
