@@ -20,12 +20,22 @@ _HBASE_HELP = ("A real HBase: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT).
                "command runs on a fresh in-process embedded store, a preview that keeps nothing.")
 
 
-def _open(url: str | None) -> Any:
+_USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
+              "else the login user). HBase checks ACLs against it.")
+
+
+def _user_option(fn: Any) -> Any:
+    return click.option("--user", default=None, metavar="NAME", help=_USER_HELP)(fn)
+
+
+def _open(url: str | None, user: str | None = None) -> Any:
     """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
     from keyshape.store import open_store
 
+    if url is None and user is not None:
+        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     try:
-        return open_store(url)
+        return open_store(url, user=user)
     except KeyshapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
@@ -61,16 +71,20 @@ def _regions_table(regions: list[Any], title: str) -> Any:
     return table
 
 
-def _where(url: str | None) -> str:
-    return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
+def _where(url: str | None, store: Any = None) -> str:
+    if not url:
+        return "the embedded store (preview; nothing is kept)"
+    user = getattr(store, "user", None)
+    return f"HBase at {url} as user {user}" if user else f"HBase at {url}"
 
 
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--dry-run", is_flag=True,
               help="Print the equivalent HBase shell statements instead; needs no HBase.")
-def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
+def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
     Creates the namespace when missing, then the table with every column family and its
@@ -86,19 +100,20 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 
         click.echo(shell_create_statement(schema), nl=False)
         return
-    store = _open(url)
+    store = _open(url, user)
     try:
         regions = _create(store, schema)
     finally:
         store.close()
     out = _console()
-    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
+    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url, store)}: "
                                       f"{len(regions)} regions, as the schema asks"))
 
 
 @click.command("load")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--rows", type=click.IntRange(min=1), default=None,
               help="Rows to write (default: the schema's [workload] rows).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -107,8 +122,8 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 @click.option("--settle", type=click.FloatRange(min=0), default=15.0, show_default=True,
               metavar="SECONDS", help="How long to wait for the region servers to report the "
               "writes in their region loads.")
-def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int,
-                 settle: float) -> None:
+def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int,
+                 seed: int, settle: float) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -136,11 +151,11 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
         rows = int(getattr(schema.workload, "rows", 0) or 100_000)
     table = schema.table.full_name
     out, err = _console(), _console(stderr=True)
-    store = _open(url)
+    store = _open(url, user)
     try:
         if not store.table_exists(table):
             regions = _create(store, schema)
-            out.print(f"created {table} on {_where(url)} with {len(regions)} regions")
+            out.print(f"created {table} on {_where(url, store)} with {len(regions)} regions")
         baseline = store.regions(table)
         with progress_bar(err, rows, f"loading {table}") as update:
             result = load_workload(store, schema, rows, batch_size,
@@ -153,7 +168,7 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     heat = LiveHeat()
     heat.add(baseline, 0.0)
     heat.add(final, result.seconds)
-    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
+    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url, store))
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:
@@ -205,6 +220,7 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT",
               help="The HBase to watch: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). "
                    "Required: an embedded table lives only in the process that wrote it.")
+@_user_option
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               metavar="SECONDS", help="Seconds between polls of the region loads.")
 @click.option("--samples", type=click.IntRange(min=1), default=None,
@@ -217,7 +233,7 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the live heat map report as self-contained HTML.")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
               help="Write the time x key-space heat map as PNG.")
-def watch_command(table: str, url: str | None, interval: float, samples: int | None,
+def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
                   png_path: str | None) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
@@ -233,7 +249,7 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")
     out = _console()
-    store = _open(url)
+    store = _open(url, user)
 
     def show(sample: Any) -> None:
         values = sample.writes if metric == "write" else sample.reads
@@ -250,7 +266,7 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
         store.close()
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
-    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url, store)}")
     from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 

@@ -110,8 +110,9 @@ _ESCAPE = re.compile(r"\\x([0-9A-F]{2})")
 def to_bytes_binary(s: str, strict: bool = False) -> bytes:
     """``Bytes.toBytesBinary``: decode ``\\xNN`` escapes (two UPPER-case hex digits) to bytes.
 
-    Like HBase, every other character becomes one byte, its code point truncated to 8 bits
-    (``(byte) ch``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
+    Like HBase, every other UTF-16 code unit becomes one byte, truncated to 8 bits (``(byte) ch``
+    on a Java ``char``): a character beyond the BMP is a surrogate pair, so it gives two bytes
+    (U+1F600 is ``d83d de00``, hence ``3d 00``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
     backslash were absent, giving ``xZZ``; that is what happens here too unless ``strict`` is
     true, in which case any backslash that does not start a valid ``\\xNN``, and any character
     above U+00FF, raises ``ValueError`` (the CLI uses strict mode so typos are not silent).
@@ -119,6 +120,10 @@ def to_bytes_binary(s: str, strict: bool = False) -> bytes:
     throws ``StringIndexOutOfBoundsException``).
     """
     out = bytearray()
+    if any(ord(c) > 0xFFFF for c in s):
+        # Java walks UTF-16 code units; rewrite s as those units (surrogates as lone chars).
+        units = s.encode("utf-16-be", "surrogatepass")
+        s = "".join(chr((units[k] << 8) | units[k + 1]) for k in range(0, len(units), 2))
     i, n = 0, len(s)
     while i < n:
         ch = s[i]

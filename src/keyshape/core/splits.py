@@ -13,6 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 
 from keyshape.core.hbytes import compare, int64, split, to_string_binary
+from keyshape.errors import KeyshapeError
 
 __all__ = [
     "hex_string_split",
@@ -22,6 +23,7 @@ __all__ = [
     "bucket_splits",
     "sample_splits",
     "format_splits",
+    "verify_split_keys",
     "SPLIT_FORMATS",
 ]
 
@@ -98,14 +100,19 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
 
 
 def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
-    """The split keys ``Admin.createTable(desc, start, end, regions)`` creates.
+    """The split keys ``Admin.createTable(desc, start, end, regions)`` computes
+    (``RawAsyncHBaseAdmin.getSplitKeys``).
 
     ``regions`` counts the two open-ended regions before ``start`` and after ``end``, so the
     result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
     ``[start, end]`` for 3 regions, else ``Bytes.split(start, end, regions - 3)`` (whose inner
     keys have the padded length; see :func:`keyshape.core.hbytes.split`). Raises ``ValueError`` for
-    ``regions < 3`` ("Must create at least three regions"), ``start >= end`` ("Start key must
-    be smaller than end key") or an empty ``start`` (HBase refuses an empty split key).
+    ``regions < 3`` ("Must create at least three regions") or ``start >= end`` ("Start key must
+    be smaller than end key").
+
+    An empty ``start`` is read as zero bytes, as HBase does, so the first key is usually ``b""``;
+    HBase then refuses to create the table ("Empty split key must not be passed in the split
+    keys."), which :func:`verify_split_keys` reports before anything is created.
     """
     _check_regions(regions, 3)
     start, end = bytes(start), bytes(end)
@@ -114,11 +121,31 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
             f"start key '{to_string_binary(start)}' must be smaller than end key "
             f"'{to_string_binary(end)}'"
         )
-    if not start:
-        raise ValueError("start key is empty: HBase refuses an empty split key; use at least b'\\x00'")
     if regions == 3:
         return [start, end]
     return split(start, end, regions - 3)
+
+
+def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
+    """The split keys sorted, after the checks ``Admin.createTable`` makes before it sends them
+    (``RawAsyncHBaseAdmin.verifySplitKeys``): no empty key, no key twice.
+
+    Raises :class:`~keyshape.errors.KeyshapeError` quoting HBase's refusal, plus the fix.
+    """
+    out = sorted(bytes(k) for k in keys)
+    if out and not out[0]:
+        raise KeyshapeError(
+            "HBase refuses an empty split key (\"Empty split key must not be passed in the split "
+            "keys.\"); an empty start key of createTable(start, end, regions) puts one there: "
+            "start at b'\\x00' or remove it"
+        )
+    for a, b in zip(out, out[1:]):
+        if a == b:
+            raise KeyshapeError(
+                f"split key '{to_string_binary(a)}' is listed twice; HBase refuses duplicate split "
+                "keys (\"All split keys must be unique\"): remove the repeat"
+            )
+    return out
 
 
 def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None) -> list[bytes]:
@@ -200,11 +227,11 @@ def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str
     - ``"file"``: a ``SPLITS_FILE``: one ``toStringBinary`` key per line.
     - ``"json"``: ``{"table", "family", "splits": [toStringBinary...], "splits_hex": [...]}``.
 
-    Raises ``ValueError`` for an unknown format or an empty key (HBase refuses those).
+    Raises ``ValueError`` for an unknown format, an empty key or a repeated key (HBase refuses
+    those: :func:`verify_split_keys`). Keys are written in the order given.
     """
     keys = [bytes(k) for k in keys]
-    if any(not k for k in keys):
-        raise ValueError("an empty split key is not allowed by HBase; remove it")
+    verify_split_keys(keys)
     if fmt == "shell":
         ruby_keys = ", ".join(shell_quote(k) for k in keys)
         q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"  # noqa: E731

@@ -26,8 +26,11 @@ __all__ = [
 ]
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open the store named by ``url`` (see the module docstring); ValueError for other forms."""
+def open_store(url: str | None = None, user: str | None = None) -> Store:
+    """Open the store named by ``url`` (see the module docstring); ValueError for other forms.
+
+    ``user``: for HBase, the user the connection acts as (default ``HADOOP_USER_NAME``, else the
+    login user); the embedded store ignores it."""
     if url is None or url in ("", "embedded", "embedded://"):
         return EmbeddedStore()
     if url.startswith("hbase://") or ("://" not in url and ":" in url):
@@ -40,7 +43,7 @@ def open_store(url: str | None = None) -> Store:
                 f"{missing!r}); install keyshape with its dependencies (pip install -e .) or use "
                 "the embedded store"
             ) from exc
-        return module.HBaseStore.from_url(url)
+        return module.HBaseStore.from_url(url, user=user)
     raise ValueError(
         f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / "
         "'HOST:PORT' (ZooKeeper quorum of a real HBase)"
