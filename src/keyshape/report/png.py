@@ -1,5 +1,9 @@
 """Pictures of an analysis: the time x key-space heat map (like Bigtable's Key Visualizer), the
-per-region bar chart and side-by-side comparisons, drawn with matplotlib (Agg, no display)."""
+per-region bar chart and side-by-side comparisons, drawn with matplotlib's object API.
+
+Figures are built as ``matplotlib.figure.Figure`` objects, never through pyplot: no global backend
+switch in the caller's process, no figure registry to leak into, and ``savefig`` renders PNG with
+the Agg canvas on its own."""
 
 from __future__ import annotations
 
@@ -7,17 +11,12 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from keyshape.analysis import Analysis  # noqa: E402
-from keyshape.core.hbytes import shared_prefix_length, to_string_binary  # noqa: E402
+from keyshape.analysis import Analysis
+from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
@@ -121,20 +120,23 @@ def heatmap_figure(analysis: Analysis) -> Figure:
     """A figure with the heat map alone, titled with the design name and verdict."""
     n = len(analysis.regions)
     height = min(max(3.5, 0.28 * n + 1.8), 11) if n <= _MAX_KEY_LABELS else 7
-    fig, ax = plt.subplots(figsize=(11, height), layout="constrained")
+    fig = Figure(figsize=(11, height), layout="constrained")
+    ax = fig.subplots()
     name = analysis.name or "keys"
     draw_heatmap(ax, analysis, title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
     return fig
 
 
 def region_bars_figure(analysis: Analysis) -> Figure:
-    fig, ax = plt.subplots(figsize=(11, 3.6), layout="constrained")
+    fig = Figure(figsize=(11, 3.6), layout="constrained")
+    ax = fig.subplots()
     draw_region_bars(ax, analysis)
     return fig
 
 
 def hot_share_figure(analysis: Analysis) -> Figure:
-    fig, ax = plt.subplots(figsize=(11, 2.8), layout="constrained")
+    fig = Figure(figsize=(11, 2.8), layout="constrained")
+    ax = fig.subplots()
     draw_hot_share(ax, analysis)
     return fig
 
@@ -144,8 +146,8 @@ def compare_figure(analyses: Sequence[Analysis]) -> Figure:
     if not analyses:
         raise ValueError("compare needs at least one analysis")
     k = len(analyses)
-    fig, axes = plt.subplots(1, k, figsize=(max(5.0 * k, 7), 6), layout="constrained",
-                             squeeze=False)
+    fig = Figure(figsize=(max(5.0 * k, 7), 6), layout="constrained")
+    axes = fig.subplots(1, k, squeeze=False)
     for ax, a in zip(axes[0], analyses):
         draw_heatmap(ax, a, colorbar=False,
                      title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean "
@@ -160,12 +162,9 @@ def compare_figure(analyses: Sequence[Analysis]) -> Figure:
 
 
 def figure_png(fig: Figure, dpi: int = 110) -> bytes:
-    """Render a figure to PNG bytes and close it."""
+    """Render a figure to PNG bytes."""
     buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", dpi=dpi)
-    finally:
-        plt.close(fig)
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
