@@ -22,7 +22,7 @@ def test_all_lists_each_name_once() -> None:
     assert len(keyshape.__all__) == len(set(keyshape.__all__))
 
 
-def test_compare_is_hbase_byte_order_as_issue_2_names_it() -> None:
+def test_compare_is_hbase_byte_order() -> None:
     """``keyshape.compare`` is Bytes.BYTES_COMPARATOR (unsigned, a prefix first); designs are
     compared with ``keyshape.compare_designs``."""
     from keyshape.analysis.designs import compare

@@ -47,7 +47,7 @@ def gini(counts: np.ndarray | list[int]) -> float:
 
 
 def deviation_rate(counts: np.ndarray | list[int]) -> float:
-    """The seeds' balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
+    """The usual load-balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
     arr = _as_counts(counts)
     mean = arr.mean()
     return float((arr.max() - arr.min()) / mean) if mean > 0 else 0.0
@@ -156,7 +156,7 @@ class KeyLengths:
 def key_overhead_bytes(key_bytes_total: int, cells_per_row: int) -> int:
     """Bytes the row key costs on disk and in the block cache: HBase repeats it in every cell.
 
-    This is the seeds' memory argument for short keys: a 100-byte key on a row of 10 cells costs
+    This is the memory argument for short keys: a 100-byte key on a row of 10 cells costs
     1,000 bytes per row before any value is stored (uncompressed, no data block encoding).
     """
     if cells_per_row < 1:
