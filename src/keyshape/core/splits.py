@@ -32,7 +32,7 @@ SPLIT_FORMATS = ("shell", "file", "json")
 
 def _check_regions(regions: int, minimum: int = 2) -> None:
     if isinstance(regions, bool) or not isinstance(regions, int) or regions < minimum:
-        raise ValueError(f"regions must be an int >= {minimum}, got {regions!r}")
+        raise KeyshapeError(f"regions must be an int >= {minimum}, got {regions!r}")
 
 
 def _number_string_split(regions: int, first: str, last: str, radix: int, name: str) -> list[bytes]:
@@ -42,16 +42,16 @@ def _number_string_split(regions: int, first: str, last: str, radix: int, name: 
     digits = string.hexdigits if radix == 16 else string.digits
     for label, text in (("first", first), ("last", last)):
         if not text or any(c not in digits for c in text):
-            raise ValueError(
+            raise KeyshapeError(
                 f"{name}: {label} row {text!r} is not a base-{radix} number "
                 f"(use digits {'0-9a-f' if radix == 16 else '0-9'} only)"
             )
     lo, hi = int(first, radix), int(last, radix)
     if hi <= lo:
-        raise ValueError(f"{name}: last row ({last}) is configured less than first row ({first})")
+        raise KeyshapeError(f"{name}: last row ({last}) is configured less than first row ({first})")
     span = hi - lo + 1  # +1 because the last row is inclusive
     if span < regions:
-        raise ValueError(
+        raise KeyshapeError(
             f"{name}: split granularity ({regions}) is greater than the range ({span}); "
             "use fewer regions or longer first/last rows"
         )
@@ -92,7 +92,7 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
     """
     _check_regions(regions)
     if compare(last, first) <= 0:
-        raise ValueError(
+        raise KeyshapeError(
             f"UniformSplit: last row ({to_string_binary(last)}) is configured less than "
             f"first row ({to_string_binary(first)})"
         )
@@ -117,7 +117,7 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
     _check_regions(regions, 3)
     start, end = bytes(start), bytes(end)
     if compare(start, end) >= 0:
-        raise ValueError(
+        raise KeyshapeError(
             f"start key '{to_string_binary(start)}' must be smaller than end key "
             f"'{to_string_binary(end)}'"
         )
@@ -163,22 +163,22 @@ def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None
     ``buckets - 1``.
     """
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:
-        raise ValueError(f"buckets must be an int >= 2, got {buckets!r}")
+        raise KeyshapeError(f"buckets must be an int >= 2, got {buckets!r}")
     if encoding == "byte":
         w = 1 if width is None else width
         if w < 1 or buckets > 256**w:
-            raise ValueError(f"{buckets} buckets do not fit {w} byte(s); use a larger width")
+            raise KeyshapeError(f"{buckets} buckets do not fit {w} byte(s); use a larger width")
         return [i.to_bytes(w, "big") for i in range(1, buckets)]
     if encoding == "decimal":
         w = len(str(buckets - 1)) if width is None else width
         if w < len(str(buckets - 1)):
-            raise ValueError(f"{buckets} buckets need at least {len(str(buckets - 1))} decimal digits, got width {w}")
+            raise KeyshapeError(f"{buckets} buckets need at least {len(str(buckets - 1))} decimal digits, got width {w}")
         return [str(i).zfill(w).encode("ascii") for i in range(1, buckets)]
     if encoding == "long":
         if width not in (None, 8):
-            raise ValueError(f"encoding 'long' is always 8 bytes wide, got width {width}")
+            raise KeyshapeError(f"encoding 'long' is always 8 bytes wide, got width {width}")
         return [int64(i) for i in range(1, buckets)]
-    raise ValueError(f"unknown bucket encoding {encoding!r}: use 'byte', 'decimal' or 'long'")
+    raise KeyshapeError(f"unknown bucket encoding {encoding!r}: use 'byte', 'decimal' or 'long'")
 
 
 def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
@@ -192,7 +192,7 @@ def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
     _check_regions(regions)
     ordered = sorted(bytes(k) for k in keys)
     if not ordered:
-        raise ValueError("sample_splits needs at least one key in the sample")
+        raise KeyshapeError("sample_splits needs at least one key in the sample")
     n = len(ordered)
     out: list[bytes] = []
     for i in range(1, regions):
@@ -246,4 +246,4 @@ def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str
             "splits_hex": [k.hex() for k in keys],
         }
         return json.dumps(doc, indent=2) + "\n"
-    raise ValueError(f"unknown split format {fmt!r}: use one of {', '.join(SPLIT_FORMATS)}")
+    raise KeyshapeError(f"unknown split format {fmt!r}: use one of {', '.join(SPLIT_FORMATS)}")

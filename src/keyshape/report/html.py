@@ -19,6 +19,7 @@ from keyshape.report.png import (
     hot_share_figure,
     region_bars_figure,
 )
+from keyshape.errors import KeyshapeError
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;
@@ -165,7 +166,7 @@ def render_compare_html(analyses: Sequence[Analysis]) -> str:
     """One page comparing several designs on the same workload: a summary table, the heat maps
     side by side, then each design's verdict, advice and region chart."""
     if not analyses:
-        raise ValueError("compare needs at least one analysis")
+        raise KeyshapeError("compare needs at least one analysis")
     rows = "".join(
         f"<tr><td class=key>{escape(a.name)}</td>"
         f'<td style="color:{VERDICT_COLOURS.get(a.verdict, "#000")};font-weight:700">'

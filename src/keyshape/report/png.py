@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from keyshape.analysis import Analysis
 from keyshape.core.hbytes import shared_prefix_length, to_string_binary
+from keyshape.errors import KeyshapeError
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
@@ -144,7 +145,7 @@ def hot_share_figure(analysis: Analysis) -> Figure:
 def compare_figure(analyses: Sequence[Analysis]) -> Figure:
     """Heat maps of several designs side by side, one colour scale (shares of each window)."""
     if not analyses:
-        raise ValueError("compare needs at least one analysis")
+        raise KeyshapeError("compare needs at least one analysis")
     k = len(analyses)
     fig = Figure(figsize=(max(5.0 * k, 7), 6), layout="constrained")
     axes = fig.subplots(1, k, squeeze=False)

@@ -152,7 +152,8 @@ class Prefix:
         if not self.salted:
             return None
         n = self.bucket_count()
-        assert n is not None
+        if n is None:  # a salted strategy always counts its buckets; an unsalted one has none
+            return None
         if n > MAX_LISTED_BUCKETS:
             raise KeyshapeError(
                 f"prefix {self.name!r} has {n} possible prefixes, too many to list or fan out to; "

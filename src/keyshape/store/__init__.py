@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from keyshape.errors import StoreError
+from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
@@ -44,7 +44,7 @@ def open_store(url: str | None = None, user: str | None = None) -> Store:
                 "the embedded store"
             ) from exc
         return module.HBaseStore.from_url(url, user=user)
-    raise ValueError(
+    raise KeyshapeError(
         f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / "
         "'HOST:PORT' (ZooKeeper quorum of a real HBase)"
     )

@@ -354,8 +354,9 @@ class Cluster:
         self._lock = threading.RLock()
         self._pool: dict[tuple[str, int, str], RpcConnection] = {}
         self._maps: dict[tuple[str, str], RegionList] = {}
-        self._master: tuple[str, int] | None = None
-        self._meta: tuple[str, int] | None = None
+        # Set by _locate below (which raises when ZooKeeper names no servers).
+        self._master: tuple[str, int] = ("", 0)
+        self._meta: tuple[str, int] = ("", 0)
         self._check_zookeeper()
         self._locate()
 
@@ -412,7 +413,6 @@ class Cluster:
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:
         """A MasterService call; one reconnect (via ZooKeeper) if the connection is lost."""
         for attempt in range(2):
-            assert self._master is not None
             try:
                 return self.connection(*self._master, "MasterService").call(method, request, response_cls)
             except ConnectionLost:
@@ -423,7 +423,6 @@ class Cluster:
 
     def meta_call(self, request: Client_pb2.ScanRequest) -> Client_pb2.ScanResponse:
         for attempt in range(2):
-            assert self._meta is not None
             try:
                 return self.connection(*self._meta).call("Scan", request, Client_pb2.ScanResponse)
             except (ConnectionLost, ServerError) as exc:
