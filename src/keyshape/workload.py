@@ -38,7 +38,6 @@ draws from its own random stream, so adding a field does not change the others.
 from __future__ import annotations
 
 import csv
-
 import uuid as _uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
