@@ -21,6 +21,7 @@ from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
+from keyshape.core.splits import verify_split_keys
 from keyshape.errors import KeyshapeError, StoreError, TableNotFound, WriteFailed
 from keyshape.store.base import (
     RegionInfo,
@@ -126,8 +127,8 @@ class EmbeddedStore:
         if not families.versions:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
-            region_map = RegionMap(sorted(as_bytes(k, "a split key") for k in split_keys))
-        except ValueError as exc:
+            region_map = RegionMap(verify_split_keys(as_bytes(k, "a split key") for k in split_keys))
+        except KeyshapeError as exc:
             raise StoreError(f"cannot create table {name!r}: {exc}") from exc
         with self._lock:
             self._check_open()
