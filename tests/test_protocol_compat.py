@@ -20,10 +20,16 @@ LIB = Path(__file__).resolve().parent.parent / "tools" / "hbase" / "lib"
 MODULES = ["RPC", "Client", "HBase", "Master", "ZooKeeper", "Admin", "Procedure"]  # what keyshape imports
 
 
+M2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "hbase" / "hbase-protocol-shaded"
+
+
 def _jar() -> Path:
+    # tools/hbase/lib first (the jars the test server runs); else Maven's cache, where fetch.sh
+    # copies them from.
     jars = sorted(LIB.glob("hbase-protocol-shaded-*.jar")) if LIB.is_dir() else []
+    jars = jars or sorted(M2.glob("2.6.1*/hbase-protocol-shaded-*.jar"))
     if not jars:
-        pytest.skip("tools/hbase/lib has no hbase-protocol-shaded jar: run tools/hbase/fetch.sh")
+        pytest.skip("no hbase-protocol-shaded jar in tools/hbase/lib or ~/.m2: run tools/hbase/fetch.sh")
     return jars[0]
 
 
