@@ -71,11 +71,14 @@ def _regions_table(regions: list[Any], title: str) -> Any:
     return table
 
 
-def _where(url: str | None, store: Any = None) -> str:
-    if not url:
-        return "the embedded store (preview; nothing is kept)"
-    user = getattr(store, "user", None)
-    return f"HBase at {url} as user {user}" if user else f"HBase at {url}"
+def _where(url: str | None) -> str:
+    return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
+
+
+def _print_connection(out: Any, url: str | None, store: Any) -> None:
+    """The HBase address and the user every request acts as (what HBase's ACLs check)."""
+    if url:
+        out.print(f"[dim]connected to HBase at {url} as user {getattr(store, 'user', '?')}[/dim]")
 
 
 @click.command("create")
@@ -106,7 +109,8 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
     finally:
         store.close()
     out = _console()
-    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url, store)}: "
+    _print_connection(out, url, store)
+    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
                                       f"{len(regions)} regions, as the schema asks"))
 
 
@@ -152,10 +156,11 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     table = schema.table.full_name
     out, err = _console(), _console(stderr=True)
     store = _open(url, user)
+    _print_connection(out, url, store)
     try:
         if not store.table_exists(table):
             regions = _create(store, schema)
-            out.print(f"created {table} on {_where(url, store)} with {len(regions)} regions")
+            out.print(f"created {table} on {_where(url)} with {len(regions)} regions")
         baseline = store.regions(table)
         with progress_bar(err, rows, f"loading {table}") as update:
             result = load_workload(store, schema, rows, batch_size,
@@ -168,7 +173,7 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     heat = LiveHeat()
     heat.add(baseline, 0.0)
     heat.add(final, result.seconds)
-    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url, store))
+    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:
@@ -250,6 +255,7 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
                                "only inside the keyshape process that wrote them")
     out = _console()
     store = _open(url, user)
+    _print_connection(out, url, store)
 
     def show(sample: Any) -> None:
         values = sample.writes if metric == "write" else sample.reads
@@ -266,7 +272,7 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
         store.close()
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
-    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url, store)}")
+    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
     from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 
