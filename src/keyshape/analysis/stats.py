@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from keyshape.errors import KeyshapeError
 
 # Fixed bytes of one HBase KeyValue besides row, family, qualifier and value: key length (4),

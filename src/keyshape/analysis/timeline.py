@@ -9,6 +9,7 @@ memory whatever the number of rows.
 from __future__ import annotations
 
 import numpy as np
+
 from keyshape.errors import KeyshapeError
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
 from keyshape.errors import KeyshapeError
 
 __all__ = [

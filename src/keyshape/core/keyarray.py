@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from keyshape.errors import KeyshapeError
 
 __all__ = ["KeyArray"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from keyshape import __version__
 from keyshape.analysis import Analysis
 from keyshape.core.hbytes import to_string_binary
+from keyshape.errors import KeyshapeError
 from keyshape.report.png import (
     VERDICT_COLOURS,
     compare_figure,
@@ -19,7 +20,6 @@ from keyshape.report.png import (
     hot_share_figure,
     region_bars_figure,
 )
-from keyshape.errors import KeyshapeError
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;
