@@ -2,7 +2,7 @@
 
 For every example schema (examples/*.toml) the same generated rows are encoded three ways, side by
 side in one run: ``encode_many`` (list of bytes, and ``as_array=True`` as the analyzer uses it), a
-loop written the way the seeds write keys (string formatting and concatenation per record, the
+loop written the way hand-written HBase key code does it (string formatting and concatenation per record, the
 hash computed per key in Python / hashlib; written here independently of keyshape and checked to
 give the same bytes), and keyshape's per-record ``encode``.
 
@@ -26,7 +26,7 @@ from keyshape.workload import generate  # noqa: E402
 MAX_LONG, MAX_INT = 2**63 - 1, 2**31 - 1
 
 
-# ------------------------------------------------------------------ the seeds' way, per record
+# ------------------------------------------------------------------ hand-written, per record
 
 
 def _java_string_hash(s: str) -> int:
@@ -44,7 +44,7 @@ def _java_bytes_hash(b: bytes) -> int:
 
 
 def seed_encoder(schema: KeySchema) -> Any:
-    """A per-record function ``record -> bytes`` in the seeds' style, or None when the schema
+    """A per-record function ``record -> bytes`` in the hand-written style, or None when the schema
     uses something this hand-written loop does not cover."""
     parts = []
     for f in schema.fields:

@@ -1,4 +1,4 @@
-"""Writes on a real HBase: the seeds' RowKeyPerformanceTester, done properly.
+"""Writes on a real HBase: a hand-written row-key write test (a RowKeyPerformanceTester), done properly.
 
 The same N rows (event ids 1..N, one 8-byte cell each) are written through keyshape's HBase store
 in batches of 1000 (`keyshape.ops.live.load_workload`) into four tables:
@@ -138,7 +138,7 @@ def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows per table (default 200,000)")
     ap.add_argument("--regions", type=int, default=16, help="pre-split regions / buckets (default 16)")
-    ap.add_argument("--batch", type=int, default=1000, help="rows per write batch (default 1000, as the seeds)")
+    ap.add_argument("--batch", type=int, default=1000, help="rows per write batch (default 1000)")
     ap.add_argument("--split-mb", type=int, default=2,
                     help="MAX_FILESIZE in MB for every table (default 2; 0 = HBase's defaults, "
                          "10 GB, so no split happens at these sizes)")

@@ -73,9 +73,10 @@ def create(store: Any, schema: KeySchema) -> None:
 
 def test_create_orders_gives_exactly_the_intended_regions(hbase: Any, tmp_path: Path) -> None:
     path, schema = orders_copy(tmp_path)
-    proc = run("create", str(path), "--hbase", hbase.url)
+    proc = run("create", str(path), "--hbase", hbase.url, "--user", "ks-creator")
     assert proc.returncode == 0, proc.stderr
     assert "20 regions" in proc.stdout
+    assert f"connected to HBase at {hbase.url} as user ks-creator" in proc.stdout
     store = open_hbase(hbase.url)
     try:
         regions = store.regions(schema.table.full_name)

@@ -220,7 +220,7 @@ SCAN_SCHEMAS = {
                "fields": [{"name": "u", "type": "string"},
                           {"name": "t", "type": "timestamp", "encoding": "ordered", "order": "desc"},
                           {"name": "o", "type": "string"}]},
-    # Issue 3's layout: the one variable-width field is measured from the right, so user ids may
+    # The specification's orders layout: the one variable-width field is measured from the right, so user ids may
     # hold "_" and the binary reverse timestamp may hold 0x5F bytes.
     "one-variable-binary-ts": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 3}, "hash_fields": ["u"],
                                "fields": [{"name": "u", "type": "string"},
@@ -363,6 +363,6 @@ def test_examples_load_round_trip_and_lint_without_errors(path):
     s.split_keys()
 
 
-def test_examples_include_the_issue_designs():
+def test_examples_include_the_classic_designs():
     names = {p.stem for p in EXAMPLES}
     assert {"orders", "iot", "opentsdb", "inbox", "sequential", "timestamp-leading"} <= names

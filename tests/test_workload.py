@@ -111,3 +111,12 @@ def test_records_from_csv_encode_like_typed_values(tmp_path):
     p.write_text("u,t,n\nuser1,2026-01-01T00:00:00Z,007\n")
     rec = next(read_records(p))
     assert s.encode_many(rec) == [s.encode({"u": "user1", "t": 1767225600000, "n": 7})]
+
+
+def test_csv_header_names_may_hold_quoted_commas(tmp_path):
+    """The header is read with the csv module, as pyarrow reads the rows: "a,b" is one column."""
+    p = tmp_path / "q.csv"
+    p.write_text('"user, id",other\nu1,x\n"u,2",y\n')
+    assert sum(read_keys(p, "user, id", key_format="raw"), []) == [b"u1", b"u,2"]
+    with pytest.raises(ValueError, match="columns: user, id, other"):
+        list(read_keys(p, "user"))

@@ -38,6 +38,7 @@ draws from its own random stream, so adding a field does not change the others.
 
 from __future__ import annotations
 
+import csv
 import uuid as _uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -320,9 +321,9 @@ def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> It
             raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)}")
         yield from pf.iter_batches(batch_size=chunk_rows, columns=columns)
         return
-    with p.open("rb") as fh:
-        header = fh.readline().decode("utf-8", "replace").strip().split(",")
-    names = [h.strip().strip('"') for h in header]
+    with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+        # The csv module reads the header as pyarrow reads the data: quoted names may hold commas.
+        names = [h.strip() for h in next(csv.reader(fh), [])]
     missing = [c for c in columns or [] if c not in names]
     if missing:
         shown = ", ".join(names)

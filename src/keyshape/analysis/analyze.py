@@ -39,6 +39,7 @@ from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap, SplitEvent, simulate_auto_split
+from keyshape.errors import KeyshapeError
 
 Progress = Callable[[int], None]
 
@@ -207,12 +208,12 @@ class Analyzer:
                  auto_split_rows: int | None = None, value_bytes: int = 100,
                  cells_per_row: int = 1) -> None:
         if servers < 1:
-            raise ValueError(f"servers must be at least 1, got {servers}")
+            raise KeyshapeError(f"servers must be at least 1, got {servers}")
         if value_bytes < 0:
-            raise ValueError(f"value_bytes must not be negative, got {value_bytes}")
+            raise KeyshapeError(f"value_bytes must not be negative, got {value_bytes}")
         key_overhead_bytes(0, cells_per_row)  # validates cells_per_row
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise ValueError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
+            raise KeyshapeError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
         self.map = regions if isinstance(regions, RegionMap) else RegionMap(list(regions))
         self.servers = servers
         self.windows = windows
@@ -259,7 +260,7 @@ class Analyzer:
         """Compute the statistics and the verdict for everything seen so far."""
         rows = int(self._rows.sum())
         if rows == 0:
-            raise ValueError("no keys to analyze: the workload or key file produced zero rows")
+            raise KeyshapeError("no keys to analyze: the workload or key file produced zero rows")
         auto = None
         live_hot: np.ndarray | None = None
         live_server_hot: np.ndarray | None = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from keyshape.errors import KeyshapeError
+
 
 class Timeline:
     """Accumulates a ``windows x regions`` matrix of writes from region indices in write order.
@@ -26,11 +28,11 @@ class Timeline:
 
     def __init__(self, windows: int, regions: int, total_rows: int | None = None) -> None:
         if windows < 1:
-            raise ValueError(f"windows must be at least 1, got {windows}")
+            raise KeyshapeError(f"windows must be at least 1, got {windows}")
         if regions < 1:
-            raise ValueError(f"regions must be at least 1, got {regions}")
+            raise KeyshapeError(f"regions must be at least 1, got {regions}")
         if total_rows is not None and total_rows < 0:
-            raise ValueError(f"total_rows must not be negative, got {total_rows}")
+            raise KeyshapeError(f"total_rows must not be negative, got {total_rows}")
         self.windows = windows
         self.regions = regions
         self.total_rows = total_rows
@@ -51,7 +53,7 @@ class Timeline:
         if n == 0:
             return
         if idx.min() < 0 or idx.max() >= self.regions:
-            raise ValueError(f"region index out of range 0..{self.regions - 1}")
+            raise KeyshapeError(f"region index out of range 0..{self.regions - 1}")
         pos = np.arange(self.rows, self.rows + n, dtype=np.int64)
         if self.total_rows is not None:
             # Rows past the announced total land in the last window rather than being lost.

@@ -20,12 +20,22 @@ _HBASE_HELP = ("A real HBase: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT).
                "command runs on a fresh in-process embedded store, a preview that keeps nothing.")
 
 
-def _open(url: str | None) -> Any:
+_USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
+              "else the login user). HBase checks ACLs against it.")
+
+
+def _user_option(fn: Any) -> Any:
+    return click.option("--user", default=None, metavar="NAME", help=_USER_HELP)(fn)
+
+
+def _open(url: str | None, user: str | None = None) -> Any:
     """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
     from keyshape.store import open_store
 
+    if url is None and user is not None:
+        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     try:
-        return open_store(url)
+        return open_store(url, user=user)
     except KeyshapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
@@ -65,12 +75,19 @@ def _where(url: str | None) -> str:
     return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
 
 
+def _print_connection(out: Any, url: str | None, store: Any) -> None:
+    """The HBase address and the user every request acts as (what HBase's ACLs check)."""
+    if url:
+        out.print(f"[dim]connected to HBase at {url} as user {getattr(store, 'user', '?')}[/dim]")
+
+
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--dry-run", is_flag=True,
               help="Print the equivalent HBase shell statements instead; needs no HBase.")
-def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
+def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
     Creates the namespace when missing, then the table with every column family and its
@@ -86,12 +103,13 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 
         click.echo(shell_create_statement(schema), nl=False)
         return
-    store = _open(url)
+    store = _open(url, user)
     try:
         regions = _create(store, schema)
     finally:
         store.close()
     out = _console()
+    _print_connection(out, url, store)
     out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
                                       f"{len(regions)} regions, as the schema asks"))
 
@@ -99,6 +117,7 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 @click.command("load")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--rows", type=click.IntRange(min=1), default=None,
               help="Rows to write (default: the schema's [workload] rows).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -107,8 +126,8 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 @click.option("--settle", type=click.FloatRange(min=0), default=15.0, show_default=True,
               metavar="SECONDS", help="How long to wait for the region servers to report the "
               "writes in their region loads.")
-def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int,
-                 settle: float) -> None:
+def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int,
+                 seed: int, settle: float) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -136,7 +155,8 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
         rows = int(getattr(schema.workload, "rows", 0) or 100_000)
     table = schema.table.full_name
     out, err = _console(), _console(stderr=True)
-    store = _open(url)
+    store = _open(url, user)
+    _print_connection(out, url, store)
     try:
         if not store.table_exists(table):
             regions = _create(store, schema)
@@ -206,6 +226,7 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT",
               help="The HBase to watch: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). "
                    "Required: an embedded table lives only in the process that wrote it.")
+@_user_option
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               metavar="SECONDS", help="Seconds between polls of the region loads.")
 @click.option("--samples", type=click.IntRange(min=1), default=None,
@@ -220,7 +241,7 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the time x key-space heat map as PNG.")
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The table's key schema: region labels show start keys decoded by it.")
-def watch_command(table: str, url: str | None, interval: float, samples: int | None,
+def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
                   png_path: str | None, schema_path: str | None) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
@@ -239,7 +260,8 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")
     out = _console()
-    store = _open(url)
+    store = _open(url, user)
+    _print_connection(out, url, store)
 
     def show(sample: Any) -> None:
         values = sample.writes if metric == "write" else sample.reads

@@ -11,12 +11,14 @@ from keyshape.errors import KeyshapeError
 
 
 class _Group(click.Group):
-    """Turns keyshape's own errors into one line on stderr and exit code 2, never a traceback."""
+    """Turns keyshape's own errors (KeyshapeError: bad input, a refusing store) and OS errors
+    (a missing or unreadable file) into one line on stderr and exit code 2. Anything else is a
+    bug and keeps its traceback."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
-        except (KeyshapeError, ValueError, OSError) as exc:
+        except (KeyshapeError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
 

@@ -28,6 +28,8 @@ def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @click.option("--hbase", "url", default=None, metavar="URL",
               help="A real HBase (hbase://HOST:PORT or HOST:PORT of ZooKeeper). Default: the embedded store.")
+@click.option("--user", default=None, metavar="NAME",
+              help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user).")
 @click.option("--load-rows", type=int, default=None, metavar="N",
               help="Embedded store only: it starts EMPTY in every new process, so first create the "
                    "table and write N rows of the schema's [workload] to try the read path locally.")
@@ -39,7 +41,8 @@ def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
 @click.option("--parallel", type=int, default=0, show_default=True, help="Fetch buckets on N threads.")
-def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, load_rows: int | None,
+def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, user: str | None,
+                 load_rows: int | None,
                  start: str | None, stop: str | None, limit: int | None, reverse: bool,
                  page_size: int | None, page_token: str | None, columns: str | None, parallel: int) -> None:
     """Rows of SCHEMA's table in original-key order, merged over every salt bucket.
@@ -64,7 +67,9 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
         raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
     if page_token is not None and page_size is None:
         raise KeyshapeError("--page-token needs --page-size (the size of the pages)")
-    store = open_store(url)
+    if user is not None and url is None:
+        raise KeyshapeError("--user applies to --hbase only: the embedded store has no users")
+    store = open_store(url, user=user)
     try:
         table = schema.table.full_name
         if url is None and not store.table_exists(table):

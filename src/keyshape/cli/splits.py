@@ -4,6 +4,7 @@ boundaries) and ``keyshape hash`` (one salt or hash as the Java code computes it
 from __future__ import annotations
 
 import click
+from keyshape.errors import KeyshapeError
 
 _FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
@@ -132,14 +133,14 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
 
     key = _key(value)
     if algorithm in ("phoenix", "hbasewd") and buckets is None:
-        raise ValueError(f"hash {algorithm} needs --buckets N (1..256)")
+        raise KeyshapeError(f"hash {algorithm} needs --buckets N (1..256)")
     if algorithm == "md5":
         result: object = hashing.md5_hex(key)
     elif algorithm == "java":
         try:
             result = hashing.java_string_hash(key.decode("utf-8"))
         except UnicodeDecodeError:
-            raise ValueError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
+            raise KeyshapeError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
     elif algorithm == "java-bytes":
         result = hashing.java_bytes_hash(key)
     elif algorithm == "crc32":

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from keyshape.errors import KeyshapeError
+
 __all__ = ["KeyArray"]
 
 
@@ -30,7 +32,7 @@ class KeyArray:
 
     def __init__(self, matrix: np.ndarray, lengths: np.ndarray | None = None) -> None:
         if not (isinstance(matrix, np.ndarray) and matrix.dtype == np.uint8 and matrix.ndim == 2):
-            raise ValueError(
+            raise KeyshapeError(
                 f"a KeyArray needs a 2-D uint8 matrix (one key per row), got "
                 f"{getattr(matrix, 'dtype', type(matrix).__name__)} shape {getattr(matrix, 'shape', '?')}"
             )
@@ -40,7 +42,7 @@ class KeyArray:
         else:
             lengths = np.asarray(lengths, dtype=np.int64)
             if lengths.shape != (n,):
-                raise ValueError(f"lengths has shape {lengths.shape}; give one length per row ({n})")
+                raise KeyshapeError(f"lengths has shape {lengths.shape}; give one length per row ({n})")
         self.matrix = matrix
         self.lengths = lengths
         self._list: list[bytes] | None = None  # the source keys, when built from them
@@ -70,12 +72,12 @@ class KeyArray:
     def concat(cls, parts: Sequence[KeyArray]) -> KeyArray:
         """Row ``i`` of the result is row ``i`` of every part joined, in order (``b"".join``)."""
         if not parts:
-            raise ValueError("concat needs at least one KeyArray")
+            raise KeyshapeError("concat needs at least one KeyArray")
         if len(parts) == 1:
             return parts[0]
         n = len(parts[0])
         if any(len(p) != n for p in parts):
-            raise ValueError(f"cannot join KeyArrays of different lengths {[len(p) for p in parts]}")
+            raise KeyshapeError(f"cannot join KeyArrays of different lengths {[len(p) for p in parts]}")
         if all(p.is_fixed for p in parts):
             return cls(np.hstack([p.matrix for p in parts]))
         out = np.zeros((n, sum(p.width for p in parts)), dtype=np.uint8)

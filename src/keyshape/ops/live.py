@@ -217,7 +217,7 @@ class LiveHeat:
         spread evenly over them; one inside a latest region (regions merged later) adds to it.
         Float64; integral whenever the layout did not change. Zero rows before any sample."""
         if metric not in METRICS:
-            raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+            raise KeyshapeError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
         starts = self.starts
         out = np.zeros((len(self.samples), len(starts)), dtype=np.float64)
         for i, s in enumerate(self.samples):

@@ -1,5 +1,9 @@
 """Pictures of an analysis: the time x key-space heat map (like Bigtable's Key Visualizer), the
-per-region bar chart and side-by-side comparisons, drawn with matplotlib (Agg, no display)."""
+per-region bar chart and side-by-side comparisons, drawn with matplotlib's object API.
+
+Figures are built as ``matplotlib.figure.Figure`` objects, never through pyplot: no global backend
+switch in the caller's process, no figure registry to leak into, and ``savefig`` renders PNG with
+the Agg canvas on its own."""
 
 from __future__ import annotations
 
@@ -7,17 +11,13 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from keyshape.analysis import Analysis  # noqa: E402
-from keyshape.core.hbytes import shared_prefix_length, to_string_binary  # noqa: E402
+from keyshape.analysis import Analysis
+from keyshape.core.hbytes import shared_prefix_length, to_string_binary
+from keyshape.errors import KeyshapeError
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
@@ -138,7 +138,8 @@ def heatmap_figure(analysis: Analysis, vmax: float | None = None) -> Figure:
     count drawn brightest, default this map's largest)."""
     n = len(analysis.regions)
     height = min(max(3.5, 0.28 * n + 1.8), 11) if n <= _MAX_KEY_LABELS else 7
-    fig, ax = plt.subplots(figsize=(11, height), layout="constrained")
+    fig = Figure(figsize=(11, height), layout="constrained")
+    ax = fig.subplots()
     name = analysis.name or "keys"
     draw_heatmap(ax, analysis, vmax=vmax,
                  title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
@@ -146,13 +147,15 @@ def heatmap_figure(analysis: Analysis, vmax: float | None = None) -> Figure:
 
 
 def region_bars_figure(analysis: Analysis) -> Figure:
-    fig, ax = plt.subplots(figsize=(11, 3.6), layout="constrained")
+    fig = Figure(figsize=(11, 3.6), layout="constrained")
+    ax = fig.subplots()
     draw_region_bars(ax, analysis)
     return fig
 
 
 def hot_share_figure(analysis: Analysis) -> Figure:
-    fig, ax = plt.subplots(figsize=(11, 2.8), layout="constrained")
+    fig = Figure(figsize=(11, 2.8), layout="constrained")
+    ax = fig.subplots()
     draw_hot_share(ax, analysis)
     return fig
 
@@ -169,13 +172,13 @@ def compare_figure(analyses: Sequence[Analysis], colour_scale: str = "shared") -
     design shows too.
     """
     if not analyses:
-        raise ValueError("compare needs at least one analysis")
+        raise KeyshapeError("compare needs at least one analysis")
     if colour_scale not in COLOUR_SCALES:
-        raise ValueError(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
+        raise KeyshapeError(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
     k = len(analyses)
     per_panel = colour_scale == "per-panel"
-    fig, axes = plt.subplots(1, k, figsize=(max(5.0 * k, 7), 6), layout="constrained",
-                             squeeze=False)
+    fig = Figure(figsize=(max(5.0 * k, 7), 6), layout="constrained")
+    axes = fig.subplots(1, k, squeeze=False)
     for ax, a in zip(axes[0], analyses):
         draw_heatmap(ax, a, colorbar=per_panel,
                      title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean "
@@ -192,12 +195,9 @@ def compare_figure(analyses: Sequence[Analysis], colour_scale: str = "shared") -
 
 
 def figure_png(fig: Figure, dpi: int = 110) -> bytes:
-    """Render a figure to PNG bytes and close it."""
+    """Render a figure to PNG bytes."""
     buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", dpi=dpi)
-    finally:
-        plt.close(fig)
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 

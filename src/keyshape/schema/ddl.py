@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from keyshape.core.splits import shell_quote
+from keyshape.core.splits import shell_quote, verify_split_keys
 from keyshape.errors import StoreError
 from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.specs import FamilySpec, TableSpec
@@ -107,11 +107,7 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
     else:
         table = schema
         keys = list(split_keys or [])
-    keys = sorted(bytes(k) for k in keys)
-    if any(not k for k in keys):
-        raise ValueError("an empty split key is not allowed by HBase; remove it")
-    if len(set(keys)) != len(keys):
-        raise ValueError("split keys must be distinct; HBase refuses duplicate split points")
+    keys = verify_split_keys(keys)
     lines = []
     if table.namespace and table.namespace != "default":
         lines.append(f"create_namespace {_quote(table.namespace)}")

@@ -36,7 +36,7 @@ to plain UTF-8, as in every hand-written HBase key.
 with ``pad_char`` (default ``"0"`` for strings, 0x00 for bytes) on the ``pad`` side (``"left"``,
 the default for strings, or ``"right"``; bytes default to ``"none"``: a value must be exactly
 ``width`` bytes, as binary ids are, so nothing is stripped on decode); a longer one is an error (``truncate = "error"``, the default) or
-keeps its last ``width`` bytes (``truncate = "keep-last"``, the seeds' order-id trimming).
+keeps its last ``width`` bytes (``truncate = "keep-last"``, e.g. keeping the last digits of an order number).
 :meth:`FieldSpec.decode_at` strips the padding again, so values that themselves start (left pad) or
 end (right pad) with the pad character do not round-trip exactly.
 """

@@ -86,10 +86,8 @@ class KeySchema:
         )
 
         top = Section(d, "", source)
-        table = parse_table(top.section("table", required=True))
-        key_section = top.section("key", required=True)
-        assert key_section is not None
-        key = parse_key(key_section)
+        table = parse_table(top.required_section("table"))
+        key = parse_key(top.required_section("key"))
         fields, separator, prefix = key.fields, key.separator, key.prefix
         split_section = top.section("splits")
         split_spec = parse_splits(split_section, prefix) if split_section is not None else None
@@ -448,7 +446,9 @@ class KeySchema:
         o = s.options
         if s.algorithm == "prefix":
             n = self.prefix.bucket_count()
-            assert n is not None
+            if n is None:
+                raise SchemaError(f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but "
+                                  "key.prefix is 'none'; give other splits (e.g. sample)")
             r = s.regions if s.regions is not None else n
             if r >= n:
                 return [self.prefix.bucket(i) for i in range(1, n)]

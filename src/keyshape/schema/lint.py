@@ -1,7 +1,7 @@
-"""Design checks for a KeySchema: the seeds' rules of thumb as findings with advice.
+"""Design checks for a KeySchema: the usual HBase row-key rules of thumb (the HBase book's schema design chapter) as findings with advice.
 
-Codes (level): ``key-too-long`` (error, > 100 bytes), ``key-long`` (info, mean > 20 bytes: the seeds
-advise 10-20, every cell repeats the key), ``monotonic-leading`` (warning: a time or sequential field
+Codes (level): ``key-too-long`` (error, > 100 bytes), ``key-long`` (info, mean > 20 bytes: keep keys short,
+every cell repeats the key), ``monotonic-leading`` (warning: a time or sequential field
 leads an unprefixed key, so every write goes to the last region), ``no-presplit`` (warning),
 ``splits-not-matched``, ``regions-exceed-buckets``, ``regions-unaligned`` (warnings),
 ``buckets-per-region`` (info), ``separator-ambiguous`` (warning) / ``separator-in-values`` (error),

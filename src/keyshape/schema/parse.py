@@ -112,6 +112,13 @@ class Section:
         value = self.get(key, dict, required=required)
         return None if value is None else Section(value, self.at(key), self.source)
 
+    def required_section(self, key: str) -> Section:
+        """The sub-table at ``key``; SchemaError (via :meth:`fail`) when it is absent."""
+        sec = self.section(key, required=True)
+        if sec is None:  # section(required=True) has already failed; this keeps the type exact
+            self.fail(key, "is required", f"add [{self.at(key)}]")
+        return sec
+
     def sections(self, key: str, *, required: bool = False) -> list[Section]:
         """The array of tables at ``key`` (``[[key]]`` in TOML)."""
         if key in self.data and not isinstance(self.data[key], list):
@@ -141,9 +148,8 @@ class KeyParts:
     hash_fields: list[str]
 
 
-def parse_table(t: Section | None) -> TableSpec:
+def parse_table(t: Section) -> TableSpec:
     """``[table]`` and its ``[[table.families]]`` (one family ``d`` with HBase's defaults when none)."""
-    assert t is not None
     name = t.get("name", str, required=True)
     if not name or ":" in name:
         t.fail("name", f"{name!r} is not a table name", "use letters, digits, '_', '-', '.'; put the namespace in namespace")
@@ -255,8 +261,7 @@ def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
         key.get("prefix", str, choices=STRATEGIES)
         strategy, sec = raw, None
     else:
-        sec = key.section("prefix")
-        assert sec is not None
+        sec = key.required_section("prefix")
         strategy = sec.get("strategy", str, required=True, choices=STRATEGIES)
     options = dict(_STRATEGY_DEFAULTS.get(strategy, {}))
     if sec is not None:

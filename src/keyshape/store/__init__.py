@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from keyshape.errors import StoreError
+from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
@@ -27,8 +27,11 @@ __all__ = [
 ]
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open the store named by ``url`` (see the module docstring); ValueError for other forms."""
+def open_store(url: str | None = None, user: str | None = None) -> Store:
+    """Open the store named by ``url`` (see the module docstring); ValueError for other forms.
+
+    ``user``: for HBase, the user the connection acts as (default ``HADOOP_USER_NAME``, else the
+    login user); the embedded store ignores it."""
     if url is None or url in ("", "embedded", "embedded://"):
         return EmbeddedStore()
     if url.startswith("hbase://") or ("://" not in url and ":" in url):
@@ -41,8 +44,8 @@ def open_store(url: str | None = None) -> Store:
                 f"{missing!r}); install keyshape with its dependencies (pip install -e .) or use "
                 "the embedded store"
             ) from exc
-        return module.HBaseStore.from_url(url)
-    raise ValueError(
+        return module.HBaseStore.from_url(url, user=user)
+    raise KeyshapeError(
         f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / "
         "'HOST:PORT' (ZooKeeper quorum of a real HBase)"
     )

@@ -21,7 +21,8 @@ from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
-from keyshape.errors import StoreError, TableNotFound, WriteFailed
+from keyshape.core.splits import verify_split_keys
+from keyshape.errors import KeyshapeError, StoreError, TableNotFound, WriteFailed
 from keyshape.store.base import (
     RegionInfo,
     ServerInfo,
@@ -77,9 +78,9 @@ class EmbeddedStore:
 
     def __init__(self, auto_split_rows: int | None = None, servers: int = 1) -> None:
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise ValueError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
+            raise KeyshapeError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
         if servers < 1:
-            raise ValueError(f"servers must be >= 1, got {servers}")
+            raise KeyshapeError(f"servers must be >= 1, got {servers}")
         self.auto_split_rows = auto_split_rows
         self.servers = servers
         self._lock = threading.RLock()
@@ -128,8 +129,8 @@ class EmbeddedStore:
         if not families.versions:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
-            region_map = RegionMap(sorted(as_bytes(k, "a split key") for k in split_keys))
-        except ValueError as exc:
+            region_map = RegionMap(verify_split_keys(as_bytes(k, "a split key") for k in split_keys))
+        except KeyshapeError as exc:
             raise StoreError(f"cannot create table {name!r}: {exc}") from exc
         with self._lock:
             self._check_open()
@@ -496,7 +497,7 @@ class _EmbeddedWriter:
 
     def __init__(self, store: EmbeddedStore, table: str, batch_size: int, max_bytes: int) -> None:
         if batch_size < 1 or max_bytes < 1:
-            raise ValueError("writer: batch_size and max_bytes must be >= 1")
+            raise KeyshapeError("writer: batch_size and max_bytes must be >= 1")
         self._store = store
         self._table = table
         self._batch_size = batch_size

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hbasedriver.protobuf_py import ClusterStatus_pb2, HBase_pb2, Master_pb2
 
 from keyshape.core.hbytes import to_bytes_binary, to_string_binary
-from keyshape.errors import StoreError, TableNotFound
+from keyshape.core.splits import verify_split_keys
+from keyshape.errors import KeyshapeError, StoreError, TableNotFound
 from keyshape.store.base import RegionInfo, ServerInfo, as_bytes, join_table_name, split_table_name
 from keyshape.store.hbase.families import family_schema, read_family_options
 from keyshape.store.hbase.rpc import Cluster, ConnectionLost, Region, ServerError
@@ -119,14 +120,10 @@ class HBaseAdmin:
             raise StoreError(f"table {full!r} needs at least one column family")
         if len({f.name for f in families}) != len(families):
             raise StoreError(f"table {full!r}: a column family is listed twice")
-        splits = sorted(as_bytes(k, "a split key") for k in split_keys)
-        if any(not k for k in splits):
-            raise StoreError(f"cannot create table {full!r}: an empty split key is not allowed (HBase "
-                             "refuses b'' in the split keys)")
-        for a, b in zip(splits, splits[1:]):
-            if a == b:
-                raise StoreError(f"cannot create table {full!r}: split key {to_string_binary(a)!r} "
-                                 "is listed twice (HBase: all split keys must be unique)")
+        try:
+            splits = verify_split_keys(as_bytes(k, "a split key") for k in split_keys)
+        except KeyshapeError as exc:
+            raise StoreError(f"cannot create table {full!r}: {exc}") from None
         if not self.namespace_exists(namespace):
             raise StoreError(f"namespace {namespace!r} does not exist; create it first "
                              "(create_namespace, or keyshape.store.ensure_table)")

@@ -47,16 +47,18 @@ class HBaseClient(HBaseAdmin):
 
     ``retries``: how many times one request (or the failed rows of one batch) is retried after a
     transient error; the waits double from ``backoff`` seconds up to ``max_backoff``.
-    ``timeout``: socket timeout of one RPC in seconds.
+    ``timeout``: socket timeout of one RPC in seconds. ``user``: the user named in the RPC
+    connection header (SIMPLE authentication; default ``HADOOP_USER_NAME``, else the login user).
     """
 
     def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
-                 max_backoff: float = 5.0, timeout: float = 60.0) -> None:
+                 max_backoff: float = 5.0, timeout: float = 60.0, user: str | None = None) -> None:
         self.quorum = quorum
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.cluster = Cluster(quorum, timeout=timeout)
+        self.cluster = Cluster(quorum, timeout=timeout, user=user)
+        self.user = self.cluster.user
         self.retry_count = 0  # transient failures retried since the store was opened
         self._families: dict[tuple[str, str], set[bytes]] = {}
         self._lock = threading.Lock()
