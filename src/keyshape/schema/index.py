@@ -79,7 +79,14 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
             if f.name in by_name:
                 c.fail("name", f"{f.name!r} is a key field", "list it in fields only; its type comes from the key")
             extra[f.name] = f
-            columns[f.name] = (column or f"{default_family}:{f.name}").encode()
+            column = column or f"{default_family}:{f.name}"
+            fam, colon, qualifier = column.partition(":")
+            families = [fs.name for fs in main_table.families]
+            if not colon or not qualifier or fam not in families:
+                c.fail("column", f"{column!r} is not a column of a family of table {main_table.full_name} "
+                       f"(families: {', '.join(families)})",
+                       f'use "<family>:<qualifier>" with one of them, e.g. "{default_family}:{f.name}"')
+            columns[f.name] = column.encode()
         if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
             s.fail("fields", "must list distinct field names, at least one", 'e.g. fields = ["product_id", "order_id"]')
         fields = []
