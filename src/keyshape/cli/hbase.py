@@ -73,7 +73,8 @@ def _where(url: str | None) -> str:
 def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
-    Creates the namespace when missing, then the table with every column family and its
+    Creates the namespace when missing, then the table (and its [[index]] and [[counter]]
+    tables) with every column family and its
     options (versions, compression, bloom filter, block size, TTL, in-memory, data block
     encoding). The regions are then read back from the store and compared with the split keys;
     any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
@@ -82,9 +83,9 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 
     schema = KeySchema.load(schema_path)
     if dry_run:
-        from keyshape.schema.ddl import shell_create_statement
+        from keyshape.schema.ddl import shell_create_statements
 
-        click.echo(shell_create_statement(schema), nl=False)
+        click.echo(shell_create_statements(schema), nl=False)
         return
     store = _open(url)
     try:
@@ -94,6 +95,10 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     out = _console()
     out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
                                       f"{len(regions)} regions, as the schema asks"))
+    from keyshape.schema.ddl import schema_tables
+
+    for role, spec, splits in schema_tables(schema)[1:]:
+        out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
 
 
 @click.command("load")

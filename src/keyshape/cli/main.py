@@ -46,8 +46,10 @@ from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
 from keyshape.cli.hbase import create_command, load_command, watch_command  # noqa: E402
 from keyshape.cli.key import key_group, lint_command  # noqa: E402
 from keyshape.cli.read import scan_command  # noqa: E402
+from keyshape.cli.records import get_command, ids_group, index_group  # noqa: E402
 from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 
 for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
-                 lint_command, scan_command, create_command, load_command, watch_command):
+                 lint_command, scan_command, create_command, load_command, watch_command,
+                 get_command, index_group, ids_group):
     main.add_command(_command)
