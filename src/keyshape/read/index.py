@@ -52,11 +52,15 @@ def index_key(index: IndexSpec, record: Mapping[str, Any], main_key: bytes) -> b
 
 
 def _values_from_row(schema: Any, index: IndexSpec, main_key: bytes,
-                     cells: Mapping[bytes, bytes]) -> dict[str, Any] | None:
+                     cells: Mapping[bytes, bytes], index_row: bytes | None = None) -> dict[str, Any] | None:
     """The index fields of a stored main row (key fields decoded from the key, the others from
-    their columns); None when a column is missing or the key does not decode."""
+    their columns); None when a column is missing or the key does not decode. A key that cannot
+    be decoded (md5-full) takes its key fields from ``index_row``, the index row pointing at it."""
     try:
-        values = schema.decode(main_key)
+        if getattr(schema.prefix, "recoverable", True) or index_row is None:
+            values = schema.decode(main_key)
+        else:
+            values = index.key.decode(index_row)
         for f in index.fields:
             if f.name in index.columns:
                 raw = cells.get(index.columns[f.name])
@@ -100,7 +104,7 @@ def read_by_index(store: Any, schema: Any, index: str | IndexSpec, *, limit: int
                 if cells is None:
                     continue
                 if verify:
-                    values = _values_from_row(schema, spec, key, cells)
+                    values = _values_from_row(schema, spec, key, cells, r.key)
                     if values is None or index_key(spec, values, key) != r.key:
                         continue
                 yield Row(key, original_key(schema, key), cells, schema)
@@ -162,7 +166,7 @@ def repair_index(store: Any, schema: Any, index: str | IndexSpec, *, fix: bool =
                 note("dangling", ikey)
                 to_delete.append(ikey)
                 continue
-            values = _values_from_row(schema, spec, key, cells)
+            values = _values_from_row(schema, spec, key, cells, ikey)
             if values is not None and index_key(spec, values, key) != ikey:
                 note("stale", ikey)
                 to_delete.append(ikey)

@@ -81,6 +81,7 @@ class _Op:
     record: Mapping[str, Any]
     cells: dict[bytes, bytes] | None = None
     timestamp: int | None = None
+    index_keys: dict[bytes, IndexSpec] | None = None  # of a put, for ``key``
 
 
 @dataclass
@@ -110,10 +111,12 @@ class IndexedWriter:
 
     # ------------------------------------------------------------------------------ buffering
 
-    def _check_index_fields(self, record: Mapping[str, Any], key: bytes) -> dict[bytes, bytes]:
-        """The main-row value columns of ``record``'s index fields, after checking that every index
-        key can be built; raises KeyshapeError naming the field and the index otherwise."""
+    def _check_index_fields(self, record: Mapping[str, Any], key: bytes
+                            ) -> tuple[dict[bytes, bytes], dict[bytes, IndexSpec]]:
+        """The main-row value columns of ``record``'s index fields and its index keys at ``key``;
+        raises KeyshapeError naming the field and the index when one cannot be built."""
         columns: dict[bytes, bytes] = {}
+        ikeys: dict[bytes, IndexSpec] = {}
         for spec in self.indexes:
             for f in spec.fields:
                 if f.name not in record or record[f.name] is None:
@@ -125,8 +128,8 @@ class IndexedWriter:
                     raise KeyshapeError(f"field {f.name!r} of index {spec.name!r}: {exc}") from None
                 if f.name in spec.columns:
                     columns[spec.columns[f.name]] = encoded
-            index_key(spec, record, key)  # the prefix and separators too, before anything is buffered
-        return columns
+            ikeys[index_key(spec, record, key)] = spec  # prefix and separators too, before buffering
+        return columns, ikeys
 
     def put(self, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None,
             timestamp: int | None = None) -> bytes:
@@ -135,8 +138,9 @@ class IndexedWriter:
         stored record keeps its key (under ``random``: its bucket, found at the flush)."""
         key = self.schema.encode(record)
         main_cells = dict(cells or {})
-        main_cells.update(self._check_index_fields(record, key))
-        self._ops.append(_Op("put", key, dict(record), main_cells, timestamp))
+        columns, ikeys = self._check_index_fields(record, key)
+        main_cells.update(columns)
+        self._ops.append(_Op("put", key, dict(record), main_cells, timestamp, ikeys))
         if len(self._ops) >= self.batch_size:
             self.flush()
         return key
@@ -176,14 +180,35 @@ class IndexedWriter:
 
     def _index_keys(self, key: bytes, cells: Mapping[bytes, bytes] | None,
                     record: Mapping[str, Any] | None = None) -> dict[bytes, IndexSpec]:
-        """Index row key -> spec of the row at ``key``: from ``record`` when given (a put), else
-        from the stored ``cells`` (what the index rows were written from)."""
+        """Index row key -> spec of the row at ``key``: from ``record`` alone when ``cells`` is
+        None (a put), else from the stored ``cells`` (what the index rows were written from) and
+        the key fields, which a deterministic key shares with ``record`` (md5-full keys cannot
+        be decoded) and a random one decodes."""
         out: dict[bytes, IndexSpec] = {}
         for spec in self.indexes:
-            values = record if record is not None else _values_from_row(self.schema, spec, key, cells or {})
+            if cells is None:
+                values: Mapping[str, Any] | None = record
+            elif record is None:
+                values = _values_from_row(self.schema, spec, key, cells)
+            else:
+                values = self._stored_values(spec, cells, record)
             if values is not None:
                 out[index_key(spec, values, key)] = spec
         return out
+
+    def _stored_values(self, spec: IndexSpec, cells: Mapping[bytes, bytes],
+                       record: Mapping[str, Any]) -> dict[str, Any] | None:
+        values = {f.name: record[f.name] for f in self.schema.fields}
+        for f in spec.fields:
+            if f.name in spec.columns:
+                raw = cells.get(spec.columns[f.name])
+                if raw is None:
+                    return None  # never indexed: no index row to remove
+                try:
+                    values[f.name], _ = f.decode_at(raw, 0, len(raw))
+                except KeyshapeError:
+                    return None
+        return values
 
     def _plan(self, ops: list[_Op]) -> _Plan:
         lookup = self._lookup_columns()
@@ -200,7 +225,7 @@ class IndexedWriter:
                 key, first = rec_ops[0].key, rec_ops[0].record
                 found = dict(stored.get(orig, []))
                 copies = {key: self._index_keys(key, None, first) if lookup is False
-                          else self._index_keys(key, found[key]) if key in found else {}}
+                          else self._index_keys(key, found[key], first) if key in found else {}}
             final: dict[bytes, IndexSpec] = {}
             puts: list[tuple[bytes, dict[bytes, bytes], int | None]] = []
             target: bytes | None = next(iter(copies), None)
@@ -212,7 +237,8 @@ class IndexedWriter:
                 if target is None:
                     target = op.key
                 puts.append((target, op.cells or {}, op.timestamp))
-                final = self._index_keys(target, None, op.record)
+                final = op.index_keys if target == op.key and op.index_keys is not None \
+                    else self._index_keys(target, None, op.record)
             for k in copies:  # every copy of a deleted record; the extra copies of any other
                 if dropped or k != target:
                     plan.main_deletes[k] = orig
