@@ -43,7 +43,9 @@ class CounterWentBack(KeyshapeError):
 
 
 def _positive_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool):
+        raise KeyshapeError(f"IdAllocator: {what} must be a whole number >= 1, got {value!r}")
+    if not isinstance(value, int):
         try:
             value = operator.index(value)
         except TypeError:
