@@ -72,7 +72,9 @@ from keyshape.errors import (
 from keyshape.read import (
     IdAllocator,
     IndexedWriter,
+    delete_record,
     get,
+    put_record,
     read_by_index,
     repair_index,
     scan,
@@ -116,6 +118,7 @@ __all__ = [
     "EmbeddedStore", "RegionInfo", "Store", "create_table_from_schema", "ensure_table", "open_store",
     # reads
     "IdAllocator", "IndexedWriter", "get", "read_by_index", "repair_index", "scan", "scan_page",
+    "put_record", "delete_record",
     # analysis
     "Analysis", "analyze", "analyze_schema", "compare_designs",
 ]

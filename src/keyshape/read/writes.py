@@ -20,9 +20,10 @@ and :func:`delete_record` are one-record uses of it). It keeps three promises:
   of the same cell, and both get the server's clock in milliseconds, so a delete and a put of the
   same row within one millisecond would lose the put. The writer therefore never deletes an index
   row it is about to re-put, updates main rows in place (no delete), and when a put goes to a row
-  this writer deleted less than 2 ms before, it first waits out those 2 ms (the delete was
-  acknowledged before the wait, so the put's server timestamp is strictly later). With an explicit
-  ``timestamp`` the caller chooses: a put at or before a delete's time stays masked, as in HBase.
+  deleted in this process (by any writer) less than 2 ms before, it first waits out those 2 ms
+  (the delete was acknowledged before the wait, so the put's server timestamp is strictly later).
+  With an explicit ``timestamp`` the caller chooses: a put at or before a delete's time stays
+  masked, as in HBase. A delete by another process in the same millisecond is not covered.
 
 A put MERGES its cells into a stored row (HBase's put); delete the record first to drop cells.
 """
@@ -280,7 +281,11 @@ class IndexedWriter:
         ops, self._ops = self._ops, []
         if not ops:
             return
-        plan = self._plan(ops)
+        try:
+            plan = self._plan(ops)
+        except BaseException:
+            self._ops = ops + self._ops  # nothing was written: keep the records for a retry
+            raise
         main = self.schema.table.full_name
         failed: set[bytes] = set()  # original keys of records not fully written
         keys_of: dict[bytes, bytes] = {}
