@@ -92,3 +92,13 @@ def test_bench_hbase_reads(tmp_path, hbase):
     for p in data["gets"]:
         assert p["gets"] == 200
         assert positive(p["direct_gets_per_s"]) and positive(p["random_over_direct"]), p["buckets"]
+
+
+def test_bench_writes(tmp_path):
+    data = run("bench_writes", tmp_path)
+    assert {(r["prefix"], r["writer"], r["pass"]) for r in data["results"]} == {
+        (p, w, s) for p in ("mod", "random") for w in ("hand", "keyshape") for s in ("insert", "update")}
+    for r in data["results"]:
+        assert positive(r["records_per_s"])
+    copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
+    assert copies[("random", "keyshape")] == 1.0 and copies[("mod", "keyshape")] == 1.0

@@ -37,13 +37,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keyshape.errors import KeyshapeError, WriteFailed
-from keyshape.read.get import candidate_keys
 from keyshape.read.index import _values_from_row, index_key, index_of
 from keyshape.read.plan import original_key
 from keyshape.schema.index import IndexSpec
 
 __all__ = ["IndexedWriter", "delete_record", "put_record"]
 
+LOOKUP_CHUNK = 8192  # keys per get_many when looking records up (batch x buckets can be large)
 MASK_GUARD_S = 0.002  # a delete and a put further apart than this get different server milliseconds
 
 
@@ -171,12 +171,18 @@ class IndexedWriter:
         if cols is False:
             return out
         keys: dict[bytes, None] = {}
-        for op in ops:
-            for k in (candidate_keys(self.schema, op.record) if self._random else [op.key]):
-                keys[k] = None
-        found = self.store.get_many(self.schema.table.full_name, list(keys), columns=cols)
-        for k, c in found:
-            out.setdefault(original_key(self.schema, k), []).append((k, c))
+        if self._random:  # every bucket of each original key (as read.get_many probes them)
+            p = self.schema.prefix
+            buckets = p.buckets()
+            for orig in {original_key(self.schema, op.key): None for op in ops}:
+                for b in buckets:
+                    keys[p.apply(b, orig)] = None
+        else:
+            keys = {op.key: None for op in ops}
+        wanted = list(keys)
+        for i in range(0, len(wanted), LOOKUP_CHUNK):
+            for k, c in self.store.get_many(self.schema.table.full_name, wanted[i:i + LOOKUP_CHUNK], columns=cols):
+                out.setdefault(original_key(self.schema, k), []).append((k, c))
         return out
 
     def _index_keys(self, key: bytes, cells: Mapping[bytes, bytes] | None,
