@@ -10,7 +10,7 @@ import pytest
 import write_oracle as wo
 
 from keyshape.errors import KeyshapeError, SchemaError
-from keyshape.read import IndexedWriter, delete_record, get, put_record
+from keyshape.read import IndexedWriter, delete_record, get, put_record, repair_index
 from keyshape.read.index import index_key
 from keyshape.schema import KeySchema
 from keyshape.store import EmbeddedStore, create_table_from_schema, open_store
@@ -154,3 +154,67 @@ def test_delete_needs_only_the_key_and_removes_the_stored_index_rows() -> None:
     for s in schema.indexes:
         assert list(store.scan(s.table.full_name)) == []
     assert list(store.scan(schema.table.full_name)) == []
+
+
+class RefusingDeletes:
+    """A store whose writer for one table refuses every delete, as a failing region might."""
+
+    def __init__(self, inner: Any, table: str) -> None:
+        self.inner, self.table = inner, table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def writer(self, table: str, **kw: Any) -> Any:
+        w = self.inner.writer(table, **kw)
+        if table != self.table:
+            return w
+        refused: list[bytes] = []
+
+        class W:
+            def __enter__(self) -> Any:
+                return self
+
+            def put(self, row: bytes, cells: Any, ts: Any = None) -> None:
+                w.put(row, cells, ts)
+
+            def delete(self, row: bytes, columns: Any = None) -> None:
+                refused.append(row)
+
+            def __exit__(self, *exc: Any) -> None:
+                w.flush()
+                if refused:
+                    from keyshape.errors import WriteFailed
+
+                    raise WriteFailed("refused", list(refused))
+        return W()
+
+
+@pytest.mark.parametrize("failing", ["index", "main"])
+def test_a_failing_delete_never_leaves_an_index_row_without_its_main_row(failing: str) -> None:
+    inner = EmbeddedStore()
+    schema = wo.schema_for("random", {"buckets": 4})
+    create_table_from_schema(inner, schema, verify=False)
+    recs = [{"user": i, "order": 1, "product": "p1"} for i in range(5)]
+    with IndexedWriter(inner, schema) as w:
+        for r in recs:
+            w.put(r)
+    table = schema.indexes[0].table.full_name if failing == "index" else schema.table.full_name
+    store = RefusingDeletes(inner, table)
+    from keyshape.errors import WriteFailed
+
+    with pytest.raises(WriteFailed) as err:
+        with IndexedWriter(store, schema) as w:
+            w.delete(recs[0])
+            w.put({**recs[1], "product": "p2"})  # an update: its old index row must go first
+    # a refused index delete holds back both records; a refused main delete only the deleted one
+    # (the update writes its main row in place)
+    assert len(err.value.rows) == (2 if failing == "index" else 1)
+    for spec in schema.indexes:  # every index row still points at a main row that matches it
+        report = repair_index(inner, schema, spec, fix=False)
+        assert report.counts["dangling"] == 0 and report.counts["stale"] == 0, report.counts
+    if failing == "index":  # nothing of either record changed
+        assert len(get(inner, schema, recs[0])) == 1
+        assert get(inner, schema, recs[1])[0].cells[b"d:product"] == b"0p1"
+    else:  # the deleted record's main row is left without index rows: repair adds them back
+        assert repair_index(inner, schema, "by_product", fix=False).counts["missing"] == 1
