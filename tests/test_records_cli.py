@@ -44,6 +44,7 @@ def test_dry_run_prints_every_table() -> None:
     assert [line.split(",")[0] for line in out.splitlines()] == [
         "create 'rec_orders'", "create 'rec_orders_by_product'", "create 'rec_ids'"]
     assert "{NAME => 'i'" in out and "{NAME => 'c'" in out  # the index's and the counter's families
+    assert out.splitlines()[1].endswith("{SPLITS => ['01']}")  # one region per bucket of the index's mod 2
 
 
 @pytest.mark.parametrize("args,expected", [

@@ -234,6 +234,9 @@ def ids_take(schema_path: str, counter: str, count: int, floor: int, url: str | 
     finally:
         store.close()
     click.echo("\n".join(map(str, ids)))
+    if url is None:
+        click.echo("(the embedded store starts empty in every process, so its counters start at 0; "
+                   "use --hbase URL)", err=True)
 
 
 @ids_group.command("show")
