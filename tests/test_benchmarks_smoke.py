@@ -108,3 +108,13 @@ def test_bench_migrate(tmp_path, hbase):
     for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s",
               "verify_rows_per_s", "migrate_over_load_mod16"):
         assert positive(data[k]), k
+
+
+def test_bench_writes(tmp_path):
+    data = run("bench_writes", tmp_path)
+    assert {(r["prefix"], r["writer"], r["pass"]) for r in data["results"]} == {
+        (p, w, s) for p in ("mod", "random") for w in ("hand", "keyshape") for s in ("insert", "update")}
+    for r in data["results"]:
+        assert positive(r["records_per_s"])
+    copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
+    assert copies[("random", "keyshape")] == 1.0 and copies[("mod", "keyshape")] == 1.0

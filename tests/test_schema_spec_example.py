@@ -88,7 +88,7 @@ MALFORMED = [
     pytest.param(edit('strategy = "md5", length = 4', 'strategy = "phoenix", buckets = 257'),
                  "key.prefix.buckets", "257 is out of range", "use a value in 2..256", id="phoenix-257"),
     pytest.param(EXAMPLE + '\n[tablee]\nname = "x"\n',
-                 "tablee", "unknown key", "known keys here: index, key, splits, table, workload", id="unknown-top-level"),
+                 "tablee", "unknown key", "known keys here: counter, index, key, splits, table, workload", id="unknown-top-level"),
     pytest.param(edit('[[key.fields]]\nname = "user_id"', '[[key.fields]]\nname = "user_id"\nwdith = 4'),
                  "key.fields[0].wdith", "unknown key", "known keys here:", id="unknown-field-key"),
     pytest.param(edit('name = "order_id"\ntype = "string"', 'name = "order_id"'),

@@ -81,6 +81,8 @@ from keyshape.read.dual import dual_scan
 from keyshape.read import (
     IdAllocator,
     IndexedWriter,
+    delete_record,
+    put_record,
     read_by_index,
     repair_index,
 )
@@ -129,6 +131,7 @@ __all__ = [
     # reads
     "IdAllocator", "IndexedWriter", "salted_get", "read_by_index", "repair_index", "salted_scan",
     "salted_scan_page",
+    "put_record", "delete_record",
     # analysis
     "Analysis", "analyze", "analyze_schema", "compare_designs",
     # existing tables

@@ -90,7 +90,8 @@ def _print_connection(out: Any, url: str | None, store: Any) -> None:
 def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
-    Creates the namespace when missing, then the table with every column family and its
+    Creates the namespace when missing, then the table (and its [[index]] and [[counter]]
+    tables) with every column family and its
     options (versions, compression, bloom filter, block size, TTL, in-memory, data block
     encoding). The regions are then read back from the store and compared with the split keys;
     any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
@@ -99,9 +100,9 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
 
     schema = load_schema(schema_path)
     if dry_run:
-        from keyshape.schema.ddl import shell_create_statement
+        from keyshape.schema.ddl import shell_create_statements
 
-        click.echo(shell_create_statement(schema), nl=False)
+        click.echo(shell_create_statements(schema), nl=False)
         return
     store = _open(url, user)
     try:
@@ -112,6 +113,10 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
     _print_connection(out, url, store)
     out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
                                       f"{len(regions)} regions, as the schema asks"))
+    from keyshape.schema.ddl import schema_tables
+
+    for role, spec, splits in schema_tables(schema)[1:]:
+        out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
 
 
 @click.command("load")
@@ -253,9 +258,9 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
     """
     from keyshape.analysis.designs import with_key_labels
     from keyshape.ops.live import live_analysis, watch
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    schema = KeySchema.load(schema_path) if schema_path is not None else None  # bad file: fail first
+    schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")

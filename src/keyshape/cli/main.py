@@ -46,17 +46,16 @@ def main() -> None:
 # Command groups register here, after ``main`` exists (each module is a plain click command).
 from keyshape.cli.admin import admin_group  # noqa: E402
 from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
+from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
 from keyshape.cli.hbase import create_command, load_command, watch_command  # noqa: E402
 from keyshape.cli.key import key_group, lint_command  # noqa: E402
-from keyshape.cli.read import scan_command  # noqa: E402
 from keyshape.cli.phoenix import phoenix_group  # noqa: E402
+from keyshape.cli.read import scan_command  # noqa: E402
+from keyshape.cli.records import get_command, ids_group, index_group  # noqa: E402
 from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 
 for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
                  lint_command, scan_command, create_command, load_command, watch_command,
-                 phoenix_group):
+                 get_command, index_group, ids_group, admin_group, split_plan_command,
+                 migrate_command, phoenix_group):
     main.add_command(_command)
-main.add_command(admin_group)
-from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
-
-main.add_command(split_plan_command), main.add_command(migrate_command)

@@ -6,7 +6,33 @@ import click
 
 from keyshape.errors import KeyshapeError
 
-__all__ = ["scan_command"]
+__all__ = ["print_rows", "scan_command"]
+
+
+def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def]
+    """Rows as a table: stored key (toStringBinary), decoded fields, the first cells."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from keyshape.core.hbytes import to_string_binary
+
+    header = ["row key", *schema.field_names, "cells"]
+    lines = []
+    for r in rows:
+        f = r.fields or {}
+        shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
+        lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
+    out = Table(title=title)
+    for h in header:
+        out.add_column(h, no_wrap=True)
+    for line in lines:
+        out.add_row(*(escape(c) for c in line))  # keys may contain [..]
+    # keys must print whole (users paste them back), so widen past the terminal if needed
+    need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
+    console = Console(soft_wrap=True)
+    console.width = max(console.width, need)
+    console.print(out)
 
 
 def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-def]
@@ -51,12 +77,8 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
     stored key and decoded fields; with --page-size the next page token prints last. Without
     --hbase the embedded store is used, which is empty in a new process: add --load-rows N.
     """
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     from keyshape.cli.key import parse_assignments
-    from keyshape.core.hbytes import to_bytes_binary, to_string_binary
+    from keyshape.core.hbytes import to_bytes_binary
     from keyshape.read import scan, scan_page
     from keyshape.phoenix.schema import load_schema
     from keyshape.store import ensure_table, open_store
@@ -86,22 +108,7 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
             rows, token = page.rows, page.next_token
         else:
             rows = list(scan(store, schema, limit=limit, **kw))
-        header = ["row key", *schema.field_names, "cells"]
-        lines = []
-        for r in rows:
-            f = r.fields or {}
-            shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
-            lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
-        out = Table(title=f"{table}: {len(rows)} rows")
-        for h in header:
-            out.add_column(h, no_wrap=True)
-        for line in lines:
-            out.add_row(*(escape(c) for c in line))  # keys may contain [..]
-        # keys must print whole (users paste them back), so widen past the terminal if needed
-        need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
-        console = Console(soft_wrap=True)
-        console.width = max(console.width, need)
-        console.print(out)
+        print_rows(schema, rows, f"{table}: {len(rows)} rows")
         if page_size is not None:
             click.echo(f"next page token: {token}" if token else "last page")
         if not rows and url is None and not load_rows:

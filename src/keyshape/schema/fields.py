@@ -167,6 +167,8 @@ class FieldSpec:
         bytes -> bytes (a str is read as ``toStringBinary`` text), string -> str.
         """
         t = self.type
+        if value is None:  # str(None) would silently become the text "None"
+            raise KeyshapeError(f"field {self.name!r} has no value (None); give a {t}")
         try:
             if t == "string":
                 if isinstance(value, str):

@@ -13,6 +13,8 @@ prefix strategies and their byte layouts in :mod:`keyshape.schema.prefixes`, wor
     [splits]                      algorithm = "prefix" | hex | decimal | uniform | range |
                                   buckets | sample | explicit, regions = ..., ...
     [workload]                    rows = ..., seed = 0, fields.NAME = { generator = ... }
+    [[index]]                     secondary index tables (keyshape.schema.index)
+    [[counter]]                   id counters (keyshape.schema.counters)
 
 Without ``[[table.families]]`` the table gets one family ``d`` with HBase's defaults.
 """
@@ -29,6 +31,7 @@ from keyshape.core.hbytes import next_prefix
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.counters import parse_counters
 from keyshape.schema.index import parse_indexes
 from keyshape.schema.parse import (
     Section,
@@ -62,6 +65,7 @@ class KeySchema:
         self._ends = self._plan_field_ends()
         self._encode_only = self._encode_only_reason()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
+        self.counters: list = []  # CounterSpec of each [[counter]] (keyshape.schema.counters)
 
     # ------------------------------------------------------------------------------- loading
 
@@ -94,6 +98,7 @@ class KeySchema:
         wl_section = top.section("workload")
         workload = parse_workload(wl_section, fields) if wl_section is not None else None
         indexes = parse_indexes(top, table, fields, separator, cls)
+        counters = parse_counters(top, table)
         top.done()
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         if indexes and schema.encode_only is not None:
@@ -102,6 +107,7 @@ class KeySchema:
                               f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
                               "or set key.separator")
         schema.indexes = indexes
+        schema.counters = counters
         return schema
 
     def with_prefix(self, strategy: str, *, splits: SplitSpec | None | str = "keep",
@@ -134,6 +140,7 @@ class KeySchema:
         out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec,
                         self.workload, self.source)
         out.indexes = list(self.indexes)
+        out.counters = list(self.counters)
         return out
 
     # ------------------------------------------------------------------------------ encoding

@@ -77,11 +77,15 @@ def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo
 
 
 def create_table_from_schema(store: Store, schema: Any, verify: bool = True) -> list[RegionInfo]:
-    """Create ``schema``'s namespace (if missing) and table with its families and split keys;
-    with ``verify`` (default) check the regions read back equal the intended splits. Returns
-    the table's regions."""
-    splits = schema.split_keys()
-    ensure_table(store, schema.table, splits, verify=False)
-    if verify:
-        return verify_regions(store, schema.table.full_name, splits)
+    """Create ``schema``'s namespace (if missing) and table with its families and split keys,
+    then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
+    ``verify`` (default) check the regions read back equal the intended splits. Returns the main
+    table's regions."""
+    from keyshape.schema.ddl import schema_tables
+
+    tables = schema_tables(schema) if hasattr(schema, "indexes") else [("main", schema.table, schema.split_keys())]
+    for _, spec, splits in tables:
+        ensure_table(store, spec, splits, verify=False)
+        if verify:
+            verify_regions(store, spec.full_name, splits)
     return store.regions(schema.table.full_name)
