@@ -30,9 +30,9 @@ def _toml(tmp_path: Path, ddl: str, workload: str) -> Path:
 
 
 def test_a_toml_with_a_phoenix_section_is_a_key_schema_with_phoenix_bytes() -> None:
-    schema = load_schema(EXAMPLES / "phoenix-events.toml")
+    schema = load_schema(EXAMPLES / "phoenix/events.toml")
     assert isinstance(schema, PhoenixKeySchema) and isinstance(schema, KeySchema)
-    events = parse_ddl_script((EXAMPLES / "phoenix-events.sql").read_text())["EVENTS"]
+    events = parse_ddl_script((EXAMPLES / "phoenix/events.sql").read_text())["EVENTS"]
     assert schema.split_keys() == events.region_boundaries() and len(schema.split_keys()) == 7
     case = next(c for c in GOLDEN["cases"] if c["name"] == "S1")
     s1 = load_schema(_write(case["ddl"][0]))
@@ -55,13 +55,13 @@ def test_analyze_judges_phoenix_designs(tmp_path: Path) -> None:
                           "SPLIT ON (CAST(50000 AS BIGINT), CAST(100000 AS BIGINT), CAST(150000 AS BIGINT))",
                 'rows = 200000\nfields.ID = { generator = "sequential", start = 0 }')
     assert analyze_schema(load_schema(seq)).verdict == "hotspot"
-    salted = analyze_schema(load_schema(EXAMPLES / "phoenix-events.toml"))
+    salted = analyze_schema(load_schema(EXAMPLES / "phoenix/events.toml"))
     assert salted.verdict == "balanced"
     assert len(salted.regions) == 8
 
 
 def test_create_load_and_merged_scan_on_the_embedded_store() -> None:
-    schema = load_schema(EXAMPLES / "phoenix-events.toml")
+    schema = load_schema(EXAMPLES / "phoenix/events.toml")
     store = EmbeddedStore()
     regions = create_table_from_schema(store, schema)
     assert [r.start for r in regions][1:] == schema.split_keys()
@@ -79,16 +79,16 @@ def test_cli_analyze_and_create_accept_phoenix_schemas(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
                               timeout=300)
 
-    out = ks("analyze", str(EXAMPLES / "phoenix-events.toml"), "--rows", "20000")
+    out = ks("analyze", str(EXAMPLES / "phoenix/events.toml"), "--rows", "20000")
     assert out.returncode == 0, out.stderr
     assert "BALANCED" in out.stdout
-    dry = ks("create", str(EXAMPLES / "phoenix-events.sql"), "--dry-run")
+    dry = ks("create", str(EXAMPLES / "phoenix/events.sql"), "--dry-run")
     assert dry.returncode == 0 and dry.stdout.startswith("create 'EVENTS'")
-    bad = ks("analyze", str(EXAMPLES / "phoenix-events.sql"))
+    bad = ks("analyze", str(EXAMPLES / "phoenix/events.sql"))
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("name", ["examples/phoenix-events.sql", "examples/phoenix-events.toml"])
+@pytest.mark.parametrize("name", ["examples/phoenix/events.sql", "examples/phoenix/events.toml"])
 def test_lint_of_phoenix_schemas_runs_the_phoenix_lints(name: str) -> None:
     findings = load_schema(EXAMPLES.parent / name).lint()
     assert {f.code for f in findings} == {"phoenix-varchar-empty-is-null"}
