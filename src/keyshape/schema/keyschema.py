@@ -61,6 +61,8 @@ class KeySchema:
         self._j_is_k = len(self._hash_idx) == len(self.fields)
         self._ends = self._plan_field_ends()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
+        self._compiled_encode: Any = None  # built on first use (keyshape.schema.compiled)
+        self._compiled_decode: Any = None
 
     # ------------------------------------------------------------------------------- loading
 
@@ -158,7 +160,27 @@ class KeySchema:
         return self.separator.join([parts[i] for i in self._hash_idx])
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
-        """The row key of ``record`` (a mapping with every key field; extra entries are ignored)."""
+        """The row key of ``record`` (a mapping with every key field; extra entries are ignored).
+
+        Runs a function compiled once for this schema (:mod:`keyshape.schema.compiled`)."""
+        return (self._compiled_encode or self._encoder())(record)
+
+    def _encoder(self) -> Any:
+        if self._compiled_encode is None:
+            from keyshape.schema.compiled import compile_encoder
+
+            self._compiled_encode = compile_encoder(self)
+        return self._compiled_encode
+
+    def _decoder(self) -> Any:
+        if self._compiled_decode is None:
+            from keyshape.schema.compiled import compile_decoder
+
+            self._compiled_decode = compile_decoder(self)
+        return self._compiled_decode
+
+    def _encode_generic(self, record: Mapping[str, Any]) -> bytes:
+        """:meth:`encode` walking the field specs: the reference the compiled encoder equals."""
         parts = self._parts(record)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
@@ -256,6 +278,10 @@ class KeySchema:
         Raises KeyshapeError for md5-full keys (not recoverable), a key that does not parse, or a
         key whose hash prefix does not match its fields (written with another schema).
         """
+        return (self._compiled_decode or self._decoder())(key)
+
+    def _decode_generic(self, key: bytes) -> dict[str, Any]:
+        """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
         key = bytes(key)
         k = self.prefix.strip(key)
         out: dict[str, Any] = {}
@@ -282,7 +308,7 @@ class KeySchema:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; "
                 "was it written with this schema?")
-        if self.prefix.width and self.prefix.material and self.encode(out) != key:
+        if self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
                 "was it written with this schema (separator, hash_fields, buckets)?")

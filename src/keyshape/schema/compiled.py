@@ -1,0 +1,342 @@
+"""Per-schema encoders and decoders compiled once from generated Python source.
+
+:meth:`KeySchema.encode` and :meth:`KeySchema.decode` are what application code calls for every
+row, so a per-call walk over the field specs (type, encoding, order, width, pad, prefix strategy)
+costs more than the hand-written code it replaces. Here each schema's layout is turned into the
+source of one straight-line function with its constants folded in (widths, pad bytes, separator,
+``struct`` packers, bucket counts), compiled with :func:`compile` and cached on the schema.
+
+The generated code only handles the common, exactly-typed case of each field (a ``str`` for a
+string field, an ``int`` in range for a number, ...); anything else (another type, an out-of-range
+number, a value wider than its field, a key that does not parse) goes to the generic
+:class:`~keyshape.schema.fields.FieldSpec` / ``KeySchema`` path, which gives the same bytes or
+raises the same one-line error. So the fast path is never a second definition of the layout that
+could drift: it is checked against the generic one by the property tests.
+
+Salt prefixes computed from the hashed fields J (``mod``, ``md5``, ``crc32``, ``java-hash-short``,
+``opentsdb``) are memoized per schema in a bounded dict keyed by J: a writer sees the same user,
+device or metric many times, and the prefix is a pure function of J. The memo is cleared when full,
+so memory stays bounded and a stream of distinct J only pays the lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from binascii import hexlify
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from keyshape.core import hashing, ordered
+from keyshape.schema.fields import FieldSpec
+
+if TYPE_CHECKING:
+    from keyshape.schema.keyschema import KeySchema
+
+__all__ = ["compile_encoder", "compile_decoder", "java_string_hash_u32", "MEMO_LIMIT"]
+
+MEMO_LIMIT = 1 << 16  # distinct J values kept per schema before the memo starts over
+_M32 = 0xFFFFFFFF
+_INVERT = bytes(range(255, -1, -1))
+_SIGNED = tuple(c - 256 if c > 127 else c for c in range(256))
+_MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
+
+
+def java_string_hash_u32(j: bytes) -> int:
+    """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
+
+    ASCII J (the usual case) is its own UTF-16 code units, so the loop runs over the bytes
+    directly and masks once at the end (Python ints do not overflow; a long J is masked every
+    64 characters to keep the numbers small).
+    """
+    if j.isascii():
+        h = 0
+        if len(j) <= 64:
+            for c in j:
+                h = h * 31 + c
+            return h & _M32
+        for c in j:
+            h = (h * 31 + c) & _M32
+        return h
+    try:
+        text = j.decode("utf-8")
+    except UnicodeDecodeError:
+        text = j.decode("latin-1")
+    return hashing.java_string_hash(text) & _M32
+
+
+def _java_bytes_hash(b: bytes) -> int:
+    """``Arrays.hashCode(byte[])`` as a signed 32-bit int (see :func:`hashing.java_bytes_hash`)."""
+    h = 1
+    s = _SIGNED
+    for c in b:
+        h = (h * 31 + s[c]) & _M32
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+# ------------------------------------------------------------------------------------ encoder
+
+
+def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
+    """Source lines turning ``v{i}`` (the record's value) into ``p{i}`` (its bytes)."""
+    env[f"F{i}"] = f
+    t, enc, desc = f.type, f.encoding, f.descending
+    v, p, F = f"v{i}", f"p{i}", f"F{i}"
+    slow = [f"    {p} = {F}.encode({v})"]
+    if t in ("int32", "int64", "timestamp") and enc != "ordered" or t == "float64":
+        want = "float" if t == "float64" else "int"
+        lines = [f"    if {v}.__class__ is not {want}:", f"        {v} = {F}.coerce({v})"]
+        if t == "float64":
+            if enc == "ordered":
+                env[f"E{i}"] = ordered.encode_float64
+                return lines + [f"    {p} = E{i}({v}, {desc})"]
+            env["_pack_d"] = struct.Struct(">d").pack
+            return lines + [f"    {p} = _pack_d({v})"]
+        lo, hi = f.int_domain()
+        x = f"({_MAX[t]} - {v})" if desc else v
+        if enc == "hbase":
+            pk = "_pack_i" if t == "int32" else "_pack_q"
+            env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
+            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:",
+                            "    " + slow[0]]
+        w = f.text_width  # text digits; desc can need more digits than the width: slow path raises
+        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{w}d' % {x}",
+                        f"        if len({p}) != {w}:", "        " + slow[0], "    else:", "    " + slow[0]]
+    if enc == "ordered":
+        lines = []
+        if t in ("int32", "int64", "timestamp"):
+            lo, hi = f.int_domain()
+            env[f"E{i}"] = ordered.encode_int32 if t == "int32" else ordered.encode_int64
+            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})",
+                    "    else:", "    " + slow[0]]
+        env[f"E{i}"] = ordered.encode_string if t == "string" else ordered.encode_blob_var
+        want = "str" if t == "string" else "bytes"
+        return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:",
+                "    " + slow[0]]
+    # string / bytes as text or raw bytes
+    want = "str" if t == "string" else "bytes"
+    raw = f"{v}.encode()" if t == "string" else v
+    lines = [f"    if {v}.__class__ is {want}:", f"        {p} = {raw}"]
+    w = f.width
+    if w is not None:
+        pad = f._pad_byte()
+        env[f"PAD{i}"] = pad
+        if f.pad == "none":
+            lines += [f"        if len({p}) != {w}:", f"            {p} = {F}.encode({v})"]
+            if desc:
+                lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
+        else:
+            just = "rjust" if f.pad == "left" else "ljust"
+            if len(pad) != 1:
+                lines += [f"        {p} = {F}.encode({v})"]
+            elif f.truncate == "keep-last":
+                # The generic path also drops UTF-8 continuation bytes at the cut: leave those to it.
+                return lines + [
+                    f"        if len({p}) > {w}:",
+                    f"            if 0x80 <= {p}[-{w}] < 0xC0:",
+                    f"                {p} = {F}.encode({v})",
+                    "            else:",
+                    f"                {p} = {p}[-{w}:]" + (".translate(_INVERT)" if desc else ""),
+                    "        else:",
+                    f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
+                    "    else:", "    " + slow[0]]
+            else:
+                return lines + [f"        if len({p}) > {w}:", f"            {p} = {F}.encode({v})", "        else:",
+                                f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
+                                "    else:", "    " + slow[0]]
+        return lines + ["    else:", "    " + slow[0]]
+    if desc:
+        lines += [f"        {p} = {p}.translate(_INVERT)"]
+    return lines + ["    else:", "    " + slow[0]]
+
+
+def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
+    """Source lines computing ``pre`` (the prefix bytes) from ``material``."""
+    p = schema.prefix
+    name = p.name
+    env["_P"] = p
+    if name == "md5" or name == "md5-full":
+        env["_md5"] = hashlib.md5
+        env["_hexlify"] = hexlify
+        w = p.width
+        if w % 2 == 0:
+            return [f"pre = _hexlify(_md5({material}).digest()[:{w // 2}])"]
+        return [f"pre = _hexlify(_md5({material}).digest()[:{(w + 1) // 2}])[:{w}]"]
+    if name == "mod":
+        env["_jsh"] = java_string_hash_u32
+        return [f"pre = b'%0{p.width}d' % ((_jsh({material}) & 0x7FFFFFFF) % {p.n})"]  # type: ignore[attr-defined]
+    if name == "java-hash-short":
+        env["_jsh"] = java_string_hash_u32
+        env["_pack_h"] = struct.Struct(">H").pack
+        return [f"pre = _pack_h(_jsh({material}) & 0x7FFF)"]
+    if name == "crc32":
+        env["_crc32"] = zlib.crc32
+        return [f"pre = b'%04x' % (_crc32({material}) & 0xFFFF)"]
+    if name == "phoenix":
+        env["_jbh"] = _java_bytes_hash
+        env["_BYTE"] = [bytes([i]) for i in range(256)]
+        # (byte) Math.abs(hash % buckets): Java's remainder takes the dividend's sign.
+        return [f"h = _jbh({material})", f"pre = _BYTE[(-h) % {p.n} if h < 0 else h % {p.n}]"]  # type: ignore[attr-defined]
+    return [f"pre = _P.prefix_for({material})"]  # opentsdb, random: their own per-key code
+
+
+def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
+    """``record -> key`` for ``schema``, equal to the generic encode for every record."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_S": schema}
+    fields = schema.fields
+    names = [f.name for f in fields]
+    src = ["def encode(record):", "    try:"]
+    src += [f"        v{i} = record[{n!r}]" for i, n in enumerate(names)]
+    src += ["    except KeyError:", "        return _S._encode_generic(record)"]
+    for i, f in enumerate(fields):
+        src += _field_encode_lines(i, f, env)
+    sep = schema.separator
+    env["SEP"] = sep
+    parts = ", ".join(f"p{i}" for i in range(len(fields)))
+    if len(fields) == 1:
+        src.append("    k = p0")
+    else:
+        src.append(f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
+    p = schema.prefix
+    if not p.width:
+        src.append("    return k")
+    else:
+        if p.material == "K" or schema._j_is_k:
+            mat = "k"
+        elif p.material == "J":
+            hashed = [f"p{i}" for i in schema._hash_idx]
+            mat = "j"
+            src.append(f"    j = {hashed[0]}" if len(hashed) == 1 else
+                       f"    j = SEP.join(({', '.join(hashed)},))")
+        else:
+            mat = "b''"
+        pre = _prefix_lines(schema, env, mat)
+        if mat == "j" and p.name != "random":
+            env["_MEMO"] = {}
+            src += ["    pre = _MEMO.get(j)", "    if pre is None:"]
+            src += ["        " + ln for ln in pre]
+            src += [f"        if len(_MEMO) >= {MEMO_LIMIT}:", "            _MEMO.clear()", "        _MEMO[j] = pre"]
+        else:
+            src += ["    " + ln for ln in pre]
+        if p.name == "md5-full":
+            src.append("    return pre")
+        elif p.sep_after and sep:
+            src.append("    return pre + SEP + k")
+        else:
+            src.append("    return pre + k")
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<keyshape encoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    fn = env["encode"]
+    fn.source = code  # for debugging: the generated source
+    return fn
+
+
+# ------------------------------------------------------------------------------------ decoder
+
+
+def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str) -> list[str]:
+    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``return _slow(key)`` on doubt."""
+    env[f"F{i}"] = f
+    t, enc, desc = f.type, f.encoding, f.descending
+    o = f"o{i}"
+    if enc == "ordered":
+        env[f"D{i}"] = ordered.decode
+        # Fixed-width ordered numbers carry their own header; decode checks it.
+        return [f"    {o}, rest = D{i}(k[{start}:{stop}])", "    if rest:", "        return _slow(key)"]
+    if t == "float64":
+        env["_unpack_d"] = struct.Struct(">d").unpack_from
+        return [f"    {o} = _unpack_d(k, {start})[0]"]
+    if t in ("int32", "int64", "timestamp"):
+        if enc == "hbase":
+            up = "_unpack_i" if t == "int32" else "_unpack_q"
+            env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
+            x = f"{up}(k, {start})[0]"
+        else:
+            lines = [f"    raw = k[{start}:{stop}]", "    if not raw.isdigit():", "        return _slow(key)"]
+            return lines + [f"    {o} = {_MAX[t]} - int(raw)" if desc else f"    {o} = int(raw)"]
+        return [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
+    lines = [f"    raw = k[{start}:{stop}]"]
+    if desc:
+        lines.append("    raw = raw.translate(_INVERT)")
+    if f.width is not None and f.pad != "none":
+        env[f"PAD{i}"] = f._pad_byte()
+        lines.append(f"    raw = raw.{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})")
+    if t == "string":
+        lines += ["    try:", f"        {o} = raw.decode()", "    except UnicodeDecodeError:",
+                  "        return _slow(key)"]
+    else:
+        lines.append(f"    {o} = raw")
+    return lines
+
+
+def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+    """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
+    anything the straight-line code doubts is handed to the generic decoder)."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic}
+    if not schema.prefix.recoverable:
+        return schema._decode_generic
+    fields, ends, sep = schema.fields, schema._ends, schema.separator
+    env["SEP"] = sep
+    p = schema.prefix
+    head = p.head_width
+    ls = len(sep)
+    src = ["def decode(key):", "    if key.__class__ is not bytes:", "        key = bytes(key)"]
+    if head:
+        src.append(f"    k = key[{head}:]")
+        if p.sep_after and sep:
+            src += [f"    if key[{p.width}:{head}] != SEP:", "        return _slow(key)"]
+    else:
+        src.append("    k = key")
+    src.append("    n = len(k)")
+    # Positions: a static int while every field so far has a fixed width, else the name of a variable.
+    pos: int | str = 0
+    last = len(fields) - 1
+    for i, (f, plan) in enumerate(zip(fields, ends)):
+        w = f.fixed_width
+        start = str(pos)
+        if f.encoding == "ordered" and w is None:
+            env[f"D{i}"] = ordered.decode
+            src += [f"    {f'o{i}'}, rest = D{i}(k[{start}:])", f"    q = n - len(rest)"]
+            pos = "q"
+        elif w is not None:
+            end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
+            src += _field_decode_lines(i, f, env, start, end)
+            if isinstance(pos, int):
+                pos += w
+            else:
+                src.append(f"    q = {end}")
+                pos = "q"
+        else:
+            if plan == -1:
+                src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        return _slow(key)"]
+            else:
+                src += [f"    e = n - {plan}", f"    if e < {start}:", "        return _slow(key)"]
+            src += _field_decode_lines(i, f, env, start, "e")
+            src.append("    q = e")
+            pos = "q"
+        if i < last and sep:
+            src += [f"    if k[{pos}:{pos} + {ls}] != SEP:" if isinstance(pos, str) else
+                    f"    if k[{pos}:{pos + ls}] != SEP:", "        return _slow(key)"]
+            if isinstance(pos, int):
+                pos += ls
+            else:
+                src.append(f"    q = q + {ls}")
+    src += [f"    if n != {pos}:", "        return _slow(key)"]
+    out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
+    src.append(f"    out = {out}")
+    if p.width and p.material:
+        # The prefix must match the fields: re-encode (memoized for J salts) and compare.
+        env["_enc"] = schema._encoder()
+        src += ["    if _enc(out) != key:", "        return _slow(key)"]
+    src.append("    return out")
+    # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
+    # then gives the one-line error.
+    src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
+        "    except (struct.error, IndexError, TypeError):", "        return _slow(key)"]
+    env["struct"] = struct
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    fn = env["decode"]
+    fn.source = code
+    return fn
