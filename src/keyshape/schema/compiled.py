@@ -235,15 +235,19 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
 # ------------------------------------------------------------------------------------ decoder
 
 
+class _Doubt(Exception):
+    """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
+
+
 def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str) -> list[str]:
-    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``return _slow(key)`` on doubt."""
+    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``raise _Doubt`` when unsure."""
     env[f"F{i}"] = f
     t, enc, desc = f.type, f.encoding, f.descending
     o = f"o{i}"
     if enc == "ordered":
         env[f"D{i}"] = ordered.decode
         # Fixed-width ordered numbers carry their own header; decode checks it.
-        return [f"    {o}, rest = D{i}(k[{start}:{stop}])", "    if rest:", "        return _slow(key)"]
+        return [f"    {o}, rest = D{i}(k[{start}:{stop}])", "    if rest:", "        raise _Doubt"]
     if t == "float64":
         env["_unpack_d"] = struct.Struct(">d").unpack_from
         return [f"    {o} = _unpack_d(k, {start})[0]"]
@@ -253,7 +257,7 @@ def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, s
             env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
             x = f"{up}(k, {start})[0]"
         else:
-            lines = [f"    raw = k[{start}:{stop}]", "    if not raw.isdigit():", "        return _slow(key)"]
+            lines = [f"    raw = k[{start}:{stop}]", "    if not raw.isdigit():", "        raise _Doubt"]
             return lines + [f"    {o} = {_MAX[t]} - int(raw)" if desc else f"    {o} = int(raw)"]
         return [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
     lines = [f"    raw = k[{start}:{stop}]"]
@@ -264,7 +268,7 @@ def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, s
         lines.append(f"    raw = raw.{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})")
     if t == "string":
         lines += ["    try:", f"        {o} = raw.decode()", "    except UnicodeDecodeError:",
-                  "        return _slow(key)"]
+                  "        raise _Doubt"]
     else:
         lines.append(f"    {o} = raw")
     return lines
@@ -273,7 +277,7 @@ def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, s
 def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
     anything the straight-line code doubts is handed to the generic decoder)."""
-    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic}
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic, "_Doubt": _Doubt}
     if not schema.prefix.recoverable:
         return schema._decode_generic
     fields, ends, sep = schema.fields, schema._ends, schema.separator
@@ -285,7 +289,7 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     if head:
         src.append(f"    k = key[{head}:]")
         if p.sep_after and sep:
-            src += [f"    if key[{p.width}:{head}] != SEP:", "        return _slow(key)"]
+            src += [f"    if key[{p.width}:{head}] != SEP:", "        raise _Doubt"]
     else:
         src.append("    k = key")
     src.append("    n = len(k)")
@@ -309,31 +313,31 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
                 pos = "q"
         else:
             if plan == -1:
-                src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        return _slow(key)"]
+                src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        raise _Doubt"]
             else:
-                src += [f"    e = n - {plan}", f"    if e < {start}:", "        return _slow(key)"]
+                src += [f"    e = n - {plan}", f"    if e < {start}:", "        raise _Doubt"]
             src += _field_decode_lines(i, f, env, start, "e")
             src.append("    q = e")
             pos = "q"
         if i < last and sep:
             src += [f"    if k[{pos}:{pos} + {ls}] != SEP:" if isinstance(pos, str) else
-                    f"    if k[{pos}:{pos + ls}] != SEP:", "        return _slow(key)"]
+                    f"    if k[{pos}:{pos + ls}] != SEP:", "        raise _Doubt"]
             if isinstance(pos, int):
                 pos += ls
             else:
                 src.append(f"    q = q + {ls}")
-    src += [f"    if n != {pos}:", "        return _slow(key)"]
+    src += [f"    if n != {pos}:", "        raise _Doubt"]
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
     src.append(f"    out = {out}")
     if p.width and p.material:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
         env["_enc"] = schema._encoder()
-        src += ["    if _enc(out) != key:", "        return _slow(key)"]
+        src += ["    if _enc(out) != key:", "        raise _Doubt"]
     src.append("    return out")
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
-    # then gives the one-line error.
+    # then decides, outside the try, so its one-line error is raised without a chained one.
     src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
-        "    except (struct.error, IndexError, TypeError):", "        return _slow(key)"]
+        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(key)"]
     env["struct"] = struct
     code = "\n".join(src) + "\n"
     exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
