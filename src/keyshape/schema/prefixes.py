@@ -28,12 +28,11 @@ builds J as a String. md5 and crc32 hash the bytes of J.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape.core import hashing, hbytes
+from keyshape.core import batchhash, hashing, hbytes
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -82,17 +81,9 @@ def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _md5_hex_matrix(materials: KeyArray, width: int) -> np.ndarray:
-    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix.
-
-    MD5 has no vector form in numpy or the standard library, so this is one ``hashlib`` call per
-    key; joining the digests as one str keeps everything else out of the per-key loop.
-    """
-    n = len(materials)
-    if n == 0:
-        return np.zeros((0, width), dtype=np.uint8)
-    md5 = hashlib.md5
-    text = "".join([md5(m).hexdigest() for m in materials.tolist()]).encode("ascii")
-    return np.frombuffer(text, dtype=np.uint8).reshape(n, 32)[:, :width]
+    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix
+    (numpy MD5 kernel, :func:`keyshape.core.batchhash.md5_hex_many`)."""
+    return batchhash.md5_hex_many(materials, width)
 
 
 class Prefix:
@@ -247,8 +238,7 @@ class Crc32Prefix(Prefix):
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        # zlib has no batch form: one C call per key, the digits vectorized.
-        crc = np.fromiter(map(zlib.crc32, materials.tolist()), dtype=np.uint64, count=len(materials))
+        crc = batchhash.crc32_many(materials).astype(np.uint64)
         return _hex_digits(crc & np.uint64(0xFFFF), 4)
 
     def bucket_count(self) -> int:
