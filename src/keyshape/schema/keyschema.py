@@ -314,6 +314,17 @@ class KeySchema:
                 "was it written with this schema (separator, hash_fields, buckets)?")
         return out
 
+    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+        """The fields of many keys as columns (field name -> values, in key order): numbers as
+        numpy arrays (int64 / float64), text as lists of str, bytes as lists of bytes.
+
+        Equals decoding every key with :meth:`decode` (and raises its error for the first bad
+        key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
+        """
+        from keyshape.schema.batchdecode import decode_many
+
+        return decode_many(self, keys)
+
     # ------------------------------------------------------------------------------- buckets
 
     def buckets(self) -> list[bytes] | None:
