@@ -30,6 +30,10 @@ __all__ = ["decode_many"]
 _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
 
 
+# numpy >= 2 has string ufuncs (np.strings); np.char is the older, slower spelling.
+_STRINGS: Any = getattr(np, "strings", np.char)
+
+
 class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
 
@@ -92,13 +96,24 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
     if p.sep_after and ls and p.width and not (m[:, p.width : head] == sep_row).all():
         raise _Fallback
     raw: list[KeyArray] = []  # each field's bytes, for the prefix check
+    tail = 0  # bytes after the variable-width field, read from a right-aligned copy of the keys
+    for f, plan in zip(fields, schema._ends):
+        if f.fixed_width is None:
+            tail = plan or 0
+    right = _take(m, lengths - tail, tail) if tail else None
     out: dict[str, Any] = {}
     pos: int | np.ndarray = head
     last = len(fields) - 1
     for i, (f, plan) in enumerate(zip(fields, schema._ends)):
         w = f.fixed_width
         if w is not None:
-            cols = _take(m, pos, w)
+            if isinstance(pos, np.ndarray):
+                assert right is not None
+                at = tail - plan_after
+                cols = right[:, at : at + w]
+                plan_after -= w
+            else:
+                cols = m[:, pos : pos + w]
             raw.append(KeyArray(np.ascontiguousarray(cols)))
             out[f.name] = _fixed_value(f, cols)
             pos = pos + w
@@ -108,6 +123,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
                 raise _Fallback
             if (end < pos).any():
                 raise _Fallback
+            plan_after = plan  # bytes from here to the end of the key
             vlen = end - pos
             width = int(vlen.max())
             cols = m[:, pos : pos + width].copy()
@@ -116,7 +132,14 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
             out[f.name] = _variable_value(f, cols, vlen)
             pos = end
         if i < last and ls:
-            if not (_take(m, pos, ls) == sep_row).all():
+            if isinstance(pos, np.ndarray):
+                assert right is not None
+                at = tail - plan_after
+                got = right[:, at : at + ls]
+                plan_after -= ls
+            else:
+                got = m[:, pos : pos + ls]
+            if not (got == sep_row).all():
                 raise _Fallback
             pos = pos + ls
     if not np.array_equal(pos if isinstance(pos, np.ndarray) else np.full(n, pos), lengths):
@@ -151,13 +174,14 @@ def _fixed_value(f: Any, cols: np.ndarray) -> Any:
                     raise _Fallback  # MAX - v leaves int64: Python ints per key
                 v = np.int64(_MAX[t]) - v
             return v
-        digits = cols.astype(np.int64) - 48
-        if ((digits < 0) | (digits > 9)).any():
+        if ((cols - np.uint8(48)) > 9).any():  # uint8 wraps: anything but '0'..'9' is > 9
             raise _Fallback
-        if w > 18 and (cols[:, : w - 18] > 48).any() and _too_big(cols, w):
+        if w > 18 and _too_big(cols, w):
             raise _Fallback
-        powers = 10 ** np.arange(w - 1, -1, -1, dtype=np.uint64)
-        v = (digits.astype(np.uint64) * powers).sum(axis=1, dtype=np.uint64).astype(np.int64)
+        v = np.zeros(n, dtype=np.int64)
+        for c in range(w):  # Horner over the digit columns, all rows at once
+            v *= 10
+            v += cols[:, c] - np.uint8(48)
         return np.int64(_MAX[t]) - v if desc else v
     return _text_value(f, cols, np.full(n, w, dtype=np.int64))
 
@@ -192,5 +216,5 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
     s = np.ascontiguousarray(cols).view(f"S{w}").reshape(n)
     if f.width is not None and f.pad != "none":
         pad = f._pad_byte()
-        s = np.char.lstrip(s, pad) if f.pad == "left" else np.char.rstrip(s, pad)
+        s = _STRINGS.lstrip(s, pad) if f.pad == "left" else _STRINGS.rstrip(s, pad)
     return s.astype(f"U{w}").tolist()
