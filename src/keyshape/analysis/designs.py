@@ -252,7 +252,7 @@ def _workload_keys(schema: KeySchema, rows: int, seed: int,
                    heavy: dict[str, HeavyHitters]) -> Iterator[KeyArray]:
     from keyshape.workload import generate
 
-    for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS):
+    for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS, text_arrays=True):
         for name, hh in heavy.items():
             hh.update(columns[name])
         yield schema.encode_many(columns, as_array=True)

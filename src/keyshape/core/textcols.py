@@ -62,8 +62,7 @@ def format_ints(fmt: str, values: np.ndarray) -> np.ndarray | None:
     while base**ndig <= top:
         ndig += 1
     d = max(ndig, width)
-    powers = np.array([base**k for k in range(ndig - 1, -1, -1)], dtype=np.uint64)
-    digits = _DIGITS[kind][((u[:, None] // powers) % np.uint64(base)).astype(np.intp)]  # right-aligned
+    digits = _digit_matrix(u, ndig, base, _DIGITS[kind])  # right-aligned
     if d > ndig:  # zero fill wider than the largest value
         digits = np.concatenate([np.full((n, d - ndig), ord("0"), dtype=np.uint8), digits], axis=1)
     lit_b = np.array([ord(c) for c in before], dtype=np.uint32)
@@ -71,12 +70,14 @@ def format_ints(fmt: str, values: np.ndarray) -> np.ndarray | None:
     total = len(lit_b) + d + len(lit_a)
     out = np.zeros((n, total), dtype=np.uint32)
     out[:, : len(lit_b)] = lit_b
-    if width >= ndig:  # every value is exactly d digits: static columns
+    lens = None
+    if width < ndig:
+        thresholds = np.array([base**k for k in range(1, d)], dtype=np.uint64)
+        lens = np.maximum(np.searchsorted(thresholds, u, side="right") + 1, width)
+    if lens is None or int(lens.min()) == d:  # every value is exactly d digits: static columns
         out[:, len(lit_b) : len(lit_b) + d] = digits
         out[:, len(lit_b) + d :] = lit_a
     else:  # shortest form: value i keeps its last lens[i] digits, then the literal after
-        thresholds = np.array([base**k for k in range(1, d)], dtype=np.uint64)
-        lens = np.maximum(np.searchsorted(thresholds, u, side="right") + 1, width)
         cols = np.arange(d + len(lit_a))
         src = cols[None, :] + (d - lens)[:, None]  # index into digits ++ lit_a
         ext = np.concatenate([digits.astype(np.uint32), np.broadcast_to(lit_a, (n, len(lit_a)))], axis=1)
@@ -86,6 +87,32 @@ def format_ints(fmt: str, values: np.ndarray) -> np.ndarray | None:
     if total == 0:
         return np.array([""] * n)
     return out.view(f"<U{total}").reshape(n)
+
+
+def _digit_matrix(u: np.ndarray, ndig: int, base: int, table: np.ndarray) -> np.ndarray:
+    """The last ``ndig`` base-``base`` digits of every value as an ``(n, ndig)`` uint8 matrix.
+
+    Integer division is the slow part: values below 2**32 are divided as uint32, and decimal
+    digits come two at a time (one division by 100 and a 100-entry table of digit pairs)."""
+    n = len(u)
+    out = np.empty((n, ndig), dtype=np.uint8)
+    rest = u.astype(np.uint32) if n and int(u.max()) < 2**32 else u.copy()
+    col = ndig
+    if base == 10:
+        pairs = np.array([[ord(str(i // 10)), ord(str(i % 10))] for i in range(100)], dtype=np.uint8)
+        hundred = rest.dtype.type(100)
+        while col >= 2:
+            q = rest // hundred
+            out[:, col - 2 : col] = pairs[rest - q * hundred]
+            rest = q
+            col -= 2
+    b = rest.dtype.type(base)
+    while col > 0:
+        q = rest // b
+        out[:, col - 1] = table[rest - q * b]
+        rest = q
+        col -= 1
+    return out
 
 
 def uuid_bytes_matrix(raw: bytes) -> np.ndarray:

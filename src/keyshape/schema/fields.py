@@ -333,6 +333,10 @@ class FieldSpec:
             if a.dtype.kind in "iuf" and a.ndim == 1:
                 rows = ordered.encode_float64_many(a, desc)
                 return KeyArray(rows.view(np.uint8).reshape(len(a), 9))
+        if t == "string" and enc != "ordered" and isinstance(values, np.ndarray) and values.dtype.kind == "U":
+            fast = self._encode_str_array(values)
+            if fast is not None:
+                return fast
         if t in ("string", "bytes") and enc != "ordered":
             vals = values.tolist() if isinstance(values, np.ndarray) else values
             fast = self._encode_text_matrix(vals)
@@ -361,6 +365,26 @@ class FieldSpec:
         else:
             matrix = KeyArray.from_keys(vals).matrix
         lengths = np.fromiter(map(len, vals), dtype=np.int64, count=n)
+        return self._fit_matrix(matrix, lengths)
+
+    def _encode_str_array(self, values: np.ndarray) -> KeyArray | None:
+        """A numpy str array of ASCII text, straight from its code points (no str per value)."""
+        n = len(values)
+        if n == 0 or values.ndim != 1 or len(self._pad_byte()) != 1:
+            return None
+        values = np.ascontiguousarray(values)
+        codes = values.view(np.uint32).reshape(n, values.dtype.itemsize // 4)
+        if codes.shape[1] == 0 or (codes >= 0x80).any():
+            return None
+        # A NUL inside a value is a 0 in the matrix, exactly its UTF-8 byte; numpy str values
+        # never end in NUL, so str_len is each value's length.
+        lengths = _STRINGS.str_len(values).astype(np.int64)
+        return self._fit_matrix(codes.astype(np.uint8), lengths)
+
+    def _fit_matrix(self, matrix: np.ndarray, lengths: np.ndarray) -> KeyArray | None:
+        """Text as a zero-padded matrix plus lengths, padded / truncated / inverted per the field."""
+        n = len(lengths)
+        pad = self._pad_byte()
         w = self.width
         if w is None:
             if self.descending:
@@ -450,6 +474,10 @@ class FieldSpec:
             out[:, col] = 48 + rest % 10
             rest //= 10
         return out
+
+
+# numpy >= 2 has string ufuncs (np.strings); np.char is the older spelling.
+_STRINGS: Any = getattr(np, "strings", np.char)
 
 
 def _is_object(values: Any) -> bool:
