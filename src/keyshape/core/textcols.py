@@ -74,7 +74,7 @@ def format_ints(fmt: str, values: np.ndarray) -> np.ndarray | None:
     if width < ndig:
         thresholds = np.array([base**k for k in range(1, d)], dtype=np.uint64)
         lens = np.maximum(np.searchsorted(thresholds, u, side="right") + 1, width)
-    if lens is None or int(lens.min()) == d:  # every value is exactly d digits: static columns
+    if lens is None or int(lens.min(initial=d)) == d:  # every value is exactly d digits: static columns
         out[:, len(lit_b) : len(lit_b) + d] = digits
         out[:, len(lit_b) + d :] = lit_a
     else:  # shortest form: value i keeps its last lens[i] digits, then the literal after
