@@ -94,6 +94,17 @@ class KeyArray:
         lengths = np.full(n, offset, dtype=np.int64) if isinstance(offset, int) else offset
         return cls(out, lengths)
 
+    @classmethod
+    def concat_rows(cls, parts: Sequence[KeyArray]) -> KeyArray:
+        """The rows of every part, one part after the other (matrices widened with zeros)."""
+        width = max(p.width for p in parts)
+        matrix = np.zeros((sum(len(p) for p in parts), width), dtype=np.uint8)
+        at = 0
+        for p in parts:
+            matrix[at : at + len(p), : p.width] = p.matrix
+            at += len(p)
+        return cls(matrix, np.concatenate([p.lengths for p in parts]))
+
     @property
     def width(self) -> int:
         """Columns of the matrix: the longest key's length or more."""

@@ -13,7 +13,7 @@ import string
 
 import numpy as np
 
-__all__ = ["format_ints", "uuid_strings", "uuid_bytes_matrix"]
+__all__ = ["format_ints", "digit_matrix", "uuid_strings", "uuid_bytes_matrix"]
 
 _SPEC = re.compile(r"^(0?)(\d*)([dxX]?)$")
 _DIGITS = {"d": np.frombuffer(b"0123456789", dtype=np.uint8),
@@ -113,6 +113,12 @@ def _digit_matrix(u: np.ndarray, ndig: int, base: int, table: np.ndarray) -> np.
         rest = q
         col -= 1
     return out
+
+
+def digit_matrix(values: np.ndarray, width: int) -> np.ndarray:
+    """``b"%0*d" % (width, v)`` of every value in 0..10**width-1 (uint64), as an ``(n, width)``
+    uint8 matrix."""
+    return _digit_matrix(values, width, 10, _DIGITS["d"])
 
 
 def uuid_bytes_matrix(raw: bytes) -> np.ndarray:

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from keyshape.core import hbytes, ordered
+from keyshape.core import hbytes, ordered, textcols
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -468,12 +468,7 @@ class FieldSpec:
             raise KeyshapeError(
                 f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width"
             )
-        out = np.empty((n, w), dtype=np.uint8)
-        rest = a.copy()
-        for col in range(w - 1, -1, -1):  # one pass per digit, all rows at once
-            out[:, col] = 48 + rest % 10
-            rest //= 10
-        return out
+        return textcols.digit_matrix(a.astype(np.uint64), w)
 
 
 # numpy >= 2 has string ufuncs (np.strings); np.char is the older spelling.
