@@ -21,6 +21,10 @@ _DIGITS = {"d": np.frombuffer(b"0123456789", dtype=np.uint8),
            "X": np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)}
 
 
+# "0000".."9999" as the uint32 whose little-endian bytes are those four ASCII digits.
+_QUADS = np.frombuffer("".join(f"{i:04d}" for i in range(10000)).encode(), dtype="<u4")
+
+
 def _plan(fmt: str) -> tuple[str, str, bool, int, str] | None:
     """(literal before, literal after, zero fill, width, d/x/X) of a one-field integer format."""
     try:
@@ -92,26 +96,30 @@ def format_ints(fmt: str, values: np.ndarray) -> np.ndarray | None:
 def _digit_matrix(u: np.ndarray, ndig: int, base: int, table: np.ndarray) -> np.ndarray:
     """The last ``ndig`` base-``base`` digits of every value as an ``(n, ndig)`` uint8 matrix.
 
-    Integer division is the slow part: values below 2**32 are divided as uint32, and decimal
-    digits come two at a time (one division by 100 and a 100-entry table of digit pairs)."""
+    Integer division is the slow part. Decimal digits come four at a time: one division by
+    10000 and a table of the 10000 four-digit groups as little-endian uint32 words, written
+    straight into the output's memory; values below 2**32 are divided as uint32, which numpy
+    does far faster than uint64."""
     n = len(u)
-    out = np.empty((n, ndig), dtype=np.uint8)
-    rest = u.astype(np.uint32) if n and int(u.max()) < 2**32 else u.copy()
-    col = ndig
     if base == 10:
-        pairs = np.array([[ord(str(i // 10)), ord(str(i % 10))] for i in range(100)], dtype=np.uint8)
-        hundred = rest.dtype.type(100)
-        while col >= 2:
-            q = rest // hundred
-            out[:, col - 2 : col] = pairs[rest - q * hundred]
+        groups = (ndig + 3) // 4
+        words = np.empty((n, groups), dtype="<u4")
+        rest = u.astype(np.uint64)
+        for g in range(groups - 1, -1, -1):
+            if rest.dtype == np.uint64 and (not n or int(rest.max()) < 2**32):
+                rest = rest.astype(np.uint32)
+            ten4 = rest.dtype.type(10000)
+            q = rest // ten4
+            words[:, g] = _QUADS[rest - q * ten4]
             rest = q
-            col -= 2
+        return words.view(np.uint8).reshape(n, groups * 4)[:, groups * 4 - ndig :]
+    out = np.empty((n, ndig), dtype=np.uint8)
+    rest = u.astype(np.uint32) if n and int(u.max()) < 2**32 else u.astype(np.uint64)
     b = rest.dtype.type(base)
-    while col > 0:
+    for col in range(ndig - 1, -1, -1):
         q = rest // b
-        out[:, col - 1] = table[rest - q * b]
+        out[:, col] = table[rest - q * b]
         rest = q
-        col -= 1
     return out
 
 
