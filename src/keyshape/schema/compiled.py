@@ -239,8 +239,23 @@ class _Doubt(Exception):
     """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
 
 
-def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str) -> list[str]:
-    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``raise _Doubt`` when unsure."""
+def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str,
+                        keep: bool = False, domain: bool = False) -> list[str]:
+    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``raise _Doubt`` when unsure.
+
+    ``keep``: also keep the field's bytes as ``b{i}`` (a hashed field, for the prefix check).
+    ``domain``: doubt integers outside what the field can encode (the generic decoder re-encodes
+    the values to check the prefix, and fails on those)."""
+    if keep:
+        lines = _field_decode_lines(i, f, env, start, stop, False, domain)
+        grab = f"    raw = k[{start}:{stop}]"
+        if lines[0] == grab:  # text fields slice their bytes anyway
+            return [f"    b{i} = raw = k[{start}:{stop}]"] + lines[1:]
+        return [f"    b{i} = k[{start}:{stop}]"] + lines
+    if domain and f.type in ("int32", "int64", "timestamp") and f.encoding != "ordered":
+        lo, hi = f.int_domain()
+        return _field_decode_lines(i, f, env, start, stop) + [f"    if not {lo} <= o{i} <= {hi}:",
+                                                               "        raise _Doubt"]
     env[f"F{i}"] = f
     t, enc, desc = f.type, f.encoding, f.descending
     o = f"o{i}"
@@ -286,15 +301,19 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     head = p.head_width
     ls = len(sep)
     src = ["def decode(key):", "    if key.__class__ is not bytes:", "        key = bytes(key)"]
-    if head:
-        src.append(f"    k = key[{head}:]")
-        if p.sep_after and sep:
-            src += [f"    if key[{p.width}:{head}] != SEP:", "        raise _Doubt"]
-    else:
-        src.append("    k = key")
+    # Fields are read from ``key`` itself at offsets after the prefix (no copy of K).
+    src.append("    k = key")
+    if head and p.sep_after and sep:
+        src += [f"    if key[{p.width}:{head}] != SEP:", "        raise _Doubt"]
     src.append("    n = len(k)")
+    check = bool(p.width and p.material)
+    # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
+    # them gives those bytes back (text, bytes and integers in their domain); ordered and float
+    # fields (NaN payloads) are re-encoded as the generic decoder does.
+    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
+    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
     # Positions: a static int while every field so far has a fixed width, else the name of a variable.
-    pos: int | str = 0
+    pos: int | str = head
     last = len(fields) - 1
     for i, (f, plan) in enumerate(zip(fields, ends)):
         w = f.fixed_width
@@ -305,7 +324,7 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
             pos = "q"
         elif w is not None:
             end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
-            src += _field_decode_lines(i, f, env, start, end)
+            src += _field_decode_lines(i, f, env, start, end, i in hashed, raw_check)
             if isinstance(pos, int):
                 pos += w
             else:
@@ -316,7 +335,7 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
                 src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        raise _Doubt"]
             else:
                 src += [f"    e = n - {plan}", f"    if e < {start}:", "        raise _Doubt"]
-            src += _field_decode_lines(i, f, env, start, "e")
+            src += _field_decode_lines(i, f, env, start, "e", i in hashed, raw_check)
             src.append("    q = e")
             pos = "q"
         if i < last and sep:
@@ -329,7 +348,22 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     src += [f"    if n != {pos}:", "        raise _Doubt"]
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
     src.append(f"    out = {out}")
-    if p.width and p.material:
+    if raw_check:
+        enc_env = schema._encoder().__globals__  # the encoder's prefix code and memo
+        if hashed:
+            parts = [f"b{i}" for i in schema._hash_idx]
+            src.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
+            mat = "j"
+        else:
+            mat = f"key[{head}:]"
+        pre = _prefix_lines(schema, env, mat)
+        if "_MEMO" in enc_env and mat == "j":
+            env["_MEMO"] = enc_env["_MEMO"]
+            src += ["    pre = _MEMO.get(j)", "    if pre is None:"] + ["        " + ln for ln in pre]
+        else:
+            src += ["    " + ln for ln in pre]
+        src += [f"    if key[:{p.width}] != pre:", "        raise _Doubt"]
+    elif check:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
         env["_enc"] = schema._encoder()
         src += ["    if _enc(out) != key:", "        raise _Doubt"]

@@ -95,6 +95,7 @@ class Prefix:
     width = 0  # prefix length in bytes
     recoverable = True  # whether K can be recovered from the key
     salted = False  # whether the key space is cut into buckets that a scan must fan out to
+    route = "none"  # how prefix_many computes a batch (benchmarks print it)
 
     def __init__(self, separator: bytes = b"") -> None:
         self.separator = separator
@@ -169,6 +170,7 @@ class Prefix:
 
 class Md5Prefix(Prefix):
     name, material, sep_after, salted = "md5", "J", True, True
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def __init__(self, separator: bytes = b"", length: int = 4) -> None:
         super().__init__(separator)
@@ -191,6 +193,7 @@ class Md5FullPrefix(Prefix):
     """The key is ``md5_hex(K)`` alone: point reads only, fields kept in a column."""
 
     name, material, width, recoverable = "md5-full", "K", 32, False
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hashlib.md5(material).hexdigest().encode("ascii")
@@ -216,6 +219,7 @@ class Md5FullPrefix(Prefix):
 
 class JavaHashShortPrefix(Prefix):
     name, material, width, salted = "java-hash-short", "J", 2, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
@@ -233,6 +237,7 @@ class JavaHashShortPrefix(Prefix):
 
 class Crc32Prefix(Prefix):
     name, material, width, sep_after, salted = "crc32", "J", 4, True, True
+    route = "numpy CRC-32 table kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
@@ -250,6 +255,7 @@ class Crc32Prefix(Prefix):
 
 class ModPrefix(Prefix):
     name, material, sep_after, salted = "mod", "J", True, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -275,6 +281,7 @@ class RandomPrefix(ModPrefix):
     """A random bucket per write: even writes, but every read must visit every bucket."""
 
     name, material = "random", ""
+    route = "numpy random generator"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
         super().__init__(separator, buckets)
@@ -289,6 +296,7 @@ class RandomPrefix(ModPrefix):
 
 class PhoenixPrefix(Prefix):
     name, material, width, salted = "phoenix", "K", 1, True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -311,6 +319,7 @@ class OpenTsdbPrefix(Prefix):
     """OpenTSDB's salt over the metric UID (the first hashed field) and the tag fields."""
 
     name, material, salted = "opentsdb", "J", True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
         super().__init__(separator)
