@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -174,3 +176,22 @@ def test_decode_many_on_the_examples_takes_the_vector_route():
         assert many == _columns_of(schema, keys), path
         got = batchdecode._decode_vector(schema, KeyArray.from_keys(keys))  # no silent fallback
         assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in got.items()} == many[1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema_and_records())
+def test_encode_many_equals_encode_per_record(sr):
+    schema, records = sr
+    assume(schema.prefix.name != "random")
+    outcomes = [_outcome(schema._encode_generic, r) for r in records]
+    columns = {f.name: [r[f.name] for r in records] for f in schema.fields}
+    if all(kind == "ok" for kind, _ in outcomes):
+        expected = [key for _, key in outcomes]
+        assert schema.encode_many(columns) == expected
+        assert schema.encode_many(columns, as_array=True).tolist() == expected
+        text = {n: (np.array(v) if v and all(type(x) is str and "\x00" not in x for x in v) else v)
+                for n, v in columns.items()}  # numpy drops trailing NULs: not the same values
+        assert schema.encode_many(text) == expected  # numpy str columns
+    else:
+        with pytest.raises(KeyshapeError):
+            schema.encode_many(columns)

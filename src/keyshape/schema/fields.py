@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from keyshape.core import hbytes, ordered, textcols
 from keyshape.core.keyarray import KeyArray
@@ -347,24 +348,36 @@ class FieldSpec:
         return KeyArray.from_keys([self.encode(v) for v in values])
 
     def _encode_text_matrix(self, vals: Sequence[Any]) -> KeyArray | None:
-        """ASCII strings or bytes, padded / truncated / inverted as a matrix; None when a value
-        needs another path (wrong type, non-ASCII text, a width error)."""
+        """Strings or bytes, padded / truncated / inverted as a matrix; None when a value needs
+        another path (wrong type, non-ASCII text cut to a width, a width error).
+
+        pyarrow turns the Python list into one UTF-8 buffer plus offsets in a single C pass;
+        values of one length (the usual case) are then a reshape of that buffer."""
         want = str if self.type == "string" else bytes
         n = len(vals)
-        if n == 0 or set(map(type, vals)) != {want}:
+        if n == 0 or len(self._pad_byte()) != 1 or set(map(type, vals)) != {want}:
             return None
-        pad = self._pad_byte()
-        if len(pad) != 1:
+        try:
+            arr = pa.array(vals, pa.large_string() if want is str else pa.large_binary())
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
             return None
-        if want is str:
-            codes = np.array(vals, dtype=str)
-            codes = codes.view(np.uint32).reshape(n, codes.dtype.itemsize // 4)
-            if (codes >= 0x80).any():
-                return None  # UTF-8 of non-ASCII text has other lengths: the list path does it
-            matrix = codes.astype(np.uint8)
+        if arr.null_count:
+            return None
+        _, off_buf, data_buf = arr.buffers()
+        offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        data = data[int(offsets[0]) : int(offsets[-1])]
+        lengths = np.diff(offsets)
+        if want is str and self.width is not None and (data >= 0x80).any():
+            return None  # cutting UTF-8 to a width needs the per-value rules
+        first, last = (int(lengths.min()), int(lengths.max()))
+        if first == last:
+            matrix = data.reshape(n, first) if first else np.zeros((n, 0), dtype=np.uint8)
         else:
-            matrix = KeyArray.from_keys(vals).matrix
-        lengths = np.fromiter(map(len, vals), dtype=np.int64, count=n)
+            matrix = np.zeros((n, last), dtype=np.uint8)
+            rows = np.repeat(np.arange(n), lengths)
+            cols = np.arange(len(data)) - np.repeat(offsets[:-1] - offsets[0], lengths)
+            matrix[rows, cols] = data
         return self._fit_matrix(matrix, lengths)
 
     def _encode_str_array(self, values: np.ndarray) -> KeyArray | None:
