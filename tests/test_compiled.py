@@ -195,3 +195,15 @@ def test_encode_many_equals_encode_per_record(sr):
     else:
         with pytest.raises(KeyshapeError):
             schema.encode_many(columns)
+
+
+def test_pickle_and_copy_keep_working_encoders():
+    import copy
+    import pickle
+
+    schema = KeySchema.load("examples/orders.toml")
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
+    key = schema.encode(rec)
+    for other in (pickle.loads(pickle.dumps(schema)), copy.copy(schema)):
+        assert other.encode(rec) == key and other.decode(key) == schema.decode(key)
+        assert other.encode is not schema.encode

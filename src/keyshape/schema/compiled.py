@@ -235,6 +235,14 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
 # ------------------------------------------------------------------------------------ decoder
 
 
+def _sep_test(at: str, sep: bytes) -> str:
+    """A line testing that the separator is NOT at offset ``at`` of ``k`` (one byte: an int
+    compare, no slice; past the end: IndexError, which hands the key to the generic decoder)."""
+    if len(sep) == 1:
+        return f"    if k[{at}] != {sep[0]}:"
+    return f"    if k[{at}:{at} + {len(sep)}] != SEP:"
+
+
 class _Doubt(Exception):
     """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
 
@@ -300,11 +308,10 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     p = schema.prefix
     head = p.head_width
     ls = len(sep)
-    src = ["def decode(key):", "    if key.__class__ is not bytes:", "        key = bytes(key)"]
-    # Fields are read from ``key`` itself at offsets after the prefix (no copy of K).
-    src.append("    k = key")
+    src = ["def decode(k):", "    if k.__class__ is not bytes:", "        k = bytes(k)"]
+    # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
     if head and p.sep_after and sep:
-        src += [f"    if key[{p.width}:{head}] != SEP:", "        raise _Doubt"]
+        src += [_sep_test(str(p.width), sep), "        raise _Doubt"]
     src.append("    n = len(k)")
     check = bool(p.width and p.material)
     # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
@@ -339,8 +346,7 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
             src.append("    q = e")
             pos = "q"
         if i < last and sep:
-            src += [f"    if k[{pos}:{pos} + {ls}] != SEP:" if isinstance(pos, str) else
-                    f"    if k[{pos}:{pos + ls}] != SEP:", "        raise _Doubt"]
+            src += [_sep_test(str(pos), sep), "        raise _Doubt"]
             if isinstance(pos, int):
                 pos += ls
             else:
@@ -355,23 +361,23 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
             src.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
             mat = "j"
         else:
-            mat = f"key[{head}:]"
+            mat = f"k[{head}:]"
         pre = _prefix_lines(schema, env, mat)
         if "_MEMO" in enc_env and mat == "j":
             env["_MEMO"] = enc_env["_MEMO"]
             src += ["    pre = _MEMO.get(j)", "    if pre is None:"] + ["        " + ln for ln in pre]
         else:
             src += ["    " + ln for ln in pre]
-        src += [f"    if key[:{p.width}] != pre:", "        raise _Doubt"]
+        src += [f"    if k[:{p.width}] != pre:", "        raise _Doubt"]
     elif check:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
         env["_enc"] = schema._encoder()
-        src += ["    if _enc(out) != key:", "        raise _Doubt"]
+        src += ["    if _enc(out) != k:", "        raise _Doubt"]
     src.append("    return out")
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
     src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
-        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(key)"]
+        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
     env["struct"] = struct
     code = "\n".join(src) + "\n"
     exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102

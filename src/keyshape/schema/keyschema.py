@@ -61,8 +61,7 @@ class KeySchema:
         self._j_is_k = len(self._hash_idx) == len(self.fields)
         self._ends = self._plan_field_ends()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
-        self._compiled_encode: Any = None  # built on first use (keyshape.schema.compiled)
-        self._compiled_decode: Any = None
+        self._install_trampolines()
 
     # ------------------------------------------------------------------------------- loading
 
@@ -163,13 +162,29 @@ class KeySchema:
         """The row key of ``record`` (a mapping with every key field; extra entries are ignored).
 
         Runs a function compiled once for this schema (:mod:`keyshape.schema.compiled`)."""
-        return (self._compiled_encode or self._encoder())(record)
+        return self._encoder()(record)
+
+    def _install_trampolines(self) -> None:
+        # encode/decode are called once per row: the instance attributes below shadow the
+        # methods, and on first use are replaced by the functions compiled for this schema, so a
+        # call is one plain function call (no method dispatch, no "compiled yet?" test).
+        self._compiled_encode: Any = None
+        self._compiled_decode: Any = None
+        self.encode = self._first_encode  # type: ignore[method-assign]
+        self.decode = self._first_decode  # type: ignore[method-assign]
+
+    def _first_encode(self, record: Mapping[str, Any]) -> bytes:
+        return self._encoder()(record)
+
+    def _first_decode(self, key: bytes) -> dict[str, Any]:
+        return self._decoder()(key)
 
     def _encoder(self) -> Any:
         if self._compiled_encode is None:
             from keyshape.schema.compiled import compile_encoder
 
             self._compiled_encode = compile_encoder(self)
+            self.encode = self._compiled_encode  # type: ignore[method-assign]
         return self._compiled_encode
 
     def _decoder(self) -> Any:
@@ -177,7 +192,26 @@ class KeySchema:
             from keyshape.schema.compiled import compile_decoder
 
             self._compiled_decode = compile_decoder(self)
+            self.decode = self._compiled_decode  # type: ignore[method-assign]
         return self._compiled_decode
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Compiled functions are not picklable; they are rebuilt on first use after loading.
+        state = dict(self.__dict__)
+        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._install_trampolines()
+
+    def __copy__(self) -> KeySchema:
+        # A copy shares fields and prefix but must compile its own functions: their fallbacks
+        # are bound to the schema they were compiled for.
+        out = KeySchema.__new__(KeySchema)
+        out.__setstate__(self.__getstate__())
+        return out
 
     def _encode_generic(self, record: Mapping[str, Any]) -> bytes:
         """:meth:`encode` walking the field specs: the reference the compiled encoder equals."""
@@ -278,7 +312,7 @@ class KeySchema:
         Raises KeyshapeError for md5-full keys (not recoverable), a key that does not parse, or a
         key whose hash prefix does not match its fields (written with another schema).
         """
-        return (self._compiled_decode or self._decoder())(key)
+        return self._decoder()(key)
 
     def _decode_generic(self, key: bytes) -> dict[str, Any]:
         """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
