@@ -11,7 +11,8 @@ by round (best of ``--repeat`` each, on a shared machine):
   concatenation, the hash per key in Python / hashlib), checked to give the same bytes;
 * ``many`` / ``array``: ``encode_many(columns)`` as a list of bytes / as a KeyArray;
 * ``duckdb1`` / ``duckdb2`` (md5 and md5-full, when the duckdb package is installed): DuckDB
-  building the same keys from J and K binary columns with its ``md5``, on 1 and 2 threads;
+  building the same keys from J and K binary columns with its ``md5``, on 1 and 2 threads, and
+  ``from_jk``: keyshape building them from the same J and K columns (prefix_many + concat);
 * ``decode``: per-record ``KeySchema.decode``; ``hand``: a hand-written split/parse of the same
   layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder.
 
@@ -185,7 +186,31 @@ HAND_DECODERS: dict[str, Callable[[bytes], dict[str, Any]]] = {
 # ------------------------------------------------------------------------------------ DuckDB
 
 
-def duckdb_builder(schema: KeySchema, records: list[dict[str, Any]], threads: int) -> Any:
+def j_and_k(schema: KeySchema, records: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes]]:
+    """The hashed material J and the unprefixed key K of every record (setup, not timed)."""
+    sep = schema.separator
+    j, k = [], []
+    for r in records:
+        parts = [f.encode(r[f.name]) for f in schema.fields]
+        k.append(sep.join(parts))
+        j.append(sep.join(parts[i] for i in schema._hash_idx))
+    return j, k
+
+
+def keyshape_from_jk(schema: KeySchema, j: list[bytes], k: list[bytes]) -> Any:
+    """keyshape assembling the same keys as DuckDB from the same J and K columns (as KeyArrays,
+    built beforehand like DuckDB's Arrow input): the batch prefix plus one concatenation."""
+    p = schema.prefix
+    ja = KeyArray.from_keys(k if p.material == "K" else j)
+    ka = KeyArray.from_keys(k)
+    ja._list = ka._list = None  # no shortcut back to the source lists
+    sep = KeyArray.constant(schema.separator, len(k)) if p.sep_after and schema.separator else None
+    if p.name == "md5-full":
+        return lambda: p.prefix_many(ja)
+    return lambda: KeyArray.concat([p.prefix_many(ja)] + ([sep] if sep is not None else []) + [ka])
+
+
+def duckdb_builder(schema: KeySchema, j: list[bytes], k: list[bytes], threads: int) -> Any:
     """A function building the keys with DuckDB's md5 from J and K binary columns (prepared, not
     timed), or None without duckdb or for other strategies."""
     p = schema.prefix
@@ -197,11 +222,6 @@ def duckdb_builder(schema: KeySchema, records: list[dict[str, Any]], threads: in
     except ImportError:
         return None
     sep = schema.separator
-    j, k = [], []
-    for r in records:
-        parts = [f.encode(r[f.name]) for f in schema.fields]
-        k.append(sep.join(parts))
-        j.append(sep.join(parts[i] for i in schema._hash_idx))
     table = pa.table({"j": pa.array(j, pa.binary()), "k": pa.array(k, pa.binary())})
     con = duckdb.connect()
     con.execute(f"SET threads = {threads}")
@@ -278,7 +298,7 @@ def main() -> None:
     args = ap.parse_args()
     rows_n = 2_000 if args.quick else args.rows
     repeat = 1 if args.quick else args.repeat
-    results, table, dec_table = [], [], []
+    results, table, dec_table, jk_table = [], [], [], []
     for stem, schema in cases():
         columns = next(generate(schema, rows_n, seed=0, chunk_rows=rows_n))
         records = [{n: _py(columns[n][i]) for n in schema.field_names} for i in range(rows_n)]
@@ -295,15 +315,20 @@ def main() -> None:
         }
         if seed is not None:
             fns["seed"] = lambda: [seed(r) for r in records]
-        for th in (1, 2):
-            d = duckdb_builder(schema, records, th)
-            if d is not None:
-                fns[f"duckdb{th}"] = d
+        if schema.prefix.name in ("md5", "md5-full", "crc32"):
+            j, k = j_and_k(schema, records)
+            fns["from_jk"] = keyshape_from_jk(schema, j, k)
+            for th in (1, 2):
+                d = duckdb_builder(schema, j, k, th)
+                if d is not None:
+                    fns[f"duckdb{th}"] = d
         t, out = race(fns, repeat)
         keys = out["many"]
         assert out["encode"] == keys and out["encode_nomemo"] == keys and out["array"].tolist() == keys
         if "seed" in out:
             assert out["seed"] == keys, f"{stem}: the seed-style loop disagrees with keyshape"
+        if "from_jk" in out:
+            assert out["from_jk"].tolist() == keys, f"{stem}: keyshape from J and K disagrees"
         for th in (1, 2):
             if f"duckdb{th}" in out:
                 assert out[f"duckdb{th}"].column(0).to_pylist() == keys, f"{stem}: DuckDB disagrees"
@@ -324,6 +349,9 @@ def main() -> None:
         row["batch_over_encode"] = t["encode"] / t["many"]
         row["array_over_duckdb1"] = t["duckdb1"] / t["array"] if "duckdb1" in t else None
         row["array_over_duckdb2"] = t["duckdb2"] / t["array"] if "duckdb2" in t else None
+        row["from_jk_keys_per_s"] = rows_n / t["from_jk"] if "from_jk" in t else None
+        row["from_jk_over_duckdb1"] = t["duckdb1"] / t["from_jk"] if "duckdb1" in t else None
+        row["from_jk_over_duckdb2"] = t["duckdb2"] / t["from_jk"] if "duckdb2" in t else None
         # Decoding: per record, hand-written, batch.
         if schema.prefix.recoverable:
             hand = HAND_DECODERS.get(stem) if schema is _example(stem) else None
@@ -357,9 +385,15 @@ def main() -> None:
                       row["duckdb1_keys_per_s"] and row["duckdb1_keys_per_s"] / m,
                       row["encode_over_seed"], row["encode_nomemo_over_seed"], row["array_over_seed"],
                       row["array_over_duckdb1"]])
+        if "from_jk" in t:
+            jk_table.append([label, row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
+                             row["duckdb1_keys_per_s"] / m, row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
+                             row["from_jk_over_duckdb1"], row["from_jk_over_duckdb2"]])
     print_table(f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
                 ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed",
                  "array/seed", "array/duckdb1"], table)
+    print_table("Hash prefix + K from the same J and K binary columns as DuckDB (M keys/s)",
+                ["case", "keyshape", "duckdb1", "duckdb2", "ks/duckdb1", "ks/duckdb2"], jk_table)
     print_table("Key decoding (M keys/s)", ["case", "decode", "hand", "decode_many", "decode/hand", "many/decode"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)

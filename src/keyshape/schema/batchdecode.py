@@ -39,8 +39,9 @@ class _Fallback(Exception):
 
 
 def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
-    """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as lists of
-    str, bytes as lists of bytes; equal to decoding every key with :meth:`KeySchema.decode`."""
+    """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
+    arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
+    bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`."""
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
     if len(ka) and _vector_layout(schema):
         try:
@@ -60,6 +61,8 @@ def _decode_rows(schema: KeySchema, keys: list[bytes]) -> dict[str, Any]:
             out[f.name] = np.array(col, dtype=np.int64) if all(-(2**63) <= v < 2**63 for v in col) else col
         elif f.type == "float64":
             out[f.name] = np.array(col, dtype=np.float64)
+        elif f.type == "string" and not any(v.endswith("\x00") for v in col):
+            out[f.name] = np.array(col, dtype=str)  # numpy str values cannot end in NUL
         else:
             out[f.name] = col
     return out
@@ -212,9 +215,9 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
     if (body == 0).any() or (body >= 0x80).any():
         raise _Fallback  # NUL would be dropped by numpy strings; non-ASCII needs UTF-8 checks
     if w == 0:
-        return [""] * n
+        return np.full(n, "")
     s = np.ascontiguousarray(cols).view(f"S{w}").reshape(n)
     if f.width is not None and f.pad != "none":
         pad = f._pad_byte()
         s = _STRINGS.lstrip(s, pad) if f.pad == "left" else _STRINGS.rstrip(s, pad)
-    return s.astype(f"U{w}").tolist()
+    return s.astype(f"U{w}")

@@ -363,22 +363,10 @@ class FieldSpec:
             return None
         if arr.null_count:
             return None
-        _, off_buf, data_buf = arr.buffers()
-        offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1]
-        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-        data = data[int(offsets[0]) : int(offsets[-1])]
-        lengths = np.diff(offsets)
-        if want is str and self.width is not None and (data >= 0x80).any():
+        ka = KeyArray.from_offsets(arr)
+        if want is str and self.width is not None and not ka.matrix.max(initial=0) < 0x80:
             return None  # cutting UTF-8 to a width needs the per-value rules
-        first, last = (int(lengths.min()), int(lengths.max()))
-        if first == last:
-            matrix = data.reshape(n, first) if first else np.zeros((n, 0), dtype=np.uint8)
-        else:
-            matrix = np.zeros((n, last), dtype=np.uint8)
-            rows = np.repeat(np.arange(n), lengths)
-            cols = np.arange(len(data)) - np.repeat(offsets[:-1] - offsets[0], lengths)
-            matrix[rows, cols] = data
-        return self._fit_matrix(matrix, lengths)
+        return self._fit_matrix(ka.matrix, ka.lengths)
 
     def _encode_str_array(self, values: np.ndarray) -> KeyArray | None:
         """A numpy str array of ASCII text, straight from its code points (no str per value)."""

@@ -350,7 +350,7 @@ class KeySchema:
 
     def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
         """The fields of many keys as columns (field name -> values, in key order): numbers as
-        numpy arrays (int64 / float64), text as lists of str, bytes as lists of bytes.
+        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes.
 
         Equals decoding every key with :meth:`decode` (and raises its error for the first bad
         key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
