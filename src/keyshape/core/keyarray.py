@@ -92,9 +92,8 @@ class KeyArray:
         if first == last:
             return cls(data.reshape(n, first) if first else np.zeros((n, 0), dtype=np.uint8), lengths)
         matrix = np.zeros((n, last), dtype=np.uint8)
-        rows = np.repeat(np.arange(n), lengths)
-        cols = np.arange(len(data)) - np.repeat(offsets[:-1] - offsets[0], lengths)
-        matrix[rows, cols] = data
+        # A boolean mask assignment fills in row-major order: row by row, each key's bytes.
+        matrix[np.arange(last)[None, :] < lengths[:, None]] = data
         return cls(matrix, lengths)
 
     @classmethod

@@ -103,6 +103,9 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
     for f, plan in zip(fields, schema._ends):
         if f.fixed_width is None:
             tail = plan or 0
+    same_length = int(lengths.min()) == int(lengths.max())
+    if same_length:
+        tail = 0  # one key length: every field sits at a fixed offset
     right = _take(m, lengths - tail, tail) if tail else None
     out: dict[str, Any] = {}
     pos: int | np.ndarray = head
@@ -121,9 +124,9 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
             out[f.name] = _fixed_value(f, cols)
             pos = pos + w
         else:
-            end = lengths - plan
             if isinstance(pos, np.ndarray):
                 raise _Fallback
+            end = lengths - plan
             if (end < pos).any():
                 raise _Fallback
             plan_after = plan  # bytes from here to the end of the key
@@ -133,7 +136,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
             cols[np.arange(width)[None, :] >= vlen[:, None]] = 0
             raw.append(KeyArray(cols, vlen))
             out[f.name] = _variable_value(f, cols, vlen)
-            pos = end
+            pos = int(end[0]) if same_length else end
         if i < last and ls:
             if isinstance(pos, np.ndarray):
                 assert right is not None
