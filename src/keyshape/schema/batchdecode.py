@@ -214,13 +214,13 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
             return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte())
                     for r in KeyArray(np.ascontiguousarray(cols), vlen).tolist()]
         return KeyArray(np.ascontiguousarray(cols), vlen).tolist()
-    body = cols[inside] if not (vlen == w).all() else cols
-    if (body == 0).any() or (body >= 0x80).any():
+    if (cols >= 0x80).any() or ((cols == 0) & inside).any():
         raise _Fallback  # NUL would be dropped by numpy strings; non-ASCII needs UTF-8 checks
     if w == 0:
         return np.full(n, "")
-    s = np.ascontiguousarray(cols).view(f"S{w}").reshape(n)
+    # ASCII bytes widened to code points are a numpy str array as they stand (no string cast).
+    s = np.ascontiguousarray(cols).astype("<u4").view(f"<U{w}").reshape(n)
     if f.width is not None and f.pad != "none":
-        pad = f._pad_byte()
+        pad = f._pad_byte().decode("latin-1")
         s = _STRINGS.lstrip(s, pad) if f.pad == "left" else _STRINGS.rstrip(s, pad)
-    return s.astype(f"U{w}")
+    return s
