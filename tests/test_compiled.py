@@ -207,3 +207,11 @@ def test_pickle_and_copy_keep_working_encoders():
     for other in (pickle.loads(pickle.dumps(schema)), copy.copy(schema)):
         assert other.encode(rec) == key and other.decode(key) == schema.decode(key)
         assert other.encode is not schema.encode
+
+
+@given(st.binary(max_size=300))
+def test_java_bytes_hash_fast_path_equals_the_reference(b):
+    from keyshape.core.hashing import java_bytes_hash
+    from keyshape.schema.compiled import _java_bytes_hash
+
+    assert _java_bytes_hash(b) == java_bytes_hash(b)

@@ -43,22 +43,39 @@ _SIGNED = tuple(c - 256 if c > 127 else c for c in range(256))
 _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
 
 
+# Two bytes at a time: the big-endian pair (a, b) contributes a*31 + b to a Horner step of 31**2.
+_PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
+_PAIRS_OF: dict[int, Callable[[bytes], tuple[int, ...]]] = {}
+_POW31 = [pow(31, k, 1 << 32) for k in range(257)]
+
+
+def _ascii_poly(j: bytes) -> int:
+    """``sum(j[i] * 31**(len-1-i))`` (unbounded), two bytes per Python step: the per-byte loop is
+    what costs in pure Python, and ``struct`` splits the key into pairs in one C call."""
+    n = len(j)
+    unpack = _PAIRS_OF.get(n)
+    if unpack is None:
+        unpack = _PAIRS_OF[n] = struct.Struct(f">{n & 1}x{n // 2}H").unpack if n < 4096 else None  # type: ignore[assignment]
+        if unpack is None:
+            h = 0
+            for c in j:
+                h = (h * 31 + c) & _M32
+            return h
+    h = j[0] if n & 1 else 0
+    pair = _PAIR
+    for x in unpack(j):
+        h = h * 961 + pair[x]
+    return h
+
+
 def java_string_hash_u32(j: bytes) -> int:
     """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
 
-    ASCII J (the usual case) is its own UTF-16 code units, so the loop runs over the bytes
-    directly and masks once at the end (Python ints do not overflow; a long J is masked every
-    64 characters to keep the numbers small).
+    ASCII J (the usual case) is its own UTF-16 code units, so the polynomial runs over the bytes
+    directly (:func:`_ascii_poly`) and is masked once at the end.
     """
     if j.isascii():
-        h = 0
-        if len(j) <= 64:
-            for c in j:
-                h = h * 31 + c
-            return h & _M32
-        for c in j:
-            h = (h * 31 + c) & _M32
-        return h
+        return _ascii_poly(j) & _M32
     try:
         text = j.decode("utf-8")
     except UnicodeDecodeError:
@@ -67,11 +84,17 @@ def java_string_hash_u32(j: bytes) -> int:
 
 
 def _java_bytes_hash(b: bytes) -> int:
-    """``Arrays.hashCode(byte[])`` as a signed 32-bit int (see :func:`hashing.java_bytes_hash`)."""
-    h = 1
-    s = _SIGNED
-    for c in b:
-        h = (h * 31 + s[c]) & _M32
+    """``Arrays.hashCode(byte[])`` as a signed 32-bit int (see :func:`hashing.java_bytes_hash`).
+
+    For ASCII bytes (all non-negative as Java bytes) it is ``31**len + poly(b)``."""
+    if b.isascii():
+        n = len(b)
+        h = (_ascii_poly(b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & _M32
+    else:
+        h = 1
+        s = _SIGNED
+        for c in b:
+            h = (h * 31 + s[c]) & _M32
     return h - (1 << 32) if h & 0x80000000 else h
 
 
