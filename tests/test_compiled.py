@@ -215,3 +215,18 @@ def test_java_bytes_hash_fast_path_equals_the_reference(b):
     from keyshape.schema.compiled import _java_bytes_hash
 
     assert _java_bytes_hash(b) == java_bytes_hash(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=3, max_size=3) | st.just(b"\x00\x00\x00"), st.integers(-(2**31), 2**31 - 1),
+       st.binary(min_size=3, max_size=3), st.binary(min_size=3, max_size=3), st.sampled_from([1, 2, 5]),
+       st.sampled_from([1, 7, 20, 256]))
+def test_opentsdb_salt_compiled_equals_generic(metric, hour, tagk, tagv, width, buckets):
+    base = KeySchema.load("examples/opentsdb.toml")
+    schema = base.with_prefix("opentsdb", splits=None, buckets=buckets, width=width)
+    rec = {"metric": metric, "base_hour": hour, "tagk_host": tagk, "tagv_host": tagv}
+    key = schema.encode(rec)
+    assert key == schema._encode_generic(rec)
+    assert repr(_outcome(schema.decode, key)) == repr(_outcome(schema._decode_generic, key))
+    bad = key[:0] + bytes([key[0] ^ 1]) + key[1:]
+    assert repr(_outcome(schema.decode, bad)) == repr(_outcome(schema._decode_generic, bad))

@@ -201,7 +201,23 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
         env["_BYTE"] = [bytes([i]) for i in range(256)]
         # (byte) Math.abs(hash % buckets): Java's remainder takes the dividend's sign.
         return [f"h = _jbh({material})", f"pre = _BYTE[(-h) % {p.n} if h < 0 else h % {p.n}]"]  # type: ignore[attr-defined]
-    return [f"pre = _P.prefix_for({material})"]  # opentsdb, random: their own per-key code
+    if name == "opentsdb" and p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
+        env["_jbh"] = _java_bytes_hash
+        n, mw = p.n, p.metric_width  # type: ignore[attr-defined]
+        env["_SALTS"] = [_opentsdb_bytes(b, p.width) for b in range(n)]
+        env["_ZERO_SALT"] = bytes(p.width)
+        # A zero (or empty) metric UID is not salted; else |hash % buckets| (Java remainder).
+        return [f"m = {material}[:{mw}]", "if m.count(0) == len(m):", "    pre = _ZERO_SALT", "else:",
+                f"    h = _jbh({material})", f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]"]
+    return [f"pre = _P.prefix_for({material})"]  # random (and huge opentsdb bucket counts)
+
+
+def _opentsdb_bytes(bucket: int, width: int) -> bytes:
+    """The salt bytes of a bucket, with Java's int shifts (as :func:`hashing.opentsdb_salt`)."""
+    out = bytearray(width)
+    for i in range(1, width + 1):
+        out[width - i] = (bucket >> ((8 * (i - 1)) % 32)) & 0xFF
+    return bytes(out)
 
 
 def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
@@ -376,7 +392,6 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
                 src.append(f"    q = q + {ls}")
     src += [f"    if n != {pos}:", "        raise _Doubt"]
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
-    src.append(f"    out = {out}")
     if raw_check:
         enc_env = schema._encoder().__globals__  # the encoder's prefix code and memo
         if hashed:
@@ -395,8 +410,9 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     elif check:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
         env["_enc"] = schema._encoder()
-        src += ["    if _enc(out) != k:", "        raise _Doubt"]
-    src.append("    return out")
+        src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
+    if not check or raw_check:
+        src.append(f"    return {out}")
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
     src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
