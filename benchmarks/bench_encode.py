@@ -9,7 +9,9 @@ by round (best of ``--repeat`` each, on a shared machine):
   switched off (every J hashed, as for all-distinct entities);
 * ``seed``: a per-record loop written the way the seeds write keys (string formatting and
   concatenation, the hash per key in Python / hashlib), checked to give the same bytes;
-* ``many`` / ``array``: ``encode_many(columns)`` as a list of bytes / as a KeyArray;
+* ``many`` / ``array``: ``encode_many(columns)`` as a list of bytes / as a KeyArray (text columns
+  as Python lists); ``array_np``: the same from ``generate(..., text_arrays=True)`` columns (numpy
+  str arrays, what the analyzer feeds it);
 * ``duckdb1`` / ``duckdb2`` (md5 and md5-full, when the duckdb package is installed): DuckDB
   building the same keys from J and K binary columns with its ``md5``, on 1 and 2 threads, and
   ``from_jk``: keyshape building them from the same J and K columns (prefix_many + concat);
@@ -301,6 +303,7 @@ def main() -> None:
     results, table, dec_table, jk_table = [], [], [], []
     for stem, schema in cases():
         columns = next(generate(schema, rows_n, seed=0, chunk_rows=rows_n))
+        np_columns = next(generate(schema, rows_n, seed=0, chunk_rows=rows_n, text_arrays=True))
         records = [{n: _py(columns[n][i]) for n in schema.field_names} for i in range(rows_n)]
         nomemo = schema.with_prefix(schema.prefix.name, splits=None, **_options(schema))
         enc_nomemo = nomemo._encoder()
@@ -310,6 +313,7 @@ def main() -> None:
         fns: dict[str, Callable[[], Any]] = {
             "many": lambda: schema.encode_many(columns),
             "array": lambda: schema.encode_many(columns, as_array=True),
+            "array_np": lambda: schema.encode_many(np_columns, as_array=True),
             "encode": lambda: [schema.encode(r) for r in records],
             "encode_nomemo": lambda: [enc_nomemo(r) for r in records],
         }
@@ -325,6 +329,7 @@ def main() -> None:
         t, out = race(fns, repeat)
         keys = out["many"]
         assert out["encode"] == keys and out["encode_nomemo"] == keys and out["array"].tolist() == keys
+        assert out["array_np"].tolist() == keys
         if "seed" in out:
             assert out["seed"] == keys, f"{stem}: the seed-style loop disagrees with keyshape"
         if "from_jk" in out:
@@ -337,6 +342,7 @@ def main() -> None:
             "schema": f"{stem}.toml", "case": label, "prefix": schema.prefix.name, "route": schema.prefix.route,
             "salted": bool(schema.prefix.salted), "fields": len(schema.fields), "rows": rows_n,
             "batch_keys_per_s": rows_n / t["many"], "batch_array_keys_per_s": rows_n / t["array"],
+            "batch_array_np_keys_per_s": rows_n / t["array_np"],
             "encode_keys_per_s": rows_n / t["encode"], "encode_nomemo_keys_per_s": rows_n / t["encode_nomemo"],
             "seed_loop_keys_per_s": rows_n / t["seed"] if "seed" in t else None,
             "duckdb1_keys_per_s": rows_n / t["duckdb1"] if "duckdb1" in t else None,
@@ -349,6 +355,7 @@ def main() -> None:
         row["batch_over_encode"] = t["encode"] / t["many"]
         row["array_over_duckdb1"] = t["duckdb1"] / t["array"] if "duckdb1" in t else None
         row["array_over_duckdb2"] = t["duckdb2"] / t["array"] if "duckdb2" in t else None
+        row["array_np_over_duckdb1"] = t["duckdb1"] / t["array_np"] if "duckdb1" in t else None
         row["from_jk_keys_per_s"] = rows_n / t["from_jk"] if "from_jk" in t else None
         row["from_jk_over_duckdb1"] = t["duckdb1"] / t["from_jk"] if "duckdb1" in t else None
         row["from_jk_over_duckdb2"] = t["duckdb2"] / t["from_jk"] if "duckdb2" in t else None
@@ -386,14 +393,17 @@ def main() -> None:
                       row["encode_over_seed"], row["encode_nomemo_over_seed"], row["array_over_seed"],
                       row["array_over_duckdb1"]])
         if "from_jk" in t:
-            jk_table.append([label, row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
+            jk_table.append([label, row["batch_array_np_keys_per_s"] / m, row["array_np_over_duckdb1"],
+                             row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
                              row["duckdb1_keys_per_s"] / m, row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
                              row["from_jk_over_duckdb1"], row["from_jk_over_duckdb2"]])
     print_table(f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
                 ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed",
                  "array/seed", "array/duckdb1"], table)
-    print_table("Hash prefix + K from the same J and K binary columns as DuckDB (M keys/s)",
-                ["case", "keyshape", "duckdb1", "duckdb2", "ks/duckdb1", "ks/duckdb2"], jk_table)
+    print_table("md5/crc32 keys: keyshape from typed numpy columns, and from the same J and K binary "
+                "columns as DuckDB (M keys/s)",
+                ["case", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
+                 "J,K/duckdb2"], jk_table)
     print_table("Key decoding (M keys/s)", ["case", "decode", "hand", "decode_many", "decode/hand", "many/decode"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)
