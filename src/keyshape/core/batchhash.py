@@ -93,7 +93,7 @@ def _md5_rounds(words: np.ndarray, nblocks: np.ndarray, out: np.ndarray) -> None
     t = np.empty(n, dtype=np.uint32)
     u = np.empty(n, dtype=np.uint32)
     for blk in range(blocks):
-        m = [np.ascontiguousarray(words[:, blk, i]) for i in range(16)]
+        m = np.ascontiguousarray(words[:, blk, :].T)  # (16, n): each message word contiguous
         a, b, c, d = (x.copy() for x in state)
         for i in range(64):
             if i < 16:  # F = d ^ (b & (c ^ d))
