@@ -84,7 +84,7 @@ def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema_and_records(), st.data())
 def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
     schema, records = sr

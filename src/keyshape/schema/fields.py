@@ -355,7 +355,12 @@ class FieldSpec:
         values of one length (the usual case) are then a reshape of that buffer."""
         want = str if self.type == "string" else bytes
         n = len(vals)
-        if n == 0 or len(self._pad_byte()) != 1 or set(map(type, vals)) != {want}:
+        if n == 0 or len(self._pad_byte()) != 1:
+            return None
+        # pyarrow takes str, numpy str and UTF-8 bytes(-like) values as text, exactly what
+        # coerce() makes of them, and refuses the rest; for bytes fields it would also take str
+        # (as UTF-8, where coerce() reads toStringBinary escapes), so those are checked first.
+        if want is bytes and set(map(type, vals)) != {bytes}:
             return None
         try:
             arr = pa.array(vals, pa.large_string() if want is str else pa.large_binary())
