@@ -135,7 +135,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
             cols = m[:, pos : pos + width].copy()
             cols[np.arange(width)[None, :] >= vlen[:, None]] = 0
             raw.append(KeyArray(cols, vlen))
-            out[f.name] = _variable_value(f, cols, vlen)
+            out[f.name] = _text_value(f, cols, vlen)
             pos = int(end[0]) if same_length else end
         if i < last and ls:
             if isinstance(pos, np.ndarray):
@@ -197,10 +197,6 @@ def _too_big(cols: np.ndarray, w: int) -> bool:
     top = str(2**63 - 1).rjust(w, "0").encode()
     as_s = np.ascontiguousarray(cols).view(f"S{w}").reshape(len(cols))
     return bool((as_s > np.bytes_(top)).any())
-
-
-def _variable_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
-    return _text_value(f, cols, vlen)
 
 
 def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
