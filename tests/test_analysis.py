@@ -329,3 +329,16 @@ def test_monotonic_keys_are_not_told_to_pre_split_or_auto_split_as_they_are() ->
         assert "salt" in advice
         assert "else \"sample\"" not in advice
         assert "Pre-split to" not in advice
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.binary(max_size=4), max_size=12), max_size=4), st.integers(1, 6))
+def test_write_order_on_key_arrays_equals_the_byte_compare(chunks, sample):
+    from keyshape.analysis.signals import WriteOrder
+    from keyshape.core.keyarray import KeyArray
+
+    a, b = WriteOrder(sample), WriteOrder(sample)
+    for chunk in chunks:
+        a.update(chunk)
+        b.update(KeyArray.from_keys(chunk))
+    assert (a.pairs, a.up, a.down) == (b.pairs, b.up, b.down)

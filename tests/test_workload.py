@@ -120,3 +120,30 @@ def test_csv_header_names_may_hold_quoted_commas(tmp_path):
     assert sum(read_keys(p, "user, id", key_format="raw"), []) == [b"u1", b"u,2"]
     with pytest.raises(ValueError, match="columns: user, id, other"):
         list(read_keys(p, "user"))
+
+
+def test_text_arrays_give_the_same_values_and_keys():
+    fields = [{"name": "u", "type": "string"}, {"name": "c", "type": "string", "width": 4},
+              {"name": "k", "type": "string"}, {"name": "b", "type": "bytes", "width": 3},
+              {"name": "g", "type": "bytes"}, {"name": "n", "type": "int64"}]
+    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": fields}, "workload": {
+        "fields": {"u": {"generator": "zipf", "cardinality": 5000, "format": "u{:07d}"},
+                   "c": {"generator": "categorical", "values": ["ab", "c", "é"]},
+                   "k": {"generator": "uuid"}, "b": {"generator": "zipf", "cardinality": 300},
+                   "g": {"generator": "uuid"}, "n": {"generator": "constant", "value": "7"}}}})
+    lists = list(generate(s, rows=700, chunk_rows=256))
+    arrays = list(generate(s, rows=700, chunk_rows=256, text_arrays=True))
+    for a, b in zip(lists, arrays):
+        assert all(isinstance(a[n], list) for n in "uckbg")
+        assert isinstance(b["u"], np.ndarray) and isinstance(b["k"], np.ndarray)
+        assert {n: list(v) for n, v in a.items()} == {n: list(v) for n, v in b.items()}
+        assert s.encode_many(a) == s.encode_many(b) == [s.encode({n: a[n][i] for n in a}) for i in range(len(a["n"]))]
+
+
+
+def test_int_bytes_equals_int_to_bytes():
+    from keyshape.workload import _int_bytes
+
+    vals = np.array([0, 1, 255, 256, 2**23, -1, -(2**23), 2**24 - 1], dtype=np.int64)
+    assert _int_bytes(vals, 3) == [int(x).to_bytes(3, "big", signed=x < 0) for x in vals.tolist()]
+    assert _int_bytes(np.array([2**24]), 3) is None  # does not fit: int.to_bytes raises its error

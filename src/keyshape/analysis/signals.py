@@ -35,8 +35,8 @@ class WriteOrder:
         if n == 0:
             return
         if isinstance(keys, KeyArray):
-            head = keys[: self.sample + 1].tolist()
-            last = keys[n - 1 :].tolist()[0]
+            self._update_array(keys)
+            return
         else:
             head = list(keys[: self.sample + 1])
             last = keys[n - 1]
@@ -48,6 +48,35 @@ class WriteOrder:
             elif b < a:
                 self.down += 1
         self.pairs += max(0, len(head) - 1)
+        self._last = last
+
+    def _update_array(self, keys: KeyArray) -> None:
+        """:meth:`update` for a KeyArray, comparing all consecutive pairs as matrix rows.
+
+        On zero-padded rows the first differing column decides, as in an unsigned byte compare:
+        where one key ends, its padding 0 sorts before any byte of the longer key and before
+        nothing when the longer one continues with 0 (then the rows are equal and the shorter
+        key, a prefix, sorts first: the lengths decide)."""
+        n = len(keys)
+        last = keys[n - 1 :].tolist()[0]
+        head = keys[: self.sample + 1]
+        if self._last is not None:
+            prev = KeyArray.from_keys([self._last])
+            head = KeyArray.concat_rows([prev, head])
+        m, ln = head.matrix, head.lengths
+        if len(m) > 1 and m.shape[1] == 0:
+            self.pairs += len(m) - 1  # every key empty: all pairs equal
+        elif len(m) > 1:
+            a, b = m[:-1], m[1:]
+            diff = a != b
+            has = diff.any(axis=1)
+            first = diff.argmax(axis=1)
+            rows = np.arange(len(a))
+            greater = np.where(has, b[rows, first] > a[rows, first], ln[1:] > ln[:-1])
+            less = np.where(has, b[rows, first] < a[rows, first], ln[1:] < ln[:-1])
+            self.up += int(greater.sum())
+            self.down += int(less.sum())
+            self.pairs += len(a)
         self._last = last
 
     @property

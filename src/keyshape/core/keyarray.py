@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from keyshape.errors import KeyshapeError
 
@@ -51,6 +52,11 @@ class KeyArray:
     def from_keys(cls, keys: Sequence[bytes]) -> KeyArray:
         """The keys of a sequence of ``bytes`` (exact, trailing NUL bytes included)."""
         n = len(keys)
+        if n >= 256 and isinstance(keys, list):
+            out = cls._from_arrow(keys)
+            if out is not None:
+                out._list = keys
+                return out
         lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
         width = int(lengths.max(initial=0))
         if n == 0 or width == 0:
@@ -61,6 +67,36 @@ class KeyArray:
             out = cls(np.array(keys, dtype=f"S{width}").view(np.uint8).reshape(n, width), lengths)
         out._list = keys if isinstance(keys, list) else None
         return out
+
+    @classmethod
+    def _from_arrow(cls, keys: list[bytes]) -> KeyArray | None:
+        """:meth:`from_keys` through one pyarrow pass (one buffer plus offsets, in C); keys of
+        one length are then a reshape of that buffer. None when pyarrow declines the list."""
+        try:
+            arr = pa.array(keys, pa.large_binary())
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        if arr.null_count:
+            return None
+        return cls.from_offsets(arr)
+
+    @classmethod
+    def from_offsets(cls, arr: pa.Array) -> KeyArray:
+        """The values of a pyarrow (large) binary or string array without nulls, exactly."""
+        n = len(arr)
+        _, off_buf, data_buf = arr.buffers()
+        otype = np.int64 if pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type) else np.int32
+        offsets = np.frombuffer(off_buf, dtype=otype)[arr.offset : arr.offset + n + 1].astype(np.int64)
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        data = data[int(offsets[0]) : int(offsets[-1])]
+        lengths = np.diff(offsets)
+        first, last = (int(lengths.min()), int(lengths.max())) if n else (0, 0)
+        if first == last:
+            return cls(data.reshape(n, first) if first else np.zeros((n, 0), dtype=np.uint8), lengths)
+        matrix = np.zeros((n, last), dtype=np.uint8)
+        # A boolean mask assignment fills in row-major order: row by row, each key's bytes.
+        matrix[np.arange(last)[None, :] < lengths[:, None]] = data
+        return cls(matrix, lengths)
 
     @classmethod
     def constant(cls, key: bytes, n: int) -> KeyArray:
@@ -95,6 +131,17 @@ class KeyArray:
             offset = offset + w if isinstance(offset, int) and p.is_fixed else offset + p.lengths
         lengths = np.full(n, offset, dtype=np.int64) if isinstance(offset, int) else offset
         return cls(out, lengths)
+
+    @classmethod
+    def concat_rows(cls, parts: Sequence[KeyArray]) -> KeyArray:
+        """The rows of every part, one part after the other (matrices widened with zeros)."""
+        width = max(p.width for p in parts)
+        matrix = np.zeros((sum(len(p) for p in parts), width), dtype=np.uint8)
+        at = 0
+        for p in parts:
+            matrix[at : at + len(p), : p.width] = p.matrix
+            at += len(p)
+        return cls(matrix, np.concatenate([p.lengths for p in parts]))
 
     @property
     def width(self) -> int:

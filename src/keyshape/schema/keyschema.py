@@ -66,6 +66,7 @@ class KeySchema:
         self._encode_only = self._encode_only_reason()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
         self.counters: list = []  # CounterSpec of each [[counter]] (keyshape.schema.counters)
+        self._install_trampolines()
 
     # ------------------------------------------------------------------------------- loading
 
@@ -169,7 +170,62 @@ class KeySchema:
         return self.separator.join([parts[i] for i in self._hash_idx])
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
-        """The row key of ``record`` (a mapping with every key field; extra entries are ignored)."""
+        """The row key of ``record`` (a mapping with every key field; extra entries are ignored).
+
+        Runs a function compiled once for this schema (:mod:`keyshape.schema.compiled`)."""
+        return self._encoder()(record)
+
+    def _install_trampolines(self) -> None:
+        # encode/decode are called once per row: the instance attributes below shadow the
+        # methods, and on first use are replaced by the functions compiled for this schema, so a
+        # call is one plain function call (no method dispatch, no "compiled yet?" test).
+        self._compiled_encode: Any = None
+        self._compiled_decode: Any = None
+        self.encode = self._first_encode  # type: ignore[method-assign]
+        self.decode = self._first_decode  # type: ignore[method-assign]
+
+    def _first_encode(self, record: Mapping[str, Any]) -> bytes:
+        return self._encoder()(record)
+
+    def _first_decode(self, key: bytes) -> dict[str, Any]:
+        return self._decoder()(key)
+
+    def _encoder(self) -> Any:
+        if self._compiled_encode is None:
+            from keyshape.schema.compiled import compile_encoder
+
+            self._compiled_encode = compile_encoder(self)
+            self.encode = self._compiled_encode  # type: ignore[method-assign]
+        return self._compiled_encode
+
+    def _decoder(self) -> Any:
+        if self._compiled_decode is None:
+            from keyshape.schema.compiled import compile_decoder
+
+            self._compiled_decode = compile_decoder(self)
+            self.decode = self._compiled_decode  # type: ignore[method-assign]
+        return self._compiled_decode
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Compiled functions are not picklable; they are rebuilt on first use after loading.
+        state = dict(self.__dict__)
+        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._install_trampolines()
+
+    def __copy__(self) -> KeySchema:
+        # A copy shares fields and prefix but must compile its own functions: their fallbacks
+        # are bound to the schema they were compiled for.
+        out = KeySchema.__new__(KeySchema)
+        out.__setstate__(self.__getstate__())
+        return out
+
+    def _encode_generic(self, record: Mapping[str, Any]) -> bytes:
+        """:meth:`encode` walking the field specs: the reference the compiled encoder equals."""
         parts = self._parts(record)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
@@ -294,6 +350,10 @@ class KeySchema:
         a key that does not parse, or a key whose hash prefix does not match its fields (written
         with another schema).
         """
+        return self._decoder()(key)
+
+    def _decode_generic(self, key: bytes) -> dict[str, Any]:
+        """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
         key = bytes(key)
         k = self.prefix.strip(key)  # md5-full says first that its fields are gone
         self._refuse_encode_only(f"cannot decode {hbytes.to_string_binary(key)}")
@@ -321,11 +381,22 @@ class KeySchema:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; "
                 "was it written with this schema?")
-        if self.prefix.width and self.prefix.material and self.encode(out) != key:
+        if self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
                 "was it written with this schema (separator, hash_fields, buckets)?")
         return out
+
+    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+        """The fields of many keys as columns (field name -> values, in key order): numbers as
+        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes.
+
+        Equals decoding every key with :meth:`decode` (and raises its error for the first bad
+        key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
+        """
+        from keyshape.schema.batchdecode import decode_many
+
+        return decode_many(self, keys)
 
     # ------------------------------------------------------------------------------- buckets
 

@@ -28,12 +28,11 @@ builds J as a String. md5 and crc32 hash the bytes of J.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape.core import hashing, hbytes
+from keyshape.core import batchhash, hashing, hbytes
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -82,17 +81,9 @@ def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _md5_hex_matrix(materials: KeyArray, width: int) -> np.ndarray:
-    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix.
-
-    MD5 has no vector form in numpy or the standard library, so this is one ``hashlib`` call per
-    key; joining the digests as one str keeps everything else out of the per-key loop.
-    """
-    n = len(materials)
-    if n == 0:
-        return np.zeros((0, width), dtype=np.uint8)
-    md5 = hashlib.md5
-    text = "".join([md5(m).hexdigest() for m in materials.tolist()]).encode("ascii")
-    return np.frombuffer(text, dtype=np.uint8).reshape(n, 32)[:, :width]
+    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix
+    (numpy MD5 kernel, :func:`keyshape.core.batchhash.md5_hex_many`)."""
+    return batchhash.md5_hex_many(materials, width)
 
 
 class Prefix:
@@ -104,6 +95,7 @@ class Prefix:
     width = 0  # prefix length in bytes
     recoverable = True  # whether K can be recovered from the key
     salted = False  # whether the key space is cut into buckets that a scan must fan out to
+    route = "none"  # how prefix_many computes a batch (benchmarks print it)
 
     def __init__(self, separator: bytes = b"") -> None:
         self.separator = separator
@@ -179,6 +171,7 @@ class Prefix:
 
 class Md5Prefix(Prefix):
     name, material, sep_after, salted = "md5", "J", True, True
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def __init__(self, separator: bytes = b"", length: int = 4) -> None:
         super().__init__(separator)
@@ -201,6 +194,7 @@ class Md5FullPrefix(Prefix):
     """The key is ``md5_hex(K)`` alone: point reads only, fields kept in a column."""
 
     name, material, width, recoverable = "md5-full", "K", 32, False
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hashlib.md5(material).hexdigest().encode("ascii")
@@ -226,6 +220,7 @@ class Md5FullPrefix(Prefix):
 
 class JavaHashShortPrefix(Prefix):
     name, material, width, salted = "java-hash-short", "J", 2, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
@@ -243,13 +238,13 @@ class JavaHashShortPrefix(Prefix):
 
 class Crc32Prefix(Prefix):
     name, material, width, sep_after, salted = "crc32", "J", 4, True, True
+    route = "numpy CRC-32 table kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        # zlib has no batch form: one C call per key, the digits vectorized.
-        crc = np.fromiter(map(zlib.crc32, materials.tolist()), dtype=np.uint64, count=len(materials))
+        crc = batchhash.crc32_many(materials).astype(np.uint64)
         return _hex_digits(crc & np.uint64(0xFFFF), 4)
 
     def bucket_count(self) -> int:
@@ -261,6 +256,7 @@ class Crc32Prefix(Prefix):
 
 class ModPrefix(Prefix):
     name, material, sep_after, salted = "mod", "J", True, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -286,6 +282,7 @@ class RandomPrefix(ModPrefix):
     """A random bucket per write: even writes, but every read must visit every bucket."""
 
     name, material = "random", ""
+    route = "numpy random generator"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
         super().__init__(separator, buckets)
@@ -300,6 +297,7 @@ class RandomPrefix(ModPrefix):
 
 class PhoenixPrefix(Prefix):
     name, material, width, salted = "phoenix", "K", 1, True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -330,6 +328,7 @@ class OpenTsdbPrefix(Prefix):
     """
 
     name, material, salted = "opentsdb", "J", True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
         super().__init__(separator)
