@@ -77,6 +77,11 @@ class PhoenixKeySchema(KeySchema):
         fields = [_field(c) for c in key.columns]
         super().__init__(spec, fields, b"\x00", prefix, [f.name for f in fields], None, workload, source)
 
+    def _install_trampolines(self) -> None:
+        # KeySchema shadows encode/decode with functions compiled from its field specs; a Phoenix
+        # key is composed by PhoenixKey (compiled per table itself), so the methods below stay.
+        self._compiled_encode = self._compiled_decode = None
+
     # --- keys --------------------------------------------------------------------------------
 
     def _record(self, record: Mapping[str, Any]) -> dict[str, Any]:
