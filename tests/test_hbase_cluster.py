@@ -30,7 +30,8 @@ from keyshape.read import scan, scan_page
 from keyshape.schema import KeySchema
 from keyshape.store.hbase import HBaseStore
 
-pytestmark = pytest.mark.hbase_cluster
+# Marked `hbase` too: like every real-HBase test it needs Java, so `-m "not hbase"` stays Java-free.
+pytestmark = [pytest.mark.hbase, pytest.mark.hbase_cluster]
 ROOT = Path(__file__).resolve().parents[1]
 
 
