@@ -366,6 +366,13 @@ class Standalone:
 
     def start_thrift(self, deadline: float) -> None:
         """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
+        try:
+            import happybase
+        except ImportError:
+            # Readiness is a real Thrift call; without the client that makes it, say so at once
+            # instead of retrying an import until the timeout.
+            raise StartFailed("thrift", "the Python package happybase is needed to check the gateway; "
+                              "pip install happybase", None) from None
         if self.thrift_pid() is None:
             if _port_open(self.thrift_port):
                 raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
@@ -377,7 +384,6 @@ class Standalone:
             if self.thrift_pid() is None:
                 raise StartFailed("thrift", "the ThriftServer JVM exited", log)
             try:
-                import happybase
                 conn = happybase.Connection("127.0.0.1", self.thrift_port, timeout=5000)
                 conn.tables()
                 conn.close()
