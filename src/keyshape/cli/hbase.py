@@ -8,6 +8,7 @@ and ``watch`` refuses, since an embedded table exists only inside the process th
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -117,6 +118,37 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
 
     for role, spec, splits in schema_tables(schema)[1:]:
         out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
+    out.print(_assignment(regions))
+
+
+def _assignment(regions: list[Any]) -> str:
+    """One line: how many of the table's regions each server was given."""
+    counts: dict[str, int] = {}
+    for r in regions:
+        counts[r.server] = counts.get(r.server, 0) + 1
+    mean = len(regions) / len(counts)
+    parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+    return (f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} hold the regions "
+            f"({parts}; max/mean {max(counts.values()) / mean:.2f})")
+
+
+def _servers_table(shares: list[Any], metric: str) -> Any:
+    """Per-server request shares beside the per-region ones (``ops.live.shares_by_server``)."""
+    from rich.table import Table
+
+    from keyshape.report.terminal import _bar
+
+    top = max((s.share for s in shares), default=0.0)
+    mean = sum(s.share for s in shares) / len(shares) if shares else 0.0
+    table = Table(title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} "
+                        f"share per server (max/mean {top / mean if mean else 0:.2f})",
+                  title_justify="left", header_style="bold")
+    for col in ("server", "regions", f"{metric}s", "share", ""):
+        table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
+    for s in shares:
+        table.add_row(s.server, str(s.regions), f"{s.requests:,}", f"{100 * s.share:.1f}%",
+                      _bar(s.share, top))
+    return table
 
 
 @click.command("load")
@@ -147,6 +179,7 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
         live_analysis,
         load_workload,
         shares_by_region,
+        shares_by_server,
         wait_for_writes,
     )
     from keyshape.report.terminal import progress_bar
@@ -172,6 +205,9 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
                                    progress=lambda done, _total: update(done), seed=seed)
         out.print(f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: "
                   f"{result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})")
+        ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        out.print(f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended "
+                  f"{ended} UTC; {getattr(store, 'retry_count', 0)} transient error(s) retried")
         final = wait_for_writes(store, table, baseline, result.rows, timeout=settle)
     finally:
         store.close()
@@ -185,13 +221,15 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     if counted < result.rows:
         err.print(f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
                   f"writes after {settle:.0f} s; the servers report loads periodically")
-    out.print(_load_table(live, dict(shares_by_region(predicted))))
+    out.print(_load_table(live, dict(shares_by_region(predicted)),
+                          list(dict.fromkeys(r.server for r in heat.latest))))
+    out.print(_servers_table(shares_by_server(heat, live), "write"))
     _print_verdict(out, live, f"live: {counted:,} write requests")
     out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: "
               f"{predicted.verdict}[/dim]")
 
 
-def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
+def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | None = None) -> Any:
     from rich.table import Table
     from rich.text import Text
 
@@ -208,7 +246,8 @@ def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
         p = predicted.get(r.start)
         table.add_row(str(r.index), Text(to_string_binary(r.start) if r.start else "(start)"),
                       f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
-                      "" if p is None else f"{100 * p:.1f}%", str(r.server),
+                      "" if p is None else f"{100 * p:.1f}%",
+                      servers[r.server] if servers else str(r.server),
                       f"{r.bytes / 1e6:.1f}")
     return table
 
@@ -257,7 +296,7 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
     from keyshape.analysis.designs import with_key_labels
-    from keyshape.ops.live import live_analysis, watch
+    from keyshape.ops.live import live_analysis, shares_by_server, watch
     from keyshape.phoenix.schema import load_schema
 
     schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
@@ -290,4 +329,5 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
     from keyshape.report.terminal import analysis_view
 
     out.print(analysis_view(analysis, width=out.width))
+    out.print(_servers_table(shares_by_server(heat, analysis), metric))
     write_reports(out, analysis, html_path, png_path)

@@ -455,8 +455,9 @@ class EmbeddedStore:
                 for r in t.regions:
                     reads[r.server] += r.reads
                     writes[r.server] += r.writes
-            return [ServerInfo(name=f"embedded-{i}", regions=n, read_requests=reads[i], write_requests=writes[i])
-                    for i, n in enumerate(self._region_counts())]
+            return sorted((ServerInfo(name=f"embedded-{i}", regions=n, read_requests=reads[i],
+                                      write_requests=writes[i])
+                           for i, n in enumerate(self._region_counts())), key=lambda s: s.name)
 
     def set_balancer(self, on: bool) -> bool:
         """Record the balancer switch and return the previous one (this store never moves

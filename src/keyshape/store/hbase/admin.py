@@ -303,8 +303,9 @@ class HBaseAdmin:
     def move_region(self, region_name: str | bytes, server: str | None = None,
                     timeout: float = 60.0) -> str:
         """Move the region ``region_name`` (``RegionInfo.name``, its bytes, or the encoded name)
-        to ``server`` (``host:port`` of a live region server; None: the other live server with
-        the fewest regions), wait until hbase:meta shows it open there, and return that server.
+        to ``server`` (``host:port``, or HBase's ``host,port,startcode``, of a live region server;
+        None: the other live server with the fewest regions), wait until hbase:meta shows it
+        open there, and return that server (``host:port``).
         Moving a region to the server it is on does nothing. Turn the balancer off
         (``set_balancer(False)``) to keep HBase from moving it back."""
         full = self._full_region_name(region_name)
@@ -322,6 +323,8 @@ class HBaseAdmin:
         region, _ = found
         current = f"{region.host}:{region.port}"
         live = {f"{s.server.host_name}:{s.server.port}": s for s in self._live_servers()}
+        if server is not None and server.count(",") == 2:  # HBase's "host,port,startcode" form
+            server = ":".join(server.split(",")[:2])
         if server is None:
             others = sorted((len(s.server_load.region_loads), n) for n, s in live.items() if n != current)
             if not others:

@@ -15,6 +15,7 @@ from typing import Any
 
 from hbasedriver.protobuf_py import Client_pb2, Filter_pb2
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
 from keyshape.store.base import split_table_name
 from keyshape.store.hbase.client import HBaseClient, cells_of
@@ -100,6 +101,7 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
     namespace, name = split_table_name(table)
     returned = 0
     attempt = 0
+    region: Region | None = None
     while limit is None or returned < limit:
         try:
             regions = store.cluster.region_list(namespace, name, refresh=attempt > 0)
@@ -148,7 +150,14 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
                 raise store.refused(exc, table, "scan") from None
             attempt += 1
             if attempt > store.retries:
-                raise StoreError(f"scan of {table!r} failed after {store.retries} retries: {exc}") from exc
+                # Name the region and where the scan stood, so the caller knows what is missing
+                # (a scan never ends early without saying so).
+                bound = high if reverse else low
+                where = (f" in region {to_string_binary(region.name)!r} ({region.host}:{region.port})"
+                         if region is not None else "")
+                at = f" after row {to_string_binary(bound[0])!r}" if bound[0] is not None and returned else ""
+                raise StoreError(f"scan of {table!r} failed{where}{at} after {store.retries} "
+                                 f"retries: {exc}") from exc
             store.note_retry(attempt, f"scan of {table!r}", exc)
             continue
         # this region is done: stop, or move to the next one in scan order
