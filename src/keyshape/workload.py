@@ -51,7 +51,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec, parse_timestamp
 
 __all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "count_key_rows", "generate",
-           "key_file_parts", "key_files",
+           "key_file_parts", "key_files", "record_columns",
            "parse_workload", "read_key_arrays", "read_keys", "read_records"]
 
 DEFAULT_START = "2026-01-01T00:00:00Z"
@@ -426,11 +426,23 @@ def read_records(path: str | Path, columns: list[str] | None = None,
     leading zeros survive) becomes a list, which :meth:`KeySchema.encode_many` parses per field.
     """
     for batch in _batches(path, columns, chunk_rows):
-        out: dict[str, np.ndarray | list] = {}
-        for name, col in zip(batch.schema.names, batch.columns):
-            kind = str(col.type)
-            if kind.startswith(("int", "uint", "double", "float")) and col.null_count == 0:
-                out[name] = col.to_numpy(zero_copy_only=False)
-            else:
-                out[name] = col.to_pylist()
-        yield out
+        yield record_columns(batch)
+
+
+def record_columns(batch: Any, names: Sequence[str] | None = None) -> dict[str, np.ndarray | list]:
+    """The columns of a pyarrow RecordBatch as :meth:`KeySchema.encode_many` takes them: numeric
+    columns without nulls as numpy arrays, Arrow timestamps as int64 milliseconds since the epoch
+    (what timestamp fields hold), everything else as a list."""
+    import pyarrow as pa
+
+    out: dict[str, np.ndarray | list] = {}
+    for name in names if names is not None else batch.schema.names:
+        col = batch.column(batch.schema.get_field_index(name))
+        kind = str(col.type)
+        if pa.types.is_timestamp(col.type) and col.null_count == 0:
+            out[name] = col.cast(pa.timestamp("ms", col.type.tz), safe=False).cast(pa.int64()).to_numpy()
+        elif kind.startswith(("int", "uint", "double", "float")) and col.null_count == 0:
+            out[name] = col.to_numpy(zero_copy_only=False)
+        else:
+            out[name] = col.to_pylist()
+    return out

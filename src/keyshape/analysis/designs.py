@@ -297,11 +297,9 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         total = count_key_rows(keys_file)  # Parquet/ORC footers: exact windows
     else:
         total = rows
-    if value_bytes is None:
-        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
-    acc = Analyzer(schema.split_keys(), servers=servers, windows=windows, total_rows=total,
-                   auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                   cells_per_row=cells_per_row or len(schema.fields))
+    acc = schema_analyzer(schema, total, servers=servers, windows=windows,
+                          auto_split_rows=auto_split_rows, value_bytes=value_bytes,
+                          cells_per_row=cells_per_row)
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
     if keys_file is not None:
         from keyshape.analysis.keyfiles import feed_key_files
@@ -317,6 +315,25 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                 progress(done, total)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
+    return finish_schema(acc, schema, source=source, name=name, heavy=heavy)
+
+
+def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
+                    split_keys: Sequence[bytes] | None = None, servers: int = 3,
+                    windows: int = 50, auto_split_rows: int | None = None,
+                    value_bytes: int | None = None, cells_per_row: int | None = None) -> Analyzer:
+    """The Analyzer ``analyze_schema`` fills for ``schema``: its split keys (or ``split_keys``),
+    ``value_bytes`` from its workload (else 100) and one cell per key field unless given."""
+    if value_bytes is None:
+        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+    return Analyzer(schema.split_keys() if split_keys is None else split_keys, servers=servers,
+                    windows=windows, total_rows=total_rows, auto_split_rows=auto_split_rows,
+                    value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields))
+
+
+def finish_schema(acc: Analyzer, schema: KeySchema, *, source: str, name: str | None = None,
+                  heavy: dict[str, HeavyHitters] | None = None) -> Analysis:
+    """``acc.finish`` with what the schema says: its name, hints, text and lint findings."""
     return acc.finish(name=name or schema.table.full_name, hints=schema_hints(schema, heavy),
                       schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
 

@@ -1,0 +1,183 @@
+"""``analyze``: the hotspot analyzer over a Spark DataFrame (or files) of row keys, as mergeable
+partials.
+
+Write order is the order the local engine reads the same data in: files sorted by path, rows in
+file order (Parquet's ``_metadata.row_index``); for other DataFrames it is partition order and
+row order within each partition (``monotonically_increasing_id``), which must then be
+deterministic. A first, cheap job counts the rows of each file (partition) so every row knows its
+position in the whole stream; the second runs one :class:`~keyshape.analysis.Analyzer` per
+partition over Arrow batches and returns it pickled; the driver merges them and finishes. The
+result is the local analyzer's, number for number.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keyshape.analysis.analyze import Analysis, Analyzer
+from keyshape.analysis.designs import finish_schema, schema_analyzer, with_regions
+from keyshape.core.arrowkeys import from_arrow
+from keyshape.errors import KeyshapeError
+from keyshape.schema import KeySchema
+from keyshape.spark.encode import encode_keys
+from keyshape.spark.session import as_schema, pyspark, session
+from keyshape.spark.splits import key_column, sample_splits
+
+_KEY, _GROUP, _INDEX = "__ks_key", "__ks_group", "__ks_index"
+_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".orc": "orc", ".csv": "csv", ".txt": "csv"}
+
+
+def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str]:
+    """A DataFrame over the key files behind ``path`` (file, directory or glob) and its format.
+
+    The same files the local engine reads (``keyshape.workload.key_files``) are passed to Spark
+    explicitly, so both see the same rows."""
+    from keyshape.workload import key_files
+
+    files = key_files(path)
+    formats = {_FORMATS.get(f.suffix.lower(), "csv") for f in files}
+    if len(formats) != 1:
+        raise KeyshapeError(f"{path}: mixes {', '.join(sorted(formats))} files; give one format")
+    fmt = formats.pop()
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        # As the local engine: a header row, every column text (keys like "007" keep zeros).
+        reader = reader.option("header", "true").option("inferSchema", "false")
+    return reader.load([str(f.resolve()) for f in files]), fmt
+
+
+def _positions_df(df: Any, column: str, by_file: bool) -> Any:
+    """(key, group, index in group): the group is the file path (rows numbered by Parquet's
+    row index) or the partition id (rows numbered in partition order)."""
+    from pyspark.sql import functions as F
+
+    if by_file:
+        return df.select(F.col(column).alias(_KEY), F.col("_metadata.file_path").alias(_GROUP),
+                         F.col("_metadata.row_index").alias(_INDEX))
+    mono = F.monotonically_increasing_id()
+    # monotonically_increasing_id is (partition id << 33) + row number within the partition.
+    return df.select(F.col(column).alias(_KEY),
+                     F.spark_partition_id().cast("string").alias(_GROUP),
+                     (mono - F.shiftleft(F.spark_partition_id().cast("long"), 33)).alias(_INDEX))
+
+
+def _group_offsets(pos_df: Any, by_file: bool) -> tuple[dict[str, int], int]:
+    from pyspark.sql import functions as F
+
+    rows = pos_df.groupBy(_GROUP).agg((F.max(_INDEX) + 1).alias("n")).collect()
+    order = sorted(rows, key=lambda r: r[_GROUP] if by_file else int(r[_GROUP]))
+    offsets: dict[str, int] = {}
+    start = 0
+    for r in order:
+        offsets[r[_GROUP]] = start
+        start += int(r["n"])
+    return offsets, start
+
+
+def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str,
+                    batches: Iterator[Any]) -> Iterator[Any]:
+    """One record batch holding this partition's Analyzer, pickled (the mergeable partial)."""
+    import pyarrow as pa
+
+    part = template.empty_like()
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        keys = from_arrow(batch.column(0), key_format)
+        groups = batch.column(1).dictionary_encode()
+        starts = np.array([offsets[g] for g in groups.dictionary.to_pylist()], dtype=np.int64)
+        index = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
+        part.update(keys, positions=starts[groups.indices.to_numpy(zero_copy_only=False)] + index)
+    yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part)], pa.binary())], ["partial"])
+
+
+def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None = None, *,
+            split_keys: Sequence[bytes] | None = None, regions: int | None = None,
+            sample_regions: int | None = None, table: str | None = None, url: str | None = None,
+            servers: int = 3, windows: int = 50, value_bytes: int | None = None,
+            cells_per_row: int | None = None, key_format: str = "binary",
+            spark: Any = None) -> Analysis:
+    """The analyzer's statistics over the row keys of a DataFrame or of key files, on Spark.
+
+    ``df_or_path`` is a DataFrame or a Parquet / ORC / CSV file, directory or glob. ``column``
+    holds the keys (binary, or text per ``key_format``); when the DataFrame has no such column
+    but has the schema's fields, the keys are encoded first (:func:`encode_keys`). The regions
+    are, in order of preference: ``split_keys``; the live regions of ``table`` on the HBase at
+    ``url``; ``sample_regions`` regions from :func:`sample_splits`; else the schema's splits
+    (re-cut to ``regions`` when given). The result equals ``analyze_schema(schema,
+    keys_file=path)`` (and ``Analyzer`` over the same keys) number for number.
+    """
+    pyspark()
+    schema = as_schema(schema)
+    if regions is not None:
+        schema = with_regions(schema, regions)
+    by_file = False
+    source = "Spark DataFrame"
+    if isinstance(df_or_path, (str, Path)):
+        spark = spark or session()
+        df, fmt = read_keys_df(spark, df_or_path)
+        by_file = fmt == "parquet"
+        source = f"keys from {df_or_path}"
+    else:
+        df = df_or_path
+    if column is not None and column not in df.columns and all(
+            f in df.columns for f in schema.field_names):
+        df = encode_keys(df, schema, column)
+    named = column
+    column = key_column(df, column)
+    if split_keys is None and table is not None:
+        split_keys = _live_splits(table, url)
+    elif split_keys is None and sample_regions is not None:
+        split_keys = sample_splits(df, sample_regions, column, key_format=key_format)
+    pos_df = _positions_df(df, column, by_file)
+    offsets, total = _group_offsets(pos_df, by_file)
+    if total == 0:
+        raise KeyshapeError("no keys to analyze: the DataFrame or key files have zero rows")
+    acc = schema_analyzer(schema, total, split_keys=split_keys, servers=servers,
+                          windows=windows, value_bytes=value_bytes, cells_per_row=cells_per_row)
+    template = acc.empty_like()
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        return partial_batches(template, offsets, key_format, batches)
+
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    out = StructType([StructField("partial", BinaryType(), False)])
+    for row in pos_df.mapInArrow(run, out).toLocalIterator():
+        acc.merge(pickle.loads(row["partial"]))
+    if named:
+        source += f" column {named}"
+    return finish_schema(acc, schema, source=source)
+
+
+def _live_splits(table: str, url: str | None) -> list[bytes]:
+    if url is None:
+        raise KeyshapeError("split keys from a live table need its HBase url (url='host:2181')")
+    from keyshape.store import open_store
+
+    store = open_store(url)
+    try:
+        return [r.start for r in store.regions(table) if r.start]
+    finally:
+        store.close()
+
+
+def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str | None = None,
+                 master: str | None = None, regions: int | None = None,
+                 auto_split_rows: int | None = None, servers: int = 3,
+                 windows: int = 50) -> Analysis:
+    """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
+    if auto_split_rows is not None:
+        raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; "
+                            "drop --auto-split or use --engine local")
+    spark = session(master)
+    return analyze(str(path), schema, column, regions=regions, servers=servers, windows=windows,
+                   spark=spark)
+
+
+__all__ = ["analyze", "analyze_path", "partial_batches", "read_keys_df"]
