@@ -92,3 +92,12 @@ def test_bench_hbase_reads(tmp_path, hbase):
     for p in data["gets"]:
         assert p["gets"] == 200
         assert positive(p["direct_gets_per_s"]) and positive(p["random_over_direct"]), p["buckets"]
+
+
+def test_bench_keys_io(tmp_path):
+    data = run("bench_keys_io", tmp_path)
+    assert data["rows"] == 200_000 and data["key_bytes"] == 41
+    assert [r["result"] for r in data["local"][2:]] == ["balanced"] * 4  # every engine, one verdict
+    for r in data["local"]:
+        assert positive(r["keys_per_s"]), r["what"]
+    assert positive(data["engine_over_pyarrow_floor"])
