@@ -133,3 +133,42 @@ def test_missing_and_empty_sources_say_so(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(KeyshapeError, match="no Parquet, ORC or CSV"):
         key_files(tmp_path / "empty")
+
+
+def test_spark_engine_without_pyspark_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    import sys
+
+    from click.testing import CliRunner
+
+    from keyshape.cli.main import main as cli
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark -> ImportError
+    keys = tmp_path / "k.parquet"
+    pq.write_table(pa.table({"k": pa.array([b"a"], pa.binary())}), keys)
+    orders = Path(__file__).resolve().parents[1] / "examples" / "orders.toml"
+    res = CliRunner().invoke(cli, ["analyze", str(orders), "--keys", str(keys), "--engine", "spark"],
+                             standalone_mode=False)
+    assert res.exit_code == 2
+    assert "keyshape[spark]" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_partials_pickle_without_lookup_tables_and_merge() -> None:
+    import pickle
+
+    keys = _keys(5000, seed=1)
+    splits = [b"%02d" % i for i in range(1, 16)]
+    whole = Analyzer(splits, windows=9, total_rows=5000)
+    whole.update(keys)
+    whole.map.assign(KeyArray.from_keys(keys[:10]))  # builds the 64k-entry head table
+    halves = []
+    for lo, hi in ((2000, 5000), (0, 2000)):
+        part = whole.empty_like()
+        part.update(KeyArray.from_keys(keys[lo:hi]), positions=np.arange(lo, hi))
+        blob = pickle.dumps(part)
+        assert len(blob) < 100_000
+        halves.append(pickle.loads(blob))
+    merged = whole.empty_like()
+    for part in halves:
+        merged.merge(part)
+    assert merged.finish().to_dict() == whole.finish().to_dict()

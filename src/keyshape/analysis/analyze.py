@@ -219,6 +219,14 @@ class Analyzer:
         self._held: list[bytes] | None = [] if auto_split_rows else None
         self._reset(self.map)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Partials travel between processes (Spark tasks): send the split keys, not the region
+        # map's lookup tables, which the receiver rebuilds on first use.
+        state = dict(self.__dict__)
+        fresh = {id(m): RegionMap(m.split_keys) for m in (self.map, self._rmap)}
+        state["map"], state["_rmap"] = fresh[id(self.map)], fresh[id(self._rmap)]
+        return state
+
     def empty_like(self) -> Analyzer:
         """A new Analyzer with the same regions and settings and nothing counted: what each
         worker of a parallel or distributed run fills, before they :meth:`merge`."""

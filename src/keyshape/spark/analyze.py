@@ -176,8 +176,18 @@ def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str |
         raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; "
                             "drop --auto-split or use --engine local")
     spark = session(master)
-    return analyze(str(path), schema, column, regions=regions, servers=servers, windows=windows,
-                   spark=spark)
+    try:
+        return analyze(str(path), schema, column, regions=regions, servers=servers,
+                       windows=windows, spark=spark)
+    except KeyshapeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Py4J / PySpark errors: one line for the CLI
+        if not type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        reason = next((ln for ln in reversed(lines) if "Error" in ln or "Exception" in ln),
+                      lines[0] if lines else type(exc).__name__)
+        raise KeyshapeError(f"the Spark job failed: {reason[:300]}") from None
 
 
 __all__ = ["analyze", "analyze_path", "partial_batches", "read_keys_df"]
