@@ -118,6 +118,29 @@ def test_analyze_dataframe_in_partition_order_and_sampled_splits(spark: Any) -> 
     assert got.heat.tolist() == want.heat.tolist()
 
 
+def test_csv_files_are_analyzed_in_file_order(spark: Any, tmp_path: Path) -> None:
+    """Spark packs files into partitions by size; the write order stays path, then row."""
+    from keyshape.spark import analyze
+
+    schema = KeySchema.load(ORDERS)  # text keys: nothing a CSV parser could take apart
+    keys = schema.encode_many(next(generate(schema, 9_000, chunk_rows=9_000)))
+    out = tmp_path / "csv"
+    out.mkdir()
+    from keyshape.core.hbytes import to_string_binary
+
+    for i, part in enumerate((keys[:2_000], keys[2_000:])):  # the small file comes first
+        (out / f"part-{i}.csv").write_text("rowkey\n" + "".join(to_string_binary(k) + "\n"
+                                                                 for k in part))
+    splits = schema.split_keys()
+    got = analyze(str(out), schema, windows=12)
+    want = analyze_keys(keys, splits, windows=12, total_rows=len(keys),
+                        value_bytes=got.value_bytes, cells_per_row=len(schema.fields))
+    assert got.rows == 9_000 and got.increasing_fraction == want.increasing_fraction
+    assert got.heat.tolist() == want.heat.tolist()
+    assert got.distribution == want.distribution
+    assert got.verdict == want.verdict
+
+
 def test_sample_splits_order_bytes_unsigned(spark: Any) -> None:
     from keyshape.spark import sample_splits
 
@@ -140,7 +163,7 @@ def test_write_to_hbase_stores_exactly_n_rows(spark: Any, hbase: Any) -> None:
     from keyshape.store import ensure_table, open_store
 
     schema = KeySchema.load(ORDERS)
-    rows = 20_000
+    rows = 10_000
     table, columns = _records(schema, rows)
     spec = TableSpec(f"ks_spark_{uuid.uuid4().hex[:10]}", namespace="default",
                      families=list(schema.table.families))

@@ -2,10 +2,11 @@
 partials.
 
 Write order is the order the local engine reads the same data in: files sorted by path, rows in
-file order (Parquet's ``_metadata.row_index``); for other DataFrames it is partition order and
-row order within each partition (``monotonically_increasing_id``), which must then be
-deterministic. A first, cheap job counts the rows of each file (partition) so every row knows its
-position in the whole stream; the second runs one :class:`~keyshape.analysis.Analyzer` per
+file order (Parquet's ``_metadata.row_index``; for CSV / ORC, file blocks by offset, rows in the
+order their task reads them); for other DataFrames it is partition order and row order within
+each partition (``monotonically_increasing_id``), which must then be deterministic. A first,
+cheap job counts the rows of each file (block, partition) so every row knows its position in the
+whole stream; the second runs one :class:`~keyshape.analysis.Analyzer` per
 partition over Arrow batches and returns it pickled; the driver merges them and finishes. The
 result is the local analyzer's, number for number.
 """
@@ -51,30 +52,39 @@ def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str]:
     return reader.load([str(f.resolve()) for f in files]), fmt
 
 
-def _positions_df(df: Any, column: str, by_file: bool) -> Any:
-    """(key, group, index in group): the group is the file path (rows numbered by Parquet's
-    row index) or the partition id (rows numbered in partition order)."""
+def _positions_df(df: Any, column: str, order: str) -> Any:
+    """(key, group, index): rows of one group are contiguous in write order and numbered in it.
+
+    ``order`` is ``"row_index"`` (Parquet: a group is a file, numbered by its row index),
+    ``"block"`` (other files: a group is the block of a file one task reads, numbered in
+    partition order) or ``"partition"`` (a DataFrame: a group is a partition)."""
     from pyspark.sql import functions as F
 
-    if by_file:
+    if order == "row_index":
         return df.select(F.col(column).alias(_KEY), F.col("_metadata.file_path").alias(_GROUP),
                          F.col("_metadata.row_index").alias(_INDEX))
-    mono = F.monotonically_increasing_id()
+    pid = F.spark_partition_id()
     # monotonically_increasing_id is (partition id << 33) + row number within the partition.
-    return df.select(F.col(column).alias(_KEY),
-                     F.spark_partition_id().cast("string").alias(_GROUP),
-                     (mono - F.shiftleft(F.spark_partition_id().cast("long"), 33)).alias(_INDEX))
+    index = F.monotonically_increasing_id() - F.shiftleft(pid.cast("long"), 33)
+    if order == "block":
+        # NUL sorts before any path character, so groups sort by path, then block offset.
+        group = F.concat_ws("\x00", F.col("_metadata.file_path"),
+                            F.lpad(F.col("_metadata.file_block_start").cast("string"), 20, "0"))
+    else:
+        group = F.lpad(pid.cast("string"), 10, "0")
+    return df.select(F.col(column).alias(_KEY), group.alias(_GROUP), index.alias(_INDEX))
 
 
-def _group_offsets(pos_df: Any, by_file: bool) -> tuple[dict[str, int], int]:
+def _group_offsets(pos_df: Any) -> tuple[dict[str, int], int]:
+    """For each group, what to add to a row's index to get its position in the whole stream."""
     from pyspark.sql import functions as F
 
-    rows = pos_df.groupBy(_GROUP).agg((F.max(_INDEX) + 1).alias("n")).collect()
-    order = sorted(rows, key=lambda r: r[_GROUP] if by_file else int(r[_GROUP]))
+    rows = pos_df.groupBy(_GROUP).agg(F.count(F.lit(1)).alias("n"),
+                                      F.min(_INDEX).alias("base")).collect()
     offsets: dict[str, int] = {}
     start = 0
-    for r in order:
-        offsets[r[_GROUP]] = start
+    for r in sorted(rows, key=lambda r: r[_GROUP]):
+        offsets[r[_GROUP]] = start - int(r["base"])
         start += int(r["n"])
     return offsets, start
 
@@ -116,12 +126,12 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     schema = as_schema(schema)
     if regions is not None:
         schema = with_regions(schema, regions)
-    by_file = False
+    order = "partition"
     source = "Spark DataFrame"
     if isinstance(df_or_path, (str, Path)):
         spark = spark or session()
         df, fmt = read_keys_df(spark, df_or_path)
-        by_file = fmt == "parquet"
+        order = "row_index" if fmt == "parquet" else "block"
         source = f"keys from {df_or_path}"
     else:
         df = df_or_path
@@ -134,8 +144,8 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
         split_keys = _live_splits(table, url)
     elif split_keys is None and sample_regions is not None:
         split_keys = sample_splits(df, sample_regions, column, key_format=key_format)
-    pos_df = _positions_df(df, column, by_file)
-    offsets, total = _group_offsets(pos_df, by_file)
+    pos_df = _positions_df(df, column, order)
+    offsets, total = _group_offsets(pos_df)
     if total == 0:
         raise KeyshapeError("no keys to analyze: the DataFrame or key files have zero rows")
     acc = schema_analyzer(schema, total, split_keys=split_keys, servers=servers,
