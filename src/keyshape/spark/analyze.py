@@ -4,9 +4,9 @@ partials.
 Write order is the order the local engine reads the same data in: files sorted by path, rows in
 file order (Parquet's ``_metadata.row_index``; for CSV / ORC, file blocks by offset, rows in the
 order their task reads them); for other DataFrames it is partition order and row order within
-each partition (``monotonically_increasing_id``), which must then be deterministic. A first,
-cheap job counts the rows of each file (block, partition) so every row knows its position in the
-whole stream; the second runs one :class:`~keyshape.analysis.Analyzer` per
+each partition (``monotonically_increasing_id``), which must then be deterministic. The rows of
+each file (block, partition) are counted first, so every row knows its position in the whole
+stream: from the footers for local Parquet files, else by a counting job; the second runs one :class:`~keyshape.analysis.Analyzer` per
 partition over Arrow batches and returns it pickled; the driver merges them and finishes. The
 result is the local analyzer's, number for number.
 """
@@ -17,6 +17,7 @@ import pickle
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 
@@ -33,23 +34,49 @@ _KEY, _GROUP, _INDEX = "__ks_key", "__ks_group", "__ks_index"
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".orc": "orc", ".csv": "csv", ".txt": "csv"}
 
 
-def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str]:
-    """A DataFrame over the key files behind ``path`` (file, directory or glob) and its format.
+def _is_remote(path: str | Path) -> bool:
+    scheme = urlparse(str(path)).scheme
+    return len(scheme) > 1 and scheme != "file"  # "C:" is a drive, not a scheme
 
-    The same files the local engine reads (``keyshape.workload.key_files``) are passed to Spark
-    explicitly, so both see the same rows."""
-    from keyshape.workload import key_files
 
-    files = key_files(path)
-    formats = {_FORMATS.get(f.suffix.lower(), "csv") for f in files}
-    if len(formats) != 1:
-        raise KeyshapeError(f"{path}: mixes {', '.join(sorted(formats))} files; give one format")
-    fmt = formats.pop()
+def file_key(uri: str) -> str:
+    """A data file's name as both engines spell it: the local path for ``file:`` URIs (what
+    ``_metadata.file_path`` holds), the URI itself on other file systems."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme in ("", "file") else uri
+
+
+def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str, dict[str, int] | None]:
+    """A DataFrame over the key files behind ``path``, their format and, for local Parquet files,
+    the rows of each file (``file_key`` -> rows) from the footers.
+
+    A local path (file, directory or glob) is resolved to the same files the local engine reads
+    (``keyshape.workload.key_files``) and those are passed to Spark explicitly, so both see the
+    same rows. A URI on another file system (``hdfs://``, ``s3a://`` ...) goes to Spark as it is,
+    its format taken from its suffix (Parquet when it has none)."""
+    from keyshape.workload import key_file_parts, key_files
+
+    if _is_remote(path):
+        suffix = Path(urlparse(str(path)).path.rstrip("/*")).suffix.lower()
+        fmt, paths, counts = _FORMATS.get(suffix, "parquet"), [str(path)], None
+    else:
+        files = key_files(path)
+        formats = {_FORMATS.get(f.suffix.lower(), "csv") for f in files}
+        if len(formats) != 1:
+            raise KeyshapeError(f"{path}: mixes {', '.join(sorted(formats))} files; give one format")
+        fmt = formats.pop()
+        paths = [str(f.resolve()) for f in files]
+        counts = None
+        if fmt == "parquet":
+            counts = {}
+            for f, _, _, rows in key_file_parts(path) or []:
+                key = str(f.resolve())
+                counts[key] = counts.get(key, 0) + rows
     reader = spark.read.format(fmt)
     if fmt == "csv":
         # As the local engine: a header row, every column text (keys like "007" keep zeros).
         reader = reader.option("header", "true").option("inferSchema", "false")
-    return reader.load([str(f.resolve()) for f in files]), fmt
+    return reader.load(paths), fmt, counts
 
 
 def _positions_df(df: Any, column: str, order: str) -> Any:
@@ -75,23 +102,40 @@ def _positions_df(df: Any, column: str, order: str) -> Any:
     return df.select(F.col(column).alias(_KEY), group.alias(_GROUP), index.alias(_INDEX))
 
 
-def _group_offsets(pos_df: Any) -> tuple[dict[str, int], int]:
-    """For each group, what to add to a row's index to get its position in the whole stream."""
+def _group_sort_key(group: str, order: str) -> tuple[Any, ...]:
+    if order == "partition":
+        return (int(group),)
+    if order == "block":
+        uri, _, offset = group.partition("\x00")
+        return (Path(file_key(uri)).parts, int(offset))
+    return (Path(group).parts,)
+
+
+def _group_offsets(pos_df: Any, order: str,
+                   counts: dict[str, int] | None) -> tuple[dict[str, int], int]:
+    """For each group, what to add to a row's index to get its position in the whole stream:
+    from ``counts`` (rows per file, read from local footers) or from a counting job."""
     from pyspark.sql import functions as F
 
-    rows = pos_df.groupBy(_GROUP).agg(F.count(F.lit(1)).alias("n"),
-                                      F.min(_INDEX).alias("base")).collect()
+    if counts is not None:
+        sizes = [(g, n, 0) for g, n in counts.items()]
+    else:
+        rows = pos_df.groupBy(_GROUP).agg(F.count(F.lit(1)).alias("n"),
+                                          F.min(_INDEX).alias("base")).collect()
+        sizes = [(r[_GROUP] if order != "row_index" else file_key(r[_GROUP]), int(r["n"]),
+                  int(r["base"])) for r in rows]
     offsets: dict[str, int] = {}
     start = 0
-    for r in sorted(rows, key=lambda r: r[_GROUP]):
-        offsets[r[_GROUP]] = start - int(r["base"])
-        start += int(r["n"])
+    for group, n, base in sorted(sizes, key=lambda g: _group_sort_key(g[0], order)):
+        offsets[group] = start - base
+        start += n
     return offsets, start
 
 
 def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str,
-                    batches: Iterator[Any]) -> Iterator[Any]:
-    """One record batch holding this partition's Analyzer, pickled (the mergeable partial)."""
+                    batches: Iterator[Any], by_file: bool = False) -> Iterator[Any]:
+    """One record batch holding this partition's Analyzer, pickled (the mergeable partial).
+    With ``by_file`` the groups are file URIs, looked up by :func:`file_key`."""
     import pyarrow as pa
 
     part = template.empty_like()
@@ -100,7 +144,8 @@ def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str
             continue
         keys = from_arrow(batch.column(0), key_format)
         groups = batch.column(1).dictionary_encode()
-        starts = np.array([offsets[g] for g in groups.dictionary.to_pylist()], dtype=np.int64)
+        names = groups.dictionary.to_pylist()
+        starts = np.array([offsets[file_key(g) if by_file else g] for g in names], dtype=np.int64)
         index = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
         part.update(keys, positions=starts[groups.indices.to_numpy(zero_copy_only=False)] + index)
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part)], pa.binary())], ["partial"])
@@ -126,11 +171,11 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     schema = as_schema(schema)
     if regions is not None:
         schema = with_regions(schema, regions)
-    order = "partition"
+    order, counts = "partition", None
     source = "Spark DataFrame"
     if isinstance(df_or_path, (str, Path)):
         spark = spark or session()
-        df, fmt = read_keys_df(spark, df_or_path)
+        df, fmt, counts = read_keys_df(spark, df_or_path)
         order = "row_index" if fmt == "parquet" else "block"
         source = f"keys from {df_or_path}"
     else:
@@ -145,7 +190,7 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     elif split_keys is None and sample_regions is not None:
         split_keys = sample_splits(df, sample_regions, column, key_format=key_format)
     pos_df = _positions_df(df, column, order)
-    offsets, total = _group_offsets(pos_df)
+    offsets, total = _group_offsets(pos_df, order, counts if order == "row_index" else None)
     if total == 0:
         raise KeyshapeError("no keys to analyze: the DataFrame or key files have zero rows")
     acc = schema_analyzer(schema, total, split_keys=split_keys, servers=servers,
@@ -153,7 +198,7 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     template = acc.empty_like()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        return partial_batches(template, offsets, key_format, batches)
+        return partial_batches(template, offsets, key_format, batches, order == "row_index")
 
     from pyspark.sql.types import BinaryType, StructField, StructType
 
