@@ -172,3 +172,16 @@ def test_partials_pickle_without_lookup_tables_and_merge() -> None:
     for part in halves:
         merged.merge(part)
     assert merged.finish().to_dict() == whole.finish().to_dict()
+
+
+def test_orc_files_count_by_footer(tmp_path: Path) -> None:
+    import pyarrow.orc as porc
+
+    keys = _keys(3000, seed=2)
+    for i, part in enumerate((keys[:1000], keys[1000:])):
+        porc.write_table(pa.table({"rowkey": pa.array(part, pa.binary())}), tmp_path / f"p{i}.orc")
+    assert count_key_rows(tmp_path) == 3000
+    splits = [b"%02d" % i for i in range(4, 16, 4)]
+    want = analyze(keys, splits, windows=6).to_dict()
+    got = feed_key_files(Analyzer(splits, windows=6, total_rows=3000), tmp_path, workers=2)
+    assert got.finish().to_dict() == want

@@ -178,6 +178,14 @@ def test_write_to_hbase_stores_exactly_n_rows(spark: Any, hbase: Any) -> None:
         assert sorted(stored) == sorted(schema.encode_many(columns))
         row = store.get(spec.full_name, stored[0])
         assert set(row) >= {b"d:row_id", b"d:user_id"}
+        # Regions of the live table: the analysis counts exactly what each region now holds.
+        from keyshape.spark import analyze, encode_keys
+
+        live = analyze(encode_keys(df, schema), schema, "rowkey", table=spec.full_name,
+                       url=hbase.url)
+        for region in live.regions:
+            held = len(list(store.scan(spec.full_name, region.start, region.end)))
+            assert region.rows == held, region.label
     finally:
         store.delete_table(spec.full_name)
         store.close()
