@@ -203,7 +203,9 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     from pyspark.sql.types import BinaryType, StructField, StructType
 
     out = StructType([StructField("partial", BinaryType(), False)])
-    for row in pos_df.mapInArrow(run, out).toLocalIterator():
+    # collect, not toLocalIterator: that runs the partitions one job at a time, on one core.
+    # A partial is O(regions x windows), so all of them fit the driver.
+    for row in pos_df.mapInArrow(run, out).collect():
         acc.merge(pickle.loads(row["partial"]))
     if named:
         source += f" column {named}"
