@@ -205,11 +205,32 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     out = StructType([StructField("partial", BinaryType(), False)])
     # collect, not toLocalIterator: that runs the partitions one job at a time, on one core.
     # A partial is O(regions x windows), so all of them fit the driver.
-    for row in pos_df.mapInArrow(run, out).collect():
-        acc.merge(pickle.loads(row["partial"]))
+    for blob in _collect_with_batch_rows(spark_of(pos_df), pos_df.mapInArrow(run, out)):
+        acc.merge(pickle.loads(blob))
     if named:
         source += f" column {named}"
     return finish_schema(acc, schema, source=source)
+
+
+_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_BATCH_ROWS = "131072"  # Spark's default 10,000 makes the per-batch numpy calls dominate
+
+
+def spark_of(df: Any) -> Any:
+    return df.sparkSession
+
+
+def _collect_with_batch_rows(spark: Any, df: Any) -> list[bytes]:
+    """The ``partial`` column of ``df``, collected with larger Arrow batches for the job."""
+    before = spark.conf.get(_BATCH_CONF, None)
+    spark.conf.set(_BATCH_CONF, _BATCH_ROWS)
+    try:
+        return [row["partial"] for row in df.collect()]
+    finally:
+        if before is None:
+            spark.conf.unset(_BATCH_CONF)
+        else:
+            spark.conf.set(_BATCH_CONF, before)
 
 
 def _live_splits(table: str, url: str | None) -> list[bytes]:
