@@ -93,6 +93,7 @@ from keyshape.store import (
     open_store,
 )
 from keyshape.workload import WorkloadSpec, generate, read_keys, read_records
+from keyshape.workload import read_key_arrays  # keys as Arrow buffers -> KeyArray, no bytes per key
 
 __all__ = [
     # errors
@@ -110,6 +111,7 @@ __all__ = [
     "bucket_splits", "decimal_string_split", "format_splits",
     "hex_string_split", "range_split", "sample_splits", "uniform_split",
     "generate", "read_keys", "read_records",
+    "read_key_arrays",
     # regions
     "RegionMap", "simulate_auto_split",
     # stores
