@@ -94,7 +94,7 @@ def _positions_df(df: Any, column: str, order: str) -> Any:
     # monotonically_increasing_id is (partition id << 33) + row number within the partition.
     index = F.monotonically_increasing_id() - F.shiftleft(pid.cast("long"), 33)
     if order == "block":
-        # NUL sorts before any path character, so groups sort by path, then block offset.
+        # One string per block: the path and the zero-padded offset, split again to sort.
         group = F.concat_ws("\x00", F.col("_metadata.file_path"),
                             F.lpad(F.col("_metadata.file_block_start").cast("string"), 20, "0"))
     else:
