@@ -100,6 +100,19 @@ def test_engine_spark_gives_the_local_numbers(spark: Any, tmp_path: Path) -> Non
                  "increasing_fraction", "key_length", "servers"):
         assert remote[name] == local[name], name
     assert _numbers(remote) == _numbers(local)
+    # Files cut into many splits (row groups spread over tasks, packed by size): same numbers.
+    from keyshape.spark import analyze
+
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "300000")
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    try:
+        df = spark.read.parquet(str(keys))
+        assert df.rdd.getNumPartitions() >= 4
+        cut = analyze(str(keys), schema).to_dict()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+    assert _numbers(cut) == _numbers(local)
 
 
 def test_analyze_dataframe_in_partition_order_and_sampled_splits(spark: Any) -> None:
