@@ -118,3 +118,12 @@ def test_bench_writes(tmp_path):
         assert positive(r["records_per_s"])
     copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
     assert copies[("random", "keyshape")] == 1.0 and copies[("mod", "keyshape")] == 1.0
+
+
+def test_bench_keys_io(tmp_path):
+    data = run("bench_keys_io", tmp_path)
+    assert data["rows"] == 200_000 and data["key_bytes"] == 41
+    assert [r["result"] for r in data["local"][2:]] == ["balanced"] * 4  # every engine, one verdict
+    for r in data["local"]:
+        assert positive(r["keys_per_s"]), r["what"]
+    assert positive(data["engine_over_pyarrow_floor"])

@@ -104,7 +104,7 @@ from keyshape.store import (
     ensure_table,
     open_store,
 )
-from keyshape.workload import WorkloadSpec, read_keys, read_records
+from keyshape.workload import WorkloadSpec, read_key_arrays, read_keys, read_records
 from keyshape.workload import generate as generate_workload
 
 __all__ = [
@@ -122,7 +122,7 @@ __all__ = [
     "FamilySpec", "Finding", "KeySchema", "TableSpec", "WorkloadSpec",
     "bucket_splits", "decimal_string_split", "format_splits",
     "hex_string_split", "range_split", "sample_splits", "uniform_split",
-    "generate_workload", "read_keys", "read_records",
+    "generate_workload", "read_key_arrays", "read_keys", "read_records",
     # regions
     "RegionMap", "simulate_auto_split",
     # stores

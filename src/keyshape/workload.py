@@ -46,13 +46,15 @@ from typing import Any
 
 import numpy as np
 
-from keyshape.core import hbytes, textcols
+from keyshape.core import textcols
+from keyshape.core.arrowkeys import KEY_FORMATS, from_arrow
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec, parse_timestamp
 
-__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "generate", "generate_sample",
-           "parse_workload", "read_keys", "read_records"]
+__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "count_key_rows", "generate", "generate_sample",
+           "key_file_parts", "key_files", "record_columns",
+           "parse_workload", "read_key_arrays", "read_keys", "read_records"]
 
 DEFAULT_START = "2026-01-01T00:00:00Z"
 # generator -> {option: (kind, default)}; a default of ... means required.
@@ -342,29 +344,109 @@ def _int_bytes(v: np.ndarray, width: int) -> list[bytes] | None:
 # ------------------------------------------------------------------------------------- readers
 
 
+_KEY_FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".orc", ".txt")
+
+
 def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
-def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> Iterator[Any]:
-    """pyarrow RecordBatches of at most ``chunk_rows`` rows, read incrementally."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
+def _is_orc(path: Path) -> bool:
+    return path.suffix.lower() == ".orc"
+
+
+def key_files(path: str | Path) -> list[Path]:
+    """The files behind ``path``: the file itself, the data files of a directory (what Spark and
+    Hive write: ``part-*`` files; ``_SUCCESS``, ``.crc`` and hidden files skipped), or the
+    matches of a glob; sorted by path, which is the order their rows are read in."""
+    import glob
 
     p = Path(path)
+    if p.is_file():
+        return [p]
+    if p.is_dir():
+        found = sorted(f for f in p.rglob("*") if f.is_file()
+                       and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+                       and (f.suffix.lower() in _KEY_FILE_SUFFIXES or not f.suffix))
+        if not found:
+            raise KeyshapeError(f"{p}: the directory holds no Parquet, ORC or CSV files")
+        return found
+    matches = sorted(Path(m) for m in glob.glob(str(path), recursive=True) if Path(m).is_file())
+    if not matches:
+        raise KeyshapeError(f"{p}: does not exist (no such file or directory, and no file matches it as a glob)")
+    return matches
+
+
+def _open_columnar(p: Path) -> tuple[str, Any, list[str]]:
+    """("Parquet" | "ORC", the pyarrow file reader, column names) of a Parquet or ORC file."""
+    import pyarrow as pa
+    import pyarrow.orc as porc
+    import pyarrow.parquet as pq
+
     if not p.exists():
         raise KeyshapeError(f"{p}: no such file")
-    if _is_parquet(p):
-        try:
-            pf = pq.ParquetFile(p)
-        except (pa.ArrowException, OSError) as exc:
-            raise KeyshapeError(f"{p}: not a readable Parquet file ({exc}); give a Parquet file, "
-                                "or a CSV file with a name that does not end in .parquet/.pq") from None
-        missing = [c for c in columns or [] if c not in pf.schema_arrow.names]
+    kind = "Parquet" if _is_parquet(p) else "ORC"
+    try:
+        f = pq.ParquetFile(p) if kind == "Parquet" else porc.ORCFile(p)
+        names = f.schema_arrow.names if kind == "Parquet" else f.schema.names
+    except (pa.ArrowException, OSError) as exc:
+        raise KeyshapeError(f"{p}: not a readable {kind} file ({exc}); give a {kind} file, "
+                            "or a CSV file with a name that does not end in "
+                            f"{'.parquet/.pq' if kind == 'Parquet' else '.orc'}") from None
+    return kind, f, names
+
+
+def key_file_parts(path: str | Path) -> list[tuple[Path, str, int, int]] | None:
+    """``(file, "Parquet" | "ORC", part index, rows)`` for every Parquet row group (every ORC
+    file) behind ``path``, in read order, from the footers alone; None when any file is CSV."""
+    out: list[tuple[Path, str, int, int]] = []
+    for f in key_files(path):
+        if not (_is_parquet(f) or _is_orc(f)):
+            return None
+        kind, reader, _ = _open_columnar(f)
+        if kind == "Parquet":
+            meta = reader.metadata
+            out += [(f, kind, i, meta.row_group(i).num_rows) for i in range(meta.num_row_groups)]
+        else:
+            out.append((f, kind, 0, reader.nrows))
+    return out
+
+
+def count_key_rows(path: str | Path) -> int | None:
+    """Rows in the key files behind ``path`` when their footers say so without reading them
+    (Parquet, ORC); None when any file is CSV."""
+    parts = key_file_parts(path)
+    return None if parts is None else sum(p[3] for p in parts)
+
+
+def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int,
+             first_only: bool = False) -> Iterator[Any]:
+    """pyarrow RecordBatches of at most ``chunk_rows`` rows, read incrementally, file by file;
+    ``columns`` None reads every column, or only the first with ``first_only``."""
+    for f in key_files(path):
+        yield from _file_batches(f, columns, chunk_rows, first_only)
+
+
+def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int,
+                  first_only: bool) -> Iterator[Any]:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    if not p.exists():
+        raise KeyshapeError(f"{p}: no such file")
+    if _is_parquet(p) or _is_orc(p):
+        kind, f, names = _open_columnar(p)
+        missing = [c for c in columns or [] if c not in names]
         if missing:
-            raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)}")
-        yield from pf.iter_batches(batch_size=chunk_rows, columns=columns)
+            raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {', '.join(names)}")
+        columns = columns or (names[:1] if first_only else None)
+        if kind == "Parquet":
+            yield from f.iter_batches(batch_size=chunk_rows, columns=columns)
+            return
+        for i in range(f.nstripes):
+            batch = f.read_stripe(i, columns=columns)
+            for start in range(0, batch.num_rows, chunk_rows):
+                yield batch.slice(start, chunk_rows)
         return
     with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
         # The csv module reads the header as pyarrow reads the data: quoted names may hold commas.
@@ -386,28 +468,35 @@ def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int) -> It
             yield batch.slice(start, chunk_rows)
 
 
+def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int = 100_000,
+                    key_format: str = "binary") -> Iterator[KeyArray]:
+    """Stream row keys from Parquet, ORC or CSV files as KeyArrays: no Python object per key.
+
+    ``path`` is a file, a directory of data files or a glob (see :func:`key_files`). ``column``
+    defaults to the first column. Binary columns are taken as is; text is read per
+    ``key_format`` (see :func:`keyshape.core.arrowkeys.from_arrow`). Batch by batch, never whole.
+    """
+    if key_format not in KEY_FORMATS:
+        raise KeyshapeError(f"unknown key_format {key_format!r}; use binary, raw or hex")
+    for batch in _batches(path, [column] if column else None, chunk_rows, first_only=True):
+        try:
+            yield from_arrow(batch.column(0), key_format)
+        except ValueError as exc:
+            raise KeyshapeError(f"{path}: {exc}") from None
+
+
 def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100_000,
               key_format: str = "binary") -> Iterator[list[bytes]]:
-    """Stream row keys from a CSV or Parquet file (``.parquet``/``.pq``) in chunks of bytes.
+    """Stream row keys from a CSV, Parquet (``.parquet``/``.pq``) or ORC file, a directory of
+    them or a glob, in chunks of bytes.
 
     ``column`` defaults to the first column. Binary Parquet columns are taken as is; text is read
     per ``key_format``: ``"binary"`` (HBase ``toStringBinary`` form, ``\\xNN`` escapes, what the
     HBase shell prints), ``"raw"`` (the UTF-8 bytes of the text) or ``"hex"``. The file is read
-    batch by batch, never whole.
+    batch by batch, never whole. :func:`read_key_arrays` is the same without ``bytes`` per key.
     """
-    if key_format not in ("binary", "raw", "hex"):
-        raise KeyshapeError(f"unknown key_format {key_format!r}; use binary, raw or hex")
-    for batch in _batches(path, [column] if column else None, chunk_rows):
-        col = batch.column(0)
-        values = col.to_pylist()
-        if values and isinstance(values[0], (bytes, bytearray)):
-            yield [bytes(v) for v in values]
-        elif key_format == "binary":
-            yield [hbytes.to_bytes_binary(v) for v in values]
-        elif key_format == "raw":
-            yield [v.encode("utf-8") for v in values]
-        else:
-            yield [bytes.fromhex(v) for v in values]
+    for keys in read_key_arrays(path, column, chunk_rows, key_format):
+        yield keys.tolist()
 
 
 def read_records(path: str | Path, columns: list[str] | None = None,
@@ -418,11 +507,23 @@ def read_records(path: str | Path, columns: list[str] | None = None,
     leading zeros survive) becomes a list, which :meth:`KeySchema.encode_many` parses per field.
     """
     for batch in _batches(path, columns, chunk_rows):
-        out: dict[str, np.ndarray | list] = {}
-        for name, col in zip(batch.schema.names, batch.columns):
-            kind = str(col.type)
-            if kind.startswith(("int", "uint", "double", "float")) and col.null_count == 0:
-                out[name] = col.to_numpy(zero_copy_only=False)
-            else:
-                out[name] = col.to_pylist()
-        yield out
+        yield record_columns(batch)
+
+
+def record_columns(batch: Any, names: Sequence[str] | None = None) -> dict[str, np.ndarray | list]:
+    """The columns of a pyarrow RecordBatch as :meth:`KeySchema.encode_many` takes them: numeric
+    columns without nulls as numpy arrays, Arrow timestamps as int64 milliseconds since the epoch
+    (what timestamp fields hold), everything else as a list."""
+    import pyarrow as pa
+
+    out: dict[str, np.ndarray | list] = {}
+    for name in names if names is not None else batch.schema.names:
+        col = batch.column(batch.schema.get_field_index(name))
+        kind = str(col.type)
+        if pa.types.is_timestamp(col.type) and col.null_count == 0:
+            out[name] = col.cast(pa.timestamp("ms", col.type.tz), safe=False).cast(pa.int64()).to_numpy()
+        elif kind.startswith(("int", "uint", "double", "float")) and col.null_count == 0:
+            out[name] = col.to_numpy(zero_copy_only=False)
+        else:
+            out[name] = col.to_pylist()
+    return out

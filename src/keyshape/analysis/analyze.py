@@ -224,6 +224,21 @@ class Analyzer:
         self._held: list[bytes] | None = [] if auto_split_rows else None
         self._reset(self.map)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Partials travel between processes (Spark tasks): send the split keys, not the region
+        # map's lookup tables, which the receiver rebuilds on first use.
+        state = dict(self.__dict__)
+        fresh = {id(m): RegionMap(m.split_keys) for m in (self.map, self._rmap)}
+        state["map"], state["_rmap"] = fresh[id(self.map)], fresh[id(self._rmap)]
+        return state
+
+    def empty_like(self) -> Analyzer:
+        """A new Analyzer with the same regions and settings and nothing counted: what each
+        worker of a parallel or distributed run fills, before they :meth:`merge`."""
+        return Analyzer(self.map, servers=self.servers, windows=self.windows,
+                        total_rows=self.total_rows, value_bytes=self.value_bytes,
+                        cells_per_row=self.cells_per_row)
+
     def _reset(self, rmap: RegionMap) -> None:
         n = len(rmap)
         self._rmap = rmap
@@ -233,26 +248,45 @@ class Analyzer:
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
 
-    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
-        """Add one chunk of keys, in write order (a KeyArray is the fast path)."""
-        if self._held is not None:
-            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
-        self._count(keys)
+    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
+        """Add one chunk of keys, in write order (a KeyArray is the fast path).
 
-    def _count(self, keys: Sequence[bytes] | KeyArray) -> None:
+        ``positions`` gives each key's position in the whole write stream (needs ``total_rows``):
+        then Analyzers fed disjoint pieces of one stream :meth:`merge` into the result a single
+        pass would give, which is how the parallel and Spark engines work.
+        """
+        if self._held is not None:
+            if positions is not None:
+                raise ValueError("the auto-split simulation replays the stream in one pass; "
+                                 "it cannot take keys by position")
+            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
+        self._count(keys, positions)
+
+    def merge(self, other: Analyzer) -> None:
+        """Add what another Analyzer (same regions, windows and ``total_rows``) counted."""
+        if self._held is not None or other._held is not None:
+            raise ValueError("auto-split analyses cannot be merged; run them in one pass")
+        if other._rmap != self._rmap:
+            raise ValueError("only analyzers over the same regions merge")
+        self._rows += other._rows
+        self._key_bytes += other._key_bytes
+        self._lengths.merge(other._lengths)
+        self._order.merge(other._order)
+        self._timeline.merge(other._timeline)
+
+    def _count(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
         if len(keys) == 0:
             return
+        if not isinstance(keys, KeyArray):
+            keys = KeyArray.from_keys(keys if isinstance(keys, list) else list(keys))
         idx = self._rmap.assign(keys)
-        if isinstance(keys, KeyArray):
-            lengths = keys.lengths
-        else:
-            lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        lengths = keys.lengths
         n = len(self._rows)
         self._rows += np.bincount(idx, minlength=n)
         self._key_bytes += np.bincount(idx, weights=lengths, minlength=n).astype(np.int64)
         self._lengths.update(lengths)
-        self._order.update(keys)
-        self._timeline.update(idx)
+        self._order.update(keys, self._timeline.rows, positions)
+        self._timeline.update(idx, positions)
 
     def finish(self, *, name: str = "", hints: SchemaHints | None = None,
                schema_text: str | None = None, lint: Sequence[str] = (),

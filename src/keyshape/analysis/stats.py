@@ -150,6 +150,14 @@ class KeyLengths:
         self.min = lo if self.min is None else min(self.min, lo)
         self.max = hi if self.max is None else max(self.max, hi)
 
+    def merge(self, other: KeyLengths) -> None:
+        """Add the lengths another KeyLengths has seen."""
+        self.count += other.count
+        self.total += other.total
+        for name, pick in (("min", min), ("max", max)):
+            a, b = getattr(self, name), getattr(other, name)
+            setattr(self, name, b if a is None else a if b is None else pick(a, b))
+
     @property
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0

@@ -46,15 +46,24 @@ class Timeline:
             self._width = 1
         self._counts = np.zeros((self._bins, regions), dtype=np.int64)
 
-    def update(self, region_index: np.ndarray) -> None:
-        """Count one chunk of writes, given the region index of each write in write order."""
+    def update(self, region_index: np.ndarray, positions: np.ndarray | None = None) -> None:
+        """Count one chunk of writes, given the region index of each write in write order.
+
+        ``positions`` (with ``total_rows`` known) places each write at its position in the whole
+        stream instead of after the writes counted so far: pieces of one stream counted apart
+        then :meth:`merge` into exactly the matrix one pass would give.
+        """
         idx = np.asarray(region_index, dtype=np.int64)
         n = idx.size
         if n == 0:
             return
         if idx.min() < 0 or idx.max() >= self.regions:
             raise KeyshapeError(f"region index out of range 0..{self.regions - 1}")
-        pos = np.arange(self.rows, self.rows + n, dtype=np.int64)
+        if positions is not None and self.total_rows is None:
+            raise KeyshapeError("write positions need total_rows: windows of a stream counted in "
+                             "pieces can only be cut when its length is known")
+        pos = (np.arange(self.rows, self.rows + n, dtype=np.int64) if positions is None
+               else np.asarray(positions, dtype=np.int64))
         if self.total_rows is not None:
             # Rows past the announced total land in the last window rather than being lost.
             total = max(self.total_rows, 1)
@@ -66,6 +75,14 @@ class Timeline:
         flat = np.bincount(bins * self.regions + idx, minlength=self._bins * self.regions)
         self._counts += flat.reshape(self._bins, self.regions)
         self.rows += n
+
+    def merge(self, other: Timeline) -> None:
+        """Add the writes another Timeline counted at other positions of the same stream."""
+        if (self.total_rows is None or other.total_rows != self.total_rows
+                or other._counts.shape != self._counts.shape):
+            raise ValueError("only timelines of the same stream length, windows and regions merge")
+        self._counts += other._counts
+        self.rows += other.rows
 
     def _coarsen(self) -> None:
         # Merge adjacent fine bins pairwise; the second half becomes free for later writes.

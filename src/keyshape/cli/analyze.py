@@ -110,8 +110,9 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 @click.command("analyze")
 @click.argument("schema", required=False, type=click.Path(exists=True, dir_okay=False))
 @_common
-@click.option("--keys", "keys_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Analyze real keys from a CSV or Parquet file instead of the workload.")
+@click.option("--keys", "keys_file", type=str, default=None, metavar="PATH",
+              help="Analyze real keys instead of the workload: a Parquet, ORC or CSV file, a "
+              "directory of them or a glob.")
 @click.option("--column", default=None, help="Column of --keys holding the row keys "
               "(default: the first; CSV text in toStringBinary form).")
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
@@ -127,12 +128,18 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 @click.option("--time-field", default=None, metavar="FIELD",
               help="With --table: the key field that orders rows in time (default: the schema's "
               "timestamp field).")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="Who reads --keys: this machine (all its cores) or Spark.")
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master for --engine spark: local[*], spark://HOST:7077, yarn, ...")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Threads of the local engine (default: the cores available).")
 def analyze_command(schema: str | None, rows: int | None, regions: int | None,
                     auto_split: int | None, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
-                    time_field: str | None) -> None:
+                    time_field: str | None, engine: str, master: str | None, workers: int | None) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
@@ -145,6 +152,10 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
 
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
+    if engine == "spark" and keys_file is None:
+        raise click.UsageError("--engine spark reads --keys PATH; give the keys to analyze")
+    if master is not None and engine != "spark":
+        raise click.UsageError("--master is for --engine spark")
     out, err = _consoles(json_path)
     if live_table is not None or url is not None:
         if rows is not None or regions is not None or auto_split is not None:
@@ -156,13 +167,20 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
         raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
     elif time_field is not None:
         raise click.UsageError("--time-field works with --table (a live table's keys)")
+    elif engine == "spark":
+        from keyshape.phoenix.schema import load_schema
+        from keyshape.spark import analyze_path
+
+        analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
+                                auto_split_rows=auto_split, servers=servers, windows=windows)
     else:
         from keyshape.phoenix.schema import load_schema
 
         analysis = _run_with_progress(
             err, "generating and assigning keys", rows if keys_file is None else None,
             analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
-            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
+            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed,
+            workers=workers)
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
