@@ -202,7 +202,8 @@ class KeySchema:
         if self._compiled_decode is None:
             from keyshape.schema.compiled import compile_decoder
 
-            self._compiled_decode = compile_decoder(self)
+            # An encode-only schema cannot be read back: its generic decode says why.
+            self._compiled_decode = self._decode_generic if self._encode_only else compile_decoder(self)
             self.decode = self._compiled_decode  # type: ignore[method-assign]
         return self._compiled_decode
 
@@ -396,6 +397,9 @@ class KeySchema:
         """
         from keyshape.schema.batchdecode import decode_many
 
+        if self._encode_only is not None and len(keys):
+            first = keys[:1].tolist()[0] if isinstance(keys, KeyArray) else keys[0]
+            self._decode_generic(first)  # raises: an encode-only schema cannot read keys back
         return decode_many(self, keys)
 
     # ------------------------------------------------------------------------------- buckets
