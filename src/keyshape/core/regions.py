@@ -289,11 +289,13 @@ class RegionMap:
 @dataclass(frozen=True)
 class SplitEvent:
     """One split: at write ``write_index`` region ``region`` (its index at that moment) split at
-    ``split_key``; the lower daughter keeps index ``region``, the upper one is ``region + 1``."""
+    ``split_key``; the lower daughter keeps index ``region``, the upper one is ``region + 1``.
+    ``seconds`` is when it happened, for simulations that know the time of each write."""
 
     write_index: int
     region: int
     split_key: bytes
+    seconds: float | None = None
 
 
 @dataclass
