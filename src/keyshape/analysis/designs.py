@@ -16,6 +16,7 @@ from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
+from keyshape.core.splitsim import SplitModel, cell_size
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 
@@ -270,7 +271,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    column: str | None = None, auto_split_rows: int | None = None,
                    servers: int = 3, windows: int = 50, seed: int = 0,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
-                   name: str | None = None, progress: Progress | None = None) -> Analysis:
+                   name: str | None = None, progress: Progress | None = None,
+                   split_model: SplitModel | None = None) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
@@ -282,6 +284,9 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     - ``cells_per_row`` (default: one per key field, as if each field were also stored as a
       column) and ``value_bytes`` per row (default: the workload's ``value_bytes``, else 100)
       feed the key-overhead and size estimates.
+    - ``split_model``: simulate HBase's own splits from the schema's splits at the model's write
+      rate (``keyshape.core.splitsim``); a model without ``cell_bytes`` gets one cell per row
+      in the schema's first family with ``value_bytes`` of value.
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
     """
     if not isinstance(schema, KeySchema):
@@ -298,9 +303,12 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     total = None if keys_file is not None else rows
     if value_bytes is None:
         value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+    if split_model is not None and split_model.cell_bytes is None:
+        family = schema.table.families[0].name if schema.table.families else "d"
+        split_model = dataclasses.replace(split_model, cell_bytes=cell_size(len(family.encode()), 1, value_bytes))
     acc = Analyzer(schema.split_keys(), servers=servers, windows=windows, total_rows=total,
                    auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                   cells_per_row=cells_per_row or len(schema.fields))
+                   cells_per_row=cells_per_row or len(schema.fields), split_model=split_model)
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
     chunks = (_file_keys(keys_file, column) if keys_file is not None
               else _workload_keys(schema, rows, seed, heavy))

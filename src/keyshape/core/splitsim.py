@@ -46,7 +46,8 @@ import numpy as np
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap, SplitEvent
 
-__all__ = ["POLICIES", "SplitModel", "SplitHistory", "SplitSimulator", "Stage"]
+__all__ = ["POLICIES", "SplitModel", "SplitHistory", "SplitSimulator", "Stage", "cell_size",
+           "parse_policy"]
 
 POLICIES = ("stepping", "increasing", "constant", "key-prefix", "delimited", "rows")
 _MIB = 1 << 20
@@ -54,6 +55,33 @@ _QUANTILES = 129  # quantile keys kept per store file: its middle key is quantil
 _REGION_SAMPLE = 1024  # a region's key sample is halved when it passes twice this
 _BLOCK = 1 << 15
 _FINE_BINS = 8  # fine time bins per report window; the bin width doubles as writes arrive
+
+
+def cell_size(family: int, qualifier: int, value: int) -> int:
+    """Bytes of one cell in an HFile besides its row key: KeyValue's key length, value length,
+    row length, family length, timestamp and type fields (4+4+2+1+8+1), HFile v3's tags length
+    (2) and the memstore timestamp (1), plus the family, qualifier and value."""
+    return 23 + family + qualifier + value
+
+
+def parse_policy(text: str) -> dict[str, Any]:
+    """``"stepping"``, ``"key-prefix:4"`` or ``"delimited:_"`` as SplitModel keyword arguments."""
+    name, _, arg = text.partition(":")
+    name = name.strip().lower()
+    if name == "key-prefix":
+        if not arg.isdigit() or int(arg) < 1:
+            raise ValueError(f"split policy {text!r}: write key-prefix:N with N the prefix length "
+                             "in bytes, e.g. key-prefix:4")
+        return {"policy": name, "prefix_length": int(arg)}
+    if name == "delimited":
+        if not arg:
+            raise ValueError(f"split policy {text!r}: write delimited:D with D the delimiter, "
+                             "e.g. delimited:_")
+        return {"policy": name, "delimiter": arg.encode()}
+    if arg or name not in POLICIES or name == "rows":
+        raise ValueError(f"unknown split policy {text!r}; use stepping, increasing, constant, "
+                         "key-prefix:N or delimited:D")
+    return {"policy": name}
 
 
 @dataclass(frozen=True)
@@ -64,8 +92,9 @@ class SplitModel:
     "constant", "key-prefix" (needs ``prefix_length``), "delimited" (needs ``delimiter``), or
     "rows": the idealized model (split at the sampled median once a region holds more than
     ``max_rows`` writes, no flushes, no delays). ``write_rate`` is rows per second when the
-    writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file and
-    ``cell_overhead`` more in the memstore. ``seed`` drives the jitter and the discharger phase.
+    writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file (None: 40,
+    a small cell; ``cell_size`` computes it for a family, qualifier and value) and
+    ``cell_overhead`` more in the memstore (its heap size). ``seed`` drives the jitter and the discharger phase.
     """
 
     policy: str = "stepping"
@@ -73,7 +102,7 @@ class SplitModel:
     flush_size: int = 128 * _MIB
     write_rate: float | None = None
     jitter: float = 0.25
-    cell_bytes: int = 40
+    cell_bytes: int | None = None
     cell_overhead: int = 100
     compaction_min: int = 3
     compaction_max: int = 10
@@ -272,6 +301,7 @@ class SplitSimulator:
     def __init__(self, model: SplitModel, initial_splits: Sequence[bytes] = (), *,
                  windows: int = 50, servers: int | None = None) -> None:
         self.model = model
+        self._cell = 40 if model.cell_bytes is None else int(model.cell_bytes)
         start = RegionMap(initial_splits)
         self._initial = start.split_keys
         self._splits: list[bytes] = list(start.split_keys)
@@ -349,7 +379,7 @@ class SplitSimulator:
                times: np.ndarray | None) -> None:
         m = self.model
         n = len(lengths)
-        heap = lengths + (m.cell_bytes + m.cell_overhead)
+        heap = lengths + (self._cell + m.cell_overhead)
         i = 0
         while i < n:
             idx = self._map.assign(keys[i:])
@@ -399,8 +429,8 @@ class SplitSimulator:
                                     ).reshape(R, self._bins)
         self._kbytes += np.bincount(idx, weights=ln, minlength=R).astype(np.int64)
         per = np.bincount(idx, minlength=R)
-        heap = np.bincount(idx, weights=ln + (m.cell_bytes + m.cell_overhead), minlength=R)
-        data = np.bincount(idx, weights=ln + m.cell_bytes, minlength=R)
+        heap = np.bincount(idx, weights=ln + (self._cell + m.cell_overhead), minlength=R)
+        data = np.bincount(idx, weights=ln + self._cell, minlength=R)
         nodes = np.array([x.node for x in self._regions], dtype=np.int64)
         ub, uc = np.unique(bins * (1 << 24) + nodes[idx], return_counts=True)
         for key, count in zip(ub.tolist(), uc.tolist()):

@@ -140,8 +140,10 @@ def _design_sections(a: Analysis, level: str = "h2") -> str:
     ]
     if a.auto_split:
         s = a.auto_split
+        how = (f"split at {s['split_rows']:,} rows per region" if s.get("split_rows")
+               else "splitting as HBase does (see the reasons above)")
         parts.append(f"<{level}>Auto-split</{level}><p>Started with {s['initial_regions']} "
-                     f"region(s), split at {s['split_rows']:,} rows per region: {s['splits']} "
+                     f"region(s), {how}: {s['splits']} "
                      f"splits, {s['final_regions']} regions at the end; first split after "
                      f"{s['first_split_write']} writes.</p>")
     if a.lint:
