@@ -16,7 +16,7 @@ from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
-from keyshape.core.splitsim import SplitModel, cell_size
+from keyshape.core.splitsim import COMPRESSION_RATIOS, SplitModel, cell_size
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 
@@ -286,7 +286,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
       feed the key-overhead and size estimates.
     - ``split_model``: simulate HBase's own splits from the schema's splits at the model's write
       rate (``keyshape.core.splitsim``); a model without ``cell_bytes`` gets one cell per row
-      in the schema's first family with ``value_bytes`` of value.
+      in the schema's first family with ``value_bytes`` of value, and that family's
+      compression ratio (``COMPRESSION_RATIOS``).
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
     """
     if not isinstance(schema, KeySchema):
@@ -304,8 +305,12 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     if value_bytes is None:
         value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
     if split_model is not None and split_model.cell_bytes is None:
-        family = schema.table.families[0].name if schema.table.families else "d"
-        split_model = dataclasses.replace(split_model, cell_bytes=cell_size(len(family.encode()), 1, value_bytes))
+        family = schema.table.families[0] if schema.table.families else None
+        name = family.name if family is not None else "d"
+        codec = str(getattr(family, "compression", None) or "NONE").upper()
+        split_model = dataclasses.replace(
+            split_model, cell_bytes=cell_size(len(name.encode()), 1, value_bytes),
+            compression=COMPRESSION_RATIOS.get(codec, 1.0))
     acc = Analyzer(schema.split_keys(), servers=servers, windows=windows, total_rows=total,
                    auto_split_rows=auto_split_rows, value_bytes=value_bytes,
                    cells_per_row=cells_per_row or len(schema.fields), split_model=split_model)

@@ -16,6 +16,7 @@ driver's own versions are wrong in ways tools/hbase/CLIENTS.md documents:
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import logging
 import socket
@@ -221,6 +222,13 @@ class RegionList:
         return self.regions[max(bisect.bisect_left(self.starts, row) - 1, 0)]
 
 
+def region_name(table_name: bytes, start: bytes, region_id: int) -> bytes:
+    """A region's full name as HBase writes it (``RegionInfo.createRegionName``, new format):
+    ``table,start,id.`` followed by the MD5 hex of ``table,start,id`` and a dot."""
+    head = table_name + b"," + start + b"," + str(region_id).encode()
+    return head + b"." + hashlib.md5(head).hexdigest().encode() + b"."
+
+
 def meta_row_prefix(namespace: str, table: str) -> bytes:
     name = table if namespace == "default" else f"{namespace}:{table}"
     return name.encode() + b","
@@ -360,8 +368,8 @@ class Cluster:
 
     # -- regions -----------------------------------------------------------------------------
 
-    def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
-        """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
+    def _meta_rows(self, namespace: str, table: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Every hbase:meta row of the table: (region name, {info qualifier: value})."""
         name = meta_row_prefix(namespace, table)[:-1]
         # hbase:meta sorts with MetaCellComparator (table name, then start key, then region id);
         # these are the bounds HBase's MetaTableAccessor uses for one table's region rows.
@@ -378,17 +386,43 @@ class Cluster:
             response = self.meta_call(Client_pb2.ScanRequest(scanner_id=response.scanner_id,
                                                              number_of_rows=10000))
             results.extend(response.results)
+        return [(result.cell[0].row, {c.qualifier: c.value for c in result.cell})
+                for result in results if result.cell]
+
+    def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
+        """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
         rows = []
-        for result in results:
-            values = {c.qualifier: c.value for c in result.cell}
+        for row, values in self._meta_rows(namespace, table):
             info_bytes = values.get(b"regioninfo")
-            if not info_bytes or not result.cell:
+            if not info_bytes:
                 continue
             info = HBase_pb2.RegionInfo.FromString(info_bytes[4:])  # skip the b"PBUF" magic
             host, _, port = values.get(b"server", b"").decode().rpartition(":")
-            region = Region(result.cell[0].row, info.start_key, info.end_key, host, int(port or 0))
+            region = Region(row, info.start_key, info.end_key, host, int(port or 0))
             rows.append((region, info, values.get(b"state", b"")))
         return rows
+
+    def read_lineage(self, namespace: str, table: str) -> dict[bytes, tuple[bytes, ...]]:
+        """``{region name: names of the regions it came from}`` for every region hbase:meta still
+        records a parent of: a split parent's row names its daughters in ``info:splitA`` and
+        ``info:splitB``; a merged region's row names its parents in ``info:merge0000``,
+        ``info:merge0001``... (``mergeA``/``mergeB`` before HBase 2.3). The catalog janitor deletes
+        a parent's row once no daughter references its files any more."""
+        table_name = meta_row_prefix(namespace, table)[:-1]
+        out: dict[bytes, list[bytes]] = {}
+        for row, values in self._meta_rows(namespace, table):
+            for qualifier, value in values.items():
+                if not value.startswith(b"PBUF"):
+                    continue
+                if qualifier in (b"splitA", b"splitB"):
+                    child = HBase_pb2.RegionInfo.FromString(value[4:])
+                    out.setdefault(region_name(table_name, child.start_key, child.region_id),
+                                   []).append(row)
+                elif qualifier.startswith(b"merge"):
+                    parent = HBase_pb2.RegionInfo.FromString(value[4:])
+                    out.setdefault(row, []).append(
+                        region_name(table_name, parent.start_key, parent.region_id))
+        return {k: tuple(v) for k, v in out.items()}
 
     def region_list(self, namespace: str, table: str, refresh: bool = False) -> RegionList:
         """The table's online regions in key order (cached; ``refresh`` re-reads hbase:meta).
