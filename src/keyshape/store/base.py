@@ -38,6 +38,8 @@ class RegionInfo:
     # Names of the regions this one was split or merged from, while hbase:meta still records
     # them (empty when unknown: then LiveHeat follows the key ranges).
     parents: tuple[str, ...] = ()
+    # When the counters were taken (the region server's report, epoch ms); 0 when unknown.
+    reported_ms: int = 0
 
 
 @dataclass(frozen=True)

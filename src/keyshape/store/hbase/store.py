@@ -142,6 +142,9 @@ class HBaseStore(HBaseClient):
     def regions(self, table: str) -> list[RegionInfo]:
         """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
 
+        ``parents`` names the regions a region was split or merged from while hbase:meta still
+        has them; ``reported_ms`` is when its server took the counters (its last load report).
+
         Counters and sizes are what region servers last reported (every
         ``hbase.regionserver.msginterval``). HBase reports store sizes in whole MB only, so
         ``store_size_bytes = (storefile_size_MB + mem_store_size_MB) * 2**20`` (0 below 1 MB).
@@ -162,6 +165,9 @@ class HBaseStore(HBaseClient):
         loads = {load.region_specifier.value: load
                  for server in status.cluster_status.live_servers
                  for load in server.server_load.region_loads}
+        reported = {load.region_specifier.value: int(server.server_load.report_end_time)
+                    for server in status.cluster_status.live_servers
+                    for load in server.server_load.region_loads}
         infos = []
         for region in regions:
             load = loads.get(region.name)
@@ -172,7 +178,8 @@ class HBaseStore(HBaseClient):
                 write_requests=int(load.write_requests_count) if load else 0,
                 store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20
                 if load else 0,
-                parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ()))))
+                parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
+                reported_ms=reported.get(region.name, 0)))
         return infos
 
     def region_history(self, table: str) -> list[RegionRecord]:
