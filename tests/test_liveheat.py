@@ -93,3 +93,34 @@ def test_a_moved_region_restarting_its_counter_is_not_lost_or_doubled() -> None:
     heat.add([region(b"", b"", T, 160, T + 1000)], 1.0)
     heat.add([region(b"", b"", T, 25, T + 2000, server="rs2:16020")], 2.0)  # reopened elsewhere
     assert np.array_equal(heat.matrix()[:, 0], [60, 25])
+
+
+def test_a_region_without_a_load_report_keeps_its_last_counters() -> None:
+    """A closing split parent can still be in hbase:meta while its server no longer reports it:
+    no report is no news, not a counter back at zero, and its last writes are still estimated."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    heat.add([region(b"", b"", T - 5000, 1000, T + 1000)], 1.0)
+    silent = heat.add([region(b"", b"", T - 5000, 0, 0)], 2.0)  # meta lists it, no load
+    assert silent is not None and silent.total_writes == 0
+    low = region(b"", b"m", T + 2500, 0, T + 3000, parents=(parent.name,))
+    high = region(b"m", b"", T + 2500, 500, T + 3000, parents=(parent.name,))
+    sample = heat.add([low, high], 3.0)
+    assert sample is not None and sample.vanished[0].writes == 1500
+    assert heat.matrix().sum() == 3000
+
+
+def test_reconcile_gives_a_loaders_uncounted_writes_to_the_regions_that_split() -> None:
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 0, 0)], 0.0)
+    heat.add([region(b"", b"", T, 100, 0)], 1.0)
+    heat.add([region(b"", b"m", T + 10, 0, 0), region(b"m", b"", T + 10, 30, 0)], 2.0)
+    assert heat.reconcile(150) == 20
+    assert sum(s.total_writes for s in heat.samples) == 150
+    assert heat.samples[1].vanished[0].writes == 20
+    assert heat.reconcile(150) == 0  # already whole
+    lagging = LiveHeat()
+    lagging.add([region(b"", b"", T, 0, 0)], 0.0)
+    lagging.add([region(b"", b"", T, 10, 0)], 1.0)
+    assert lagging.reconcile(50) == 0  # nothing split: the counters only lag, nothing to move

@@ -31,7 +31,8 @@ from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
 __all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "Vanished", "live_analysis",
-           "load_workload", "row_value", "shares_by_region", "wait_for_writes", "watch"]
+           "load_workload", "poller", "row_value", "shares_by_region", "wait_for_writes",
+           "watch"]
 
 _INDEX = struct.Struct(">q")
 
@@ -169,19 +170,46 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
 def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], writes: int,
                     timeout: float = 15.0, interval: float = 0.5,
                     sleep: Callable[[float], None] = time.sleep,
-                    clock: Callable[[], float] = time.monotonic) -> list[RegionInfo]:
+                    clock: Callable[[], float] = time.monotonic,
+                    heat: LiveHeat | None = None) -> list[RegionInfo]:
     """Poll the table's regions until their write counters have grown by at least ``writes``
     since ``baseline`` (region servers report loads to the master periodically, so counters lag
-    the writes), or ``timeout`` seconds pass; returns the last poll either way."""
+    the writes), or ``timeout`` seconds pass; returns the last poll either way.
+
+    With ``heat`` (already holding ``baseline`` and any polls since, e.g. from ``poller``) every
+    poll is added to it and its counted writes are what must reach ``writes``: that follows
+    regions that split meanwhile, which a comparison with ``baseline`` alone cannot."""
     deadline = clock() + timeout
     while True:
         regions = store.regions(table)
-        probe = LiveHeat()
-        probe.add(baseline, 0.0)
-        sample = probe.add(regions, 1.0)
-        if (sample is not None and sample.total_writes >= writes) or clock() >= deadline:
+        if heat is not None:
+            heat.add(regions, clock())
+            counted = sum(s.total_writes for s in heat.samples)
+        else:
+            probe = LiveHeat()
+            probe.add(baseline, 0.0)
+            sample = probe.add(regions, 1.0)
+            counted = sample.total_writes if sample is not None else 0
+        if counted >= writes or clock() >= deadline:
             return regions
         sleep(interval)
+
+
+def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0,
+           clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+    """A function that adds a poll of ``table``'s regions to ``heat`` when ``interval`` seconds
+    have passed since its last call that polled; call it often (a load's progress callback), so
+    regions that split during the load are followed with at most ``interval`` seconds between
+    polls."""
+    last = [clock()]
+
+    def poll() -> None:
+        now = clock()
+        if now - last[0] >= interval:
+            heat.add(store.regions(table), now)
+            last[0] = now
+
+    return poll
 
 
 # -------------------------------------------------------------------------------- verdict

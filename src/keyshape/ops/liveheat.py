@@ -12,10 +12,13 @@ counted twice beyond one polling interval:
   started at zero when it was born;
 - a region of the last poll that is gone (split or merged away): what it took between its last
   report and its end is not in any counter. It is ESTIMATED, attributed to its own key range in
-  the poll where it disappears, as its write rate in its previous interval (else its children's
-  rate since their birth) times the time from its last report to its children's birth (their
-  region id is their creation time in ms, HBase's ``RegionInfo.regionId``). Without those times
-  (stores that give none) the estimate is 0 and at most one interval of its writes is missing.
+  the poll where it disappears, from its write rate in its previous interval (else its children's
+  rate since their birth): at least that rate times the time from its last report to its
+  children's birth (their region id is their creation time in ms, HBase's
+  ``RegionInfo.regionId``), and the rate times the whole time to its children's report less what
+  the children counted, when that is more (a parent serves writes until it closes, a moment after
+  the split began). Without those times (stores that give none) the estimate is 0 and at most
+  one interval of its writes is missing.
 
 Lineage (which regions a new region came from) is hbase:meta's, through ``RegionInfo.parents``
 (a split parent's ``info:splitA``/``splitB``, a merged region's ``info:merge*``), and the key
@@ -36,7 +39,7 @@ import bisect
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -137,6 +140,13 @@ class LiveHeat:
         if not regions:
             raise KeyshapeError("a table always has at least one region; got none")
         previous = self._last
+        if previous is not None:
+            # A region whose server sent no load for it (it is closing for a split or a move, or
+            # just opened) has no news: keep its last counters rather than reading a 0.
+            regions = [replace(r, read_requests=p.read_requests, write_requests=p.write_requests,
+                               reported_ms=p.reported_ms)
+                       if r.reported_ms == 0 and (p := previous.get(r.name)) is not None
+                       and p.reported_ms > 0 else r for r in regions]
         self._last = {r.name: r for r in regions}
         self.latest = list(regions)
         if previous is None:
@@ -174,21 +184,52 @@ class LiveHeat:
                     if r.name not in previous and _inside(r, old.start, old.end)]
         born = [region_id(regions[i].name) for i in kids]
         est_w = est_r = 0.0
+        rate = self._rates.get(old.name)
+        newest = max((regions[i].reported_ms for i in kids), default=0)
         # Region ids are creation times in ms on HBase; anything else (a counter) is no time.
-        if kids and old.reported_ms > 0 and all(b is not None and b > 10**12 for b in born):
+        timed = bool(kids) and old.reported_ms > 0 and all(b is not None and b > 10**12 for b in born)
+        if timed:
             end_ms = min(b for b in born if b is not None)
             gap = max(0.0, (end_ms - old.reported_ms) / 1000.0)
-            rate = self._rates.get(old.name)
+            span = max(0.0, (newest - old.reported_ms) / 1000.0)
             if rate is None:
-                since = [(regions[i].reported_ms - end_ms) / 1000.0 for i in kids]
-                span = max(since) if since else 0.0
-                if span > 0:
-                    rate = (float(sum(writes[i] for i in kids)) / span,
-                            float(sum(reads[i] for i in kids)) / span)
+                since = max(0.0, (newest - end_ms) / 1000.0)
+                if since > 0:
+                    rate = (float(sum(writes[i] for i in kids)) / since,
+                            float(sum(reads[i] for i in kids)) / since)
             if rate is not None:
-                est_w, est_r = rate[0] * gap, rate[1] * gap
+                # The parent served until it closed, after the split began (its children's id):
+                # at least its rate over the gap to that; and what its range took over the whole
+                # interval at that rate, less what the children counted, if that is more.
+                est = []
+                for k, counted in ((0, sum(int(writes[i]) for i in kids)),
+                                   (1, sum(int(reads[i]) for i in kids))):
+                    est.append(min(rate[k] * span, max(rate[k] * gap, rate[k] * span - counted)))
+                est_w, est_r = est
         return Vanished(old.start, old.end, old.name, old.server,
                         tuple(regions[i].name for i in kids), int(round(est_w)), int(round(est_r)))
+
+    def reconcile(self, writes: int) -> int:
+        """Line the counters up with a writer's own count of the ``writes`` it made since the
+        baseline poll (``keyshape load`` knows it): what the counters are short of it is what
+        split or merged regions took after their last report, so it is attributed to those
+        regions (each in the poll where it vanished, on its own key range) in proportion to
+        their estimates, evenly when there are none. Returns the writes attributed (0 when no
+        region vanished: then the counters only lag)."""
+        short = int(writes) - sum(s.total_writes for s in self.samples)
+        gone = [(i, k) for i, s in enumerate(self.samples) for k in range(len(s.vanished))]
+        if short <= 0 or not gone:
+            return 0
+        weights = np.array([self.samples[i].vanished[k].writes for i, k in gone], dtype=np.float64)
+        weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(gone), 1 / len(gone))
+        extra = np.floor(weights * short).astype(np.int64)
+        extra[np.argmax(weights)] += short - int(extra.sum())
+        for (i, k), add in zip(gone, extra.tolist()):
+            s = self.samples[i]
+            v = s.vanished[k]
+            vanished = s.vanished[:k] + (replace(v, writes=v.writes + add),) + s.vanished[k + 1:]
+            self.samples[i] = replace(s, vanished=vanished)
+        return short
 
     @property
     def starts(self) -> list[bytes]:
