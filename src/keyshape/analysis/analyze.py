@@ -320,8 +320,11 @@ class Analyzer:
         )
         v = judge(ev)
         reasons = list(v.reasons)
-        if history is not None and auto is not None and auto["splits"]:
+        if history is not None and auto is not None and (
+                auto["splits"] or (history.model is not None and history.model.policy != "rows")):
+            # With HBase's model the time in each region count is the point, splits or not.
             reasons.append(split_summary(history, self.auto_split_rows))
+        if history is not None and auto is not None and auto["splits"]:
             monotonic = (ev.increasing >= 0.9 or ev.decreasing >= 0.9
                          or ev.hints.monotonic_field is not None)
             if monotonic:
