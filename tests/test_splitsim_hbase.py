@@ -56,8 +56,8 @@ def _keys(schema: KeySchema, rows: int) -> list[bytes]:
     return out
 
 
-def _load_and_simulate(hbase: Any, schema: KeySchema, rows: int,
-                       splits: list[bytes]) -> dict[str, Any]:
+def _load_and_simulate(hbase: Any, schema: KeySchema, rows: int, splits: list[bytes],
+                       cleaner_interval: float = 120.0) -> dict[str, Any]:
     from keyshape.store import open_store
 
     store = open_store(hbase.url)
@@ -83,7 +83,8 @@ def _load_and_simulate(hbase: Any, schema: KeySchema, rows: int,
     family = schema.table.families[0]
     model = SplitModel(max_filesize=2 * MIB, flush_size=MIB,
                        cell_bytes=cell_size(len(family.name), 1, 8),
-                       compression=COMPRESSION_RATIOS[family.compression.upper()])
+                       compression=COMPRESSION_RATIOS[family.compression.upper()],
+                       cleaner_interval=cleaner_interval)
     sim = SplitSimulator(model, splits, windows=WINDOWS)
     sim.feed(keys, clock.seconds_of(rows))
     result = sim.finish()
@@ -147,3 +148,32 @@ def test_presplit_regions_split_at_max_filesize_as_simulated(hbase: Any, tmp_pat
     r = _load_and_simulate(hbase, schema, rows, [middle])
     _check(r, rows)
     assert r["sim_regions"] >= 3
+
+
+@pytest.fixture(scope="module")
+def fast_cleaner() -> Any:
+    """Our own standalone HBase whose CompactedHFilesDischarger runs every second (a server
+    setting, so not the shared instance): daughters can split again soon after a split."""
+    import standalone
+    from hbase_fixture import TOOLS_HBASE, HBaseHandle
+
+    try:
+        instance = standalone.start_scratch(
+            TOOLS_HBASE / "run" / "pytest-discharger",
+            site={"hbase.hfile.compaction.discharger.interval": "1000"})
+    except standalone.StartFailed as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield HBaseHandle(url=instance.url, standalone=instance)
+    finally:
+        instance.stop()
+
+
+@pytest.mark.parametrize("example,table,rows", [("sequential.toml", "events_seq", 150_000),
+                                                ("orders.toml", "orders", 150_000)])
+def test_with_references_cleaned_every_second_the_table_keeps_splitting_as_simulated(
+        fast_cleaner: Any, tmp_path: Path, example: str, table: str, rows: int) -> None:
+    r = _load_and_simulate(fast_cleaner, _schema(tmp_path, example, table), rows, [],
+                           cleaner_interval=1.0)
+    _check(r, rows)
+    assert r["real_regions"] >= 4, r
