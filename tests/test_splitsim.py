@@ -185,3 +185,23 @@ def test_cli_auto_split_reports_time_in_regions() -> None:
          "--auto-split", "--split-policy", "median"], capture_output=True, text=True, cwd=ROOT,
         timeout=60)
     assert bad.returncode != 0 and "median" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_write_times_can_come_from_a_timestamp_field() -> None:
+    """orders.toml stamps an order every 50 ms: 100,000 rows are 5,000 s of writes, long enough
+    for the 2-minute discharger to let daughters split again."""
+    from keyshape.analysis.designs import analyze_schema
+    from keyshape.errors import KeyshapeError
+
+    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB)
+    a = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, split_model=model,
+                       time_field="order_time", windows=10)
+    assert a.auto_split is not None
+    assert a.auto_split["seconds"] == pytest.approx(100_000 * 0.05, rel=0.01)
+    by_rate = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, windows=10,
+                             split_model=replace(model, write_rate=10_000))
+    assert by_rate.auto_split is not None and by_rate.auto_split["seconds"] < 11
+    assert a.auto_split["final_regions"] > by_rate.auto_split["final_regions"]
+    with pytest.raises(KeyshapeError, match="timestamp field"):
+        analyze_schema(ROOT / "examples" / "orders.toml", 1_000, split_model=model,
+                       time_field="user_id")

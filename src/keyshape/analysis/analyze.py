@@ -235,8 +235,9 @@ class Analyzer:
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
 
-    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
-        """Add one chunk of keys, in write order (a KeyArray is the fast path)."""
+    def update(self, keys: Sequence[bytes] | KeyArray, times: np.ndarray | None = None) -> None:
+        """Add one chunk of keys, in write order (a KeyArray is the fast path). ``times``
+        (seconds, one per key) are the writes' times for an auto-split model without a rate."""
         if self._sim is None:
             self._count(keys)
             return
@@ -244,7 +245,7 @@ class Analyzer:
         # the key statistics are gathered here.
         if len(keys) == 0:
             return
-        self._sim.feed(keys)
+        self._sim.feed(keys, times)
         lengths = (keys.lengths if isinstance(keys, KeyArray)
                    else np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
         self._lengths.update(lengths)

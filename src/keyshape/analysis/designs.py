@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
@@ -249,14 +251,27 @@ def _lint_lines(schema: KeySchema) -> list[str]:
     return [str(getattr(f, "message", f)) for f in findings]
 
 
-def _workload_keys(schema: KeySchema, rows: int, seed: int,
-                   heavy: dict[str, HeavyHitters]) -> Iterator[KeyArray]:
+def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, HeavyHitters],
+                   time_field: str | None = None) -> Iterator[KeyArray]:
     from keyshape.workload import generate
 
+    first: list[float] = []
+    latest = -np.inf
     for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS):
         for name, hh in heavy.items():
             hh.update(columns[name])
-        yield schema.encode_many(columns, as_array=True)
+        keys = schema.encode_many(columns, as_array=True)
+        if time_field is None:
+            yield keys
+            continue
+        # The field's ms are the write times, seconds from the first row; a row stamped before
+        # an earlier one is written after it, so the clock never runs backwards.
+        ms = np.asarray(columns[time_field], dtype=np.float64)
+        if not first:
+            first.append(float(ms[0]) if ms.size else 0.0)
+        times = np.maximum.accumulate(np.maximum((ms - first[0]) / 1000.0, latest))
+        latest = float(times[-1]) if times.size else latest
+        yield keys, times  # type: ignore[misc]
 
 
 def _file_keys(path: str | Path, column: str | None) -> Iterator[list[bytes]]:
@@ -272,7 +287,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    servers: int = 3, windows: int = 50, seed: int = 0,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
                    name: str | None = None, progress: Progress | None = None,
-                   split_model: SplitModel | None = None) -> Analysis:
+                   split_model: SplitModel | None = None,
+                   time_field: str | None = None) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
@@ -288,6 +304,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
       rate (``keyshape.core.splitsim``); a model without ``cell_bytes`` gets one cell per row
       in the schema's first family with ``value_bytes`` of value, and that family's
       compression ratio (``COMPRESSION_RATIOS``).
+    - ``time_field``: a timestamp field of the workload whose values (ms) are the write times of
+      the split simulation, instead of ``split_model.write_rate``.
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
     """
     if not isinstance(schema, KeySchema):
@@ -315,11 +333,19 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    auto_split_rows=auto_split_rows, value_bytes=value_bytes,
                    cells_per_row=cells_per_row or len(schema.fields), split_model=split_model)
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
+    if time_field is not None:
+        field = next((f for f in schema.fields if f.name == time_field), None)
+        if field is None or field.type != "timestamp" or split_model is None or keys_file:
+            raise KeyshapeError(
+                f"write times from field {time_field!r}: it must be a timestamp field of the "
+                "schema's key (" + ", ".join(f.name for f in schema.fields if f.type == "timestamp")
+                + "), with --auto-split and a generated workload; or give rows per second")
     chunks = (_file_keys(keys_file, column) if keys_file is not None
-              else _workload_keys(schema, rows, seed, heavy))
+              else _workload_keys(schema, rows, seed, heavy, time_field))
     done = 0
-    for keys in chunks:
-        acc.update(keys)
+    for item in chunks:
+        keys, times = item if isinstance(item, tuple) else (item, None)
+        acc.update(keys, times)
         done += len(keys)
         if progress is not None:
             progress(done, total)

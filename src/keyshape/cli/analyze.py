@@ -30,9 +30,10 @@ def _common(fn):  # type: ignore[no-untyped-def]
                      "alone, as HBase does (flushes, split policy, reference files; see "
                      "--write-rate and the options below); with ROWS, the idealized model that "
                      "splits a region at its median once it holds ROWS rows."),
-        click.option("--write-rate", type=click.FloatRange(min=0, min_open=True),
-                     default=10_000.0, show_default=True, metavar="ROWS/S",
-                     help="Auto-split: rows written per second."),
+        click.option("--write-rate", default="10000", show_default=True,
+                     metavar="ROWS/S|FIELD",
+                     help="Auto-split: rows written per second, or a timestamp field of the key "
+                     "whose values are the write times."),
         click.option("--max-filesize", type=SIZE, default="10GiB", show_default=True,
                      help="Auto-split: the table's MAX_FILESIZE."),
         click.option("--flush-size", type=SIZE, default="128MiB", show_default=True,
@@ -88,7 +89,7 @@ class _Size(click.ParamType):
 SIZE = _Size()
 
 
-def split_options(auto_split: str | None, write_rate: float, max_filesize: int, flush_size: int,
+def split_options(auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
                   split_policy: str, cleaner_interval: float) -> dict[str, Any]:
     """``analyze_schema`` keyword arguments for the --auto-split options."""
     if auto_split is None:
@@ -108,9 +109,17 @@ def split_options(auto_split: str | None, write_rate: float, max_filesize: int, 
         policy = parse_policy(split_policy)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--split-policy") from None
+    try:
+        rate: float | None = float(write_rate)
+        field = None
+    except ValueError:
+        rate, field = None, write_rate
+    if rate is not None and not rate > 0:
+        raise click.BadParameter(f"{write_rate!r}: give positive rows per second or a timestamp "
+                                 "field", param_hint="--write-rate")
     return {"split_model": SplitModel(max_filesize=max_filesize, flush_size=flush_size,
-                                      write_rate=write_rate, cleaner_interval=cleaner_interval,
-                                      **policy)}
+                                      write_rate=rate, cleaner_interval=cleaner_interval,
+                                      **policy), "time_field": field}
 
 
 def _consoles(json_path: str | None) -> tuple[Any, Any]:
@@ -176,7 +185,7 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
 def analyze_command(schema: str, rows: int | None, regions: int | None, auto_split: str | None,
-                    write_rate: float, max_filesize: int, flush_size: int, split_policy: str,
+                    write_rate: str, max_filesize: int, flush_size: int, split_policy: str,
                     cleaner_interval: float, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
                     fail_on: str | None, keys_file: str | None, column: str | None,
@@ -213,7 +222,7 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
               help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
               "crc32 (n = buckets, or the md5 length); each gets splits matched to it.")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
-                    auto_split: str | None, write_rate: float, max_filesize: int,
+                    auto_split: str | None, write_rate: str, max_filesize: int,
                     flush_size: int, split_policy: str, cleaner_interval: float, servers: int,
                     windows: int, seed: int, html_path: str | None, png_path: str | None,
                     json_path: str | None, fail_on: str | None, strategies: str | None) -> None:
