@@ -205,3 +205,12 @@ def test_write_times_can_come_from_a_timestamp_field() -> None:
     with pytest.raises(KeyshapeError, match="timestamp field"):
         analyze_schema(ROOT / "examples" / "orders.toml", 1_000, split_model=model,
                        time_field="user_id")
+
+
+def test_html_report_lists_the_regions_over_time(tmp_path: Path) -> None:
+    from keyshape.report.html import write_html
+
+    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=20_000)
+    a = analyze(seq(100_000).tolist(), [], split_model=model)
+    html = write_html(a, tmp_path / "r.html").read_text()
+    assert "Regions over time: 1 for" in html and "2 for" in html
