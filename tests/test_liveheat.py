@@ -120,7 +120,24 @@ def test_reconcile_gives_a_loaders_uncounted_writes_to_the_regions_that_split() 
     assert sum(s.total_writes for s in heat.samples) == 150
     assert heat.samples[1].vanished[0].writes == 20
     assert heat.reconcile(150) == 0  # already whole
+    assert heat.reconcile(140) == -10  # an estimate above the writer's own count is taken back
+    assert sum(s.total_writes for s in heat.samples) == 140
     lagging = LiveHeat()
     lagging.add([region(b"", b"", T, 0, 0)], 0.0)
     lagging.add([region(b"", b"", T, 10, 0)], 1.0)
     assert lagging.reconcile(50) == 0  # nothing split: the counters only lag, nothing to move
+
+
+def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_close() -> None:
+    """hbase:meta's CLOSING cell says when the parent began to close; its rate since its birth
+    (one report only) times the time from that report to the close is what no counter shows."""
+    parent_name = name(b"", T)
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 0, 0)], 0.0)  # no report yet
+    heat.add([region(b"", b"", T, 2000, T + 1000)], 1.0)  # 2,000 writes in its first second
+    low = RegionInfo(b"", b"m", name(b"", T + 1500), "rs1:16020", 0, 0, 0, (parent_name,),
+                     T + 2500, (T + 1750,))
+    high = RegionInfo(b"m", b"", name(b"m", T + 1500), "rs1:16020", 0, 300, 0, (parent_name,),
+                      T + 2500, (T + 1750,))
+    s = heat.add([low, high], 2.0)
+    assert s is not None and s.vanished[0].writes == 1500  # 2,000/s for 0.75 s

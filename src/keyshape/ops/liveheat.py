@@ -13,8 +13,9 @@ counted twice beyond one polling interval:
 - a region of the last poll that is gone (split or merged away): what it took between its last
   report and its end is not in any counter. It is ESTIMATED, attributed to its own key range in
   the poll where it disappears, from its write rate in its previous interval (else its children's
-  rate since their birth): at least that rate times the time from its last report to its
-  children's birth (their region id is their creation time in ms, HBase's
+  rate since their birth) times the time from its last report to when it began to close
+  (hbase:meta's CLOSING state cell, ``RegionInfo.parents_closed_ms``); without that, at least
+  the rate times the time from its last report to its children's birth (their region id is their creation time in ms, HBase's
   ``RegionInfo.regionId``), and the rate times the whole time to its children's report less what
   the children counted, when that is more (a parent serves writes until it closes, a moment after
   the split began). Without those times (stores that give none) the estimate is 0 and at most
@@ -160,8 +161,13 @@ class LiveHeat:
                 for name, old in previous.items() if name not in self._last]
         for r, w, q in zip(regions, writes, reads):
             before = previous.get(r.name)
-            if before is not None and r.reported_ms > before.reported_ms > 0:
-                span = (r.reported_ms - before.reported_ms) / 1000.0
+            since = before.reported_ms if before is not None else 0
+            if not since:
+                # First report of a new region: its counter started at its birth (region id).
+                born = region_id(r.name) or 0
+                since = born if born > 10**12 else 0
+            if r.reported_ms > since > 0:
+                span = (r.reported_ms - since) / 1000.0
                 self._rates[r.name] = (float(w) / span, float(q) / span)
         for name in list(self._rates):
             if name not in self._last:
@@ -183,6 +189,10 @@ class LiveHeat:
             kids = [i for i, r in enumerate(regions)
                     if r.name not in previous and _inside(r, old.start, old.end)]
         born = [region_id(regions[i].name) for i in kids]
+        closed = max((regions[i].parents_closed_ms[regions[i].parents.index(old.name)]
+                      for i in kids if old.name in regions[i].parents
+                      and len(regions[i].parents_closed_ms) == len(regions[i].parents)),
+                     default=0)
         est_w = est_r = 0.0
         rate = self._rates.get(old.name)
         newest = max((regions[i].reported_ms for i in kids), default=0)
@@ -190,14 +200,17 @@ class LiveHeat:
         timed = bool(kids) and old.reported_ms > 0 and all(b is not None and b > 10**12 for b in born)
         if timed:
             end_ms = min(b for b in born if b is not None)
-            gap = max(0.0, (end_ms - old.reported_ms) / 1000.0)
+            gap = max(0.0, ((closed or end_ms) - old.reported_ms) / 1000.0)
             span = max(0.0, (newest - old.reported_ms) / 1000.0)
             if rate is None:
                 since = max(0.0, (newest - end_ms) / 1000.0)
                 if since > 0:
                     rate = (float(sum(writes[i] for i in kids)) / since,
                             float(sum(reads[i] for i in kids)) / since)
-            if rate is not None:
+            if rate is not None and closed:
+                # hbase:meta says when it began to close: it took writes until then.
+                est_w, est_r = rate[0] * gap, rate[1] * gap
+            elif rate is not None:
                 # The parent served until it closed, after the split began (its children's id):
                 # at least its rate over the gap to that; and what its range took over the whole
                 # interval at that rate, less what the children counted, if that is more.
@@ -214,10 +227,23 @@ class LiveHeat:
         baseline poll (``keyshape load`` knows it): what the counters are short of it is what
         split or merged regions took after their last report, so it is attributed to those
         regions (each in the poll where it vanished, on its own key range) in proportion to
-        their estimates, evenly when there are none. Returns the writes attributed (0 when no
-        region vanished: then the counters only lag)."""
+        their estimates, evenly when there are none; estimates above the writer's count are taken
+        back. Returns the writes attributed (negative when taken back; 0 when no region
+        vanished: then the counters only lag)."""
         short = int(writes) - sum(s.total_writes for s in self.samples)
         gone = [(i, k) for i, s in enumerate(self.samples) for k in range(len(s.vanished))]
+        if short < 0 and gone:
+            # Estimated more than was written: take the excess back from the estimates.
+            excess = -short
+            for i, k in reversed(gone):
+                s = self.samples[i]
+                v = s.vanished[k]
+                cut = min(excess, v.writes)
+                if cut:
+                    vanished = s.vanished[:k] + (replace(v, writes=v.writes - cut),) + s.vanished[k + 1:]
+                    self.samples[i] = replace(s, vanished=vanished)
+                    excess -= cut
+            return short + excess
         if short <= 0 or not gone:
             return 0
         weights = np.array([self.samples[i].vanished[k].writes for i, k in gone], dtype=np.float64)

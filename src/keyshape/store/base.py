@@ -40,6 +40,8 @@ class RegionInfo:
     parents: tuple[str, ...] = ()
     # When the counters were taken (the region server's report, epoch ms); 0 when unknown.
     reported_ms: int = 0
+    # When each of ``parents`` began to close (stopped taking writes), epoch ms; 0 when unknown.
+    parents_closed_ms: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

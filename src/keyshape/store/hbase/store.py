@@ -143,7 +143,8 @@ class HBaseStore(HBaseClient):
         """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
 
         ``parents`` names the regions a region was split or merged from while hbase:meta still
-        has them; ``reported_ms`` is when its server took the counters (its last load report).
+        has them (``parents_closed_ms``: when each began to close); ``reported_ms`` is when its
+        server took the counters (its last load report).
 
         Counters and sizes are what region servers last reported (every
         ``hbase.regionserver.msginterval``). HBase reports store sizes in whole MB only, so
@@ -157,7 +158,7 @@ class HBaseStore(HBaseClient):
         if not regions:
             raise self.not_found(table)
         try:
-            lineage = self.cluster.read_lineage(namespace, name)
+            lineage, closed = self.cluster.read_lineage(namespace, name)
         except (ConnectionLost, ServerError) as exc:
             raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
         status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
@@ -179,7 +180,8 @@ class HBaseStore(HBaseClient):
                 store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20
                 if load else 0,
                 parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
-                reported_ms=reported.get(region.name, 0)))
+                reported_ms=reported.get(region.name, 0),
+                parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ()))))
         return infos
 
     def region_history(self, table: str) -> list[RegionRecord]:
