@@ -170,7 +170,7 @@ def fast_cleaner() -> Any:
 
 
 @pytest.mark.parametrize("example,table,rows", [("sequential.toml", "events_seq", 150_000),
-                                                ("orders.toml", "orders", 150_000)])
+                                                ("orders.toml", "orders", 220_000)])
 def test_with_references_cleaned_every_second_the_table_keeps_splitting_as_simulated(
         fast_cleaner: Any, tmp_path: Path, example: str, table: str, rows: int) -> None:
     r = _load_and_simulate(fast_cleaner, _schema(tmp_path, example, table), rows, [],
