@@ -4,14 +4,15 @@ Each test loads a table with HBase's smallest allowed sizes (MAX_FILESIZE 2 MiB,
 1 MiB, table attributes), reads the real split history back from hbase:meta, and replays the same
 keys at the same measured write times through `SplitSimulator` with the same parameters.
 
-What the runs showed (shared standalone, 8-12k rows/s): the real table split ONCE and then stayed
-at 2 regions, its daughters blocked by reference files until the 2-minute discharger run; the
-simulation predicts the same 2 regions. Its first split comes 0-15 % of the writes earlier than
-HBase's (the flush and the split procedure take time the model does not have), the daughters' rows
-agree within 1-4 % of the total, and the busiest live region's mean share over 20 windows agreed
-within 0.03. The checks: region count within a factor of 1.5 (so 2 vs 3 fails), busiest-region
-share within 0.08, left daughter's share of the rows within 0.06, first split within 25 % of the
-writes.
+What the runs showed (standalone, 8-20k rows/s, several runs): with the default 2-minute discharger
+the real table split ONCE and stayed at 2 regions (its daughters blocked by reference files), as
+simulated; with references cleaned every second (own instance) HBase reached 4-5 regions where the
+simulation predicts 4-6. The simulated first split comes 0-17 % of the writes before HBase's (the
+flush and the split procedure take time the model does not have); HBase's left daughter varies
+between runs (15,129 or 25,215 rows of a sequential load, which file is largest at that moment)
+around the simulated 22,323; the busiest live region's mean share over 20 windows agreed within
+0.06. The checks: region count within a factor of 1.5 (2 vs 3 fails), busiest-region share within
+0.08, the left daughter's share of the rows within 0.06, the first split within 25 % of the writes.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _check(r: dict[str, Any], rows: int) -> None:
 
 def test_sequential_load_into_an_unsplit_table_splits_once_as_simulated(
         hbase: Any, tmp_path: Path) -> None:
-    rows = 200_000
+    rows = 150_000
     r = _load_and_simulate(hbase, _schema(tmp_path, "sequential.toml", "events_seq"), rows, [])
     _check(r, rows)
     # The cost of not pre-splitting, as the simulation reports it: after the first split the
@@ -133,7 +134,7 @@ def test_sequential_load_into_an_unsplit_table_splits_once_as_simulated(
 
 def test_salted_load_into_an_unsplit_table_splits_once_as_simulated(
         hbase: Any, tmp_path: Path) -> None:
-    rows = 150_000
+    rows = 120_000
     r = _load_and_simulate(hbase, _schema(tmp_path, "orders.toml", "orders"), rows, [])
     _check(r, rows)
     assert r["real_regions"] <= 3, r
@@ -142,7 +143,7 @@ def test_salted_load_into_an_unsplit_table_splits_once_as_simulated(
 def test_presplit_regions_split_at_max_filesize_as_simulated(hbase: Any, tmp_path: Path) -> None:
     """Two regions on one server: SteppingSplitPolicy uses MAX_FILESIZE (jittered), not the
     first-region 2 x flush size, so each region splits later than a lone region would."""
-    rows = 200_000
+    rows = 160_000
     schema = _schema(tmp_path, "sequential.toml", "events_seq")
     middle = _keys(schema, rows)[rows // 2]
     r = _load_and_simulate(hbase, schema, rows, [middle])
