@@ -129,7 +129,7 @@ def test_reconcile_gives_a_loaders_uncounted_writes_to_the_regions_that_split() 
 
 
 def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_close() -> None:
-    """hbase:meta's CLOSING cell says when the parent began to close; its rate since its birth
+    """hbase:meta's CLOSED cell says when the parent had closed; its rate since its birth
     (one report only) times the time from that report to the close is what no counter shows."""
     parent_name = name(b"", T)
     heat = LiveHeat()

@@ -13,8 +13,9 @@ counted twice beyond one polling interval:
 - a region of the last poll that is gone (split or merged away): what it took between its last
   report and its end is not in any counter. It is ESTIMATED, attributed to its own key range in
   the poll where it disappears, from its write rate in its previous interval (else its children's
-  rate since their birth) times the time from its last report to when it began to close
-  (hbase:meta's CLOSING state cell, ``RegionInfo.parents_closed_ms``); without that, at least
+  rate since their birth) times the time from its last report to when it closed
+  (hbase:meta's CLOSED state cell, else CLOSING: ``RegionInfo.parents_closed_ms``; a closing
+  region keeps taking writes while it flushes); without that, at least
   the rate times the time from its last report to its children's birth (their region id is their creation time in ms, HBase's
   ``RegionInfo.regionId``), and the rate times the whole time to its children's report less what
   the children counted, when that is more (a parent serves writes until it closes, a moment after
@@ -208,7 +209,7 @@ class LiveHeat:
                     rate = (float(sum(writes[i] for i in kids)) / since,
                             float(sum(reads[i] for i in kids)) / since)
             if rate is not None and closed:
-                # hbase:meta says when it began to close: it took writes until then.
+                # hbase:meta says when it closed: it took writes until about then.
                 est_w, est_r = rate[0] * gap, rate[1] * gap
             elif rate is not None:
                 # The parent served until it closed, after the split began (its children's id):

@@ -40,7 +40,7 @@ class RegionInfo:
     parents: tuple[str, ...] = ()
     # When the counters were taken (the region server's report, epoch ms); 0 when unknown.
     reported_ms: int = 0
-    # When each of ``parents`` began to close (stopped taking writes), epoch ms; 0 when unknown.
+    # When each of ``parents`` had closed (stopped taking writes), epoch ms; 0 when unknown.
     parents_closed_ms: tuple[int, ...] = ()
 
 

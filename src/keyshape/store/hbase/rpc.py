@@ -408,13 +408,14 @@ class Cluster:
 
     def read_lineage(self, namespace: str, table: str) -> tuple[dict[bytes, tuple[bytes, ...]],
                                                                  dict[bytes, int]]:
-        """``({region name: names of the regions it came from}, {gone region: ms it began to
-        close})`` from hbase:meta: a split parent's row names its daughters in ``info:splitA``
+        """``({region name: names of the regions it came from}, {gone region: ms it had closed})``
+        from hbase:meta: a split parent's row names its daughters in ``info:splitA``
         and ``info:splitB``; a merged region's row names its parents in ``info:merge0000``,
         ``info:merge0001``... (``mergeA``/``mergeB`` before HBase 2.3). Meta keeps 3 versions of
-        ``info:state``, so a gone region's CLOSING (else CLOSED) cell tells when it stopped taking
-        writes. The catalog janitor deletes a parent's row once no daughter references its files
-        any more; then neither is known."""
+        ``info:state``, so a gone region's CLOSED (else CLOSING) cell tells when it had stopped
+        taking writes (a closing region still takes writes while it flushes its memstore). The
+        catalog janitor deletes a parent's row once no daughter references its files any more;
+        then neither is known."""
         table_name = meta_row_prefix(namespace, table)[:-1]
         out: dict[bytes, list[bytes]] = {}
         closed: dict[bytes, int] = {}
@@ -437,7 +438,7 @@ class Cluster:
                     parent = HBase_pb2.RegionInfo.FromString(cell.value[4:])
                     out.setdefault(row, []).append(
                         region_name(table_name, parent.start_key, parent.region_id))
-            when = states.get(b"CLOSING") or states.get(b"CLOSED")
+            when = states.get(b"CLOSED") or states.get(b"CLOSING")
             if when:
                 closed[row] = int(when)
         return {k: tuple(v) for k, v in out.items()}, closed

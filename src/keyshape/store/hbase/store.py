@@ -143,7 +143,7 @@ class HBaseStore(HBaseClient):
         """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
 
         ``parents`` names the regions a region was split or merged from while hbase:meta still
-        has them (``parents_closed_ms``: when each began to close); ``reported_ms`` is when its
+        has them (``parents_closed_ms``: when each had closed); ``reported_ms`` is when its
         server took the counters (its last load report).
 
         Counters and sizes are what region servers last reported (every
