@@ -50,6 +50,13 @@ def test_bench_regions(tmp_path):
         assert positive(r["keyarray_over_bisect"]) and positive(r["list_over_bisect"])
 
 
+def test_bench_autosplit(tmp_path):
+    data = run("bench_autosplit", tmp_path)
+    assert [r["stream"] for r in data["results"]] == ["sequential", "random"]
+    for r in data["results"]:
+        assert positive(r["speedup"]) and positive(r["memory_ratio"]) and r["chunked_regions"] > 1
+
+
 def test_bench_analyze(tmp_path):
     data = run("bench_analyze", tmp_path)
     assert [r["rows"] for r in data["results"]] == [2_000, 20_000]

@@ -53,6 +53,7 @@ from keyshape.core.ordered import reverse_timestamp
 
 # --- regions ---------------------------------------------------------------------------------
 from keyshape.core.regions import RegionMap, simulate_auto_split
+from keyshape.core.splitsim import SplitModel, SplitSimulator
 from keyshape.core.splits import (
     bucket_splits,
     decimal_string_split,
@@ -124,7 +125,7 @@ __all__ = [
     "hex_string_split", "range_split", "sample_splits", "uniform_split",
     "generate_workload", "read_key_arrays", "read_keys", "read_records",
     # regions
-    "RegionMap", "simulate_auto_split",
+    "RegionMap", "simulate_auto_split", "SplitModel", "SplitSimulator",
     # stores
     "EmbeddedStore", "RegionInfo", "Store", "create_table_from_schema", "ensure_table", "open_store",
     "ServerInfo",

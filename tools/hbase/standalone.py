@@ -108,12 +108,14 @@ class Standalone:
     rs_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_RS_PORT", 16020))
     thrift_port: int = field(default_factory=lambda: _env_port("KEYSHAPE_HBASE_THRIFT_PORT", 9090))
     heap: str = "1g"
+    # Extra hbase-site.xml properties over the defaults (a test that needs a server setting).
+    site: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def with_free_ports(cls, run_dir: Path) -> "Standalone":
+    def with_free_ports(cls, run_dir: Path, site: dict[str, str] | None = None) -> "Standalone":
         """An instance on fresh free ports, so it can run beside a developer's instance."""
         return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(),
-                   rs_port=free_port(), thrift_port=free_port())
+                   rs_port=free_port(), thrift_port=free_port(), site=dict(site or {}))
 
     # -- paths ---------------------------------------------------------------------------------
     @property
@@ -203,6 +205,7 @@ class Standalone:
                     f"org.apache.hadoop.hbase.io.compress.aircompressor.{cls}Codec"
                 for algo, cls in (("snappy", "Snappy"), ("zstd", "Zstd"), ("lz4", "Lz4"), ("lzo", "Lzo"))
             },
+            **self.site,
         }
 
     def write_config(self, conf_dir: Path | None = None, properties: dict[str, str] | None = None) -> None:
@@ -442,7 +445,8 @@ class Standalone:
         return None
 
 
-def start_scratch(run_dir: Path, timeout: float | None = None) -> Standalone:
+def start_scratch(run_dir: Path, timeout: float | None = None,
+                  site: dict[str, str] | None = None) -> Standalone:
     """A started standalone HBase on free loopback ports in ``run_dir``, for one test session or
     benchmark run beside a developer's own instance (the caller stops it).
 
@@ -453,7 +457,7 @@ def start_scratch(run_dir: Path, timeout: float | None = None) -> Standalone:
     """
     if timeout is None:
         timeout = float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240"))
-    instance = Standalone.with_free_ports(run_dir)
+    instance = Standalone.with_free_ports(run_dir, site)
     instance.stop()
     try:
         instance.start(timeout=timeout)

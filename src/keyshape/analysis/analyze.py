@@ -4,10 +4,9 @@
 region, counts rows and bytes per region and per region server, cuts the write stream into time
 windows (the heat map), and judges the design (see ``verdict``).
 
-Memory: keys are processed chunk by chunk and dropped; what stays is O(regions x windows). The one
-exception is the auto-split simulation (``auto_split_rows``), which must replay the writes against
-regions that change as they split: it keeps every distinct key of the stream (about 60 bytes per
-key in Python), so use it with millions of rows, not hundreds of millions.
+Memory: keys are processed chunk by chunk and dropped; what stays is O(regions x windows), also
+with an auto-split simulation (``split_model`` or ``auto_split_rows``: ``keyshape.core.splitsim``
+keeps bounded key samples per region, never the keys).
 """
 
 from __future__ import annotations
@@ -38,7 +37,8 @@ from keyshape.analysis.timeline import (
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
-from keyshape.core.regions import RegionMap, SplitEvent, simulate_auto_split
+from keyshape.core.regions import RegionMap
+from keyshape.core.splitsim import SplitHistory, SplitModel, SplitSimulator
 from keyshape.errors import KeyshapeError
 
 Progress = Callable[[int], None]
@@ -206,7 +206,7 @@ class Analyzer:
     def __init__(self, regions: RegionMap | Sequence[bytes], *, servers: int = 3,
                  windows: int = 50, total_rows: int | None = None,
                  auto_split_rows: int | None = None, value_bytes: int = 100,
-                 cells_per_row: int = 1) -> None:
+                 cells_per_row: int = 1, split_model: SplitModel | None = None) -> None:
         if servers < 1:
             raise KeyshapeError(f"servers must be at least 1, got {servers}")
         if value_bytes < 0:
@@ -221,7 +221,14 @@ class Analyzer:
         self.auto_split_rows = auto_split_rows
         self.value_bytes = value_bytes
         self.cells_per_row = cells_per_row
-        self._held: list[bytes] | None = [] if auto_split_rows else None
+        if auto_split_rows and split_model is not None:
+            raise ValueError("give auto_split_rows (the idealized row-count model) or split_model "
+                             "(HBase's flush- and size-driven splits), not both")
+        if auto_split_rows:
+            split_model = SplitModel(policy="rows", max_rows=auto_split_rows)
+        self.split_model = split_model
+        self._sim = (SplitSimulator(split_model, self.map.split_keys, windows=windows,
+                                    servers=servers) if split_model is not None else None)
         self._reset(self.map)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -247,24 +254,37 @@ class Analyzer:
         self._lengths = KeyLengths()
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
+        self._sim_fed = 0  # keys fed to the auto-split simulation (their write positions)
 
-    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
+    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None,
+               times: np.ndarray | None = None) -> None:
         """Add one chunk of keys, in write order (a KeyArray is the fast path).
 
         ``positions`` gives each key's position in the whole write stream (needs ``total_rows``):
         then Analyzers fed disjoint pieces of one stream :meth:`merge` into the result a single
-        pass would give, which is how the parallel and Spark engines work.
+        pass would give, which is how the parallel and Spark engines work. ``times`` (seconds, one
+        per key) are the writes' times for an auto-split model without a rate.
         """
-        if self._held is not None:
-            if positions is not None:
-                raise ValueError("the auto-split simulation replays the stream in one pass; "
-                                 "it cannot take keys by position")
-            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
-        self._count(keys, positions)
+        if self._sim is None:
+            self._count(keys, positions)
+            return
+        if positions is not None:
+            raise ValueError("the auto-split simulation replays the stream in one pass; "
+                             "it cannot take keys by position")
+        # The regions change as the stream splits them: the simulator counts per region; only
+        # the key statistics are gathered here.
+        if len(keys) == 0:
+            return
+        self._sim.feed(keys, times)
+        lengths = (keys.lengths if isinstance(keys, KeyArray)
+                   else np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+        self._lengths.update(lengths)
+        self._order.update(keys, self._sim_fed)
+        self._sim_fed += len(keys)
 
     def merge(self, other: Analyzer) -> None:
         """Add what another Analyzer (same regions, windows and ``total_rows``) counted."""
-        if self._held is not None or other._held is not None:
+        if self._sim is not None or other._sim is not None:
             raise ValueError("auto-split analyses cannot be merged; run them in one pass")
         if other._rmap != self._rmap:
             raise ValueError("only analyzers over the same regions merge")
@@ -292,18 +312,27 @@ class Analyzer:
                schema_text: str | None = None, lint: Sequence[str] = (),
                source: str = "") -> Analysis:
         """Compute the statistics and the verdict for everything seen so far."""
-        rows = int(self._rows.sum())
-        if rows == 0:
-            raise KeyshapeError("no keys to analyze: the workload or key file produced zero rows")
         auto = None
         live_hot: np.ndarray | None = None
         live_server_hot: np.ndarray | None = None
-        if self._held is not None:
-            auto, live_hot, live_server_hot = self._replay_with_splits()
+        history: SplitHistory | None = None
+        if self._sim is not None:
+            history = self._sim.finish()
+            self._rmap = history.region_map
+            self._rows, self._key_bytes = history.rows, history.key_bytes
+            heat = history.heat
+            live_hot = history.window_hot_shares
+            live_server_hot = history.window_server_hot_shares
+            auto = history.to_dict()
+            auto["split_rows"] = self.auto_split_rows
+        else:
+            heat = self._timeline.matrix()
+        rows = int(self._rows.sum())
+        if rows == 0:
+            raise KeyshapeError("no keys to analyze: the workload or key file produced zero rows")
         rmap = self._rmap
         R = len(rmap)
         server_of = rmap.server_of(self.servers)
-        heat = self._timeline.matrix()
         server_heat = by_server(heat, server_of, self.servers)
         server_rows = server_heat.sum(axis=0)
         est = estimated_row_bytes(self._key_bytes, self._rows, self.cells_per_row, self.value_bytes)
@@ -334,11 +363,11 @@ class Analyzer:
         )
         v = judge(ev)
         reasons = list(v.reasons)
-        if auto is not None and auto["splits"]:
-            reasons.append(
-                f"Auto-split from {auto['initial_regions']} region(s) at {auto['split_rows']} rows: "
-                f"{auto['splits']} splits, the first after {auto['first_split_write']} writes; "
-                "until then those regions took every write.")
+        if history is not None and auto is not None and (
+                auto["splits"] or (history.model is not None and history.model.policy != "rows")):
+            # With HBase's model the time in each region count is the point, splits or not.
+            reasons.append(split_summary(history, self.auto_split_rows))
+        if history is not None and auto is not None and auto["splits"]:
             monotonic = (ev.increasing >= 0.9 or ev.decreasing >= 0.9
                          or ev.hints.monotonic_field is not None)
             if monotonic:
@@ -367,60 +396,59 @@ class Analyzer:
             lint=list(lint), source=source, auto_split=auto,
         )
 
-    def _replay_with_splits(self) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-        """Run the auto-split simulation, recount against the final regions, and measure each
-        window's hottest share over the regions (and the servers hosting them, round-robin over
-        the live regions) that existed during that window."""
-        keys = self._held or []
-        sim = simulate_auto_split(keys, self.map.split_keys, max_rows=self.auto_split_rows,
-                                  value_bytes=self.value_bytes)
-        self._reset(sim.region_map)
-        for start in range(0, len(keys), 100_000):
-            self._count(keys[start:start + 100_000])
-        heat = self._timeline.matrix()
-        bounds = np.concatenate([[0], np.cumsum(heat.sum(axis=1))])
-        final_starts = list(sim.region_map.starts)
-        shares: list[float] = []
-        server_shares: list[float] = []
-        for w in range(heat.shape[0]):
-            n_w = int(bounds[w + 1] - bounds[w])
-            if n_w == 0:
-                continue
-            live = sim.map_before(int((bounds[w] + bounds[w + 1]) // 2))
-            # Final regions only refine live ones, so each final region lies in one live region.
-            owner = live.assign(final_starts)
-            per_live = np.bincount(owner, weights=heat[w], minlength=len(live))
-            shares.append(float(per_live.max() / n_w))
-            # A live region is served by one server whatever it later splits into.
-            per_server = np.bincount(live.server_of(self.servers), weights=per_live,
-                                     minlength=self.servers)
-            server_shares.append(float(per_server.max() / n_w))
-        events: list[SplitEvent] = sim.splits
-        auto = {
-            "split_rows": self.auto_split_rows,
-            "initial_regions": len(self.map),
-            "final_regions": len(sim.region_map),
-            "splits": len(events),
-            "first_split_write": events[0].write_index if events else None,
-            "split_writes": [e.write_index for e in events],
-        }
-        self._held = None
-        return auto, np.array(shares), np.array(server_shares)
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def split_summary(history: SplitHistory, split_rows: int | None = None) -> str:
+    """One sentence on how a simulated table split: how many splits, and how long it stayed in
+    its first few region counts (the cost of not pre-splitting, in seconds when times are known)."""
+    m = history.model
+    first = history.splits[0] if history.splits else None
+    start = len(history.initial_splits) + 1
+    if m is None or m.policy == "rows":
+        how = f"at {split_rows or (m.max_rows if m else 0):,} rows"
+    else:
+        how = (f"{m.policy} policy, MAX_FILESIZE {_mib(m.max_filesize)}, flush "
+               f"{_mib(m.flush_size)}" + (f", {m.write_rate:,.0f} rows/s" if m.write_rate else ""))
+    text = (f"Auto-split from {start} region(s) ({how}): {len(history.splits)} split(s), "
+            f"{len(history.region_map)} regions at the end")
+    if first is not None:
+        text += f"; the first split after {first.write_index + 1:,} writes"
+        if first.seconds is not None:
+            text += f" ({first.seconds:.1f} s)"
+    if history.seconds is not None and history.seconds > 0:
+        spans = []
+        for stage in history.stages[:4]:
+            share = 100 * (stage.seconds or 0.0) / history.seconds
+            spans.append(f"{stage.regions} region(s) for {stage.seconds or 0.0:.1f} s ({share:.0f} %)")
+        more = ", ..." if len(history.stages) > 4 else ""
+        text += "; the table had " + ", ".join(spans) + more + f" of the {history.seconds:.1f} s run"
+    shares, ends = history.window_hot_shares, history.window_seconds
+    if shares.size and ends.size == shares.size:
+        first = shares[: max(1, int(np.searchsorted(ends, 1.0)))]
+        text += (f"; the busiest region took {100 * float(first.mean()):.0f} % of the writes in "
+                 f"the first second and {100 * float(shares.mean()):.0f} % on average")
+    return text + "; until a split, its region took every write to its range."
 
 
 def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
             regions: RegionMap | Sequence[bytes], *, servers: int = 3, windows: int = 50,
             total_rows: int | None = None, auto_split_rows: int | None = None,
             value_bytes: int = 100, cells_per_row: int = 1, name: str = "",
-            hints: SchemaHints | None = None, progress: Progress | None = None) -> Analysis:
+            hints: SchemaHints | None = None, progress: Progress | None = None,
+            split_model: SplitModel | None = None) -> Analysis:
     """Analyze row keys in write order against the regions of ``regions`` (split keys or a map).
 
     ``keys`` is a flat sequence of ``bytes`` or an iterable of chunks of keys (what
     ``keyshape.workload`` and ``read_keys`` yield). Windows are cut by row count: exact when
     ``total_rows`` is given or ``keys`` is a flat sequence, otherwise by doubling fine bins (see
     ``Timeline``). With
-    ``auto_split_rows`` the table starts at ``regions`` and splits a region at its mid key once it
-    holds more rows than that (``simulate_auto_split``); the keys are then held in memory.
+    ``split_model`` the table starts at ``regions`` and splits as HBase would at the model's
+    write rate (``keyshape.core.splitsim``); ``auto_split_rows`` is the idealized model (a region
+    splits at its sampled median key once it holds more rows than that, no flush or delay). Either
+    way memory stays O(regions x windows).
     ``servers`` region servers host the regions round-robin. ``value_bytes`` (per row) and
     ``cells_per_row`` feed the byte estimates. ``progress`` is called with the number of keys done
     after each chunk.
@@ -430,7 +458,7 @@ def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
         total_rows = len(keys)  # a flat sequence: windows can be exact
     acc = Analyzer(regions, servers=servers, windows=windows, total_rows=total_rows,
                    auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                   cells_per_row=cells_per_row)
+                   cells_per_row=cells_per_row, split_model=split_model)
     done = 0
     for chunk in _chunks(keys):
         acc.update(chunk)

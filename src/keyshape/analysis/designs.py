@@ -12,11 +12,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.prefetch import prefetch
+from keyshape.core.splitsim import COMPRESSION_RATIOS, SplitModel, cell_size
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.schema.labels import key_label, label_legend
@@ -245,14 +248,27 @@ def _lint_lines(schema: KeySchema) -> list[str]:
     return [str(getattr(f, "message", f)) for f in schema.lint()]
 
 
-def _workload_keys(schema: KeySchema, rows: int, seed: int,
-                   heavy: dict[str, HeavyHitters]) -> Iterator[KeyArray]:
+def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, HeavyHitters],
+                   time_field: str | None = None) -> Iterator[KeyArray]:
     from keyshape.workload import generate
 
+    first: list[float] = []
+    latest = -np.inf
     for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS, text_arrays=True):
         for name, hh in heavy.items():
             hh.update(columns[name])
-        yield schema.encode_many(columns, as_array=True)
+        keys = schema.encode_many(columns, as_array=True)
+        if time_field is None:
+            yield keys
+            continue
+        # The field's ms are the write times, seconds from the first row; a row stamped before
+        # an earlier one is written after it, so the clock never runs backwards.
+        ms = np.asarray(columns[time_field], dtype=np.float64)
+        if not first:
+            first.append(float(ms[0]) if ms.size else 0.0)
+        times = np.maximum.accumulate(np.maximum((ms - first[0]) / 1000.0, latest))
+        latest = float(times[-1]) if times.size else latest
+        yield keys, times  # type: ignore[misc]
 
 
 def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
@@ -261,7 +277,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    servers: int = 3, windows: int = 50, seed: int = 0,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
                    name: str | None = None, progress: Progress | None = None,
-                   workers: int | None = None) -> Analysis:
+                   workers: int | None = None, split_model: SplitModel | None = None,
+                   time_field: str | None = None) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
@@ -275,6 +292,12 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     - ``cells_per_row`` (default: one per key field, as if each field were also stored as a
       column) and ``value_bytes`` per row (default: the workload's ``value_bytes``, else 100)
       feed the key-overhead and size estimates.
+    - ``split_model``: simulate HBase's own splits from the schema's splits at the model's write
+      rate (``keyshape.core.splitsim``); a model without ``cell_bytes`` gets one cell per row
+      in the schema's first family with ``value_bytes`` of value, and that family's
+      compression ratio (``COMPRESSION_RATIOS``).
+    - ``time_field``: a timestamp field of the workload whose values (ms) are the write times of
+      the split simulation, instead of ``split_model.write_rate``.
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
     """
     if not isinstance(schema, KeySchema):
@@ -294,21 +317,47 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         total = count_key_rows(keys_file)  # Parquet/ORC footers: exact windows
     else:
         total = rows
+    if value_bytes is None:
+        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+    if split_model is not None and split_model.cell_bytes is None:
+        family = schema.table.families[0] if schema.table.families else None
+        family_name = family.name if family is not None else "d"
+        codec = str(getattr(family, "compression", None) or "NONE").upper()
+        split_model = dataclasses.replace(
+            split_model, cell_bytes=cell_size(len(family_name.encode()), 1, value_bytes),
+            compression=COMPRESSION_RATIOS.get(codec, 1.0))
     acc = schema_analyzer(schema, total, servers=servers, windows=windows,
                           auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                          cells_per_row=cells_per_row)
+                          cells_per_row=cells_per_row, split_model=split_model)
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
-    if keys_file is not None:
+    if time_field is not None:
+        field = next((f for f in schema.fields if f.name == time_field), None)
+        if field is None or field.type != "timestamp" or split_model is None or keys_file:
+            raise KeyshapeError(
+                f"write times from field {time_field!r}: it must be a timestamp field of the "
+                "schema's key (" + ", ".join(f.name for f in schema.fields if f.type == "timestamp")
+                + "), with --auto-split and a generated workload; or give rows per second")
+    done = 0
+    if keys_file is not None and acc.split_model is None:
         from keyshape.analysis.keyfiles import feed_key_files
 
         feed_key_files(acc, keys_file, column, workers=workers,
                        progress=None if progress is None else lambda done: progress(done, total))
+    elif keys_file is not None:
+        # An auto-split run replays the writes in order, in one pass.
+        from keyshape.workload import read_key_arrays
+
+        for keys in read_key_arrays(keys_file, column, chunk_rows=CHUNK_ROWS):
+            acc.update(keys)
+            done += len(keys)
+            if progress is not None:
+                progress(done, total)
     else:
         # Generating and encoding the next chunk overlaps with counting this one (another core);
         # chunks arrive in order, so the result is the same as without the thread.
-        done = 0
-        for keys in prefetch(_workload_keys(schema, rows, seed, heavy)):
-            acc.update(keys)
+        for item in prefetch(_workload_keys(schema, rows, seed, heavy, time_field)):
+            keys, times = item if isinstance(item, tuple) else (item, None)
+            acc.update(keys, times=times)
             done += len(keys)
             if progress is not None:
                 progress(done, total)
@@ -330,14 +379,16 @@ def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
 def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
                     split_keys: Sequence[bytes] | None = None, servers: int = 3,
                     windows: int = 50, auto_split_rows: int | None = None,
-                    value_bytes: int | None = None, cells_per_row: int | None = None) -> Analyzer:
+                    value_bytes: int | None = None, cells_per_row: int | None = None,
+                    split_model: SplitModel | None = None) -> Analyzer:
     """The Analyzer ``analyze_schema`` fills for ``schema``: its split keys (or ``split_keys``),
     ``value_bytes`` from its workload (else 100) and one cell per key field unless given."""
     if value_bytes is None:
         value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
     return Analyzer(schema.split_keys() if split_keys is None else split_keys, servers=servers,
                     windows=windows, total_rows=total_rows, auto_split_rows=auto_split_rows,
-                    value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields))
+                    value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields),
+                    split_model=split_model)
 
 
 def finish_schema(acc: Analyzer, schema: KeySchema, *, source: str, name: str | None = None,

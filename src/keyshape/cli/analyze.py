@@ -24,9 +24,28 @@ def _common(fn):  # type: ignore[no-untyped-def]
                      help="Rows to generate (default: the schema's [workload] rows)."),
         click.option("--regions", type=click.IntRange(min=1), default=None,
                      help="Override the schema's region count (splits recomputed)."),
-        click.option("--auto-split", "auto_split", type=click.IntRange(min=1), default=None,
-                     metavar="ROWS", help="Start from the schema's splits and split a region at "
-                     "its mid key when it passes ROWS rows (keeps keys in memory)."),
+        click.option("--auto-split", "auto_split", default=None, is_flag=False,
+                     flag_value="hbase", metavar="[ROWS]",
+                     help="Start from the schema's splits and let the table split as it fills: "
+                     "alone, as HBase does (flushes, split policy, reference files; see "
+                     "--write-rate and the options below); with ROWS, the idealized model that "
+                     "splits a region at its median once it holds ROWS rows."),
+        click.option("--write-rate", default="10000", show_default=True,
+                     metavar="ROWS/S|FIELD",
+                     help="Auto-split: rows written per second, or a timestamp field of the key "
+                     "whose values are the write times."),
+        click.option("--max-filesize", type=SIZE, default="10GiB", show_default=True,
+                     help="Auto-split: the table's MAX_FILESIZE."),
+        click.option("--flush-size", type=SIZE, default="128MiB", show_default=True,
+                     help="Auto-split: the table's MEMSTORE_FLUSHSIZE."),
+        click.option("--split-policy", default="stepping", show_default=True,
+                     metavar="POLICY", help="Auto-split: stepping, increasing, constant, "
+                     "key-prefix:N or delimited:D."),
+        click.option("--cleaner-interval", type=click.FloatRange(min=0, min_open=True),
+                     default=120.0, show_default=True, metavar="SECONDS",
+                     help="Auto-split: how often compacted reference files are removed "
+                     "(hbase.hfile.compaction.discharger.interval); a daughter cannot split "
+                     "before that."),
         click.option("--servers", type=click.IntRange(min=1), default=3, show_default=True,
                      help="Region servers sharing the regions round-robin."),
         click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True,
@@ -44,6 +63,63 @@ def _common(fn):  # type: ignore[no-untyped-def]
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+class _Size(click.ParamType):
+    """A byte size: 2097152, 2MiB, 128MB, 10G (binary multiples, as HBase's settings)."""
+
+    name = "size"
+    _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower().replace("ib", "").rstrip("b")
+        number = text.rstrip("kmgt")
+        unit = text[len(number):]
+        try:
+            size = int(float(number) * self._UNITS[unit])
+        except (ValueError, KeyError):
+            self.fail(f"{value!r} is not a size; write bytes or e.g. 2MiB, 128MB, 10GiB", param, ctx)
+        if size < 1:
+            self.fail(f"{value!r}: a size must be positive", param, ctx)
+        return size
+
+
+SIZE = _Size()
+
+
+def split_options(auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
+                  split_policy: str, cleaner_interval: float) -> dict[str, Any]:
+    """``analyze_schema`` keyword arguments for the --auto-split options."""
+    if auto_split is None:
+        return {}
+    if auto_split != "hbase":
+        try:
+            rows = int(auto_split)
+        except ValueError:
+            rows = 0
+        if rows < 1:
+            raise click.BadParameter(f"{auto_split!r}: give a row count >= 1, or --auto-split "
+                                     "alone for HBase's own splits", param_hint="--auto-split")
+        return {"auto_split_rows": rows}
+    from keyshape.core.splitsim import SplitModel, parse_policy
+
+    try:
+        policy = parse_policy(split_policy)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--split-policy") from None
+    try:
+        rate: float | None = float(write_rate)
+        field = None
+    except ValueError:
+        rate, field = None, write_rate
+    if rate is not None and not rate > 0:
+        raise click.BadParameter(f"{write_rate!r}: give positive rows per second or a timestamp "
+                                 "field", param_hint="--write-rate")
+    return {"split_model": SplitModel(max_filesize=max_filesize, flush_size=flush_size,
+                                      write_rate=rate, cleaner_interval=cleaner_interval,
+                                      **policy), "time_field": field}
 
 
 def _consoles(json_path: str | None) -> tuple[Any, Any]:
@@ -135,7 +211,8 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Threads of the local engine (default: the cores available).")
 def analyze_command(schema: str | None, rows: int | None, regions: int | None,
-                    auto_split: int | None, servers: int, windows: int, seed: int,
+                    auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
+                    split_policy: str, cleaner_interval: float, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
@@ -171,16 +248,19 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
         from keyshape.phoenix.schema import load_schema
         from keyshape.spark import analyze_path
 
+        if auto_split is not None:
+            raise click.UsageError("--auto-split replays the writes in one pass; use --engine local")
         analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
-                                auto_split_rows=auto_split, servers=servers, windows=windows)
+                                servers=servers, windows=windows)
     else:
         from keyshape.phoenix.schema import load_schema
 
         analysis = _run_with_progress(
             err, "generating and assigning keys", rows if keys_file is None else None,
             analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
-            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed,
-            workers=workers)
+            column=column, servers=servers, windows=windows, seed=seed, workers=workers,
+            **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
+                            cleaner_interval))
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
@@ -232,9 +312,11 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
               help="Heat maps in --html/--png: one colour scale for all designs (brightness "
               "compares across them) or one per panel (each design's own pattern shows).")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
-                    auto_split: int | None, servers: int, windows: int, seed: int,
-                    html_path: str | None, png_path: str | None, json_path: str | None,
-                    fail_on: str | None, strategies: str | None, colour_scale: str) -> None:
+                    auto_split: str | None, write_rate: str, max_filesize: int,
+                    flush_size: int, split_policy: str, cleaner_interval: float, servers: int,
+                    windows: int, seed: int, html_path: str | None, png_path: str | None,
+                    json_path: str | None, fail_on: str | None, strategies: str | None,
+                    colour_scale: str) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
@@ -249,6 +331,8 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
     from keyshape.phoenix.schema import load_schema
 
     out, err = _consoles(json_path)
+    splitting = split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
+                              cleaner_interval)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
         loaded = [load_schema(s) for s in schemas]
@@ -269,8 +353,8 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
     for schema, name in zip(loaded, names):
         analyses.append(_run_with_progress(
             err, f"{name}: generating and assigning keys", rows, analyze_schema, schema=schema,
-            rows=rows, regions=regions, auto_split_rows=auto_split, servers=servers,
-            windows=windows, seed=seed, name=name))
+            rows=rows, regions=regions, servers=servers, windows=windows, seed=seed,
+            name=name, **splitting))
     out.print(compare_table(analyses))
     for a in analyses:
         out.print(verdict_line(a))

@@ -290,11 +290,13 @@ class RegionMap:
 @dataclass(frozen=True)
 class SplitEvent:
     """One split: at write ``write_index`` region ``region`` (its index at that moment) split at
-    ``split_key``; the lower daughter keeps index ``region``, the upper one is ``region + 1``."""
+    ``split_key``; the lower daughter keeps index ``region``, the upper one is ``region + 1``.
+    ``seconds`` is when it happened, for simulations that know the time of each write."""
 
     write_index: int
     region: int
     split_key: bytes
+    seconds: float | None = None
 
 
 @dataclass
@@ -342,6 +344,11 @@ def simulate_auto_split(
     ``max_bytes`` bytes, it splits at its mid key (the median of its sorted row keys, the first key
     of the upper half, as HBase splits at the mid key of its largest store file) into two
     daughters. With both limits None nothing ever splits.
+
+    This is the exact, per-key reference: it keeps every distinct key, so use it on small
+    streams. ``keyshape.core.splitsim.SplitSimulator`` replays streams of any size chunk by chunk
+    in flat memory, with HBase's own rules (flushes, split policies, reference files) or this
+    idealized row limit (``SplitModel(policy="rows")``); ``analyze --auto-split`` runs that.
     """
     max_rows = _positive("max_rows", max_rows)
     max_bytes = _positive("max_bytes", max_bytes)

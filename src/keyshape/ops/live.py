@@ -3,17 +3,16 @@
 - ``load_workload`` writes the schema's generated workload through ``store.writer`` in batches and
   reports how many rows were acknowledged (their batch's flush returned), how fast, and which were
   not.
-- ``LiveHeat`` turns successive ``store.regions(table)`` snapshots into a time x region matrix of
-  request DELTAS (the shape of the analyzer's timeline), following regions by name so counters
-  that restart (a region reopened after a crash or a move) and regions that split or merge between
-  polls are handled; ``watch`` polls a store into one.
+- ``LiveHeat`` (``keyshape.ops.liveheat``) turns successive ``store.regions(table)`` snapshots
+  into request DELTAS per poll, following region lineage across splits, merges and reopened
+  regions so no write is lost or counted twice beyond one polling interval; ``watch`` polls a
+  store into one.
 - ``live_analysis`` judges such a matrix with the analyzer's statistics and verdict and returns an
   ``Analysis``, so the same terminal, HTML and PNG reports draw a LIVE table.
 """
 
 from __future__ import annotations
 
-import bisect
 import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,17 +23,18 @@ import numpy as np
 
 from keyshape.analysis import Analysis, RegionLoad
 from keyshape.analysis.stats import distribution, uniform_baseline
-from keyshape.analysis.timeline import by_server, hot_shares, hottest, moving_direction
+from keyshape.analysis.timeline import by_server, hottest, moving_direction
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.errors import KeyshapeError, StoreError, WriteFailed
+from keyshape.ops.liveheat import METRICS, LiveHeat, Sample, Vanished
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["LiveHeat", "LoadResult", "Sample", "ServerShare", "live_analysis", "load_workload",
-           "row_value", "shares_by_region", "shares_by_server", "wait_for_writes", "watch"]
+__all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "live_analysis",
+           "load_workload", "poller", "row_value", "shares_by_region", "shares_by_server",
+           "wait_for_writes", "watch"]
 
 _INDEX = struct.Struct(">q")
-METRICS = ("write", "read")
 
 
 # --------------------------------------------------------------------------------------- load
@@ -139,108 +139,7 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
                       longest_wait, longest_wait_ended)
 
 
-# ----------------------------------------------------------------------------------- deltas
-
-
-@dataclass(frozen=True)
-class Sample:
-    """Request deltas between two polls, in the regions of the later poll (key order).
-
-    ``at`` is seconds since the first (baseline) poll.
-    """
-
-    at: float
-    starts: tuple[bytes, ...]
-    ends: tuple[bytes, ...]
-    names: tuple[str, ...]
-    servers: tuple[str, ...]
-    writes: np.ndarray
-    reads: np.ndarray
-    store_bytes: tuple[int, ...]
-
-    @property
-    def total_writes(self) -> int:
-        return int(self.writes.sum())
-
-
-def _delta(now: int, before: int | None) -> int:
-    # A counter below its last value belongs to a region that was reopened (crash, restart,
-    # move): it counts from zero again, so all of it is new.
-    if before is None or now < before:
-        return now
-    return now - before
-
-
-class LiveHeat:
-    """Accumulates region snapshots into a samples x regions matrix of request deltas.
-
-    The first ``add`` is the baseline; each later one yields a ``Sample``: per region of that
-    poll, its counter minus the same region's counter at the previous poll (regions matched by
-    ``RegionInfo.name``, which HBase keeps for a region's whole life and changes on split and
-    merge). A region new since the last poll (a split daughter) contributes its whole counter.
-    ``matrix()`` projects every sample onto the LATEST region layout, so the columns are the
-    table's current regions even after splits. Requests a region took between the last poll and
-    its split are lost with it: a split parent's counters disappear (as in HBase's RegionLoad).
-    """
-
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self._last: dict[str, RegionInfo] | None = None
-        self._t0: float | None = None
-        self.latest: list[RegionInfo] = []
-
-    def add(self, regions: Sequence[RegionInfo], at: float | None = None) -> Sample | None:
-        """Record one poll of ``store.regions(table)`` taken at ``at`` (default: now, monotonic
-        seconds); returns the new sample, or None for the baseline poll."""
-        at = time.monotonic() if at is None else at
-        regions = sorted(regions, key=lambda r: r.start)
-        if not regions:
-            raise KeyshapeError("a table always has at least one region; got none")
-        previous = self._last
-        self._last = {r.name: r for r in regions}
-        self.latest = list(regions)
-        if previous is None:
-            self._t0 = at
-            return None
-        writes = np.array([_delta(r.write_requests, getattr(previous.get(r.name), "write_requests", None))
-                           for r in regions], dtype=np.int64)
-        reads = np.array([_delta(r.read_requests, getattr(previous.get(r.name), "read_requests", None))
-                          for r in regions], dtype=np.int64)
-        sample = Sample(
-            at=at - (self._t0 or 0.0),
-            starts=tuple(r.start for r in regions), ends=tuple(r.end for r in regions),
-            names=tuple(r.name for r in regions), servers=tuple(r.server for r in regions),
-            writes=writes, reads=reads, store_bytes=tuple(r.store_size_bytes for r in regions))
-        self.samples.append(sample)
-        return sample
-
-    @property
-    def starts(self) -> list[bytes]:
-        return [r.start for r in self.latest]
-
-    @property
-    def ends(self) -> list[bytes]:
-        return [r.end for r in self.latest]
-
-    def matrix(self, metric: str = "write") -> np.ndarray:
-        """The ``samples x regions`` deltas of ``metric`` ("write" or "read") over the latest
-        regions. A sample region covering several latest regions (it split later) has its delta
-        spread evenly over them; one inside a latest region (regions merged later) adds to it.
-        Float64; integral whenever the layout did not change. Zero rows before any sample."""
-        if metric not in METRICS:
-            raise KeyshapeError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-        starts = self.starts
-        out = np.zeros((len(self.samples), len(starts)), dtype=np.float64)
-        for i, s in enumerate(self.samples):
-            values = s.writes if metric == "write" else s.reads
-            if list(s.starts) == starts:
-                out[i] = values
-                continue
-            for start, end, value in zip(s.starts, s.ends, values):
-                lo = max(bisect.bisect_right(starts, start) - 1, 0)
-                hi = len(starts) - 1 if not end else max(bisect.bisect_left(starts, end) - 1, lo)
-                out[i, lo:hi + 1] += value / (hi - lo + 1)
-        return out
+# ----------------------------------------------------------------------------------- watch
 
 
 def watch(store: Store, table: str, interval: float = 5.0, samples: int | None = None, *,
@@ -282,19 +181,46 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
 def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], writes: int,
                     timeout: float = 15.0, interval: float = 0.5,
                     sleep: Callable[[float], None] = time.sleep,
-                    clock: Callable[[], float] = time.monotonic) -> list[RegionInfo]:
+                    clock: Callable[[], float] = time.monotonic,
+                    heat: LiveHeat | None = None) -> list[RegionInfo]:
     """Poll the table's regions until their write counters have grown by at least ``writes``
     since ``baseline`` (region servers report loads to the master periodically, so counters lag
-    the writes), or ``timeout`` seconds pass; returns the last poll either way."""
+    the writes), or ``timeout`` seconds pass; returns the last poll either way.
+
+    With ``heat`` (already holding ``baseline`` and any polls since, e.g. from ``poller``) every
+    poll is added to it and its counted writes are what must reach ``writes``: that follows
+    regions that split meanwhile, which a comparison with ``baseline`` alone cannot."""
     deadline = clock() + timeout
     while True:
         regions = store.regions(table)
-        probe = LiveHeat()
-        probe.add(baseline, 0.0)
-        sample = probe.add(regions, 1.0)
-        if (sample is not None and sample.total_writes >= writes) or clock() >= deadline:
+        if heat is not None:
+            heat.add(regions, clock())
+            counted = sum(s.total_writes for s in heat.samples)
+        else:
+            probe = LiveHeat()
+            probe.add(baseline, 0.0)
+            sample = probe.add(regions, 1.0)
+            counted = sample.total_writes if sample is not None else 0
+        if counted >= writes or clock() >= deadline:
             return regions
         sleep(interval)
+
+
+def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0,
+           clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+    """A function that adds a poll of ``table``'s regions to ``heat`` when ``interval`` seconds
+    have passed since its last call that polled; call it often (a load's progress callback), so
+    regions that split during the load are followed with at most ``interval`` seconds between
+    polls."""
+    last = [clock()]
+
+    def poll() -> None:
+        now = clock()
+        if now - last[0] >= interval:
+            heat.add(store.regions(table), now)
+            last[0] = now
+
+    return poll
 
 
 # -------------------------------------------------------------------------------- verdict
@@ -330,7 +256,9 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
     R = len(latest)
     total = distribution(totals)
     server_heat = by_server(heat_m, server_of, servers)
-    shares = hot_shares(heat_m)
+    # Each interval is judged by the regions that existed then (a split parent is one region),
+    # never by the later layout its writes are projected onto for the heat map.
+    shares, server_shares = heat.sample_shares(metric)
     window_rows = heat_m.sum(axis=1)
     mean_window = int(window_rows[window_rows > 0].mean())
     baseline = uniform_baseline(mean_window, R).top_share
@@ -342,7 +270,7 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
         hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
         hottest_label=loads[hot_index].label, hottest_edge=hot_index in (0, R - 1),
         increasing=0.0, decreasing=0.0, servers=servers,
-        hot_window_server_share=float(hot_shares(server_heat).mean()),
+        hot_window_server_share=float(server_shares.mean()),
         hints=hints or SchemaHints())
     v = judge(ev)
     return Analysis(

@@ -158,10 +158,17 @@ def _design_sections(a: Analysis, level: str = "h2", vmax: float | None = None) 
     ]
     if a.auto_split:
         s = a.auto_split
+        how = (f"split at {s['split_rows']:,} rows per region" if s.get("split_rows")
+               else "splitting as HBase does (see the reasons above)")
         parts.append(f"<{level}>Auto-split</{level}><p>Started with {s['initial_regions']} "
-                     f"region(s), split at {s['split_rows']:,} rows per region: {s['splits']} "
+                     f"region(s), {how}: {s['splits']} "
                      f"splits, {s['final_regions']} regions at the end; first split after "
                      f"{s['first_split_write']} writes.</p>")
+        timed = [st for st in s.get("stages", []) if st.get("seconds") is not None]
+        if timed:
+            parts.append("<p>Regions over time: " + ", ".join(
+                f"{st['regions']} for {st['seconds']:.1f} s ({st['writes']:,} writes)"
+                for st in timed[:12]) + (", ..." if len(timed) > 12 else "") + ".</p>")
     if a.lint:
         parts.append(f"<{level}>Schema lint</{level}><ul>"
                      + "".join(f"<li>{escape(x)}</li>" for x in a.lint) + "</ul>")

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError, StoreError
 
-__all__ = ["BatchWriter", "RegionInfo", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
+__all__ = ["BatchWriter", "RegionInfo", "RegionRecord", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
            "scan_bounds", "check_regions"]
 
 DEFAULT_NAMESPACE = "default"
@@ -35,6 +35,27 @@ class RegionInfo:
     read_requests: int
     write_requests: int
     store_size_bytes: int
+    # Names of the regions this one was split or merged from, while hbase:meta still records
+    # them (empty when unknown: then LiveHeat follows the key ranges).
+    parents: tuple[str, ...] = ()
+    # When the counters were taken (the region server's report, epoch ms); 0 when unknown.
+    reported_ms: int = 0
+    # When each of ``parents`` had closed (stopped taking writes), epoch ms; 0 when unknown.
+    parents_closed_ms: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RegionRecord:
+    """One region row of hbase:meta, online or not: ``created_ms`` is its region id (the time it
+    was created: table creation, or the split/merge that made it), ``split`` marks a split
+    parent (offline, kept until the catalog janitor removes it)."""
+
+    name: str
+    start: bytes
+    end: bytes
+    created_ms: int
+    split: bool
+    offline: bool
 
 
 @dataclass(frozen=True)

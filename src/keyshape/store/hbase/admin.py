@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hbasedriver.protobuf_py import ClusterStatus_pb2, HBase_pb2, Master_pb2
@@ -109,10 +109,14 @@ class HBaseAdmin:
         except ServerError as exc:
             raise StoreError(f"cannot delete namespace {namespace!r}: {exc}") from None
 
-    def create_table(self, spec: Any, split_keys: Sequence[bytes] = ()) -> None:
+    def create_table(self, spec: Any, split_keys: Sequence[bytes] = (),
+                     attributes: Mapping[str, str] | None = None) -> None:
         """Create ``spec`` (a TableSpec) pre-split at ``split_keys`` (sorted here; duplicates and
         b"" refused, as HBase's Admin does) with every family option validated against HBase's
-        enums BEFORE anything is sent; returns once every region is open."""
+        enums BEFORE anything is sent; returns once every region is open. ``attributes`` are
+        table descriptor values, e.g. ``{"MAX_FILESIZE": "2097152", "MEMSTORE_FLUSHSIZE":
+        "1048576", "SPLIT_POLICY": "org.apache...ConstantSizeRegionSplitPolicy"}``; HBase checks
+        them (its sanity checks refuse a MAX_FILESIZE under 2 MiB or a flush size under 1 MiB)."""
         full = spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name)
         namespace, name = split_table_name(full)
         families = [family_schema(f) for f in spec.families]
@@ -132,6 +136,8 @@ class HBaseAdmin:
         request.table_schema.table_name.namespace = namespace.encode()
         request.table_schema.table_name.qualifier = name.encode()
         request.table_schema.column_families.extend(families)
+        for key, value in (attributes or {}).items():
+            request.table_schema.attributes.add(first=str(key).encode(), second=str(value).encode())
         response = self._master("CreateTable", request, Master_pb2.CreateTableResponse, full, "create table")
         try:
             self._wait_procedure(response.proc_id, f"create table {full!r}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import getpass
+import hashlib
 import itertools
 import logging
 import os
@@ -293,6 +294,13 @@ class RegionList:
         return self.regions[max(bisect.bisect_left(self.starts, row) - 1, 0)]
 
 
+def region_name(table_name: bytes, start: bytes, region_id: int) -> bytes:
+    """A region's full name as HBase writes it (``RegionInfo.createRegionName``, new format):
+    ``table,start,id.`` followed by the MD5 hex of ``table,start,id`` and a dot."""
+    head = table_name + b"," + start + b"," + str(region_id).encode()
+    return head + b"." + hashlib.md5(head).hexdigest().encode() + b"."
+
+
 def meta_row_prefix(namespace: str, table: str) -> bytes:
     name = table if namespace == "default" else f"{namespace}:{table}"
     return name.encode() + b","
@@ -433,13 +441,13 @@ class Cluster:
 
     # -- regions -----------------------------------------------------------------------------
 
-    def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
-        """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
+    def _meta_results(self, namespace: str, table: str, versions: int = 1) -> list[Client_pb2.Result]:
+        """Every hbase:meta row of the table (its ``info`` cells, up to ``versions`` each)."""
         name = meta_row_prefix(namespace, table)[:-1]
         # hbase:meta sorts with MetaCellComparator (table name, then start key, then region id);
         # these are the bounds HBase's MetaTableAccessor uses for one table's region rows.
         scan = Client_pb2.Scan(start_row=name + b",,", stop_row=name + b" ,,",
-                               column=[Client_pb2.Column(family=b"info")])
+                               column=[Client_pb2.Column(family=b"info")], max_versions=versions)
         meta = HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.REGION_NAME, value=b"hbase:meta,,1")
         response = self.meta_call(Client_pb2.ScanRequest(region=meta, scan=scan, number_of_rows=10000))
         results = list(response.results)
@@ -451,17 +459,62 @@ class Cluster:
             response = self.meta_call(Client_pb2.ScanRequest(scanner_id=response.scanner_id,
                                                              number_of_rows=10000))
             results.extend(response.results)
+        return [r for r in results if r.cell]
+
+    def _meta_rows(self, namespace: str, table: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Every hbase:meta row of the table: (region name, {info qualifier: value})."""
+        return [(result.cell[0].row, {c.qualifier: c.value for c in result.cell})
+                for result in self._meta_results(namespace, table)]
+
+    def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
+        """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
         rows = []
-        for result in results:
-            values = {c.qualifier: c.value for c in result.cell}
+        for row, values in self._meta_rows(namespace, table):
             info_bytes = values.get(b"regioninfo")
-            if not info_bytes or not result.cell:
+            if not info_bytes:
                 continue
             info = HBase_pb2.RegionInfo.FromString(info_bytes[4:])  # skip the b"PBUF" magic
             host, _, port = values.get(b"server", b"").decode().rpartition(":")
-            region = Region(result.cell[0].row, info.start_key, info.end_key, host, int(port or 0))
+            region = Region(row, info.start_key, info.end_key, host, int(port or 0))
             rows.append((region, info, values.get(b"state", b"")))
         return rows
+
+    def read_lineage(self, namespace: str, table: str) -> tuple[dict[bytes, tuple[bytes, ...]],
+                                                                 dict[bytes, int]]:
+        """``({region name: names of the regions it came from}, {gone region: ms it had closed})``
+        from hbase:meta: a split parent's row names its daughters in ``info:splitA``
+        and ``info:splitB``; a merged region's row names its parents in ``info:merge0000``,
+        ``info:merge0001``... (``mergeA``/``mergeB`` before HBase 2.3). Meta keeps 3 versions of
+        ``info:state``, so a gone region's CLOSED (else CLOSING) cell tells when it had stopped
+        taking writes (a closing region still takes writes while it flushes its memstore). The
+        catalog janitor deletes a parent's row once no daughter references its files any more;
+        then neither is known."""
+        table_name = meta_row_prefix(namespace, table)[:-1]
+        out: dict[bytes, list[bytes]] = {}
+        closed: dict[bytes, int] = {}
+        for result in self._meta_results(namespace, table, versions=3):
+            row = result.cell[0].row
+            seen: set[bytes] = set()
+            states: dict[bytes, int] = {}
+            for cell in result.cell:  # newest version of each qualifier first
+                if cell.qualifier == b"state":
+                    states.setdefault(cell.value, cell.timestamp)
+                    states[cell.value] = min(states[cell.value], cell.timestamp)
+                if cell.qualifier in seen or not cell.value.startswith(b"PBUF"):
+                    continue
+                seen.add(cell.qualifier)
+                if cell.qualifier in (b"splitA", b"splitB"):
+                    child = HBase_pb2.RegionInfo.FromString(cell.value[4:])
+                    out.setdefault(region_name(table_name, child.start_key, child.region_id),
+                                   []).append(row)
+                elif cell.qualifier.startswith(b"merge"):
+                    parent = HBase_pb2.RegionInfo.FromString(cell.value[4:])
+                    out.setdefault(row, []).append(
+                        region_name(table_name, parent.start_key, parent.region_id))
+            when = states.get(b"CLOSED") or states.get(b"CLOSING")
+            if when:
+                closed[row] = int(when)
+        return {k: tuple(v) for k, v in out.items()}, closed
 
     def region_list(self, namespace: str, table: str, refresh: bool = False) -> RegionList:
         """The table's online regions in key order (cached; ``refresh`` re-reads hbase:meta).

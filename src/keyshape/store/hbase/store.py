@@ -23,7 +23,7 @@ from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, Master_pb2
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
-from keyshape.store.base import RegionInfo, as_bytes, scan_bounds, split_table_name
+from keyshape.store.base import RegionInfo, RegionRecord, as_bytes, scan_bounds, split_table_name
 from keyshape.store.hbase.client import HBaseClient, cells_of
 from keyshape.store.hbase.rpc import (
     ConnectionLost,
@@ -161,6 +161,10 @@ class HBaseStore(HBaseClient):
     def regions(self, table: str) -> list[RegionInfo]:
         """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
 
+        ``parents`` names the regions a region was split or merged from while hbase:meta still
+        has them (``parents_closed_ms``: when each had closed); ``reported_ms`` is when its
+        server took the counters (its last load report).
+
         Counters and sizes are what region servers last reported (every
         ``hbase.regionserver.msginterval``). HBase reports store sizes in whole MB only, so
         ``store_size_bytes = (storefile_size_MB + mem_store_size_MB) * 2**20`` (0 below 1 MB).
@@ -172,11 +176,18 @@ class HBaseStore(HBaseClient):
             raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
         if not regions:
             raise self.not_found(table)
+        try:
+            lineage, closed = self.cluster.read_lineage(namespace, name)
+        except (ConnectionLost, ServerError) as exc:
+            raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
         status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
                               Master_pb2.GetClusterStatusResponse, table, "read cluster status")
         loads = {load.region_specifier.value: load
                  for server in status.cluster_status.live_servers
                  for load in server.server_load.region_loads}
+        reported = {load.region_specifier.value: int(server.server_load.report_end_time)
+                    for server in status.cluster_status.live_servers
+                    for load in server.server_load.region_loads}
         infos = []
         for region in regions:
             load = loads.get(region.name)
@@ -186,8 +197,26 @@ class HBaseStore(HBaseClient):
                 read_requests=int(load.read_requests_count) if load else 0,
                 write_requests=int(load.write_requests_count) if load else 0,
                 store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20
-                if load else 0))
+                if load else 0,
+                parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
+                reported_ms=reported.get(region.name, 0),
+                parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ()))))
         return infos
+
+    def region_history(self, table: str) -> list[RegionRecord]:
+        """Every region hbase:meta records for ``table``, online or split parents not yet
+        cleaned up, in key order then creation order: the table's split history."""
+        namespace, name = split_table_name(table)
+        try:
+            rows = self.cluster.read_meta(namespace, name)
+        except (ConnectionLost, ServerError) as exc:
+            raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
+        if not rows:
+            raise self.not_found(table)
+        records = [RegionRecord(to_string_binary(r.name), r.start, r.end, int(i.region_id),
+                                bool(i.split), bool(i.offline))
+                   for r, i, _ in rows if i.replica_id == 0]
+        return sorted(records, key=lambda x: (x.start, x.created_ms))
 
     def flush_table(self, table: str) -> None:
         """Flush every region's memstore to store files (HBase shell ``flush 'table'``)."""

@@ -1,0 +1,198 @@
+"""What decides when an HBase table splits (``SplitModel``) and what a split simulation reports
+(``SplitHistory``); ``keyshape.core.splitsim`` runs the simulation. The module docstring there
+says what is modelled and what is not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from keyshape.core.regions import RegionMap, SplitEvent
+
+__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "Stage", "cell_size",
+           "parse_policy"]
+
+# Store file size over serialized cell size by the family's COMPRESSION. SNAPPY is measured (the
+# orders example's keys on HBase 2.6.1: its first split came after the writes a 0.4 ratio
+# predicts); the others are rough estimates of the same kind of text-heavy key.
+COMPRESSION_RATIOS = {"NONE": 1.0, "SNAPPY": 0.4, "LZ4": 0.4, "LZO": 0.4, "LZMA": 0.3,
+                      "GZ": 0.3, "ZSTD": 0.3, "BZIP2": 0.3}
+POLICIES = ("stepping", "increasing", "constant", "key-prefix", "delimited", "rows")
+_MIB = 1 << 20
+
+
+def cell_size(family: int, qualifier: int, value: int) -> int:
+    """Bytes of one cell in an HFile besides its row key: KeyValue's key length, value length,
+    row length, family length, timestamp and type fields (4+4+2+1+8+1), HFile v3's tags length
+    (2) and the memstore timestamp (1), plus the family, qualifier and value."""
+    return 23 + family + qualifier + value
+
+
+def parse_policy(text: str) -> dict[str, Any]:
+    """``"stepping"``, ``"key-prefix:4"`` or ``"delimited:_"`` as SplitModel keyword arguments."""
+    name, _, arg = text.partition(":")
+    name = name.strip().lower()
+    if name == "key-prefix":
+        if not arg.isdigit() or int(arg) < 1:
+            raise ValueError(f"split policy {text!r}: write key-prefix:N with N the prefix length "
+                             "in bytes, e.g. key-prefix:4")
+        return {"policy": name, "prefix_length": int(arg)}
+    if name == "delimited":
+        if not arg:
+            raise ValueError(f"split policy {text!r}: write delimited:D with D the delimiter, "
+                             "e.g. delimited:_")
+        return {"policy": name, "delimiter": arg.encode()}
+    if arg or name not in POLICIES or name == "rows":
+        raise ValueError(f"unknown split policy {text!r}; use stepping, increasing, constant, "
+                         "key-prefix:N or delimited:D")
+    return {"policy": name}
+
+
+@dataclass(frozen=True)
+class SplitModel:
+    """The knobs of an HBase table and region server that decide when regions split.
+
+    ``policy``: "stepping" (HBase's default ``SteppingSplitPolicy``), "increasing",
+    "constant", "key-prefix" (needs ``prefix_length``), "delimited" (needs ``delimiter``), or
+    "rows": the idealized model (split at the sampled median once a region holds more than
+    ``max_rows`` writes, no flushes, no delays). ``write_rate`` is rows per second when the
+    writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file (None: 40,
+    a small cell; ``cell_size`` computes it for a family, qualifier and value) and
+    ``cell_overhead`` more in the memstore (its heap size); ``compression`` is the store file's
+    size over the serialized cells' (1.0 uncompressed; ``COMPRESSION_RATIOS`` has estimates). ``seed`` drives the jitter and the discharger phase.
+    """
+
+    policy: str = "stepping"
+    max_filesize: int = 10 * 1024 * _MIB
+    flush_size: int = 128 * _MIB
+    write_rate: float | None = None
+    jitter: float = 0.25
+    cell_bytes: int | None = None
+    cell_overhead: int = 100
+    compression: float = 1.0
+    compaction_min: int = 3
+    compaction_max: int = 10
+    compaction_ratio: float = 1.2
+    compaction_delay: float = 1.0
+    cleaner_interval: float = 120.0
+    initial_size: int | None = None
+    prefix_length: int | None = None
+    delimiter: bytes | None = None
+    max_rows: int | None = None
+    servers: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ValueError(f"unknown split policy {self.policy!r}; use one of "
+                             + ", ".join(POLICIES))
+        if self.policy == "rows":
+            if self.max_rows is None or self.max_rows < 1:
+                raise ValueError("the 'rows' policy needs max_rows >= 1")
+            return
+        for name in ("max_filesize", "flush_size"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be a positive number of bytes, got "
+                                 f"{getattr(self, name)}")
+        if self.write_rate is not None and not self.write_rate > 0:
+            raise ValueError(f"write_rate must be positive rows per second, got {self.write_rate}")
+        if not 0 <= self.jitter < 2:
+            raise ValueError(f"jitter must be in [0, 2), got {self.jitter}")
+        if not 0 < self.compression <= 1.5:
+            raise ValueError(f"compression is a file/data size ratio in (0, 1.5], got "
+                             f"{self.compression}")
+        if self.cleaner_interval <= 0 or self.compaction_delay < 0:
+            raise ValueError("cleaner_interval must be positive and compaction_delay >= 0 seconds")
+        if self.policy == "key-prefix" and not (self.prefix_length and self.prefix_length > 0):
+            raise ValueError("the key-prefix policy needs prefix_length >= 1 (the table's "
+                             "KeyPrefixRegionSplitPolicy.prefix_length)")
+        if self.policy == "delimited" and not self.delimiter:
+            raise ValueError("the delimited policy needs a delimiter (the table's "
+                             "DelimitedKeyPrefixRegionSplitPolicy.delimiter)")
+        if self.servers < 1:
+            raise ValueError(f"servers must be at least 1, got {self.servers}")
+
+    @property
+    def first_split_size(self) -> int:
+        """The size a table's only region on a server splits at (2 x flush size by default)."""
+        return int(self.initial_size) if self.initial_size else 2 * int(self.flush_size)
+
+    def with_rate(self, write_rate: float | None) -> SplitModel:
+        return replace(self, write_rate=write_rate)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stretch of the run during which the table had ``regions`` regions."""
+
+    regions: int
+    start_seconds: float | None
+    seconds: float | None
+    first_write: int
+    writes: int
+
+
+@dataclass
+class SplitHistory:
+    """What ``SplitSimulator.finish`` returns: the final regions, the splits, and the timeline."""
+
+    region_map: RegionMap
+    rows: np.ndarray  # writes per final region (keyshape.core.splitsim says how they are divided)
+    key_bytes: np.ndarray  # key bytes per final region
+    splits: list[SplitEvent]
+    initial_splits: tuple[bytes, ...]
+    writes: int
+    seconds: float | None  # time of the last write (None without times)
+    stages: list[Stage]
+    heat: np.ndarray  # windows x final regions
+    window_hot_shares: np.ndarray  # per window: busiest LIVE region's share of its writes
+    window_server_hot_shares: np.ndarray  # the same per region server
+    window_seconds: np.ndarray  # per window: time of its last write (empty without times)
+    model: SplitModel | None = None
+    lineage: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def seconds_below(self, regions: int) -> float | None:
+        """Seconds from the first write until the table first had ``regions`` or more regions
+        (the whole run when it never did); None without times."""
+        if self.seconds is None:
+            return None
+        for stage in self.stages:
+            if stage.regions >= regions:
+                return stage.start_seconds
+        return self.seconds
+
+    def milestones(self) -> list[dict[str, Any]]:
+        """For 2, 4, 8 ... regions up to the final count: when the table first had that many."""
+        out = []
+        target = 2
+        final = len(self.region_map)
+        while target <= max(final, 2):
+            reached = next((s for s in self.stages if s.regions >= target), None)
+            out.append({"regions": target,
+                        "seconds": None if reached is None else reached.start_seconds,
+                        "write": None if reached is None else reached.first_write})
+            target *= 2
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "initial_regions": len(self.initial_splits) + 1,
+            "final_regions": len(self.region_map),
+            "splits": len(self.splits),
+            "first_split_write": self.splits[0].write_index if self.splits else None,
+            "first_split_seconds": self.splits[0].seconds if self.splits else None,
+            "split_writes": [e.write_index for e in self.splits],
+            "split_seconds": [e.seconds for e in self.splits],
+            "seconds": self.seconds,
+            "stages": [{"regions": s.regions, "start_seconds": s.start_seconds,
+                        "seconds": s.seconds, "first_write": s.first_write, "writes": s.writes}
+                       for s in self.stages],
+            "milestones": self.milestones(),
+            "window_hot_shares": [round(float(x), 4) for x in self.window_hot_shares],
+            "window_seconds": [round(float(x), 3) for x in self.window_seconds],
+            "model": None if self.model is None else {
+                k: (v.decode("latin-1") if isinstance(v, bytes) else v)
+                for k, v in self.model.__dict__.items()},
+        }

@@ -1,0 +1,143 @@
+"""LiveHeat across splits and merges, from region polls shaped like HBase's (no HBase needed):
+region names carry their creation time in ms, counters start at zero in a new region, and each
+poll says when its server took the counters. The real-HBase check is in test_live_hbase.py."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from keyshape.ops.live import live_analysis
+from keyshape.ops.liveheat import LiveHeat, region_id
+from keyshape.store.base import RegionInfo
+
+T = 1_790_000_000_000  # epoch ms
+
+
+def name(start: bytes, created: int) -> str:
+    head = f"t,{start.decode()},{created}"
+    return f"{head}.{hashlib.md5(head.encode()).hexdigest()}."
+
+
+def region(start: bytes, end: bytes, created: int, writes: int, reported: int,
+           parents: tuple[str, ...] = (), server: str = "rs1:16020") -> RegionInfo:
+    return RegionInfo(start, end, name(start, created), server, 0, writes, 0, parents, reported)
+
+
+def test_region_id_is_read_from_hbase_and_embedded_names() -> None:
+    assert region_id(name(b"k,1", T)) == T
+    assert region_id("ns:t,abc,7") == 7
+    assert region_id("no id here") is None
+
+
+def test_a_split_parents_last_writes_are_estimated_and_the_load_is_a_hotspot() -> None:
+    """A sequential load at 1,000 writes/s into one region that splits at T+1.5 s: the parent
+    counted 1,000 writes by its report at T+1 s, then took ~500 more before the split that no
+    counter shows; the upper daughter took the 500 after it."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    heat.add([region(b"", b"", T - 5000, 1000, T + 1000)], 1.0)
+    low = region(b"", b"m", T + 1500, 0, T + 2000, parents=(parent.name,))
+    high = region(b"m", b"", T + 1500, 500, T + 2000, parents=(parent.name,))
+    sample = heat.add([low, high], 2.0)
+    assert sample is not None
+    (gone,) = sample.vanished
+    assert gone.name == parent.name and set(gone.children) == {low.name, high.name}
+    assert gone.writes == 500  # 1,000/s for the 0.5 s between its last report and the split
+    assert sample.total_writes == 1000
+    for t in range(3, 6):
+        heat.add([region(b"", b"m", T + 1500, 0, T + 1000 * t, (parent.name,)),
+                  region(b"m", b"", T + 1500, 500 + 1000 * (t - 2), T + 1000 * t, (parent.name,))],
+                 float(t))
+    m = heat.matrix()
+    # Every write is counted once: 1,000 a second for 5 s.
+    assert m.sum() == 5000
+    # The parent's writes go where the writes were heading: the upper daughter.
+    assert m[:, 0].sum() == 0 and m[:, 1].sum() == 5000
+    a = live_analysis(heat, name="t")
+    assert a.rows == 5000
+    assert a.verdict == "hotspot", a.reasons
+    assert a.hot_window_share > 0.85
+
+
+def test_without_report_times_the_gone_parent_is_not_guessed() -> None:
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 0, 0)], 0.0)
+    heat.add([region(b"", b"", T, 100, 0)], 1.0)
+    s = heat.add([region(b"", b"m", T + 10, 0, 0), region(b"m", b"", T + 10, 30, 0)], 2.0)
+    assert s is not None and s.vanished[0].writes == 0 and s.total_writes == 30
+    assert len(s.vanished[0].children) == 2  # by key range: no parents named
+
+
+def test_merged_regions_count_once_and_their_last_writes_are_estimated() -> None:
+    a = region(b"", b"m", T, 0, T)
+    b = region(b"m", b"", T, 0, T, server="rs2:16020")
+    heat = LiveHeat()
+    heat.add([a, b], 0.0)
+    heat.add([region(b"", b"m", T, 200, T + 1000),
+              region(b"m", b"", T, 200, T + 1000, server="rs2:16020")], 1.0)
+    merged = region(b"", b"", T + 1250, 300, T + 2000, parents=(a.name, b.name))
+    s = heat.add([merged], 2.0)
+    assert s is not None
+    assert sorted(v.writes for v in s.vanished) == [50, 50]  # 200/s each for 0.25 s
+    assert s.total_writes == 400
+    m = heat.matrix()
+    assert m.shape == (2, 1) and m.sum() == 800
+
+
+def test_a_moved_region_restarting_its_counter_is_not_lost_or_doubled() -> None:
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 100, T)], 0.0)
+    heat.add([region(b"", b"", T, 160, T + 1000)], 1.0)
+    heat.add([region(b"", b"", T, 25, T + 2000, server="rs2:16020")], 2.0)  # reopened elsewhere
+    assert np.array_equal(heat.matrix()[:, 0], [60, 25])
+
+
+def test_a_region_without_a_load_report_keeps_its_last_counters() -> None:
+    """A closing split parent can still be in hbase:meta while its server no longer reports it:
+    no report is no news, not a counter back at zero, and its last writes are still estimated."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    heat.add([region(b"", b"", T - 5000, 1000, T + 1000)], 1.0)
+    silent = heat.add([region(b"", b"", T - 5000, 0, 0)], 2.0)  # meta lists it, no load
+    assert silent is not None and silent.total_writes == 0
+    low = region(b"", b"m", T + 2500, 0, T + 3000, parents=(parent.name,))
+    high = region(b"m", b"", T + 2500, 500, T + 3000, parents=(parent.name,))
+    sample = heat.add([low, high], 3.0)
+    assert sample is not None and sample.vanished[0].writes == 1500
+    assert heat.matrix().sum() == 3000
+
+
+def test_reconcile_gives_a_loaders_uncounted_writes_to_the_regions_that_split() -> None:
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 0, 0)], 0.0)
+    heat.add([region(b"", b"", T, 100, 0)], 1.0)
+    heat.add([region(b"", b"m", T + 10, 0, 0), region(b"m", b"", T + 10, 30, 0)], 2.0)
+    assert heat.reconcile(150) == 20
+    assert sum(s.total_writes for s in heat.samples) == 150
+    assert heat.samples[1].vanished[0].writes == 20
+    assert heat.reconcile(150) == 0  # already whole
+    assert heat.reconcile(140) == -10  # an estimate above the writer's own count is taken back
+    assert sum(s.total_writes for s in heat.samples) == 140
+    lagging = LiveHeat()
+    lagging.add([region(b"", b"", T, 0, 0)], 0.0)
+    lagging.add([region(b"", b"", T, 10, 0)], 1.0)
+    assert lagging.reconcile(50) == 0  # nothing split: the counters only lag, nothing to move
+
+
+def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_close() -> None:
+    """hbase:meta's CLOSED cell says when the parent had closed; its rate since its birth
+    (one report only) times the time from that report to the close is what no counter shows."""
+    parent_name = name(b"", T)
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T, 0, 0)], 0.0)  # no report yet
+    heat.add([region(b"", b"", T, 2000, T + 1000)], 1.0)  # 2,000 writes in its first second
+    low = RegionInfo(b"", b"m", name(b"", T + 1500), "rs1:16020", 0, 0, 0, (parent_name,),
+                     T + 2500, (T + 1750,))
+    high = RegionInfo(b"m", b"", name(b"m", T + 1500), "rs1:16020", 0, 300, 0, (parent_name,),
+                      T + 2500, (T + 1750,))
+    s = heat.add([low, high], 2.0)
+    assert s is not None and s.vanished[0].writes == 1500  # 2,000/s for 0.75 s

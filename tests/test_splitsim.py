@@ -1,0 +1,216 @@
+"""The time-aware split simulation (keyshape.core.splitsim) without HBase: HBase's rules one by
+one, chunking that does not change the result, and the analyzer's --auto-split built on it.
+The calibration against a real HBase is tests/test_splitsim_hbase.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from keyshape.analysis import analyze
+from keyshape.core.keyarray import KeyArray
+from keyshape.core.splitsim import SplitModel, SplitSimulator, cell_size, parse_policy
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+
+
+def seq(n: int, start: int = 0) -> KeyArray:
+    return KeyArray.from_keys([b"row%010d" % i for i in range(start, start + n)])
+
+
+def salted(n: int, buckets: int = 16) -> KeyArray:
+    return KeyArray.from_keys([b"%02d-%010d" % (i * 7919 % buckets, i) for i in range(n)])
+
+
+def run(keys: KeyArray, model: SplitModel, initial: list[bytes] | None = None,
+        chunk: int | None = None):  # type: ignore[no-untyped-def]
+    sim = SplitSimulator(model, initial or [], windows=20)
+    step = chunk or len(keys)
+    for lo in range(0, len(keys), step):
+        sim.feed(keys[lo:lo + step])
+    return sim.finish()
+
+
+SMALL = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000,
+                   cell_bytes=cell_size(1, 1, 8))
+
+
+def test_references_keep_a_fresh_table_at_two_regions_until_the_discharger_runs() -> None:
+    """Sequential writes at 10k rows/s: the only region splits at 2 x flush size; its
+    daughters hold reference files until the discharger's 2-minute run, and a 30 s load ends
+    before that. With the discharger every second they keep splitting at MAX_FILESIZE."""
+    keys = seq(300_000)
+    stuck = run(keys, SMALL)
+    assert len(stuck.region_map) == 2
+    assert [s.regions for s in stuck.stages] == [1, 2]
+    assert stuck.stages[0].seconds < 10 and stuck.stages[1].seconds > 20
+    cleaned = run(keys, replace(SMALL, cleaner_interval=1.0))
+    assert len(cleaned.region_map) >= 6
+    # Sequential keys: whatever the region count, one region takes the writes of a moment (a
+    # window with a split shares them between the parent and its upper daughter).
+    assert cleaned.window_hot_shares.mean() > 0.75
+
+
+def test_split_point_is_the_largest_files_middle_key_not_the_regions_median() -> None:
+    """The first split of a sequential stream leaves far fewer rows on the left than half the
+    region: the largest file (a compaction of the early flushes) is split in its middle."""
+    h = run(seq(300_000), SMALL)
+    first = h.splits[0]
+    left = int(first.split_key[3:])
+    assert 0 < left < 0.5 * (first.write_index + 1)
+    assert h.rows[0] == pytest.approx(left, rel=0.02)
+
+
+def test_stepping_uses_max_filesize_once_the_server_has_two_regions() -> None:
+    """Two regions on one server split at MAX_FILESIZE (+-12.5 %); alone, at 2 x flush."""
+    big = SplitModel(max_filesize=4 * MIB, flush_size=MIB, write_rate=10_000,
+                     cell_bytes=cell_size(1, 1, 8))
+    keys = seq(300_000)
+    alone = run(keys, big)
+    pair = run(keys, big, [keys.tolist()[150_000]])
+    assert alone.splits and pair.splits
+    assert pair.splits[0].write_index > 1.6 * alone.splits[0].write_index
+    constant = run(keys, replace(big, policy="constant"))
+    assert constant.splits[0].write_index > 1.6 * alone.splits[0].write_index
+
+
+def test_jitter_is_seeded_and_bounded() -> None:
+    keys = salted(200_000)
+    model = replace(SMALL, cleaner_interval=1.0)
+    a, b = run(keys, model), run(keys, model)
+    assert a.region_map == b.region_map
+    other = run(keys, replace(model, seed=7))
+    assert len(other.region_map) == pytest.approx(len(a.region_map), abs=3)
+
+
+def test_key_prefix_and_delimited_policies_keep_a_prefix_in_one_region() -> None:
+    keys = KeyArray.from_keys([b"user%03d_%08d" % (i % 50, i) for i in range(200_000)])
+    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000,
+                       cleaner_interval=1.0, cell_bytes=cell_size(1, 1, 8),
+                       **parse_policy("key-prefix:7"))
+    h = run(keys, model)
+    assert h.splits and all(len(k) <= 7 for k in h.region_map.split_keys)
+    d = run(keys, replace(model, prefix_length=None, **parse_policy("delimited:_")))
+    assert d.splits and all(b"_" not in k and len(k) == 7 for k in d.region_map.split_keys)
+    with pytest.raises(ValueError, match="key-prefix:N"):
+        parse_policy("key-prefix")
+    with pytest.raises(ValueError, match="unknown split policy"):
+        parse_policy("median")
+
+
+def test_chunking_does_not_change_the_result() -> None:
+    keys = salted(120_000)
+    model = replace(SMALL, cleaner_interval=1.0)
+    whole = run(keys, model)
+    pieces = run(keys, model, chunk=7_777)
+    assert whole.region_map == pieces.region_map
+    assert whole.rows.tolist() == pieces.rows.tolist()
+    assert [e.write_index for e in whole.splits] == [e.write_index for e in pieces.splits]
+
+
+def test_rows_policy_counts_every_write_and_splits_near_the_median() -> None:
+    h = run(seq(50_000), SplitModel(policy="rows", max_rows=2_000))
+    assert int(h.rows.sum()) == 50_000
+    assert len(h.region_map) >= 20
+    assert h.rows[:-1].max() <= 2_000 * 1.2
+
+
+def test_memory_stays_flat_when_the_stream_grows() -> None:
+    """Keys are never kept: 4x the writes must not take 4x the memory."""
+    model = SplitModel(policy="rows", max_rows=20_000)
+
+    def peak(n: int) -> int:
+        sim = SplitSimulator(model, windows=20)
+        tracemalloc.start()
+        for lo in range(0, n, 50_000):
+            sim.feed(seq(50_000, lo))
+        sim.finish()
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(100_000), peak(400_000)
+    assert large < 2.0 * small, (small, large)
+
+
+def test_bad_models_are_refused_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="write rate"):
+        SplitSimulator(SplitModel()).feed([b"a"])
+    with pytest.raises(ValueError, match="prefix_length"):
+        SplitModel(policy="key-prefix")
+    with pytest.raises(ValueError, match="max_rows"):
+        SplitModel(policy="rows")
+
+
+def test_analyze_auto_split_sequential_is_stuck_and_the_presplit_salted_is_even_at_once() -> None:
+    """The cost of not pre-splitting as a number: a sequential key at a realistic rate spends
+    the run in one or two regions with one region taking every write; the salted design
+    pre-split on its buckets is even from the first second."""
+    model = SplitModel(max_filesize=10 * 1024 * MIB, flush_size=128 * MIB, write_rate=20_000)
+    sequential = analyze(seq(400_000).tolist(), [], split_model=model)
+    assert sequential.auto_split is not None
+    assert sequential.auto_split["final_regions"] <= 2
+    assert sequential.hot_window_share > 0.95 and sequential.verdict == "hotspot"
+    assert any("the busiest region took 100 %" in r for r in sequential.reasons)
+    buckets = [b"%02d" % i for i in range(1, 16)]
+    even = analyze(salted(400_000).tolist(), buckets, split_model=model)
+    assert even.auto_split is not None and even.auto_split["splits"] == 0
+    shares = np.array(even.window_hot_shares)
+    assert shares[0] < 0.1 and shares.max() < 0.1  # 16 regions: ~1/16 each from the start
+
+
+def test_cli_auto_split_reports_time_in_regions() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--rows",
+         "200000", "--auto-split", "--write-rate", "40000", "--max-filesize", "2MiB",
+         "--flush-size", "1MiB", "--json", "-"], capture_output=True, text=True, cwd=ROOT,
+        timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    data = json.loads(proc.stdout)
+    auto = data["auto_split"]
+    assert auto["final_regions"] == 2 and auto["model"]["policy"] == "stepping"
+    assert [s["regions"] for s in auto["stages"]] == [1, 2]
+    assert auto["stages"][1]["seconds"] > auto["stages"][0]["seconds"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml",
+         "--auto-split", "--split-policy", "median"], capture_output=True, text=True, cwd=ROOT,
+        timeout=60)
+    assert bad.returncode != 0 and "median" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_write_times_can_come_from_a_timestamp_field() -> None:
+    """orders.toml stamps an order every 50 ms: 100,000 rows are 5,000 s of writes, long enough
+    for the 2-minute discharger to let daughters split again."""
+    from keyshape.analysis.designs import analyze_schema
+    from keyshape.errors import KeyshapeError
+
+    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB)
+    a = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, split_model=model,
+                       time_field="order_time", windows=10)
+    assert a.auto_split is not None
+    assert a.auto_split["seconds"] == pytest.approx(100_000 * 0.05, rel=0.01)
+    by_rate = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, windows=10,
+                             split_model=replace(model, write_rate=10_000))
+    assert by_rate.auto_split is not None and by_rate.auto_split["seconds"] < 11
+    assert a.auto_split["final_regions"] > by_rate.auto_split["final_regions"]
+    with pytest.raises(KeyshapeError, match="timestamp field"):
+        analyze_schema(ROOT / "examples" / "orders.toml", 1_000, split_model=model,
+                       time_field="user_id")
+
+
+def test_html_report_lists_the_regions_over_time(tmp_path: Path) -> None:
+    from keyshape.report.html import write_html
+
+    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=20_000)
+    a = analyze(seq(100_000).tolist(), [], split_model=model)
+    html = write_html(a, tmp_path / "r.html").read_text()
+    assert "Regions over time: 1 for" in html and "2 for" in html
