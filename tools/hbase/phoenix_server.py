@@ -8,9 +8,6 @@ does not create 32 regions on a 2-core machine.
 """
 from __future__ import annotations
 
-import hashlib
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,25 +24,8 @@ class PhoenixStandalone(standalone.Standalone):
 
     def fetch(self) -> bool:
         ran = super().fetch()
-        stamp = PHOENIX_LIB / ".pom.sha256"
-        want = hashlib.sha256(PHOENIX_POM.read_bytes()).hexdigest()
-        if stamp.exists() and stamp.read_text().strip() == want and any(PHOENIX_LIB.glob("phoenix-core-server-*.jar")):
-            return ran
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise standalone.StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
-        if PHOENIX_LIB.exists():
-            shutil.rmtree(PHOENIX_LIB)
-        log = self.log_dir / "fetch-phoenix.log"
-        cmd = [mvn, "-B", "-q", "-f", str(PHOENIX_POM), "dependency:copy-dependencies",
-               "-DincludeScope=runtime", f"-DoutputDirectory={PHOENIX_LIB}"]
-        with open(log, "w") as out:
-            rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=PHOENIX)
-        if rc != 0 or not any(PHOENIX_LIB.glob("phoenix-core-server-*.jar")):
-            raise standalone.StartFailed("fetch", f"Phoenix server jars: mvn exited with {rc}", log)
-        stamp.write_text(want + "\n")
-        return True
+        return standalone.copy_jars(PHOENIX_POM, PHOENIX_LIB, "phoenix-core-server-*.jar",
+                                    self.log_dir / "fetch-phoenix.log") or ran
 
     def site_properties(self) -> dict[str, str]:
         props = super().site_properties()

@@ -140,24 +140,7 @@ class Standalone:
         Skipped when lib/ holds the jars for the current pom.xml (a stamp stores its hash).
         Maven caches downloads in ~/.m2, so a re-fetch after `rm -rf lib` is offline and quick.
         """
-        stamp = LIB / ".pom.sha256"
-        want = hashlib.sha256(POM.read_bytes()).hexdigest()
-        if stamp.exists() and stamp.read_text().strip() == want and any(LIB.glob("hbase-server-*.jar")):
-            return False
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
-        if LIB.exists():
-            shutil.rmtree(LIB)
-        cmd = [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
-               "-DincludeScope=runtime", f"-DoutputDirectory={LIB}"]
-        with open(self.fetch_log, "w") as log:
-            rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=HERE)
-        if rc != 0 or not any(LIB.glob("hbase-server-*.jar")):
-            raise StartFailed("fetch", f"mvn exited with {rc} (Maven Central reachable?)", self.fetch_log)
-        stamp.write_text(want + "\n")
-        return True
+        return copy_jars(POM, LIB, "hbase-server-*.jar", self.fetch_log)
 
     # -- config --------------------------------------------------------------------------------
     def site_properties(self) -> dict[str, str]:
@@ -443,6 +426,32 @@ class Standalone:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return None
+
+
+def copy_jars(pom: Path, lib: Path, marker: str, log: Path) -> bool:
+    """Copy ``pom``'s runtime jars into ``lib`` with Maven; True if Maven ran. Skipped when
+    ``lib`` holds the jars for the current pom (a stamp stores its hash) and a jar matching the
+    glob ``marker``. A ``lib`` that is a link (another checkout's jars) is replaced by a folder."""
+    stamp = lib / ".pom.sha256"
+    want = hashlib.sha256(pom.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == want and any(lib.glob(marker)):
+        return False
+    log.parent.mkdir(parents=True, exist_ok=True)
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
+    if lib.is_symlink():
+        lib.unlink()
+    elif lib.exists():
+        shutil.rmtree(lib)
+    cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
+           "-DincludeScope=runtime", f"-DoutputDirectory={lib}"]
+    with open(log, "w") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=pom.parent)
+    if rc != 0 or not any(lib.glob(marker)):
+        raise StartFailed("fetch", f"mvn exited with {rc} for {pom.name} (Maven Central reachable?)", log)
+    stamp.write_text(want + "\n")
+    return True
 
 
 def start_scratch(run_dir: Path, timeout: float | None = None,
