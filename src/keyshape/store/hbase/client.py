@@ -17,7 +17,9 @@ from hbasedriver.protobuf_py import Client_pb2
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError, TableNotFound
 from keyshape.store.base import as_bytes, split_table_name
+from keyshape.store.hbase.acl import PermissionDenied, denied_line
 from keyshape.store.hbase.admin import HBaseAdmin
+from keyshape.store.hbase.auth import Security
 from keyshape.store.hbase.rpc import (
     Cluster,
     ConnectionLost,
@@ -51,12 +53,12 @@ class HBaseClient(HBaseAdmin):
     """
 
     def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
-                 max_backoff: float = 5.0, timeout: float = 60.0) -> None:
+                 max_backoff: float = 5.0, timeout: float = 60.0, security: Security | None = None) -> None:
         self.quorum = quorum
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.cluster = Cluster(quorum, timeout=timeout)
+        self.cluster = Cluster(quorum, timeout=timeout, security=security)
         self.retry_count = 0  # transient failures retried since the store was opened
         self._families: dict[tuple[str, str], set[bytes]] = {}
         self._lock = threading.Lock()
@@ -68,11 +70,16 @@ class HBaseClient(HBaseAdmin):
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
-        """``hbase://host:port[,host:port]`` or ``host:port``: the ZooKeeper quorum of the cluster.
-        StoreError (quickly) when nothing listens there."""
-        quorum = url.removeprefix("hbase://").rstrip("/")
+        """``hbase://host:port[,host:port][?options]`` or ``host:port``: the ZooKeeper quorum of
+        the cluster, and how to authenticate (``auth=kerberos&principal=...&keytab=...&
+        protection=privacy&tls=true&tls_ca=...``, see ``auth.Security``). StoreError (quickly)
+        when nothing listens there."""
+        address, _, query = url.partition("?")
+        quorum = address.removeprefix("hbase://").rstrip("/")
         if not quorum or "/" in quorum:
             raise StoreError(f"bad HBase address {url!r}: use hbase://HOST:PORT (ZooKeeper)")
+        if query and "security" not in options:
+            options["security"] = Security.from_query(query)
         return cls(quorum, **options)
 
     # --- retries ---------------------------------------------------------------------------
@@ -131,6 +138,8 @@ class HBaseClient(HBaseAdmin):
             return StoreError(f"table {table!r} already exists; use it as it is, drop it in the HBase "
                               f"shell (disable '{table}'; drop '{table}'), or give the schema's "
                               "[table] another name")
+        if short == "AccessDeniedException":
+            return PermissionDenied(denied_line(exc.message, table, what))
         return StoreError(f"HBase refused {what} on {table!r}: {exc}")
 
     def family_hint(self, table: str) -> str:

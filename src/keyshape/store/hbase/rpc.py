@@ -31,6 +31,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from keyshape.errors import StoreError
+from keyshape.store.hbase.auth import Security, open_channel
 
 __all__ = ["Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError", "quiet_driver_logs"]
 
@@ -114,18 +115,19 @@ class RpcConnection:
     AdminService). Calls are serialized by a lock, so threads may share a connection."""
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
-                 connect_timeout: float = 5.0) -> None:
+                 connect_timeout: float = 5.0, security: Security | None = None) -> None:
         self.host, self.port, self.service = host, port, service
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         try:
-            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
-            self._sock.settimeout(timeout)
+            # TLS, the preamble and authentication (auth.py); then the ConnectionHeader.
+            self._sock = open_channel(host, port, timeout, connect_timeout, security)
             header = RPC_pb2.ConnectionHeader(service_name=service)
-            header.user_info.effective_user = "keyshape"
+            # Under Kerberos the effective user must be the authenticated principal (any other
+            # name is impersonation, which the server refuses).
+            header.user_info.effective_user = self._sock.user or "keyshape"
             body = header.SerializeToString()
-            # "HBas", RPC version 0, auth SIMPLE (80), then the length-prefixed ConnectionHeader.
-            self._sock.sendall(b"HBas\x00\x50" + struct.pack(">I", len(body)) + body)
+            self._sock.sendall(struct.pack(">I", len(body)) + body)
         except OSError as exc:
             raise ConnectionLost(f"cannot connect to {service} at {host}:{port}: {exc}") from exc
         self.broken = False
@@ -272,9 +274,11 @@ class Cluster:
     """Connections to one HBase cluster found through ZooKeeper: the master, the region server
     holding hbase:meta, a pool of region server connections and per-table region maps."""
 
-    def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0) -> None:
+    def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0,
+                 security: Security | None = None) -> None:
         quiet_driver_logs()
         self.quorum = quorum
+        self.security = security
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._lock = threading.RLock()
@@ -332,7 +336,7 @@ class Cluster:
             conn = self._pool.get(key)
             if conn is None or conn.broken:
                 conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
-                                                       self.connect_timeout)
+                                                       self.connect_timeout, self.security)
             return conn
 
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:
