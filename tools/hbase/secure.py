@@ -150,6 +150,11 @@ class SecureStandalone(standalone.Standalone):
     TLS (plaintext still accepted); ``kdc`` must be started first."""
 
     kdc: KDC | None = None
+    protection: str = "privacy,integrity,authentication"
+    authorization: bool = True
+    # tls_only: the server refuses plaintext and NEEDs a client certificate; SIMPLE clients are
+    # then let in too (fallback), so one instance serves "TLS alone" and "TLS with Kerberos".
+    tls_only: bool = False
 
     tls_dir = property(lambda self: self.run_dir / "tls")
 
@@ -161,24 +166,29 @@ class SecureStandalone(standalone.Standalone):
         props.update({
             "hadoop.security.authentication": "kerberos",
             "hbase.security.authentication": "kerberos",
-            "hbase.security.authorization": "true",
+            "hbase.security.authorization": str(self.authorization).lower(),
             "hbase.master.kerberos.principal": f"hbase/_HOST@{REALM}",
             "hbase.master.keytab.file": keytab,
             "hbase.regionserver.kerberos.principal": f"hbase/_HOST@{REALM}",
             "hbase.regionserver.keytab.file": keytab,
-            "hbase.rpc.protection": "privacy,integrity,authentication",
-            "hbase.coprocessor.master.classes": access,
-            "hbase.coprocessor.region.classes": access,
-            "hbase.coprocessor.regionserver.classes": access,
+            "hbase.rpc.protection": self.protection,
             "hbase.server.netty.tls.enabled": "true",
-            "hbase.server.netty.tls.supportplaintext": "true",
-            "hbase.server.netty.tls.client.auth.mode": "WANT",
+            "hbase.server.netty.tls.supportplaintext": str(not self.tls_only).lower(),
+            "hbase.server.netty.tls.client.auth.mode": "NEED" if self.tls_only else "WANT",
             "hbase.server.netty.tls.verify.client.hostname": "false",
             "hbase.rpc.tls.keystore.location": str(self.tls_dir / "server-keystore.pem"),
             "hbase.rpc.tls.keystore.type": "PEM",
             "hbase.rpc.tls.truststore.location": str(self.tls_dir / "ca.pem"),
             "hbase.rpc.tls.truststore.type": "PEM",
         })
+        if self.authorization:
+            props.update({"hbase.coprocessor.master.classes": access,
+                          "hbase.coprocessor.region.classes": access,
+                          "hbase.coprocessor.regionserver.classes": access})
+        if self.tls_only:
+            # The region server reaches the master over RPC inside the JVM: it must speak TLS too.
+            props.update({"hbase.client.netty.tls.enabled": "true",
+                          "hbase.ipc.server.fallback-to-simple-auth-allowed": "true"})
         return props
 
     def write_config(self) -> None:
@@ -203,10 +213,15 @@ class SecureStandalone(standalone.Standalone):
         query = "&".join(f"{k}={v}" for k, v in params.items())
         return f"hbase://127.0.0.1:{self.zk_port}" + (f"?{query}" if query else "")
 
+    def tls_params(self) -> dict[str, str]:
+        return {"tls": "true", "tls_ca": str(self.tls_dir / "ca.pem"),
+                "tls_cert": str(self.tls_dir / "client.pem"), "tls_key": str(self.tls_dir / "client.key")}
+
     def admin_url(self) -> str:
         """The server's own principal: HBase's superuser (creates tables, grants)."""
         assert self.kdc is not None
-        return self.secure_url(auth="kerberos", principal=SERVER_PRINCIPAL, keytab=str(self.kdc.keytab(SERVER_PRINCIPAL)))
+        return self.secure_url(auth="kerberos", principal=SERVER_PRINCIPAL, keytab=str(self.kdc.keytab(SERVER_PRINCIPAL)),
+                               **(self.tls_params() if self.tls_only else {}))
 
     def round_trip(self) -> None:
         from keyshape.schema.specs import FamilySpec, TableSpec
@@ -237,28 +252,38 @@ class SecureStandalone(standalone.Standalone):
             shutil.rmtree(self.data_dir)
 
 
-def start_secure(run_dir: Path, timeout: float = 300.0) -> SecureStandalone:
-    """A KDC and a secured standalone HBase on free loopback ports (the caller calls ``stop_secure``)."""
+def secure_instance(run_dir: Path, kdc: KDC, **options: object) -> SecureStandalone:
+    """A ``SecureStandalone`` on free loopback ports in ``run_dir`` (not started)."""
     run_dir = run_dir.resolve()
     base = standalone.Standalone.with_free_ports(run_dir)
-    kdc = KDC(run_dir / "kdc")
-    instance = SecureStandalone(run_dir=run_dir, zk_port=base.zk_port, master_port=base.master_port,
-                                rs_port=base.rs_port, thrift_port=base.thrift_port, kdc=kdc)
+    return SecureStandalone(run_dir=run_dir, zk_port=base.zk_port, master_port=base.master_port,
+                            rs_port=base.rs_port, thrift_port=base.thrift_port, kdc=kdc, **options)  # type: ignore[arg-type]
+
+
+def start_secure(run_dir: Path, timeout: float = 300.0, kdc: KDC | None = None, **options: object) -> SecureStandalone:
+    """A secured standalone HBase on free loopback ports, and a KDC unless ``kdc`` (started)
+    is given; the caller calls ``stop_secure``. ``options``: SecureStandalone's fields."""
+    run_dir = run_dir.resolve()
+    own_kdc = kdc is None
+    kdc = kdc or KDC(run_dir / "kdc")
+    instance = secure_instance(run_dir, kdc, **options)
     instance.stop()
-    kdc.start()
+    if own_kdc:
+        kdc.start()
     os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)  # the Python client (MIT libs) reads it
     try:
         instance.start(timeout=timeout)
     except standalone.StartFailed:
         instance.kill()
-        kdc.stop()
+        if own_kdc:
+            kdc.stop()
         raise
     return instance
 
 
-def stop_secure(instance: SecureStandalone) -> None:
+def stop_secure(instance: SecureStandalone, stop_kdc: bool = True) -> None:
     instance.stop()
-    if instance.kdc is not None:
+    if stop_kdc and instance.kdc is not None:
         instance.kdc.stop()
 
 

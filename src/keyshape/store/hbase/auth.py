@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 
 from keyshape.errors import StoreError
 
-__all__ = ["Channel", "Security", "SecurityError", "open_channel"]
+__all__ = ["Channel", "Security", "SecurityError", "connection_refused", "open_channel"]
 
 PROTECTIONS = {"authentication": 0x01, "integrity": 0x02, "privacy": 0x04}
 _SWITCH_TO_SIMPLE = -88
@@ -106,9 +106,11 @@ class Channel:
     """A connected, authenticated byte stream to one server: ``sendall``/``recv`` wrap and
     unwrap under integrity/privacy; ``user`` is the authenticated principal (None for SIMPLE)."""
 
-    def __init__(self, sock: socket.socket, user: str | None = None, context: Any = None,
+    def __init__(self, sock: socket.socket, where: str, user: str | None = None, context: Any = None,
                  encrypt: bool = False) -> None:
         self.sock = sock
+        self.where = where
+        self._answered = False
         self.user = user
         self._context = context  # a gssapi.SecurityContext when a security layer was negotiated
         self._encrypt = encrypt
@@ -124,7 +126,14 @@ class Channel:
     def recv(self, n: int) -> bytes:
         """Up to ``n`` bytes (at least one); b"" when the server closed the connection."""
         if self._context is None:
-            return self.sock.recv(n)
+            data = self.sock.recv(n)
+            if not data and not self._answered:
+                self.sock.close()
+                raise SecurityError(f"{self.where} closed the connection without answering: it may "
+                                    "require TLS (tls=true, and a client certificate: tls_cert/tls_key) "
+                                    "or Kerberos (auth=kerberos)")
+            self._answered = True
+            return data
         if not self._buffer:
             size = struct.unpack(">I", _recv_exact(self.sock, 4))[0]
             self._buffer += self._context.unwrap(_recv_exact(self.sock, size)).message
@@ -159,7 +168,7 @@ def open_channel(host: str, port: int, timeout: float, connect_timeout: float,
         sock.settimeout(timeout)
         if security.auth == "simple":
             sock.sendall(b"HBas\x00\x50")
-            return Channel(sock)
+            return Channel(sock, f"{host}:{port}")
         return _kerberos(sock, host, port, security)
     except BaseException:
         sock.close()
@@ -180,8 +189,15 @@ def _start_tls(sock: socket.socket, host: str, security: Security) -> socket.soc
         raise SecurityError(f"TLS: the certificate of {host} is not trusted: {exc.verify_message}; "
                             "check tls_ca, and that the server's certificate names this host") from None
     except ssl.SSLError as exc:
-        raise SecurityError(f"TLS handshake with {host} failed ({exc.reason or exc}); does the "
-                            "server have TLS on (hbase.server.netty.tls.enabled)?") from None
+        reason = str(exc.reason or exc)
+        if "CERTIFICATE" in reason and not security.tls_cert:
+            raise SecurityError(f"TLS handshake with {host} failed ({reason}): the server wants a client "
+                                "certificate; give tls_cert and tls_key") from None
+        if "CERTIFICATE" in reason:
+            raise SecurityError(f"TLS handshake with {host} failed ({reason}): the server does not "
+                                "accept the client certificate tls_cert (signed by a CA it trusts?)") from None
+        raise SecurityError(f"TLS handshake with {host} failed ({reason}); does the server have TLS "
+                            "on (hbase.server.netty.tls.enabled)?") from None
     except (TimeoutError, ConnectionError) as exc:
         raise SecurityError(f"TLS handshake with {host} failed ({exc or type(exc).__name__}); does "
                             "the server have TLS on (hbase.server.netty.tls.enabled)?") from None
@@ -290,8 +306,18 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     sock.sendall(struct.pack(">I", len(answer)) + answer)
     user = str(context.initiator_name)
     if wanted == 0x01:
-        return Channel(sock, user)
-    return Channel(sock, user, context, encrypt=wanted == 0x04)
+        return Channel(sock, where, user)
+    return Channel(sock, where, user, context, encrypt=wanted == 0x04)
+
+
+def connection_refused(where: str, error: Exception) -> SecurityError:
+    """The one line for a server that refused the connection itself (call id -1), e.g. a
+    Kerberized server answering a SIMPLE client."""
+    text = str(error)
+    if "Authentication is required" in text:
+        return SecurityError(f"{where} requires Kerberos (hbase.security.authentication=kerberos); "
+                             "connect with auth=kerberos (and principal/keytab, or kinit first)")
+    return SecurityError(f"{where} refused the connection: {text}")
 
 
 def _sasl_reply(sock: socket.socket, where: str, security: Security) -> bytes:

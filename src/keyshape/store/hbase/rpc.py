@@ -31,7 +31,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from keyshape.errors import StoreError
-from keyshape.store.hbase.auth import Security, open_channel
+from keyshape.store.hbase.auth import Security, connection_refused, open_channel
 
 __all__ = ["Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError", "quiet_driver_logs"]
 
@@ -159,6 +159,9 @@ class RpcConnection:
         pos += head_len
         if response_header.call_id != call_id:
             self._break()
+            if response_header.call_id == 0xFFFFFFFF and response_header.HasField("exception"):
+                raise connection_refused(f"{self.host}:{self.port}", ServerError(
+                    response_header.exception.exception_class_name, response_header.exception.stack_trace))
             raise ConnectionLost(f"{self.host}:{self.port} answered call {response_header.call_id}, "
                                  f"expected {call_id}")
         if response_header.HasField("exception"):
