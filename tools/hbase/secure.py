@@ -245,9 +245,12 @@ class SecureStandalone(standalone.Standalone):
         return True
 
     def stop(self, keep_data: bool = False, timeout: float = 60.0) -> None:
-        # HMaster's "stop" command is a Java client that would need its own Kerberos login;
-        # SIGTERM runs the same clean shutdown hook.
-        self._stop_pid(self.master_pid_file, timeout=0)
+        # HMaster's "stop" command is a Java client that would need its own Kerberos login.
+        # A throw-away instance is simply killed (its data is deleted anyway, unless keep_data).
+        if keep_data:
+            self._stop_pid(self.master_pid_file, timeout=0)
+        else:
+            self.kill()
         if not keep_data and self.data_dir.exists():
             shutil.rmtree(self.data_dir)
 

@@ -239,17 +239,21 @@ def credentials(security: Security) -> Any:
             raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
                                 "(principal=...&keytab=...)")
         return creds
+    except gssapi.exceptions.ExpiredCredentialsError:
+        raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
+                            "(principal=...&keytab=...)") from None
     except gssapi.exceptions.GSSError as exc:
         raise SecurityError(f"no usable Kerberos credentials{' for ' + security.principal if security.principal else ''}"
                             f" ({_gss_message(exc)}); run kinit, or give principal=...&keytab=...") from None
 
 
 def _gss_message(exc: Exception) -> str:
-    text = " ".join(str(getattr(exc, "gen_message", lambda: "")() or "").split())
-    minor = " ".join(str(getattr(exc, "get_all_statuses", None) and exc) .split())
-    detail = minor.split("Minor (")[-1] if "Minor (" in minor else minor
-    detail = detail.split("): ", 1)[-1] if "): " in detail else detail
-    return detail.strip() or text or type(exc).__name__
+    """The useful part of a GSSError: its minor (mechanism) status, else its major status."""
+    text = " ".join(str(exc).split())
+    major, _, minor = text.partition(", Minor (")
+    minor = minor.split("): ", 1)[-1].strip()
+    major = major.split("): ", 1)[-1].strip()
+    return minor if minor and minor not in ("Success", "Unknown error") else (major or type(exc).__name__)
 
 
 _CREDS: dict[Security, Any] = {}
