@@ -155,6 +155,9 @@ class SecureStandalone(standalone.Standalone):
     # tls_only: the server refuses plaintext and NEEDs a client certificate; SIMPLE clients are
     # then let in too (fallback), so one instance serves "TLS alone" and "TLS with Kerberos".
     tls_only: bool = False
+    # allow_simple: unauthenticated (SIMPLE) clients are let in too, e.g. to compare them with
+    # Kerberos on one server (hbase.ipc.server.fallback-to-simple-auth-allowed).
+    allow_simple: bool = False
 
     tls_dir = property(lambda self: self.run_dir / "tls")
 
@@ -187,8 +190,9 @@ class SecureStandalone(standalone.Standalone):
                           "hbase.coprocessor.regionserver.classes": access})
         if self.tls_only:
             # The region server reaches the master over RPC inside the JVM: it must speak TLS too.
-            props.update({"hbase.client.netty.tls.enabled": "true",
-                          "hbase.ipc.server.fallback-to-simple-auth-allowed": "true"})
+            props["hbase.client.netty.tls.enabled"] = "true"
+        if self.tls_only or self.allow_simple:
+            props["hbase.ipc.server.fallback-to-simple-auth-allowed"] = "true"
         return props
 
     def write_config(self) -> None:
