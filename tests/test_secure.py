@@ -127,6 +127,33 @@ def test_tls_only_server_with_kerberos(secure_hbase: Any) -> None:
         store.close()
 
 
+def test_long_run_survives_ticket_expiry_with_a_keytab(secure_hbase: Any) -> None:
+    """carol's tickets live 4 s: after they expired, open connections keep working and new ones
+    (after a lost connection) authenticate again from the keytab, losing nothing."""
+    admin = open_store(secure_hbase.full.admin_url())
+    schema = make_schema("none", 1, "_", False, name=f"sec_renew_{uuid.uuid4().hex[:8]}")
+    table = schema.table.full_name
+    try:
+        ensure_table(admin, schema.table)
+        from keyshape.store.hbase.acl import grant
+
+        grant(admin, "carol", "RWC", table)  # C: describing the table (family checks)
+        store = open_store(secure_hbase.user_url("carol", protection="privacy"))
+        try:
+            store.put(table, b"r0", {b"d:v": b"0"})
+            time.sleep(5)  # every ticket carol holds has expired now
+            store.put(table, b"r1", {b"d:v": b"1"})  # the open connection stays authenticated
+            store.cluster.relocate()  # as after a lost connection: new handshakes, new tickets
+            store.put(table, b"r2", {b"d:v": b"2"})
+            assert [k for k, _ in store.scan(table)] == [b"r0", b"r1", b"r2"]
+            assert _channel(store).user == "carol@EXAMPLE.COM"
+        finally:
+            store.close()
+        admin.delete_table(table)
+    finally:
+        admin.close()
+
+
 # --- access control ---------------------------------------------------------------------------
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -27,6 +27,7 @@ import standalone
 REALM = "EXAMPLE.COM"
 SERVER_PRINCIPAL = f"hbase/localhost@{REALM}"
 USERS = ("alice", "bob")
+SHORT_LIVED = "carol"
 ENCTYPES = "aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal"
 
 
@@ -86,8 +87,10 @@ class KDC:
             f"[logging]\n  kdc = FILE:{self.log}\n")
         (self.root / "kadm5.acl").write_text("")
         self._run(_tool("kdb5_util"), "create", "-s", "-r", REALM, "-P", "keyshape-test-master")
-        for principal in (SERVER_PRINCIPAL, *USERS):
-            self.kadmin(f"addprinc -randkey {principal}")
+        for principal in (SERVER_PRINCIPAL, *USERS, SHORT_LIVED):
+            # SHORT_LIVED's tickets last seconds: tests of credentials renewed from a keytab.
+            life = ' -maxlife "4 seconds"' if principal == SHORT_LIVED else ""
+            self.kadmin(f"addprinc -randkey{life} {principal}")
             self.kadmin(f"ktadd -k {self.keytab(principal)} {principal}")
         log = open(self.root / "krb5kdc.out", "ab")
         p = subprocess.Popen([_tool("krb5kdc"), "-n", "-r", REALM], env=self.env, stdout=log,

@@ -20,6 +20,7 @@ is used, so the default install does not need the system's Kerberos libraries.
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import ssl
@@ -231,8 +232,9 @@ def credentials(security: Security) -> Any:
     name = gssapi.Name(security.principal, gssapi.NameType.kerberos_principal) if security.principal else None
     try:
         if security.keytab:
+            # A fresh in-memory cache per acquisition: it never holds an expired ticket.
             store = {b"client_keytab": security.keytab.encode(),
-                     b"ccache": f"MEMORY:keyshape-{os.getpid()}-{id(security)}".encode()}
+                     b"ccache": f"MEMORY:keyshape-{os.getpid()}-{next(_CACHE_IDS)}".encode()}
             return gssapi.Credentials(name=name, usage="initiate", store=store)
         creds = gssapi.Credentials(name=name, usage="initiate")
         if creds.lifetime == 0:
@@ -258,12 +260,16 @@ def _gss_message(exc: Exception) -> str:
 
 _CREDS: dict[Security, Any] = {}
 _CREDS_LOCK = threading.Lock()
+_CACHE_IDS = itertools.count(1)
+# Credentials closer than this to expiry are acquired again (from the keytab, or the cache that
+# kinit may have renewed meanwhile) before a new connection authenticates.
+_RENEW_BEFORE = 30
 
 
-def _cached_credentials(security: Security) -> Any:
+def _cached_credentials(security: Security, renew: bool = False) -> Any:
     with _CREDS_LOCK:
         creds = _CREDS.get(security)
-        if creds is None or (not security.keytab and _lifetime(creds) == 0):
+        if creds is None or renew or _lifetime(creds) < _RENEW_BEFORE:
             creds = _CREDS[security] = credentials(security)
         return creds
 
