@@ -116,7 +116,6 @@ class Channel:
         self._context = context  # a gssapi.SecurityContext when a security layer was negotiated
         self._encrypt = encrypt
         self._buffer = bytearray()
-        self._lock = threading.Lock()
 
     def sendall(self, data: bytes) -> None:
         if self._context is not None:
@@ -128,7 +127,7 @@ class Channel:
         """Up to ``n`` bytes (at least one); b"" when the server closed the connection."""
         if self._context is None:
             data = self.sock.recv(n)
-            if not data and not self._answered:
+            if not data and not self._answered and self.user is None:
                 self.sock.close()
                 raise SecurityError(f"{self.where} closed the connection without answering: it may "
                                     "require TLS (tls=true, and a client certificate: tls_cert/tls_key) "
