@@ -99,3 +99,15 @@ def test_bench_phoenix(tmp_path):
     paths = {r["path"] for r in data["results"]}
     assert {"PhoenixKey.encode (per record)", "PhoenixKey.encode_many (batch salt)"} <= paths
     assert all(positive(r["keys_per_s"]) for r in data["results"])
+
+
+@pytest.mark.hbase
+@pytest.mark.secure
+def test_bench_secure(tmp_path):
+    data = run("bench_secure", tmp_path)
+    modes = [r["mode"] for r in data["results"]]
+    assert modes == ["plain (SIMPLE)", "kerberos authentication", "kerberos integrity", "kerberos privacy",
+                     "TLS (SIMPLE)", "TLS + kerberos privacy"]
+    for r in data["results"]:
+        for k in ("load_rows_per_s", "scan_rows_per_s", "load_ratio", "scan_ratio"):
+            assert positive(r[k]), (r["mode"], k)
