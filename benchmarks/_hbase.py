@@ -23,24 +23,36 @@ sys.path.insert(0, str(TOOLS_HBASE))
 import standalone  # noqa: E402  (tools/hbase/standalone.py: a script folder, not a package)
 
 
-def add_hbase_arg(p: argparse.ArgumentParser) -> None:
+def add_hbase_arg(p: argparse.ArgumentParser, cluster: bool = False) -> None:
     p.add_argument("--hbase", metavar="HOST:PORT", default=os.environ.get("KEYSHAPE_HBASE_URL") or None,
                    help="ZooKeeper of a running HBase (default: $KEYSHAPE_HBASE_URL, else start a "
                         "standalone HBase from tools/hbase for this run and stop it afterwards)")
+    if cluster:
+        p.add_argument("--regionservers", type=int, default=None, metavar="N",
+                       help="start a pseudo-distributed HBase with N region server JVMs "
+                            "(tools/hbase/cluster.py) for this run instead of the standalone one")
 
 
 @contextmanager
-def hbase_url(url: str | None) -> Iterator[tuple[str, bool]]:
-    """Yield ``(zookeeper address, started_here)``. Without ``url`` a standalone HBase is started
-    in tools/hbase/run/bench/ on free ports (jars fetched by Maven on first use) and always
-    stopped, its data deleted, when the block ends."""
+def hbase_url(url: str | None, regionservers: int | None = None) -> Iterator[tuple[str, bool]]:
+    """Yield ``(zookeeper address, started_here)``. Without ``url`` a standalone HBase (or, with
+    ``regionservers``, a cluster of that many region servers) is started in tools/hbase/run/bench/
+    on free ports (jars fetched by Maven on first use) and always stopped, its data deleted, when
+    the block ends."""
     if url:
         yield url.removeprefix("hbase://"), False
         return
-    print("starting a standalone HBase (tools/hbase/run/bench) ...", flush=True)
+    what, folder = ((f"an HBase cluster with {regionservers} region servers", "bench-cluster") if regionservers
+                    else ("a standalone HBase", "bench"))
+    print(f"starting {what} (tools/hbase/run/{folder}) ...", flush=True)
     t0 = time.perf_counter()
     try:
-        instance = standalone.start_scratch(TOOLS_HBASE / "run" / "bench")
+        if regionservers:
+            import cluster
+
+            instance: Any = cluster.start_scratch(TOOLS_HBASE / "run" / folder, regionservers)
+        else:
+            instance = standalone.start_scratch(TOOLS_HBASE / "run" / "bench")
     except standalone.StartFailed as exc:
         raise SystemExit(f"error: {exc}") from None
     print(f"HBase ready on {instance.url} after {time.perf_counter() - t0:.0f} s", flush=True)

@@ -3,7 +3,9 @@
 Each size runs in a fresh subprocess (so one size's memory cannot hide another's) that generates
 the workload of examples/orders.toml (salted composite keys), encodes it chunk by chunk and
 analyzes it against the schema's 20 regions. Peak RSS is the child's ``ru_maxrss``; the per-key
-cost at each size shows whether time grows linearly.
+cost at each size shows whether time grows linearly. The CPU seconds (both threads: the workload
+is generated and encoded one chunk ahead in a second thread) and the 1-minute load average are
+printed beside the wall time: on a shared machine the wall time also measures the neighbours.
 
 Run: .venv/bin/python benchmarks/bench_analyze.py [--large] [--quick] [--schema FILE]
 """
@@ -11,6 +13,7 @@ Run: .venv/bin/python benchmarks/bench_analyze.py [--large] [--quick] [--schema 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -25,11 +28,11 @@ def child(schema: str, rows: int) -> None:
     from keyshape.analysis.designs import analyze_schema
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = analyze_schema(schema, rows)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"rows": result.rows, "seconds": seconds, "peak_rss_mb": peak / 1024,
+    print(json.dumps({"rows": result.rows, "seconds": seconds, "cpu_seconds": cpu, "peak_rss_mb": peak / 1024,
                       "rss_after_import_mb": base / 1024, "verdict": result.verdict}))
 
 
@@ -50,10 +53,14 @@ def main() -> None:
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         r["us_per_key"] = r["seconds"] / n * 1e6
         r["keys_per_s"] = n / r["seconds"]
+        r["cpu_keys_per_s"] = n / r["cpu_seconds"]
+        r["load_average"] = os.getloadavg()[0]
         results.append(r)
-        rows.append([n, r["seconds"], r["keys_per_s"], r["us_per_key"], r["peak_rss_mb"], r["verdict"]])
+        rows.append([n, r["seconds"], r["keys_per_s"], r["us_per_key"], r["cpu_seconds"], r["peak_rss_mb"],
+                     r["load_average"], r["verdict"]])
     print_table(f"analyze_schema({Path(args.schema).name}), one fresh process per size",
-                ["keys", "seconds", "keys/s", "µs/key", "peak RSS MB", "verdict"], rows)
+                ["keys", "seconds", "keys/s", "µs/key", "CPU s (all threads)", "peak RSS MB", "load avg",
+                 "verdict"], rows)
     growth = results[-1]["us_per_key"] / results[0]["us_per_key"]
     path = write_json("bench_analyze", args.out, {"schema": Path(args.schema).name, "results": results,
                                                   "per_key_cost_ratio_largest_over_smallest": growth})

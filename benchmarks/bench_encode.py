@@ -1,12 +1,24 @@
-"""Key encoding: KeySchema.encode_many against a seed-style per-record loop and per-record encode.
+"""Key encoding and decoding: keyshape against hand-written loops and DuckDB, side by side.
 
-For every example schema (examples/*.toml) the same generated rows are encoded three ways, side by
-side in one run: ``encode_many`` (list of bytes, and ``as_array=True`` as the analyzer uses it), a
-loop written the way the seeds write keys (string formatting and concatenation per record, the
-hash computed per key in Python / hashlib; written here independently of keyshape and checked to
-give the same bytes), and keyshape's per-record ``encode``.
+For every example schema (examples/*.toml) plus prefix variants (iot with md5-full and crc32,
+orders with java-hash-short and phoenix), the same generated rows go through, interleaved round
+by round (best of ``--repeat`` each, on a shared machine):
 
-Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--quick]
+* ``encode``: keyshape's per-record ``KeySchema.encode`` (compiled per schema) on plain Python
+  records, what application code calls per write; ``encode*``: the same with the salt-prefix memo
+  switched off (every J hashed, as for all-distinct entities);
+* ``seed``: a per-record loop written the way the seeds write keys (string formatting and
+  concatenation, the hash per key in Python / hashlib), checked to give the same bytes;
+* ``many`` / ``array``: ``encode_many(columns)`` as a list of bytes / as a KeyArray (text columns
+  as Python lists); ``array_np``: the same from ``generate(..., text_arrays=True)`` columns (numpy
+  str arrays, what the analyzer feeds it);
+* ``duckdb1`` / ``duckdb2`` (md5 and md5-full, when the duckdb package is installed): DuckDB
+  building the same keys from J and K binary columns with its ``md5``, on 1 and 2 threads, and
+  ``from_jk``: keyshape building them from the same J and K columns (prefix_many + concat);
+* ``decode``: per-record ``KeySchema.decode``; ``hand``: a hand-written split/parse of the same
+  layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder.
+
+Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quick]
 """
 
 from __future__ import annotations
@@ -14,19 +26,25 @@ from __future__ import annotations
 import hashlib
 import struct
 import sys
+import time
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, best_of, parser, print_table, write_json  # noqa: E402
+from _common import ROOT, parser, print_table, write_json  # noqa: E402
 
+from keyshape.core import batchhash  # noqa: E402
+from keyshape.core.keyarray import KeyArray  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
 from keyshape.workload import generate  # noqa: E402
 
 MAX_LONG, MAX_INT = 2**63 - 1, 2**31 - 1
+_q, _i = struct.Struct(">q").unpack_from, struct.Struct(">i").unpack_from
 
 
-# ------------------------------------------------------------------ the seeds' way, per record
+# ------------------------------------------------------------------ hand-written, per record
 
 
 def _java_string_hash(s: str) -> int:
@@ -44,7 +62,7 @@ def _java_bytes_hash(b: bytes) -> int:
 
 
 def seed_encoder(schema: KeySchema) -> Any:
-    """A per-record function ``record -> bytes`` in the seeds' style, or None when the schema
+    """A per-record function ``record -> bytes`` in the hand-written style, or None when the schema
     uses something this hand-written loop does not cover."""
     parts = []
     for f in schema.fields:
@@ -91,12 +109,27 @@ def seed_encoder(schema: KeySchema) -> Any:
             j = sep.join(ps[i] for i in hashed).decode()
             return ("%0*d" % (width, (_java_string_hash(j) & 0x7FFFFFFF) % n)).encode() + sep + k
         return key
-    if p.name == "md5":
+    if p.name == "java-hash-short":
+        def key(r: dict[str, Any]) -> bytes:
+            ps, k = body(r)
+            j = sep.join(ps[i] for i in hashed).decode()
+            return struct.pack(">h", _java_string_hash(j) & 0x7FFF) + k
+        return key
+    if p.name in ("md5", "md5-full"):
         length = p.width
+        full = p.name == "md5-full"
+        def key(r: dict[str, Any]) -> bytes:
+            ps, k = body(r)
+            if full:
+                return hashlib.md5(k).hexdigest().encode()
+            j = sep.join(ps[i] for i in hashed)
+            return hashlib.md5(j).hexdigest()[:length].encode() + sep + k
+        return key
+    if p.name == "crc32":
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             j = sep.join(ps[i] for i in hashed)
-            return hashlib.md5(j).hexdigest()[:length].encode() + sep + k
+            return ("%04x" % (zlib.crc32(j) & 0xFFFF)).encode() + sep + k
         return key
     if p.name == "opentsdb" and p.width == 1:
         n, mw = p.n, p.metric_width
@@ -113,69 +146,318 @@ def seed_encoder(schema: KeySchema) -> Any:
         def key(r: dict[str, Any]) -> bytes:
             k = body(r)[1]
             h = _java_bytes_hash(k)
-            return bytes([abs(h) % n]) + k
+            return bytes([abs(h) % n if h >= 0 else abs(-(abs(h) % n))]) + k
         return key
     return None
 
 
-# ------------------------------------------------------------------------------------- main
+# Hand-written split/parse of each example layout, as an application would write it.
+def _orders(key: bytes) -> dict[str, Any]:
+    _, u, t, o = key.split(b"_")
+    return {"user_id": u.decode(), "order_time": MAX_LONG - int(t), "order_id": o.decode().lstrip("0")}
+
+
+def _inbox(key: bytes) -> dict[str, Any]:
+    return {"user_id": key[2:14].decode().lstrip("0"), "received": MAX_LONG - _q(key, 14)[0],
+            "message_id": key[22:38].decode().lstrip("0")}
+
+
+def _iot(key: bytes) -> dict[str, Any]:
+    return {"device_id": key[4:14].decode().lstrip("0"), "hour": _q(key, 14)[0], "ts": MAX_LONG - _q(key, 22)[0],
+            "metric": key[30:].decode()}
+
+
+def _opentsdb(key: bytes) -> dict[str, Any]:
+    return {"metric": key[1:4], "base_hour": _i(key, 4)[0], "tagk_host": key[8:11], "tagv_host": key[11:14]}
+
+
+def _sequential(key: bytes) -> dict[str, Any]:
+    return {"event_id": _q(key, 0)[0]}
+
+
+def _timestamp_leading(key: bytes) -> dict[str, Any]:
+    return {"event_time": _q(key, 0)[0], "event_id": _i(key, 8)[0]}
+
+
+HAND_DECODERS: dict[str, Callable[[bytes], dict[str, Any]]] = {
+    "orders": _orders, "inbox": _inbox, "iot": _iot, "opentsdb": _opentsdb, "sequential": _sequential,
+    "timestamp-leading": _timestamp_leading,
+}
+
+
+# ------------------------------------------------------------------------------------ DuckDB
+
+
+def j_and_k(schema: KeySchema, records: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes]]:
+    """The hashed material J and the unprefixed key K of every record (setup, not timed)."""
+    sep = schema.separator
+    j, k = [], []
+    for r in records:
+        parts = [f.encode(r[f.name]) for f in schema.fields]
+        k.append(sep.join(parts))
+        j.append(sep.join(parts[i] for i in schema._hash_idx))
+    return j, k
+
+
+def keyshape_from_jk(schema: KeySchema, j: list[bytes], k: list[bytes]) -> Any:
+    """keyshape assembling the same keys as DuckDB from the same J and K columns (as KeyArrays,
+    built beforehand like DuckDB's Arrow input): the batch prefix plus one concatenation."""
+    p = schema.prefix
+    ja = KeyArray.from_keys(k if p.material == "K" else j)
+    ka = KeyArray.from_keys(k)
+    ja._list = ka._list = None  # no shortcut back to the source lists
+    sep = KeyArray.constant(schema.separator, len(k)) if p.sep_after and schema.separator else None
+    if p.name == "md5-full":
+        return lambda: p.prefix_many(ja)
+    return lambda: KeyArray.concat([p.prefix_many(ja)] + ([sep] if sep is not None else []) + [ka])
+
+
+def duckdb_builder(schema: KeySchema, j: list[bytes], k: list[bytes], threads: int) -> Any:
+    """A function building the keys with DuckDB's md5 from J and K binary columns (prepared, not
+    timed), or None without duckdb or for other strategies."""
+    p = schema.prefix
+    if p.name not in ("md5", "md5-full"):
+        return None
+    try:
+        import duckdb
+        import pyarrow as pa
+    except ImportError:
+        return None
+    sep = schema.separator
+    table = pa.table({"j": pa.array(j, pa.binary()), "k": pa.array(k, pa.binary())})
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    con.register("t", table)
+    if p.name == "md5-full":
+        query = "SELECT encode(md5(k)) AS key FROM t"
+    else:
+        glue = f" || {_blob(sep)} " if p.sep_after and sep else " "
+        query = f"SELECT encode(substr(md5(j), 1, {p.width})){glue}|| k AS key FROM t".replace("  ", " ")
+    return lambda: con.sql(query).to_arrow_table()
+
+
+def _blob(b: bytes) -> str:
+    return "'" + "".join(f"\\x{c:02X}" for c in b) + "'::BLOB"
+
+
+def duckdb_md5_kernel(materials: list[bytes], threads: int) -> Any:
+    try:
+        import duckdb
+        import pyarrow as pa
+    except ImportError:
+        return None
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    con.register("t", pa.table({"j": pa.array(materials, pa.binary())}))
+    return lambda: con.sql("SELECT md5(j) FROM t").to_arrow_table()
+
+
+# ------------------------------------------------------------------------------------- timing
+
+
+class _NoMemo(dict):
+    """Stands in for a compiled encoder's prefix memo: never remembers anything."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def race(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Best wall time of each function over ``repeat`` rounds, the functions interleaved within
+    each round so that load from other processes hits all of them alike."""
+    best = {n: float("inf") for n in fns}
+    last: dict[str, Any] = {}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            last[name] = fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best, last
+
+
+def cases() -> list[tuple[str, KeySchema]]:
+    out = [(p.stem, KeySchema.load(p)) for p in sorted((ROOT / "examples").glob("*.toml"))]
+    _EXAMPLES.update(dict(out))
+    iot = KeySchema.load(ROOT / "examples" / "iot.toml")
+    orders = KeySchema.load(ROOT / "examples" / "orders.toml")
+    out += [("iot", iot.with_prefix("md5-full", splits=None)), ("iot", iot.with_prefix("crc32", splits=None)),
+            ("orders", orders.with_prefix("java-hash-short", splits=None)),
+            ("orders", orders.with_prefix("phoenix", splits=None, buckets=16))]
+    return out
+
+
+def _py(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
 
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows per schema (default 200,000)")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds, best of (default 5)")
     args = ap.parse_args()
     rows_n = 2_000 if args.quick else args.rows
-    repeat = 1 if args.quick else 3
-    results = []
-    table = []
-    for path in sorted((ROOT / "examples").glob("*.toml")):
-        schema = KeySchema.load(path)
+    repeat = 1 if args.quick else args.repeat
+    results, table, dec_table, jk_table = [], [], [], []
+    for stem, schema in cases():
         columns = next(generate(schema, rows_n, seed=0, chunk_rows=rows_n))
-        records = [{n: columns[n][i] for n in schema.field_names} for i in range(rows_n)]
-        py_records = [{n: (v.item() if hasattr(v, "item") else v) for n, v in r.items()} for r in records]
-        t_batch, keys = best_of(repeat, lambda: schema.encode_many(columns))
-        t_array, _ = best_of(repeat, lambda: schema.encode_many(columns, as_array=True))
-        t_encode, per = best_of(repeat, lambda: [schema.encode(r) for r in records])
-        assert per == keys
+        np_columns = next(generate(schema, rows_n, seed=0, chunk_rows=rows_n, text_arrays=True))
+        records = [{n: _py(columns[n][i]) for n in schema.field_names} for i in range(rows_n)]
+        nomemo = schema.with_prefix(schema.prefix.name, splits=None, **_options(schema))
+        enc_nomemo = nomemo._encoder()
+        if "_MEMO" in enc_nomemo.__globals__:
+            enc_nomemo.__globals__["_MEMO"] = _NoMemo()
         seed = seed_encoder(schema)
-        t_seed = None
-        if seed is not None:
-            t_seed, seed_keys = best_of(repeat, lambda: [seed(r) for r in py_records])
-            assert seed_keys == keys, f"{path.name}: the seed-style loop disagrees with keyshape"
-        row = {
-            "schema": path.name,
-            "prefix": schema.prefix.name,
-            "salted": bool(schema.prefix.salted),
-            "fields": len(schema.fields),
-            "rows": rows_n,
-            "batch_keys_per_s": rows_n / t_batch,
-            "batch_array_keys_per_s": rows_n / t_array,
-            "seed_loop_keys_per_s": rows_n / t_seed if t_seed else None,
-            "encode_keys_per_s": rows_n / t_encode,
-            "batch_over_seed": t_seed / t_batch if t_seed else None,
-            "array_over_seed": t_seed / t_array if t_seed else None,
-            "batch_over_encode": t_encode / t_batch,
+        fns: dict[str, Callable[[], Any]] = {
+            "many": lambda: schema.encode_many(columns),
+            "array": lambda: schema.encode_many(columns, as_array=True),
+            "array_np": lambda: schema.encode_many(np_columns, as_array=True),
+            "encode": lambda: [schema.encode(r) for r in records],
+            "encode_nomemo": lambda: [enc_nomemo(r) for r in records],
         }
+        if seed is not None:
+            fns["seed"] = lambda: [seed(r) for r in records]
+        if schema.prefix.name in ("md5", "md5-full", "crc32"):
+            j, k = j_and_k(schema, records)
+            fns["from_jk"] = keyshape_from_jk(schema, j, k)
+            for th in (1, 2):
+                d = duckdb_builder(schema, j, k, th)
+                if d is not None:
+                    fns[f"duckdb{th}"] = d
+        t, out = race(fns, repeat)
+        keys = out["many"]
+        assert out["encode"] == keys and out["encode_nomemo"] == keys and out["array"].tolist() == keys
+        assert out["array_np"].tolist() == keys
+        if "seed" in out:
+            assert out["seed"] == keys, f"{stem}: the seed-style loop disagrees with keyshape"
+        if "from_jk" in out:
+            assert out["from_jk"].tolist() == keys, f"{stem}: keyshape from J and K disagrees"
+        for th in (1, 2):
+            if f"duckdb{th}" in out:
+                assert out[f"duckdb{th}"].column(0).to_pylist() == keys, f"{stem}: DuckDB disagrees"
+        label = f"{stem} ({schema.prefix.name})"
+        row: dict[str, Any] = {
+            "schema": f"{stem}.toml", "case": label, "prefix": schema.prefix.name, "route": schema.prefix.route,
+            "salted": bool(schema.prefix.salted), "fields": len(schema.fields), "rows": rows_n,
+            "batch_keys_per_s": rows_n / t["many"], "batch_array_keys_per_s": rows_n / t["array"],
+            "batch_array_np_keys_per_s": rows_n / t["array_np"],
+            "encode_keys_per_s": rows_n / t["encode"], "encode_nomemo_keys_per_s": rows_n / t["encode_nomemo"],
+            "seed_loop_keys_per_s": rows_n / t["seed"] if "seed" in t else None,
+            "duckdb1_keys_per_s": rows_n / t["duckdb1"] if "duckdb1" in t else None,
+            "duckdb2_keys_per_s": rows_n / t["duckdb2"] if "duckdb2" in t else None,
+        }
+        row["batch_over_seed"] = t["seed"] / t["many"] if "seed" in t else None
+        row["array_over_seed"] = t["seed"] / t["array"] if "seed" in t else None
+        row["encode_over_seed"] = t["seed"] / t["encode"] if "seed" in t else None
+        row["encode_nomemo_over_seed"] = t["seed"] / t["encode_nomemo"] if "seed" in t else None
+        row["batch_over_encode"] = t["encode"] / t["many"]
+        row["array_over_duckdb1"] = t["duckdb1"] / t["array"] if "duckdb1" in t else None
+        row["array_over_duckdb2"] = t["duckdb2"] / t["array"] if "duckdb2" in t else None
+        row["array_np_over_duckdb1"] = t["duckdb1"] / t["array_np"] if "duckdb1" in t else None
+        row["from_jk_keys_per_s"] = rows_n / t["from_jk"] if "from_jk" in t else None
+        row["from_jk_over_duckdb1"] = t["duckdb1"] / t["from_jk"] if "duckdb1" in t else None
+        row["from_jk_over_duckdb2"] = t["duckdb2"] / t["from_jk"] if "duckdb2" in t else None
+        # Decoding: per record, hand-written, batch.
+        if schema.prefix.recoverable:
+            hand = HAND_DECODERS.get(stem) if schema is _example(stem) else None
+            dfns: dict[str, Callable[[], Any]] = {
+                "decode": lambda: [schema.decode(k) for k in keys],
+                "decode_many": lambda: schema.decode_many(keys),
+            }
+            if hand is not None:
+                dfns["hand"] = lambda: [hand(k) for k in keys]
+            dt, dout = race(dfns, repeat)
+            per = dout["decode"]
+            many = dout["decode_many"]
+            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
+                n: [r[n] for r in per] for n in schema.field_names}
+            if "hand" in dout:
+                assert dout["hand"] == per, f"{stem}: the hand-written decoder disagrees"
+            row.update({
+                "decode_keys_per_s": rows_n / dt["decode"], "decode_many_keys_per_s": rows_n / dt["decode_many"],
+                "hand_decode_keys_per_s": rows_n / dt["hand"] if "hand" in dt else None,
+                "decode_over_hand": dt["hand"] / dt["decode"] if "hand" in dt else None,
+                "decode_many_over_decode": dt["decode"] / dt["decode_many"],
+            })
+            dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["hand_decode_keys_per_s"] and
+                              row["hand_decode_keys_per_s"] / 1e6, row["decode_many_keys_per_s"] / 1e6,
+                              row["decode_over_hand"], row["decode_many_over_decode"]])
         results.append(row)
-        table.append([path.stem, row["prefix"], row["batch_keys_per_s"] / 1e6, row["batch_array_keys_per_s"] / 1e6,
-                      row["seed_loop_keys_per_s"] and row["seed_loop_keys_per_s"] / 1e6,
-                      row["encode_keys_per_s"] / 1e6, row["batch_over_seed"], row["array_over_seed"],
-                      row["batch_over_encode"]])
-    print_table(f"Key encoding, {rows_n:,} rows per schema, best of {repeat} (M keys/s; ratios = speed-ups)",
-                ["schema", "prefix", "many", "array", "seed", "encode", "many/seed",
-                 "array/seed", "many/enc"], table)
+        m = 1e6
+        table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
+                      row["seed_loop_keys_per_s"] and row["seed_loop_keys_per_s"] / m,
+                      row["batch_keys_per_s"] / m, row["batch_array_keys_per_s"] / m,
+                      row["duckdb1_keys_per_s"] and row["duckdb1_keys_per_s"] / m,
+                      row["encode_over_seed"], row["encode_nomemo_over_seed"], row["array_over_seed"],
+                      row["array_over_duckdb1"]])
+        if "from_jk" in t:
+            jk_table.append([label, row["batch_array_np_keys_per_s"] / m, row["array_np_over_duckdb1"],
+                             row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
+                             row["duckdb1_keys_per_s"] / m, row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
+                             row["from_jk_over_duckdb1"], row["from_jk_over_duckdb2"]])
+    print_table(f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
+                ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed",
+                 "array/seed", "array/duckdb1"], table)
+    print_table("md5/crc32 keys: keyshape from typed numpy columns, and from the same J and K binary "
+                "columns as DuckDB (M keys/s)",
+                ["case", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
+                 "J,K/duckdb2"], jk_table)
+    print_table("Key decoding (M keys/s)", ["case", "decode", "hand", "decode_many", "decode/hand", "many/decode"],
+                dec_table)
+    kernel = _kernel_race(rows_n, repeat)
+    print_table("MD5 of 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],
+                [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()])
+    print("routes: " + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results})) +
+          f"; per-record encode/decode: compiled per schema; threads: {batchhash.default_threads()}")
     salted = [r for r in results if r["salted"] and r["fields"] > 1]
     summary = {
         "salted_composite_best_keys_per_s": max(r["batch_array_keys_per_s"] for r in salted),
         "salted_composite_worst_keys_per_s": min(r["batch_array_keys_per_s"] for r in salted),
         "min_batch_over_seed": min(r["batch_over_seed"] for r in results if r["batch_over_seed"]),
+        "min_encode_over_seed": min(r["encode_over_seed"] for r in results if r["encode_over_seed"]),
+        "md5_kernel_keys_per_s": kernel,
     }
-    path = write_json("bench_encode", args.out, {"rows": rows_n, "repeat": repeat, "results": results,
-                                                 "summary": summary})
-    print(f"salted composite keys/s (as_array): {summary['salted_composite_worst_keys_per_s']:,.0f} .. "
-          f"{summary['salted_composite_best_keys_per_s']:,.0f}; smallest encode_many/seed ratio "
+    path = write_json("bench_encode", args.out, {"rows": rows_n, "repeat": repeat, "threads": batchhash.default_threads(),
+                                                 "results": results, "summary": summary})
+    print(f"smallest encode/seed {summary['min_encode_over_seed']:.2f}x, smallest encode_many/seed "
           f"{summary['min_batch_over_seed']:.1f}x  ->  {path}")
+
+
+def _options(schema: KeySchema) -> dict[str, int]:
+    p = schema.prefix
+    if p.name in ("mod", "phoenix", "random"):
+        return {"buckets": p.n}  # type: ignore[attr-defined]
+    if p.name == "md5":
+        return {"length": p.width}
+    if p.name == "opentsdb":
+        return {"buckets": p.n, "width": p.width}  # type: ignore[attr-defined]
+    return {}
+
+
+_EXAMPLES: dict[str, KeySchema] = {}
+
+
+def _example(stem: str) -> KeySchema | None:
+    """The schema object ``cases()`` loaded for example ``stem`` (variants are other objects)."""
+    return _EXAMPLES.get(stem)
+
+
+def _kernel_race(rows_n: int, repeat: int) -> dict[str, float]:
+    ids = [b"dev%07d" % (i * 7919 % 5000) for i in range(rows_n)]
+    ka = KeyArray.from_keys(ids)
+    fns: dict[str, Callable[[], Any]] = {
+        "hashlib loop": lambda: [hashlib.md5(x).hexdigest() for x in ids],
+        "keyshape 1 thread": lambda: batchhash.md5_hex_many(ka, 32, threads=1),
+        "keyshape 2 threads": lambda: batchhash.md5_hex_many(ka, 32, threads=2),
+    }
+    for th in (1, 2):
+        d = duckdb_md5_kernel(ids, th)
+        if d is not None:
+            fns[f"duckdb {th} thread(s)"] = d
+    t, _ = race(fns, repeat)
+    return {k: rows_n / v for k, v in t.items()}
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Writes on a real HBase: the seeds' RowKeyPerformanceTester, done properly.
+"""Writes on a real HBase: a hand-written row-key write test (a RowKeyPerformanceTester), done properly.
 
 The same N rows (event ids 1..N, one 8-byte cell each) are written through keyshape's HBase store
 in batches of 1000 (`keyshape.ops.live.load_workload`) into four tables:
@@ -14,12 +14,20 @@ region; and the hot-region share: of the writes counted in each ~1 s poll during
 share that went to the busiest region (1.0 = one hot region, 1/R = even), and the same share per
 write batch computed from the keys and the created regions (exact; the polls smear ~1 s).
 Designs (b)-(d) use R regions (--regions, default 16); (a) starts with one.
+Per region server (the point of salting on a cluster): each server's share of the write requests
+in the final region loads, max/mean over the servers holding the table, and the hot-server share
+per poll (of the writes counted in a poll, the share of the busiest server; 1/servers = even).
+With --regionservers N a pseudo-distributed cluster of N region server JVMs is started for the
+run (tools/hbase/cluster.py). On a 2-core machine those JVMs share the cores with the client, so
+rows/s cannot grow with N here; the per-server spread is what the cluster run shows.
 
-Run: .venv/bin/python benchmarks/bench_hbase_writes.py [--rows N] [--hbase HOST:PORT] [--quick]
+Run: .venv/bin/python benchmarks/bench_hbase_writes.py [--rows N] [--hbase HOST:PORT]
+     [--regionservers N] [--quick]
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 import time
@@ -120,6 +128,13 @@ def run_case(store: Any, case: str, label: str, schema: KeySchema, rows: int, ba
                                  for lo in range(0, len(keys), batch)]))
     shares = [(s.writes.max() / s.total_writes, s.total_writes) for s in heat.samples if s.total_writes > 0]
     hot = sum(sh * w for sh, w in shares) / sum(w for _, w in shares) if shares else None
+    server_shares = [(max(by_server(s.servers, s.writes).values()) / s.total_writes, s.total_writes)
+                     for s in heat.samples if s.total_writes > 0]
+    hot_server = (sum(sh * w for sh, w in server_shares) / sum(w for _, w in server_shares)
+                  if server_shares else None)
+    per_server = by_server([r.server for r in regions], writes)
+    server_total = sum(per_server.values())
+    server_mean = server_total / len(per_server)
     return {
         "case": case, "design": label, "table": table, "rows": result.rows,
         "seconds": result.seconds, "rows_per_s": result.rows_per_second,
@@ -131,19 +146,30 @@ def run_case(store: Any, case: str, label: str, schema: KeySchema, rows: int, ba
         "rows_max_over_mean": float(per_region.max() / per_region.mean()),
         "hot_region_share": hot, "polls": len(heat.samples), "batch_hot_share": batch_share,
         "servers": sorted({r.server for r in regions}),
+        "server_write_share": {k: v / server_total if server_total else None for k, v in sorted(per_server.items())},
+        "server_writes_max_over_mean": max(per_server.values()) / server_mean if server_mean else None,
+        "hot_server_share": hot_server,
     }
+
+
+def by_server(servers: Any, writes: Any) -> dict[str, float]:
+    """Write requests summed per server name."""
+    out: dict[str, float] = {}
+    for server, w in zip(servers, writes):
+        out[server] = out.get(server, 0.0) + float(w)
+    return out
 
 
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows per table (default 200,000)")
     ap.add_argument("--regions", type=int, default=16, help="pre-split regions / buckets (default 16)")
-    ap.add_argument("--batch", type=int, default=1000, help="rows per write batch (default 1000, as the seeds)")
+    ap.add_argument("--batch", type=int, default=1000, help="rows per write batch (default 1000)")
     ap.add_argument("--split-mb", type=int, default=2,
                     help="MAX_FILESIZE in MB for every table (default 2; 0 = HBase's defaults, "
                          "10 GB, so no split happens at these sizes)")
     ap.add_argument("--keep", action="store_true", help="keep the tables (default: delete them)")
-    add_hbase_arg(ap)
+    add_hbase_arg(ap, cluster=True)
     args = ap.parse_args()
     rows = 5_000 if args.quick else args.rows
     attributes = {} if args.split_mb <= 0 else {
@@ -152,7 +178,7 @@ def main() -> None:
         "MEMSTORE_FLUSHSIZE": str(max(1, args.split_mb // 2) * 2**20),
         "SPLIT_POLICY": SPLIT_POLICY,
     }
-    with hbase_url(args.hbase) as (url, started):
+    with hbase_url(args.hbase, args.regionservers) as (url, started):
         store = open_store(url)
         try:
             facts = cluster_facts(store, url, started)
@@ -172,10 +198,20 @@ def main() -> None:
     print_table(f"Writes, {rows:,} rows in batches of {args.batch} on HBase {facts['version']} "
                 f"({facts['region_servers']} region server(s)); split at {args.split_mb or 'default'} MB",
                 ["design", "rows/s", "vs (a)", "regions", "splits", "writes max/mean",
-                 "rows max/mean", "hot share/poll", "hot share/batch"],
+                 "rows max/mean", "hot share/poll", "hot share/batch", "servers", "server max/mean",
+                 "hot server/poll"],
                 [[f"({r['case']}) {r['design']}", r["rows_per_s"], r["ratio_to_a"], r["regions_end"],
                   r["splits_happened"], r["write_requests_max_over_mean"], r["rows_max_over_mean"],
-                  r["hot_region_share"], r["batch_hot_share"]] for r in results])
+                  r["hot_region_share"], r["batch_hot_share"], len(r["servers"]),
+                  r["server_writes_max_over_mean"], r["hot_server_share"]] for r in results])
+    if facts["region_servers"] > 1:
+        print_table("Write share per region server (final region loads)", ["design", *sorted(
+            {s for r in results for s in r["server_write_share"]})],
+            [[f"({r['case']}) {r['design']}", *(r["server_write_share"].get(s) for s in sorted(
+                {s for q in results for s in q["server_write_share"]}))] for r in results])
+        print(f"{facts['region_servers']} region server JVMs on {os.cpu_count()} cores: they share the "
+              "cores with this client, so rows/s shows no cluster speed-up here; the per-server "
+              "shares show where a real cluster's load would go.")
     if facts["region_servers"] == 1:
         print("One region server: every region shares one JVM, one WAL and one disk, so spreading "
               "writes over regions cannot add write capacity here; the hot-region share shows "

@@ -1,3 +1,13 @@
 """Shared pytest fixtures for keyshape's tests."""
 from hbase_fixture import hbase  # noqa: F401  (session fixture: a real standalone HBase)
 from secure_fixture import secure_hbase  # noqa: F401  (session fixture: a KDC and secured HBase)
+
+# --- the 3-region-server cluster (tests marked hbase_cluster) ---------------------------------
+from hbase_cluster_fixture import MEASURED, hbase_cluster, hbase_cluster_session  # noqa: F401, E402
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
+    if MEASURED:
+        terminalreporter.section("HBase cluster measurements")
+        for line in MEASURED:
+            terminalreporter.write_line(line)

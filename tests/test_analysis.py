@@ -54,7 +54,7 @@ def test_cv_is_population_stdev_over_mean(counts: list[int]) -> None:
 
 
 @given(counts_lists)
-def test_deviation_rate_is_the_seeds_max_minus_min_over_mean(counts: list[int]) -> None:
+def test_deviation_rate_is_max_minus_min_over_mean(counts: list[int]) -> None:
     mean = statistics.fmean(counts)
     expected = 0.0 if mean == 0 else (max(counts) - min(counts)) / mean
     assert deviation_rate(counts) == pytest.approx(expected, rel=1e-9, abs=1e-12)
@@ -210,7 +210,7 @@ def test_chunked_stream_counts_like_a_flat_list() -> None:
 
 
 def test_auto_split_of_sequential_keys_keeps_one_hot_region() -> None:
-    """The seeds' story: an un-split table with sequential keys writes only to its last region."""
+    """The classic hot-spot story: an un-split table with sequential keys writes only to its last region."""
     keys = [b"%010d" % i for i in range(20_000)]
     a = analyze(keys, [], auto_split_rows=2_000)
     assert a.auto_split is not None and a.auto_split["splits"] >= 5
@@ -269,7 +269,7 @@ def test_strategy_variants_keep_the_design_and_change_only_the_prefix() -> None:
     assert k == b"user0000042_" + b"%019d" % (2**63 - 1 - 1767225600000) + b"_000042"
     none, mod, phoenix, md5 = (v.schema for v in variants)
     assert none.encode(rec) == k
-    # mod: "%02d" % ((user_id.hashCode() & 0x7FFFFFFF) % 16) + "_" + K (the seeds' layout).
+    # mod: "%02d" % ((user_id.hashCode() & 0x7FFFFFFF) % 16) + "_" + K (the classic Java layout).
     bucket = (_java_string_hash("user0000042") & 0x7FFFFFFF) % 16
     assert mod.encode(rec) == b"%02d_" % bucket + k
     assert phoenix.encode(rec)[1:] == k and phoenix.encode(rec)[0] < 8
@@ -329,3 +329,21 @@ def test_monotonic_keys_are_not_told_to_pre_split_or_auto_split_as_they_are() ->
         assert "salt" in advice
         assert "else \"sample\"" not in advice
         assert "Pre-split to" not in advice
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.binary(max_size=4), max_size=12), max_size=4))
+def test_write_order_on_key_arrays_equals_the_byte_compare(chunks):
+    from keyshape.analysis.signals import WriteOrder
+    from keyshape.core.keyarray import KeyArray
+
+    a, b = WriteOrder(), WriteOrder()
+    start, flat = 0, []
+    for chunk in chunks:
+        a.update(chunk, start)
+        b.update(KeyArray.from_keys(chunk), start)
+        start += len(chunk)
+        flat += chunk
+    pairs = list(zip(flat, flat[1:]))
+    expected = (len(pairs), sum(y > x for x, y in pairs), sum(y < x for x, y in pairs))
+    assert (a.pairs, a.up, a.down) == (b.pairs, b.up, b.down) == expected

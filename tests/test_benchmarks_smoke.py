@@ -111,3 +111,30 @@ def test_bench_secure(tmp_path):
     for r in data["results"]:
         for k in ("load_rows_per_s", "scan_rows_per_s", "load_ratio", "scan_ratio"):
             assert positive(r[k]), (r["mode"], k)
+
+
+def test_bench_migrate(tmp_path, hbase):
+    data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
+    assert data["rows"] == 3_000 and data["hbase"]["version"].startswith("2.")
+    for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s",
+              "verify_rows_per_s", "migrate_over_load_mod16"):
+        assert positive(data[k]), k
+
+
+def test_bench_writes(tmp_path):
+    data = run("bench_writes", tmp_path)
+    assert {(r["prefix"], r["writer"], r["pass"]) for r in data["results"]} == {
+        (p, w, s) for p in ("mod", "random") for w in ("hand", "keyshape") for s in ("insert", "update")}
+    for r in data["results"]:
+        assert positive(r["records_per_s"])
+    copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
+    assert copies[("random", "keyshape")] == 1.0 and copies[("mod", "keyshape")] == 1.0
+
+
+def test_bench_keys_io(tmp_path):
+    data = run("bench_keys_io", tmp_path)
+    assert data["rows"] == 200_000 and data["key_bytes"] == 41
+    assert [r["result"] for r in data["local"][2:]] == ["balanced"] * 4  # every engine, one verdict
+    for r in data["local"]:
+        assert positive(r["keys_per_s"]), r["what"]
+    assert positive(data["engine_over_pyarrow_floor"])

@@ -86,3 +86,12 @@ def test_hash_command(args, expected):
     p = run("hash", *args)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == expected
+
+
+def test_splits_range_with_empty_start_says_hbase_would_refuse_the_table():
+    """createTable(start, end, n) computes its keys with an empty start (read as zero bytes) and
+    then refuses the empty key among them: one line quoting HBase, with the fix."""
+    p = run("splits", "range", "--start", "", "--end", "\\x10", "--regions", "4", "--format", "file")
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.splitlines()) == 1
+    assert "Empty split key must not be passed in the split keys." in p.stderr and "\\x00" in p.stderr

@@ -73,9 +73,10 @@ def create(store: Any, schema: KeySchema) -> None:
 
 def test_create_orders_gives_exactly_the_intended_regions(hbase: Any, tmp_path: Path) -> None:
     path, schema = orders_copy(tmp_path)
-    proc = run("create", str(path), "--hbase", hbase.url)
+    proc = run("create", str(path), "--hbase", hbase.url, "--user", "ks-creator")
     assert proc.returncode == 0, proc.stderr
     assert "20 regions" in proc.stdout
+    assert f"connected to HBase at {hbase.url} as user ks-creator" in proc.stdout
     store = open_hbase(hbase.url)
     try:
         regions = store.regions(schema.table.full_name)
@@ -131,7 +132,8 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
     png, html = tmp_path / "live.png", tmp_path / "live.html"
     watcher_cli = subprocess.Popen(
         [sys.executable, "-m", "keyshape.cli", "watch", table, "--hbase", hbase.url,
-         "--samples", "8", "--interval", "1", "--png", str(png), "--html", str(html)],
+         "--samples", "8", "--interval", "1", "--png", str(png), "--html", str(html),
+         "--schema", str(path)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4)  # past its baseline poll
     store = open_hbase(hbase.url)
@@ -144,6 +146,9 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
     assert re.search(r"BALANCED|SKEWED|HOTSPOT", out)
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert "data:image/png;base64," in html.read_text()
+    # --schema: region labels decoded from the live start keys (mod buckets).
+    assert "start decoded" in out and re.search(r"bucket \d\d", out)
+    assert re.search(r"<td class=key>bucket \d\d</td>", html.read_text())
 
 
 def scan_after_restart(url: str, table: str, timeout: float = 300.0) -> dict[bytes, Any]:

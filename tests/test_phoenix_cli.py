@@ -121,3 +121,20 @@ def test_scan_ranges_cover_exactly_the_rows_with_leading_columns() -> None:
     inside = [r for r in rows if any(lo <= key.encode(r) < hi for lo, hi in ranges)]
     assert inside == [{"U": "a", "T": 1}, {"U": "a", "T": 2}]
     assert Decimal("1") == parse_ddl("CREATE TABLE D (K DECIMAL NOT NULL PRIMARY KEY)").key.decode(b"\xc1\x02")["K"]
+
+
+def test_key_commands_accept_a_ddl_file_as_the_schema(ddl_file: Path) -> None:
+    def key(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "keyshape.cli", "key", *args], capture_output=True,
+                              text=True, timeout=120)
+
+    encoded = key("encode", str(ddl_file), "A=user1", "N=1")
+    assert encoded.returncode == 0, encoded.stderr
+    case = next(c for c in GOLDEN["cases"] if c["name"] == "S1")
+    expected = next(r["keys"]["S1"] for r in case["rows"] if r["values"]["N"] == "i8:1")
+    from keyshape.core.hbytes import to_bytes_binary
+    assert to_bytes_binary(encoded.stdout.splitlines()[0]).hex() == expected
+    decoded = key("decode", str(ddl_file), encoded.stdout.splitlines()[0])
+    assert decoded.stdout.splitlines() == ["A=user1", "N=1"]
+    ranges = key("ranges", str(ddl_file), "A=user1")
+    assert len(ranges.stdout.splitlines()) == 16  # one per salt bucket

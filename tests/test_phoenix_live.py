@@ -162,3 +162,57 @@ def test_resalt_4_to_8_keeps_every_row(jdbc: PhoenixOracle, store: HBaseStore) -
     # every bucket of the new table holds rows, and every key carries its new salt
     buckets = {key[0] for key, _ in store.scan(dst)}
     assert buckets == set(range(8))
+
+
+def _analyze(ddl_path: Path, url: str, table: str, *extra: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", "analyze", str(ddl_path), "--hbase", url,
+                           "--table", table, *extra], capture_output=True, text=True, timeout=300)
+
+
+def test_live_analysis_flags_regions_that_hold_several_salt_buckets(jdbc: PhoenixOracle, phoenix_url: str,
+                                                                    tmp_path: Path) -> None:
+    name = f"LA_RAW_{os.getpid()}"
+    ddl = f"CREATE TABLE {name} (K VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) SALT_BUCKETS=4 SPLIT ON ('m')"
+    _create(jdbc, ddl)
+    jdbc.ask("GENERATE", f"UPSERT INTO {name} (K, V) VALUES (?, ?)", "2000", "txt:key{i}", "txt:v")
+    path = tmp_path / "raw.sql"
+    path.write_text(ddl + ";\n")
+    out = _analyze(path, phoenix_url, name)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "holds salt buckets 00..03" in text  # the first region [, 'm') holds every bucket
+    assert "Salt buckets: the busiest" in text
+
+
+def test_live_analysis_finds_the_hot_spot_of_an_unsalted_index_on_a_monotonic_column(
+        jdbc: PhoenixOracle, store: HBaseStore, phoenix_url: str, tmp_path: Path) -> None:
+    data_table, index_table = f"LA_DATA_{os.getpid()}", f"LA_BY_CREATED_{os.getpid()}"
+    data_ddl = f"CREATE TABLE {data_table} (ID BIGINT NOT NULL PRIMARY KEY, CREATED DATE, V VARCHAR) SALT_BUCKETS=4"
+    tables = {data_table: _create(jdbc, data_ddl)}
+    # An unsalted index pre-split in four at CREATED = 2000, 4000, 6000 s (binary split points from
+    # keyshape: a nullable DATE is a DECIMAL in the index, so integer literals would split wrongly).
+    plain = parse_ddl(f"CREATE INDEX {index_table} ON {data_table} (CREATED) SALT_BUCKETS=0", tables)
+    points = plain.key.split_points([{"CREATED": Decimal(ms)} for ms in (2_000_000, 4_000_000, 6_000_000)])
+    index_ddl = (f"CREATE INDEX {index_table} ON {data_table} (CREATED) SALT_BUCKETS=0 SPLIT ON ("
+                 + ", ".join(f"X'{p.hex()}'" for p in points) + ")")
+    index = _create(jdbc, index_ddl, tables)
+    ddls = [data_ddl, index_ddl]
+    jdbc.ask("GENERATE", f"UPSERT INTO {data_table} (ID, CREATED, V) VALUES (?, ?, ?)", "8000",
+             "i8:{i}", "date:{i}000", "txt:v")
+    regions = store.regions(index.hbase_table)
+    assert [r.start for r in regions][1:] == index.region_boundaries()
+    counts = [sum(1 for _ in store.scan(index.hbase_table, r.start, r.end)) for r in regions]
+    assert counts == [2000, 2000, 2000, 2000]
+    path = tmp_path / "tables.sql"
+    path.write_text(";\n".join(ddls) + ";\n")
+    # The data table itself is salted: its writes spread.
+    data = _analyze(path, phoenix_url, data_table)
+    assert data.returncode == 0, data.stderr
+    assert "HOTSPOT" not in data.stdout
+    # The index's rows sit evenly in its regions, but in CREATED order every write went to one region.
+    out = _analyze(path, phoenix_url, index_table, "--time-field", "CREATED")
+    assert out.returncode == 0, out.stderr
+    assert "HOTSPOT" in out.stdout, out.stdout

@@ -38,8 +38,8 @@ _TYPES: dict[str, st.SearchStrategy[Any]] = {
     "BIGINT": st.integers(-(2**63), 2**63 - 1),
     "UNSIGNED_INT": st.integers(0, 2**31 - 1),
     "UNSIGNED_LONG": st.integers(0, 2**63 - 1),
-    "FLOAT": st.floats(width=32, allow_nan=False),
-    "DOUBLE": st.floats(allow_nan=False),
+    "FLOAT": st.floats(width=32),
+    "DOUBLE": st.floats(),
     "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, places=None, min_value=Decimal("-1e30"),
                            max_value=Decimal("1e30")).map(lambda d: Decimal(str(d))),
     "DECIMAL(12,3)": st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=Decimal("-999999999"),
@@ -102,7 +102,7 @@ def test_random_rows_equal_phoenix_and_decode_back(oracle: PhoenixOracle, table:
             # Phoenix refused the row (e.g. every PK column NULL): keyshape must refuse it too.
             with pytest.raises(Exception):
                 key.encode(row)
-            assert "null" in str(exc).lower() or "exceed" in str(exc).lower(), exc
+            assert any(w in str(exc).lower() for w in ("null", "exceed", "numberformat")), exc
             continue
         ours = key.encode(row)
         assert ours == theirs, (ddl, row)

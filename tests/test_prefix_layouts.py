@@ -1,6 +1,6 @@
-"""Every prefix strategy's byte layout against issue 3's text, word by word, under hypothesis.
+"""Every prefix strategy's byte layout against the key-schema specification's text, word by word, under hypothesis.
 
-The expected key is rebuilt here from the issue's formulas with hashlib, zlib, struct and the Java
+The expected key is rebuilt here from the specification's formulas with hashlib, zlib, struct and the Java
 hash functions written out below (never with keyshape.core.hashing), for ``encode`` and ``encode_many``
 alike: J = the hashed fields joined by the separator in key order, K = all fields joined by it.
 """
@@ -75,7 +75,7 @@ RECORDS = st.lists(st.fixed_dictionaries({"a": ALNUM, "b": ALNUM, "c": ALNUM}), 
 @settings(max_examples=60, deadline=None)
 @given(records=RECORDS, sep=SEPARATORS, hf=HASH_SUBSETS, length=st.sampled_from([4, 5, 8, 31, 32]))
 def test_md5_is_hex_of_j_cut_to_length_then_sep_then_k(records, sep, hf, length):
-    """md5: md5_hex(J)[:length] + sep + K (the seeds' rowKeyWithMD5Prefix)."""
+    """md5: md5_hex(J)[:length] + sep + K (the classic Java rowKeyWithMD5Prefix)."""
     expected = []
     for r in records:
         j, k = j_and_k(r, sep, hf)
@@ -86,7 +86,7 @@ def test_md5_is_hex_of_j_cut_to_length_then_sep_then_k(records, sep, hf, length)
 @settings(max_examples=40, deadline=None)
 @given(records=RECORDS, sep=SEPARATORS, hf=HASH_SUBSETS)
 def test_md5_full_is_hex_of_k_ignoring_hash_fields(records, sep, hf):
-    """md5-full: md5_hex(K) (the seeds' rowKeyByMD5); hash_fields do not change it."""
+    """md5-full: md5_hex(K) (the classic Java rowKeyByMD5); hash_fields do not change it."""
     expected = [hashlib.md5(j_and_k(r, sep, hf)[1].encode()).hexdigest().encode() for r in records]
     check(make({"strategy": "md5-full"}, sep, hf), records, expected)
 

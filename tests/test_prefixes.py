@@ -50,8 +50,8 @@ def schema(strategy: dict, fields=(("user", "string"), ("id", "string")), separa
     return KeySchema.from_dict({"table": {"name": "t"}, "key": key})
 
 
-def test_md5_layout_seeds_rowKeyWithMD5Prefix():
-    """The seeds' rowKeyWithMD5Prefix: md5_hex("user1_42")[:8] + "_user1_42"."""
+def test_md5_layout_classic_rowKeyWithMD5Prefix():
+    """The classic Java rowKeyWithMD5Prefix: md5_hex("user1_42")[:8] + "_user1_42"."""
     s = schema({"strategy": "md5", "length": 8})
     expected = hashlib.md5(b"user1_42").hexdigest()[:8].encode() + b"_user1_42"
     assert s.encode({"user": "user1", "id": "42"}) == expected
@@ -63,7 +63,7 @@ def test_md5_hash_fields_subset_hashes_only_those_fields():
 
 
 def test_md5_full_is_md5_of_k_and_not_decodable():
-    """The seeds' rowKeyByMD5: the whole key is md5_hex(K)."""
+    """The classic Java rowKeyByMD5: the whole key is md5_hex(K)."""
     s = schema({"strategy": "md5-full"})
     key = s.encode({"user": "a", "id": "b"})
     assert key == hashlib.md5(b"a_b").hexdigest().encode()
@@ -71,7 +71,7 @@ def test_md5_full_is_md5_of_k_and_not_decodable():
         s.decode(key)
 
 
-def test_java_hash_short_layout_seeds_rowKeyWithHashPrefix():
+def test_java_hash_short_layout_classic_rowKeyWithHashPrefix():
     """Bytes.toBytes((short)(J.hashCode() & 0x7FFF)) + K, no separator after the prefix."""
     s = schema({"strategy": "java-hash-short"})
     expected = struct.pack(">h", java_string_hash("user1_42") & 0x7FFF) + b"user1_42"
@@ -84,7 +84,7 @@ def test_crc32_layout():
 
 
 @pytest.mark.parametrize("buckets,digits", [(16, 2), (100, 2), (101, 3), (1000, 3)])
-def test_mod_layout_zero_padded_like_seeds_percent_02d(buckets, digits):
+def test_mod_layout_zero_padded_like_java_percent_02d(buckets, digits):
     s = schema({"strategy": "mod", "buckets": buckets})
     bucket = (java_string_hash("user7_1") & 0x7FFFFFFF) % buckets
     assert s.encode({"user": "user7", "id": "1"}) == str(bucket).zfill(digits).encode() + b"_user7_1"

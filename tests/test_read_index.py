@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 
 from keyshape.errors import SchemaError, WriteFailed
-from keyshape.read.index import IndexedWriter, index_key, read_by_index, repair_index
+from keyshape.read.index import index_key, read_by_index, repair_index
+from keyshape.read.writes import IndexedWriter
 from keyshape.schema import KeySchema
 from keyshape.store import EmbeddedStore, ensure_table
 

@@ -121,7 +121,7 @@ def test_describe_uses_to_string_binary() -> None:
 
 
 def test_sequential_keys_split_only_the_last_region() -> None:
-    """The seeds' story: monotonic keys into an un-split table always write to the last region,
+    """The classic hot-spot story: monotonic keys into an un-split table always write to the last region,
     which keeps splitting and leaves half-full regions behind that never get another write."""
     keys = [struct.pack(">q", i) for i in range(20_000)]
     sim = simulate_auto_split(keys, max_rows=1000)

@@ -35,8 +35,13 @@ def _assert_self_contained(page: str) -> None:
     refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", page, flags=re.I)
     assert all(r.startswith(("data:", "#")) for r in refs), refs
     assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, flags=re.I)
-    assert "<script" not in page.lower() and "<link" not in page.lower()
-    assert "@import" not in page and "url(http" not in page
+    assert "<link" not in page.lower() and "@import" not in page and "url(http" not in page
+    # Scripts are inline (the heat map's own few lines, and its data as JSON), never loaded or
+    # loading anything: no src, no fetch, no XHR, no dynamic import, no eval.
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, flags=re.S | re.I)
+    assert scripts and all("src" not in attrs.lower() for attrs, _ in scripts)
+    for _, code in scripts:
+        assert not re.search(r"\b(fetch|XMLHttpRequest|import|eval|WebSocket)\s*\(", code)
 
 
 def test_html_is_self_contained_and_states_the_verdict(hot, tmp_path) -> None:

@@ -51,14 +51,11 @@ def test_hot_share_points_sit_under_their_non_empty_heat_map_columns() -> None:
     a.heat = heat
     a.window_hot_shares = np.array([1.0, 0.75])
     fig = png.hot_share_figure(a)
-    try:
-        ax = fig.axes[0]
-        line = ax.get_lines()[0]
-        assert list(line.get_xdata()) == [1.5, 2.5]
-        assert list(line.get_ydata()) == [1.0, 0.75]
-        assert ax.get_xlim() == (0.0, 6.0)  # the same time axis as the heat map
-    finally:
-        png.plt.close(fig)
+    ax = fig.axes[0]
+    line = ax.get_lines()[0]
+    assert list(line.get_xdata()) == [1.5, 2.5]
+    assert list(line.get_ydata()) == [1.0, 0.75]
+    assert ax.get_xlim() == (0.0, 6.0)  # the same time axis as the heat map
 
 
 def test_region_table_shows_the_bytes_that_tell_long_binary_boundaries_apart() -> None:
@@ -73,3 +70,16 @@ def test_region_table_shows_the_bytes_that_tell_long_binary_boundaries_apart() -
     starts = [line.split("│")[2].strip() for line in rows[1:]]
     assert len(set(starts)) == len(starts) == 7
     assert all(s.startswith("…") for s in starts)
+
+
+def test_drawing_a_png_leaves_the_callers_matplotlib_alone() -> None:
+    """No backend switch and no pyplot figures left behind: the report uses Figure objects."""
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; matplotlib.use('svg'); import keyshape.report.png as png; "
+            "from keyshape.analysis import analyze; import matplotlib.pyplot as plt; "
+            "png.figure_png(png.heatmap_figure(analyze([bytes([i]) for i in range(50)], [b'\\x10'])));"
+            "print(matplotlib.get_backend(), len(plt.get_fignums()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["svg", "0"]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyshape.core.hbytes import next_prefix
-from keyshape.errors import SchemaError
+from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema import KeySchema, TableSpec
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))
@@ -75,10 +75,13 @@ def test_missing_field_type_and_missing_table(tmp_path):
         KeySchema.from_dict({"key": {"fields": [{"name": "a", "type": "string"}]}})
 
 
-def test_variable_width_middle_field_without_separator_is_rejected():
-    with pytest.raises(SchemaError, match="separator"):
-        KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-            {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+def test_variable_width_middle_field_without_separator_is_encode_only():
+    """Accepted (hand-written Java writers build such keys), but decode refuses it."""
+    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
+        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+    assert s.encode({"a": "ab", "b": "c"}) == b"abc"
+    with pytest.raises(KeyshapeError, match="encode-only"):
+        s.decode(b"abc")
 
 
 def test_bad_toml_and_missing_file(tmp_path):
@@ -217,7 +220,7 @@ SCAN_SCHEMAS = {
                "fields": [{"name": "u", "type": "string"},
                           {"name": "t", "type": "timestamp", "encoding": "ordered", "order": "desc"},
                           {"name": "o", "type": "string"}]},
-    # Issue 3's layout: the one variable-width field is measured from the right, so user ids may
+    # The specification's orders layout: the one variable-width field is measured from the right, so user ids may
     # hold "_" and the binary reverse timestamp may hold 0x5F bytes.
     "one-variable-binary-ts": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 3}, "hash_fields": ["u"],
                                "fields": [{"name": "u", "type": "string"},
@@ -360,6 +363,6 @@ def test_examples_load_round_trip_and_lint_without_errors(path):
     s.split_keys()
 
 
-def test_examples_include_the_issue_designs():
+def test_examples_include_the_classic_designs():
     names = {p.stem for p in EXAMPLES}
     assert {"orders", "iot", "opentsdb", "inbox", "sequential", "timestamp-leading"} <= names

@@ -15,15 +15,15 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 
 MAX_LONG = 2**63 - 1
-ISSUE3 = Path(__file__).parent / "data" / "issue3_example.toml"
+SPEC_EXAMPLE = Path(__file__).parent / "data" / "schema_spec_example.toml"
 SEPARATORS = ["_", "-", "::", "/", "é", "\x00"]
 # Text that often contains separator characters (and their bytes: "é" is C3 A9).
 SEP_TEXT = st.text(alphabet=st.one_of(st.sampled_from(list("_-:/é\x00a")),
                                       st.characters(blacklist_categories=("Cs",))), max_size=10)
 
 
-def issue3() -> KeySchema:
-    return KeySchema.load(ISSUE3)
+def spec_example() -> KeySchema:
+    return KeySchema.load(SPEC_EXAMPLE)
 
 
 def reverse_ts_with_sep_bytes(pattern: bytes) -> int:
@@ -37,18 +37,18 @@ def reverse_ts_with_sep_bytes(pattern: bytes) -> int:
            [reverse_ts_with_sep_bytes(b"_"), reverse_ts_with_sep_bytes(b"_" * 7), MAX_LONG - 0x5F])),
        order=st.text(alphabet="_ab12é", max_size=6).filter(lambda s: not s.startswith("0")
                                                              and len(s.encode()) <= 6))
-def test_issue3_example_round_trips_values_with_separators(user, ts, order):
+def test_spec_example_round_trips_values_with_separators(user, ts, order):
     """user_id (variable) may contain "_"; the 8-byte reverse timestamp may contain 0x5F bytes."""
-    s = issue3()
+    s = spec_example()
     rec = {"user_id": user, "order_time": ts, "order_id": order}
     key = s.encode(rec)
     assert s.decode(key) == rec
     assert s.encode_many({n: [v] for n, v in rec.items()}) == [key]
 
 
-def test_issue3_example_key_with_separator_everywhere():
+def test_spec_example_key_with_separator_everywhere():
     """The brief's case, byte for byte: user "u_1", a reverse timestamp of 0x5F bytes, order "A_B"."""
-    s = issue3()
+    s = spec_example()
     ts = reverse_ts_with_sep_bytes(b"\x5f" * 7)
     key = s.encode({"user_id": "u_1", "order_time": ts, "order_id": "A_B"})
     import hashlib
@@ -138,7 +138,7 @@ def test_variable_field_followed_by_an_ordered_string_is_ambiguous():
 
 
 def test_short_key_is_a_clear_error():
-    s = issue3()
+    s = spec_example()
     key = s.encode({"user_id": "u", "order_time": 5, "order_id": "1"})
     with pytest.raises(KeyshapeError, match="too short for field 'user_id'"):
         s.decode(key[:4] + b"_" + key[-10:])
@@ -158,8 +158,8 @@ UNDERSCORE_USERS = {"generator": "categorical", "values": ["u_1", "u_2", "a_b_c"
 
 
 def test_lint_quiet_when_the_only_variable_field_holds_separators():
-    """Issue 3's layout with user ids containing "_": decodable, so no separator finding."""
-    s = issue3()
+    """The specification's orders layout with user ids containing "_": decodable, so no separator finding."""
+    s = spec_example()
     assert not {"separator-ambiguous", "separator-in-values"} & {f.code for f in s.lint()}
     codes = lint_codes({"separator": "_", "fields": [
         {"name": "user_id", "type": "string"}, {"name": "t", "type": "timestamp", "order": "desc"},
@@ -175,9 +175,9 @@ def test_lint_errs_on_two_variable_fields_with_separators_and_warns_without():
     assert codes["separator-ambiguous"] == "warning" and "separator-in-values" not in codes
 
 
-def test_issue3_example_decodes_random_user_ids_made_of_separators():
-    """Issue 3's example with user ids drawn from "_", "a", "b" (many all-separator ids) decodes."""
-    s = issue3()
+def test_spec_example_decodes_random_user_ids_made_of_separators():
+    """The specification's example with user ids drawn from "_", "a", "b" (many all-separator ids) decodes."""
+    s = spec_example()
     rnd = random.Random(3)
     for _ in range(200):
         rec = {"user_id": "".join(rnd.choice("_ab") for _ in range(rnd.randrange(0, 6))),

@@ -277,7 +277,7 @@ def test_kdc_unreachable(secure_hbase: Any, tmp_path: Path) -> None:
 
 def test_simple_client_against_kerberized_server(secure_hbase: Any) -> None:
     line = _watch_error(secure_hbase.full.secure_url())
-    assert "requires Kerberos" in line and "auth=kerberos" in line
+    assert "requires SASL (Kerberos)" in line and "auth=kerberos" in line
 
 
 def test_kerberos_client_against_simple_server(secure_hbase: Any, hbase: Any) -> None:

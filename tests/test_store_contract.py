@@ -540,3 +540,32 @@ def test_scan_with_start_equal_to_stop_is_empty(
     low, high = b"e", b"h"
     args = (high, low) if not reverse else (low, high)
     assert list(store.scan(table, *args, reverse=reverse)) == []
+
+
+def test_scan_versions_returns_every_version_across_regions(store: Store, table: str) -> None:
+    # rows on both sides of the split keys, several versions and families, one deleted cell
+    for ts in (10, 20, 30, 40):
+        store.put(table, b"a1", {b"cf:x": b"x%d" % ts}, timestamp=ts)  # cf keeps 3 versions
+    store.put(table, b"a1", {b"meta:m": b"m"}, timestamp=5)
+    store.put(table, b"h2", {b"cf:y": b"y1", b"cf:z": b"z1"}, timestamp=7)
+    store.put(table, b"q3", {b"cf:x": b"gone"}, timestamp=8)
+    store.delete(table, b"q3")
+    store.put(table, b"z4", {b"meta:": b"empty-qualifier"}, timestamp=9)
+    got = list(store.scan_versions(table, batch_size=1))
+    assert got == [
+        (b"a1", {b"cf:x": [(40, b"x40"), (30, b"x30"), (20, b"x20")], b"meta:m": [(5, b"m")]}),
+        (b"h2", {b"cf:y": [(7, b"y1")], b"cf:z": [(7, b"z1")]}),
+        (b"z4", {b"meta:": [(9, b"empty-qualifier")]}),
+    ]
+    assert [r for r, _ in store.scan_versions(table, start=b"b", stop=b"z")] == [b"h2"]
+
+
+def test_scan_keys_is_bounded_and_ordered(store: Store, table: str) -> None:
+    keys = [b"a", b"f", b"g", b"o", b"p", b"x"]
+    for k in keys:
+        store.put(table, k, {b"cf:v": b"value" * 100})
+    assert list(store.scan_keys(table)) == keys
+    assert list(store.scan_keys(table, start=b"g", limit=3, batch_size=2)) == [b"g", b"o", b"p"]
+    assert list(store.scan_keys(table, start=b"b", stop=b"p")) == [b"f", b"g", b"o"]
+    with pytest.raises(TableNotFound):
+        list(store.scan_keys("ks_contract_missing_table"))

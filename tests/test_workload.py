@@ -111,3 +111,39 @@ def test_records_from_csv_encode_like_typed_values(tmp_path):
     p.write_text("u,t,n\nuser1,2026-01-01T00:00:00Z,007\n")
     rec = next(read_records(p))
     assert s.encode_many(rec) == [s.encode({"u": "user1", "t": 1767225600000, "n": 7})]
+
+
+def test_csv_header_names_may_hold_quoted_commas(tmp_path):
+    """The header is read with the csv module, as pyarrow reads the rows: "a,b" is one column."""
+    p = tmp_path / "q.csv"
+    p.write_text('"user, id",other\nu1,x\n"u,2",y\n')
+    assert sum(read_keys(p, "user, id", key_format="raw"), []) == [b"u1", b"u,2"]
+    with pytest.raises(ValueError, match="columns: user, id, other"):
+        list(read_keys(p, "user"))
+
+
+def test_text_arrays_give_the_same_values_and_keys():
+    fields = [{"name": "u", "type": "string"}, {"name": "c", "type": "string", "width": 4},
+              {"name": "k", "type": "string"}, {"name": "b", "type": "bytes", "width": 3},
+              {"name": "g", "type": "bytes"}, {"name": "n", "type": "int64"}]
+    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": fields}, "workload": {
+        "fields": {"u": {"generator": "zipf", "cardinality": 5000, "format": "u{:07d}"},
+                   "c": {"generator": "categorical", "values": ["ab", "c", "é"]},
+                   "k": {"generator": "uuid"}, "b": {"generator": "zipf", "cardinality": 300},
+                   "g": {"generator": "uuid"}, "n": {"generator": "constant", "value": "7"}}}})
+    lists = list(generate(s, rows=700, chunk_rows=256))
+    arrays = list(generate(s, rows=700, chunk_rows=256, text_arrays=True))
+    for a, b in zip(lists, arrays):
+        assert all(isinstance(a[n], list) for n in "uckbg")
+        assert isinstance(b["u"], np.ndarray) and isinstance(b["k"], np.ndarray)
+        assert {n: list(v) for n, v in a.items()} == {n: list(v) for n, v in b.items()}
+        assert s.encode_many(a) == s.encode_many(b) == [s.encode({n: a[n][i] for n in a}) for i in range(len(a["n"]))]
+
+
+
+def test_int_bytes_equals_int_to_bytes():
+    from keyshape.workload import _int_bytes
+
+    vals = np.array([0, 1, 255, 256, 2**23, -1, -(2**23), 2**24 - 1], dtype=np.int64)
+    assert _int_bytes(vals, 3) == [int(x).to_bytes(3, "big", signed=x < 0) for x in vals.tolist()]
+    assert _int_bytes(np.array([2**24]), 3) is None  # does not fit: int.to_bytes raises its error

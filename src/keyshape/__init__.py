@@ -1,8 +1,12 @@
 """keyshape: design HBase row keys and pre-split tables, and prove the load spreads evenly.
 
 The public API, by layer (bytes -> keys -> regions -> stores -> reads -> analysis); each layer's
-module holds the details. ``compare`` is HBase's unsigned byte comparison (``keyshape.core.hbytes``);
-key designs are compared with ``compare_designs`` (``keyshape.analysis.designs.compare``).
+module holds the details. Each top-level name says what it works on, because the modules reuse
+short names: ``bytes_*`` are HBase's ``Bytes`` (``keyshape.core.hbytes``: ``bytes_compare`` is the
+unsigned byte comparison, ``bytes_split`` is ``Bytes.split``), ``ordered_*`` are HBase's
+``OrderedBytes`` (``keyshape.core.ordered``), ``salted_*`` read a salted table as if unsalted
+(``keyshape.read``), ``generate_workload`` makes synthetic columns, and key designs are compared
+with ``compare_designs``. The modules keep their own short names.
 """
 
 __version__ = "0.1.0"
@@ -28,26 +32,24 @@ from keyshape.core.hashing import (
 # --- bytes: HBase's byte conventions, Java hashes and salts, order-preserving encodings ---------
 from keyshape.core.hbytes import (
     MAX_LONG,
-    compare,
-    int32,
-    int64,
     next_prefix,
-    short,
-    split,
     to_bytes_binary,
     to_string_binary,
 )
+from keyshape.core.hbytes import compare as bytes_compare
+from keyshape.core.hbytes import int32 as bytes_int32
+from keyshape.core.hbytes import int64 as bytes_int64
+from keyshape.core.hbytes import short as bytes_short
+from keyshape.core.hbytes import split as bytes_split
 from keyshape.core.keyarray import KeyArray
-from keyshape.core.ordered import (
-    decode,
-    encode_blob_copy,
-    encode_blob_var,
-    encode_float64,
-    encode_int32,
-    encode_int64,
-    encode_string,
-    reverse_timestamp,
-)
+from keyshape.core.ordered import decode as ordered_decode
+from keyshape.core.ordered import encode_blob_copy as ordered_encode_blob_copy
+from keyshape.core.ordered import encode_blob_var as ordered_encode_blob_var
+from keyshape.core.ordered import encode_float64 as ordered_encode_float64
+from keyshape.core.ordered import encode_int32 as ordered_encode_int32
+from keyshape.core.ordered import encode_int64 as ordered_encode_int64
+from keyshape.core.ordered import encode_string as ordered_encode_string
+from keyshape.core.ordered import reverse_timestamp
 
 # --- regions ---------------------------------------------------------------------------------
 from keyshape.core.regions import RegionMap, simulate_auto_split
@@ -68,16 +70,25 @@ from keyshape.errors import (
     WriteFailed,
 )
 
+# --- existing tables: diagnose from live keys, split, migrate / re-salt, verify, dual reads ---
+from keyshape.ops.migrate import migrate
+from keyshape.ops.sample import analyze_live, sample_table
+from keyshape.ops.splitplan import apply_plan, plan_splits
+from keyshape.ops.verify import verify_migration
+from keyshape.read.dual import dual_scan
+
 # --- reads: salted tables read as if unsalted -------------------------------------------------
 from keyshape.read import (
     IdAllocator,
     IndexedWriter,
-    get,
+    delete_record,
+    put_record,
     read_by_index,
     repair_index,
-    scan,
-    scan_page,
 )
+from keyshape.read import get as salted_get
+from keyshape.read import scan as salted_scan
+from keyshape.read import scan_page as salted_scan_page
 
 # --- keys: schemas, split keys, workloads ----------------------------------------------------
 from keyshape.schema import FamilySpec, KeySchema, TableSpec
@@ -87,35 +98,43 @@ from keyshape.schema.lint import Finding
 from keyshape.store import (
     EmbeddedStore,
     RegionInfo,
+    ServerInfo,
     Store,
     create_table_from_schema,
     ensure_table,
     open_store,
 )
-from keyshape.workload import WorkloadSpec, generate, read_keys, read_records
+from keyshape.workload import WorkloadSpec, read_key_arrays, read_keys, read_records
+from keyshape.workload import generate as generate_workload
 
 __all__ = [
     # errors
     "KeyshapeError", "SchemaError", "StoreError", "TableNotFound", "WriteFailed",
     # bytes
-    "MAX_LONG", "compare", "int32", "int64", "next_prefix", "short", "split",
+    "MAX_LONG", "bytes_compare", "bytes_int32", "bytes_int64", "next_prefix", "bytes_short", "bytes_split",
     "to_bytes_binary", "to_string_binary",
     "crc32", "gbif_modulus_salt", "hbasewd_one_byte_hash", "java_bytes_hash", "java_long_hash",
     "java_string_hash", "md5_hex", "murmur3_32", "opentsdb_salt", "phoenix_salt",
-    "decode", "encode_blob_copy", "encode_blob_var", "encode_float64", "encode_int32",
-    "encode_int64", "encode_string", "reverse_timestamp",
+    "ordered_decode", "ordered_encode_blob_copy", "ordered_encode_blob_var", "ordered_encode_float64",
+    "ordered_encode_int32", "ordered_encode_int64", "ordered_encode_string", "reverse_timestamp",
     "KeyArray",
     # keys
     "FamilySpec", "Finding", "KeySchema", "TableSpec", "WorkloadSpec",
     "bucket_splits", "decimal_string_split", "format_splits",
     "hex_string_split", "range_split", "sample_splits", "uniform_split",
-    "generate", "read_keys", "read_records",
+    "generate_workload", "read_key_arrays", "read_keys", "read_records",
     # regions
     "RegionMap", "simulate_auto_split",
     # stores
     "EmbeddedStore", "RegionInfo", "Store", "create_table_from_schema", "ensure_table", "open_store",
+    "ServerInfo",
     # reads
-    "IdAllocator", "IndexedWriter", "get", "read_by_index", "repair_index", "scan", "scan_page",
+    "IdAllocator", "IndexedWriter", "salted_get", "read_by_index", "repair_index", "salted_scan",
+    "salted_scan_page",
+    "put_record", "delete_record",
     # analysis
     "Analysis", "analyze", "analyze_schema", "compare_designs",
+    # existing tables
+    "analyze_live", "apply_plan", "dual_scan", "migrate", "plan_splits", "sample_table",
+    "verify_migration",
 ]

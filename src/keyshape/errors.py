@@ -1,6 +1,6 @@
 """The errors keyshape raises on bad input or a failing store.
 
-All derive from ``ValueError`` so that callers who only know "bad input" can catch one thing, and the
+All derive from ``ValueError`` so that callers who only know "bad input" can catch one thing; the
 CLI can turn any of them into a single line on stderr.
 """
 

@@ -72,6 +72,39 @@ public class UpstreamSalts {
     return keys;
   }
 
+  // The set of distinct salts a real function produced, as JSON: count, first/last, and the
+  // SHA-256 of the sorted lower-case hex salts joined by ",", so the test compares whole sets
+  // without a megabyte of JSON.
+  static String saltSet(String params, TreeSet<String> salts) throws Exception {
+    java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+    byte[] digest = sha.digest(String.join(",", salts).getBytes(StandardCharsets.US_ASCII));
+    List<String> all = new ArrayList<>(salts);
+    List<String> head = new ArrayList<>(), tail = new ArrayList<>();
+    for (String x : all.subList(0, Math.min(4, all.size()))) head.add(q(x));
+    for (String x : all.subList(Math.max(0, all.size() - 4), all.size())) tail.add(q(x));
+    return "{" + params + ", \"count\": " + salts.size() + ", \"sha256\": " + q(hex(digest))
+        + ", \"first\": [" + String.join(", ", head) + "], \"last\": [" + String.join(", ", tail) + "]}";
+  }
+
+  // Keys that reach every bucket: their Arrays.hashCode takes each value in -n..n, which are all
+  // the remainders |hash % n| the salt functions can take, plus random keys as a cross-check.
+  static List<byte[]> coveringKeys(byte[] prefix, int n) {
+    List<byte[]> keys = new ArrayList<>();
+    for (int h = 0; h < n; h++) {
+      keys.add(keyWithHash(prefix, h));
+      keys.add(keyWithHash(prefix, -h));
+    }
+    keys.add(keyWithHash(prefix, Integer.MIN_VALUE));
+    keys.add(keyWithHash(prefix, Integer.MAX_VALUE));
+    Random r = new Random(n);
+    for (int i = 0; i < 2000; i++) {
+      byte[] b = new byte[1 + r.nextInt(16)];
+      r.nextBytes(b);
+      keys.add(concat(prefix, b));
+    }
+    return keys;
+  }
+
   static String jarOf(Class<?> c) {
     String p = c.getProtectionDomain().getCodeSource().getLocation().getPath();
     return p.substring(p.lastIndexOf('/') + 1);
@@ -94,8 +127,14 @@ public class UpstreamSalts {
       for (int n : buckets) salts.add(q(String.valueOf(n)) + ": " + (((byte) m.invoke(null, buf, 1, key.length, n)) & 0xff));
       rows.add("{\"key\": " + q(hex(key)) + ", \"hash\": " + Arrays.hashCode(key) + ", \"salt\": {" + String.join(", ", salts) + "}}");
     }
+    List<String> sets = new ArrayList<>();
+    for (int n : buckets) {
+      TreeSet<String> salts = new TreeSet<>();
+      for (byte[] key : coveringKeys(new byte[0], n)) salts.add(hex(new byte[] {(byte) m.invoke(null, key, 0, key.length, n)}));
+      sets.add(saltSet("\"buckets\": " + n, salts));
+    }
     System.out.print(header(c, "SaltingUtil.getSaltingByte(0x55 + key + 0x66, 1, key.length, buckets) & 0xff")
-        + String.join(",\n    ", rows) + "\n  ]}");
+        + String.join(",\n    ", rows) + "\n  ],\n  \"salt_sets\": [\n    " + String.join(",\n    ", sets) + "\n  ]}");
   }
 
   static void hbasewd() throws Exception {
@@ -163,10 +202,42 @@ public class UpstreamSalts {
       rows.add(tsdbCase(prefix, setWidth, setBuckets, metricsWidth, metric, ts, new byte[] {1, 2, 3, 4, 5, 6}, 1, 20));
       rows.add(tsdbCase(prefix, setWidth, setBuckets, metricsWidth, metric, ts, new byte[] {1, 2, 3, 4, 5, 6}, 2, 1000));
     }
+    // Every salt the real prefixKeyWithSalt writes, per width and bucket count; and, where there
+    // are too many to list, the salts at chosen positions of their sorted order.
     metricsWidth.setShort(null, (short) 3);
+    List<String> sets = new ArrayList<>();
+    List<String> picks = new ArrayList<>();
+    for (int width = 1; width <= 8; width++) {
+      for (int n : new int[] {1, 2, 20, 256, 300, 1000, 65536, 100000}) {
+        if (n == 65536 && width != 2 && width != 5 && width != 8) continue;  // keep the run short
+        TreeSet<String> salts = new TreeSet<>();
+        setWidth.invoke(null, width);
+        setBuckets.invoke(null, n);
+        for (byte[] tail : coveringKeys(new byte[] {0, 0, 1}, n)) {
+          byte[] row = concat(new byte[width], Arrays.copyOf(tail, 3), ts, Arrays.copyOfRange(tail, 3, tail.length));
+          prefix.invoke(null, (Object) row);
+          salts.add(hex(Arrays.copyOf(row, width)));
+        }
+        byte[] zero = concat(new byte[width], new byte[3], ts, new byte[] {0, 0, 1, 0, 0, 2});  // unsalted row
+        prefix.invoke(null, (Object) zero);
+        salts.add(hex(Arrays.copyOf(zero, width)));
+        String params = "\"width\": " + width + ", \"buckets\": " + n;
+        if (n <= 65536) sets.add(saltSet(params, salts));
+        if (n > 65536 || (width > 4 && n >= 1000)) {
+          List<String> all = new ArrayList<>(salts);
+          List<String> at = new ArrayList<>();
+          for (int j = 0; j < 16; j++) {
+            int i = (int) ((long) j * (all.size() - 1) / 15);
+            at.add("\"" + i + "\": " + q(all.get(i)));
+          }
+          picks.add("{" + params + ", \"count\": " + all.size() + ", \"sorted_at\": {" + String.join(", ", at) + "}}");
+        }
+      }
+    }
     System.out.print(header(rowKey, "Const.setSaltWidth(width); Const.setSaltBuckets(buckets); TSDB.METRICS_WIDTH = len(metric);"
         + " row = width zero bytes + metric + timestamp + tags; RowKey.prefixKeyWithSalt(row)")
-        + String.join(",\n    ", rows) + "\n  ]}");
+        + String.join(",\n    ", rows) + "\n  ],\n  \"salt_sets\": [\n    " + String.join(",\n    ", sets)
+        + "\n  ],\n  \"sorted_salts\": [\n    " + String.join(",\n    ", picks) + "\n  ]}");
   }
 
   static String tsdbCase(Method prefix, Method setWidth, Method setBuckets, Field metricsWidth, byte[] metric,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -54,10 +55,10 @@ JDK17_FLAGS = [
 class StartFailed(RuntimeError):
     """A step of fetch/start/stop failed; `step` and `log` say which and where to look."""
 
-    def __init__(self, step: str, detail: str, log: Path | None) -> None:
+    def __init__(self, step: str, detail: str, log: Path | None, what: str = "standalone HBase") -> None:
         self.step, self.detail, self.log = step, detail, log
         where = f" Log: {log}" if log else ""
-        super().__init__(f"standalone HBase: step '{step}' failed: {detail}.{where}")
+        super().__init__(f"{what}: step '{step}' failed: {detail}.{where}")
 
 
 def _env_port(name: str, default: int) -> int:
@@ -204,17 +205,19 @@ class Standalone:
             },
         }
 
-    def write_config(self) -> None:
-        """Write conf/hbase-site.xml and conf/log4j2.properties for this instance."""
-        self.conf_dir.mkdir(parents=True, exist_ok=True)
+    def write_config(self, conf_dir: Path | None = None, properties: dict[str, str] | None = None) -> None:
+        """Write hbase-site.xml and log4j2.properties for this instance into ``conf_dir``
+        (default conf/) from ``properties`` (default ``site_properties()``)."""
+        conf_dir = conf_dir or self.conf_dir
+        conf_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         props = "\n".join(
             f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
-            for k, v in self.site_properties().items())
-        (self.conf_dir / "hbase-site.xml").write_text(
+            for k, v in (properties or self.site_properties()).items())
+        (conf_dir / "hbase-site.xml").write_text(
             f'<?xml version="1.0"?>\n<!-- written by tools/hbase/standalone.py -->\n'
             f"<configuration>\n{props}\n</configuration>\n")
-        (self.conf_dir / "log4j2.properties").write_text(
+        (conf_dir / "log4j2.properties").write_text(
             "status = warn\n"
             "appender.file.type = File\n"
             "appender.file.name = file\n"
@@ -242,11 +245,13 @@ class Standalone:
             raise StartFailed("java", f"HBase 2.6 needs JDK 11 or 17, found: {out.strip()[:80]}", None)
         return exe
 
-    def _java_cmd(self, name: str, log_file: str, main: str, *args: str) -> list[str]:
-        return [self.java(), f"-Xmx{self.heap}", *JDK17_FLAGS,
+    def _java_cmd(self, name: str, log_file: str, main: str, *args: str, conf_dir: Path | None = None,
+                  heap: str | None = None) -> list[str]:
+        conf_dir = conf_dir or self.conf_dir
+        return [self.java(), f"-Xmx{heap or self.heap}", *JDK17_FLAGS,
                 f"-Dhbase.log.dir={self.log_dir}", f"-Dhbase.log.file={log_file}",
-                f"-Dlog4j2.configurationFile={self.conf_dir / 'log4j2.properties'}",
-                f"-Dproc_{name}", "-cp", f"{self.conf_dir}:{LIB}/*", main, *args]
+                f"-Dlog4j2.configurationFile={conf_dir / 'log4j2.properties'}",
+                f"-Dproc_{name}", "-cp", f"{conf_dir}:{LIB}/*", main, *args]
 
     def _spawn(self, cmd: list[str], out: Path, pid_file: Path) -> int:
         with open(out, "ab") as o:
@@ -361,6 +366,13 @@ class Standalone:
 
     def start_thrift(self, deadline: float) -> None:
         """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
+        try:
+            import happybase
+        except ImportError:
+            # Readiness is a real Thrift call; without the client that makes it, say so at once
+            # instead of retrying an import until the timeout.
+            raise StartFailed("thrift", "the Python package happybase is needed to check the gateway; "
+                              "pip install happybase", None) from None
         if self.thrift_pid() is None:
             if _port_open(self.thrift_port):
                 raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
@@ -372,7 +384,6 @@ class Standalone:
             if self.thrift_pid() is None:
                 raise StartFailed("thrift", "the ThriftServer JVM exited", log)
             try:
-                import happybase
                 conn = happybase.Connection("127.0.0.1", self.thrift_port, timeout=5000)
                 conn.tables()
                 conn.close()
@@ -489,14 +500,44 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
     p = sub.add_parser("start", help="start and wait until ready")
     p.add_argument("--thrift", action="store_true", help="also start the Thrift1 gateway")
+    p.add_argument("--regionservers", type=int, default=None, metavar="N",
+                   help="a pseudo-distributed cluster: ZooKeeper, HMaster and N region server JVMs")
     p.add_argument("--timeout", type=float, default=240.0)
     p = sub.add_parser("stop", help="shut down and delete the data")
     p.add_argument("--keep-data", action="store_true")
     sub.add_parser("kill", help="SIGKILL the master (keeps data)")
-    sub.add_parser("status", help="print whether it runs; exit 0 if it does")
+    p = sub.add_parser("status", help="print whether it runs; exit 0 if it does")
+    p.add_argument("--json", action="store_true", help="print pids and ports as JSON")
     sub.add_parser("ready", help="exit 0 only if a round trip works")
     args = ap.parse_args(argv)
-    hb = Standalone()
+    # cluster.py imports this module as `standalone`; alias the script so both share one
+    # StartFailed class.
+    sys.modules.setdefault("standalone", sys.modules[__name__])
+    import cluster
+
+    hb: Standalone
+    if args.cmd == "start" and args.regionservers is not None:
+        if Standalone().master_pid() is not None and cluster.Cluster.load(Standalone().run_dir) is None:
+            print("a standalone HBase runs from this run folder; stop it first (tools/hbase/stop.sh)",
+                  file=sys.stderr)
+            return 2
+        try:
+            hb = cluster.Cluster(regionservers=args.regionservers)
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 2
+    else:
+        hb = cluster.Cluster.load(Standalone().run_dir) or Standalone()
+    if args.cmd == "status" and args.json:
+        if isinstance(hb, cluster.Cluster):
+            state = hb.status()
+        else:
+            pid, tp = hb.master_pid(), hb.thrift_pid()
+            state = {"zookeeper": hb.url, "master": {"pid": pid, "port": hb.master_port} if pid else None,
+                     "regionservers": [{"pid": pid, "host": "localhost", "port": hb.rs_port}] if pid else [],
+                     "thrift": {"pid": tp, "port": hb.thrift_port} if tp else None}
+        print(json.dumps(state))
+        return 0 if state["master"] else 1
     try:
         if args.cmd == "fetch":
             t = time.monotonic()
@@ -505,7 +546,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "start":
             t = time.monotonic()
             hb.start(thrift=args.thrift, timeout=args.timeout)
-            print(f"HBase ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
+            servers = f" with {hb.regionservers} region servers" if isinstance(hb, cluster.Cluster) else ""
+            print(f"HBase{servers} ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
                   f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}"
                   + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else ""))
         elif args.cmd == "stop":

@@ -39,6 +39,7 @@ from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap, SplitEvent, simulate_auto_split
+from keyshape.errors import KeyshapeError
 
 Progress = Callable[[int], None]
 
@@ -55,6 +56,7 @@ class RegionLoad:
     key_bytes: int
     bytes: int
     server: int
+    start_text: str = ""  # the start key decoded by the schema (keyshape.schema.labels), "" if none
 
     @property
     def label(self) -> str:
@@ -96,6 +98,7 @@ class Analysis:
     lint: list[str] = field(default_factory=list)
     source: str = ""
     auto_split: dict[str, Any] | None = None
+    label_legend: str = ""  # what RegionLoad.start_text is made of: "bucket · user_id · ts"
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -153,7 +156,8 @@ class Analysis:
             },
             "regions": [
                 {"index": r.index, "start": to_string_binary(r.start),
-                 "end": to_string_binary(r.end), "rows": r.rows, "share": r.share,
+                 "end": to_string_binary(r.end), "start_decoded": r.start_text,
+                 "rows": r.rows, "share": r.share,
                  "bytes": r.bytes, "server": r.server}
                 for r in self.regions
             ],
@@ -164,6 +168,7 @@ class Analysis:
             "heat": self.heat.tolist(),
             "auto_split": self.auto_split,
             "lint": list(self.lint),
+            "label_legend": self.label_legend,
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -203,12 +208,12 @@ class Analyzer:
                  auto_split_rows: int | None = None, value_bytes: int = 100,
                  cells_per_row: int = 1) -> None:
         if servers < 1:
-            raise ValueError(f"servers must be at least 1, got {servers}")
+            raise KeyshapeError(f"servers must be at least 1, got {servers}")
         if value_bytes < 0:
-            raise ValueError(f"value_bytes must not be negative, got {value_bytes}")
+            raise KeyshapeError(f"value_bytes must not be negative, got {value_bytes}")
         key_overhead_bytes(0, cells_per_row)  # validates cells_per_row
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise ValueError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
+            raise KeyshapeError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
         self.map = regions if isinstance(regions, RegionMap) else RegionMap(list(regions))
         self.servers = servers
         self.windows = windows
@@ -219,6 +224,21 @@ class Analyzer:
         self._held: list[bytes] | None = [] if auto_split_rows else None
         self._reset(self.map)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Partials travel between processes (Spark tasks): send the split keys, not the region
+        # map's lookup tables, which the receiver rebuilds on first use.
+        state = dict(self.__dict__)
+        fresh = {id(m): RegionMap(m.split_keys) for m in (self.map, self._rmap)}
+        state["map"], state["_rmap"] = fresh[id(self.map)], fresh[id(self._rmap)]
+        return state
+
+    def empty_like(self) -> Analyzer:
+        """A new Analyzer with the same regions and settings and nothing counted: what each
+        worker of a parallel or distributed run fills, before they :meth:`merge`."""
+        return Analyzer(self.map, servers=self.servers, windows=self.windows,
+                        total_rows=self.total_rows, value_bytes=self.value_bytes,
+                        cells_per_row=self.cells_per_row)
+
     def _reset(self, rmap: RegionMap) -> None:
         n = len(rmap)
         self._rmap = rmap
@@ -228,26 +248,45 @@ class Analyzer:
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
 
-    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
-        """Add one chunk of keys, in write order (a KeyArray is the fast path)."""
-        if self._held is not None:
-            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
-        self._count(keys)
+    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
+        """Add one chunk of keys, in write order (a KeyArray is the fast path).
 
-    def _count(self, keys: Sequence[bytes] | KeyArray) -> None:
+        ``positions`` gives each key's position in the whole write stream (needs ``total_rows``):
+        then Analyzers fed disjoint pieces of one stream :meth:`merge` into the result a single
+        pass would give, which is how the parallel and Spark engines work.
+        """
+        if self._held is not None:
+            if positions is not None:
+                raise ValueError("the auto-split simulation replays the stream in one pass; "
+                                 "it cannot take keys by position")
+            self._held.extend(keys.tolist() if isinstance(keys, KeyArray) else keys)
+        self._count(keys, positions)
+
+    def merge(self, other: Analyzer) -> None:
+        """Add what another Analyzer (same regions, windows and ``total_rows``) counted."""
+        if self._held is not None or other._held is not None:
+            raise ValueError("auto-split analyses cannot be merged; run them in one pass")
+        if other._rmap != self._rmap:
+            raise ValueError("only analyzers over the same regions merge")
+        self._rows += other._rows
+        self._key_bytes += other._key_bytes
+        self._lengths.merge(other._lengths)
+        self._order.merge(other._order)
+        self._timeline.merge(other._timeline)
+
+    def _count(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
         if len(keys) == 0:
             return
+        if not isinstance(keys, KeyArray):
+            keys = KeyArray.from_keys(keys if isinstance(keys, list) else list(keys))
         idx = self._rmap.assign(keys)
-        if isinstance(keys, KeyArray):
-            lengths = keys.lengths
-        else:
-            lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        lengths = keys.lengths
         n = len(self._rows)
         self._rows += np.bincount(idx, minlength=n)
         self._key_bytes += np.bincount(idx, weights=lengths, minlength=n).astype(np.int64)
         self._lengths.update(lengths)
-        self._order.update(keys)
-        self._timeline.update(idx)
+        self._order.update(keys, self._timeline.rows, positions)
+        self._timeline.update(idx, positions)
 
     def finish(self, *, name: str = "", hints: SchemaHints | None = None,
                schema_text: str | None = None, lint: Sequence[str] = (),
@@ -255,7 +294,7 @@ class Analyzer:
         """Compute the statistics and the verdict for everything seen so far."""
         rows = int(self._rows.sum())
         if rows == 0:
-            raise ValueError("no keys to analyze: the workload or key file produced zero rows")
+            raise KeyshapeError("no keys to analyze: the workload or key file produced zero rows")
         auto = None
         live_hot: np.ndarray | None = None
         live_server_hot: np.ndarray | None = None

@@ -16,8 +16,10 @@ from keyshape.analysis.analyze import Analysis, Analyzer
 from keyshape.analysis.signals import HeavyHitters
 from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
+from keyshape.core.prefetch import prefetch
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
+from keyshape.schema.labels import key_label, label_legend
 
 DEFAULT_ROWS = 200_000
 DEFAULT_VALUE_BYTES = 100
@@ -56,10 +58,7 @@ def _is_monotonic(generator: str | None) -> bool:
 
 
 def _bucket_count(schema: KeySchema) -> int | None:
-    try:
-        n = schema.prefix.bucket_count()
-    except Exception:  # noqa: BLE001 - a strategy without a bucket set simply has none
-        return None
+    n = schema.prefix.bucket_count()  # None for a strategy without buckets
     return n if n is not None and n <= _DISCRETE_BUCKETS else None
 
 
@@ -93,7 +92,8 @@ def schema_hints(schema: KeySchema,
         leading_field=lead, monotonic_field=mono, monotonic_generator=gens[lead] if mono else None,
         spread_field=spread, prefix_strategy=strategy,
         hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
-        buckets=_bucket_count(schema), heavy=tuple(top))
+        buckets=_bucket_count(schema), heavy=tuple(top),
+        split_algorithm=schema.splits.algorithm if schema.splits is not None else None)
 
 
 def with_regions(schema: KeySchema, regions: int) -> KeySchema:
@@ -241,28 +241,18 @@ def _schema_text(schema: KeySchema) -> str | None:
 
 
 def _lint_lines(schema: KeySchema) -> list[str]:
-    try:
-        findings = schema.lint()
-    except Exception:  # noqa: BLE001 - lint is advisory; a lint bug must not hide the analysis
-        return []
-    return [str(getattr(f, "message", f)) for f in findings]
+    # A loaded schema always lints; an exception here is a bug and shows as one.
+    return [str(getattr(f, "message", f)) for f in schema.lint()]
 
 
 def _workload_keys(schema: KeySchema, rows: int, seed: int,
                    heavy: dict[str, HeavyHitters]) -> Iterator[KeyArray]:
     from keyshape.workload import generate
 
-    for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS):
+    for columns in generate(schema, rows, seed=seed, chunk_rows=CHUNK_ROWS, text_arrays=True):
         for name, hh in heavy.items():
             hh.update(columns[name])
         yield schema.encode_many(columns, as_array=True)
-
-
-def _file_keys(path: str | Path, column: str | None) -> Iterator[list[bytes]]:
-    from keyshape.workload import read_keys
-
-    for chunk in read_keys(path, column, chunk_rows=CHUNK_ROWS):
-        yield list(chunk)
 
 
 def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
@@ -270,15 +260,18 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    column: str | None = None, auto_split_rows: int | None = None,
                    servers: int = 3, windows: int = 50, seed: int = 0,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
-                   name: str | None = None, progress: Progress | None = None) -> Analysis:
+                   name: str | None = None, progress: Progress | None = None,
+                   workers: int | None = None) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
       ignored with ``keys_file``.
     - ``regions``: override the schema's region count (see ``with_regions``); the regions are
       ``schema.split_keys()``.
-    - ``keys_file`` + ``column``: analyze the keys in a CSV/Parquet column instead of a generated
-      workload (``keyshape.workload.read_keys``; keys in toStringBinary form in CSV).
+    - ``keys_file`` + ``column``: analyze the keys in a Parquet/ORC/CSV column (a file, a
+      directory of files or a glob) instead of a generated workload (keys in toStringBinary form
+      in CSV); ``workers`` threads count Parquet row groups in parallel
+      (:mod:`keyshape.analysis.keyfiles`).
     - ``cells_per_row`` (default: one per key field, as if each field were also stored as a
       column) and ``value_bytes`` per row (default: the workload's ``value_bytes``, else 100)
       feed the key-overhead and size estimates.
@@ -295,25 +288,66 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         rows = int(getattr(schema.workload, "rows", None) or DEFAULT_ROWS)
     if rows < 1:
         raise KeyshapeError(f"rows must be at least 1, got {rows}")
-    total = None if keys_file is not None else rows
-    if value_bytes is None:
-        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
-    acc = Analyzer(schema.split_keys(), servers=servers, windows=windows, total_rows=total,
-                   auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                   cells_per_row=cells_per_row or len(schema.fields))
+    if keys_file is not None:
+        from keyshape.workload import count_key_rows
+
+        total = count_key_rows(keys_file)  # Parquet/ORC footers: exact windows
+    else:
+        total = rows
+    acc = schema_analyzer(schema, total, servers=servers, windows=windows,
+                          auto_split_rows=auto_split_rows, value_bytes=value_bytes,
+                          cells_per_row=cells_per_row)
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
-    chunks = (_file_keys(keys_file, column) if keys_file is not None
-              else _workload_keys(schema, rows, seed, heavy))
-    done = 0
-    for keys in chunks:
-        acc.update(keys)
-        done += len(keys)
-        if progress is not None:
-            progress(done, total)
+    if keys_file is not None:
+        from keyshape.analysis.keyfiles import feed_key_files
+
+        feed_key_files(acc, keys_file, column, workers=workers,
+                       progress=None if progress is None else lambda done: progress(done, total))
+    else:
+        # Generating and encoding the next chunk overlaps with counting this one (another core);
+        # chunks arrive in order, so the result is the same as without the thread.
+        done = 0
+        for keys in prefetch(_workload_keys(schema, rows, seed, heavy)):
+            acc.update(keys)
+            done += len(keys)
+            if progress is not None:
+                progress(done, total)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
-    return acc.finish(name=name or schema.table.full_name, hints=schema_hints(schema, heavy),
-                      schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    return finish_schema(acc, schema, source=source, name=name, heavy=heavy, real_keys=keys_file is not None)
+
+
+def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
+    """``analysis`` (changed in place and returned) with each region's start key decoded by
+    ``schema`` into ``RegionLoad.start_text`` (``keyshape.schema.labels.key_label``: the bucket
+    and the leading fields the key holds, toStringBinary when nothing decodes), for reports."""
+    analysis.regions = [dataclasses.replace(r, start_text=key_label(schema, r.start))
+                        for r in analysis.regions]
+    analysis.label_legend = label_legend(schema)
+    return analysis
+
+
+def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
+                    split_keys: Sequence[bytes] | None = None, servers: int = 3,
+                    windows: int = 50, auto_split_rows: int | None = None,
+                    value_bytes: int | None = None, cells_per_row: int | None = None) -> Analyzer:
+    """The Analyzer ``analyze_schema`` fills for ``schema``: its split keys (or ``split_keys``),
+    ``value_bytes`` from its workload (else 100) and one cell per key field unless given."""
+    if value_bytes is None:
+        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+    return Analyzer(schema.split_keys() if split_keys is None else split_keys, servers=servers,
+                    windows=windows, total_rows=total_rows, auto_split_rows=auto_split_rows,
+                    value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields))
+
+
+def finish_schema(acc: Analyzer, schema: KeySchema, *, source: str, name: str | None = None,
+                  heavy: dict[str, HeavyHitters] | None = None, real_keys: bool = False) -> Analysis:
+    """``acc.finish`` with what the schema says: its name, hints (``real_keys``: the keys came
+    from a file or a live table, not a generated workload), text, lint findings and region labels."""
+    hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=real_keys)
+    analysis = acc.finish(name=name or schema.table.full_name, hints=hints,
+                          schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+    return with_key_labels(analysis, schema)
 
 
 def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *,

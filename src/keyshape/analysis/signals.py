@@ -13,42 +13,109 @@ import numpy as np
 from keyshape.core.keyarray import KeyArray
 
 
+def _successor_order(ka: KeyArray) -> tuple[np.ndarray, np.ndarray]:
+    """(key i+1 > key i, key i+1 < key i) for consecutive keys, in unsigned bytes order."""
+    n, width = len(ka), ka.width
+    lengths = ka.lengths
+    if width == 0:
+        return np.zeros(n - 1, dtype=bool), np.zeros(n - 1, dtype=bool)
+    # The first 8 bytes as big-endian integers settle most pairs; only pairs that share them
+    # compare their whole (zero padded) keys.
+    head = np.zeros((n, 8), dtype=np.uint8)
+    head[:, : min(8, width)] = ka.matrix[:, :8]
+    p = head.view(">u8").ravel()
+    gt, lt = p[1:] > p[:-1], p[1:] < p[:-1]
+    tie = np.flatnonzero(p[1:] == p[:-1])
+    if tie.size:
+        matrix = ka.matrix
+        # numpy compares 'S' values as NUL padded (the zero padding of the matrix); the length
+        # breaks the remaining ties, a proper prefix first, as bytes order does.
+        after = np.ascontiguousarray(matrix[tie + 1]).view(f"S{width}").ravel()
+        before = np.ascontiguousarray(matrix[tie]).view(f"S{width}").ravel()
+        same = after == before
+        gt[tie] = (after > before) | (same & (lengths[tie + 1] > lengths[tie]))
+        lt[tie] = (after < before) | (same & (lengths[tie + 1] < lengths[tie]))
+    return gt, lt
+
+
 class WriteOrder:
     """Fraction of consecutive writes whose key is greater (or smaller) than the previous key.
 
     Sequential ids and leading timestamps give ~1.0 increasing; reverse timestamps ~1.0
     decreasing; a hash or salt prefix ~0.5 each. Keys compare as HBase does (unsigned bytes, a
-    prefix sorts first). At most ``sample`` pairs are compared per chunk (the first ones), which is
-    plenty to tell these cases apart.
+    prefix sorts first). Every consecutive pair is compared, in numpy.
+
+    Mergeable: each key may come with its position in the write stream, and pieces of the stream
+    seen by different workers (Spark partitions, worker processes) are joined with :meth:`merge`.
+    Only the ends of each contiguous run of positions are kept, so the pair across two pieces is
+    counted once both are in, whatever order they arrive in.
     """
 
-    def __init__(self, sample: int = 50_000) -> None:
-        self.sample = sample
+    def __init__(self) -> None:
         self.pairs = 0
         self.up = 0
         self.down = 0
-        self._last: bytes | None = None
+        # Contiguous runs of positions seen: [first_pos, first_key, last_pos, last_key].
+        self._runs: list[list] = []
 
-    def update(self, keys: Sequence[bytes] | KeyArray) -> None:
-        """Count the order of consecutive keys in one chunk (and across the previous chunk's end)."""
-        n = len(keys)
+    def update(self, keys: Sequence[bytes] | KeyArray, start: int = 0,
+               positions: np.ndarray | None = None) -> None:
+        """Count the order of one chunk of keys, at write positions ``start, start + 1, ...``
+        (or at ``positions``, ascending within each contiguous stretch)."""
+        ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(list(keys))
+        n = len(ka)
         if n == 0:
             return
-        if isinstance(keys, KeyArray):
-            head = keys[: self.sample + 1].tolist()
-            last = keys[n - 1 :].tolist()[0]
+        pos = None if positions is None else np.asarray(positions, dtype=np.int64)
+        if n > 1:
+            gt, lt = _successor_order(ka)
+            if pos is None:
+                self.up += int(np.count_nonzero(gt))
+                self.down += int(np.count_nonzero(lt))
+                self.pairs += n - 1
+                breaks = np.zeros(0, dtype=np.int64)
+            else:
+                adjacent = np.diff(pos) == 1
+                self.up += int(np.count_nonzero(gt & adjacent))
+                self.down += int(np.count_nonzero(lt & adjacent))
+                self.pairs += int(np.count_nonzero(adjacent))
+                breaks = np.flatnonzero(~adjacent) + 1
         else:
-            head = list(keys[: self.sample + 1])
-            last = keys[n - 1]
-        if self._last is not None:
-            head.insert(0, self._last)
-        for a, b in zip(head, head[1:]):
-            if b > a:
-                self.up += 1
-            elif b < a:
-                self.down += 1
-        self.pairs += max(0, len(head) - 1)
-        self._last = last
+            breaks = np.zeros(0, dtype=np.int64)
+        firsts = np.concatenate([[0], breaks])
+        lasts = np.concatenate([breaks - 1, [n - 1]])
+        for f, last in zip(firsts.tolist(), lasts.tolist()):
+            head, tail = ka[f : f + 1].tolist()[0], ka[last : last + 1].tolist()[0]
+            first_pos, last_pos = (start + f, start + last) if pos is None else (pos[f], pos[last])
+            self._runs.append([int(first_pos), head, int(last_pos), tail])
+        self._join()
+
+    def merge(self, other: WriteOrder) -> None:
+        """Add another piece of the same write stream (disjoint positions)."""
+        self.pairs += other.pairs
+        self.up += other.up
+        self.down += other.down
+        self._runs.extend(list(r) for r in other._runs)
+        self._join()
+
+    def _join(self) -> None:
+        """Join runs that touch (one ends at p, the next starts at p + 1), counting that pair."""
+        if len(self._runs) < 2:
+            return
+        self._runs.sort(key=lambda r: r[0])
+        joined = [self._runs[0]]
+        for run in self._runs[1:]:
+            prev = joined[-1]
+            if prev[2] + 1 == run[0]:
+                self.pairs += 1
+                if run[1] > prev[3]:
+                    self.up += 1
+                elif run[1] < prev[3]:
+                    self.down += 1
+                prev[2], prev[3] = run[2], run[3]
+            else:
+                joined.append(run)
+        self._runs = joined
 
     @property
     def increasing(self) -> float:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from keyshape.errors import KeyshapeError
+
 # Fixed bytes of one HBase KeyValue besides row, family, qualifier and value: key length (4),
 # value length (4), row length (2), family length (1), timestamp (8), type (1).
 KEYVALUE_FIXED_BYTES = 20
@@ -18,9 +20,9 @@ KEYVALUE_FIXED_BYTES = 20
 def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:
     arr = np.asarray(counts, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError("counts must be a non-empty one-dimensional array (one entry per region)")
+        raise KeyshapeError("counts must be a non-empty one-dimensional array (one entry per region)")
     if np.any(arr < 0):
-        raise ValueError("counts must not be negative")
+        raise KeyshapeError("counts must not be negative")
     return arr
 
 
@@ -47,7 +49,7 @@ def gini(counts: np.ndarray | list[int]) -> float:
 
 
 def deviation_rate(counts: np.ndarray | list[int]) -> float:
-    """The seeds' balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
+    """The usual load-balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
     arr = _as_counts(counts)
     mean = arr.mean()
     return float((arr.max() - arr.min()) / mean) if mean > 0 else 0.0
@@ -148,6 +150,14 @@ class KeyLengths:
         self.min = lo if self.min is None else min(self.min, lo)
         self.max = hi if self.max is None else max(self.max, hi)
 
+    def merge(self, other: KeyLengths) -> None:
+        """Add the lengths another KeyLengths has seen."""
+        self.count += other.count
+        self.total += other.total
+        for name, pick in (("min", min), ("max", max)):
+            a, b = getattr(self, name), getattr(other, name)
+            setattr(self, name, b if a is None else a if b is None else pick(a, b))
+
     @property
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
@@ -156,11 +166,11 @@ class KeyLengths:
 def key_overhead_bytes(key_bytes_total: int, cells_per_row: int) -> int:
     """Bytes the row key costs on disk and in the block cache: HBase repeats it in every cell.
 
-    This is the seeds' memory argument for short keys: a 100-byte key on a row of 10 cells costs
+    This is the memory argument for short keys: a 100-byte key on a row of 10 cells costs
     1,000 bytes per row before any value is stored (uncompressed, no data block encoding).
     """
     if cells_per_row < 1:
-        raise ValueError("cells_per_row must be at least 1 (each row stores at least one cell)")
+        raise KeyshapeError("cells_per_row must be at least 1 (each row stores at least one cell)")
     return int(key_bytes_total) * int(cells_per_row)
 
 

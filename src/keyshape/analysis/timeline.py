@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from keyshape.errors import KeyshapeError
+
 
 class Timeline:
     """Accumulates a ``windows x regions`` matrix of writes from region indices in write order.
@@ -26,11 +28,11 @@ class Timeline:
 
     def __init__(self, windows: int, regions: int, total_rows: int | None = None) -> None:
         if windows < 1:
-            raise ValueError(f"windows must be at least 1, got {windows}")
+            raise KeyshapeError(f"windows must be at least 1, got {windows}")
         if regions < 1:
-            raise ValueError(f"regions must be at least 1, got {regions}")
+            raise KeyshapeError(f"regions must be at least 1, got {regions}")
         if total_rows is not None and total_rows < 0:
-            raise ValueError(f"total_rows must not be negative, got {total_rows}")
+            raise KeyshapeError(f"total_rows must not be negative, got {total_rows}")
         self.windows = windows
         self.regions = regions
         self.total_rows = total_rows
@@ -44,15 +46,24 @@ class Timeline:
             self._width = 1
         self._counts = np.zeros((self._bins, regions), dtype=np.int64)
 
-    def update(self, region_index: np.ndarray) -> None:
-        """Count one chunk of writes, given the region index of each write in write order."""
+    def update(self, region_index: np.ndarray, positions: np.ndarray | None = None) -> None:
+        """Count one chunk of writes, given the region index of each write in write order.
+
+        ``positions`` (with ``total_rows`` known) places each write at its position in the whole
+        stream instead of after the writes counted so far: pieces of one stream counted apart
+        then :meth:`merge` into exactly the matrix one pass would give.
+        """
         idx = np.asarray(region_index, dtype=np.int64)
         n = idx.size
         if n == 0:
             return
         if idx.min() < 0 or idx.max() >= self.regions:
-            raise ValueError(f"region index out of range 0..{self.regions - 1}")
-        pos = np.arange(self.rows, self.rows + n, dtype=np.int64)
+            raise KeyshapeError(f"region index out of range 0..{self.regions - 1}")
+        if positions is not None and self.total_rows is None:
+            raise KeyshapeError("write positions need total_rows: windows of a stream counted in "
+                             "pieces can only be cut when its length is known")
+        pos = (np.arange(self.rows, self.rows + n, dtype=np.int64) if positions is None
+               else np.asarray(positions, dtype=np.int64))
         if self.total_rows is not None:
             # Rows past the announced total land in the last window rather than being lost.
             total = max(self.total_rows, 1)
@@ -64,6 +75,14 @@ class Timeline:
         flat = np.bincount(bins * self.regions + idx, minlength=self._bins * self.regions)
         self._counts += flat.reshape(self._bins, self.regions)
         self.rows += n
+
+    def merge(self, other: Timeline) -> None:
+        """Add the writes another Timeline counted at other positions of the same stream."""
+        if (self.total_rows is None or other.total_rows != self.total_rows
+                or other._counts.shape != self._counts.shape):
+            raise ValueError("only timelines of the same stream length, windows and regions merge")
+        self._counts += other._counts
+        self.rows += other.rows
 
     def _coarsen(self) -> None:
         # Merge adjacent fine bins pairwise; the second half becomes free for later writes.

@@ -44,6 +44,8 @@ class SchemaHints:
     hash_fields: tuple[str, ...] = ()
     buckets: int | None = None
     heavy: tuple[tuple[str, object, float], ...] = ()  # (field, value, share of rows)
+    split_algorithm: str | None = None  # the schema's [splits] algorithm
+    real_keys: bool = False  # analyzed keys came from a file, not a generated workload
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,11 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
                 f"Leading field {mono_field} is monotonic{gen}: add a salt prefix "
                 f"(prefix = {{ strategy = \"phoenix\", buckets = {R if R > 1 else 16} }}) and split on the "
                 "buckets ([splits] algorithm = \"prefix\"); reads then fan out to every bucket.")
+        if h.split_algorithm == "sample" and R > 1:
+            out.append(
+                f"Split points sampled from past data cannot cover future keys of {mono_field}: "
+                "every key written after the sample sorts after the last split point, so the last "
+                "region takes all new writes; sampling again only moves the cliff, a prefix removes it.")
     elif monotonic_keys and (time_hot or total_hot or R == 1):
         way = "increase" if ev.increasing >= 0.9 else "decrease"
         share = ev.increasing if ev.increasing >= 0.9 else ev.decreasing
@@ -215,9 +222,16 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         out.append(f"{R} regions over {ev.servers} region servers cannot be even: use a multiple "
                    f"of {ev.servers} regions.")
     if not out:
-        if verdict == BALANCED:
+        if verdict == BALANCED and h.real_keys:
+            out.append("No change needed for writes with these keys; run again when the key mix "
+                       "changes (new tenants, a new id range).")
+        elif verdict == BALANCED:
             out.append("No change needed for writes. On a generated workload, confirm with your "
                        "production row count (--rows) and a sample of real keys (--keys).")
+        elif verdict == SKEWED and h.real_keys:
+            out.append("Take split points from quantiles of these keys (keyshape.sample_splits, "
+                       "then [splits] algorithm = \"explicit\") or hash a higher-cardinality field "
+                       "into the prefix.")
         elif verdict == SKEWED:
             out.append("Choose split points from a sample of real keys ([splits] algorithm = "
                        "\"sample\") or hash a higher-cardinality field into the prefix.")

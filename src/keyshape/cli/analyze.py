@@ -83,56 +83,142 @@ def _write_json(path: str, payload: dict[str, Any], out: Any) -> None:
         out.print(f"[dim]wrote {path}[/dim]")
 
 
-def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None) -> None:
+def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None,
+                  colour_scale: str = "shared") -> None:
     """Write the --html and --png reports that were asked for and say where on ``out``: one
-    Analysis as one design's report, a list of them as the side-by-side compare report."""
+    Analysis as one design's report, a list of them as the side-by-side compare report (heat
+    maps on one ``colour_scale``, or "per-panel")."""
     many = isinstance(analysis, list)
     if html_path:
         from keyshape.report.html import write_compare_html, write_html
 
-        (write_compare_html if many else write_html)(analysis, html_path)
+        if many:
+            write_compare_html(analysis, html_path, colour_scale)
+        else:
+            write_html(analysis, html_path)
         out.print(f"[dim]wrote {html_path}[/dim]")
     if png_path:
         from keyshape.report.png import write_compare_png, write_png
 
-        (write_compare_png if many else write_png)(analysis, png_path)
+        if many:
+            write_compare_png(analysis, png_path, colour_scale)
+        else:
+            write_png(analysis, png_path)
         out.print(f"[dim]wrote {png_path}[/dim]")
 
 
 @click.command("analyze")
-@click.argument("schema", type=click.Path(exists=True, dir_okay=False))
+@click.argument("schema", required=False, type=click.Path(exists=True, dir_okay=False))
 @_common
-@click.option("--keys", "keys_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Analyze real keys from a CSV or Parquet file instead of the workload.")
+@click.option("--keys", "keys_file", type=str, default=None, metavar="PATH",
+              help="Analyze real keys instead of the workload: a Parquet, ORC or CSV file, a "
+              "directory of them or a glob.")
 @click.option("--column", default=None, help="Column of --keys holding the row keys "
               "(default: the first; CSV text in toStringBinary form).")
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
-def analyze_command(schema: str, rows: int | None, regions: int | None, auto_split: int | None,
-                    servers: int, windows: int, seed: int, html_path: str | None,
-                    png_path: str | None, json_path: str | None, fail_on: str | None,
-                    keys_file: str | None, column: str | None, top: int) -> None:
+# --- live tables: sample the keys of an existing table (keyshape.ops.sample)
+@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
+              help="With --table: analyze a live table of this HBase (ZooKeeper HOST:PORT).")
+@click.option("--table", "live_table", default=None, metavar="NS:NAME",
+              help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
+              "given, decodes them).")
+@click.option("--sample-per-region", type=click.IntRange(min=1), default=500, show_default=True,
+              help="With --table: keys sampled per region (key-only scans).")
+@click.option("--time-field", default=None, metavar="FIELD",
+              help="With --table: the key field that orders rows in time (default: the schema's "
+              "timestamp field).")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="Who reads --keys: this machine (all its cores) or Spark.")
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master for --engine spark: local[*], spark://HOST:7077, yarn, ...")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Threads of the local engine (default: the cores available).")
+def analyze_command(schema: str | None, rows: int | None, regions: int | None,
+                    auto_split: int | None, servers: int, windows: int, seed: int,
+                    html_path: str | None, png_path: str | None, json_path: str | None,
+                    fail_on: str | None, keys_file: str | None, column: str | None, top: int,
+                    url: str | None, live_table: str | None, sample_per_region: int,
+                    time_field: str | None, engine: str, master: str | None, workers: int | None) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
     regions of the schema's [splits], and prints the per-region table, the key numbers and a
-    verdict: balanced, skewed or hotspot, with reasons and advice.
+    verdict: balanced, skewed or hotspot, with reasons and advice. With --table (and --hbase)
+    the keys are sampled from the live table and judged against its real regions.
     """
     from keyshape.analysis.designs import analyze_schema
     from keyshape.report.terminal import analysis_view
 
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
+    if engine == "spark" and keys_file is None:
+        raise click.UsageError("--engine spark reads --keys PATH; give the keys to analyze")
+    if master is not None and engine != "spark":
+        raise click.UsageError("--master is for --engine spark")
     out, err = _consoles(json_path)
-    analysis = _run_with_progress(
-        err, "generating and assigning keys", rows if keys_file is None else None,
-        analyze_schema, schema=schema, rows=rows, regions=regions, keys_file=keys_file,
-        column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed)
+    if live_table is not None or url is not None:
+        if rows is not None or regions is not None or auto_split is not None:
+            raise click.UsageError("--rows, --regions and --auto-split shape a generated workload; "
+                                   "a live table (--table) has its own rows and regions")
+        analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
+                                  windows, seed, keys_file)
+    elif schema is None:
+        raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
+    elif time_field is not None:
+        raise click.UsageError("--time-field works with --table (a live table's keys)")
+    elif engine == "spark":
+        from keyshape.phoenix.schema import load_schema
+        from keyshape.spark import analyze_path
+
+        analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
+                                auto_split_rows=auto_split, servers=servers, windows=windows)
+    else:
+        from keyshape.phoenix.schema import load_schema
+
+        analysis = _run_with_progress(
+            err, "generating and assigning keys", rows if keys_file is None else None,
+            analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
+            column=column, auto_split_rows=auto_split, servers=servers, windows=windows, seed=seed,
+            workers=workers)
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
     write_reports(out, analysis, html_path, png_path)
     _finish(_exit_code([analysis.verdict], fail_on))
+
+
+def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | None,
+                   per_region: int, time_field: str | None, windows: int, seed: int,
+                   keys_file: str | None) -> Any:
+    """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
+    from keyshape.cli.hbase import _open
+    from keyshape.ops.sample import analyze_live, sample_table
+    from keyshape.phoenix.schema import load_schema
+
+    if table is None or url is None:
+        raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
+    if keys_file is not None:
+        raise click.UsageError("--keys and --table are two sources of keys; give one")
+    from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema
+
+    # A Phoenix DDL file may hold several tables and indexes: take the one named by --table.
+    loaded = (load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql")
+              else load_schema(schema) if schema else None)
+    store = _open(url)
+    try:
+        with err.status(f"sampling the keys of {table}"):
+            sample = sample_table(store, table, per_region)
+        live = analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed)
+    finally:
+        store.close()
+    if isinstance(loaded, PhoenixKeySchema):
+        from keyshape.phoenix.live import bucket_view
+
+        view = bucket_view(loaded.phoenix.key, sample, live.estimated_rows)
+        if view is not None:
+            live.analysis.reasons.extend(view.notes(loaded.phoenix.key))
+    return live.analysis
 
 
 @click.command("compare")
@@ -141,10 +227,14 @@ def analyze_command(schema: str, rows: int | None, regions: int | None, auto_spl
 @click.option("--strategies", default=None, metavar="LIST",
               help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
               "crc32 (n = buckets, or the md5 length); each gets splits matched to it.")
+@click.option("--colour-scale", "--color-scale", "colour_scale", type=click.Choice(["shared", "per-panel"]),
+              default="shared", show_default=True,
+              help="Heat maps in --html/--png: one colour scale for all designs (brightness "
+              "compares across them) or one per panel (each design's own pattern shows).")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
                     auto_split: int | None, servers: int, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
-                    fail_on: str | None, strategies: str | None) -> None:
+                    fail_on: str | None, strategies: str | None, colour_scale: str) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
@@ -156,18 +246,18 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
 
     from keyshape.analysis.designs import analyze_schema, strategy_variants
     from keyshape.report.terminal import compare_table, verdict_line
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
     out, err = _consoles(json_path)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
-        loaded = [KeySchema.load(s) for s in schemas]
+        loaded = [load_schema(s) for s in schemas]
         names = [Path(s).stem for s in schemas]
     elif len(schemas) != 1:
         raise click.UsageError(f"--strategies compares the strategies of one schema; give exactly "
                                f"one SCHEMA (got {len(schemas)}), or drop --strategies")
     else:
-        variants = strategy_variants(KeySchema.load(schemas[0]), strategies.split(","),
+        variants = strategy_variants(load_schema(schemas[0]), strategies.split(","),
                                      regions=regions, name=Path(schemas[0]).stem)
         loaded, names = [v.schema for v in variants], [v.name for v in variants]
         notes, regions = [v.splits for v in variants], None  # the variants carry their regions
@@ -192,5 +282,5 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
             if note is not None:
                 d["splits"] = note
         _write_json(json_path, {"rows": rows, "designs": designs}, out)
-    write_reports(out, analyses, html_path, png_path)
+    write_reports(out, analyses, html_path, png_path, colour_scale)
     _finish(_exit_code([a.verdict for a in analyses], fail_on))

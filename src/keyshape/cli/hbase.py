@@ -8,6 +8,7 @@ and ``watch`` refuses, since an embedded table exists only inside the process th
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -20,12 +21,22 @@ _HBASE_HELP = ("A real HBase: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT).
                "command runs on a fresh in-process embedded store, a preview that keeps nothing.")
 
 
-def _open(url: str | None) -> Any:
+_USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
+              "else the login user). HBase checks ACLs against it.")
+
+
+def _user_option(fn: Any) -> Any:
+    return click.option("--user", default=None, metavar="NAME", help=_USER_HELP)(fn)
+
+
+def _open(url: str | None, user: str | None = None) -> Any:
     """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
     from keyshape.store import open_store
 
+    if url is None and user is not None:
+        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     try:
-        return open_store(url)
+        return open_store(url, user=user)
     except KeyshapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
@@ -65,40 +76,85 @@ def _where(url: str | None) -> str:
     return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
 
 
+def _print_connection(out: Any, url: str | None, store: Any) -> None:
+    """The HBase address and the user every request acts as (what HBase's ACLs check)."""
+    if url:
+        out.print(f"[dim]connected to HBase at {url} as user {getattr(store, 'user', '?')}[/dim]")
+
+
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--dry-run", is_flag=True,
               help="Print the equivalent HBase shell statements instead; needs no HBase.")
-def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
+def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
-    Creates the namespace when missing, then the table with every column family and its
+    Creates the namespace when missing, then the table (and its [[index]] and [[counter]]
+    tables) with every column family and its
     options (versions, compression, bloom filter, block size, TTL, in-memory, data block
     encoding). The regions are then read back from the store and compared with the split keys;
     any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
     """
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     if dry_run:
-        from keyshape.schema.ddl import shell_create_statement
+        from keyshape.schema.ddl import shell_create_statements
 
-        click.echo(shell_create_statement(schema), nl=False)
+        click.echo(shell_create_statements(schema), nl=False)
         return
-    store = _open(url)
+    store = _open(url, user)
     try:
         regions = _create(store, schema)
     finally:
         store.close()
     out = _console()
+    _print_connection(out, url, store)
     out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
                                       f"{len(regions)} regions, as the schema asks"))
+    from keyshape.schema.ddl import schema_tables
+
+    for role, spec, splits in schema_tables(schema)[1:]:
+        out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
+    out.print(_assignment(regions))
+
+
+def _assignment(regions: list[Any]) -> str:
+    """One line: how many of the table's regions each server was given."""
+    counts: dict[str, int] = {}
+    for r in regions:
+        counts[r.server] = counts.get(r.server, 0) + 1
+    mean = len(regions) / len(counts)
+    parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+    return (f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} hold the regions "
+            f"({parts}; max/mean {max(counts.values()) / mean:.2f})")
+
+
+def _servers_table(shares: list[Any], metric: str) -> Any:
+    """Per-server request shares beside the per-region ones (``ops.live.shares_by_server``)."""
+    from rich.table import Table
+
+    from keyshape.report.terminal import _bar
+
+    top = max((s.share for s in shares), default=0.0)
+    mean = sum(s.share for s in shares) / len(shares) if shares else 0.0
+    table = Table(title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} "
+                        f"share per server (max/mean {top / mean if mean else 0:.2f})",
+                  title_justify="left", header_style="bold")
+    for col in ("server", "regions", f"{metric}s", "share", ""):
+        table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
+    for s in shares:
+        table.add_row(s.server, str(s.regions), f"{s.requests:,}", f"{100 * s.share:.1f}%",
+                      _bar(s.share, top))
+    return table
 
 
 @click.command("load")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@_user_option
 @click.option("--rows", type=click.IntRange(min=1), default=None,
               help="Rows to write (default: the schema's [workload] rows).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -107,8 +163,8 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
 @click.option("--settle", type=click.FloatRange(min=0), default=15.0, show_default=True,
               metavar="SECONDS", help="How long to wait for the region servers to report the "
               "writes in their region loads.")
-def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int,
-                 settle: float) -> None:
+def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int,
+                 seed: int, settle: float) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -117,18 +173,19 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     live counts. A batch that cannot be written ends the load with one error line saying how
     many rows were acknowledged (stored) before it.
     """
-    from keyshape.analysis.designs import analyze_schema, schema_hints
+    from keyshape.analysis.designs import analyze_schema, schema_hints, with_key_labels
     from keyshape.ops.live import (
         LiveHeat,
         live_analysis,
         load_workload,
         shares_by_region,
+        shares_by_server,
         wait_for_writes,
     )
     from keyshape.report.terminal import progress_bar
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
         raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one "
                             "or pass --rows N (default generators)")
@@ -136,7 +193,8 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
         rows = int(getattr(schema.workload, "rows", 0) or 100_000)
     table = schema.table.full_name
     out, err = _console(), _console(stderr=True)
-    store = _open(url)
+    store = _open(url, user)
+    _print_connection(out, url, store)
     try:
         if not store.table_exists(table):
             regions = _create(store, schema)
@@ -147,25 +205,31 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
                                    progress=lambda done, _total: update(done), seed=seed)
         out.print(f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: "
                   f"{result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})")
+        ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        out.print(f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended "
+                  f"{ended} UTC; {getattr(store, 'retry_count', 0)} transient error(s) retried")
         final = wait_for_writes(store, table, baseline, result.rows, timeout=settle)
     finally:
         store.close()
     heat = LiveHeat()
     heat.add(baseline, 0.0)
     heat.add(final, result.seconds)
-    live = live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url))
+    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)),
+                           schema)
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:
         err.print(f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
                   f"writes after {settle:.0f} s; the servers report loads periodically")
-    out.print(_load_table(live, dict(shares_by_region(predicted))))
+    out.print(_load_table(live, dict(shares_by_region(predicted)),
+                          list(dict.fromkeys(r.server for r in heat.latest))))
+    out.print(_servers_table(shares_by_server(heat, live), "write"))
     _print_verdict(out, live, f"live: {counted:,} write requests")
     out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: "
               f"{predicted.verdict}[/dim]")
 
 
-def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
+def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | None = None) -> Any:
     from rich.table import Table
     from rich.text import Text
 
@@ -182,7 +246,8 @@ def _load_table(live: Any, predicted: dict[bytes, float]) -> Any:
         p = predicted.get(r.start)
         table.add_row(str(r.index), Text(to_string_binary(r.start) if r.start else "(start)"),
                       f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
-                      "" if p is None else f"{100 * p:.1f}%", str(r.server),
+                      "" if p is None else f"{100 * p:.1f}%",
+                      servers[r.server] if servers else str(r.server),
                       f"{r.bytes / 1e6:.1f}")
     return table
 
@@ -205,6 +270,7 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 @click.option("--hbase", "url", default=None, metavar="HOST:PORT",
               help="The HBase to watch: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). "
                    "Required: an embedded table lives only in the process that wrote it.")
+@_user_option
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               metavar="SECONDS", help="Seconds between polls of the region loads.")
 @click.option("--samples", type=click.IntRange(min=1), default=None,
@@ -217,9 +283,11 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the live heat map report as self-contained HTML.")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
               help="Write the time x key-space heat map as PNG.")
-def watch_command(table: str, url: str | None, interval: float, samples: int | None,
+@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The table's key schema: region labels show start keys decoded by it.")
+def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
-                  png_path: str | None) -> None:
+                  png_path: str | None, schema_path: str | None) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
 
     Every --interval seconds the per-region request counters are read and their increase since
@@ -227,13 +295,17 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     followed). Ctrl-C stops early; the region table, the verdict and the --html/--png reports
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
-    from keyshape.ops.live import live_analysis, watch
+    from keyshape.analysis.designs import with_key_labels
+    from keyshape.ops.live import live_analysis, shares_by_server, watch
+    from keyshape.phoenix.schema import load_schema
 
+    schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")
     out = _console()
-    store = _open(url)
+    store = _open(url, user)
+    _print_connection(out, url, store)
 
     def show(sample: Any) -> None:
         values = sample.writes if metric == "write" else sample.reads
@@ -251,8 +323,11 @@ def watch_command(table: str, url: str | None, interval: float, samples: int | N
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    if schema is not None:
+        analysis = with_key_labels(analysis, schema)
     from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 
     out.print(analysis_view(analysis, width=out.width))
+    out.print(_servers_table(shares_by_server(heat, analysis), metric))
     write_reports(out, analysis, html_path, png_path)

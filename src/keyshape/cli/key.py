@@ -18,9 +18,13 @@ __all__ = ["key_group", "lint_command"]
 
 
 def _schema(path: str):  # type: ignore[no-untyped-def]
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
 
-    return KeySchema.load(path)
+    return load_schema(path)
+
+
+def _is_ddl(path: str) -> bool:
+    return path.lower().endswith(".sql")
 
 
 def parse_assignments(schema, items: tuple[str, ...], allow_range: bool) -> dict:  # type: ignore[no-untyped-def]
@@ -47,8 +51,15 @@ def key_group() -> None:
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="FIELD=VALUE...")
 def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
-    """Print the row key of FIELD=VALUE... (toStringBinary) and its length in bytes."""
+    """Print the row key of FIELD=VALUE... (toStringBinary) and its length in bytes. SCHEMA may
+    also be a Phoenix DDL file (.sql): see ``keyshape phoenix key``."""
     from keyshape.core.hbytes import to_string_binary
+
+    if _is_ddl(schema_path):
+        from keyshape.cli.phoenix import phoenix_key_encode
+
+        return click.get_current_context().invoke(phoenix_key_encode, ddl_path=schema_path, values=values,
+                                                  table_name=None, as_hex=False)
 
     schema = _schema(schema_path)
     key = schema.encode(parse_assignments(schema, values, allow_range=False))
@@ -60,8 +71,15 @@ def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("key")
 def key_decode(schema_path: str, key: str) -> None:
-    """Print the fields of KEY (given in toStringBinary form), one name=value per line."""
+    """Print the fields of KEY (given in toStringBinary form), one name=value per line. SCHEMA may
+    also be a Phoenix DDL file (.sql)."""
     from keyshape.core.hbytes import to_bytes_binary, to_string_binary
+
+    if _is_ddl(schema_path):
+        from keyshape.cli.phoenix import phoenix_key_decode
+
+        return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key,
+                                                  table_name=None, as_hex=False)
 
     schema = _schema(schema_path)
     for name, value in schema.decode(to_bytes_binary(key, strict=True)).items():
@@ -76,8 +94,15 @@ def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
     """Print the [start, stop) scan ranges for leading FIELD=VALUE... (last may be LO..HI).
 
     One line per range: start, a tab, stop (toStringBinary; an empty stop is the table's end).
+    SCHEMA may also be a Phoenix DDL file (.sql).
     """
     from keyshape.core.hbytes import to_string_binary
+
+    if _is_ddl(schema_path):
+        from keyshape.cli.phoenix import phoenix_key_ranges
+
+        return click.get_current_context().invoke(phoenix_key_ranges, ddl_path=schema_path, values=values,
+                                                  table_name=None)
 
     schema = _schema(schema_path)
     for start, stop in schema.scan_ranges(**parse_assignments(schema, values, allow_range=True)):

@@ -11,12 +11,14 @@ from keyshape.errors import KeyshapeError
 
 
 class _Group(click.Group):
-    """Turns keyshape's own errors into one line on stderr and exit code 2, never a traceback."""
+    """Turns keyshape's own errors (KeyshapeError: bad input, a refusing store) and OS errors
+    (a missing or unreadable file) into one line on stderr and exit code 2. Anything else is a
+    bug and keeps its traceback."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
-        except (KeyshapeError, ValueError, OSError) as exc:
+        except (KeyshapeError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
 
@@ -42,14 +44,18 @@ def main() -> None:
 
 
 # Command groups register here, after ``main`` exists (each module is a plain click command).
+from keyshape.cli.admin import admin_group  # noqa: E402
 from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
+from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
 from keyshape.cli.hbase import create_command, load_command, watch_command  # noqa: E402
 from keyshape.cli.key import key_group, lint_command  # noqa: E402
-from keyshape.cli.read import scan_command  # noqa: E402
 from keyshape.cli.phoenix import phoenix_group  # noqa: E402
+from keyshape.cli.read import scan_command  # noqa: E402
+from keyshape.cli.records import get_command, ids_group, index_group  # noqa: E402
 from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 
 for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
                  lint_command, scan_command, create_command, load_command, watch_command,
-                 phoenix_group):
+                 get_command, index_group, ids_group, admin_group, split_plan_command,
+                 migrate_command, phoenix_group):
     main.add_command(_command)

@@ -8,7 +8,6 @@ and read in HBase ``toStringBinary`` form; ``--hex`` reads/prints hex instead.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -18,31 +17,10 @@ from keyshape.errors import KeyshapeError
 __all__ = ["phoenix_group"]
 
 
-def _tables(path: str) -> dict[str, Any]:
-    from keyshape.phoenix import parse_ddl
-
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise KeyshapeError(f"cannot read {path}: {exc.strerror}") from None
-    tables: dict[str, Any] = {}
-    for statement in (s.strip() for s in text.split(";")):
-        if statement and not statement.startswith("--"):
-            table = parse_ddl(statement, tables)
-            tables[table.name] = table
-    if not tables:
-        raise KeyshapeError(f"{path} has no CREATE TABLE statement")
-    return tables
-
-
 def _table(path: str, name: str | None) -> Any:
-    tables = _tables(path)
-    if name is None:
-        return next(iter(tables.values()))
-    key = name.upper() if '"' not in name else name.strip('"')
-    if key not in tables:
-        raise KeyshapeError(f"{path} has no table {name!r}; it has: {', '.join(tables)}")
-    return tables[key]
+    from keyshape.phoenix.schema import load_phoenix_schema
+
+    return load_phoenix_schema(path, name).phoenix
 
 
 def _show(value: Any) -> str:
@@ -54,6 +32,21 @@ def _show(value: Any) -> str:
     if isinstance(value, PhoenixTimestamp):
         return f"{value.millis} ms + {value.nanos} ns"
     return "NULL" if value is None else str(value)
+
+
+def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
+    """PK values from COLUMN=VALUE arguments, in PK order as given."""
+    from keyshape.phoenix.types import parse_text
+
+    columns = {c.name: c for c in table.key.columns}
+    record: dict[str, Any] = {}
+    for item in values:
+        name, eq, text = item.partition("=")
+        column = columns.get(name.upper()) or columns.get(name)
+        if not eq or column is None:
+            raise KeyshapeError(f"expected PK_COLUMN=VALUE with a column of {', '.join(columns)}; got {item!r}")
+        record[column.name] = parse_text(column.type, text)
+    return record
 
 
 _TABLE = click.option("--table", "table_name", default=None, help="Table or index in the file (default: the first).")
@@ -115,18 +108,9 @@ def phoenix_key() -> None:
 def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str | None, as_hex: bool) -> None:
     """Print the row key Phoenix writes for COLUMN=VALUE... (PK columns; absent ones are NULL)."""
     from keyshape.core.hbytes import to_string_binary
-    from keyshape.phoenix.types import parse_text
 
     table = _table(ddl_path, table_name)
-    columns = {c.name: c for c in table.key.columns}
-    record: dict[str, Any] = {}
-    for item in values:
-        name, eq, text = item.partition("=")
-        column = columns.get(name.upper()) or columns.get(name)
-        if not eq or column is None:
-            raise KeyshapeError(f"expected PK_COLUMN=VALUE with a column of {', '.join(columns)}; got {item!r}")
-        record[column.name] = parse_text(column.type, text)
-    key = table.key.encode(record)
+    key = table.key.encode(_record(table, values))
     click.echo(key.hex() if as_hex else to_string_binary(key))
 
 
@@ -149,6 +133,20 @@ def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: 
         raw = to_bytes_binary(key, strict=True)
     for name, value in table.key.decode(raw).items():
         click.echo(f"{name}={_show(value)}")
+
+
+@phoenix_key.command("ranges")
+@click.argument("ddl_path", metavar="DDL.sql")
+@click.argument("values", nargs=-1, metavar="COLUMN=VALUE...")
+@_TABLE
+def phoenix_key_ranges(ddl_path: str, values: tuple[str, ...], table_name: str | None) -> None:
+    """Print the [start, stop) scan ranges holding every row with these leading PK values (one per
+    salt bucket): start, a tab, stop (toStringBinary; an empty stop is the table's end)."""
+    from keyshape.core.hbytes import to_string_binary
+
+    table = _table(ddl_path, table_name)
+    for start, stop in table.key.scan_ranges(**_record(table, values)):
+        click.echo(f"{to_string_binary(start)}\t{to_string_binary(stop)}")
 
 
 @phoenix_group.command("catalog")

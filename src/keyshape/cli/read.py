@@ -6,7 +6,33 @@ import click
 
 from keyshape.errors import KeyshapeError
 
-__all__ = ["scan_command"]
+__all__ = ["print_rows", "scan_command"]
+
+
+def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def]
+    """Rows as a table: stored key (toStringBinary), decoded fields, the first cells."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from keyshape.core.hbytes import to_string_binary
+
+    header = ["row key", *schema.field_names, "cells"]
+    lines = []
+    for r in rows:
+        f = r.fields or {}
+        shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
+        lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
+    out = Table(title=title)
+    for h in header:
+        out.add_column(h, no_wrap=True)
+    for line in lines:
+        out.add_row(*(escape(c) for c in line))  # keys may contain [..]
+    # keys must print whole (users paste them back), so widen past the terminal if needed
+    need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
+    console = Console(soft_wrap=True)
+    console.width = max(console.width, need)
+    console.print(out)
 
 
 def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-def]
@@ -28,6 +54,8 @@ def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @click.option("--hbase", "url", default=None, metavar="URL",
               help="A real HBase (hbase://HOST:PORT or HOST:PORT of ZooKeeper). Default: the embedded store.")
+@click.option("--user", default=None, metavar="NAME",
+              help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user).")
 @click.option("--load-rows", type=int, default=None, metavar="N",
               help="Embedded store only: it starts EMPTY in every new process, so first create the "
                    "table and write N rows of the schema's [workload] to try the read path locally.")
@@ -39,7 +67,8 @@ def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
 @click.option("--parallel", type=int, default=0, show_default=True, help="Fetch buckets on N threads.")
-def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, load_rows: int | None,
+def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, user: str | None,
+                 load_rows: int | None,
                  start: str | None, stop: str | None, limit: int | None, reverse: bool,
                  page_size: int | None, page_token: str | None, columns: str | None, parallel: int) -> None:
     """Rows of SCHEMA's table in original-key order, merged over every salt bucket.
@@ -48,23 +77,21 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
     stored key and decoded fields; with --page-size the next page token prints last. Without
     --hbase the embedded store is used, which is empty in a new process: add --load-rows N.
     """
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     from keyshape.cli.key import parse_assignments
-    from keyshape.core.hbytes import to_bytes_binary, to_string_binary
+    from keyshape.core.hbytes import to_bytes_binary
     from keyshape.read import scan, scan_page
-    from keyshape.schema import KeySchema
+    from keyshape.phoenix.schema import load_schema
     from keyshape.store import ensure_table, open_store
 
-    schema = KeySchema.load(schema_path)
+    schema = load_schema(schema_path)
     leading = parse_assignments(schema, values, allow_range=True)
     if load_rows is not None and url is not None:
         raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
     if page_token is not None and page_size is None:
         raise KeyshapeError("--page-token needs --page-size (the size of the pages)")
-    store = open_store(url)
+    if user is not None and url is None:
+        raise KeyshapeError("--user applies to --hbase only: the embedded store has no users")
+    store = open_store(url, user=user)
     try:
         table = schema.table.full_name
         if url is None and not store.table_exists(table):
@@ -81,22 +108,7 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, loa
             rows, token = page.rows, page.next_token
         else:
             rows = list(scan(store, schema, limit=limit, **kw))
-        header = ["row key", *schema.field_names, "cells"]
-        lines = []
-        for r in rows:
-            f = r.fields or {}
-            shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
-            lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
-        out = Table(title=f"{table}: {len(rows)} rows")
-        for h in header:
-            out.add_column(h, no_wrap=True)
-        for line in lines:
-            out.add_row(*(escape(c) for c in line))  # keys may contain [..]
-        # keys must print whole (users paste them back), so widen past the terminal if needed
-        need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
-        console = Console(soft_wrap=True)
-        console.width = max(console.width, need)
-        console.print(out)
+        print_rows(schema, rows, f"{table}: {len(rows)} rows")
         if page_size is not None:
             click.echo(f"next page token: {token}" if token else "last page")
         if not rows and url is None and not load_rows:

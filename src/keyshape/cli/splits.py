@@ -4,6 +4,7 @@ boundaries) and ``keyshape hash`` (one salt or hash as the Java code computes it
 from __future__ import annotations
 
 import click
+from keyshape.errors import KeyshapeError
 
 _FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
@@ -24,7 +25,25 @@ def _emit_splits(keys: list[bytes], fmt: str, table: str, family: str) -> None:
     click.echo(format_splits(keys, fmt, table=table, family=family), nl=False)
 
 
+# Far beyond what one HBase table runs with: a few hundred regions per region server is the usual
+# ceiling (each region keeps a memstore per family, its own store files and a row in hbase:meta),
+# so 10,000 regions already means a very large cluster.
+MAX_REGIONS = 10_000
+
+
+def _check_regions(regions: int, force: bool) -> None:
+    from keyshape.errors import KeyshapeError
+
+    if regions > MAX_REGIONS and not force:
+        raise KeyshapeError(
+            f"--regions {regions:,} is far more than an HBase table runs with (a few hundred regions "
+            f"per region server; {MAX_REGIONS:,} needs a very large cluster, and every region costs "
+            "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it")
+
+
 def _split_command(fn):  # type: ignore[no-untyped-def]
+    fn = click.option("--force", is_flag=True,
+                      help=f"Allow more than {MAX_REGIONS:,} regions.")(fn)
     fn = click.option("--family", default="f", show_default=True, help="Column family for --format shell/json.")(fn)
     fn = click.option("--table", default="t", show_default=True, help="Table name for --format shell/json.")(fn)
     fn = _FORMAT_OPTION(fn)
@@ -44,9 +63,10 @@ def _string_split_command(name: str, algorithm: str, digits: str, last: str, doc
     @_split_command
     @click.option("--first", default="00000000", show_default=True, help=f"First row, {digits} digits.")
     @click.option("--last", default=last, show_default=True, help=f"Last row, {digits} digits.")
-    def command(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+    def command(regions: int, fmt: str, table: str, family: str, force: bool, first: str, last: str) -> None:
         from keyshape.core import splits as algorithms
 
+        _check_regions(regions, force)
         _emit_splits(getattr(algorithms, algorithm)(regions, first, last), fmt, table, family)
 
     return command
@@ -61,8 +81,9 @@ splits_decimal = _string_split_command("decimal", "decimal_string_split", "decim
 @_split_command
 @click.option("--first", default="", help="First row (toStringBinary); default empty.")
 @click.option("--last", default="\\xFF" * 8, show_default=True, help="Last row (toStringBinary).")
-def splits_uniform(regions: int, fmt: str, table: str, family: str, first: str, last: str) -> None:
+def splits_uniform(regions: int, fmt: str, table: str, family: str, force: bool, first: str, last: str) -> None:
     """RegionSplitter UniformSplit (raw bytes, evenly spaced)."""
+    _check_regions(regions, force)
     from keyshape.core.splits import uniform_split
 
     _emit_splits(uniform_split(regions, _key(first), _key(last)), fmt, table, family)
@@ -72,8 +93,9 @@ def splits_uniform(regions: int, fmt: str, table: str, family: str, first: str, 
 @_split_command
 @click.option("--start", required=True, help="Start key (toStringBinary).")
 @click.option("--end", required=True, help="End key (toStringBinary).")
-def splits_range(regions: int, fmt: str, table: str, family: str, start: str, end: str) -> None:
+def splits_range(regions: int, fmt: str, table: str, family: str, force: bool, start: str, end: str) -> None:
     """What Admin.createTable(desc, start, end, regions) creates (regions >= 3)."""
+    _check_regions(regions, force)
     from keyshape.core.splits import range_split
 
     _emit_splits(range_split(_key(start), _key(end), regions), fmt, table, family)
@@ -83,8 +105,9 @@ def splits_range(regions: int, fmt: str, table: str, family: str, start: str, en
 @_split_command
 @click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True)
 @click.option("--width", type=int, default=None, help="Bytes (byte) or digits (decimal) per bucket id.")
-def splits_buckets(regions: int, fmt: str, table: str, family: str, encoding: str, width: int | None) -> None:
+def splits_buckets(regions: int, fmt: str, table: str, family: str, force: bool, encoding: str, width: int | None) -> None:
     """Boundaries of salt/partition buckets 0..regions-1 (one region per bucket)."""
+    _check_regions(regions, force)
     from keyshape.core.splits import bucket_splits
 
     _emit_splits(bucket_splits(regions, encoding, width), fmt, table, family)
@@ -110,14 +133,14 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
 
     key = _key(value)
     if algorithm in ("phoenix", "hbasewd") and buckets is None:
-        raise ValueError(f"hash {algorithm} needs --buckets N (1..256)")
+        raise KeyshapeError(f"hash {algorithm} needs --buckets N (1..256)")
     if algorithm == "md5":
         result: object = hashing.md5_hex(key)
     elif algorithm == "java":
         try:
             result = hashing.java_string_hash(key.decode("utf-8"))
         except UnicodeDecodeError:
-            raise ValueError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
+            raise KeyshapeError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
     elif algorithm == "java-bytes":
         result = hashing.java_bytes_hash(key)
     elif algorithm == "crc32":

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
 
 __all__ = [
     "java_string_hash",
@@ -70,7 +71,7 @@ def java_string_hash(s: str) -> int:
 def java_long_hash(value: int) -> int:
     """``Long.hashCode(value)``: ``(int)(value ^ (value >>> 32))``, signed 32-bit."""
     if not -(2**63) <= value < 2**63:
-        raise ValueError(f"{value} does not fit a Java long (-2**63..2**63-1)")
+        raise KeyshapeError(f"{value} does not fit a Java long (-2**63..2**63-1)")
     u = value & 0xFFFFFFFFFFFFFFFF
     return _to_int32(u ^ (u >> 32))
 
@@ -185,7 +186,7 @@ def murmur3_32(b: bytes, seed: int = 0) -> int:
 
 def _check_buckets(buckets: int, high: int, who: str) -> None:
     if isinstance(buckets, bool) or not isinstance(buckets, int) or not 1 <= buckets <= high:
-        raise ValueError(f"{who}: buckets must be an int in 1..{high}, got {buckets!r}")
+        raise KeyshapeError(f"{who}: buckets must be an int in 1..{high}, got {buckets!r}")
 
 
 def phoenix_salt(key: bytes, buckets: int) -> int:
@@ -217,11 +218,11 @@ def opentsdb_salt(metric: bytes, tags: bytes, buckets: int = 20, width: int = 1)
     salting and returns ``b""``), ``buckets`` is ``tsd.storage.salt.buckets`` (default 20).
     """
     if not 0 <= width <= 8:
-        raise ValueError(f"opentsdb_salt: width must be 0..8 (Salt width must be between 0 and 8), got {width}")
+        raise KeyshapeError(f"opentsdb_salt: width must be 0..8 (Salt width must be between 0 and 8), got {width}")
     if width == 0:
         return b""
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        raise ValueError(f"opentsdb_salt: buckets must be a positive int, got {buckets!r}")
+        raise KeyshapeError(f"opentsdb_salt: buckets must be a positive int, got {buckets!r}")
     metric, tags = bytes(metric), bytes(tags)
     if not metric or metric == bytes(len(metric)):
         return bytes(width)
@@ -264,7 +265,7 @@ def gbif_modulus_salt(key: str, modulus: int) -> bytes:
     ``modulus`` is 2..2**31-1 (GBIF's modulus 1 pads to a negative width and fails).
     """
     if isinstance(modulus, bool) or not isinstance(modulus, int) or not 2 <= modulus <= 2**31 - 1:
-        raise ValueError(f"gbif_modulus_salt: modulus must be an int in 2..2**31-1, got {modulus!r}")
+        raise KeyshapeError(f"gbif_modulus_salt: modulus must be an int in 2..2**31-1, got {modulus!r}")
     salt = (java_string_hash(key) & 0x0FFFFFFF) % modulus
     # Java's String.getBytes(UTF_8) writes '?' for an unpaired surrogate; "replace" does too.
     return f"{salt:0{len(str(modulus - 1))}d}:{key}".encode("utf-8", "replace")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from keyshape.errors import KeyshapeError
+
 __all__ = [
     "MAX_LONG",
     "short",
@@ -31,11 +33,11 @@ _MIN_LONG = -(2**63)
 
 def _fixed(value: int, width: int, java_type: str) -> bytes:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{java_type} value must be an int, got {type(value).__name__}")
+        raise KeyshapeError(f"{java_type} value must be an int, got {type(value).__name__}")
     bits = width * 8
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if not low <= value <= high:
-        raise ValueError(f"{value} does not fit a Java {java_type} ({low}..{high}); use a wider type")
+        raise KeyshapeError(f"{value} does not fit a Java {java_type} ({low}..{high}); use a wider type")
     return value.to_bytes(width, "big", signed=True)
 
 
@@ -110,8 +112,9 @@ _ESCAPE = re.compile(r"\\x([0-9A-F]{2})")
 def to_bytes_binary(s: str, strict: bool = False) -> bytes:
     """``Bytes.toBytesBinary``: decode ``\\xNN`` escapes (two UPPER-case hex digits) to bytes.
 
-    Like HBase, every other character becomes one byte, its code point truncated to 8 bits
-    (``(byte) ch``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
+    Like HBase, every other UTF-16 code unit becomes one byte, truncated to 8 bits (``(byte) ch``
+    on a Java ``char``): a character beyond the BMP is a surrogate pair, so it gives two bytes
+    (U+1F600 is ``d83d de00``, hence ``3d 00``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
     backslash were absent, giving ``xZZ``; that is what happens here too unless ``strict`` is
     true, in which case any backslash that does not start a valid ``\\xNN``, and any character
     above U+00FF, raises ``ValueError`` (the CLI uses strict mode so typos are not silent).
@@ -119,12 +122,16 @@ def to_bytes_binary(s: str, strict: bool = False) -> bytes:
     throws ``StringIndexOutOfBoundsException``).
     """
     out = bytearray()
+    if any(ord(c) > 0xFFFF for c in s):
+        # Java walks UTF-16 code units; rewrite s as those units (surrogates as lone chars).
+        units = s.encode("utf-16-be", "surrogatepass")
+        s = "".join(chr((units[k] << 8) | units[k + 1]) for k in range(0, len(units), 2))
     i, n = 0, len(s)
     while i < n:
         ch = s[i]
         if ch == "\\" and i + 1 < n and s[i + 1] == "x":
             if i + 3 >= n:
-                raise ValueError(
+                raise KeyshapeError(
                     f"truncated escape at position {i} in '{s}': write \\xNN with two hex digits"
                 )
             hd1, hd2 = s[i + 2], s[i + 3]
@@ -133,14 +140,14 @@ def to_bytes_binary(s: str, strict: bool = False) -> bytes:
                 i += 4
                 continue
             if strict:
-                raise ValueError(
+                raise KeyshapeError(
                     f"bad escape '{s[i:i + 4]}' at position {i} in '{s}': "
                     "write \\xNN with two UPPER-case hex digits, e.g. \\xAB"
                 )
             i += 1  # HBase drops the backslash and reads on from the 'x'
             continue
         if strict and (ch == "\\" or ord(ch) > 0xFF):
-            raise ValueError(
+            raise KeyshapeError(
                 f"unexpected '{ch}' at position {i} in '{s}': "
                 "a literal backslash is \\x5C and other bytes are \\xNN"
             )
@@ -165,12 +172,12 @@ def split(a: bytes, b: bytes, num: int, inclusive: bool = False) -> list[bytes]:
     width = max(len(a), len(b))
     a_pad, b_pad = a.ljust(width, b"\x00"), b.ljust(width, b"\x00")
     if a_pad >= b_pad:
-        raise ValueError(
+        raise KeyshapeError(
             f"cannot split: end key '{to_string_binary(b)}' must sort after start key "
             f"'{to_string_binary(a)}' (HBase: b <= a)"
         )
     if num <= 0:
-        raise ValueError(f"cannot split into num={num} pieces: num must be >= 1")
+        raise KeyshapeError(f"cannot split into num={num} pieces: num must be >= 1")
     first, last = a, b
     while True:
         start, stop = int.from_bytes(a_pad, "big"), int.from_bytes(b_pad, "big")

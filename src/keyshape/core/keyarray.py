@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
+
+from keyshape.errors import KeyshapeError
 
 __all__ = ["KeyArray"]
 
@@ -30,7 +33,7 @@ class KeyArray:
 
     def __init__(self, matrix: np.ndarray, lengths: np.ndarray | None = None) -> None:
         if not (isinstance(matrix, np.ndarray) and matrix.dtype == np.uint8 and matrix.ndim == 2):
-            raise ValueError(
+            raise KeyshapeError(
                 f"a KeyArray needs a 2-D uint8 matrix (one key per row), got "
                 f"{getattr(matrix, 'dtype', type(matrix).__name__)} shape {getattr(matrix, 'shape', '?')}"
             )
@@ -40,7 +43,7 @@ class KeyArray:
         else:
             lengths = np.asarray(lengths, dtype=np.int64)
             if lengths.shape != (n,):
-                raise ValueError(f"lengths has shape {lengths.shape}; give one length per row ({n})")
+                raise KeyshapeError(f"lengths has shape {lengths.shape}; give one length per row ({n})")
         self.matrix = matrix
         self.lengths = lengths
         self._list: list[bytes] | None = None  # the source keys, when built from them
@@ -49,6 +52,11 @@ class KeyArray:
     def from_keys(cls, keys: Sequence[bytes]) -> KeyArray:
         """The keys of a sequence of ``bytes`` (exact, trailing NUL bytes included)."""
         n = len(keys)
+        if n >= 256 and isinstance(keys, list):
+            out = cls._from_arrow(keys)
+            if out is not None:
+                out._list = keys
+                return out
         lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
         width = int(lengths.max(initial=0))
         if n == 0 or width == 0:
@@ -61,6 +69,36 @@ class KeyArray:
         return out
 
     @classmethod
+    def _from_arrow(cls, keys: list[bytes]) -> KeyArray | None:
+        """:meth:`from_keys` through one pyarrow pass (one buffer plus offsets, in C); keys of
+        one length are then a reshape of that buffer. None when pyarrow declines the list."""
+        try:
+            arr = pa.array(keys, pa.large_binary())
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        if arr.null_count:
+            return None
+        return cls.from_offsets(arr)
+
+    @classmethod
+    def from_offsets(cls, arr: pa.Array) -> KeyArray:
+        """The values of a pyarrow (large) binary or string array without nulls, exactly."""
+        n = len(arr)
+        _, off_buf, data_buf = arr.buffers()
+        otype = np.int64 if pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type) else np.int32
+        offsets = np.frombuffer(off_buf, dtype=otype)[arr.offset : arr.offset + n + 1].astype(np.int64)
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        data = data[int(offsets[0]) : int(offsets[-1])]
+        lengths = np.diff(offsets)
+        first, last = (int(lengths.min()), int(lengths.max())) if n else (0, 0)
+        if first == last:
+            return cls(data.reshape(n, first) if first else np.zeros((n, 0), dtype=np.uint8), lengths)
+        matrix = np.zeros((n, last), dtype=np.uint8)
+        # A boolean mask assignment fills in row-major order: row by row, each key's bytes.
+        matrix[np.arange(last)[None, :] < lengths[:, None]] = data
+        return cls(matrix, lengths)
+
+    @classmethod
     def constant(cls, key: bytes, n: int) -> KeyArray:
         """``n`` copies of one key (a read-only broadcast view: no memory per row)."""
         row = np.frombuffer(bytes(key), dtype=np.uint8)
@@ -70,12 +108,12 @@ class KeyArray:
     def concat(cls, parts: Sequence[KeyArray]) -> KeyArray:
         """Row ``i`` of the result is row ``i`` of every part joined, in order (``b"".join``)."""
         if not parts:
-            raise ValueError("concat needs at least one KeyArray")
+            raise KeyshapeError("concat needs at least one KeyArray")
         if len(parts) == 1:
             return parts[0]
         n = len(parts[0])
         if any(len(p) != n for p in parts):
-            raise ValueError(f"cannot join KeyArrays of different lengths {[len(p) for p in parts]}")
+            raise KeyshapeError(f"cannot join KeyArrays of different lengths {[len(p) for p in parts]}")
         if all(p.is_fixed for p in parts):
             return cls(np.hstack([p.matrix for p in parts]))
         out = np.zeros((n, sum(p.width for p in parts)), dtype=np.uint8)
@@ -93,6 +131,17 @@ class KeyArray:
             offset = offset + w if isinstance(offset, int) and p.is_fixed else offset + p.lengths
         lengths = np.full(n, offset, dtype=np.int64) if isinstance(offset, int) else offset
         return cls(out, lengths)
+
+    @classmethod
+    def concat_rows(cls, parts: Sequence[KeyArray]) -> KeyArray:
+        """The rows of every part, one part after the other (matrices widened with zeros)."""
+        width = max(p.width for p in parts)
+        matrix = np.zeros((sum(len(p) for p in parts), width), dtype=np.uint8)
+        at = 0
+        for p in parts:
+            matrix[at : at + len(p), : p.width] = p.matrix
+            at += len(p)
+        return cls(matrix, np.concatenate([p.lengths for p in parts]))
 
     @property
     def width(self) -> int:

@@ -259,7 +259,9 @@ def encode_blob_copy(value: bytes | None, descending: bool = False) -> bytes:
     Ascending: ``38`` + value, with no terminator, so it must be the LAST field of a key (decoding
     takes every remaining byte) and may contain 0x00. Descending: the inversion of
     ``38`` + value + ``00``; 0x00 in ``value`` raises ValueError (as in HBase). ``None`` is the NULL
-    byte, plus the inverted terminator when descending (``fa ff``), as HBase writes it.
+    byte, plus the inverted terminator when descending (``fa ff``), as HBase writes it; HBase's
+    ``skip`` and ``decodeBlobCopy`` (and :func:`decode` here) read that NULL as the one byte
+    ``fa`` and leave the ``ff``, so a descending NULL BlobCopy cannot be followed by another field.
     """
     if value is None:
         return encode_null(descending) + (b"\xff" if descending else b"")
@@ -372,12 +374,10 @@ def _decode_blob_copy(b: bytes, descending: bool) -> tuple[bytes, bytes]:
 
 
 def _decode_null(b: bytes, descending: bool) -> tuple[None, bytes]:
-    rest = bytes(b[1:])
-    # A descending NULL BlobCopy is written as fa ff. 0xff is never a header byte (headers are
-    # 0x05..0x38 or their inversions), so swallowing it cannot eat the next field.
-    if descending and rest[:1] == b"\xff":
-        rest = rest[1:]
-    return None, rest
+    # One byte, as OrderedBytes.skip and decodeBlobCopy take, even for the fa ff that a descending
+    # NULL BlobCopy is written as: the next field of a composite key may itself start with 0xff
+    # (a raw or fixed-width field), and reading two bytes would eat it.
+    return None, bytes(b[1:])
 
 
 _NAMES = {

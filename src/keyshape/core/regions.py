@@ -19,6 +19,7 @@ import numpy as np
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
 
 __all__ = ["RegionMap", "SplitEvent", "SplitSimulation", "simulate_auto_split"]
 
@@ -33,7 +34,7 @@ def _as_key(value: Any, what: str) -> bytes:
         return bytes(value)
     if isinstance(value, np.bytes_):
         return bytes(value)
-    raise ValueError(
+    raise KeyshapeError(
         f"{what} must be bytes, got {type(value).__name__} {value!r}; encode text first, e.g. "
         "key.encode('utf-8') or keyshape.core.hbytes.to_bytes_binary(key)"
     )
@@ -54,7 +55,7 @@ def _as_matrix(keys: np.ndarray | KeyArray) -> tuple[np.ndarray, np.ndarray]:
         return flat.view(np.uint8).reshape(len(flat), width), np.full(len(flat), width, np.int64)
     if keys.dtype == np.uint8 and keys.ndim == 2:
         return keys, np.full(keys.shape[0], keys.shape[1], np.int64)
-    raise ValueError(
+    raise KeyshapeError(
         f"cannot read row keys from a numpy array of dtype {keys.dtype} and shape {keys.shape}; "
         "pass a list of bytes, an 'S' or 'V' array, or a 2-D uint8 array of fixed-width keys"
     )
@@ -122,13 +123,13 @@ class RegionMap:
         keys = [_as_key(k, f"split key #{i}") for i, k in enumerate(split_keys)]
         for i, k in enumerate(keys):
             if not k:
-                raise ValueError(
+                raise KeyshapeError(
                     f"split key #{i} is empty; b'' already bounds the first and the last region, "
                     "remove it from the split keys"
                 )
             if i and k <= keys[i - 1]:
                 rel = "equals" if k == keys[i - 1] else "sorts before"
-                raise ValueError(
+                raise KeyshapeError(
                     f"split key #{i} {to_string_binary(k)} {rel} split key #{i - 1} "
                     f"{to_string_binary(keys[i - 1])}; split keys must be unique and sorted as "
                     "unsigned bytes (use sorted(set(keys)))"
@@ -266,7 +267,7 @@ class RegionMap:
         server ``i % n_servers``.
         """
         if int(n_servers) < 1:
-            raise ValueError(f"n_servers must be at least 1, got {n_servers}")
+            raise KeyshapeError(f"n_servers must be at least 1, got {n_servers}")
         return np.arange(len(self), dtype=np.int64) % int(n_servers)
 
     def describe(self, n_servers: int | None = None) -> list[dict[str, Any]]:
@@ -322,7 +323,7 @@ def _positive(name: str, value: int | None) -> int | None:
     if value is None:
         return None
     if int(value) < 1:
-        raise ValueError(f"{name} must be a positive number, got {value}; pass None for no limit")
+        raise KeyshapeError(f"{name} must be a positive number, got {value}; pass None for no limit")
     return int(value)
 
 
@@ -345,7 +346,7 @@ def simulate_auto_split(
     max_rows = _positive("max_rows", max_rows)
     max_bytes = _positive("max_bytes", max_bytes)
     if value_bytes < 0:
-        raise ValueError(f"value_bytes must be >= 0, got {value_bytes}")
+        raise KeyshapeError(f"value_bytes must be >= 0, got {value_bytes}")
     start_map = RegionMap(initial_splits)
     splits: list[bytes] = list(start_map.split_keys)
     if isinstance(keys_in_write_order, np.ndarray):

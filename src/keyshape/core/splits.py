@@ -13,6 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 
 from keyshape.core.hbytes import compare, int64, split, to_string_binary
+from keyshape.errors import KeyshapeError
 
 __all__ = [
     "hex_string_split",
@@ -22,6 +23,7 @@ __all__ = [
     "bucket_splits",
     "sample_splits",
     "format_splits",
+    "verify_split_keys",
     "SPLIT_FORMATS",
 ]
 
@@ -30,7 +32,7 @@ SPLIT_FORMATS = ("shell", "file", "json")
 
 def _check_regions(regions: int, minimum: int = 2) -> None:
     if isinstance(regions, bool) or not isinstance(regions, int) or regions < minimum:
-        raise ValueError(f"regions must be an int >= {minimum}, got {regions!r}")
+        raise KeyshapeError(f"regions must be an int >= {minimum}, got {regions!r}")
 
 
 def _number_string_split(regions: int, first: str, last: str, radix: int, name: str) -> list[bytes]:
@@ -40,16 +42,16 @@ def _number_string_split(regions: int, first: str, last: str, radix: int, name: 
     digits = string.hexdigits if radix == 16 else string.digits
     for label, text in (("first", first), ("last", last)):
         if not text or any(c not in digits for c in text):
-            raise ValueError(
+            raise KeyshapeError(
                 f"{name}: {label} row {text!r} is not a base-{radix} number "
                 f"(use digits {'0-9a-f' if radix == 16 else '0-9'} only)"
             )
     lo, hi = int(first, radix), int(last, radix)
     if hi <= lo:
-        raise ValueError(f"{name}: last row ({last}) is configured less than first row ({first})")
+        raise KeyshapeError(f"{name}: last row ({last}) is configured less than first row ({first})")
     span = hi - lo + 1  # +1 because the last row is inclusive
     if span < regions:
-        raise ValueError(
+        raise KeyshapeError(
             f"{name}: split granularity ({regions}) is greater than the range ({span}); "
             "use fewer regions or longer first/last rows"
         )
@@ -90,7 +92,7 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
     """
     _check_regions(regions)
     if compare(last, first) <= 0:
-        raise ValueError(
+        raise KeyshapeError(
             f"UniformSplit: last row ({to_string_binary(last)}) is configured less than "
             f"first row ({to_string_binary(first)})"
         )
@@ -98,27 +100,52 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
 
 
 def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
-    """The split keys ``Admin.createTable(desc, start, end, regions)`` creates.
+    """The split keys ``Admin.createTable(desc, start, end, regions)`` computes
+    (``RawAsyncHBaseAdmin.getSplitKeys``).
 
     ``regions`` counts the two open-ended regions before ``start`` and after ``end``, so the
     result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
     ``[start, end]`` for 3 regions, else ``Bytes.split(start, end, regions - 3)`` (whose inner
     keys have the padded length; see :func:`keyshape.core.hbytes.split`). Raises ``ValueError`` for
-    ``regions < 3`` ("Must create at least three regions"), ``start >= end`` ("Start key must
-    be smaller than end key") or an empty ``start`` (HBase refuses an empty split key).
+    ``regions < 3`` ("Must create at least three regions") or ``start >= end`` ("Start key must
+    be smaller than end key").
+
+    An empty ``start`` is read as zero bytes, as HBase does, so the first key is usually ``b""``;
+    HBase then refuses to create the table ("Empty split key must not be passed in the split
+    keys."), which :func:`verify_split_keys` reports before anything is created.
     """
     _check_regions(regions, 3)
     start, end = bytes(start), bytes(end)
     if compare(start, end) >= 0:
-        raise ValueError(
+        raise KeyshapeError(
             f"start key '{to_string_binary(start)}' must be smaller than end key "
             f"'{to_string_binary(end)}'"
         )
-    if not start:
-        raise ValueError("start key is empty: HBase refuses an empty split key; use at least b'\\x00'")
     if regions == 3:
         return [start, end]
     return split(start, end, regions - 3)
+
+
+def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
+    """The split keys sorted, after the checks ``Admin.createTable`` makes before it sends them
+    (``RawAsyncHBaseAdmin.verifySplitKeys``): no empty key, no key twice.
+
+    Raises :class:`~keyshape.errors.KeyshapeError` quoting HBase's refusal, plus the fix.
+    """
+    out = sorted(bytes(k) for k in keys)
+    if out and not out[0]:
+        raise KeyshapeError(
+            "HBase refuses an empty split key (\"Empty split key must not be passed in the split "
+            "keys.\"); an empty start key of createTable(start, end, regions) puts one there: "
+            "start at b'\\x00' or remove it"
+        )
+    for a, b in zip(out, out[1:]):
+        if a == b:
+            raise KeyshapeError(
+                f"split key '{to_string_binary(a)}' is listed twice; HBase refuses duplicate split "
+                "keys (\"All split keys must be unique\"): remove the repeat"
+            )
+    return out
 
 
 def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None) -> list[bytes]:
@@ -136,22 +163,22 @@ def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None
     ``buckets - 1``.
     """
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:
-        raise ValueError(f"buckets must be an int >= 2, got {buckets!r}")
+        raise KeyshapeError(f"buckets must be an int >= 2, got {buckets!r}")
     if encoding == "byte":
         w = 1 if width is None else width
         if w < 1 or buckets > 256**w:
-            raise ValueError(f"{buckets} buckets do not fit {w} byte(s); use a larger width")
+            raise KeyshapeError(f"{buckets} buckets do not fit {w} byte(s); use a larger width")
         return [i.to_bytes(w, "big") for i in range(1, buckets)]
     if encoding == "decimal":
         w = len(str(buckets - 1)) if width is None else width
         if w < len(str(buckets - 1)):
-            raise ValueError(f"{buckets} buckets need at least {len(str(buckets - 1))} decimal digits, got width {w}")
+            raise KeyshapeError(f"{buckets} buckets need at least {len(str(buckets - 1))} decimal digits, got width {w}")
         return [str(i).zfill(w).encode("ascii") for i in range(1, buckets)]
     if encoding == "long":
         if width not in (None, 8):
-            raise ValueError(f"encoding 'long' is always 8 bytes wide, got width {width}")
+            raise KeyshapeError(f"encoding 'long' is always 8 bytes wide, got width {width}")
         return [int64(i) for i in range(1, buckets)]
-    raise ValueError(f"unknown bucket encoding {encoding!r}: use 'byte', 'decimal' or 'long'")
+    raise KeyshapeError(f"unknown bucket encoding {encoding!r}: use 'byte', 'decimal' or 'long'")
 
 
 def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
@@ -165,7 +192,7 @@ def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
     _check_regions(regions)
     ordered = sorted(bytes(k) for k in keys)
     if not ordered:
-        raise ValueError("sample_splits needs at least one key in the sample")
+        raise KeyshapeError("sample_splits needs at least one key in the sample")
     n = len(ordered)
     out: list[bytes] = []
     for i in range(1, regions):
@@ -200,11 +227,11 @@ def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str
     - ``"file"``: a ``SPLITS_FILE``: one ``toStringBinary`` key per line.
     - ``"json"``: ``{"table", "family", "splits": [toStringBinary...], "splits_hex": [...]}``.
 
-    Raises ``ValueError`` for an unknown format or an empty key (HBase refuses those).
+    Raises ``ValueError`` for an unknown format, an empty key or a repeated key (HBase refuses
+    those: :func:`verify_split_keys`). Keys are written in the order given.
     """
     keys = [bytes(k) for k in keys]
-    if any(not k for k in keys):
-        raise ValueError("an empty split key is not allowed by HBase; remove it")
+    verify_split_keys(keys)
     if fmt == "shell":
         ruby_keys = ", ".join(shell_quote(k) for k in keys)
         q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"  # noqa: E731
@@ -219,4 +246,4 @@ def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str
             "splits_hex": [k.hex() for k in keys],
         }
         return json.dumps(doc, indent=2) + "\n"
-    raise ValueError(f"unknown split format {fmt!r}: use one of {', '.join(SPLIT_FORMATS)}")
+    raise KeyshapeError(f"unknown split format {fmt!r}: use one of {', '.join(SPLIT_FORMATS)}")

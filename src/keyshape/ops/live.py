@@ -30,8 +30,8 @@ from keyshape.errors import KeyshapeError, StoreError, WriteFailed
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["LiveHeat", "LoadResult", "Sample", "live_analysis", "load_workload", "row_value",
-           "shares_by_region", "wait_for_writes", "watch"]
+__all__ = ["LiveHeat", "LoadResult", "Sample", "ServerShare", "live_analysis", "load_workload",
+           "row_value", "shares_by_region", "shares_by_server", "wait_for_writes", "watch"]
 
 _INDEX = struct.Struct(">q")
 METRICS = ("write", "read")
@@ -52,6 +52,11 @@ class LoadResult:
     seconds: float
     failed: list[bytes] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # The longest wait between two acknowledged batches (or from the start to the first) and
+    # the wall-clock time (epoch seconds) it ended: after a region server crash, when the first
+    # batch after the crash was acknowledged.
+    longest_wait: float = 0.0
+    longest_wait_ended: float = 0.0
 
     @property
     def rows_per_second(self) -> float:
@@ -104,6 +109,7 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     failed: list[bytes] = []
     errors: list[str] = []
     started = time.perf_counter()
+    last_ack, longest_wait, longest_wait_ended = started, 0.0, 0.0
     for columns in generate(schema, rows, seed=seed, chunk_rows=chunk_rows):
         keys = schema.encode_many(columns)
         for lo in range(0, len(keys), batch_size):
@@ -122,10 +128,15 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
                 errors.append(str(exc))
             else:
                 acked += len(batch)
+                now = time.perf_counter()
+                if now - last_ack > longest_wait:
+                    longest_wait, longest_wait_ended = now - last_ack, time.time()
+                last_ack = now
             index += len(batch)
             if progress is not None:
                 progress(acked + len(failed), rows)
-    return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors)
+    return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors,
+                      longest_wait, longest_wait_ended)
 
 
 # ----------------------------------------------------------------------------------- deltas
@@ -217,7 +228,7 @@ class LiveHeat:
         spread evenly over them; one inside a latest region (regions merged later) adds to it.
         Float64; integral whenever the layout did not change. Zero rows before any sample."""
         if metric not in METRICS:
-            raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+            raise KeyshapeError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
         starts = self.starts
         out = np.zeros((len(self.samples), len(starts)), dtype=np.float64)
         for i, s in enumerate(self.samples):
@@ -347,3 +358,28 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
 def shares_by_region(analysis: Analysis) -> Mapping[bytes, float]:
     """``{region start key: share}`` of an analysis, to line a live table up with a prediction."""
     return {r.start: r.share for r in analysis.regions}
+
+
+@dataclass(frozen=True)
+class ServerShare:
+    """One region server's part of a live analysis: how many of the table's regions it holds
+    now, the requests counted on them, and that count's share of the table's."""
+
+    server: str
+    regions: int
+    requests: int
+    share: float
+
+
+def shares_by_server(heat: LiveHeat, analysis: Analysis) -> list[ServerShare]:
+    """Per-server totals of ``live_analysis(heat)``, busiest first. A region's requests count
+    for the server it was on at the last poll (the analysis numbers servers in that order);
+    requests a crashed server took are lost with its counters, as in HBase's RegionLoad."""
+    names = list(dict.fromkeys(r.server for r in heat.latest))
+    regions = [0] * len(names)
+    for r in analysis.regions:
+        regions[r.server] += 1
+    total = float(np.sum(analysis.server_rows)) or 1.0
+    out = [ServerShare(name, regions[i], int(round(float(analysis.server_rows[i]))),
+                       float(analysis.server_rows[i]) / total) for i, name in enumerate(names)]
+    return sorted(out, key=lambda s: (-s.requests, s.server))

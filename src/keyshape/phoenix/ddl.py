@@ -19,7 +19,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
 from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, phoenix_type
 
-__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "split_literal"]
+__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "parse_ddl_script", "split_literal"]
 
 
 class PhoenixDDLError(KeyshapeError):
@@ -286,6 +286,20 @@ def _split_on(tokens: _Tokens) -> tuple[list[bytes], list[str]]:
         tokens.expect(",")
 
 
+def parse_ddl_script(text: str, where: str = "the DDL") -> dict[str, PhoenixTable]:
+    """Every CREATE TABLE / CREATE INDEX of a script (statements end with ``;``; ``--`` starts a
+    comment), by name, in order. PhoenixDDLError when there is none."""
+    lines = [line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line for line in text.splitlines()]
+    tables: dict[str, PhoenixTable] = {}
+    for statement in (part.strip() for part in "\n".join(lines).split(";")):
+        if statement:
+            parsed = parse_ddl(statement, tables)
+            tables[parsed.name] = parsed
+    if not tables:
+        raise PhoenixDDLError(f"{where} has no CREATE TABLE statement")
+    return tables
+
+
 # Nullable fixed-width indexed columns change type in the index (IndexUtil.getIndexColumnDataType).
 _INDEX_TYPE = {"CHAR": "VARCHAR", "BINARY": "VARBINARY"}
 
@@ -327,15 +341,14 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
         while not tokens.accept(")"):
             tokens.take()
     options = _options(tokens)
-    if tokens.accept("SPLIT"):
-        raise PhoenixDDLError("SPLIT ON on an index is not supported")
+    split_on, literals = _split_on(tokens)
     seen = {c.name for c in indexed}
     rest = [c for c in data.key.columns if c.name not in seen]
     if "SALT_BUCKETS" not in options and data.key.salt_buckets:
         options["SALT_BUCKETS"] = str(data.key.salt_buckets)
     key = _key(indexed + rest, options)
     columns = [(c.name, c.type, c.nullable) for c in key.columns]
-    return PhoenixTable(name, columns, key, options, [], data_name)
+    return PhoenixTable(name, columns, key, options, split_on, data_name, literals)
 
 
 def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = None,

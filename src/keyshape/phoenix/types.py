@@ -148,14 +148,15 @@ def _float_bits(t: PhoenixType, value: Any) -> int:
     fmt, ifmt, bits = _FLOAT_FORMAT[t.name]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PhoenixTypeError(f"{t.name} needs a number, got {value!r}")
+    if value != value or value in (float("inf"), float("-inf")):
+        # Phoenix's UPSERT path turns the number into a BigDecimal first, which has no NaN or
+        # infinity: it refuses them (NumberFormatException), so keyshape does too.
+        raise PhoenixTypeError(f"{t.name}: Phoenix cannot store {value!r} (no NaN or infinity)")
     try:
         raw = struct.pack(fmt, float(value))
     except OverflowError:
         raise PhoenixTypeError(f"{t.name} cannot hold {value!r}") from None
-    i = struct.unpack(ifmt, raw)[0]
-    if value != value:  # Float.floatToIntBits / doubleToLongBits collapse every NaN to one
-        i = 0x7FC00000 if bits == 32 else 0x7FF8000000000000
-    return i
+    return int(struct.unpack(ifmt, raw)[0])
 
 
 def _enc_float(t: PhoenixType, value: Any) -> bytes:

@@ -1,9 +1,10 @@
 """Point reads by key fields, over every bucket when the salt is random.
 
 A deterministic prefix (md5, mod, phoenix, opentsdb, ...) is computed from the record, so a read
-is one Get. ``random`` salt (the seeds' dynamic salting) wrote the row into a bucket nobody can
+is one Get. ``random`` salt (salting with a random bucket per write) wrote the row into a bucket nobody can
 recompute, so the read is a multi-get of the original key under every bucket prefix; it returns
-every match (the same original key may have been written into several buckets).
+every match (:class:`keyshape.read.IndexedWriter` keeps one copy, but rows written by other means
+may sit in several buckets).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from keyshape.core import ordered
+from keyshape.errors import KeyshapeError
 
 __all__ = ["FAMILIES", "message_cells", "inbox_by"]
 
@@ -52,7 +53,7 @@ def inbox_by(store: Any, table: str, user_row: bytes, by: str, equals: str | Non
     the index family; the qualifiers are sorted here as HBase returns them."""
     family = _BY.get(by)
     if family is None:
-        raise ValueError(f"inbox_by: by must be 'from' or 'subject', got {by!r}")
+        raise KeyshapeError(f"inbox_by: by must be 'from' or 'subject', got {by!r}")
     cells = store.get(table, user_row, columns=[family])
     head = len(family) + 1
     want = None

@@ -1,14 +1,13 @@
-"""Secondary index tables: write through both tables, read by index, repair.
+"""Secondary index tables: read by index, repair; the index key helpers the writer uses.
 
 Consistency model, honestly: HBase has no transaction across rows, let alone across tables, so a
-main row and its index row are two independent writes. :class:`IndexedWriter` orders them — main
-rows are flushed first, and index rows are handed to the store only after the main rows they point
-to are stored — so a crash or a failed flush leaves at most MAIN ROWS WITHOUT INDEX ROWS (the rows
-are there, an index read misses them). Deleting goes the other way (index rows first), for the same
-guarantee. Changing an indexed value of an existing row leaves the OLD index row pointing at a main
-row that no longer matches it (stale). :func:`read_by_index` skips index rows whose main row is
-missing and, with ``verify=True``, those that are stale, so readers never see a wrong row; they can
-miss a row until :func:`repair_index` adds its index row. Run repair after a crash, or
+main row and its index row are two independent writes. The writer
+(:class:`keyshape.read.writes.IndexedWriter`) orders them — index rows that go away are deleted
+first, main rows written next, new index rows last — so a crash or a failed flush leaves at most
+MAIN ROWS WITHOUT INDEX ROWS (the rows are there, an index read misses them). Index rows written
+by something else can still dangle or be stale: :func:`read_by_index` skips index rows whose main
+row is missing and, with ``verify=True``, those that no longer match it, so readers never see a
+wrong row; :func:`repair_index` finds and fixes all three cases. Run repair after a crash, or
 periodically; it is idempotent.
 """
 
@@ -19,12 +18,21 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from keyshape.errors import KeyshapeError, WriteFailed
+from keyshape.errors import KeyshapeError
 from keyshape.read.merged import Row, scan
 from keyshape.read.plan import original_key
 from keyshape.schema.index import ROW_FIELD, IndexSpec
 
-__all__ = ["IndexedWriter", "RepairReport", "index_key", "index_of", "read_by_index", "repair_index"]
+__all__ = ["RepairReport", "index_key", "index_of", "read_by_index", "repair_index"]
+
+
+def __getattr__(name: str) -> Any:
+    # IndexedWriter moved to keyshape.read.writes; old imports from here keep working.
+    if name == "IndexedWriter":
+        from keyshape.read.writes import IndexedWriter
+
+        return IndexedWriter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index_of(schema: Any, index: str | IndexSpec) -> IndexSpec:
@@ -44,11 +52,15 @@ def index_key(index: IndexSpec, record: Mapping[str, Any], main_key: bytes) -> b
 
 
 def _values_from_row(schema: Any, index: IndexSpec, main_key: bytes,
-                     cells: Mapping[bytes, bytes]) -> dict[str, Any] | None:
+                     cells: Mapping[bytes, bytes], index_row: bytes | None = None) -> dict[str, Any] | None:
     """The index fields of a stored main row (key fields decoded from the key, the others from
-    their columns); None when a column is missing or the key does not decode."""
+    their columns); None when a column is missing or the key does not decode. A key that cannot
+    be decoded (md5-full) takes its key fields from ``index_row``, the index row pointing at it."""
     try:
-        values = schema.decode(main_key)
+        if getattr(schema.prefix, "recoverable", True) or index_row is None:
+            values = schema.decode(main_key)
+        else:
+            values = index.key.decode(index_row)
         for f in index.fields:
             if f.name in index.columns:
                 raw = cells.get(index.columns[f.name])
@@ -58,76 +70,6 @@ def _values_from_row(schema: Any, index: IndexSpec, main_key: bytes,
     except KeyshapeError:
         return None
     return values
-
-
-class IndexedWriter:
-    """Writes records to the main table and every index table (main rows first, see the module
-    docstring). Use as a context manager; ``flush()`` or leaving the block writes what is buffered
-    and raises WriteFailed (``rows``: main keys not written) when the store refuses rows."""
-
-    def __init__(self, store: Any, schema: Any, indexes: Iterable[str | IndexSpec] | None = None,
-                 batch_size: int = 1000) -> None:
-        self.store, self.schema, self.batch_size = store, schema, batch_size
-        self.indexes = [index_of(schema, i) for i in (schema.indexes if indexes is None else indexes)]
-        self._main: list[tuple[str, bytes, dict[bytes, bytes] | None, int | None]] = []
-        self._index: list[tuple[bytes, IndexSpec, str, bytes, int | None]] = []  # main key, ...
-
-    def put(self, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None,
-            timestamp: int | None = None) -> bytes:
-        """Buffer ``record``'s main row (``cells`` plus the value columns of non-key index fields)
-        and its index rows; returns the main row key."""
-        key = self.schema.encode(record)
-        main_cells = dict(cells or {})
-        for spec in self.indexes:
-            for name, column in spec.columns.items():
-                main_cells[column] = spec.key.field(name).encode(record[name])
-            self._index.append((key, spec, "put", index_key(spec, record, key), timestamp))
-        self._main.append(("put", key, main_cells, timestamp))
-        if len(self._main) >= self.batch_size:
-            self.flush()
-        return key
-
-    def delete(self, record: Mapping[str, Any]) -> None:
-        """Delete ``record``'s index rows, then its main row (``record`` needs every index field)."""
-        key = self.schema.encode(record)
-        self.flush()
-        for spec in self.indexes:
-            self.store.delete(spec.table.full_name, index_key(spec, record, key))
-        self.store.delete(self.schema.table.full_name, key)
-
-    def flush(self) -> None:
-        main, index = self._main, self._index
-        self._main, self._index = [], []
-        failed: set[bytes] = set()
-        if main:
-            try:
-                with self.store.writer(self.schema.table.full_name, batch_size=self.batch_size) as w:
-                    for _, key, cells, ts in main:
-                        w.put(key, cells, ts)
-            except WriteFailed as exc:
-                failed = set(exc.rows)
-        by_table: dict[str, list[tuple[bytes, IndexSpec, bytes, int | None]]] = {}
-        for key, spec, _, ikey, ts in index:
-            if key not in failed:  # never index a row that is not stored
-                by_table.setdefault(spec.table.full_name, []).append((key, spec, ikey, ts))
-        for table, items in by_table.items():
-            try:
-                with self.store.writer(table, batch_size=self.batch_size) as w:
-                    for key, spec, ikey, ts in items:
-                        w.put(ikey, {spec.pointer_column: key}, ts)
-            except WriteFailed as exc:
-                lost = set(exc.rows)
-                failed |= {key for key, _, ikey, _ in items if ikey in lost}
-        if failed:
-            raise WriteFailed(f"{len(failed)} records not fully written (main rows are written before "
-                              "index rows; run repair_index to add missing index rows)", sorted(failed))
-
-    def __enter__(self) -> IndexedWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.flush()
 
 
 def read_by_index(store: Any, schema: Any, index: str | IndexSpec, *, limit: int | None = None,
@@ -162,7 +104,7 @@ def read_by_index(store: Any, schema: Any, index: str | IndexSpec, *, limit: int
                 if cells is None:
                     continue
                 if verify:
-                    values = _values_from_row(schema, spec, key, cells)
+                    values = _values_from_row(schema, spec, key, cells, r.key)
                     if values is None or index_key(spec, values, key) != r.key:
                         continue
                 yield Row(key, original_key(schema, key), cells, schema)
@@ -224,7 +166,7 @@ def repair_index(store: Any, schema: Any, index: str | IndexSpec, *, fix: bool =
                 note("dangling", ikey)
                 to_delete.append(ikey)
                 continue
-            values = _values_from_row(schema, spec, key, cells)
+            values = _values_from_row(schema, spec, key, cells, ikey)
             if values is not None and index_key(spec, values, key) != ikey:
                 note("stale", ikey)
                 to_delete.append(ikey)

@@ -7,7 +7,7 @@ Three ways, all over the merged order of :mod:`keyshape.read.merged`:
   it. No row is returned twice and none is skipped, even when rows are written between calls:
   rows written behind the cursor are not returned, rows written ahead of it are. Cost per page:
   ``page_size + 1`` rows plus one scanner per bucket.
-* **Offset/limit** (:func:`offset_page`, the seeds' first method): re-reads and drops ``offset``
+* **Offset/limit** (:func:`offset_page`, the usual first attempt): re-reads and drops ``offset``
   rows on every page, so page ``k`` costs ``O(k * page_size)`` rows read, and rows inserted or
   deleted before the offset shift the window (a row can be seen twice or never). Fine for the
   first few small pages of a UI; use tokens for anything else.

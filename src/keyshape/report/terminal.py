@@ -72,11 +72,14 @@ def pick_regions(regions: Sequence[RegionLoad], limit: int) -> list[RegionLoad |
 
 
 def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) -> Table:
-    """A table of regions: start / end keys (toStringBinary), rows, share, a bar, server.
+    """A table of regions: start / end keys (toStringBinary), the start key decoded by the
+    schema when it decodes (``RegionLoad.start_text``), rows, share, a bar, server.
 
     Keys are cut (with …) to fit ``width`` terminal cells when given.
     """
-    chars = _KEY_CHARS if width is None else max(8, min(_KEY_CHARS, (width - _FIXED_CELLS) // 2))
+    decoded = any(r.start_text for r in analysis.regions)
+    n_keys = 3 if decoded else 2
+    chars = _KEY_CHARS if width is None else max(8, min(_KEY_CHARS, (width - _FIXED_CELLS) // n_keys))
     top = max((r.share for r in analysis.regions), default=0.0)
     fair = 1 / len(analysis.regions)
     shown = pick_regions(analysis.regions, limit)
@@ -84,22 +87,34 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     title = f"{len(analysis.regions)} regions"
     if len(shown) < len(analysis.regions):
         title += f" (busiest and quietest {sum(r is not None for r in shown)} shown)"
+    if decoded and analysis.label_legend:
+        title += f"; start decoded as {analysis.label_legend}"
     table = Table(title=title, title_justify="left", header_style="bold")
-    for col, justify in (("#", "right"), ("start", "left"), ("end", "left"), ("rows", "right"),
-                         ("share", "right"), ("", "left"), ("server", "right")):
+    columns = [("#", "right"), ("start", "left"), ("end", "left")]
+    if decoded:
+        columns.append(("start decoded", "left"))
+    columns += [("rows", "right"), ("share", "right"), ("", "left"), ("server", "right")]
+    for col, justify in columns:
         # Keys give way first on a narrow terminal; numbers never wrap or shrink.
         table.add_column(col, justify=justify, no_wrap=True)
     for r in shown:
         if r is None:
-            table.add_row("…", "", "", "", "", "", "")
+            table.add_row("…", *[""] * (len(columns) - 1))
             continue
         style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
             "dim" if r.rows == 0 else "")
         # Text, not str: rich would read "[...]" inside a key as markup.
-        table.add_row(str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
-                      Text(_key(r.end, chars, skip) if r.end else "(end)"), f"{r.rows:,}",
-                      f"{100 * r.share:.1f}%", _bar(r.share, top), str(r.server), style=style)
+        cells = [str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
+                 Text(_key(r.end, chars, skip) if r.end else "(end)")]
+        if decoded:
+            cells.append(Text(_cut(r.start_text, chars)))
+        table.add_row(*cells, f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
+                      str(r.server), style=style)
     return table
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def summary_table(analysis: Analysis) -> Table:
@@ -187,7 +202,8 @@ def progress_bar(console: Console, total: int | None, description: str
         yield lambda done: None
         return
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+               # show_speed: rows/s where the total is unknown (a migration's copy)
+               TaskProgressColumn(show_speed=True), TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)

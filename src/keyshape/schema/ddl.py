@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from keyshape.core.splits import shell_quote
+from keyshape.core.splits import shell_quote, verify_split_keys
 from keyshape.errors import StoreError
 from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.specs import FamilySpec, TableSpec
 
-__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "DATA_BLOCK_ENCODINGS", "family_attributes", "shell_create_statement", "shell_family"]
+__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "DATA_BLOCK_ENCODINGS", "family_attributes", "schema_tables",
+           "shell_create_statement", "shell_create_statements", "shell_family"]
 
 
 # org.apache.hadoop.hbase.io.compress.Compression.Algorithm (HBase 2.6)
@@ -107,11 +108,7 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
     else:
         table = schema
         keys = list(split_keys or [])
-    keys = sorted(bytes(k) for k in keys)
-    if any(not k for k in keys):
-        raise ValueError("an empty split key is not allowed by HBase; remove it")
-    if len(set(keys)) != len(keys):
-        raise ValueError("split keys must be distinct; HBase refuses duplicate split points")
+    keys = verify_split_keys(keys)
     lines = []
     if table.namespace and table.namespace != "default":
         lines.append(f"create_namespace {_quote(table.namespace)}")
@@ -119,4 +116,32 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
     if keys:
         args.append("{SPLITS => [" + ", ".join(shell_quote(k) for k in keys) + "]}")
     lines.append("create " + ", ".join(args))
+    return "\n".join(lines) + "\n"
+
+
+def schema_tables(schema: KeySchema) -> list[tuple[str, TableSpec, list[bytes]]]:
+    """Every table the schema describes, as ``(role, table, split keys)``: the main table, then
+    each ``[[index]]`` table (pre-split by its own prefix), then each ``[[counter]]`` table that is
+    not the main table (one region: a counter row takes few requests)."""
+    out: list[tuple[str, TableSpec, list[bytes]]] = [("main", schema.table, schema.split_keys())]
+    seen = {schema.table.full_name}
+    for spec in getattr(schema, "indexes", []):
+        if spec.table.full_name not in seen:
+            seen.add(spec.table.full_name)
+            out.append((f"index {spec.name}", spec.table, spec.key.split_keys()))
+    for counter in getattr(schema, "counters", []):
+        if counter.table.full_name not in seen:
+            seen.add(counter.table.full_name)
+            out.append((f"counter {counter.name}", counter.table, []))
+    return out
+
+
+def shell_create_statements(schema: KeySchema) -> str:
+    """:func:`shell_create_statement` for every table of :func:`schema_tables`, each namespace
+    created once; what ``keyshape create --dry-run`` prints."""
+    lines: list[str] = []
+    for _, table, keys in schema_tables(schema):
+        for line in shell_create_statement(table, keys).splitlines():
+            if line not in lines or not line.startswith("create_namespace "):
+                lines.append(line)
     return "\n".join(lines) + "\n"

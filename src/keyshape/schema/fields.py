@@ -36,7 +36,7 @@ to plain UTF-8, as in every hand-written HBase key.
 with ``pad_char`` (default ``"0"`` for strings, 0x00 for bytes) on the ``pad`` side (``"left"``,
 the default for strings, or ``"right"``; bytes default to ``"none"``: a value must be exactly
 ``width`` bytes, as binary ids are, so nothing is stripped on decode); a longer one is an error (``truncate = "error"``, the default) or
-keeps its last ``width`` bytes (``truncate = "keep-last"``, the seeds' order-id trimming).
+keeps its last ``width`` bytes (``truncate = "keep-last"``, e.g. keeping the last digits of an order number).
 :meth:`FieldSpec.decode_at` strips the padding again, so values that themselves start (left pad) or
 end (right pad) with the pad character do not round-trip exactly.
 """
@@ -51,8 +51,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
-from keyshape.core import hbytes, ordered
+from keyshape.core import hbytes, ordered, textcols
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -167,6 +168,8 @@ class FieldSpec:
         bytes -> bytes (a str is read as ``toStringBinary`` text), string -> str.
         """
         t = self.type
+        if value is None:  # str(None) would silently become the text "None"
+            raise KeyshapeError(f"field {self.name!r} has no value (None); give a {t}")
         try:
             if t == "string":
                 if isinstance(value, str):
@@ -333,6 +336,10 @@ class FieldSpec:
             if a.dtype.kind in "iuf" and a.ndim == 1:
                 rows = ordered.encode_float64_many(a, desc)
                 return KeyArray(rows.view(np.uint8).reshape(len(a), 9))
+        if t == "string" and enc != "ordered" and isinstance(values, np.ndarray) and values.dtype.kind == "U":
+            fast = self._encode_str_array(values)
+            if fast is not None:
+                return fast
         if t in ("string", "bytes") and enc != "ordered":
             vals = values.tolist() if isinstance(values, np.ndarray) else values
             fast = self._encode_text_matrix(vals)
@@ -343,24 +350,49 @@ class FieldSpec:
         return KeyArray.from_keys([self.encode(v) for v in values])
 
     def _encode_text_matrix(self, vals: Sequence[Any]) -> KeyArray | None:
-        """ASCII strings or bytes, padded / truncated / inverted as a matrix; None when a value
-        needs another path (wrong type, non-ASCII text, a width error)."""
+        """Strings or bytes, padded / truncated / inverted as a matrix; None when a value needs
+        another path (wrong type, non-ASCII text cut to a width, a width error).
+
+        pyarrow turns the Python list into one UTF-8 buffer plus offsets in a single C pass;
+        values of one length (the usual case) are then a reshape of that buffer."""
         want = str if self.type == "string" else bytes
         n = len(vals)
-        if n == 0 or set(map(type, vals)) != {want}:
+        if n == 0 or len(self._pad_byte()) != 1:
             return None
+        # pyarrow takes str, numpy str and UTF-8 bytes(-like) values as text, exactly what
+        # coerce() makes of them, and refuses the rest; for bytes fields it would also take str
+        # (as UTF-8, where coerce() reads toStringBinary escapes), so those are checked first.
+        if want is bytes and set(map(type, vals)) != {bytes}:
+            return None
+        try:
+            arr = pa.array(vals, pa.large_string() if want is str else pa.large_binary())
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            return None
+        if arr.null_count:
+            return None
+        ka = KeyArray.from_offsets(arr)
+        if want is str and self.width is not None and not ka.matrix.max(initial=0) < 0x80:
+            return None  # cutting UTF-8 to a width needs the per-value rules
+        return self._fit_matrix(ka.matrix, ka.lengths)
+
+    def _encode_str_array(self, values: np.ndarray) -> KeyArray | None:
+        """A numpy str array of ASCII text, straight from its code points (no str per value)."""
+        n = len(values)
+        if n == 0 or values.ndim != 1 or len(self._pad_byte()) != 1:
+            return None
+        values = np.ascontiguousarray(values)
+        codes = values.view(np.uint32).reshape(n, values.dtype.itemsize // 4)
+        if codes.shape[1] == 0 or (codes >= 0x80).any():
+            return None
+        # A NUL inside a value is a 0 in the matrix, exactly its UTF-8 byte; numpy str values
+        # never end in NUL, so str_len is each value's length.
+        lengths = _STRINGS.str_len(values).astype(np.int64)
+        return self._fit_matrix(codes.astype(np.uint8), lengths)
+
+    def _fit_matrix(self, matrix: np.ndarray, lengths: np.ndarray) -> KeyArray | None:
+        """Text as a zero-padded matrix plus lengths, padded / truncated / inverted per the field."""
+        n = len(lengths)
         pad = self._pad_byte()
-        if len(pad) != 1:
-            return None
-        if want is str:
-            codes = np.array(vals, dtype=str)
-            codes = codes.view(np.uint32).reshape(n, codes.dtype.itemsize // 4)
-            if (codes >= 0x80).any():
-                return None  # UTF-8 of non-ASCII text has other lengths: the list path does it
-            matrix = codes.astype(np.uint8)
-        else:
-            matrix = KeyArray.from_keys(vals).matrix
-        lengths = np.fromiter(map(len, vals), dtype=np.int64, count=n)
         w = self.width
         if w is None:
             if self.descending:
@@ -444,12 +476,11 @@ class FieldSpec:
             raise KeyshapeError(
                 f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width"
             )
-        out = np.empty((n, w), dtype=np.uint8)
-        rest = a.copy()
-        for col in range(w - 1, -1, -1):  # one pass per digit, all rows at once
-            out[:, col] = 48 + rest % 10
-            rest //= 10
-        return out
+        return textcols.digit_matrix(a.astype(np.uint64), w)
+
+
+# numpy >= 2 has string ufuncs (np.strings); np.char is the older spelling.
+_STRINGS: Any = getattr(np, "strings", np.char)
 
 
 def _is_object(values: Any) -> bool:

@@ -9,7 +9,8 @@ scan by the index fields finds the main rows::
     family = "i"                          # default "i"; its cell "row" holds the main row key
     fields = ["product_id", "order_time", "order_id"]
     hash_fields = ["product_id"]          # default: the first field (pins the bucket of a lookup)
-    prefix = { strategy = "mod", buckets = 8 }   # optional, like key.prefix (not random)
+    prefix = { strategy = "mod", buckets = 8 }   # optional, like key.prefix (not random); up to
+                                          # 256 buckets, the table is created with one region each
     [[index.columns]]                     # index fields that are not key fields: type + where the
     name = "product_id"                   # main row keeps the value (encoded as in the index key;
     type = "string"                       # column default "<first family>:<name>")
@@ -30,11 +31,12 @@ from typing import Any
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.parse import Section, parse_field, parse_prefix
 from keyshape.schema.prefixes import make_prefix
-from keyshape.schema.specs import FamilySpec, TableSpec
+from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
 ROW_FIELD = "row"
+MAX_PRESPLIT_BUCKETS = 256
 _INDEX_STRATEGIES = ("none", "md5", "mod", "phoenix", "crc32", "java-hash-short")
 
 
@@ -79,7 +81,14 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
             if f.name in by_name:
                 c.fail("name", f"{f.name!r} is a key field", "list it in fields only; its type comes from the key")
             extra[f.name] = f
-            columns[f.name] = (column or f"{default_family}:{f.name}").encode()
+            column = column or f"{default_family}:{f.name}"
+            fam, colon, qualifier = column.partition(":")
+            families = [fs.name for fs in main_table.families]
+            if not colon or not qualifier or fam not in families:
+                c.fail("column", f"{column!r} is not a column of a family of table {main_table.full_name} "
+                       f"(families: {', '.join(families)})",
+                       f'use "<family>:<qualifier>" with one of them, e.g. "{default_family}:{f.name}"')
+            columns[f.name] = column.encode()
         if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
             s.fail("fields", "must list distinct field names, at least one", 'e.g. fields = ["product_id", "order_id"]')
         fields = []
@@ -107,7 +116,12 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         s.done()
         table = TableSpec(tn, ns or main_table.namespace, [FamilySpec(family)])
         row = FieldSpec(ROW_FIELD, "bytes", "hbase", pad="none", pad_char="\x00")
-        key = key_schema(table, [*fields, row], separator, make_prefix(strategy, separator, **options),
-                        hash_fields, source=f"{top.source} index {name}")
+        prefix = make_prefix(strategy, separator, **options)
+        n = prefix.bucket_count()
+        # a salted index table starts with one region per bucket when the buckets are few (mod,
+        # phoenix); hash prefixes with 65536 values are left to split as they grow
+        splits = SplitSpec("prefix") if n is not None and 1 < n <= MAX_PRESPLIT_BUCKETS else None
+        key = key_schema(table, [*fields, row], separator, prefix, hash_fields, splits,
+                         source=f"{top.source} index {name}")
         out.append(IndexSpec(name, table, family, tuple(fields), columns, key))
     return out

@@ -13,6 +13,8 @@ prefix strategies and their byte layouts in :mod:`keyshape.schema.prefixes`, wor
     [splits]                      algorithm = "prefix" | hex | decimal | uniform | range |
                                   buckets | sample | explicit, regions = ..., ...
     [workload]                    rows = ..., seed = 0, fields.NAME = { generator = ... }
+    [[index]]                     secondary index tables (keyshape.schema.index)
+    [[counter]]                   id counters (keyshape.schema.counters)
 
 Without ``[[table.families]]`` the table gets one family ``d`` with HBase's defaults.
 """
@@ -29,6 +31,7 @@ from keyshape.core.hbytes import next_prefix
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.counters import parse_counters
 from keyshape.schema.index import parse_indexes
 from keyshape.schema.parse import (
     Section,
@@ -60,7 +63,10 @@ class KeySchema:
         self._hash_idx = [i for i, f in enumerate(self.fields) if f.name in set(self.hash_fields)]
         self._j_is_k = len(self._hash_idx) == len(self.fields)
         self._ends = self._plan_field_ends()
+        self._encode_only = self._encode_only_reason()
         self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
+        self.counters: list = []  # CounterSpec of each [[counter]] (keyshape.schema.counters)
+        self._install_trampolines()
 
     # ------------------------------------------------------------------------------- loading
 
@@ -85,19 +91,24 @@ class KeySchema:
         )
 
         top = Section(d, "", source)
-        table = parse_table(top.section("table", required=True))
-        key_section = top.section("key", required=True)
-        assert key_section is not None
-        key = parse_key(key_section)
+        table = parse_table(top.required_section("table"))
+        key = parse_key(top.required_section("key"))
         fields, separator, prefix = key.fields, key.separator, key.prefix
         split_section = top.section("splits")
         split_spec = parse_splits(split_section, prefix) if split_section is not None else None
         wl_section = top.section("workload")
         workload = parse_workload(wl_section, fields) if wl_section is not None else None
         indexes = parse_indexes(top, table, fields, separator, cls)
+        counters = parse_counters(top, table)
         top.done()
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
+        if indexes and schema.encode_only is not None:
+            # Index rows are built and repaired from decoded main keys.
+            raise SchemaError(f"{source}: index: needs main-table keys that decode, but "
+                              f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
+                              "or set key.separator")
         schema.indexes = indexes
+        schema.counters = counters
         return schema
 
     def with_prefix(self, strategy: str, *, splits: SplitSpec | None | str = "keep",
@@ -130,6 +141,7 @@ class KeySchema:
         out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec,
                         self.workload, self.source)
         out.indexes = list(self.indexes)
+        out.counters = list(self.counters)
         return out
 
     # ------------------------------------------------------------------------------ encoding
@@ -158,7 +170,63 @@ class KeySchema:
         return self.separator.join([parts[i] for i in self._hash_idx])
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
-        """The row key of ``record`` (a mapping with every key field; extra entries are ignored)."""
+        """The row key of ``record`` (a mapping with every key field; extra entries are ignored).
+
+        Runs a function compiled once for this schema (:mod:`keyshape.schema.compiled`)."""
+        return self._encoder()(record)
+
+    def _install_trampolines(self) -> None:
+        # encode/decode are called once per row: the instance attributes below shadow the
+        # methods, and on first use are replaced by the functions compiled for this schema, so a
+        # call is one plain function call (no method dispatch, no "compiled yet?" test).
+        self._compiled_encode: Any = None
+        self._compiled_decode: Any = None
+        self.encode = self._first_encode  # type: ignore[method-assign]
+        self.decode = self._first_decode  # type: ignore[method-assign]
+
+    def _first_encode(self, record: Mapping[str, Any]) -> bytes:
+        return self._encoder()(record)
+
+    def _first_decode(self, key: bytes) -> dict[str, Any]:
+        return self._decoder()(key)
+
+    def _encoder(self) -> Any:
+        if self._compiled_encode is None:
+            from keyshape.schema.compiled import compile_encoder
+
+            self._compiled_encode = compile_encoder(self)
+            self.encode = self._compiled_encode  # type: ignore[method-assign]
+        return self._compiled_encode
+
+    def _decoder(self) -> Any:
+        if self._compiled_decode is None:
+            from keyshape.schema.compiled import compile_decoder
+
+            # An encode-only schema cannot be read back: its generic decode says why.
+            self._compiled_decode = self._decode_generic if self._encode_only else compile_decoder(self)
+            self.decode = self._compiled_decode  # type: ignore[method-assign]
+        return self._compiled_decode
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Compiled functions are not picklable; they are rebuilt on first use after loading.
+        state = dict(self.__dict__)
+        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._install_trampolines()
+
+    def __copy__(self) -> KeySchema:
+        # A copy shares fields and prefix but must compile its own functions: their fallbacks
+        # are bound to the schema they were compiled for.
+        out = KeySchema.__new__(KeySchema)
+        out.__setstate__(self.__getstate__())
+        return out
+
+    def _encode_generic(self, record: Mapping[str, Any]) -> bytes:
+        """:meth:`encode` walking the field specs: the reference the compiled encoder equals."""
         parts = self._parts(record)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
@@ -234,6 +302,32 @@ class KeySchema:
             tail += f.fixed_width + len(self.separator)
         return ends
 
+    def _encode_only_reason(self) -> str | None:
+        if self.separator:
+            return None
+        runs = [f.name for f in self.fields[:-1] if not f.self_delimiting]
+        if not runs:
+            return None
+        return (f"field {runs[0]!r} has variable width and no separator follows it, so where it ends "
+                "cannot be found")
+
+    @property
+    def encode_only(self) -> str | None:
+        """Why keys of this schema cannot be decoded, or None when they can.
+
+        Variable-width fields concatenated with no separator (``"user" + "142"``, as hand-written
+        Java key functions build them) encode byte-exactly, but ``"user1" + "42"`` is the same key:
+        :meth:`decode` raises, and :meth:`scan_ranges` refuses leading values that would also
+        match longer ones. Everything that only encodes (splits, analyze, load) works.
+        """
+        return self._encode_only
+
+    def _refuse_encode_only(self, what: str) -> None:
+        if self._encode_only is not None:
+            raise KeyshapeError(
+                f"{what}: this schema is encode-only: {self._encode_only}; give the variable-width fields "
+                "a width or encoding = 'ordered', or set key.separator, if the keys must be read back")
+
     @property
     def ambiguous_fields(self) -> list[FieldSpec]:
         """The fields :meth:`decode` ends at the first separator after them: a separator inside
@@ -253,11 +347,17 @@ class KeySchema:
         from the end of the key, so its value may contain the separator; any earlier one ends at
         the next separator (see :attr:`ambiguous_fields`).
 
-        Raises KeyshapeError for md5-full keys (not recoverable), a key that does not parse, or a
-        key whose hash prefix does not match its fields (written with another schema).
+        Raises KeyshapeError for md5-full keys (not recoverable), an :attr:`encode_only` schema,
+        a key that does not parse, or a key whose hash prefix does not match its fields (written
+        with another schema).
         """
+        return self._decoder()(key)
+
+    def _decode_generic(self, key: bytes) -> dict[str, Any]:
+        """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
         key = bytes(key)
-        k = self.prefix.strip(key)
+        k = self.prefix.strip(key)  # md5-full says first that its fields are gone
+        self._refuse_encode_only(f"cannot decode {hbytes.to_string_binary(key)}")
         out: dict[str, Any] = {}
         pos, sep, last = 0, self.separator, len(self.fields) - 1
         for i, (f, plan) in enumerate(zip(self.fields, self._ends)):
@@ -282,11 +382,25 @@ class KeySchema:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; "
                 "was it written with this schema?")
-        if self.prefix.width and self.prefix.material and self.encode(out) != key:
+        if self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
                 "was it written with this schema (separator, hash_fields, buckets)?")
         return out
+
+    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+        """The fields of many keys as columns (field name -> values, in key order): numbers as
+        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes.
+
+        Equals decoding every key with :meth:`decode` (and raises its error for the first bad
+        key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
+        """
+        from keyshape.schema.batchdecode import decode_many
+
+        if self._encode_only is not None and len(keys):
+            first = keys[:1].tolist()[0] if isinstance(keys, KeyArray) else keys[0]
+            self._decode_generic(first)  # raises: an encode-only schema cannot read keys back
+        return decode_many(self, keys)
 
     # ------------------------------------------------------------------------------- buckets
 
@@ -326,6 +440,10 @@ class KeySchema:
             rng = leading[given[-1]]
             if len(rng) != 2:
                 raise KeyshapeError(f"scan_ranges: {given[-1]} range must be (lo, hi), got {rng!r}")
+        if self._encode_only is not None and len(eq) < len(names) and any(
+                not self.field(n).self_delimiting for n in given):
+            # Without a separator "user" also matches "user1"'s rows and decode cannot drop them.
+            self._refuse_encode_only("scan_ranges")
         parts = [self.field(n).encode(leading[n]) for n in eq]
         sep = self.separator
         body = sep.join(parts)
@@ -410,7 +528,9 @@ class KeySchema:
         o = s.options
         if s.algorithm == "prefix":
             n = self.prefix.bucket_count()
-            assert n is not None
+            if n is None:
+                raise SchemaError(f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but "
+                                  "key.prefix is 'none'; give other splits (e.g. sample)")
             r = s.regions if s.regions is not None else n
             if r >= n:
                 return [self.prefix.bucket(i) for i in range(1, n)]
@@ -428,14 +548,13 @@ class KeySchema:
         if s.algorithm == "explicit":
             return sorted({_bin(k) for k in o["keys"]} - {b""})
         from keyshape.workload import (
-            generate,  # sample: quantiles of the schema's own workload
+            generate_sample,  # sample: quantiles of the schema's own workload
         )
 
         if self.workload is None:
             raise KeyshapeError(f"{self.source}: splits.algorithm = 'sample' needs a [workload] section to sample from")
-        rows = o.get("sample_rows", 100_000)
         keys: list[bytes] = []
-        for chunk in generate(self, rows=rows, seed=o.get("seed", 0)):
+        for chunk in generate_sample(self, o.get("sample_rows", 100_000), seed=o.get("seed", 0)):
             keys.extend(self.encode_many(chunk))
         return splits.sample_splits(keys, s.regions)
 

@@ -1,12 +1,14 @@
-"""Design checks for a KeySchema: the seeds' rules of thumb as findings with advice.
+"""Design checks for a KeySchema: the usual HBase row-key rules of thumb (the HBase book's schema design chapter) as findings with advice.
 
-Codes (level): ``key-too-long`` (error, > 100 bytes), ``key-long`` (info, mean > 20 bytes: the seeds
-advise 10-20, every cell repeats the key), ``monotonic-leading`` (warning: a time or sequential field
+Codes (level): ``key-too-long`` (error, > 100 bytes), ``key-long`` (info, mean > 20 bytes: keep keys short,
+every cell repeats the key), ``monotonic-leading`` (warning: a time or sequential field
 leads an unprefixed key, so every write goes to the last region), ``no-presplit`` (warning),
 ``splits-not-matched``, ``regions-exceed-buckets``, ``regions-unaligned`` (warnings),
 ``buckets-per-region`` (info), ``separator-ambiguous`` (warning) / ``separator-in-values`` (error),
 ``random-prefix`` (warning), ``hbase-negative`` (warning) / ``hbase-signed`` (info),
-``desc-variable-width`` (warning), ``md5-full`` (info), ``workload-invalid`` (error).
+``desc-variable-width`` (warning), ``md5-full`` (info), ``workload-invalid`` (error),
+``encode-only`` (warning: variable-width fields run together with no separator, so keys encode
+byte-exactly but cannot be decoded or scanned by a leading value).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from typing import Any
 import numpy as np
 
 from keyshape.errors import KeyshapeError
+from keyshape.schema.prefixes import MAX_LISTED_BUCKETS
 
 __all__ = ["Finding", "lint", "LEVELS"]
 
 LEVELS = ("error", "warning", "info")
 _SAMPLE_ROWS = 2000
 _MONOTONIC = ("sequential", "sequential-time", "jittered-time", "derived")
+# Prefixes written as lower-case hex digits, like HexStringSplit's split keys.
+_HEX_PREFIXES = ("md5", "md5-full", "crc32")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,12 @@ def lint(schema: Any) -> list[Finding]:
         out.append(Finding("warning", "random-prefix",
                            f"random prefix: every point read and scan must visit all {n} buckets, and one entity's rows scatter",
                            "use a hash of a field you query by (strategy 'mod' or 'md5' with hash_fields)"))
+    if schema.encode_only is not None:
+        out.append(Finding("warning", "encode-only",
+                           f"keys are encode-only: {schema.encode_only}; decode and scans by a leading "
+                           "value are refused (\"user\" + \"142\" is also \"user1\" + \"42\")",
+                           "fine to reproduce an existing writer's keys; for new tables give the field a width, "
+                           "encoding = 'ordered', or set key.separator"))
     if schema.prefix.name == "md5-full":
         out.append(Finding("info", "md5-full", "md5-full keys hide the fields: no range scans, decode impossible",
                            "store the fields in a column if you need them back"))
@@ -107,12 +118,14 @@ def _splits(schema: Any, out: list[Finding]) -> None:
                            f"salted key ({n} buckets) but no [splits]: the table starts as one region that takes every write",
                            "add [splits] algorithm = 'prefix' with regions"))
         return
-    if s.algorithm not in ("prefix", "sample", "buckets", "explicit"):
+    hex_prefix = p.name in _HEX_PREFIXES and s.algorithm == "hex"
+    if s.algorithm not in ("prefix", "sample", "buckets", "explicit") and not hex_prefix:
         out.append(Finding("warning", "splits-not-matched",
                            f"splits algorithm {s.algorithm!r} ignores the {p.name} prefix, so region boundaries fall between buckets at random",
                            "use algorithm = 'prefix'"))
         return
-    if s.algorithm != "prefix" or s.regions is None:
+    if s.algorithm != "prefix" or s.regions is None or n > MAX_LISTED_BUCKETS:
+        # Millions of hash values per region: one more or less in a region changes nothing.
         return
     r = s.regions
     if r > n:

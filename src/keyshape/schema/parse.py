@@ -112,6 +112,13 @@ class Section:
         value = self.get(key, dict, required=required)
         return None if value is None else Section(value, self.at(key), self.source)
 
+    def required_section(self, key: str) -> Section:
+        """The sub-table at ``key``; SchemaError (via :meth:`fail`) when it is absent."""
+        sec = self.section(key, required=True)
+        if sec is None:  # section(required=True) has already failed; this keeps the type exact
+            self.fail(key, "is required", f"add [{self.at(key)}]")
+        return sec
+
     def sections(self, key: str, *, required: bool = False) -> list[Section]:
         """The array of tables at ``key`` (``[[key]]`` in TOML)."""
         if key in self.data and not isinstance(self.data[key], list):
@@ -141,9 +148,8 @@ class KeyParts:
     hash_fields: list[str]
 
 
-def parse_table(t: Section | None) -> TableSpec:
+def parse_table(t: Section) -> TableSpec:
     """``[table]`` and its ``[[table.families]]`` (one family ``d`` with HBase's defaults when none)."""
-    assert t is not None
     name = t.get("name", str, required=True)
     if not name or ":" in name:
         t.fail("name", f"{name!r} is not a table name", "use letters, digits, '_', '-', '.'; put the namespace in namespace")
@@ -176,13 +182,9 @@ def parse_key(key: Section) -> KeyParts:
     for i, n in enumerate(names):
         if n in names[:i]:
             key.fail(f"fields[{i}].name", f"duplicate field name {n!r}", "give every field its own name")
-    for i, f in enumerate(fields[:-1]):
-        # Without a separator a variable-width value runs into the next field; scans by it would
-        # also match every longer value, so this is refused rather than decoded from the right.
-        if not f.self_delimiting and not separator:
-            key.fail(f"fields[{i}]", f"field {f.name!r} has variable width and is not last, and the key "
-                     "has no separator, so its end cannot be found",
-                     "set width, set encoding = 'ordered', or set key.separator")
+    # Variable-width fields concatenated with no separator (as hand-written Java writers do with
+    # "user" + "142") are accepted: such a key encodes byte-exactly but cannot be decoded, so
+    # KeySchema marks it encode-only (KeySchema.encode_only) and lint reports it.
     strategy, options = parse_prefix(key)
     hash_fields = key.get("hash_fields", list, None)
     if hash_fields is None:
@@ -259,8 +261,7 @@ def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
         key.get("prefix", str, choices=STRATEGIES)
         strategy, sec = raw, None
     else:
-        sec = key.section("prefix")
-        assert sec is not None
+        sec = key.required_section("prefix")
         strategy = sec.get("strategy", str, required=True, choices=STRATEGIES)
     options = dict(_STRATEGY_DEFAULTS.get(strategy, {}))
     if sec is not None:

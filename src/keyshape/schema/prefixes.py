@@ -28,12 +28,11 @@ builds J as a String. md5 and crc32 hash the bytes of J.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
-from keyshape.core import hashing, hbytes
+from keyshape.core import batchhash, hashing, hbytes
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -82,17 +81,9 @@ def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _md5_hex_matrix(materials: KeyArray, width: int) -> np.ndarray:
-    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix.
-
-    MD5 has no vector form in numpy or the standard library, so this is one ``hashlib`` call per
-    key; joining the digests as one str keeps everything else out of the per-key loop.
-    """
-    n = len(materials)
-    if n == 0:
-        return np.zeros((0, width), dtype=np.uint8)
-    md5 = hashlib.md5
-    text = "".join([md5(m).hexdigest() for m in materials.tolist()]).encode("ascii")
-    return np.frombuffer(text, dtype=np.uint8).reshape(n, 32)[:, :width]
+    """The first ``width`` hex digits of the MD5 of every key, as an ``(n, width)`` uint8 matrix
+    (numpy MD5 kernel, :func:`keyshape.core.batchhash.md5_hex_many`)."""
+    return batchhash.md5_hex_many(materials, width)
 
 
 class Prefix:
@@ -104,6 +95,7 @@ class Prefix:
     width = 0  # prefix length in bytes
     recoverable = True  # whether K can be recovered from the key
     salted = False  # whether the key space is cut into buckets that a scan must fan out to
+    route = "none"  # how prefix_many computes a batch (benchmarks print it)
 
     def __init__(self, separator: bytes = b"") -> None:
         self.separator = separator
@@ -152,7 +144,8 @@ class Prefix:
         if not self.salted:
             return None
         n = self.bucket_count()
-        assert n is not None
+        if n is None:  # a salted strategy always counts its buckets; an unsalted one has none
+            return None
         if n > MAX_LISTED_BUCKETS:
             raise KeyshapeError(
                 f"prefix {self.name!r} has {n} possible prefixes, too many to list or fan out to; "
@@ -178,6 +171,7 @@ class Prefix:
 
 class Md5Prefix(Prefix):
     name, material, sep_after, salted = "md5", "J", True, True
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def __init__(self, separator: bytes = b"", length: int = 4) -> None:
         super().__init__(separator)
@@ -200,6 +194,7 @@ class Md5FullPrefix(Prefix):
     """The key is ``md5_hex(K)`` alone: point reads only, fields kept in a column."""
 
     name, material, width, recoverable = "md5-full", "K", 32, False
+    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hashlib.md5(material).hexdigest().encode("ascii")
@@ -225,6 +220,7 @@ class Md5FullPrefix(Prefix):
 
 class JavaHashShortPrefix(Prefix):
     name, material, width, salted = "java-hash-short", "J", 2, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def prefix_for(self, material: bytes) -> bytes:
         return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
@@ -242,13 +238,13 @@ class JavaHashShortPrefix(Prefix):
 
 class Crc32Prefix(Prefix):
     name, material, width, sep_after, salted = "crc32", "J", 4, True, True
+    route = "numpy CRC-32 table kernel (keyshape.core.batchhash), threaded"
 
     def prefix_for(self, material: bytes) -> bytes:
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        # zlib has no batch form: one C call per key, the digits vectorized.
-        crc = np.fromiter(map(zlib.crc32, materials.tolist()), dtype=np.uint64, count=len(materials))
+        crc = batchhash.crc32_many(materials).astype(np.uint64)
         return _hex_digits(crc & np.uint64(0xFFFF), 4)
 
     def bucket_count(self) -> int:
@@ -260,6 +256,7 @@ class Crc32Prefix(Prefix):
 
 class ModPrefix(Prefix):
     name, material, sep_after, salted = "mod", "J", True, True
+    route = "numpy String.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -285,6 +282,7 @@ class RandomPrefix(ModPrefix):
     """A random bucket per write: even writes, but every read must visit every bucket."""
 
     name, material = "random", ""
+    route = "numpy random generator"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
         super().__init__(separator, buckets)
@@ -299,6 +297,7 @@ class RandomPrefix(ModPrefix):
 
 class PhoenixPrefix(Prefix):
     name, material, width, salted = "phoenix", "K", 1, True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
@@ -318,13 +317,23 @@ class PhoenixPrefix(Prefix):
 
 
 class OpenTsdbPrefix(Prefix):
-    """OpenTSDB's salt over the metric UID (the first hashed field) and the tag fields."""
+    """OpenTSDB's salt over the metric UID (the first hashed field) and the tag fields.
+
+    The salt of bucket ``b`` is ``width`` bytes where byte ``width-i`` is ``b >> (8*(i-1) % 32)``:
+    Java masks int shift counts to 5 bits, so from width 5 on the low bytes of ``b`` come round
+    again (bucket 14 at width 5 is ``0e 00 00 00 0e``) and the salts no longer sort like the
+    bucket numbers. Below width 5, buckets beyond ``256**width`` wrap onto the same salts.
+    :meth:`buckets` lists the distinct salts in byte order, which is what scans fan out to and
+    ``prefix`` splits cut at.
+    """
 
     name, material, salted = "opentsdb", "J", True
+    route = "numpy Arrays.hashCode (Horner over columns)"
 
     def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
         super().__init__(separator)
         self.n, self.width, self.metric_width = buckets, width, metric_width
+        self._sorted: list[bytes] | None = None
 
     def prefix_for(self, material: bytes) -> bytes:
         mw = self.metric_width
@@ -335,15 +344,74 @@ class OpenTsdbPrefix(Prefix):
         bucket = np.abs(np.fmod(hashing.java_bytes_hash_many(materials).astype(np.int64), self.n))
         unsalted = ~materials.matrix[:, : self.metric_width].any(axis=1)  # zero or empty metric
         bucket[unsalted] = 0
+        return self._salt_matrix(bucket)
+
+    def _salt_matrix(self, bucket: np.ndarray) -> np.ndarray:
         # Byte width-i is bucket >> (8*(i-1) % 32): Java masks int shift counts to 5 bits.
         shifts = np.array([(8 * (self.width - 1 - col)) % 32 for col in range(self.width)], dtype=np.int64)
-        return ((bucket[:, None] >> shifts) & 0xFF).astype(np.uint8)
+        return ((bucket.astype(np.int64)[:, None] >> shifts) & 0xFF).astype(np.uint8)
 
     def bucket_count(self) -> int:
-        return self.n
+        """How many DISTINCT salts the buckets produce (fewer than ``buckets`` when
+        ``256**width`` is smaller)."""
+        return self.n if self.width > 4 else min(self.n, 256**self.width)
 
     def bucket(self, i: int) -> bytes:
-        return i.to_bytes(self.width, "big")
+        if not 0 <= i < self.bucket_count():
+            raise KeyshapeError(f"opentsdb bucket index {i} is out of range 0..{self.bucket_count() - 1}")
+        if self.width <= 4:
+            return i.to_bytes(self.width, "big")  # salts sort like the bucket numbers here
+        if self.n <= MAX_LISTED_BUCKETS:
+            return self._sorted_salts()[i]
+        return self._salt_matrix(np.array([self._kth_by_salt(i)]))[0].tobytes()
+
+    def buckets(self) -> list[bytes] | None:
+        n = self.bucket_count()
+        if n > MAX_LISTED_BUCKETS:
+            return super().buckets()  # raises with the advice
+        if self.width <= 4:
+            return [i.to_bytes(self.width, "big") for i in range(n)]
+        return list(self._sorted_salts())
+
+    def _sorted_salts(self) -> list[bytes]:
+        if self._sorted is None:
+            m = self._salt_matrix(np.arange(self.n, dtype=np.int64))
+            self._sorted = sorted(m[r].tobytes() for r in range(self.n))
+        return self._sorted
+
+    def _kth_by_salt(self, k: int) -> int:
+        """The bucket whose salt is the k-th smallest, without listing them all.
+
+        From width 5 on, the first four salt bytes are the bytes of the bucket number taken in
+        the order ``(width-1-j) % 4`` (j = 0..3) and they decide the order, so this picks those
+        bytes one at a time, counting how many buckets below ``n`` fit each choice.
+        """
+        order = [(self.width - 1 - j) % 4 for j in range(4)]  # byte positions, 0 = least significant
+        fixed: dict[int, int] = {}
+        for pos in order:
+            for v in range(256):
+                c = _count_below(self.n, {**fixed, pos: v})
+                if k < c:
+                    fixed[pos] = v
+                    break
+                k -= c
+        return sum(v << (8 * p) for p, v in fixed.items())
+
+
+def _count_below(n: int, fixed: dict[int, int]) -> int:
+    """How many b in 0..n-1 (32-bit) have byte ``fixed[p]`` at position p (0 = least significant)."""
+    total = 0
+    for pos in range(3, -1, -1):
+        nd = (n >> (8 * pos)) & 0xFF
+        free_below = 256 ** sum(1 for q in range(pos) if q not in fixed)
+        if pos in fixed:
+            if fixed[pos] < nd:
+                total += free_below
+            if fixed[pos] != nd:
+                return total
+        else:
+            total += nd * free_below
+    return total
 
 
 STRATEGIES: dict[str, type[Prefix]] = {

@@ -10,14 +10,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from keyshape.errors import StoreError
-from keyshape.store.base import BatchWriter, RegionInfo, Store, check_regions
+from keyshape.errors import KeyshapeError, StoreError
+from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
 __all__ = [
     "BatchWriter",
     "EmbeddedStore",
     "RegionInfo",
+    "ServerInfo",
     "Store",
     "create_table_from_schema",
     "ensure_table",
@@ -26,8 +27,11 @@ __all__ = [
 ]
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open the store named by ``url`` (see the module docstring); ValueError for other forms."""
+def open_store(url: str | None = None, user: str | None = None) -> Store:
+    """Open the store named by ``url`` (see the module docstring); ValueError for other forms.
+
+    ``user``: for HBase, the user the connection acts as (default ``HADOOP_USER_NAME``, else the
+    login user); the embedded store ignores it."""
     if url is None or url in ("", "embedded", "embedded://"):
         return EmbeddedStore()
     if url.startswith("hbase://") or ("://" not in url and ":" in url):
@@ -40,8 +44,8 @@ def open_store(url: str | None = None) -> Store:
                 f"{missing!r}); install keyshape with its dependencies (pip install -e .) or use "
                 "the embedded store"
             ) from exc
-        return module.HBaseStore.from_url(url)
-    raise ValueError(
+        return module.HBaseStore.from_url(url, user=user)
+    raise KeyshapeError(
         f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / "
         "'HOST:PORT' (ZooKeeper quorum of a real HBase)"
     )
@@ -73,11 +77,15 @@ def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo
 
 
 def create_table_from_schema(store: Store, schema: Any, verify: bool = True) -> list[RegionInfo]:
-    """Create ``schema``'s namespace (if missing) and table with its families and split keys;
-    with ``verify`` (default) check the regions read back equal the intended splits. Returns
-    the table's regions."""
-    splits = schema.split_keys()
-    ensure_table(store, schema.table, splits, verify=False)
-    if verify:
-        return verify_regions(store, schema.table.full_name, splits)
+    """Create ``schema``'s namespace (if missing) and table with its families and split keys,
+    then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
+    ``verify`` (default) check the regions read back equal the intended splits. Returns the main
+    table's regions."""
+    from keyshape.schema.ddl import schema_tables
+
+    tables = schema_tables(schema) if hasattr(schema, "indexes") else [("main", schema.table, schema.split_keys())]
+    for _, spec, splits in tables:
+        ensure_table(store, spec, splits, verify=False)
+        if verify:
+            verify_regions(store, spec.full_name, splits)
     return store.regions(schema.table.full_name)

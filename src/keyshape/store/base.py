@@ -13,9 +13,9 @@ from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from keyshape.core.hbytes import next_prefix, to_string_binary
-from keyshape.errors import StoreError
+from keyshape.errors import KeyshapeError, StoreError
 
-__all__ = ["BatchWriter", "RegionInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
+__all__ = ["BatchWriter", "RegionInfo", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
            "scan_bounds", "check_regions"]
 
 DEFAULT_NAMESPACE = "default"
@@ -35,6 +35,23 @@ class RegionInfo:
     read_requests: int
     write_requests: int
     store_size_bytes: int
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """One live region server, as the master reports it (HBase ``ServerLoad``).
+
+    ``name`` is ``host:port`` (what ``RegionInfo.server`` holds); the request counters are the
+    sums over the regions it serves now, so they restart when a region moves in or out.
+    """
+
+    name: str
+    regions: int
+    read_requests: int
+    write_requests: int
+    requests_per_second: int = 0
+    used_heap_mb: int = 0
+    max_heap_mb: int = 0
 
 
 def check_regions(regions: Sequence[RegionInfo], split_keys: Sequence[bytes], table: str = "") -> None:
@@ -63,12 +80,12 @@ def check_regions(regions: Sequence[RegionInfo], split_keys: Sequence[bytes], ta
 def split_table_name(name: str) -> tuple[str, str]:
     """``"ns:t"`` -> ``("ns", "t")``; ``"t"`` -> ``("default", "t")``. Raises ValueError on junk."""
     if not isinstance(name, str) or not name:
-        raise ValueError(f"a table name must be a non-empty str like 'ns:table', got {name!r}")
+        raise KeyshapeError(f"a table name must be a non-empty str like 'ns:table', got {name!r}")
     namespace, sep, table = name.partition(":")
     if not sep:
         namespace, table = DEFAULT_NAMESPACE, name
     if not namespace or not table or ":" in table:
-        raise ValueError(f"bad table name {name!r}: use 'table' or 'namespace:table'")
+        raise KeyshapeError(f"bad table name {name!r}: use 'table' or 'namespace:table'")
     return namespace, table
 
 
@@ -101,12 +118,12 @@ def scan_bounds(start: Any, stop: Any, prefix: Any, reverse: bool, limit: int | 
     start, stop = as_bytes(start, "start"), as_bytes(stop, "stop")
     if prefix is not None:
         if start or stop:
-            raise ValueError("scan: give either prefix or start/stop, not both")
+            raise KeyshapeError("scan: give either prefix or start/stop, not both")
         prefix = as_bytes(prefix, "prefix")
     if limit is not None and limit < 0:
-        raise ValueError(f"scan: limit must be >= 0, got {limit}")
+        raise KeyshapeError(f"scan: limit must be >= 0, got {limit}")
     if batch_size < 1:
-        raise ValueError(f"scan: batch_size must be >= 1, got {batch_size}")
+        raise KeyshapeError(f"scan: batch_size must be >= 1, got {batch_size}")
     if prefix is not None:
         return (prefix or None, True), (next_prefix(prefix) or None, False)
     if reverse:
@@ -225,6 +242,22 @@ class Store(Protocol):
         """
         ...
 
+    def scan_versions(
+        self, table: str, start: bytes = b"", stop: bytes = b"", batch_size: int = 1000
+    ) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        """Rows with ``start <= row < stop`` in key order, each with EVERY visible version of
+        every cell: ``{b"family:qualifier": [(timestamp_ms, value), ...]}``, newest first, as a
+        Scan with all versions returns them (deleted and expired cells are not visible)."""
+        ...
+
+    def scan_keys(
+        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[bytes]:
+        """Row keys with ``start <= row < stop`` in key order, at most ``limit``; the values stay
+        on the server (a key-only scan)."""
+        ...
+
     def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
         """Delete the whole row, or all versions of the selected columns/families."""
         ...
@@ -236,6 +269,26 @@ class Store(Protocol):
 
     def regions(self, table: str) -> list[RegionInfo]:
         """The table's regions in key order, with request counters and store sizes."""
+        ...
+
+    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0) -> list[RegionInfo]:
+        """Split the region holding ``split_key`` at exactly that key (HBase Admin
+        ``split(table, splitPoint)``) and wait until both daughters are online; returns them.
+        StoreError when the key already starts a region (nothing to split)."""
+        ...
+
+    def move_region(self, region_name: str, server: str | None = None, timeout: float = 60.0) -> str:
+        """Move the region named ``region_name`` (``RegionInfo.name``) to ``server``
+        (``host:port``; None: any other live server), wait until it is online there and return
+        the server it is on now."""
+        ...
+
+    def region_servers(self) -> list[ServerInfo]:
+        """The live region servers, sorted by name, with region counts and request loads."""
+        ...
+
+    def set_balancer(self, on: bool) -> bool:
+        """Switch the balancer on or off; returns whether it was on before."""
         ...
 
     def close(self) -> None: ...

@@ -21,9 +21,11 @@ from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
-from keyshape.errors import StoreError, TableNotFound, WriteFailed
+from keyshape.core.splits import verify_split_keys
+from keyshape.errors import KeyshapeError, StoreError, TableNotFound, WriteFailed
 from keyshape.store.base import (
     RegionInfo,
+    ServerInfo,
     as_bytes,
     join_table_name,
     scan_bounds,
@@ -76,15 +78,16 @@ class EmbeddedStore:
 
     def __init__(self, auto_split_rows: int | None = None, servers: int = 1) -> None:
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise ValueError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
+            raise KeyshapeError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
         if servers < 1:
-            raise ValueError(f"servers must be >= 1, got {servers}")
+            raise KeyshapeError(f"servers must be >= 1, got {servers}")
         self.auto_split_rows = auto_split_rows
         self.servers = servers
         self._lock = threading.RLock()
         self._namespaces: set[str] = {"default", "hbase"}
         self._tables: dict[tuple[str, str], _Table] = {}
         self._region_ids = itertools.count(1)
+        self._balancer = True  # kept for the Store protocol; nothing here moves regions on its own
         self._closed = False
 
     # --- namespaces and tables -------------------------------------------------------------
@@ -126,8 +129,8 @@ class EmbeddedStore:
         if not families.versions:
             raise StoreError(f"table {name!r} needs at least one column family")
         try:
-            region_map = RegionMap(sorted(as_bytes(k, "a split key") for k in split_keys))
-        except ValueError as exc:
+            region_map = RegionMap(verify_split_keys(as_bytes(k, "a split key") for k in split_keys))
+        except KeyshapeError as exc:
             raise StoreError(f"cannot create table {name!r}: {exc}") from exc
         with self._lock:
             self._check_open()
@@ -325,6 +328,36 @@ class EmbeddedStore:
             else:
                 low = (last, False)
 
+    def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
+                      batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        """Rows in ``[start, stop)`` with every visible version of every cell, newest first (see
+        ``Store.scan_versions``); read ``batch_size`` rows at a time under the lock."""
+        low, high = scan_bounds(start, stop, None, False, None, batch_size)
+        with self._lock:
+            self._table(table)
+        while True:
+            batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+            with self._lock:
+                t = self._table(table)
+                now = now_ms()
+                for row in t.cells.rows.irange(low[0], high[0], (low[1], high[1])):
+                    low = (row, False)
+                    stored = t.cells.rows[row]
+                    t.cells.expire(stored, now)
+                    if stored:
+                        t.region_of(row).reads += 1
+                        batch.append((row, {c: list(v) for c, v in sorted(stored.items())}))
+                    if len(batch) >= batch_size:
+                        break
+            yield from batch
+            if len(batch) < batch_size:
+                return
+
+    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+                  batch_size: int = 1000) -> Iterator[bytes]:
+        """Row keys in ``[start, stop)``, at most ``limit``."""
+        return (row for row, _ in self.scan(table, start, stop, limit=limit, batch_size=batch_size))
+
     # --- regions ---------------------------------------------------------------------------
 
     def regions(self, table: str) -> list[RegionInfo]:
@@ -335,18 +368,7 @@ class EmbeddedStore:
             infos = []
             for r in t.regions:
                 rows = t.cells.rows.irange(r.start or None, r.end or None, (True, False))
-                size = sum(t.cells.stored_bytes(row) for row in rows)
-                infos.append(
-                    RegionInfo(
-                        start=r.start,
-                        end=r.end,
-                        name=f"{t.full_name},{to_string_binary(r.start)},{r.region_id}",
-                        server=f"embedded-{r.server}",
-                        read_requests=r.reads,
-                        write_requests=r.writes,
-                        store_size_bytes=size,
-                    )
-                )
+                infos.append(self._info(t, r, sum(t.cells.stored_bytes(row) for row in rows)))
             return infos
 
     def _maybe_split(self, t: _Table, region: _Region) -> None:
@@ -357,12 +379,92 @@ class EmbeddedStore:
         hi = rows.bisect_left(region.end) if region.end else len(rows)
         if hi - lo <= self.auto_split_rows or hi - lo < 2:
             return
-        mid = rows.keys()[lo + (hi - lo) // 2]
+        self._split(t, region, rows.keys()[lo + (hi - lo) // 2])
+
+    def _split(self, t: _Table, region: _Region, key: bytes) -> tuple[_Region, _Region]:
+        """Replace ``region`` by daughters ``[start, key)`` and ``[key, end)`` on its server, with
+        new region ids (as HBase's split does); the daughters keep no request counts."""
         index = t.regions.index(region)
-        lower = _Region(region.start, mid, next(self._region_ids), region.server)
-        upper = _Region(mid, region.end, next(self._region_ids), region.server)
+        lower = _Region(region.start, key, next(self._region_ids), region.server)
+        upper = _Region(key, region.end, next(self._region_ids), region.server)
         t.regions[index : index + 1] = [lower, upper]
-        t.splits.insert(index, mid)
+        t.splits.insert(index, key)
+        return lower, upper
+
+    def _info(self, t: _Table, r: _Region, size: int = 0) -> RegionInfo:
+        return RegionInfo(start=r.start, end=r.end, name=f"{t.full_name},{to_string_binary(r.start)},{r.region_id}",
+                          server=f"embedded-{r.server}", read_requests=r.reads, write_requests=r.writes,
+                          store_size_bytes=size)
+
+    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0) -> list[RegionInfo]:
+        """Split the region holding ``split_key`` at that key (see ``Store.split_region``);
+        immediate here, so ``timeout`` is unused. StoreError if a region already starts there."""
+        key = as_bytes(split_key, "a split key")
+        with self._lock:
+            t = self._table(table)
+            if not key:
+                raise StoreError(f"cannot split {table!r} at the empty key: give the first row key "
+                                 "of the new upper region")
+            region = t.region_of(key)
+            if region.start == key:
+                raise StoreError(f"cannot split {table!r} at {to_string_binary(key)!r}: a region "
+                                 f"already starts there ({self._info(t, region).name}); pick a key "
+                                 "inside a region")
+            return [self._info(t, r) for r in self._split(t, region, key)]
+
+    def move_region(self, region_name: str, server: str | None = None, timeout: float = 60.0) -> str:
+        """Deal the region named ``region_name`` to ``server`` (``embedded-N``; None: the other
+        simulated server with the fewest regions); returns the server it is on now."""
+        with self._lock:
+            self._check_open()
+            found = next(((t, r) for t in self._tables.values() for r in t.regions
+                          if self._info(t, r).name == region_name), None)
+            if found is None:
+                raise StoreError(f"no region is named {region_name!r}; list the current regions "
+                                 "with regions(table)")
+            _, region = found
+            counts = self._region_counts()
+            if server is None:
+                others = sorted((n, i) for i, n in enumerate(counts) if i != region.server)
+                if not others:
+                    raise StoreError(f"cannot move region {region_name!r}: embedded-{region.server} "
+                                     "is the only server (open the store with servers=N)")
+                region.server = others[0][1]
+            else:
+                names = [f"embedded-{i}" for i in range(self.servers)]
+                if server not in names:
+                    raise StoreError(f"cannot move region {region_name!r} to {server!r}: not a "
+                                     f"server of this store; its servers: {', '.join(names)}")
+                region.server = names.index(server)
+            return f"embedded-{region.server}"
+
+    def _region_counts(self) -> list[int]:
+        counts = [0] * self.servers
+        for t in self._tables.values():
+            for r in t.regions:
+                counts[r.server] += 1
+        return counts
+
+    def region_servers(self) -> list[ServerInfo]:
+        """The simulated servers ``embedded-0`` .. ``embedded-{servers-1}`` with their region
+        counts and the request counters of the regions they hold now."""
+        with self._lock:
+            self._check_open()
+            reads, writes = [0] * self.servers, [0] * self.servers
+            for t in self._tables.values():
+                for r in t.regions:
+                    reads[r.server] += r.reads
+                    writes[r.server] += r.writes
+            return sorted((ServerInfo(name=f"embedded-{i}", regions=n, read_requests=reads[i],
+                                      write_requests=writes[i])
+                           for i, n in enumerate(self._region_counts())), key=lambda s: s.name)
+
+    def set_balancer(self, on: bool) -> bool:
+        """Record the balancer switch and return the previous one (this store never moves
+        regions by itself, so the switch changes nothing else)."""
+        with self._lock:
+            previous, self._balancer = self._balancer, bool(on)
+            return previous
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -396,7 +498,7 @@ class _EmbeddedWriter:
 
     def __init__(self, store: EmbeddedStore, table: str, batch_size: int, max_bytes: int) -> None:
         if batch_size < 1 or max_bytes < 1:
-            raise ValueError("writer: batch_size and max_bytes must be >= 1")
+            raise KeyshapeError("writer: batch_size and max_bytes must be >= 1")
         self._store = store
         self._table = table
         self._batch_size = batch_size

@@ -1,6 +1,7 @@
-"""Namespaces and tables of ``HBaseStore``: MasterService requests, each waited for until its
-procedure finishes (HBase's CreateTable/DeleteTable/CreateNamespace return before the work is
-done; hbase-driver sleeps fixed seconds instead).
+"""Namespaces, tables, regions and servers of ``HBaseStore``: MasterService requests, each waited
+for until its procedure finishes (HBase's CreateTable/DeleteTable/CreateNamespace/SplitRegion
+return before the work is done; hbase-driver sleeps fixed seconds instead) and, for splits and
+moves, until hbase:meta shows the result.
 """
 
 from __future__ import annotations
@@ -11,18 +12,23 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hbasedriver.protobuf_py import HBase_pb2, Master_pb2
+from hbasedriver.protobuf_py import ClusterStatus_pb2, HBase_pb2, Master_pb2
 
-from keyshape.core.hbytes import to_string_binary
-from keyshape.errors import StoreError, TableNotFound
-from keyshape.store.base import as_bytes, join_table_name, split_table_name
+from keyshape.core.hbytes import to_bytes_binary, to_string_binary
+from keyshape.core.splits import verify_split_keys
+from keyshape.errors import KeyshapeError, StoreError, TableNotFound
+from keyshape.store.base import RegionInfo, ServerInfo, as_bytes, join_table_name, split_table_name
 from keyshape.store.hbase.families import family_schema, read_family_options
-from keyshape.store.hbase.rpc import Cluster, ConnectionLost, ServerError
+from keyshape.store.hbase.rpc import Cluster, ConnectionLost, Region, ServerError
 
 __all__ = ["HBaseAdmin"]
 
 T = TypeVar("T")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
+# A region name since HBase 0.90: "table,start,id.ENCODED." where ENCODED is 32 hex digits (the
+# MD5 of the part before it); MoveRegion wants ENCODED.
+_ENCODED_RE = re.compile(rb"\.([0-9a-f]{32})\.$")
+_HEX32_RE = re.compile(rb"^[0-9a-f]{32}$")
 
 
 class HBaseAdmin:
@@ -37,6 +43,8 @@ class HBaseAdmin:
         def refused(self, exc: ServerError, table: str, what: str) -> StoreError: ...
 
         def not_found(self, table: str) -> TableNotFound: ...
+
+        def regions(self, table: str) -> list[RegionInfo]: ...
 
     # --- namespaces and tables ---------------------------------------------------------------
 
@@ -112,14 +120,10 @@ class HBaseAdmin:
             raise StoreError(f"table {full!r} needs at least one column family")
         if len({f.name for f in families}) != len(families):
             raise StoreError(f"table {full!r}: a column family is listed twice")
-        splits = sorted(as_bytes(k, "a split key") for k in split_keys)
-        if any(not k for k in splits):
-            raise StoreError(f"cannot create table {full!r}: an empty split key is not allowed (HBase "
-                             "refuses b'' in the split keys)")
-        for a, b in zip(splits, splits[1:]):
-            if a == b:
-                raise StoreError(f"cannot create table {full!r}: split key {to_string_binary(a)!r} "
-                                 "is listed twice (HBase: all split keys must be unique)")
+        try:
+            splits = verify_split_keys(as_bytes(k, "a split key") for k in split_keys)
+        except KeyshapeError as exc:
+            raise StoreError(f"cannot create table {full!r}: {exc}") from None
         if not self.namespace_exists(namespace):
             raise StoreError(f"namespace {namespace!r} does not exist; create it first "
                              "(create_namespace, or keyshape.store.ensure_table)")
@@ -196,3 +200,156 @@ class HBaseAdmin:
                                 Master_pb2.GetTableNamesResponse, "*", "list tables")
         return sorted(join_table_name(t.namespace.decode(), t.qualifier.decode())
                       for t in response.table_names)
+
+    # --- regions and servers -----------------------------------------------------------------
+
+    def _live_servers(self) -> list[ClusterStatus_pb2.LiveServerInfo]:
+        request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.LIVE_SERVERS])
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse,
+                              "*", "read cluster status")
+        return list(status.cluster_status.live_servers)
+
+    def region_servers(self) -> list[ServerInfo]:
+        """The live region servers, sorted by ``host:port``, from the master's cluster status.
+
+        Region counts and request counters are what each server last reported (every
+        ``hbase.regionserver.msginterval``, 3 s by default) and include system regions
+        (hbase:meta, hbase:namespace); ``requests_per_second`` is HBase's ``number_of_requests``.
+        """
+        out = []
+        for live in self._live_servers():
+            load = live.server_load
+            out.append(ServerInfo(
+                name=f"{live.server.host_name}:{live.server.port}", regions=len(load.region_loads),
+                read_requests=sum(int(r.read_requests_count) for r in load.region_loads),
+                write_requests=sum(int(r.write_requests_count) for r in load.region_loads),
+                requests_per_second=int(load.number_of_requests), used_heap_mb=int(load.used_heap_MB),
+                max_heap_mb=int(load.max_heap_MB)))
+        return sorted(out, key=lambda s: s.name)
+
+    def set_balancer(self, on: bool) -> bool:
+        """Switch HBase's balancer on or off (synchronously: a balance run in progress finishes
+        first) and return whether it was on before, like the shell's ``balance_switch``."""
+        request = Master_pb2.SetBalancerRunningRequest(on=bool(on), synchronous=True)
+        response = self._master("SetBalancerRunning", request, Master_pb2.SetBalancerRunningResponse,
+                                "*", "switch the balancer")
+        return bool(response.prev_balance_value)
+
+    def _online_region(self, namespace: str, table: str, match: Any) -> tuple[Region, HBase_pb2.RegionInfo] | None:
+        for region, info, _ in self.cluster.read_meta(namespace, table):
+            if not info.offline and not info.split and info.replica_id == 0 and region.host and match(region):
+                return region, info
+        return None
+
+    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0) -> list[RegionInfo]:
+        """Split the region of ``table`` holding ``split_key`` at exactly that key (HBase Admin
+        ``split(table, splitPoint)``, the master's SplitTableRegionProcedure), wait until hbase:meta
+        shows both daughters online, and return them (lower first).
+
+        StoreError when the key already starts a region (HBase refuses to split at a region's
+        start key), when HBase refuses (e.g. the region still holds references from an earlier
+        split until it is compacted) or when the daughters are not online after ``timeout`` s.
+        """
+        key = as_bytes(split_key, "a split key")
+        if not key:
+            raise StoreError(f"cannot split {table!r} at the empty key: give the first row key of "
+                             "the new upper region")
+        namespace, name = split_table_name(table)
+        shown = to_string_binary(key)
+        found = self._online_region(namespace, name, lambda r: r.contains(key))
+        if found is None:
+            if not self.table_exists(table):
+                raise self.not_found(table)
+            raise StoreError(f"cannot split {table!r} at {shown!r}: the region holding that key is "
+                             "not online (in transition?); try again in a few seconds")
+        parent, info = found
+        if parent.start == key:
+            raise StoreError(f"cannot split {table!r} at {shown!r}: a region already starts there "
+                             f"({to_string_binary(parent.name)}); pick a key inside a region")
+        request = Master_pb2.SplitTableRegionRequest(region_info=info, split_row=key,
+                                                     nonce_group=self._nonce_group,
+                                                     nonce=secrets.randbits(63))
+        what = f"split {table!r} at {shown!r}"
+        response = self._master("SplitRegion", request, Master_pb2.SplitTableRegionResponse, table, what)
+        try:
+            self._wait_procedure(response.proc_id, what, timeout)
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to {what}: {exc}") from None
+        deadline = time.monotonic() + timeout
+        while True:
+            regions = self.cluster.region_list(namespace, name, refresh=True).regions
+            bounds = {(r.start, r.end) for r in regions}
+            if (parent.start, key) in bounds and (key, parent.end) in bounds:
+                break
+            if time.monotonic() > deadline:
+                raise StoreError(f"{what}: the daughter regions are not online after {timeout:.0f} s")
+            time.sleep(0.1)
+        return [r for r in self.regions(table) if (r.start, r.end) in ((parent.start, key), (key, parent.end))]
+
+    def _full_region_name(self, region_name: str | bytes) -> bytes:
+        """The full region name (the hbase:meta row) for a full name in bytes or toStringBinary
+        form, or for an encoded name (32 hex digits, as the HBase shell's ``move`` takes)."""
+        raw = region_name if isinstance(region_name, bytes) else to_bytes_binary(str(region_name))
+        if not _HEX32_RE.match(raw):
+            return raw
+        for live in self._live_servers():
+            for load in live.server_load.region_loads:
+                match = _ENCODED_RE.search(load.region_specifier.value)
+                if match and match.group(1) == raw:
+                    return bytes(load.region_specifier.value)
+        raise StoreError(f"no online region has the encoded name {raw.decode()!r}; list regions "
+                         "with 'keyshape admin regions TABLE --hbase HOST:PORT'")
+
+    def move_region(self, region_name: str | bytes, server: str | None = None,
+                    timeout: float = 60.0) -> str:
+        """Move the region ``region_name`` (``RegionInfo.name``, its bytes, or the encoded name)
+        to ``server`` (``host:port``, or HBase's ``host,port,startcode``, of a live region server;
+        None: the other live server with the fewest regions), wait until hbase:meta shows it
+        open there, and return that server (``host:port``).
+        Moving a region to the server it is on does nothing. Turn the balancer off
+        (``set_balancer(False)``) to keep HBase from moving it back."""
+        full = self._full_region_name(region_name)
+        shown = to_string_binary(full)
+        encoded = _ENCODED_RE.search(full)
+        table_part = full.split(b",", 1)[0].decode(errors="replace")
+        if encoded is None or b"," not in full:
+            raise StoreError(f"{shown!r} is not a region name of a user table (want "
+                             "'table,start,id.ENCODED.' as 'keyshape admin regions' lists it)")
+        namespace, name = split_table_name(table_part)
+        found = self._online_region(namespace, name, lambda r: r.name == full)
+        if found is None:
+            raise StoreError(f"region {shown!r} is not online (split, merged, moving, or its table "
+                             "is gone); list the current regions with 'keyshape admin regions TABLE'")
+        region, _ = found
+        current = f"{region.host}:{region.port}"
+        live = {f"{s.server.host_name}:{s.server.port}": s for s in self._live_servers()}
+        if server is not None and server.count(",") == 2:  # HBase's "host,port,startcode" form
+            server = ":".join(server.split(",")[:2])
+        if server is None:
+            others = sorted((len(s.server_load.region_loads), n) for n, s in live.items() if n != current)
+            if not others:
+                raise StoreError(f"cannot move region {shown!r}: {current} is the only live region "
+                                 "server")
+            server = others[0][1]
+        if server not in live:
+            raise StoreError(f"cannot move region {shown!r} to {server!r}: not a live region server; "
+                             f"live ones: {', '.join(sorted(live)) or 'none'}")
+        if server == current:
+            return current
+        request = Master_pb2.MoveRegionRequest(
+            region=HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.ENCODED_REGION_NAME,
+                                             value=encoded.group(1)),
+            dest_server_name=live[server].server)
+        self._master("MoveRegion", request, Master_pb2.MoveRegionResponse, table_part,
+                     f"move region {shown!r}")
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self._online_region(namespace, name, lambda r: r.name == full)
+            if found is not None and f"{found[0].host}:{found[0].port}" == server:
+                self.cluster.forget(namespace, name)
+                return server
+            if time.monotonic() > deadline:
+                where = f"{found[0].host}:{found[0].port}" if found else "no server"
+                raise StoreError(f"move region {shown!r} to {server}: still on {where} after "
+                                 f"{timeout:.0f} s")
+            time.sleep(0.1)

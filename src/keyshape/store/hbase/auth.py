@@ -32,7 +32,7 @@ from urllib.parse import parse_qs
 
 from keyshape.errors import StoreError
 
-__all__ = ["Channel", "Security", "SecurityError", "connection_refused", "open_channel"]
+__all__ = ["Channel", "Security", "SecurityError", "open_channel"]
 
 PROTECTIONS = {"authentication": 0x01, "integrity": 0x02, "privacy": 0x04}
 _SWITCH_TO_SIMPLE = -88
@@ -140,6 +140,9 @@ class Channel:
         out = bytes(self._buffer[:n])
         del self._buffer[:n]
         return out
+
+    def settimeout(self, seconds: float | None) -> None:
+        self.sock.settimeout(seconds)
 
     def close(self) -> None:
         self.sock.close()
@@ -317,16 +320,6 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     if wanted == 0x01:
         return Channel(sock, where, user)
     return Channel(sock, where, user, context, encrypt=wanted == 0x04)
-
-
-def connection_refused(where: str, error: Exception) -> SecurityError:
-    """The one line for a server that refused the connection itself (call id -1), e.g. a
-    Kerberized server answering a SIMPLE client."""
-    text = str(error)
-    if "Authentication is required" in text:
-        return SecurityError(f"{where} requires Kerberos (hbase.security.authentication=kerberos); "
-                             "connect with auth=kerberos (and principal/keytab, or kinit first)")
-    return SecurityError(f"{where} refused the connection: {text}")
 
 
 def _sasl_reply(sock: socket.socket, where: str, security: Security) -> bytes:

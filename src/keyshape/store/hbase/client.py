@@ -49,16 +49,21 @@ class HBaseClient(HBaseAdmin):
 
     ``retries``: how many times one request (or the failed rows of one batch) is retried after a
     transient error; the waits double from ``backoff`` seconds up to ``max_backoff``.
-    ``timeout``: socket timeout of one RPC in seconds.
+    ``timeout``: socket timeout of one RPC in seconds. ``user``: the user named in the RPC
+    connection header (SIMPLE authentication; default ``HADOOP_USER_NAME``, else the login user;
+    under Kerberos it is the authenticated principal). ``security``: TLS and Kerberos
+    (``auth.Security``; ``from_url`` reads it from the URL's query).
     """
 
     def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
-                 max_backoff: float = 5.0, timeout: float = 60.0, security: Security | None = None) -> None:
+                 max_backoff: float = 5.0, timeout: float = 60.0, user: str | None = None,
+                 security: Security | None = None) -> None:
         self.quorum = quorum
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.cluster = Cluster(quorum, timeout=timeout, security=security)
+        self.cluster = Cluster(quorum, timeout=timeout, user=user, security=security)
+        self.user = self.cluster.user
         self.retry_count = 0  # transient failures retried since the store was opened
         self._families: dict[tuple[str, str], set[bytes]] = {}
         self._lock = threading.Lock()

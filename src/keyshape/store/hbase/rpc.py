@@ -16,8 +16,10 @@ driver's own versions are wrong in ways tools/hbase/CLIENTS.md documents:
 from __future__ import annotations
 
 import bisect
+import getpass
 import itertools
 import logging
+import os
 import socket
 import struct
 import threading
@@ -25,18 +27,23 @@ import time
 from dataclasses import dataclass
 from typing import TypeVar
 
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2, ZooKeeper_pb2
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from keyshape.errors import StoreError
-from keyshape.store.hbase.auth import Security, connection_refused, open_channel
+from keyshape.store.hbase.auth import Security, open_channel
 
-__all__ = ["Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError", "quiet_driver_logs"]
+__all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError",
+           "effective_user", "quiet_driver_logs"]
 
 log = logging.getLogger("keyshape.store.hbase")
 M = TypeVar("M", bound=Message)
+
+# Far above hbase.ipc.max.response.size defaults; a larger length means the peer is not speaking
+# HBase RPC (e.g. a SASL or TLS reply read as a frame), so waiting for that many bytes would hang.
+_MAX_RESPONSE = 1 << 30
 
 # Server exceptions after which re-reading the region map and retrying is the right move.
 RELOCATE = frozenset(
@@ -56,6 +63,41 @@ RELOCATE = frozenset(
         "exceptions.UnknownProtocolException",
     )
 )
+
+
+def effective_user(user: str | None = None) -> str:
+    """The user keyshape names in the RPC connection header, chosen as HBase's Java client does
+    under SIMPLE authentication (``User.getCurrent()`` via Hadoop's UserGroupInformation): the
+    explicit ``user`` (``--user``), else ``HADOOP_USER_NAME``, else the operating-system login
+    user. On a cluster with ACLs this is the identity every request is checked against."""
+    for candidate in (user, os.environ.get("HADOOP_USER_NAME")):
+        if candidate is not None and candidate.strip():
+            return candidate.strip()
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError) as exc:  # no login name and no passwd entry (e.g. a bare container uid)
+        raise StoreError("cannot tell which user to connect to HBase as (no login name for this "
+                         "process); pass --user NAME or set HADOOP_USER_NAME") from exc
+
+
+class AuthenticationRequired(StoreError):
+    """The server refused SIMPLE authentication: the cluster requires SASL (Kerberos)."""
+
+
+# What RpcServer answers a SIMPLE preamble with when hbase.security.authentication is kerberos
+# and fallback to simple auth is off (ServerRpcConnection.processPreamble): an error response
+# carrying AccessDeniedException("Authentication is required"), then it closes the connection.
+_AUTH_DENIED = "org.apache.hadoop.hbase.security.AccessDeniedException"
+
+
+def _auth_required(host: str, port: int, detail: str) -> AuthenticationRequired:
+    first = detail.strip().splitlines()[0] if detail.strip() else "Authentication is required"
+    return AuthenticationRequired(
+        f"HBase at {host}:{port} requires SASL (Kerberos) authentication ({first}); this connection "
+        "uses SIMPLE: connect with auth=kerberos (hbase://HOST:PORT?auth=kerberos after kinit, or "
+        "with principal=...&keytab=...), or set hbase.ipc.server.fallback-to-simple-auth-allowed on "
+        "the servers"
+    )
 
 
 def quiet_driver_logs() -> None:
@@ -115,8 +157,10 @@ class RpcConnection:
     AdminService). Calls are serialized by a lock, so threads may share a connection."""
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
-                 connect_timeout: float = 5.0, security: Security | None = None) -> None:
+                 connect_timeout: float = 5.0, user: str | None = None,
+                 security: Security | None = None) -> None:
         self.host, self.port, self.service = host, port, service
+        self.user = effective_user(user)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         try:
@@ -125,7 +169,9 @@ class RpcConnection:
             header = RPC_pb2.ConnectionHeader(service_name=service)
             # Under Kerberos the effective user must be the authenticated principal (any other
             # name is impersonation, which the server refuses).
-            header.user_info.effective_user = self._sock.user or "keyshape"
+            if self._sock.user:
+                self.user = self._sock.user
+            header.user_info.effective_user = self.user
             body = header.SerializeToString()
             self._sock.sendall(struct.pack(">I", len(body)) + body)
         except OSError as exc:
@@ -150,18 +196,29 @@ class RpcConnection:
             try:
                 self._sock.sendall(struct.pack(">I", len(frame)) + frame)
                 size = struct.unpack(">I", self._recv(4))[0]
+                if size > _MAX_RESPONSE:
+                    raise ConnectionResetError(f"announced a {size}-byte response, more than any HBase sends")
                 data = self._recv(size)
             except OSError as exc:
+                refusal = self._pending_refusal()
                 self._break()
+                if refusal is not None:
+                    raise refusal from None
                 raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: {exc}") from exc
-        head_len, pos = _read_varint(data, 0)
-        response_header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
+        try:
+            head_len, pos = _read_varint(data, 0)
+            response_header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
+        except (IndexError, DecodeError) as exc:
+            self._break()
+            raise ConnectionLost(f"{self.host}:{self.port} answered {method} with bytes that are not "
+                                 f"an HBase RPC response ({exc}); is this an HBase server port?") from exc
         pos += head_len
+        if response_header.HasField("exception") and response_header.exception.exception_class_name == _AUTH_DENIED:
+            # Sent for the connection (call id -1), not for this call, before the server hangs up.
+            self._break()
+            raise _auth_required(self.host, self.port, response_header.exception.stack_trace)
         if response_header.call_id != call_id:
             self._break()
-            if response_header.call_id == 0xFFFFFFFF and response_header.HasField("exception"):
-                raise connection_refused(f"{self.host}:{self.port}", ServerError(
-                    response_header.exception.exception_class_name, response_header.exception.stack_trace))
             raise ConnectionLost(f"{self.host}:{self.port} answered call {response_header.call_id}, "
                                  f"expected {call_id}")
         if response_header.HasField("exception"):
@@ -169,6 +226,21 @@ class RpcConnection:
             raise ServerError(exc_pb.exception_class_name, exc_pb.stack_trace)
         body_len, pos = _read_varint(data, pos)
         return response_cls.FromString(data[pos : pos + body_len])
+
+    def _pending_refusal(self) -> AuthenticationRequired | None:
+        """After a failed send or read: the authentication refusal the server may have sent
+        before it hung up (it answers the preamble, so the reply can beat our first call)."""
+        try:
+            self._sock.settimeout(1.0)
+            size = struct.unpack(">I", self._recv(4))[0]
+            data = self._recv(min(size, 1 << 16))
+            head_len, pos = _read_varint(data, 0)
+            header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
+        except (OSError, IndexError, DecodeError, struct.error):
+            return None
+        if header.HasField("exception") and header.exception.exception_class_name == _AUTH_DENIED:
+            return _auth_required(self.host, self.port, header.exception.stack_trace)
+        return None
 
     def _recv(self, n: int) -> bytes:
         chunks, left = [], n
@@ -278,17 +350,19 @@ class Cluster:
     holding hbase:meta, a pool of region server connections and per-table region maps."""
 
     def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0,
-                 security: Security | None = None) -> None:
+                 user: str | None = None, security: Security | None = None) -> None:
         quiet_driver_logs()
         self.quorum = quorum
+        self.user = effective_user(user)
         self.security = security
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._lock = threading.RLock()
         self._pool: dict[tuple[str, int, str], RpcConnection] = {}
         self._maps: dict[tuple[str, str], RegionList] = {}
-        self._master: tuple[str, int] | None = None
-        self._meta: tuple[str, int] | None = None
+        # Set by _locate below (which raises when ZooKeeper names no servers).
+        self._master: tuple[str, int] = ("", 0)
+        self._meta: tuple[str, int] = ("", 0)
         self._check_zookeeper()
         self._locate()
 
@@ -339,13 +413,12 @@ class Cluster:
             conn = self._pool.get(key)
             if conn is None or conn.broken:
                 conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
-                                                       self.connect_timeout, self.security)
+                                                       self.connect_timeout, self.user, self.security)
             return conn
 
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:
         """A MasterService call; one reconnect (via ZooKeeper) if the connection is lost."""
         for attempt in range(2):
-            assert self._master is not None
             try:
                 return self.connection(*self._master, "MasterService").call(method, request, response_cls)
             except ConnectionLost:
@@ -356,7 +429,6 @@ class Cluster:
 
     def meta_call(self, request: Client_pb2.ScanRequest) -> Client_pb2.ScanResponse:
         for attempt in range(2):
-            assert self._meta is not None
             try:
                 return self.connection(*self._meta).call("Scan", request, Client_pb2.ScanResponse)
             except (ConnectionLost, ServerError) as exc:

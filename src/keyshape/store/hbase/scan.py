@@ -10,25 +10,50 @@ just past the last row it returned, so no row is returned twice or skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from hbasedriver.protobuf_py import Client_pb2
+from hbasedriver.protobuf_py import Client_pb2, Filter_pb2
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
 from keyshape.store.base import split_table_name
 from keyshape.store.hbase.client import HBaseClient, cells_of
 from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, ServerError
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
-Rows = Iterator[tuple[bytes, dict[bytes, bytes]]]
+Rows = Iterator[tuple[bytes, Any]]
+Convert = Callable[[Client_pb2.Result], Any]
 
 # Scanner errors after which reopening from the last returned row is correct.
 _REOPEN = {"UnknownScannerException", "OutOfOrderScannerNextException", "ScannerResetException",
            "LeaseException"}
 
 
+def versions_of(result: Client_pb2.Result) -> dict[bytes, list[tuple[int, bytes]]]:
+    """``{b"family:qualifier": [(timestamp_ms, value), ...]}`` of a Result, newest first (the
+    server sends a column's versions newest first)."""
+    out: dict[bytes, list[tuple[int, bytes]]] = {}
+    for cell in result.cell:
+        out.setdefault(cell.family + b":" + cell.qualifier, []).append((cell.timestamp, cell.value))
+    return out
+
+
+def keys_only_filter() -> Filter_pb2.Filter:
+    """FirstKeyOnlyFilter + KeyOnlyFilter: one empty cell per row, so a key sample moves no
+    values over the wire (what ``hbase org.apache.hadoop.hbase.mapreduce.RowCounter`` uses)."""
+    def named(name: str, message: Any) -> Filter_pb2.Filter:
+        return Filter_pb2.Filter(name=f"org.apache.hadoop.hbase.filter.{name}",
+                                 serialized_filter=message.SerializeToString())
+
+    both = Filter_pb2.FilterList(operator=Filter_pb2.FilterList.MUST_PASS_ALL, filters=[
+        named("FirstKeyOnlyFilter", Filter_pb2.FirstKeyOnlyFilter()),
+        named("KeyOnlyFilter", Filter_pb2.KeyOnlyFilter(len_as_val=False))])
+    return named("FilterList", both)
+
+
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
-                 remaining: int | None) -> Rows:
+                 remaining: int | None, convert: Convert = cells_of) -> Rows:
     """Rows of one region's scanner; closes the scanner if the caller stops early."""
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
@@ -45,7 +70,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                     continue
                 if remaining is not None:
                     remaining -= 1
-                yield result.cell[0].row, cells_of(result)
+                yield result.cell[0].row, convert(result)
             in_region = response.more_results_in_region if response.HasField(
                 "more_results_in_region") else response.more_results
             if not response.more_results or not in_region or scanner is None:
@@ -66,12 +91,17 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
 
 
 def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
-              limit: int | None, columns: list[Client_pb2.Column], batch: int) -> Rows:
+              limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
+              max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
+              convert: Convert = cells_of) -> Rows:
     """Rows with ``low <= row <= high`` (each bound inclusive or not, None = unbounded),
-    ascending or (``reverse``) descending, at most ``limit``."""
+    ascending or (``reverse``) descending, at most ``limit``. Each row comes as
+    ``convert(result)`` (default: newest value per column) with up to ``max_versions`` versions
+    per column read, after the server-side ``filter``."""
     namespace, name = split_table_name(table)
     returned = 0
     attempt = 0
+    region: Region | None = None
     while limit is None or returned < limit:
         try:
             regions = store.cluster.region_list(namespace, name, refresh=attempt > 0)
@@ -90,14 +120,18 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
                 r_low = low
                 r_high = high if region.end == b"" or (
                     high[0] is not None and high[0] <= region.end) else (region.end, False)
-            scan = Client_pb2.Scan(column=columns, max_versions=1, reversed=reverse, caching=batch)
+            scan = Client_pb2.Scan(column=columns, max_versions=max_versions, reversed=reverse,
+                                   caching=batch)
+            if filter is not None:
+                scan.filter.CopyFrom(filter)
             first, last = (r_high, r_low) if reverse else (r_low, r_high)
             if first[0] is not None:
                 scan.start_row, scan.include_start_row = first[0], first[1]
             if last[0] is not None:
                 scan.stop_row, scan.include_stop_row = last[0], last[1]
             conn = store.cluster.connection(region.host, region.port)
-            rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned)
+            rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned,
+                                convert)
             try:
                 for row, cells in rows:
                     yield row, cells
@@ -116,7 +150,14 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
                 raise store.refused(exc, table, "scan") from None
             attempt += 1
             if attempt > store.retries:
-                raise StoreError(f"scan of {table!r} failed after {store.retries} retries: {exc}") from exc
+                # Name the region and where the scan stood, so the caller knows what is missing
+                # (a scan never ends early without saying so).
+                bound = high if reverse else low
+                where = (f" in region {to_string_binary(region.name)!r} ({region.host}:{region.port})"
+                         if region is not None else "")
+                at = f" after row {to_string_binary(bound[0])!r}" if bound[0] is not None and returned else ""
+                raise StoreError(f"scan of {table!r} failed{where}{at} after {store.retries} "
+                                 f"retries: {exc}") from exc
             store.note_retry(attempt, f"scan of {table!r}", exc)
             continue
         # this region is done: stop, or move to the next one in scan order

@@ -31,7 +31,7 @@ from keyshape.store.hbase.rpc import (
     RpcConnection,
     ServerError,
 )
-from keyshape.store.hbase.scan import scan_rows
+from keyshape.store.hbase.scan import keys_only_filter, scan_rows, versions_of
 from keyshape.store.hbase.writer import HBaseWriter, run_multi
 
 __all__ = ["HBaseStore"]
@@ -136,6 +136,25 @@ class HBaseStore(HBaseClient):
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)  # also TableNotFound, eagerly
         return scan_rows(self, table, low, high, reverse, limit, selection, batch_size)
+
+    def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
+                      batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        """Rows in ``[start, stop)`` with every stored version of every cell (see
+        ``Store.scan_versions``): a Scan with ``max_versions`` = all."""
+        low, high = scan_bounds(start, stop, None, False, None, batch_size)
+        self.families(table)  # TableNotFound now, not at the first row
+        return scan_rows(self, table, low, high, False, None, [], batch_size,
+                         max_versions=_ALL_VERSIONS, convert=versions_of)
+
+    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+                  batch_size: int = 1000) -> Iterator[bytes]:
+        """Row keys in ``[start, stop)``, at most ``limit``, with no values sent (FirstKeyOnly +
+        KeyOnly filters on the server)."""
+        low, high = scan_bounds(start, stop, None, False, limit, batch_size)
+        self.families(table)
+        rows = scan_rows(self, table, low, high, False, limit, [], batch_size,
+                         filter=keys_only_filter(), convert=lambda result: None)
+        return (row for row, _ in rows)
 
     # --- regions -----------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import Any
 from hbasedriver.protobuf_py import Client_pb2
 
 from keyshape.core.hbytes import to_string_binary
-from keyshape.errors import StoreError, WriteFailed
+from keyshape.errors import KeyshapeError, StoreError, WriteFailed
 from keyshape.store.base import split_table_name
 from keyshape.store.hbase.client import HBaseClient
 from keyshape.store.hbase.rpc import ConnectionLost, Region, ServerError
@@ -122,7 +122,7 @@ class HBaseWriter:
 
     def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int) -> None:
         if batch_size < 1 or max_bytes < 1:
-            raise ValueError("writer: batch_size and max_bytes must be >= 1")
+            raise KeyshapeError("writer: batch_size and max_bytes must be >= 1")
         self._store, self._table = store, table
         self._batch_size, self._max_bytes = batch_size, max_bytes
         self._buffer: list[Client_pb2.MutationProto] = []

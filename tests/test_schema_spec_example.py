@@ -1,5 +1,5 @@
-"""Issue 3's own schema example (tests/data/issue3_example.toml, verbatim) loads, encodes, decodes,
-plans scans, splits and lints; and every malformed schema the issue names gets one line naming the
+"""The key-schema specification's own example (tests/data/schema_spec_example.toml, verbatim) loads, encodes, decodes,
+plans scans, splits and lints; and every malformed schema the specification names gets one line naming the
 file, the key path and the fix, from the library and from the CLI."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 from keyshape.errors import SchemaError
 from keyshape.schema import KeySchema
 
-ISSUE3 = Path(__file__).parent / "data" / "issue3_example.toml"
+SPEC_EXAMPLE = Path(__file__).parent / "data" / "schema_spec_example.toml"
 MAX_LONG = 2**63 - 1
 
 
-def test_issue3_example_loads_with_every_section():
-    s = KeySchema.load(ISSUE3)
+def test_spec_example_loads_with_every_section():
+    s = KeySchema.load(SPEC_EXAMPLE)
     assert s.table.full_name == "shop:orders"
     fam = s.table.families[0]
     assert (fam.name, fam.versions, fam.compression, fam.bloom_filter, fam.block_size) == ("d", 1, "NONE", "ROW", 65536)
@@ -29,10 +29,10 @@ def test_issue3_example_loads_with_every_section():
     assert s.workload is not None and s.workload.rows == 1_000_000
 
 
-def test_issue3_example_encodes_the_documented_layout_and_decodes():
+def test_spec_example_encodes_the_documented_layout_and_decodes():
     """md5_hex(user_id)[:4] + "_" + user_id + "_" + Bytes.toBytes(Long.MAX_VALUE - ts) + "_" +
     order_id left-padded with "0" to 6 characters."""
-    s = KeySchema.load(ISSUE3)
+    s = KeySchema.load(SPEC_EXAMPLE)
     ts = 1767225600000  # 2026-01-01T00:00:00Z
     key = s.encode({"user_id": "user42", "order_time": "2026-01-01T00:00:00Z", "order_id": "A17"})
     expected = (hashlib.md5(b"user42").hexdigest()[:4].encode() + b"_user42_"
@@ -41,8 +41,8 @@ def test_issue3_example_encodes_the_documented_layout_and_decodes():
     assert s.decode(key) == {"user_id": "user42", "order_time": ts, "order_id": "A17"}
 
 
-def test_issue3_example_scans_splits_and_lints():
-    s = KeySchema.load(ISSUE3)
+def test_spec_example_scans_splits_and_lints():
+    s = KeySchema.load(SPEC_EXAMPLE)
     one = s.scan_ranges(user_id="user42")
     prefix = hashlib.md5(b"user42").hexdigest()[:4].encode() + b"_user42_"
     assert one == [(prefix, prefix[:-1] + b"`")]
@@ -59,7 +59,7 @@ def test_issue3_example_scans_splits_and_lints():
 
 # --------------------------------------------------------------------------- malformed schemas
 
-EXAMPLE = ISSUE3.read_text()
+EXAMPLE = SPEC_EXAMPLE.read_text()
 
 
 def edit(old: str, new: str) -> str:
@@ -88,7 +88,7 @@ MALFORMED = [
     pytest.param(edit('strategy = "md5", length = 4', 'strategy = "phoenix", buckets = 257'),
                  "key.prefix.buckets", "257 is out of range", "use a value in 2..256", id="phoenix-257"),
     pytest.param(EXAMPLE + '\n[tablee]\nname = "x"\n',
-                 "tablee", "unknown key", "known keys here: index, key, splits, table, workload", id="unknown-top-level"),
+                 "tablee", "unknown key", "known keys here: counter, index, key, splits, table, workload", id="unknown-top-level"),
     pytest.param(edit('[[key.fields]]\nname = "user_id"', '[[key.fields]]\nname = "user_id"\nwdith = 4'),
                  "key.fields[0].wdith", "unknown key", "known keys here:", id="unknown-field-key"),
     pytest.param(edit('name = "order_id"\ntype = "string"', 'name = "order_id"'),
@@ -125,15 +125,15 @@ def test_cli_prints_the_one_line_and_exits_non_zero(tmp_path, command, case):
     assert str(p) in lines[0] and f"{path}: {problem}" in lines[0] and fix in lines[0]
 
 
-def test_cli_lints_and_round_trips_the_issue3_example():
+def test_cli_lints_and_round_trips_the_spec_example():
     run = [sys.executable, "-m", "keyshape.cli"]
-    lint = subprocess.run([*run, "lint", str(ISSUE3)], capture_output=True, text=True, timeout=120)
+    lint = subprocess.run([*run, "lint", str(SPEC_EXAMPLE)], capture_output=True, text=True, timeout=120)
     assert lint.returncode == 0, lint.stderr
-    assert lint.stdout.splitlines()[-1] == f"{ISSUE3}: 0 error(s), 0 warning(s)"
-    enc = subprocess.run([*run, "key", "encode", str(ISSUE3), "user_id=u_1", "order_time=5", "order_id=A_B"],
+    assert lint.stdout.splitlines()[-1] == f"{SPEC_EXAMPLE}: 0 error(s), 0 warning(s)"
+    enc = subprocess.run([*run, "key", "encode", str(SPEC_EXAMPLE), "user_id=u_1", "order_time=5", "order_id=A_B"],
                          capture_output=True, text=True, timeout=120)
     assert enc.returncode == 0, enc.stderr
-    dec = subprocess.run([*run, "key", "decode", str(ISSUE3), enc.stdout.splitlines()[0]],
+    dec = subprocess.run([*run, "key", "decode", str(SPEC_EXAMPLE), enc.stdout.splitlines()[0]],
                          capture_output=True, text=True, timeout=120)
     assert dec.returncode == 0, dec.stderr
     assert dec.stdout.splitlines() == ["user_id=u_1", "order_time=5", "order_id=A_B"]

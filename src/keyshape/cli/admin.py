@@ -1,0 +1,97 @@
+"""``keyshape admin``: region administration on a live HBase (split at a key, move a region,
+list regions and servers, switch the balancer). Thin click commands over the Store protocol's
+admin calls (``keyshape.store.hbase.admin`` on HBase)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from keyshape.cli.hbase import _console, _open, _regions_table
+
+__all__ = ["admin_group"]
+
+_URL = click.option("--hbase", "url", required=True, metavar="HOST:PORT",
+                    help="The HBase to administer: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT).")
+
+
+def _run(url: str, call: Any) -> Any:
+    store = _open(url)
+    try:
+        return call(store)
+    finally:
+        store.close()
+
+
+@click.group("admin")
+def admin_group() -> None:
+    """Region administration on a live HBase: split, move, regions, servers, balancer."""
+
+
+@admin_group.command("split")
+@click.argument("table")
+@click.argument("key")
+@_URL
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              metavar="SECONDS", help="How long to wait for the daughter regions to come online.")
+def split_command(table: str, key: str, url: str, timeout: float) -> None:
+    """Split the region of TABLE holding KEY at exactly KEY and wait for both daughters.
+
+    KEY is in HBase's toStringBinary form (\\xNN for any byte), as `keyshape admin regions` and
+    the HBase shell print keys.
+    """
+    from keyshape.core.hbytes import to_bytes_binary
+
+    daughters = _run(url, lambda s: s.split_region(table, to_bytes_binary(key), timeout=timeout))
+    _console().print(_regions_table(daughters, f"split {table} at {key}: the daughter regions"))
+
+
+@admin_group.command("move")
+@click.argument("region")
+@click.argument("server", required=False)
+@_URL
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              metavar="SECONDS", help="How long to wait for the region to open on its new server.")
+def move_command(region: str, server: str | None, url: str, timeout: float) -> None:
+    """Move REGION (its full name as `keyshape admin regions` lists it, or its encoded name) to
+    SERVER (HOST:PORT as `keyshape admin servers` lists it; default: the other live server with
+    the fewest regions). Switch the balancer off first or HBase may move it back."""
+    now = _run(url, lambda s: s.move_region(region, server, timeout=timeout))
+    click.echo(f"region {region} is on {now}")
+
+
+@admin_group.command("regions")
+@click.argument("table")
+@_URL
+def regions_command(table: str, url: str) -> None:
+    """List TABLE's regions in key order with the server each is on."""
+    regions = _run(url, lambda s: s.regions(table))
+    _console().print(_regions_table(regions, f"{table}: {len(regions)} regions"))
+
+
+@admin_group.command("servers")
+@_URL
+def servers_command(url: str) -> None:
+    """List the live region servers with their region counts and request loads (as each
+    server last reported them, every few seconds; system regions included)."""
+    from rich.table import Table
+
+    servers = _run(url, lambda s: s.region_servers())
+    table = Table(title=f"{len(servers)} live region server(s)", title_justify="left",
+                  header_style="bold")
+    for col in ("server", "regions", "reads", "writes", "requests/s", "heap MB"):
+        table.add_column(col, justify="left" if col == "server" else "right", no_wrap=True)
+    for s in servers:
+        table.add_row(s.name, str(s.regions), f"{s.read_requests:,}", f"{s.write_requests:,}",
+                      f"{s.requests_per_second:,}", f"{s.used_heap_mb:,}/{s.max_heap_mb:,}")
+    _console().print(table)
+
+
+@admin_group.command("balancer")
+@click.argument("state", type=click.Choice(["on", "off"]))
+@_URL
+def balancer_command(state: str, url: str) -> None:
+    """Switch HBase's balancer on or off; prints the state it had before."""
+    before = _run(url, lambda s: s.set_balancer(state == "on"))
+    click.echo(f"balancer {state} (was {'on' if before else 'off'})")

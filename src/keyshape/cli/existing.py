@@ -1,0 +1,136 @@
+"""``keyshape split-plan`` and ``keyshape migrate``: relieve and cure an existing table.
+
+Thin click commands over :mod:`keyshape.ops.splitplan`, :mod:`keyshape.ops.migrate` and
+:mod:`keyshape.ops.verify`. Both need a real HBase (``--hbase HOST:PORT``): an embedded table
+exists only inside the process that wrote it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["migrate_command", "split_plan_command"]
+
+_HBASE = "HOST:PORT of the HBase ZooKeeper (or hbase://HOST:PORT)."
+
+
+def _store(url: str) -> Any:
+    from keyshape.cli.hbase import _open
+
+    return _open(url)
+
+
+@click.command("split-plan")
+@click.argument("table", metavar="NS:NAME")
+@click.option("--hbase", "url", required=True, metavar="HOST:PORT", help=_HBASE)
+@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The table's key schema: with a salt, cuts keep whole buckets.")
+@click.option("--target-regions", type=click.IntRange(min=2), default=None, metavar="N",
+              help="Split the biggest regions until the table has N regions.")
+@click.option("--max-region-mb", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="M", help="Split every region bigger than M MB (store size reported by HBase).")
+@click.option("--sample-per-region", type=click.IntRange(min=2), default=1000, show_default=True,
+              help="Keys sampled per region (key-only scans) to place the cuts.")
+@click.option("--partial-buckets", is_flag=True,
+              help="Allow cuts inside a salt bucket (a region may be left without a whole bucket).")
+@click.option("--apply", "apply_", is_flag=True,
+              help="Perform the splits through the Admin API, wait for the daughters, verify.")
+def split_plan_command(table: str, url: str, schema_path: str | None, target_regions: int | None,
+                       max_region_mb: float | None, sample_per_region: int,
+                       partial_buckets: bool, apply_: bool) -> None:
+    """Split points for a live table's biggest regions, from its own keys.
+
+    Prints HBase shell lines (split 'ns:t', 'key'); with --apply performs them and checks the
+    regions read back are exactly the old ones cut at the planned keys.
+    """
+    from keyshape.core.hbytes import to_string_binary
+    from keyshape.ops.sample import sample_table
+    from keyshape.ops.splitplan import apply_plan, plan_splits
+    from keyshape.phoenix.schema import load_schema
+
+    if (target_regions is None) == (max_region_mb is None):
+        raise click.UsageError("give exactly one of --target-regions N and --max-region-mb M")
+    schema = load_schema(schema_path) if schema_path else None
+    store = _store(url)
+    try:
+        plan = plan_splits(sample_table(store, table, sample_per_region), schema=schema,
+                           target_regions=target_regions, max_region_mb=max_region_mb,
+                           partial_buckets=partial_buckets)
+        for note in plan.notes:
+            click.echo(f"# {note}", err=True)
+        for line in plan.shell_lines():
+            click.echo(line)
+        if apply_:
+            def done(n: int, key: bytes) -> None:
+                click.echo(f"# split {n}/{len(plan.keys)} at {to_string_binary(key)} done", err=True)
+
+            regions = apply_plan(store, plan, progress=done)
+            click.echo(f"# {table} now has {len(regions)} regions; boundaries verified", err=True)
+    finally:
+        store.close()
+
+
+@click.command("migrate")
+@click.argument("old_path", metavar="OLD.toml", type=click.Path(exists=True, dir_okay=False))
+@click.argument("new_path", metavar="NEW.toml", type=click.Path(exists=True, dir_okay=False))
+@click.option("--hbase", "url", required=True, metavar="HOST:PORT", help=_HBASE)
+@click.option("--resume", is_flag=True, help="Continue an interrupted copy from its checkpoint.")
+@click.option("--verify-only", is_flag=True, help="Only compare source and target; copy nothing.")
+@click.option("--max-rows-per-sec", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="R", help="Throttle the copy to R rows per second.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Rows per write batch (and per checkpoint).")
+@click.option("--state", "state_path", type=click.Path(dir_okay=False), default=None,
+              help="Checkpoint file (default: .keyshape-migrate-OLD-to-NEW.json here).")
+@click.option("--rejects", "reject_path", type=click.Path(dir_okay=False), default=None,
+              help="Where rows whose key does not decode go (default: next to the checkpoint).")
+def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify_only: bool,
+                    max_rows_per_sec: float | None, batch_size: int, state_path: str | None,
+                    reject_path: str | None) -> None:
+    """Copy OLD's table into NEW's key design (e.g. a re-salt), then verify nothing was lost.
+
+    Creates NEW's table pre-split (if missing), copies every cell (all families, qualifiers,
+    versions and timestamps) re-keyed from OLD to NEW, checkpointing each batch, then compares
+    rows, cells and a checksum per source region on both sides. Exits non-zero on a difference
+    or when any row was rejected.
+    """
+    from rich.console import Console
+
+    from keyshape.ops.migrate import migrate
+    from keyshape.ops.verify import verify_migration
+    from keyshape.report.terminal import progress_bar
+    from keyshape.phoenix.schema import load_schema
+
+    if verify_only and resume:
+        raise click.UsageError("--verify-only copies nothing; drop --resume")
+    old, new = load_schema(old_path), load_schema(new_path)
+    err = Console(stderr=True)
+    store = _store(url)
+    rejected = 0
+    try:
+        if not verify_only:
+            with progress_bar(err, None, f"copying {old.table.full_name} -> {new.table.full_name}") as update:
+                result = migrate(store, old, new, resume=resume, state_path=state_path,
+                                 reject_path=reject_path, max_rows_per_sec=max_rows_per_sec,
+                                 batch_size=batch_size, progress=update)
+            rejected = result.rejected
+            click.echo(f"copied {result.rows:,} rows ({result.cells:,} cells) in "
+                       f"{result.seconds:.1f} s, {result.rows_per_second:,.0f} rows/s; "
+                       f"{result.total_rows:,} rows copied in all; checkpoint {result.state_path}")
+        with progress_bar(err, None, "verifying") as update:
+            check = verify_migration(store, old, new, progress=update)
+    finally:
+        store.close()
+    for line in check.lines():
+        click.echo(line)
+    if rejected:
+        raise KeyshapeError(f"{rejected} row(s) of {old.table.full_name} could not be decoded with "
+                            f"{old_path} and were not copied; see {result.reject_path}")
+    if not check.ok:
+        raise KeyshapeError(f"verify failed: {len(check.differences)} difference(s) between "
+                            f"{old.table.full_name} and {new.table.full_name} (listed above)")
+    click.echo("verify: OK, source and target hold the same rows and cells")

@@ -1,0 +1,256 @@
+"""``keyshape get``, ``keyshape index lookup|repair`` and ``keyshape ids take|show``: records by key,
+by secondary index, and id counters, from the command line.
+
+Thin click commands over :func:`keyshape.read.get_many`, :func:`keyshape.read.read_by_index`,
+:func:`keyshape.read.repair_index` and :class:`keyshape.read.IdAllocator`. ``--hbase`` selects a
+real HBase; without it the embedded store is used, which starts empty in every process (the
+schema's tables are created in it so the commands run, as a preview).
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+import click
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["get_command", "ids_group", "index_group"]
+
+_HBASE = click.option("--hbase", "url", default=None, metavar="URL",
+                      help="A real HBase (HOST:PORT of its ZooKeeper, or hbase://HOST:PORT). "
+                           "Default: the embedded store, empty in every new process.")
+
+
+def _schema(path: str) -> Any:
+    from keyshape.phoenix.schema import load_schema
+
+    return load_schema(path)
+
+
+def _open(url: str | None, schema: Any) -> Any:
+    """The store; an embedded one gets the schema's tables so the command can run."""
+    from keyshape.cli.hbase import _open as open_store
+    from keyshape.store import create_table_from_schema
+
+    store = open_store(url)
+    if url is None:
+        create_table_from_schema(store, schema, verify=False)
+    return store
+
+
+def _note_embedded(url: str | None, found: int) -> None:
+    if url is None and not found:
+        click.echo("(the embedded store starts empty in every process; use --hbase URL)", err=True)
+
+
+def record_values(schema: Any, items: dict[str, Any], where: str) -> dict[str, Any]:
+    """Typed key fields of one record given as text; a missing or empty value is an error."""
+    out: dict[str, Any] = {}
+    for f in schema.fields:
+        text = items.get(f.name)
+        if text is None or (isinstance(text, str) and not text.strip()):
+            raise KeyshapeError(f"{where}: no value for key field {f.name!r}; give all of: "
+                                f"{', '.join(schema.field_names)}")
+        out[f.name] = f.coerce(text)
+    return out
+
+
+def _assignments(items: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq or not name:
+            raise KeyshapeError(f"expected FIELD=VALUE, got {item!r}")
+        if name in out:
+            raise KeyshapeError(f"field {name!r} given twice")
+        out[name] = text
+    return out
+
+
+def _csv_records(schema: Any, path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            lacking = [n for n in schema.field_names if n not in header]
+            if lacking:
+                raise KeyshapeError(f"{path}: the header lacks key field(s) {', '.join(lacking)}; the first line "
+                                    f"must name the columns, e.g. {','.join(schema.field_names)}")
+            return [record_values(schema, row, f"{path} line {reader.line_num}") for row in reader]
+    except UnicodeDecodeError as exc:
+        raise KeyshapeError(f"{path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
+
+
+def _columns(text: str | None) -> list[bytes] | None:
+    return [c.strip().encode() for c in text.split(",") if c.strip()] if text else None
+
+
+@click.command("get")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
+@click.option("--csv", "csv_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Many records: a CSV whose header names the key fields (other columns are ignored).")
+@click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
+@_HBASE
+def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, columns: str | None,
+                url: str | None) -> None:
+    """The stored rows of one record (FIELD=VALUE for every key field) or of every record of a CSV.
+
+    A deterministic prefix is one Get per record; a random prefix probes every bucket (one
+    multi-get). Records with no row are listed on stderr.
+    """
+    from keyshape.cli.read import print_rows
+    from keyshape.core.hbytes import to_string_binary
+    from keyshape.read import get_many
+    from keyshape.read.plan import original_key
+
+    schema = _schema(schema_path)
+    if csv_path is not None and values:
+        raise KeyshapeError("give FIELD=VALUE arguments or --csv FILE, not both")
+    if csv_path is None:
+        given = _assignments(values)
+        for name in given:
+            schema.field(name)  # an unknown name fails here, naming the fields
+        records = [record_values(schema, given, "arguments")]
+    else:
+        records = _csv_records(schema, csv_path)
+    store = _open(url, schema)
+    try:
+        rows = get_many(store, schema, records, columns=_columns(columns))
+    finally:
+        store.close()
+    print_rows(schema, rows, f"{schema.table.full_name}: {len(rows)} rows for {len(records)} record(s)")
+    found = {r.original for r in rows}
+    missing = [r for r in records if original_key(schema, schema.encode(r)) not in found]
+    for r in missing[:20]:
+        click.echo("not found: " + " ".join(f"{k}={to_string_binary(v) if isinstance(v, bytes) else v}"
+                                            for k, v in r.items()), err=True)
+    if len(missing) > 20:
+        click.echo(f"... and {len(missing) - 20} more not found", err=True)
+    _note_embedded(url, len(rows))
+
+
+@click.group("index")
+def index_group() -> None:
+    """Read a table through its [[index]] tables, and check or repair them."""
+
+
+@index_group.command("lookup")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("index")
+@click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N rows.")
+@click.option("--reverse", is_flag=True, help="Descending index order.")
+@_HBASE
+def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: int | None,
+                 reverse: bool, url: str | None) -> None:
+    """Main rows found through INDEX; FIELD=VALUE pins leading index fields (the last may be
+    FIELD=LO..HI). Index rows whose main row is gone or changed are skipped."""
+    from keyshape.cli.key import parse_assignments
+    from keyshape.cli.read import print_rows
+    from keyshape.read import read_by_index
+    from keyshape.read.index import index_of
+
+    schema = _schema(schema_path)
+    spec = index_of(schema, index)
+    for item in values:
+        if item.partition("=")[2] == "":
+            raise KeyshapeError(f"no value in {item!r}; write FIELD=VALUE")
+    leading = parse_assignments(spec.key, values, allow_range=True)
+    store = _open(url, schema)
+    try:
+        rows = list(read_by_index(store, schema, spec, limit=limit, reverse=reverse, where=leading))
+    finally:
+        store.close()
+    print_rows(schema, rows, f"{schema.table.full_name} by {spec.name}: {len(rows)} rows")
+    _note_embedded(url, len(rows))
+
+
+@index_group.command("repair")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("index")
+@click.option("--check", is_flag=True, help="Only report; exit 1 when the index is inconsistent.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True)
+@_HBASE
+def index_repair(schema_path: str, index: str, check: bool, batch_size: int, url: str | None) -> None:
+    """Check INDEX against the main table both ways and (without --check) fix it: delete index
+    rows whose main row is missing (dangling) or changed (stale), add missing ones."""
+    import sys
+
+    from keyshape.core.hbytes import to_string_binary
+    from keyshape.read import repair_index
+
+    schema = _schema(schema_path)
+    store = _open(url, schema)
+    try:
+        report = repair_index(store, schema, index, fix=not check, batch_size=batch_size, max_listed=5)
+    finally:
+        store.close()
+    click.echo(f"index {report.index}: {report.index_rows_checked} index rows, "
+               f"{report.main_rows_checked} main rows checked")
+    for kind in ("dangling", "stale", "missing", "unindexable"):
+        n = report.counts.get(kind, 0)
+        keys = ", ".join(to_string_binary(k) for k in getattr(report, kind))
+        action = "" if check or kind == "unindexable" or not n else (" (added)" if kind == "missing" else " (deleted)")
+        click.echo(f"  {kind}: {n}{action}" + (f"  e.g. {keys}" if n else ""))
+    click.echo("consistent" if report.consistent else ("inconsistent" if check else "repaired"))
+    if check and not report.consistent:
+        sys.exit(1)
+
+
+@click.group("ids")
+def ids_group() -> None:
+    """Unique ids from a schema's [[counter]] (blocks reserved with one atomic increment)."""
+
+
+def _counter(schema: Any, name: str) -> Any:
+    for c in schema.counters:
+        if c.name == name:
+            return c
+    names = ", ".join(c.name for c in schema.counters) or "(none: add [[counter]] to the schema)"
+    raise KeyshapeError(f"no counter {name!r} in schema {schema.source}; counters: {names}")
+
+
+@ids_group.command("take")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("counter")
+@click.option("-n", "count", type=click.IntRange(min=1, max=10**7), default=1, show_default=True,
+              help="How many ids.")
+@click.option("--floor", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The highest id known to be used: refuse ids at or below it (a reset counter).")
+@_HBASE
+def ids_take(schema_path: str, counter: str, count: int, floor: int, url: str | None) -> None:
+    """Print COUNT new ids of COUNTER, one per line."""
+    from keyshape.read import IdAllocator
+
+    schema = _schema(schema_path)
+    spec = _counter(schema, counter)
+    store = _open(url, schema)
+    try:
+        alloc = IdAllocator(store, spec.table.full_name, spec.row, spec.column, block=count, floor=floor)
+        ids = alloc.take(count)
+    finally:
+        store.close()
+    click.echo("\n".join(map(str, ids)))
+    if url is None:
+        click.echo("(the embedded store starts empty in every process, so its counters start at 0; "
+                   "use --hbase URL)", err=True)
+
+
+@ids_group.command("show")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("counter")
+@_HBASE
+def ids_show(schema_path: str, counter: str, url: str | None) -> None:
+    """Print COUNTER's current value: the highest id reserved so far (0 before the first)."""
+    from keyshape.read import IdAllocator
+
+    schema = _schema(schema_path)
+    spec = _counter(schema, counter)
+    store = _open(url, schema)
+    try:
+        click.echo(str(IdAllocator.for_counter(store, spec).current()))
+    finally:
+        store.close()

@@ -1,0 +1,205 @@
+"""A Phoenix table as a :class:`~keyshape.schema.KeySchema` flavour, so everything built on key
+schemas (analyze, compare, the live analysis of existing tables, create, load, scans) works on
+Phoenix tables: the key is composed and decoded by :class:`~keyshape.phoenix.key.PhoenixKey`, the
+regions are the ones Phoenix creates, and the fields carry the nearest keyshape types so workloads
+can be generated (integers -> int64/int32, FLOAT/DOUBLE/DECIMAL -> float64, DATE/TIME/TIMESTAMP ->
+timestamp in milliseconds, CHAR/VARCHAR -> string, BINARY/VARBINARY -> bytes, BOOLEAN -> int32 0/1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
+from keyshape.phoenix.ddl import PhoenixTable, parse_ddl_script
+from keyshape.phoenix.key import PhoenixColumn
+from keyshape.phoenix.lint import lint_phoenix
+from keyshape.phoenix.types import PhoenixTimestamp
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.prefixes import make_prefix
+from keyshape.schema.specs import FamilySpec, TableSpec
+
+__all__ = ["PhoenixKeySchema", "is_phoenix_schema_file", "load_phoenix_schema", "load_schema"]
+
+_FIELD_TYPE = {"TINYINT": "int32", "SMALLINT": "int32", "INTEGER": "int32", "UNSIGNED_TINYINT": "int32",
+               "UNSIGNED_SMALLINT": "int32", "UNSIGNED_INT": "int32", "BIGINT": "int64", "UNSIGNED_LONG": "int64",
+               "FLOAT": "float64", "DOUBLE": "float64", "UNSIGNED_FLOAT": "float64", "UNSIGNED_DOUBLE": "float64",
+               "DECIMAL": "float64", "BOOLEAN": "int32", "DATE": "timestamp", "TIME": "timestamp",
+               "TIMESTAMP": "timestamp", "UNSIGNED_DATE": "timestamp", "UNSIGNED_TIME": "timestamp",
+               "UNSIGNED_TIMESTAMP": "timestamp", "CHAR": "string", "VARCHAR": "string", "BINARY": "bytes",
+               "VARBINARY": "bytes"}
+
+
+def _field(column: PhoenixColumn) -> FieldSpec:
+    kind = _FIELD_TYPE[column.type.name]
+    encoding = {"string": "text", "bytes": "hbase"}.get(kind, "hbase")
+    return FieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc",
+                     column.type.width if kind in ("string", "bytes") else None)
+
+
+def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
+    """A workload value (numpy scalar, ms timestamp ...) as the Python value Phoenix's type takes."""
+    if value is None:
+        return None
+    name = column.type.name
+    if isinstance(value, np.generic):
+        value = value.item()
+    if name == "DECIMAL":
+        return value if isinstance(value, Decimal) else Decimal(repr(float(value))) if isinstance(value, float) else Decimal(value)
+    if name in ("FLOAT", "DOUBLE", "UNSIGNED_FLOAT", "UNSIGNED_DOUBLE"):
+        return float(value)
+    if name == "BOOLEAN":
+        return bool(value)
+    if name in ("TIMESTAMP", "UNSIGNED_TIMESTAMP") and isinstance(value, int):
+        return PhoenixTimestamp(value)
+    if name in ("BINARY", "VARBINARY") and isinstance(value, str):
+        return value.encode()
+    return value
+
+
+class PhoenixKeySchema(KeySchema):
+    """A :class:`KeySchema` whose key is a Phoenix table's row key (see the module docstring)."""
+
+    def __init__(self, table: PhoenixTable, workload: Any = None, source: str = "<phoenix>") -> None:
+        self.phoenix = table
+        key = table.key
+        schema, _, name = table.name.rpartition(".")
+        # Phoenix names the HBase table SCHEMA.NAME in the default namespace (namespace mapping off).
+        spec = TableSpec(table.hbase_table, "default", [FamilySpec("0")])
+        prefix = make_prefix("phoenix", b"", buckets=key.salt_buckets) if key.salt_buckets else make_prefix("none", b"")
+        fields = [_field(c) for c in key.columns]
+        super().__init__(spec, fields, b"\x00", prefix, [f.name for f in fields], None, workload, source)
+
+    def _install_trampolines(self) -> None:
+        # KeySchema shadows encode/decode with functions compiled from its field specs; a Phoenix
+        # key is composed by PhoenixKey (compiled per table itself), so the methods below stay.
+        self._compiled_encode = self._compiled_decode = None
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def _record(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        return {c.name: _phoenix_value(c, record.get(c.name)) for c in self.phoenix.key.columns}
+
+    def encode(self, record: Mapping[str, Any]) -> bytes:
+        return self.phoenix.key.encode(self._record(record))
+
+    def encode_many(self, columns: Mapping[str, Sequence[Any]], as_array: bool = False) -> Any:  # type: ignore[override]
+        names = [c.name for c in self.phoenix.key.columns]
+        missing = [n for n in names if n not in columns]
+        if missing:
+            raise KeyshapeError(f"encode_many: missing column(s) {missing}")
+        lists = [columns[n].tolist() if isinstance(columns[n], np.ndarray) else list(columns[n]) for n in names]
+        records = [self._record(dict(zip(names, values))) for values in zip(*lists)]
+        keys = self.phoenix.key.encode_many(records)
+        return KeyArray.from_keys(keys) if as_array else keys
+
+    def decode(self, key: bytes) -> dict[str, Any]:
+        values = self.phoenix.key.decode(key)
+        # timestamps as the keyshape field type reads them (milliseconds), so the time axis works
+        return {k: (v.millis if isinstance(v, PhoenixTimestamp) else v) for k, v in values.items()}
+
+    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+        rows = [self.decode(bytes(k)) for k in (keys.tolist() if isinstance(keys, KeyArray) else keys)]
+        return {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
+
+    def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
+        return self.phoenix.key.scan_ranges(**{k: _phoenix_value(self._column(k), v) for k, v in leading.items()})
+
+    def _column(self, name: str) -> PhoenixColumn:
+        return next(c for c in self.phoenix.key.columns if c.name == name)
+
+    # --- regions -----------------------------------------------------------------------------
+
+    def split_keys(self) -> list[bytes]:
+        """The boundaries of the regions Phoenix creates for this table (SALT_BUCKETS or SPLIT ON)."""
+        return self.phoenix.region_boundaries()
+
+    @property
+    def ambiguous_fields(self) -> list[FieldSpec]:
+        return []
+
+    def lint(self) -> list:
+        return lint_phoenix(self.phoenix)
+
+    def __repr__(self) -> str:
+        return f"PhoenixKeySchema({self.phoenix.name}, {len(self.fields)} PK columns, salt={self.phoenix.key.salt_buckets})"
+
+
+def _pick(tables: dict[str, PhoenixTable], table: str | None, where: str) -> PhoenixTable:
+    if table is None:
+        return next(iter(tables.values()))
+    name = table.upper() if '"' not in table else table.strip('"')
+    if name not in tables:
+        raise KeyshapeError(f"{where} has no table {table!r}; it has: {', '.join(tables)}")
+    return tables[name]
+
+
+def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKeySchema:
+    """A Phoenix table as a key schema, from a DDL file (``.sql``: the table ``table``, default the
+    first CREATE TABLE) or from a TOML schema with a ``[phoenix]`` section::
+
+        [phoenix]
+        ddl = "tables.sql"        # a path (relative to the TOML file), or the DDL text itself
+        table = "EVENTS"          # optional
+        [workload]                # optional, as in any key schema; fields are the PK columns
+        rows = 100000
+        fields.EVENT_TIME = { generator = "sequential-time", start = "2026-01-01T00:00:00Z", step_ms = 10 }
+    """
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise KeyshapeError(f"cannot read {path}: {exc.strerror}") from None
+    if p.suffix.lower() == ".sql":
+        return PhoenixKeySchema(_pick(parse_ddl_script(text, str(p)), table, str(p)), source=str(p))
+    import tomllib
+
+    from keyshape.schema.parse import Section
+    from keyshape.workload import parse_workload
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise KeyshapeError(f"{p}: not valid TOML ({exc})") from None
+    top = Section(data, "", str(p))
+    section = top.section("phoenix", required=True)
+    assert section is not None
+    ddl = section.get("ddl", str, required=True)
+    ddl_path = p.parent / ddl
+    if "CREATE" not in ddl.upper():
+        try:
+            ddl = ddl_path.read_text()
+        except OSError as exc:
+            raise KeyshapeError(f"{p}: [phoenix] ddl: cannot read {ddl_path}: {exc.strerror}") from None
+    chosen = _pick(parse_ddl_script(ddl, f"{p} [phoenix] ddl"), section.get("table", str, table), str(p))
+    section.done()
+    schema = PhoenixKeySchema(chosen, source=str(p))
+    wl = top.section("workload")
+    if wl is not None:
+        schema.workload = parse_workload(wl, schema.fields)
+    top.done()
+    return schema
+
+
+def is_phoenix_schema_file(path: str | Path) -> bool:
+    """True for a DDL file or a TOML schema with a ``[phoenix]`` section."""
+    p = Path(path)
+    if p.suffix.lower() == ".sql":
+        return True
+    try:
+        head = p.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(line.strip() == "[phoenix]" for line in head.splitlines())
+
+
+def load_schema(path: str | Path) -> KeySchema:
+    """Any key schema file: a Phoenix table (:func:`load_phoenix_schema`) or a keyshape TOML."""
+    return load_phoenix_schema(path) if is_phoenix_schema_file(path) else KeySchema.load(path)

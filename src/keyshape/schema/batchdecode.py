@@ -1,0 +1,223 @@
+"""``KeySchema.decode_many``: many keys to field columns, vectorized where the layout allows.
+
+When every field has a fixed width except at most one text/bytes field measured from the end of
+the key (the layouts of all the examples), each field sits at a known offset from the start or
+from the end of every key, so the keys are read as one zero-padded byte matrix
+(:class:`~keyshape.core.keyarray.KeyArray`) and each field is cut out of it as a column: binary
+numbers are a dtype view, decimal text a dot product with powers of ten, text a numpy string
+array. The hash prefix is checked for all keys at once against the prefix recomputed from the
+hashed fields' bytes (:meth:`Prefix.prefix_many`).
+
+Anything else (ordered-encoded fields, two variable-width fields, non-ASCII text, NUL bytes in
+text, a key that does not parse) decodes key by key with the compiled per-record decoder, which
+raises the same one-line error as :meth:`KeySchema.decode` for the first bad key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from keyshape.core.keyarray import KeyArray
+
+if TYPE_CHECKING:
+    from keyshape.schema.keyschema import KeySchema
+
+__all__ = ["decode_many"]
+
+_MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
+
+
+# numpy >= 2 has string ufuncs (np.strings); np.char is the older, slower spelling.
+_STRINGS: Any = getattr(np, "strings", np.char)
+
+
+class _Fallback(Exception):
+    """The vector route cannot decide: decode key by key."""
+
+
+def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+    """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
+    arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
+    bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`."""
+    ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
+    if len(ka) and _vector_layout(schema):
+        try:
+            return _decode_vector(schema, ka)
+        except _Fallback:
+            pass
+    return _decode_rows(schema, ka.tolist())
+
+
+def _decode_rows(schema: KeySchema, keys: list[bytes]) -> dict[str, Any]:
+    dec = schema._decoder()
+    rows = [dec(k) for k in keys]
+    out: dict[str, Any] = {}
+    for f in schema.fields:
+        col = [r[f.name] for r in rows]
+        if f.type in ("int32", "int64", "timestamp"):
+            out[f.name] = np.array(col, dtype=np.int64) if all(-(2**63) <= v < 2**63 for v in col) else col
+        elif f.type == "float64":
+            out[f.name] = np.array(col, dtype=np.float64)
+        elif f.type == "string" and not any(v.endswith("\x00") for v in col):
+            out[f.name] = np.array(col, dtype=str)  # numpy str values cannot end in NUL
+        else:
+            out[f.name] = col
+    return out
+
+
+def _vector_layout(schema: KeySchema) -> bool:
+    if not schema.prefix.recoverable:
+        return False
+    variable = [f for f in schema.fields if f.fixed_width is None]
+    if any(f.encoding == "ordered" for f in schema.fields) or len(variable) > 1:
+        return False
+    return all(e is None or e >= 0 for e in schema._ends)
+
+
+def _take(m: np.ndarray, start: np.ndarray | int, width: int) -> np.ndarray:
+    """``width`` columns of every row from ``start`` (an int or one start per row)."""
+    if isinstance(start, int):
+        return m[:, start : start + width]
+    return np.take_along_axis(m, start[:, None] + np.arange(width), axis=1)
+
+
+def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
+    p, sep, fields = schema.prefix, schema.separator, schema.fields
+    ls, n = len(sep), len(ka)
+    lengths = ka.lengths
+    head = p.head_width
+    fixed_total = sum(f.fixed_width or 0 for f in fields) + ls * (len(fields) - 1)
+    if int(lengths.min()) < head + fixed_total:
+        raise _Fallback
+    # Pad so that every fixed-width read stays inside the matrix, even for the shortest key.
+    m = np.zeros((n, ka.width + fixed_total + 8), dtype=np.uint8)
+    m[:, : ka.width] = ka.matrix
+    sep_row = np.frombuffer(sep, dtype=np.uint8)
+    if p.sep_after and ls and p.width and not (m[:, p.width : head] == sep_row).all():
+        raise _Fallback
+    raw: list[KeyArray] = []  # each field's bytes, for the prefix check
+    tail = 0  # bytes after the variable-width field, read from a right-aligned copy of the keys
+    for f, plan in zip(fields, schema._ends):
+        if f.fixed_width is None:
+            tail = plan or 0
+    same_length = int(lengths.min()) == int(lengths.max())
+    if same_length:
+        tail = 0  # one key length: every field sits at a fixed offset
+    right = _take(m, lengths - tail, tail) if tail else None
+    out: dict[str, Any] = {}
+    pos: int | np.ndarray = head
+    last = len(fields) - 1
+    plan_after = 0  # set at the variable-width field; read by the fixed fields after it
+    for i, (f, plan) in enumerate(zip(fields, schema._ends)):
+        w = f.fixed_width
+        if w is not None:
+            if isinstance(pos, np.ndarray):
+                assert right is not None
+                at = tail - plan_after
+                cols = right[:, at : at + w]
+                plan_after -= w
+            else:
+                cols = m[:, pos : pos + w]
+            raw.append(KeyArray(np.ascontiguousarray(cols)))
+            out[f.name] = _fixed_value(f, cols)
+            pos = pos + w
+        else:
+            if isinstance(pos, np.ndarray):
+                raise _Fallback
+            end = lengths - plan
+            if (end < pos).any():
+                raise _Fallback
+            plan_after = plan  # bytes from here to the end of the key
+            vlen = end - pos
+            width = int(vlen.max())
+            cols = m[:, pos : pos + width].copy()
+            cols[np.arange(width)[None, :] >= vlen[:, None]] = 0
+            raw.append(KeyArray(cols, vlen))
+            out[f.name] = _text_value(f, cols, vlen)
+            pos = int(end[0]) if same_length else end
+        if i < last and ls:
+            if isinstance(pos, np.ndarray):
+                assert right is not None
+                at = tail - plan_after
+                got = right[:, at : at + ls]
+                plan_after -= ls
+            else:
+                got = m[:, pos : pos + ls]
+            if not (got == sep_row).all():
+                raise _Fallback
+            pos = pos + ls
+    if not np.array_equal(pos if isinstance(pos, np.ndarray) else np.full(n, pos), lengths):
+        raise _Fallback
+    if p.width and p.material:
+        if p.material == "K" or schema._j_is_k:
+            k = KeyArray(np.ascontiguousarray(m[:, head : ka.width]), lengths - head)
+            mats = k
+        else:
+            pieces = [raw[i] for i in schema._hash_idx]
+            if ls:
+                sk = KeyArray.constant(sep, n)
+                pieces = [x for piece in pieces for x in (sk, piece)][1:]
+            mats = KeyArray.concat(pieces)
+        expected = p.prefix_many(mats)
+        assert isinstance(expected, KeyArray)
+        if not np.array_equal(expected.matrix, m[:, : p.width]):
+            raise _Fallback  # some key was written with another schema: decode() words the error
+    return out
+
+
+def _fixed_value(f: Any, cols: np.ndarray) -> Any:
+    t, enc, desc = f.type, f.encoding, f.descending
+    n, w = cols.shape
+    if t == "float64":
+        return np.ascontiguousarray(cols).view(">f8").reshape(n).astype(np.float64)
+    if t in ("int32", "int64", "timestamp"):
+        if enc == "hbase":
+            v = np.ascontiguousarray(cols).view(">i4" if t == "int32" else ">i8").reshape(n).astype(np.int64)
+            if desc:
+                if (v < 0).any():
+                    raise _Fallback  # MAX - v leaves int64: Python ints per key
+                v = np.int64(_MAX[t]) - v
+            return v
+        if ((cols - np.uint8(48)) > 9).any():  # uint8 wraps: anything but '0'..'9' is > 9
+            raise _Fallback
+        if w > 18 and _too_big(cols, w):
+            raise _Fallback
+        v = np.zeros(n, dtype=np.int64)
+        for c in range(w):  # Horner over the digit columns, all rows at once
+            v *= 10
+            v += cols[:, c] - np.uint8(48)
+        return np.int64(_MAX[t]) - v if desc else v
+    return _text_value(f, cols, np.full(n, w, dtype=np.int64))
+
+
+def _too_big(cols: np.ndarray, w: int) -> bool:
+    """True when some decimal value does not fit int64 (then Python ints per key)."""
+    top = str(2**63 - 1).rjust(w, "0").encode()
+    as_s = np.ascontiguousarray(cols).view(f"S{w}").reshape(len(cols))
+    return bool((as_s > np.bytes_(top)).any())
+
+
+def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
+    """A string/bytes column: inverted back when descending, padding stripped, decoded."""
+    n, w = cols.shape
+    inside = np.arange(w)[None, :] < vlen[:, None]
+    if f.descending:
+        cols = np.where(inside, cols ^ np.uint8(0xFF), np.uint8(0))
+    if f.type == "bytes":
+        if f.width is not None and f.pad != "none":
+            return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte())
+                    for r in KeyArray(np.ascontiguousarray(cols), vlen).tolist()]
+        return KeyArray(np.ascontiguousarray(cols), vlen).tolist()
+    if (cols >= 0x80).any() or ((cols == 0) & inside).any():
+        raise _Fallback  # NUL would be dropped by numpy strings; non-ASCII needs UTF-8 checks
+    if w == 0:
+        return np.full(n, "")
+    # ASCII bytes widened to code points are a numpy str array as they stand (no string cast).
+    s = np.ascontiguousarray(cols).astype("<u4").view(f"<U{w}").reshape(n)
+    if f.width is not None and f.pad != "none":
+        pad = f._pad_byte().decode("latin-1")
+        s = _STRINGS.lstrip(s, pad) if f.pad == "left" else _STRINGS.rstrip(s, pad)
+    return s

@@ -1,0 +1,425 @@
+"""Per-schema encoders and decoders compiled once from generated Python source.
+
+:meth:`KeySchema.encode` and :meth:`KeySchema.decode` are what application code calls for every
+row, so a per-call walk over the field specs (type, encoding, order, width, pad, prefix strategy)
+costs more than the hand-written code it replaces. Here each schema's layout is turned into the
+source of one straight-line function with its constants folded in (widths, pad bytes, separator,
+``struct`` packers, bucket counts), compiled with :func:`compile` and cached on the schema.
+
+The generated code only handles the common, exactly-typed case of each field (a ``str`` for a
+string field, an ``int`` in range for a number, ...); anything else (another type, an out-of-range
+number, a value wider than its field, a key that does not parse) goes to the generic
+:class:`~keyshape.schema.fields.FieldSpec` / ``KeySchema`` path, which gives the same bytes or
+raises the same one-line error. So the fast path is never a second definition of the layout that
+could drift: it is checked against the generic one by the property tests.
+
+Salt prefixes computed from the hashed fields J (``mod``, ``md5``, ``crc32``, ``java-hash-short``,
+``opentsdb``) are memoized per schema in a bounded dict keyed by J: a writer sees the same user,
+device or metric many times, and the prefix is a pure function of J. The memo is cleared when full,
+so memory stays bounded and a stream of distinct J only pays the lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from binascii import hexlify
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from keyshape.core import hashing, ordered
+from keyshape.schema.fields import FieldSpec
+
+if TYPE_CHECKING:
+    from keyshape.schema.keyschema import KeySchema
+
+__all__ = ["compile_encoder", "compile_decoder", "java_string_hash_u32", "MEMO_LIMIT"]
+
+MEMO_LIMIT = 1 << 16  # distinct J values kept per schema before the memo starts over
+_M32 = 0xFFFFFFFF
+_INVERT = bytes(range(255, -1, -1))
+_SIGNED = tuple(c - 256 if c > 127 else c for c in range(256))
+_MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
+
+
+# Two bytes at a time: the big-endian pair (a, b) contributes a*31 + b to a Horner step of 31**2.
+_PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
+_PAIRS_OF: dict[int, Callable[[bytes], tuple[int, ...]]] = {}
+_POW31 = [pow(31, k, 1 << 32) for k in range(257)]
+
+
+def _ascii_poly(j: bytes) -> int:
+    """``sum(j[i] * 31**(len-1-i))`` (unbounded), two bytes per Python step: the per-byte loop is
+    what costs in pure Python, and ``struct`` splits the key into pairs in one C call."""
+    n = len(j)
+    unpack = _PAIRS_OF.get(n)
+    if unpack is None:
+        unpack = _PAIRS_OF[n] = struct.Struct(f">{n & 1}x{n // 2}H").unpack if n < 4096 else None  # type: ignore[assignment]
+        if unpack is None:
+            h = 0
+            for c in j:
+                h = (h * 31 + c) & _M32
+            return h
+    h = j[0] if n & 1 else 0
+    pair = _PAIR
+    for x in unpack(j):
+        h = h * 961 + pair[x]
+    return h
+
+
+def java_string_hash_u32(j: bytes) -> int:
+    """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
+
+    ASCII J (the usual case) is its own UTF-16 code units, so the polynomial runs over the bytes
+    directly (:func:`_ascii_poly`) and is masked once at the end.
+    """
+    if j.isascii():
+        return _ascii_poly(j) & _M32
+    try:
+        text = j.decode("utf-8")
+    except UnicodeDecodeError:
+        text = j.decode("latin-1")
+    return hashing.java_string_hash(text) & _M32
+
+
+def _java_bytes_hash(b: bytes) -> int:
+    """``Arrays.hashCode(byte[])`` as a signed 32-bit int (see :func:`hashing.java_bytes_hash`).
+
+    For ASCII bytes (all non-negative as Java bytes) it is ``31**len + poly(b)``."""
+    if b.isascii():
+        n = len(b)
+        h = (_ascii_poly(b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & _M32
+    else:
+        h = 1
+        s = _SIGNED
+        for c in b:
+            h = (h * 31 + s[c]) & _M32
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+# ------------------------------------------------------------------------------------ encoder
+
+
+def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
+    """Source lines turning ``v{i}`` (the record's value) into ``p{i}`` (its bytes)."""
+    env[f"F{i}"] = f
+    t, enc, desc = f.type, f.encoding, f.descending
+    v, p, F = f"v{i}", f"p{i}", f"F{i}"
+    slow = [f"    {p} = {F}.encode({v})"]
+    if t in ("int32", "int64", "timestamp") and enc != "ordered" or t == "float64":
+        want = "float" if t == "float64" else "int"
+        lines = [f"    if {v}.__class__ is not {want}:", f"        {v} = {F}.coerce({v})"]
+        if t == "float64":
+            if enc == "ordered":
+                env[f"E{i}"] = ordered.encode_float64
+                return lines + [f"    {p} = E{i}({v}, {desc})"]
+            env["_pack_d"] = struct.Struct(">d").pack
+            return lines + [f"    {p} = _pack_d({v})"]
+        lo, hi = f.int_domain()
+        x = f"({_MAX[t]} - {v})" if desc else v
+        if enc == "hbase":
+            pk = "_pack_i" if t == "int32" else "_pack_q"
+            env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
+            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:",
+                            "    " + slow[0]]
+        w = f.text_width  # text digits; desc can need more digits than the width: slow path raises
+        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{w}d' % {x}",
+                        f"        if len({p}) != {w}:", "        " + slow[0], "    else:", "    " + slow[0]]
+    if enc == "ordered":
+        lines = []
+        if t in ("int32", "int64", "timestamp"):
+            lo, hi = f.int_domain()
+            env[f"E{i}"] = ordered.encode_int32 if t == "int32" else ordered.encode_int64
+            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})",
+                    "    else:", "    " + slow[0]]
+        env[f"E{i}"] = ordered.encode_string if t == "string" else ordered.encode_blob_var
+        want = "str" if t == "string" else "bytes"
+        return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:",
+                "    " + slow[0]]
+    # string / bytes as text or raw bytes
+    want = "str" if t == "string" else "bytes"
+    raw = f"{v}.encode()" if t == "string" else v
+    lines = [f"    if {v}.__class__ is {want}:", f"        {p} = {raw}"]
+    w = f.width
+    if w is not None:
+        pad = f._pad_byte()
+        env[f"PAD{i}"] = pad
+        if f.pad == "none":
+            lines += [f"        if len({p}) != {w}:", f"            {p} = {F}.encode({v})"]
+            if desc:
+                lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
+        else:
+            just = "rjust" if f.pad == "left" else "ljust"
+            if len(pad) != 1:
+                lines += [f"        {p} = {F}.encode({v})"]
+            elif f.truncate == "keep-last":
+                # The generic path also drops UTF-8 continuation bytes at the cut: leave those to it.
+                return lines + [
+                    f"        if len({p}) > {w}:",
+                    f"            if 0x80 <= {p}[-{w}] < 0xC0:",
+                    f"                {p} = {F}.encode({v})",
+                    "            else:",
+                    f"                {p} = {p}[-{w}:]" + (".translate(_INVERT)" if desc else ""),
+                    "        else:",
+                    f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
+                    "    else:", "    " + slow[0]]
+            else:
+                return lines + [f"        if len({p}) > {w}:", f"            {p} = {F}.encode({v})", "        else:",
+                                f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
+                                "    else:", "    " + slow[0]]
+        return lines + ["    else:", "    " + slow[0]]
+    if desc:
+        lines += [f"        {p} = {p}.translate(_INVERT)"]
+    return lines + ["    else:", "    " + slow[0]]
+
+
+def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
+    """Source lines computing ``pre`` (the prefix bytes) from ``material``."""
+    p = schema.prefix
+    name = p.name
+    env["_P"] = p
+    if name == "md5" or name == "md5-full":
+        env["_md5"] = hashlib.md5
+        env["_hexlify"] = hexlify
+        w = p.width
+        if w % 2 == 0:
+            return [f"pre = _hexlify(_md5({material}).digest()[:{w // 2}])"]
+        return [f"pre = _hexlify(_md5({material}).digest()[:{(w + 1) // 2}])[:{w}]"]
+    if name == "mod":
+        env["_jsh"] = java_string_hash_u32
+        return [f"pre = b'%0{p.width}d' % ((_jsh({material}) & 0x7FFFFFFF) % {p.n})"]  # type: ignore[attr-defined]
+    if name == "java-hash-short":
+        env["_jsh"] = java_string_hash_u32
+        env["_pack_h"] = struct.Struct(">H").pack
+        return [f"pre = _pack_h(_jsh({material}) & 0x7FFF)"]
+    if name == "crc32":
+        env["_crc32"] = zlib.crc32
+        return [f"pre = b'%04x' % (_crc32({material}) & 0xFFFF)"]
+    if name == "phoenix":
+        env["_jbh"] = _java_bytes_hash
+        env["_BYTE"] = [bytes([i]) for i in range(256)]
+        # (byte) Math.abs(hash % buckets): Java's remainder takes the dividend's sign.
+        return [f"h = _jbh({material})", f"pre = _BYTE[(-h) % {p.n} if h < 0 else h % {p.n}]"]  # type: ignore[attr-defined]
+    if name == "opentsdb" and p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
+        env["_jbh"] = _java_bytes_hash
+        n, mw = p.n, p.metric_width  # type: ignore[attr-defined]
+        env["_SALTS"] = [_opentsdb_bytes(b, p.width) for b in range(n)]
+        env["_ZERO_SALT"] = bytes(p.width)
+        # A zero (or empty) metric UID is not salted; else |hash % buckets| (Java remainder).
+        return [f"m = {material}[:{mw}]", "if m.count(0) == len(m):", "    pre = _ZERO_SALT", "else:",
+                f"    h = _jbh({material})", f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]"]
+    return [f"pre = _P.prefix_for({material})"]  # random (and huge opentsdb bucket counts)
+
+
+def _opentsdb_bytes(bucket: int, width: int) -> bytes:
+    """The salt bytes of a bucket, with Java's int shifts (as :func:`hashing.opentsdb_salt`)."""
+    out = bytearray(width)
+    for i in range(1, width + 1):
+        out[width - i] = (bucket >> ((8 * (i - 1)) % 32)) & 0xFF
+    return bytes(out)
+
+
+def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
+    """``record -> key`` for ``schema``, equal to the generic encode for every record."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_S": schema}
+    fields = schema.fields
+    names = [f.name for f in fields]
+    src = ["def encode(record):", "    try:"]
+    src += [f"        v{i} = record[{n!r}]" for i, n in enumerate(names)]
+    src += ["    except KeyError:", "        return _S._encode_generic(record)"]
+    for i, f in enumerate(fields):
+        src += _field_encode_lines(i, f, env)
+    sep = schema.separator
+    env["SEP"] = sep
+    parts = ", ".join(f"p{i}" for i in range(len(fields)))
+    if len(fields) == 1:
+        src.append("    k = p0")
+    else:
+        src.append(f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
+    p = schema.prefix
+    if not p.width:
+        src.append("    return k")
+    else:
+        if p.material == "K" or schema._j_is_k:
+            mat = "k"
+        elif p.material == "J":
+            hashed = [f"p{i}" for i in schema._hash_idx]
+            mat = "j"
+            src.append(f"    j = {hashed[0]}" if len(hashed) == 1 else
+                       f"    j = SEP.join(({', '.join(hashed)},))")
+        else:
+            mat = "b''"
+        pre = _prefix_lines(schema, env, mat)
+        if mat == "j" and p.name != "random":
+            env["_MEMO"] = {}
+            src += ["    pre = _MEMO.get(j)", "    if pre is None:"]
+            src += ["        " + ln for ln in pre]
+            src += [f"        if len(_MEMO) >= {MEMO_LIMIT}:", "            _MEMO.clear()", "        _MEMO[j] = pre"]
+        else:
+            src += ["    " + ln for ln in pre]
+        if p.name == "md5-full":
+            src.append("    return pre")
+        elif p.sep_after and sep:
+            src.append("    return pre + SEP + k")
+        else:
+            src.append("    return pre + k")
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<keyshape encoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    fn = env["encode"]
+    fn.source = code  # for debugging: the generated source
+    return fn
+
+
+# ------------------------------------------------------------------------------------ decoder
+
+
+def _sep_test(at: str, sep: bytes) -> str:
+    """A line testing that the separator is NOT at offset ``at`` of ``k`` (one byte: an int
+    compare, no slice; past the end: IndexError, which hands the key to the generic decoder)."""
+    if len(sep) == 1:
+        return f"    if k[{at}] != {sep[0]}:"
+    return f"    if k[{at}:{at} + {len(sep)}] != SEP:"
+
+
+class _Doubt(Exception):
+    """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
+
+
+def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str,
+                        keep: bool = False, domain: bool = False) -> list[str]:
+    """Source lines reading ``o{i}`` from ``k[start:stop]``; ``raise _Doubt`` when unsure.
+
+    ``keep``: also keep the field's bytes as ``b{i}`` (a hashed field, for the prefix check).
+    ``domain``: doubt integers outside what the field can encode (the generic decoder re-encodes
+    the values to check the prefix, and fails on those)."""
+    if keep:
+        lines = _field_decode_lines(i, f, env, start, stop, False, domain)
+        grab = f"    raw = k[{start}:{stop}]"
+        if lines[0] == grab:  # text fields slice their bytes anyway
+            return [f"    b{i} = raw = k[{start}:{stop}]"] + lines[1:]
+        return [f"    b{i} = k[{start}:{stop}]"] + lines
+    if domain and f.type in ("int32", "int64", "timestamp") and f.encoding != "ordered":
+        lo, hi = f.int_domain()
+        return _field_decode_lines(i, f, env, start, stop) + [f"    if not {lo} <= o{i} <= {hi}:",
+                                                               "        raise _Doubt"]
+    env[f"F{i}"] = f
+    t, enc, desc = f.type, f.encoding, f.descending
+    o = f"o{i}"
+    if enc == "ordered":
+        env[f"D{i}"] = ordered.decode
+        # Fixed-width ordered numbers carry their own header; decode checks it.
+        return [f"    {o}, rest = D{i}(k[{start}:{stop}])", "    if rest:", "        raise _Doubt"]
+    if t == "float64":
+        env["_unpack_d"] = struct.Struct(">d").unpack_from
+        return [f"    {o} = _unpack_d(k, {start})[0]"]
+    if t in ("int32", "int64", "timestamp"):
+        if enc == "hbase":
+            up = "_unpack_i" if t == "int32" else "_unpack_q"
+            env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
+            x = f"{up}(k, {start})[0]"
+        else:
+            lines = [f"    raw = k[{start}:{stop}]", "    if not raw.isdigit():", "        raise _Doubt"]
+            return lines + [f"    {o} = {_MAX[t]} - int(raw)" if desc else f"    {o} = int(raw)"]
+        return [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
+    lines = [f"    raw = k[{start}:{stop}]"]
+    if desc:
+        lines.append("    raw = raw.translate(_INVERT)")
+    if f.width is not None and f.pad != "none":
+        env[f"PAD{i}"] = f._pad_byte()
+        lines.append(f"    raw = raw.{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})")
+    if t == "string":
+        lines += ["    try:", f"        {o} = raw.decode()", "    except UnicodeDecodeError:",
+                  "        raise _Doubt"]
+    else:
+        lines.append(f"    {o} = raw")
+    return lines
+
+
+def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+    """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
+    anything the straight-line code doubts is handed to the generic decoder)."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic, "_Doubt": _Doubt}
+    if not schema.prefix.recoverable:
+        return schema._decode_generic
+    fields, ends, sep = schema.fields, schema._ends, schema.separator
+    env["SEP"] = sep
+    p = schema.prefix
+    head = p.head_width
+    ls = len(sep)
+    src = ["def decode(k):", "    if k.__class__ is not bytes:", "        k = bytes(k)"]
+    # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
+    if head and p.sep_after and sep:
+        src += [_sep_test(str(p.width), sep), "        raise _Doubt"]
+    src.append("    n = len(k)")
+    check = bool(p.width and p.material)
+    # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
+    # them gives those bytes back (text, bytes and integers in their domain); ordered and float
+    # fields (NaN payloads) are re-encoded as the generic decoder does.
+    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
+    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
+    # Positions: a static int while every field so far has a fixed width, else the name of a variable.
+    pos: int | str = head
+    last = len(fields) - 1
+    for i, (f, plan) in enumerate(zip(fields, ends)):
+        w = f.fixed_width
+        start = str(pos)
+        if f.encoding == "ordered" and w is None:
+            env[f"D{i}"] = ordered.decode
+            src += [f"    {f'o{i}'}, rest = D{i}(k[{start}:])", "    q = n - len(rest)"]
+            pos = "q"
+        elif w is not None:
+            end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
+            src += _field_decode_lines(i, f, env, start, end, i in hashed, raw_check)
+            if isinstance(pos, int):
+                pos += w
+            else:
+                src.append(f"    q = {end}")
+                pos = "q"
+        else:
+            if plan == -1:
+                src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        raise _Doubt"]
+            else:
+                src += [f"    e = n - {plan}", f"    if e < {start}:", "        raise _Doubt"]
+            src += _field_decode_lines(i, f, env, start, "e", i in hashed, raw_check)
+            src.append("    q = e")
+            pos = "q"
+        if i < last and sep:
+            src += [_sep_test(str(pos), sep), "        raise _Doubt"]
+            if isinstance(pos, int):
+                pos += ls
+            else:
+                src.append(f"    q = q + {ls}")
+    src += [f"    if n != {pos}:", "        raise _Doubt"]
+    out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
+    if raw_check:
+        enc_env = schema._encoder().__globals__  # the encoder's prefix code and memo
+        if hashed:
+            parts = [f"b{i}" for i in schema._hash_idx]
+            src.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
+            mat = "j"
+        else:
+            mat = f"k[{head}:]"
+        pre = _prefix_lines(schema, env, mat)
+        if "_MEMO" in enc_env and mat == "j":
+            env["_MEMO"] = enc_env["_MEMO"]
+            src += ["    pre = _MEMO.get(j)", "    if pre is None:"] + ["        " + ln for ln in pre]
+        else:
+            src += ["    " + ln for ln in pre]
+        src += [f"    if k[:{p.width}] != pre:", "        raise _Doubt"]
+    elif check:
+        # The prefix must match the fields: re-encode (memoized for J salts) and compare.
+        env["_enc"] = schema._encoder()
+        src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
+    if not check or raw_check:
+        src.append(f"    return {out}")
+    # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
+    # then decides, outside the try, so its one-line error is raised without a chained one.
+    src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
+        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
+    env["struct"] = struct
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    fn = env["decode"]
+    fn.source = code
+    return fn

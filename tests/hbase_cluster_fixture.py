@@ -1,0 +1,78 @@
+"""The session-scoped `hbase_cluster` fixture: ONE pseudo-distributed HBase (ZooKeeper, HMaster and
+3 region server JVMs, tools/hbase/cluster.py) for the tests marked `@pytest.mark.hbase_cluster`.
+
+It always starts its own cluster on free loopback ports in tools/hbase/run/pytest-cluster/ (the
+tests kill region servers, so a shared instance will not do) and always stops it and deletes its
+data at the end. A start failure FAILS every test using it, naming the step and the log.
+Measurements the tests make (e.g. the time from a crash to the next acknowledged write) are
+printed in pytest's terminal summary.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cluster  # tools/hbase/cluster.py, on the path through pyproject's pytest `pythonpath`
+import pytest
+
+REGIONSERVERS = 3
+MEASURED: list[str] = []  # lines for the terminal summary (conftest's pytest_terminal_summary)
+
+
+@dataclass
+class ClusterHandle:
+    """What the tests get: the ZooKeeper address and the running cluster."""
+
+    url: str
+    cluster: Any  # tools/hbase/cluster.Cluster
+
+    def server_index(self, name: str) -> int:
+        """The index of region server ``host:port``."""
+        port = int(name.rpartition(":")[2])
+        return self.cluster.rs_ports.index(port)
+
+    def meta_server(self) -> str:
+        """``host:port`` of the region server holding hbase:meta (read from ZooKeeper)."""
+        from keyshape.store.hbase.rpc import locate_master_and_meta
+
+        _, meta = locate_master_and_meta(self.url, 5.0)
+        return f"{meta.host_name}:{meta.port}"
+
+    def all_up(self, timeout: float = 120.0) -> None:
+        """Restart any region server an earlier test killed and wait until the master lists all
+        of them as live, so every test starts with the full cluster."""
+        from keyshape.store.hbase import HBaseStore
+
+        for i in range(self.cluster.regionservers):
+            if self.cluster.rs_pid(i) is None:
+                self.cluster.start_regionserver(i, wait=True)
+        deadline = time.monotonic() + timeout
+        with HBaseStore.from_url(self.url) as store:
+            while len(store.region_servers()) < self.cluster.regionservers:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the master does not list {self.cluster.regionservers} live region "
+                                f"servers after {timeout:.0f} s; see {self.cluster.log_dir}", pytrace=False)
+                time.sleep(0.5)
+
+
+@pytest.fixture(scope="session")
+def hbase_cluster_session() -> Iterator[ClusterHandle]:
+    run_dir = Path(cluster.__file__).resolve().parent / "run" / "pytest-cluster"
+    try:
+        instance = cluster.start_scratch(run_dir, REGIONSERVERS)
+    except cluster.StartFailed as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield ClusterHandle(url=instance.url, cluster=instance)
+    finally:
+        instance.stop()
+
+
+@pytest.fixture
+def hbase_cluster(hbase_cluster_session: ClusterHandle) -> ClusterHandle:
+    """The session's cluster with all its region servers up (restarted if a test killed one)."""
+    hbase_cluster_session.all_up()
+    return hbase_cluster_session

@@ -1,0 +1,36 @@
+"""The numpy MD5 and CRC-32 kernels against hashlib / zlib, byte for byte, for keys of every
+length around MD5's block boundaries (55/56/64 bytes), one thread and several."""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from keyshape.core import batchhash
+from keyshape.core.keyarray import KeyArray
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=140), max_size=40), st.integers(1, 32), st.sampled_from([1, 2]))
+def test_md5_and_crc32_equal_hashlib_and_zlib(keys, width, threads):
+    ka = KeyArray.from_keys(keys)
+    assert [bytes(r) for r in batchhash.md5_many(ka, threads)] == [hashlib.md5(k).digest() for k in keys]
+    assert [bytes(r) for r in batchhash.md5_hex_many(ka, width, threads)] == [
+        hashlib.md5(k).hexdigest()[:width].encode() for k in keys]
+    assert batchhash.crc32_many(ka, threads).tolist() == [zlib.crc32(k) for k in keys]
+
+
+def test_every_length_across_block_boundaries_and_chunks(monkeypatch):
+    monkeypatch.setattr(batchhash, "_CHUNK", 7)  # many chunks, spread over the thread pool
+    rng = np.random.default_rng(5)
+    keys = [rng.bytes(n) for n in range(0, 200)]
+    ka = KeyArray.from_keys(keys)
+    for threads in (1, 3):
+        assert [bytes(r) for r in batchhash.md5_many(ka, threads)] == [hashlib.md5(k).digest() for k in keys]
+        assert batchhash.crc32_many(ka, threads).tolist() == [zlib.crc32(k) for k in keys]
+    fixed = [rng.bytes(56) for _ in range(30)]  # one length: the fixed-width path, two blocks
+    assert [bytes(r) for r in batchhash.md5_many(KeyArray.from_keys(fixed))] == [hashlib.md5(k).digest() for k in fixed]

@@ -1,0 +1,232 @@
+"""The per-schema compiled encoder/decoder (keyshape.schema.compiled) against the generic path
+that walks the field specs: same bytes, same values, same one-line errors, for random schemas,
+random records (including wrong types and out-of-range values) and random or damaged keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
+from keyshape.schema import KeySchema
+from keyshape.schema.compiled import MEMO_LIMIT, java_string_hash_u32
+from keyshape.core.hashing import java_string_hash
+
+FIELD_DEFS = [
+    {"type": "string"},
+    {"type": "string", "width": 6},
+    {"type": "string", "width": 6, "truncate": "keep-last"},
+    {"type": "string", "width": 5, "pad": "right", "pad_char": "_", "order": "desc"},
+    {"type": "string", "order": "desc"},
+    {"type": "string", "encoding": "ordered"},
+    {"type": "bytes", "width": 3},
+    {"type": "bytes", "width": 4, "pad": "left"},
+    {"type": "bytes"},
+    {"type": "bytes", "encoding": "ordered", "order": "desc"},
+    {"type": "int32", "encoding": "hbase"},
+    {"type": "int32"},
+    {"type": "int64", "encoding": "text", "width": 12},
+    {"type": "int64", "encoding": "hbase", "order": "desc"},
+    {"type": "int64", "order": "desc"},
+    {"type": "float64"},
+    {"type": "float64", "encoding": "hbase"},
+    {"type": "timestamp"},
+    {"type": "timestamp", "order": "desc"},
+    {"type": "timestamp", "encoding": "text", "order": "desc"},
+    {"type": "timestamp", "encoding": "ordered"},
+]
+PREFIXES = [
+    {"strategy": "none"}, {"strategy": "md5", "length": 4}, {"strategy": "md5", "length": 5},
+    {"strategy": "md5-full"}, {"strategy": "mod", "buckets": 100}, {"strategy": "mod", "buckets": 7},
+    {"strategy": "crc32"}, {"strategy": "java-hash-short"}, {"strategy": "phoenix", "buckets": 13},
+]
+
+
+def _value(d: dict[str, Any]) -> st.SearchStrategy[Any]:
+    t = d["type"]
+    if t == "string":
+        return st.one_of(st.text(max_size=9), st.text(alphabet="ab_|0", max_size=9), st.integers(-5, 10**8))
+    if t == "bytes":
+        return st.one_of(st.binary(max_size=6), st.text(alphabet="ab\\x0", max_size=6))
+    if t == "float64":
+        return st.one_of(st.floats(allow_nan=False), st.integers(-10, 10))
+    return st.one_of(st.integers(-(2**64), 2**64), st.integers(-3, 3), st.sampled_from(["17", "2026-01-01T00:00:00Z", "x"]),
+                     st.booleans())
+
+
+@st.composite
+def schema_and_records(draw: Any) -> tuple[KeySchema, list[dict[str, Any]]]:
+    defs = draw(st.lists(st.sampled_from(FIELD_DEFS), min_size=1, max_size=4))
+    fields = [{"name": f"f{i}", **d} for i, d in enumerate(defs)]
+    sep = draw(st.sampled_from(["", "_", "|"]))
+    prefix = draw(st.sampled_from(PREFIXES))
+    hashed = draw(st.lists(st.sampled_from([f["name"] for f in fields]), min_size=1, unique=True))
+    try:
+        schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
+            "separator": sep, "prefix": prefix, "hash_fields": hashed, "fields": fields}})
+    except KeyshapeError:
+        assume(False)
+    records = draw(st.lists(st.fixed_dictionaries({f["name"]: _value(f) for f in fields}), min_size=1, max_size=8))
+    return schema, records
+
+
+# Outcomes are compared by repr: NaN equals itself there, and -0.0 differs from 0.0.
+def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
+    try:
+        return "ok", fn(arg)
+    except KeyshapeError as exc:
+        return "error", str(exc)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema_and_records(), st.data())
+def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
+    schema, records = sr
+    for record in records:
+        expected = _outcome(schema._encode_generic, record)
+        assert repr(_outcome(schema.encode, record)) == repr(expected)
+        if expected[0] != "ok":
+            continue
+        key = expected[1]
+        assert repr(_outcome(schema.decode, key)) == repr(_outcome(schema._decode_generic, key))
+        # Damaged keys: cut, extended, one byte changed: same value or the same error.
+        cut = data.draw(st.integers(0, len(key)))
+        flip = data.draw(st.integers(0, max(len(key) - 1, 0)))
+        bad = [key[:cut], key + data.draw(st.binary(min_size=1, max_size=3)),
+               key[:flip] + bytes([(key[flip] + 1) % 256]) + key[flip + 1 :] if key else b"x"]
+        for b in bad:
+            assert repr(_outcome(schema.decode, b)) == repr(_outcome(schema._decode_generic, b))
+            assert repr(_outcome(schema.decode, bytearray(b))) == repr(_outcome(schema._decode_generic, b))
+
+
+def test_missing_field_is_the_generic_error():
+    schema = KeySchema.load("examples/orders.toml")
+    a, b = _outcome(schema.encode, {"user_id": "u"}), _outcome(schema._encode_generic, {"user_id": "u"})
+    assert a == b and a[0] == "error" and "order_time" in a[1]
+
+
+@given(st.binary(max_size=80))
+def test_java_string_hash_u32_equals_the_reference(j):
+    try:
+        text = j.decode("utf-8")
+    except UnicodeDecodeError:
+        text = j.decode("latin-1")
+    assert java_string_hash_u32(j) == java_string_hash(text) & 0xFFFFFFFF
+
+
+def test_prefix_memo_is_bounded_and_still_exact():
+    schema = KeySchema.load("examples/orders.toml")
+    rec = {"order_time": 1767225600000, "order_id": "1234567"}
+    keys = [schema.encode({**rec, "user_id": f"user{i:07d}"}) for i in range(MEMO_LIMIT + 10)]
+    assert len(schema._compiled_encode.__globals__["_MEMO"]) <= MEMO_LIMIT
+    assert keys == [schema._encode_generic({**rec, "user_id": f"user{i:07d}"}) for i in range(MEMO_LIMIT + 10)]
+
+
+def _columns_of(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
+    try:
+        rows = [schema.decode(k) for k in keys]
+    except KeyshapeError as exc:
+        return "error", str(exc)
+    return "ok", {f.name: [r[f.name] for r in rows] for f in schema.fields}
+
+
+def _many(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
+    try:
+        cols = schema.decode_many(keys)
+    except KeyshapeError as exc:
+        return "error", str(exc)
+    return "ok", {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in cols.items()}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema_and_records(), st.data())
+def test_decode_many_equals_decode_per_key(sr, data):
+    schema, records = sr
+    keys = []
+    for r in records:
+        try:
+            keys.append(schema._encode_generic(r))
+        except KeyshapeError:
+            pass
+    assume(keys)
+    assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
+    # One damaged key among good ones: the same error as decoding key by key.
+    i = data.draw(st.integers(0, len(keys) - 1))
+    bad = list(keys)
+    bad[i] = data.draw(st.one_of(st.just(keys[i][:-1]), st.binary(max_size=12), st.just(keys[i] + b"\x00")))
+    assert repr(_many(schema, bad)) == repr(_columns_of(schema, bad))
+
+
+def test_decode_many_on_the_examples_takes_the_vector_route():
+    from keyshape.schema import batchdecode
+    from keyshape.workload import generate
+
+    for path in sorted(Path("examples").glob("*.toml")):
+        schema = KeySchema.load(path)
+        cols = next(generate(schema, 500, chunk_rows=500))
+        keys = schema.encode_many(cols)
+        assert batchdecode._vector_layout(schema), path
+        many = _many(schema, keys)
+        assert many == _columns_of(schema, keys), path
+        got = batchdecode._decode_vector(schema, KeyArray.from_keys(keys))  # no silent fallback
+        assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in got.items()} == many[1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema_and_records())
+def test_encode_many_equals_encode_per_record(sr):
+    schema, records = sr
+    assume(schema.prefix.name != "random")
+    outcomes = [_outcome(schema._encode_generic, r) for r in records]
+    columns = {f.name: [r[f.name] for r in records] for f in schema.fields}
+    if all(kind == "ok" for kind, _ in outcomes):
+        expected = [key for _, key in outcomes]
+        assert schema.encode_many(columns) == expected
+        assert schema.encode_many(columns, as_array=True).tolist() == expected
+        text = {n: (np.array(v) if v and all(type(x) is str and "\x00" not in x for x in v) else v)
+                for n, v in columns.items()}  # numpy drops trailing NULs: not the same values
+        assert schema.encode_many(text) == expected  # numpy str columns
+    else:
+        with pytest.raises(KeyshapeError):
+            schema.encode_many(columns)
+
+
+def test_pickle_and_copy_keep_working_encoders():
+    import copy
+    import pickle
+
+    schema = KeySchema.load("examples/orders.toml")
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
+    key = schema.encode(rec)
+    for other in (pickle.loads(pickle.dumps(schema)), copy.copy(schema)):
+        assert other.encode(rec) == key and other.decode(key) == schema.decode(key)
+        assert other.encode is not schema.encode
+
+
+@given(st.binary(max_size=300))
+def test_java_bytes_hash_fast_path_equals_the_reference(b):
+    from keyshape.core.hashing import java_bytes_hash
+    from keyshape.schema.compiled import _java_bytes_hash
+
+    assert _java_bytes_hash(b) == java_bytes_hash(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=3, max_size=3) | st.just(b"\x00\x00\x00"), st.integers(-(2**31), 2**31 - 1),
+       st.binary(min_size=3, max_size=3), st.binary(min_size=3, max_size=3), st.sampled_from([1, 2, 5]),
+       st.sampled_from([1, 7, 20, 256]))
+def test_opentsdb_salt_compiled_equals_generic(metric, hour, tagk, tagv, width, buckets):
+    base = KeySchema.load("examples/opentsdb.toml")
+    schema = base.with_prefix("opentsdb", splits=None, buckets=buckets, width=width)
+    rec = {"metric": metric, "base_hour": hour, "tagk_host": tagk, "tagv_host": tagv}
+    key = schema.encode(rec)
+    assert key == schema._encode_generic(rec)
+    assert repr(_outcome(schema.decode, key)) == repr(_outcome(schema._decode_generic, key))
+    bad = key[:0] + bytes([key[0] ^ 1]) + key[1:]
+    assert repr(_outcome(schema.decode, bad)) == repr(_outcome(schema._decode_generic, bad))
