@@ -78,7 +78,7 @@ MIXED = ("CREATE TABLE LIVE_MIXED (T VARCHAR NOT NULL, ID BIGINT NOT NULL, AT TI
 def _mixed_rows(n: int) -> list[dict[str, Any]]:
     rng = random.Random(7)
     rows = []
-    for i in range(n):
+    for _ in range(n):
         row: dict[str, Any] = {"T": rng.choice(["acme", "zeta", "ü-corp"]), "ID": rng.randint(-10**12, 10**12),
                                "AT": PhoenixTimestamp(rng.randint(0, 2**41), rng.randint(0, 999_999)),
                                "CODE": rng.choice(["ab", "xyz", "q"]), "FLAG": rng.random() < 0.5}

@@ -174,7 +174,8 @@ def render_html(analysis: Analysis) -> str:
     """The full self-contained report page for one analysis, as HTML text."""
     a = analysis
     head = (f"<h1>keyshape: {escape(a.name or 'row keys')}</h1><div class=sub>"
-            f"{a.rows:,} writes over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} region server{'' if a.servers == 1 else 's'}"
+            f"{a.rows:,} writes over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} "
+            f"on {a.servers} region server{'' if a.servers == 1 else 's'}"
             f"{' · ' + escape(a.source) if a.source else ''}</div>")
     return _page(f"keyshape report: {a.name}", head + _design_sections(a))
 

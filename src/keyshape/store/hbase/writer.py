@@ -73,7 +73,7 @@ def run_multi(store: HBaseClient, table: str, rows: list[bytes],
                         retry.extend(sent)
                         last = exc
                     continue
-                for (region, indexes), outcome in zip(order, response.regionActionResult):
+                for (_region, indexes), outcome in zip(order, response.regionActionResult):
                     if outcome.HasField("exception"):
                         err = ServerError(outcome.exception.name, outcome.exception.value.decode("utf-8", "replace"))
                         if err.relocate:
