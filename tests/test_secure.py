@@ -137,15 +137,18 @@ def test_long_run_survives_ticket_expiry_with_a_keytab(secure_hbase: Any) -> Non
         ensure_table(admin, schema.table)
         from keyshape.store.hbase.acl import grant
 
-        grant(admin, "carol", "RWC", table)  # C: describing the table (family checks)
+        # READ and WRITE only: HBase lets carol read and write but not describe the table
+        grant(admin, "carol", "RW", table)
         store = open_store(secure_hbase.user_url("carol", protection="privacy"))
         try:
             store.put(table, b"r0", {b"d:v": b"0"})
+            with store.writer(table) as w:
+                w.put(b"r00", {b"d:v": b"00"})
             time.sleep(5)  # every ticket carol holds has expired now
             store.put(table, b"r1", {b"d:v": b"1"})  # the open connection stays authenticated
             store.cluster.relocate()  # as after a lost connection: new handshakes, new tickets
             store.put(table, b"r2", {b"d:v": b"2"})
-            assert [k for k, _ in store.scan(table)] == [b"r0", b"r1", b"r2"]
+            assert [k for k, _ in store.scan(table)] == [b"r0", b"r00", b"r1", b"r2"]
             assert _channel(store).user == "carol@EXAMPLE.COM"
         finally:
             store.close()
@@ -190,6 +193,14 @@ def test_alice_may_load_and_bob_is_denied_with_one_line_and_nothing_lost(secure_
     try:
         from keyshape.store.hbase.acl import grant
 
+        from keyshape.store.hbase.acl import PermissionDenied
+
+        bob = open_store(secure_hbase.user_url("bob"))
+        try:  # a refusal of one call (not of the connection) is a permission line
+            with pytest.raises(PermissionDenied, match=r"bob@EXAMPLE.COM has no (CREATE|ADMIN) on table"):
+                bob.describe_table(table)
+        finally:
+            bob.close()
         # bob may describe (CREATE) and read the table, not write it
         grant(admin, "bob", "RC", table)
         proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000",

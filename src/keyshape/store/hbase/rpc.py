@@ -213,8 +213,10 @@ class RpcConnection:
             raise ConnectionLost(f"{self.host}:{self.port} answered {method} with bytes that are not "
                                  f"an HBase RPC response ({exc}); is this an HBase server port?") from exc
         pos += head_len
-        if response_header.HasField("exception") and response_header.exception.exception_class_name == _AUTH_DENIED:
-            # Sent for the connection (call id -1), not for this call, before the server hangs up.
+        if (response_header.call_id == 0xFFFFFFFF and response_header.HasField("exception")
+                and response_header.exception.exception_class_name == _AUTH_DENIED):
+            # Sent for the connection (call id -1), not for this call, before the server hangs up;
+            # an AccessDeniedException answering this call id is a permission refusal instead.
             self._break()
             raise _auth_required(self.host, self.port, response_header.exception.stack_trace)
         if response_header.call_id != call_id:
@@ -238,7 +240,8 @@ class RpcConnection:
             header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
         except (OSError, IndexError, DecodeError, struct.error):
             return None
-        if header.HasField("exception") and header.exception.exception_class_name == _AUTH_DENIED:
+        if (header.call_id == 0xFFFFFFFF and header.HasField("exception")
+                and header.exception.exception_class_name == _AUTH_DENIED):
             return _auth_required(self.host, self.port, header.exception.stack_trace)
         return None
 
