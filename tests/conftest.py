@@ -1,5 +1,6 @@
 """Shared pytest fixtures for keyshape's tests."""
 from hbase_fixture import hbase  # noqa: F401  (session fixture: a real standalone HBase)
+from secure_fixture import secure_hbase  # noqa: F401  (session fixture: a KDC and secured HBase)
 
 # --- the 3-region-server cluster (tests marked hbase_cluster) ---------------------------------
 from hbase_cluster_fixture import MEASURED, hbase_cluster, hbase_cluster_session  # noqa: F401, E402

@@ -109,6 +109,17 @@ def test_bench_phoenix(tmp_path):
 
 
 @pytest.mark.hbase
+@pytest.mark.secure
+def test_bench_secure(tmp_path):
+    data = run("bench_secure", tmp_path)
+    modes = [r["mode"] for r in data["results"]]
+    assert modes == ["plain (SIMPLE)", "kerberos authentication", "kerberos integrity", "kerberos privacy",
+                     "TLS (SIMPLE)", "TLS + kerberos privacy"]
+    for r in data["results"]:
+        for k in ("load_rows_per_s", "scan_rows_per_s", "load_ratio", "scan_ratio"):
+            assert positive(r[k]), (r["mode"], k)
+
+
 def test_bench_migrate(tmp_path, hbase):
     data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
     assert data["rows"] == 3_000 and data["hbase"]["version"].startswith("2.")

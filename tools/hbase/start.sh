@@ -4,4 +4,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py="${KEYSHAPE_PYTHON:-$here/../../.venv/bin/python}"
 [ -x "$py" ] || py=python3
+# --kerberos (or --secure): a throw-away MIT KDC and a Kerberized HBase with authorization and TLS
+# (tools/hbase/secure.py; run folder tools/hbase/run/secure; stop with secure.py stop).
+case "${1:-}" in
+  --kerberos|--secure|--tls) exec "$py" "$here/secure.py" start ;;
+esac
 exec "$py" "$here/standalone.py" start "$@"

@@ -17,7 +17,9 @@ from hbasedriver.protobuf_py import Client_pb2
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError, TableNotFound
 from keyshape.store.base import as_bytes, split_table_name
+from keyshape.store.hbase.acl import PermissionDenied, denied_line
 from keyshape.store.hbase.admin import HBaseAdmin
+from keyshape.store.hbase.auth import Security
 from keyshape.store.hbase.rpc import (
     Cluster,
     ConnectionLost,
@@ -48,16 +50,19 @@ class HBaseClient(HBaseAdmin):
     ``retries``: how many times one request (or the failed rows of one batch) is retried after a
     transient error; the waits double from ``backoff`` seconds up to ``max_backoff``.
     ``timeout``: socket timeout of one RPC in seconds. ``user``: the user named in the RPC
-    connection header (SIMPLE authentication; default ``HADOOP_USER_NAME``, else the login user).
+    connection header (SIMPLE authentication; default ``HADOOP_USER_NAME``, else the login user;
+    under Kerberos it is the authenticated principal). ``security``: TLS and Kerberos
+    (``auth.Security``; ``from_url`` reads it from the URL's query).
     """
 
     def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
-                 max_backoff: float = 5.0, timeout: float = 60.0, user: str | None = None) -> None:
+                 max_backoff: float = 5.0, timeout: float = 60.0, user: str | None = None,
+                 security: Security | None = None) -> None:
         self.quorum = quorum
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.cluster = Cluster(quorum, timeout=timeout, user=user)
+        self.cluster = Cluster(quorum, timeout=timeout, user=user, security=security)
         self.user = self.cluster.user
         self.retry_count = 0  # transient failures retried since the store was opened
         self._families: dict[tuple[str, str], set[bytes]] = {}
@@ -70,11 +75,16 @@ class HBaseClient(HBaseAdmin):
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
-        """``hbase://host:port[,host:port]`` or ``host:port``: the ZooKeeper quorum of the cluster.
-        StoreError (quickly) when nothing listens there."""
-        quorum = url.removeprefix("hbase://").rstrip("/")
+        """``hbase://host:port[,host:port][?options]`` or ``host:port``: the ZooKeeper quorum of
+        the cluster, and how to authenticate (``auth=kerberos&principal=...&keytab=...&
+        protection=privacy&tls=true&tls_ca=...``, see ``auth.Security``). StoreError (quickly)
+        when nothing listens there."""
+        address, _, query = url.partition("?")
+        quorum = address.removeprefix("hbase://").rstrip("/")
         if not quorum or "/" in quorum:
             raise StoreError(f"bad HBase address {url!r}: use hbase://HOST:PORT (ZooKeeper)")
+        if query and "security" not in options:
+            options["security"] = Security.from_query(query)
         return cls(quorum, **options)
 
     # --- retries ---------------------------------------------------------------------------
@@ -133,6 +143,8 @@ class HBaseClient(HBaseAdmin):
             return StoreError(f"table {table!r} already exists; use it as it is, drop it in the HBase "
                               f"shell (disable '{table}'; drop '{table}'), or give the schema's "
                               "[table] another name")
+        if short == "AccessDeniedException":
+            return PermissionDenied(denied_line(exc.message, table, what))
         return StoreError(f"HBase refused {what} on {table!r}: {exc}")
 
     def family_hint(self, table: str) -> str:
@@ -144,8 +156,21 @@ class HBaseClient(HBaseAdmin):
 
     # --- columns -----------------------------------------------------------------------------
 
+    def require_table(self, table: str) -> None:
+        """TableNotFound now rather than at the first request. A user who may read and write but
+        not describe the table (HBase's AccessController wants CREATE or ADMIN for that) passes:
+        the server checks every request itself."""
+        try:
+            self.families(table)
+        except PermissionDenied:
+            pass
+
     def check_family(self, table: str, family: bytes) -> None:
-        if family not in self.families(table):
+        try:
+            known = self.families(table)
+        except PermissionDenied:
+            return  # may not describe the table: the server rejects an unknown family per request
+        if family not in known:
             raise StoreError(f"table {table!r} has no column family {to_string_binary(family)!r}; "
                              f"{self.family_hint(table).split('; ', 1)[-1]}")
 

@@ -34,6 +34,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from keyshape.errors import StoreError
+from keyshape.store.hbase.auth import Security, open_channel
 
 __all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError",
            "effective_user", "quiet_driver_logs"]
@@ -93,10 +94,10 @@ _AUTH_DENIED = "org.apache.hadoop.hbase.security.AccessDeniedException"
 def _auth_required(host: str, port: int, detail: str) -> AuthenticationRequired:
     first = detail.strip().splitlines()[0] if detail.strip() else "Authentication is required"
     return AuthenticationRequired(
-        f"HBase at {host}:{port} requires SASL (Kerberos) authentication ({first}); keyshape speaks "
-        "SIMPLE authentication only (the user from --user / HADOOP_USER_NAME / the login name): "
-        "use a cluster or gateway without Kerberos, or set hbase.ipc.server.fallback-to-simple-auth-allowed "
-        "on the servers"
+        f"HBase at {host}:{port} requires SASL (Kerberos) authentication ({first}); this connection "
+        "uses SIMPLE: connect with auth=kerberos (hbase://HOST:PORT?auth=kerberos after kinit, or "
+        "with principal=...&keytab=...), or set hbase.ipc.server.fallback-to-simple-auth-allowed on "
+        "the servers"
     )
 
 
@@ -157,19 +158,23 @@ class RpcConnection:
     AdminService). Calls are serialized by a lock, so threads may share a connection."""
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
-                 connect_timeout: float = 5.0, user: str | None = None) -> None:
+                 connect_timeout: float = 5.0, user: str | None = None,
+                 security: Security | None = None) -> None:
         self.host, self.port, self.service = host, port, service
         self.user = effective_user(user)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         try:
-            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
-            self._sock.settimeout(timeout)
+            # TLS, the preamble and authentication (auth.py); then the ConnectionHeader.
+            self._sock = open_channel(host, port, timeout, connect_timeout, security)
             header = RPC_pb2.ConnectionHeader(service_name=service)
+            # Under Kerberos the effective user must be the authenticated principal (any other
+            # name is impersonation, which the server refuses).
+            if self._sock.user:
+                self.user = self._sock.user
             header.user_info.effective_user = self.user
             body = header.SerializeToString()
-            # "HBas", RPC version 0, auth SIMPLE (80), then the length-prefixed ConnectionHeader.
-            self._sock.sendall(b"HBas\x00\x50" + struct.pack(">I", len(body)) + body)
+            self._sock.sendall(struct.pack(">I", len(body)) + body)
         except OSError as exc:
             raise ConnectionLost(f"cannot connect to {service} at {host}:{port}: {exc}") from exc
         self.broken = False
@@ -209,8 +214,10 @@ class RpcConnection:
             raise ConnectionLost(f"{self.host}:{self.port} answered {method} with bytes that are not "
                                  f"an HBase RPC response ({exc}); is this an HBase server port?") from exc
         pos += head_len
-        if response_header.HasField("exception") and response_header.exception.exception_class_name == _AUTH_DENIED:
-            # Sent for the connection (call id -1), not for this call, before the server hangs up.
+        if (response_header.call_id == 0xFFFFFFFF and response_header.HasField("exception")
+                and response_header.exception.exception_class_name == _AUTH_DENIED):
+            # Sent for the connection (call id -1), not for this call, before the server hangs up;
+            # an AccessDeniedException answering this call id is a permission refusal instead.
             self._break()
             raise _auth_required(self.host, self.port, response_header.exception.stack_trace)
         if response_header.call_id != call_id:
@@ -234,7 +241,8 @@ class RpcConnection:
             header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
         except (OSError, IndexError, DecodeError, struct.error):
             return None
-        if header.HasField("exception") and header.exception.exception_class_name == _AUTH_DENIED:
+        if (header.call_id == 0xFFFFFFFF and header.HasField("exception")
+                and header.exception.exception_class_name == _AUTH_DENIED):
             return _auth_required(self.host, self.port, header.exception.stack_trace)
         return None
 
@@ -353,10 +361,11 @@ class Cluster:
     holding hbase:meta, a pool of region server connections and per-table region maps."""
 
     def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0,
-                 user: str | None = None) -> None:
+                 user: str | None = None, security: Security | None = None) -> None:
         quiet_driver_logs()
         self.quorum = quorum
         self.user = effective_user(user)
+        self.security = security
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._lock = threading.RLock()
@@ -415,7 +424,7 @@ class Cluster:
             conn = self._pool.get(key)
             if conn is None or conn.broken:
                 conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
-                                                       self.connect_timeout, self.user)
+                                                       self.connect_timeout, self.user, self.security)
             return conn
 
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:

@@ -84,7 +84,7 @@ class HBaseStore(HBaseClient):
 
     def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> HBaseWriter:
         """A buffered writer sending one Multi per region server (see ``HBaseWriter``)."""
-        self.families(table)  # TableNotFound now rather than at the first flush
+        self.require_table(table)  # TableNotFound now rather than at the first flush
         return HBaseWriter(self, table, batch_size, max_bytes)
 
     # --- reads -------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class HBaseStore(HBaseClient):
         """Rows in ``[start, stop)`` with every stored version of every cell (see
         ``Store.scan_versions``): a Scan with ``max_versions`` = all."""
         low, high = scan_bounds(start, stop, None, False, None, batch_size)
-        self.families(table)  # TableNotFound now, not at the first row
+        self.require_table(table)  # TableNotFound now, not at the first row
         return scan_rows(self, table, low, high, False, None, [], batch_size,
                          max_versions=_ALL_VERSIONS, convert=versions_of)
 
@@ -151,7 +151,7 @@ class HBaseStore(HBaseClient):
         """Row keys in ``[start, stop)``, at most ``limit``, with no values sent (FirstKeyOnly +
         KeyOnly filters on the server)."""
         low, high = scan_bounds(start, stop, None, False, limit, batch_size)
-        self.families(table)
+        self.require_table(table)
         rows = scan_rows(self, table, low, high, False, limit, [], batch_size,
                          filter=keys_only_filter(), convert=lambda result: None)
         return (row for row, _ in rows)
