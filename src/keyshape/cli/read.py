@@ -99,15 +99,16 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
         if load_rows:
             _load_workload(store, schema, load_rows)
         cols = [c.strip().encode() for c in columns.split(",")] if columns else None
-        kw = dict(start=None if start is None else to_bytes_binary(start, strict=True),
-                  stop=None if stop is None else to_bytes_binary(stop, strict=True),
-                  reverse=reverse, columns=cols, parallel=parallel, where=leading)
+        low = None if start is None else to_bytes_binary(start, strict=True)
+        high = None if stop is None else to_bytes_binary(stop, strict=True)
         token = None
         if page_size is not None:
-            page = scan_page(store, schema, page_size, page_token, **kw)
+            page = scan_page(store, schema, page_size, page_token, start=low, stop=high, reverse=reverse,
+                             columns=cols, parallel=parallel, where=leading)
             rows, token = page.rows, page.next_token
         else:
-            rows = list(scan(store, schema, limit=limit, **kw))
+            rows = list(scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse,
+                             columns=cols, parallel=parallel, where=leading))
         print_rows(schema, rows, f"{table}: {len(rows)} rows")
         if page_size is not None:
             click.echo(f"next page token: {token}" if token else "last page")

@@ -12,7 +12,7 @@ batches), never the whole result.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any
@@ -158,7 +158,7 @@ class MergedScan:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self) -> Iterator[Row]:
+    def _run(self) -> Generator[Row, None, None]:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
@@ -191,7 +191,7 @@ class MergedScan:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[Row]:
+    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Generator[Row, None, None]:
         schema, keep = self.schema, self._keep
         for key, cells in it:
             if keep is None or keep(key):

@@ -319,10 +319,10 @@ class IndexedWriter:
             lost = self._write(table, [(ik, p) for ik, p, _ in todo], delete=False)
             failed |= {orig for ik, _, orig in todo if ik in lost}
         if failed:
-            rows = sorted(keys_of.get(o, o) for o in failed)
+            not_written = sorted(keys_of.get(o, o) for o in failed)
             raise WriteFailed(f"{len(failed)} record(s) not fully written; what is left are main rows "
                               "without some index rows: write the records again, or run repair_index",
-                              rows)
+                              not_written)
 
     def __enter__(self) -> IndexedWriter:
         return self

@@ -95,11 +95,11 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         for n in names:
             if n == ROW_FIELD:
                 s.fail("fields", f"{ROW_FIELD!r} is reserved for the main row key", "rename the field")
-            f = by_name.get(n) or extra.get(n)
-            if f is None:
+            spec = by_name.get(n) or extra.get(n)
+            if spec is None:
                 s.fail("fields", f"{n!r} is neither a key field nor in [[index.columns]]",
                        f"add [[index.columns]] name = {n!r} with its type and column")
-            fields.append(f)
+            fields.append(spec)
         for n in extra:
             if n not in names:
                 s.fail("columns", f"{n!r} is not in fields", "remove it or add it to fields")
