@@ -8,11 +8,14 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
 
 __all__ = [
     "BatchWriter",
@@ -76,7 +79,7 @@ def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo
     return regions
 
 
-def create_table_from_schema(store: Store, schema: Any, verify: bool = True) -> list[RegionInfo]:
+def create_table_from_schema(store: Store, schema: KeySchema, verify: bool = True) -> list[RegionInfo]:
     """Create ``schema``'s namespace (if missing) and table with its families and split keys,
     then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
     ``verify`` (default) check the regions read back equal the intended splits. Returns the main
