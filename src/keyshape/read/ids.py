@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from keyshape.errors import KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.counters import CounterSpec
     from keyshape.store.base import Store
 
 __all__ = ["CounterWentBack", "IdAllocator", "IdsExhausted", "MAX_ID"]
@@ -81,7 +82,7 @@ class IdAllocator:
         self.blocks_reserved = 0
 
     @classmethod
-    def for_counter(cls, store: Store, counter: Any, floor: int = 0) -> IdAllocator:
+    def for_counter(cls, store: Store, counter: CounterSpec, floor: int = 0) -> IdAllocator:
         """An allocator for a schema's ``[[counter]]`` (:class:`keyshape.schema.counters.CounterSpec`)."""
         return cls(store, counter.table.full_name, counter.row, counter.column, counter.block, floor)
 

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
@@ -16,6 +17,7 @@ from keyshape.store.embedded import EmbeddedStore
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
+    from keyshape.schema.specs import TableSpec
 
 __all__ = [
     "BatchWriter",
@@ -54,7 +56,7 @@ def open_store(url: str | None = None, user: str | None = None) -> Store:
     )
 
 
-def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = False) -> None:
+def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = (), verify: bool = False) -> None:
     """Create ``spec``'s namespace when missing, then the table pre-split at ``split_keys``.
 
     This is what creating a table from a schema does; ``Store.create_table`` itself refuses a
@@ -71,7 +73,7 @@ def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = F
         verify_regions(store, spec.full_name, keys)
 
 
-def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo]:
+def verify_regions(store: Store, table: str, split_keys: Sequence[bytes]) -> list[RegionInfo]:
     """The table's regions, after checking they are exactly the regions ``split_keys`` define
     (:func:`keyshape.store.base.check_regions`: StoreError names the first difference)."""
     regions = store.regions(table)
