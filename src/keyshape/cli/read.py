@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from keyshape.errors import KeyshapeError
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.read.merged import Row
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
+
 __all__ = ["print_rows", "scan_command"]
 
 
-def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def]
+def print_rows(schema: KeySchema, rows: Sequence[Row], title: str) -> None:
     """Rows as a table: stored key (toStringBinary), decoded fields, the first cells."""
     from rich.console import Console
     from rich.markup import escape
@@ -35,7 +43,7 @@ def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def
     console.print(out)
 
 
-def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-def]
+def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
     from keyshape.workload import generate
 
     family = schema.table.families[0].name.encode()

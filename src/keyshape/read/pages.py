@@ -19,7 +19,7 @@ Three ways, all over the merged order of :mod:`keyshape.read.merged`:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,7 @@ class Page:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
 
