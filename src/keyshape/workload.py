@@ -42,7 +42,7 @@ import csv
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -317,12 +317,12 @@ class _Stream:
         return column if self.text_arrays else column.tolist()
 
 
-def _searchsorted(cdf: np.ndarray, u: np.ndarray, side: str = "left") -> np.ndarray:
+def _searchsorted(cdf: np.ndarray, u: np.ndarray, side: Literal["left", "right"] = "left") -> np.ndarray:
     """``np.searchsorted(cdf, u)``, with the needles sorted first: walking a large CDF in order
     stays in the cache (4x faster for a million-entry zipf CDF), same result."""
     order = np.argsort(u, kind="stable")
     out = np.empty(len(u), dtype=np.intp)
-    out[order] = np.searchsorted(cdf, u[order], side=side)  # type: ignore[call-overload]
+    out[order] = np.searchsorted(cdf, u[order], side=side)
     return out
 
 

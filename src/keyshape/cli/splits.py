@@ -154,9 +154,11 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     elif algorithm == "murmur3":
         result = hashing.murmur3_32(key)
     elif algorithm == "phoenix":
-        result = hashing.phoenix_salt(key, buckets)  # type: ignore[arg-type]
+        assert buckets is not None  # refused above without --buckets
+        result = hashing.phoenix_salt(key, buckets)
     elif algorithm == "hbasewd":
-        result = hashing.hbasewd_one_byte_hash(key, buckets)  # type: ignore[arg-type]
+        assert buckets is not None  # refused above without --buckets
+        result = hashing.hbasewd_one_byte_hash(key, buckets)
     else:
         result = to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
     click.echo(result)
