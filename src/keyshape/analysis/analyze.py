@@ -427,8 +427,8 @@ def split_summary(history: SplitHistory, split_rows: int | None = None) -> str:
         text += "; the table had " + ", ".join(spans) + more + f" of the {history.seconds:.1f} s run"
     shares, ends = history.window_hot_shares, history.window_seconds
     if shares.size and ends.size == shares.size:
-        first = shares[: max(1, int(np.searchsorted(ends, 1.0)))]
-        text += (f"; the busiest region took {100 * float(first.mean()):.0f} % of the writes in "
+        first_second = shares[: max(1, int(np.searchsorted(ends, 1.0)))]
+        text += (f"; the busiest region took {100 * float(first_second.mean()):.0f} % of the writes in "
                  f"the first second and {100 * float(shares.mean()):.0f} % on average")
     return text + "; until a split, its region took every write to its range."
 

@@ -249,7 +249,7 @@ def _lint_lines(schema: KeySchema) -> list[str]:
 
 
 def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, HeavyHitters],
-                   time_field: str | None = None) -> Iterator[KeyArray]:
+                   time_field: str | None = None) -> Iterator[KeyArray | tuple[KeyArray, np.ndarray]]:
     from keyshape.workload import generate
 
     first: list[float] = []
@@ -268,7 +268,7 @@ def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, Hea
             first.append(float(ms[0]) if ms.size else 0.0)
         times = np.maximum.accumulate(np.maximum((ms - first[0]) / 1000.0, latest))
         latest = float(times[-1]) if times.size else latest
-        yield keys, times  # type: ignore[misc]
+        yield keys, times
 
 
 def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,

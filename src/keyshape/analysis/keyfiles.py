@@ -18,12 +18,18 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from keyshape.analysis.analyze import Analyzer
 from keyshape.core.arrowkeys import from_arrow
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # pyarrow is imported lazily at run time: it is slow to import
+    import pyarrow as pa
+    import pyarrow.orc as porc
+    import pyarrow.parquet as pq
 
 CHUNK_ROWS = 131_072
 
@@ -59,10 +65,10 @@ class _Readers(threading.local):
     """One open file per thread and path (pyarrow file readers are not shared across threads)."""
 
     def __init__(self) -> None:
-        self.open: dict[Path, object] = {}
+        self.open: dict[Path, pq.ParquetFile | porc.ORCFile] = {}
 
 
-def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator[object]:
+def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator[pa.RecordBatch]:
     import pyarrow.orc as porc
     import pyarrow.parquet as pq
 

@@ -7,9 +7,9 @@ Everything here is a call into :mod:`keyshape.analysis` and :mod:`keyshape.repor
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -17,7 +17,11 @@ _LEVELS = ("skewed", "hotspot")
 EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
 
 
-def _common(fn):  # type: ignore[no-untyped-def]
+F = TypeVar("F", bound=Callable[..., Any])  # a click command function, returned decorated
+T = TypeVar("T")
+
+
+def _common(fn: F) -> F:
     """Options shared by analyze and compare."""
     options = [
         click.option("--rows", type=click.IntRange(min=1), default=None,
@@ -130,7 +134,7 @@ def _consoles(json_path: str | None) -> tuple[Any, Any]:
     return out, Console(stderr=True)
 
 
-def _run_with_progress(err: Any, label: str, total: int | None, fn, **kwargs):  # type: ignore[no-untyped-def]
+def _run_with_progress(err: Any, label: str, total: int | None, fn: Callable[..., T], **kwargs: Any) -> T:
     from keyshape.report.terminal import progress_bar
 
     with progress_bar(err, total, label) as update:
@@ -250,6 +254,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
 
         if auto_split is not None:
             raise click.UsageError("--auto-split replays the writes in one pass; use --engine local")
+        assert keys_file is not None  # --engine spark without --keys is refused above
         analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
                                 servers=servers, windows=windows)
     else:

@@ -7,18 +7,21 @@ exists only inside the process that wrote it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.store.base import Store
 
 __all__ = ["migrate_command", "split_plan_command"]
 
 _HBASE = "HOST:PORT of the HBase ZooKeeper (or hbase://HOST:PORT)."
 
 
-def _store(url: str) -> Any:
+def _store(url: str) -> Store:
     from keyshape.cli.hbase import _open
 
     return _open(url)

@@ -9,11 +9,15 @@ and ``watch`` refuses, since an embedded table exists only inside the process th
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from keyshape.errors import KeyshapeError, StoreError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["create_command", "load_command", "watch_command"]
 
@@ -29,7 +33,7 @@ def _user_option(fn: Any) -> Any:
     return click.option("--user", default=None, metavar="NAME", help=_USER_HELP)(fn)
 
 
-def _open(url: str | None, user: str | None = None) -> Any:
+def _open(url: str | None, user: str | None = None) -> Store:
     """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
     from keyshape.store import open_store
 
@@ -49,7 +53,7 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr)
 
 
-def _create(store: Any, schema: Any) -> list[Any]:
+def _create(store: Store, schema: KeySchema) -> list[Any]:
     """Create the schema's table (and namespace), then read its regions back and verify them."""
     from keyshape.store import create_table_from_schema
 
@@ -76,7 +80,7 @@ def _where(url: str | None) -> str:
     return f"HBase at {url}" if url else "the embedded store (preview; nothing is kept)"
 
 
-def _print_connection(out: Any, url: str | None, store: Any) -> None:
+def _print_connection(out: Any, url: str | None, store: Store) -> None:
     """The HBase address and the user every request acts as (what HBase's ACLs check)."""
     if url:
         out.print(f"[dim]connected to HBase at {url} as user {getattr(store, 'user', '?')}[/dim]")

@@ -9,15 +9,19 @@ may be empty).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from keyshape.errors import KeyshapeError
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+
 __all__ = ["key_group", "lint_command"]
 
 
-def _schema(path: str):  # type: ignore[no-untyped-def]
+def _schema(path: str) -> KeySchema:
     from keyshape.phoenix.schema import load_schema
 
     return load_schema(path)
@@ -27,8 +31,8 @@ def _is_ddl(path: str) -> bool:
     return path.lower().endswith(".sql")
 
 
-def parse_assignments(schema, items: tuple[str, ...], allow_range: bool) -> dict:  # type: ignore[no-untyped-def]
-    out: dict = {}
+def parse_assignments(schema: KeySchema, items: tuple[str, ...], allow_range: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for item in items:
         name, eq, text = item.partition("=")
         if not eq or not name:

@@ -4,6 +4,7 @@ library, and prints; each command group lives in its own module."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -15,14 +16,14 @@ class _Group(click.Group):
     (a missing or unreadable file) into one line on stderr and exit code 2. Anything else is a
     bug and keeps its traceback."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (KeyshapeError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
 
-    def main(self, *args, **kwargs):  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         # Click prints usage text plus the error; one line that names the fix reads better in scripts.
         kwargs["standalone_mode"] = False
         try:

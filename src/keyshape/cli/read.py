@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from keyshape.errors import KeyshapeError
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.read.merged import Row
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
+
 __all__ = ["print_rows", "scan_command"]
 
 
-def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def]
+def print_rows(schema: KeySchema, rows: Sequence[Row], title: str) -> None:
     """Rows as a table: stored key (toStringBinary), decoded fields, the first cells."""
     from rich.console import Console
     from rich.markup import escape
@@ -35,7 +43,7 @@ def print_rows(schema, rows, title: str) -> None:  # type: ignore[no-untyped-def
     console.print(out)
 
 
-def _load_workload(store, schema, rows: int) -> int:  # type: ignore[no-untyped-def]
+def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
     from keyshape.workload import generate
 
     family = schema.table.families[0].name.encode()
@@ -99,15 +107,16 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
         if load_rows:
             _load_workload(store, schema, load_rows)
         cols = [c.strip().encode() for c in columns.split(",")] if columns else None
-        kw = dict(start=None if start is None else to_bytes_binary(start, strict=True),
-                  stop=None if stop is None else to_bytes_binary(stop, strict=True),
-                  reverse=reverse, columns=cols, parallel=parallel, where=leading)
+        low = None if start is None else to_bytes_binary(start, strict=True)
+        high = None if stop is None else to_bytes_binary(stop, strict=True)
         token = None
         if page_size is not None:
-            page = scan_page(store, schema, page_size, page_token, **kw)
+            page = scan_page(store, schema, page_size, page_token, start=low, stop=high, reverse=reverse,
+                             columns=cols, parallel=parallel, where=leading)
             rows, token = page.rows, page.next_token
         else:
-            rows = list(scan(store, schema, limit=limit, **kw))
+            rows = list(scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse,
+                             columns=cols, parallel=parallel, where=leading))
         print_rows(schema, rows, f"{table}: {len(rows)} rows")
         if page_size is not None:
             click.echo(f"next page token: {token}" if token else "last page")

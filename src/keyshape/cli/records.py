@@ -10,11 +10,16 @@ schema's tables are created in it so the commands run, as a preview).
 from __future__ import annotations
 
 import csv
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.counters import CounterSpec
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["get_command", "ids_group", "index_group"]
 
@@ -23,13 +28,13 @@ _HBASE = click.option("--hbase", "url", default=None, metavar="URL",
                            "Default: the embedded store, empty in every new process.")
 
 
-def _schema(path: str) -> Any:
+def _schema(path: str) -> KeySchema:
     from keyshape.phoenix.schema import load_schema
 
     return load_schema(path)
 
 
-def _open(url: str | None, schema: Any) -> Any:
+def _open(url: str | None, schema: KeySchema) -> Store:
     """The store; an embedded one gets the schema's tables so the command can run."""
     from keyshape.cli.hbase import _open as open_store
     from keyshape.store import create_table_from_schema
@@ -45,7 +50,7 @@ def _note_embedded(url: str | None, found: int) -> None:
         click.echo("(the embedded store starts empty in every process; use --hbase URL)", err=True)
 
 
-def record_values(schema: Any, items: dict[str, Any], where: str) -> dict[str, Any]:
+def record_values(schema: KeySchema, items: dict[str, Any], where: str) -> dict[str, Any]:
     """Typed key fields of one record given as text; a missing or empty value is an error."""
     out: dict[str, Any] = {}
     for f in schema.fields:
@@ -69,7 +74,7 @@ def _assignments(items: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _csv_records(schema: Any, path: str) -> list[dict[str, Any]]:
+def _csv_records(schema: KeySchema, path: str) -> list[dict[str, Any]]:
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
@@ -205,7 +210,7 @@ def ids_group() -> None:
     """Unique ids from a schema's [[counter]] (blocks reserved with one atomic increment)."""
 
 
-def _counter(schema: Any, name: str) -> Any:
+def _counter(schema: KeySchema, name: str) -> CounterSpec:
     for c in schema.counters:
         if c.name == name:
             return c

@@ -3,6 +3,9 @@ boundaries) and ``keyshape hash`` (one salt or hash as the Java code computes it
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 from keyshape.errors import KeyshapeError
 
@@ -10,6 +13,9 @@ _FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
     help="shell: an HBase shell create command; file: a SPLITS_FILE; json: a JSON document.",
 )
+
+
+F = TypeVar("F", bound=Callable[..., Any])  # a click command function, returned decorated
 
 
 def _key(text: str) -> bytes:
@@ -41,7 +47,7 @@ def _check_regions(regions: int, force: bool) -> None:
             "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it")
 
 
-def _split_command(fn):  # type: ignore[no-untyped-def]
+def _split_command(fn: F) -> F:
     fn = click.option("--force", is_flag=True,
                       help=f"Allow more than {MAX_REGIONS:,} regions.")(fn)
     fn = click.option("--family", default="f", show_default=True, help="Column family for --format shell/json.")(fn)
@@ -148,9 +154,11 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     elif algorithm == "murmur3":
         result = hashing.murmur3_32(key)
     elif algorithm == "phoenix":
-        result = hashing.phoenix_salt(key, buckets)  # type: ignore[arg-type]
+        assert buckets is not None  # refused above without --buckets
+        result = hashing.phoenix_salt(key, buckets)
     elif algorithm == "hbasewd":
-        result = hashing.hbasewd_one_byte_hash(key, buckets)  # type: ignore[arg-type]
+        assert buckets is not None  # refused above without --buckets
+        result = hashing.hbasewd_one_byte_hash(key, buckets)
     else:
         result = to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
     click.echo(result)

@@ -10,6 +10,7 @@ HBase's ``Bytes.compareTo``).
 from __future__ import annotations
 
 import bisect
+import builtins
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -307,7 +308,8 @@ class SplitSimulation:
     rows: np.ndarray  # distinct rows per final region
     bytes: np.ndarray  # estimated bytes per final region (key length + value_bytes per row)
     splits: list[SplitEvent] = field(default_factory=list)
-    initial_splits: tuple[bytes, ...] = ()
+    # builtins.bytes: in this class body the name ``bytes`` is the field above.
+    initial_splits: tuple[builtins.bytes, ...] = ()
     writes: int = 0
 
     def map_before(self, write_index: int) -> RegionMap:

@@ -368,9 +368,10 @@ class SplitSimulator:
             if not x.files or x.size <= self._size_to_check(r):
                 return
             largest = max(x.files, key=lambda f: f.size)
-            point = largest.mid_key()
-            if point is None:
+            mid = largest.mid_key()
+            if mid is None:
                 return
+            point = mid
             if m.policy == "key-prefix":
                 point = point[: int(m.prefix_length or 0)]
             elif m.policy == "delimited":
@@ -424,8 +425,8 @@ class SplitSimulator:
         total_s = np.bincount(bins, minlength=self._bins)[: self._bins]
         low_s = np.bincount(bins[flags], minlength=self._bins)[: self._bins]
         overall = float(flags.mean()) if flags.size else 0.5
-        frac = np.where(total_s > 0, low_s / np.maximum(total_s, 1), overall)
-        low_counts = np.rint(counts * frac).astype(np.int64)
+        low_frac = np.where(total_s > 0, low_s / np.maximum(total_s, 1), overall)
+        low_counts = np.rint(counts * low_frac).astype(np.int64)
         low_bytes = int(round(self._kbytes[r] * overall))
         self._counts = np.insert(self._counts, r, low_counts, axis=0)
         self._counts[r + 1] -= low_counts

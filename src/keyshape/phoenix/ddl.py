@@ -140,8 +140,8 @@ def _literal(tokens: _Tokens) -> tuple[bytes, str]:
         digits = re.sub(r"\s", "", text[2:-1])
         return bytes.fromhex(digits), text
     if kind == "str":
-        value = text[1:-1].replace("''", "'")
-        return value.encode("utf-8"), text
+        string = text[1:-1].replace("''", "'")
+        return string.encode("utf-8"), text
     if kind == "num":
         return split_literal(text), text
     if text.upper() == "CAST":

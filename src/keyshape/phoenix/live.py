@@ -5,7 +5,6 @@ regions) and the share of the sampled rows in each bucket."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,13 +74,13 @@ def bucket_view(key: PhoenixKey, sample: TableSample, estimated_rows: Sequence[i
     """The :class:`BucketView` of a salted table from its live key sample (None if unsalted)."""
     if not key.salt_buckets:
         return None
-    counts: Counter[int] = Counter()
+    counts: dict[int, float] = {}  # estimated rows per salt byte
     for region, estimate in zip(sample.regions, estimated_rows):
         if region.keys:
             weight = estimate / len(region.keys)
             for k in region.keys:
                 if k:
-                    counts[k[0]] += weight
+                    counts[k[0]] = counts.get(k[0], 0.0) + weight
     total = sum(counts.values()) or 1.0
     shares = [counts.get(b, 0.0) / total for b in range(key.salt_buckets)]
     mixed = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from keyshape.phoenix.key import PhoenixColumn
 from keyshape.phoenix.lint import lint_phoenix
 from keyshape.phoenix.types import PhoenixTimestamp
 from keyshape.schema.fields import FieldSpec
-from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.keyschema import Columns, KeySchema
 from keyshape.schema.prefixes import make_prefix
 from keyshape.schema.specs import FamilySpec, TableSpec
 
@@ -90,12 +90,21 @@ class PhoenixKeySchema(KeySchema):
     def encode(self, record: Mapping[str, Any]) -> bytes:
         return self.phoenix.key.encode(self._record(record))
 
-    def encode_many(self, columns: Mapping[str, Sequence[Any]], as_array: bool = False) -> Any:  # type: ignore[override]
+    @overload
+    def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
+
+    @overload
+    def encode_many(self, columns: Columns, as_array: Literal[True]) -> KeyArray: ...
+
+    @overload
+    def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
+
+    def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
         names = [c.name for c in self.phoenix.key.columns]
         missing = [n for n in names if n not in columns]
         if missing:
             raise KeyshapeError(f"encode_many: missing column(s) {missing}")
-        lists = [columns[n].tolist() if isinstance(columns[n], np.ndarray) else list(columns[n]) for n in names]
+        lists = [_as_list(columns[n]) for n in names]
         records = [self._record(dict(zip(names, values))) for values in zip(*lists)]
         keys = self.phoenix.key.encode_many(records)
         return KeyArray.from_keys(keys) if as_array else keys
@@ -203,3 +212,7 @@ def is_phoenix_schema_file(path: str | Path) -> bool:
 def load_schema(path: str | Path) -> KeySchema:
     """Any key schema file: a Phoenix table (:func:`load_phoenix_schema`) or a keyshape TOML."""
     return load_phoenix_schema(path) if is_phoenix_schema_file(path) else KeySchema.load(path)
+
+
+def _as_list(values: Sequence[Any] | np.ndarray) -> list[Any]:
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)

@@ -217,8 +217,8 @@ def decimal_value(t: PhoenixType, value: Any) -> Decimal:
 
 def fraction_digits(value: Any) -> int:
     """How many digits ``value`` has after the point once trailing zeros are dropped."""
-    d = Decimal(str(value)).normalize()
-    return max(-d.as_tuple().exponent, 0) if isinstance(d.as_tuple().exponent, int) else 0
+    exponent = Decimal(str(value)).normalize().as_tuple().exponent
+    return max(-exponent, 0) if isinstance(exponent, int) else 0
 
 
 def _enc_decimal(t: PhoenixType, value: Any) -> bytes:

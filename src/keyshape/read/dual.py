@@ -16,20 +16,24 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
 from keyshape.read.merged import Row, scan
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
+
 __all__ = ["check_same_order", "dual_scan"]
 
 
-def _layout(schema: Any) -> tuple[Any, ...]:
+def _layout(schema: KeySchema) -> tuple[Any, ...]:
     return (schema.separator, tuple((f.name, f.type, f.encoding, f.order, f.width, f.pad, f.pad_char)
                                     for f in schema.fields))
 
 
-def check_same_order(old: Any, new: Any) -> None:
+def check_same_order(old: KeySchema, new: KeySchema) -> None:
     """KeyshapeError unless ``old`` and ``new`` keys without their prefixes are the same bytes."""
     if _layout(old) != _layout(new):
         raise KeyshapeError(
@@ -38,7 +42,7 @@ def check_same_order(old: Any, new: Any) -> None:
             "their rows cannot be merged in one key order")
 
 
-def dual_scan(store: Any, old: Any, new: Any, *, start: bytes | None = None,
+def dual_scan(store: Store, old: KeySchema, new: KeySchema, *, start: bytes | None = None,
               stop: bytes | None = None, limit: int | None = None,
               columns: Iterable[bytes] | None = None, batch_size: int = 1000,
               **leading_fields: Any) -> Iterator[Row]:

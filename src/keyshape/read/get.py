@@ -10,15 +10,19 @@ may sit in several buckets).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.read.merged import Row
 from keyshape.read.plan import original_key
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
+
 __all__ = ["candidate_keys", "get", "get_many"]
 
 
-def candidate_keys(schema: Any, record: Mapping[str, Any]) -> list[bytes]:
+def candidate_keys(schema: KeySchema, record: Mapping[str, Any]) -> list[bytes]:
     """Every stored key ``record`` may have: one for a deterministic strategy, one per bucket
     (sorted) for ``random``."""
     key = schema.encode(record)
@@ -26,10 +30,12 @@ def candidate_keys(schema: Any, record: Mapping[str, Any]) -> list[bytes]:
     if p.name != "random":
         return [key]
     k = original_key(schema, key)
-    return [p.apply(b, k) for b in p.buckets()]
+    buckets = p.buckets()
+    assert buckets is not None  # random is a salted strategy
+    return [p.apply(b, k) for b in buckets]
 
 
-def get(store: Any, schema: Any, record: Mapping[str, Any],
+def get(store: Store, schema: KeySchema, record: Mapping[str, Any],
         columns: Iterable[bytes] | None = None) -> list[Row]:
     """The rows of ``record`` (a mapping with every key field): ``[]`` when absent, one Row for a
     deterministic strategy (one ``store.get``), every match in stored-key order for ``random``
@@ -45,7 +51,7 @@ def get(store: Any, schema: Any, record: Mapping[str, Any],
     return [Row(k, original_key(schema, k), c, schema) for k, c in found]
 
 
-def get_many(store: Any, schema: Any, records: Iterable[Mapping[str, Any]],
+def get_many(store: Store, schema: KeySchema, records: Iterable[Mapping[str, Any]],
              columns: Iterable[bytes] | None = None, batch_size: int = 1000) -> list[Row]:
     """The rows of many records, in record order (each record's matches in stored-key order), by
     ``store.get_many`` calls of at most ``batch_size`` keys."""

@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.counters import CounterSpec
+    from keyshape.store.base import Store
 
 __all__ = ["CounterWentBack", "IdAllocator", "IdsExhausted", "MAX_ID"]
 
@@ -62,7 +66,7 @@ class IdAllocator:
     the store. Build one from a schema's ``[[counter]]`` with :meth:`for_counter`.
     """
 
-    def __init__(self, store: Any, table: str, counter_row: bytes, column: bytes, block: int = 1000,
+    def __init__(self, store: Store, table: str, counter_row: bytes, column: bytes, block: int = 1000,
                  floor: int = 0) -> None:
         block = _positive_int(block, "block")
         if block > MAX_ID:
@@ -78,7 +82,7 @@ class IdAllocator:
         self.blocks_reserved = 0
 
     @classmethod
-    def for_counter(cls, store: Any, counter: Any, floor: int = 0) -> IdAllocator:
+    def for_counter(cls, store: Store, counter: CounterSpec, floor: int = 0) -> IdAllocator:
         """An allocator for a schema's ``[[counter]]`` (:class:`keyshape.schema.counters.CounterSpec`)."""
         return cls(store, counter.table.full_name, counter.row, counter.column, counter.block, floor)
 

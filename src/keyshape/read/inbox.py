@@ -24,10 +24,13 @@ qualifiers unique. Create the table with families ``m``, ``idx-from-asc`` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from keyshape.core import ordered
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.store.base import Store
 
 __all__ = ["FAMILIES", "message_cells", "inbox_by"]
 
@@ -46,7 +49,7 @@ def message_cells(message_id: str, sender: str, subject: str, received_ms: int, 
     }
 
 
-def inbox_by(store: Any, table: str, user_row: bytes, by: str, equals: str | None = None,
+def inbox_by(store: Store, table: str, user_row: bytes, by: str, equals: str | None = None,
              limit: int | None = None) -> list[str]:
     """Message ids of one user ordered by ``by`` ("from": sender ascending; "subject": subject
     descending), newest first among equals; ``equals`` keeps one sender/subject only. One Get of

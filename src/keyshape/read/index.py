@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
 from keyshape.read.merged import Row, scan
 from keyshape.read.plan import original_key
 from keyshape.schema.index import ROW_FIELD, IndexSpec
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["RepairReport", "index_key", "index_of", "read_by_index", "repair_index"]
 
@@ -35,7 +39,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def index_of(schema: Any, index: str | IndexSpec) -> IndexSpec:
+def index_of(schema: KeySchema, index: str | IndexSpec) -> IndexSpec:
     """The schema's index named ``index`` (or ``index`` itself)."""
     if isinstance(index, IndexSpec):
         return index
@@ -51,7 +55,7 @@ def index_key(index: IndexSpec, record: Mapping[str, Any], main_key: bytes) -> b
     return index.key.encode({**{f.name: record[f.name] for f in index.fields}, ROW_FIELD: main_key})
 
 
-def _values_from_row(schema: Any, index: IndexSpec, main_key: bytes,
+def _values_from_row(schema: KeySchema, index: IndexSpec, main_key: bytes,
                      cells: Mapping[bytes, bytes], index_row: bytes | None = None) -> dict[str, Any] | None:
     """The index fields of a stored main row (key fields decoded from the key, the others from
     their columns); None when a column is missing or the key does not decode. A key that cannot
@@ -72,7 +76,7 @@ def _values_from_row(schema: Any, index: IndexSpec, main_key: bytes,
     return values
 
 
-def read_by_index(store: Any, schema: Any, index: str | IndexSpec, *, limit: int | None = None,
+def read_by_index(store: Store, schema: KeySchema, index: str | IndexSpec, *, limit: int | None = None,
                   reverse: bool = False, columns: Iterable[bytes] | None = None, batch_size: int = 100,
                   verify: bool = True, where: Mapping[str, Any] | None = None,
                   **leading_fields: Any) -> Iterator[Row]:
@@ -135,7 +139,7 @@ class RepairReport:
         return not any(self.counts.get(k) for k in ("dangling", "stale", "missing"))
 
 
-def repair_index(store: Any, schema: Any, index: str | IndexSpec, *, fix: bool = True,
+def repair_index(store: Store, schema: KeySchema, index: str | IndexSpec, *, fix: bool = True,
                  batch_size: int = 1000, max_listed: int = 1000) -> RepairReport:
     """Check ``index`` against the main table both ways and, with ``fix``, repair it.
 

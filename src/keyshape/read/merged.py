@@ -12,10 +12,10 @@ batches), never the whole result.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
 from keyshape.read.plan import (
@@ -27,6 +27,10 @@ from keyshape.read.plan import (
 )
 from keyshape.read.prefetch import PrefetchSource
 from keyshape.read.token import Cursor, decode_token, encode_token
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["Row", "MergedScan", "scan", "scan_bucket"]
 
@@ -44,7 +48,7 @@ class Row:
 
     __slots__ = ("key", "original", "cells", "_schema", "_fields")
 
-    def __init__(self, key: bytes, original: bytes, cells: dict[bytes, bytes], schema: Any = None) -> None:
+    def __init__(self, key: bytes, original: bytes, cells: dict[bytes, bytes], schema: KeySchema | None = None) -> None:
         self.key, self.original, self.cells, self._schema = key, original, cells, schema
         self._fields: Any = _UNSET
 
@@ -88,7 +92,7 @@ def _below(key: bytes) -> bytes:
 
 
 def scan_bucket(
-    store: Any, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
+    store: Store, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
     columns: Iterable[bytes] | None, batch_size: int,
 ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
     """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending.
@@ -126,7 +130,7 @@ class MergedScan:
     to release scanners early; exhausting it closes them too.
     """
 
-    def __init__(self, store: Any, schema: Any, ranges: list[BucketRange], base: list[BucketRange], *,
+    def __init__(self, store: Store, schema: KeySchema, ranges: list[BucketRange], base: list[BucketRange], *,
                  reverse: bool, limit: int | None, columns: Iterable[bytes] | None,
                  batch_size: int, parallel: int, depth: int,
                  keep: Callable[[bytes], bool] | None = None) -> None:
@@ -158,7 +162,7 @@ class MergedScan:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self) -> Iterator[Row]:
+    def _run(self) -> Generator[Row, None, None]:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
@@ -191,14 +195,14 @@ class MergedScan:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[Row]:
+    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Generator[Row, None, None]:
         schema, keep = self.schema, self._keep
         for key, cells in it:
             if keep is None or keep(key):
                 yield Row(key, original_key(schema, key), cells, schema)
 
 
-def exact_match(schema: Any, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
+def exact_match(schema: KeySchema, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
     """A filter for the rows ``scan_ranges`` over-covers, or None when its ranges are exact.
 
     A given variable-width field that is neither fixed-width nor self-delimiting is matched by
@@ -225,8 +229,8 @@ def exact_match(schema: Any, leading: Mapping[str, Any]) -> Callable[[bytes], bo
 
 
 def scan(
-    store: Any,
-    schema: Any,
+    store: Store,
+    schema: KeySchema,
     *,
     start: bytes | None = None,
     stop: bytes | None = None,

@@ -19,13 +19,17 @@ Three ways, all over the merged order of :mod:`keyshape.read.merged`:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
 from keyshape.read.merged import Row, scan
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["Page", "scan_page", "offset_page"]
 
@@ -47,7 +51,7 @@ class Page:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
 
@@ -57,8 +61,8 @@ def _next_key(row: Row, reverse: bool) -> bytes:
 
 
 def scan_page(
-    store: Any,
-    schema: Any,
+    store: Store,
+    schema: KeySchema,
     page_size: int,
     page_token: str | None = None,
     *,
@@ -90,8 +94,8 @@ def scan_page(
 
 
 def offset_page(
-    store: Any,
-    schema: Any,
+    store: Store,
+    schema: KeySchema,
     offset: int,
     page_size: int,
     *,

@@ -17,9 +17,12 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["BucketRange", "head_width", "original_key", "plan_ranges", "after_cursor", "fingerprint"]
 
@@ -36,14 +39,14 @@ class BucketRange:
         return bool(self.stop) and self.start >= self.stop
 
 
-def head_width(schema: Any) -> int:
+def head_width(schema: KeySchema) -> int:
     """Bytes before the original key: prefix + separator; 0 when the key cannot be stripped
     (md5-full: the stored key is the only key there is)."""
     p = schema.prefix
     return p.head_width if p.recoverable else 0
 
 
-def original_key(schema: Any, key: bytes) -> bytes:
+def original_key(schema: KeySchema, key: bytes) -> bytes:
     """The original key of a stored key (``Prefix.strip``; the key itself for md5-full)."""
     p = schema.prefix
     return p.strip(key) if p.recoverable else key
@@ -58,7 +61,7 @@ def _min_stop(a: bytes, b: bytes) -> bytes:
 
 
 def plan_ranges(
-    schema: Any,
+    schema: KeySchema,
     leading: Mapping[str, Any],
     start: bytes | None = None,
     stop: bytes | None = None,
@@ -84,7 +87,7 @@ def plan_ranges(
     return out
 
 
-def after_cursor(schema: Any, ranges: list[BucketRange], after: bytes, reverse: bool) -> list[BucketRange]:
+def after_cursor(schema: KeySchema, ranges: list[BucketRange], after: bytes, reverse: bool) -> list[BucketRange]:
     """Narrow ``ranges`` to the rows strictly after the stored key ``after`` in merge order
     (forward: greater ``(original, stored)``; reverse: smaller)."""
     hw = head_width(schema)

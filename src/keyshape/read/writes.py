@@ -34,12 +34,16 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from keyshape.errors import KeyshapeError, WriteFailed
 from keyshape.read.index import _values_from_row, index_key, index_of
 from keyshape.read.plan import original_key
 from keyshape.schema.index import IndexSpec
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.store.base import Store
 
 __all__ = ["IndexedWriter", "delete_record", "put_record"]
 
@@ -55,14 +59,14 @@ class _RecentDeletes:
         self._lock = threading.Lock()
         self._at: dict[tuple[int, str, bytes], float] = {}
 
-    def note(self, store: Any, table: str, rows: Iterable[bytes]) -> None:
+    def note(self, store: Store, table: str, rows: Iterable[bytes]) -> None:
         now = time.monotonic()
         with self._lock:
             self._at = {r: t for r, t in self._at.items() if now - t < MASK_GUARD_S}
             for row in rows:
                 self._at[(id(store), table, row)] = now
 
-    def wait(self, store: Any, table: str, rows: Iterable[bytes]) -> None:
+    def wait(self, store: Store, table: str, rows: Iterable[bytes]) -> None:
         with self._lock:
             if not self._at:
                 return
@@ -101,7 +105,7 @@ class IndexedWriter:
     what is buffered and raises WriteFailed (``rows``: main keys not fully written) when the store
     refuses rows. ``indexes=[]`` writes the main table only."""
 
-    def __init__(self, store: Any, schema: Any, indexes: Iterable[str | IndexSpec] | None = None,
+    def __init__(self, store: Store, schema: KeySchema, indexes: Iterable[str | IndexSpec] | None = None,
                  batch_size: int = 1000) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise KeyshapeError(f"IndexedWriter: batch_size must be an int >= 1, got {batch_size!r}")
@@ -156,7 +160,7 @@ class IndexedWriter:
 
     # -------------------------------------------------------------------------------- flushing
 
-    def _lookup_columns(self) -> list[bytes] | None | bool:
+    def _lookup_columns(self) -> list[bytes] | None | Literal[False]:
         """What a flush must read of the stored rows: None (whole rows: under random, to find
         every copy), the index value columns, or False (nothing: keys say it all)."""
         if self._random:
@@ -174,6 +178,7 @@ class IndexedWriter:
         if self._random:  # every bucket of each original key (as read.get_many probes them)
             p = self.schema.prefix
             buckets = p.buckets()
+            assert buckets is not None  # random is a salted strategy
             for orig in {original_key(self.schema, op.key): None for op in ops}:
                 for b in buckets:
                     keys[p.apply(b, orig)] = None
@@ -319,10 +324,10 @@ class IndexedWriter:
             lost = self._write(table, [(ik, p) for ik, p, _ in todo], delete=False)
             failed |= {orig for ik, _, orig in todo if ik in lost}
         if failed:
-            rows = sorted(keys_of.get(o, o) for o in failed)
+            not_written = sorted(keys_of.get(o, o) for o in failed)
             raise WriteFailed(f"{len(failed)} record(s) not fully written; what is left are main rows "
                               "without some index rows: write the records again, or run repair_index",
-                              rows)
+                              not_written)
 
     def __enter__(self) -> IndexedWriter:
         return self
@@ -332,7 +337,7 @@ class IndexedWriter:
             self.flush()
 
 
-def put_record(store: Any, schema: Any, record: Mapping[str, Any],
+def put_record(store: Store, schema: KeySchema, record: Mapping[str, Any],
                cells: Mapping[bytes, bytes] | None = None, timestamp: int | None = None) -> None:
     """Write one record now (an update when it is stored), with its index rows; see
     :class:`IndexedWriter`."""
@@ -340,7 +345,7 @@ def put_record(store: Any, schema: Any, record: Mapping[str, Any],
         w.put(record, cells, timestamp)
 
 
-def delete_record(store: Any, schema: Any, record: Mapping[str, Any]) -> None:
+def delete_record(store: Store, schema: KeySchema, record: Mapping[str, Any]) -> None:
     """Remove one record now: every stored copy and its index rows; see :class:`IndexedWriter`."""
     with IndexedWriter(store, schema) as w:
         w.delete(record)

@@ -211,7 +211,7 @@ def interactive_heatmap(analysis: Analysis, vmax: float | None = None, title: st
     map's largest cell), so several maps can share one colour scale."""
     heat = analysis.heat  # windows x regions
     regions = _region_data(analysis)
-    longest = max((len(r["tick"]) for r in regions), default=8)  # type: ignore[arg-type]
+    longest = max((len(str(r["tick"])) for r in regions), default=8)
     data = {
         "heat": heat.astype(np.int64).tolist(),
         "regions": regions,

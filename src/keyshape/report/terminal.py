@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Literal
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -27,6 +28,7 @@ from rich.text import Text
 from keyshape.analysis import Analysis, RegionLoad
 from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 
+Justify = Literal["default", "left", "center", "right", "full"]
 STYLES = {"balanced": "bold green", "skewed": "bold yellow", "hotspot": "bold red"}
 _KEY_CHARS = 28
 # Columns other than the two keys, with borders and padding, take about this many cells.
@@ -90,7 +92,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     if decoded and analysis.label_legend:
         title += f"; start decoded as {analysis.label_legend}"
     table = Table(title=title, title_justify="left", header_style="bold")
-    columns = [("#", "right"), ("start", "left"), ("end", "left")]
+    columns: list[tuple[str, Justify]] = [("#", "right"), ("start", "left"), ("end", "left")]
     if decoded:
         columns.append(("start decoded", "left"))
     columns += [("rows", "right"), ("share", "right"), ("", "left"), ("server", "right")]
@@ -104,7 +106,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
         style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
             "dim" if r.rows == 0 else "")
         # Text, not str: rich would read "[...]" inside a key as markup.
-        cells = [str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
+        cells: list[RenderableType] = [str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
                  Text(_key(r.end, chars, skip) if r.end else "(end)")]
         if decoded:
             cells.append(Text(_cut(r.start_text, chars)))
@@ -157,8 +159,8 @@ def verdict_line(analysis: Analysis) -> Text:
 
 def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None) -> Group:
     """Everything ``keyshape analyze`` prints: regions, numbers, verdict, reasons and advice."""
-    parts: list[object] = [region_table(analysis, limit, width), summary_table(analysis), Text(""),
-                           verdict_line(analysis)]
+    parts: list[RenderableType] = [region_table(analysis, limit, width), summary_table(analysis), Text(""),
+                                   verdict_line(analysis)]
     for reason in analysis.reasons[1:]:
         parts.append(Text(f"          {reason}"))
     for advice in analysis.advice:

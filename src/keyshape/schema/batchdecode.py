@@ -125,7 +125,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
             out[f.name] = _fixed_value(f, cols)
             pos = pos + w
         else:
-            if isinstance(pos, np.ndarray):
+            if isinstance(pos, np.ndarray) or plan is None:
                 raise _Fallback
             end = lengths - plan
             if (end < pos).any():

@@ -123,9 +123,9 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
             env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
             return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:",
                             "    " + slow[0]]
-        w = f.text_width  # text digits; desc can need more digits than the width: slow path raises
-        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{w}d' % {x}",
-                        f"        if len({p}) != {w}:", "        " + slow[0], "    else:", "    " + slow[0]]
+        digits = f.text_width  # desc can need more digits than the width: the slow path raises
+        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}",
+                        f"        if len({p}) != {digits}:", "        " + slow[0], "    else:", "    " + slow[0]]
     if enc == "ordered":
         lines = []
         if t in ("int32", "int64", "timestamp"):

@@ -49,7 +49,7 @@ def parse_counters(top: Section, main_table: TableSpec) -> list[CounterSpec]:
     """Every ``[[counter]]`` of the schema (``[]`` without any)."""
     out: list[CounterSpec] = []
     own_tables: dict[str, dict[str, None]] = {}  # counter table -> its families, in order
-    raw = []
+    raw: list[tuple[str, str, str, str, int, bool]] = []  # name, namespace, table, family, block, in main
     for s in top.sections("counter"):
         name = s.get("name", str, required=True)
         if not name:

@@ -342,11 +342,12 @@ class FieldSpec:
                 return fast
         if t in ("string", "bytes") and enc != "ordered":
             vals = values.tolist() if isinstance(values, np.ndarray) else values
-            fast = self._encode_text_matrix(vals)
-            if fast is None:
-                fast = self._encode_text_list(vals)
-            if fast is not None:
-                return fast if isinstance(fast, KeyArray) else KeyArray.from_keys(fast)
+            matrix = self._encode_text_matrix(vals)
+            if matrix is not None:
+                return matrix
+            listed = self._encode_text_list(vals)
+            if listed is not None:
+                return KeyArray.from_keys(listed)
         return KeyArray.from_keys([self.encode(v) for v in values])
 
     def _encode_text_matrix(self, vals: Sequence[Any]) -> KeyArray | None:

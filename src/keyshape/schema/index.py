@@ -26,12 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.parse import Section, parse_field, parse_prefix
 from keyshape.schema.prefixes import make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
+
+if TYPE_CHECKING:  # annotations only: keyschema imports this module
+    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
@@ -45,11 +48,11 @@ class IndexSpec:
     """One secondary index table (see the module docstring)."""
 
     name: str
-    table: Any  # TableSpec
+    table: TableSpec
     family: str
     fields: tuple[FieldSpec, ...]
     columns: dict[str, bytes]  # index field that is not a key field -> main-row column
-    key: Any  # KeySchema of the index table: fields + ROW_FIELD
+    key: KeySchema  # of the index table: fields + ROW_FIELD
 
     @property
     def pointer_column(self) -> bytes:
@@ -57,7 +60,7 @@ class IndexSpec:
         return f"{self.family}:{ROW_FIELD}".encode()
 
 
-def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec], separator: bytes,
+def parse_indexes(top: Section, main_table: TableSpec, key_fields: Sequence[FieldSpec], separator: bytes,
                   key_schema: Callable[..., Any]) -> list[IndexSpec]:
     """Every ``[[index]]`` of the schema (``[]`` without any). ``key_schema`` builds the index
     table's key (``KeySchema``, passed in so this module sits below the schema module)."""
@@ -95,11 +98,11 @@ def parse_indexes(top: Section, main_table: Any, key_fields: Sequence[FieldSpec]
         for n in names:
             if n == ROW_FIELD:
                 s.fail("fields", f"{ROW_FIELD!r} is reserved for the main row key", "rename the field")
-            f = by_name.get(n) or extra.get(n)
-            if f is None:
+            spec = by_name.get(n) or extra.get(n)
+            if spec is None:
                 s.fail("fields", f"{n!r} is neither a key field nor in [[index.columns]]",
                        f"add [[index.columns]] name = {n!r} with its type and column")
-            fields.append(f)
+            fields.append(spec)
         for n in extra:
             if n not in names:
                 s.fail("columns", f"{n!r} is not in fields", "remove it or add it to fields")

@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from keyshape.core import hbytes, splits
 from keyshape.core.hbytes import next_prefix
 from keyshape.core.keyarray import KeyArray
@@ -43,6 +45,9 @@ from keyshape.schema.parse import (
 )
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, Prefix, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
+
+# Columns of records: a list or a numpy array of values per field name.
+Columns = Mapping[str, Sequence[Any] | np.ndarray]
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
 
@@ -232,14 +237,17 @@ class KeySchema:
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
 
     @overload
-    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+    def encode_many(self, columns: Columns,
                     as_array: Literal[False] = False) -> list[bytes]: ...
 
     @overload
-    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+    def encode_many(self, columns: Columns,
                     as_array: Literal[True]) -> KeyArray: ...
 
-    def encode_many(self, columns: Mapping[str, Sequence[Any]],
+    @overload
+    def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
+
+    def encode_many(self, columns: Columns,
                     as_array: bool = False) -> list[bytes] | KeyArray:
         """Row keys of many records given as columns (field name -> values, all the same length).
 
@@ -434,7 +442,8 @@ class KeySchema:
             raise KeyshapeError(
                 f"scan_ranges: the given fields must lead the key; with fields ({', '.join(names)}) "
                 f"give {', '.join(names[: len(given)])} before later ones")
-        eq, rng_field, rng = given, None, None
+        eq, rng_field = given, None
+        rng: Sequence[Any] = ()
         if given and isinstance(leading[given[-1]], (tuple, list)):
             rng_field, eq = self.field(given[-1]), given[:-1]
             rng = leading[given[-1]]
@@ -536,13 +545,13 @@ class KeySchema:
                 return [self.prefix.bucket(i) for i in range(1, n)]
             return [self.prefix.bucket(i * n // r) for i in range(1, r)]
         if s.algorithm == "hex":
-            return splits.hex_string_split(s.regions, o.get("first", "00000000"), o.get("last", "FFFFFFFF"))
+            return splits.hex_string_split(self._split_regions(s), o.get("first", "00000000"), o.get("last", "FFFFFFFF"))
         if s.algorithm == "decimal":
-            return splits.decimal_string_split(s.regions, o.get("first", "00000000"), o.get("last", "99999999"))
+            return splits.decimal_string_split(self._split_regions(s), o.get("first", "00000000"), o.get("last", "99999999"))
         if s.algorithm == "uniform":
-            return splits.uniform_split(s.regions, _bin(o.get("first", "")), _bin(o.get("last", "\\xFF" * 8)))
+            return splits.uniform_split(self._split_regions(s), _bin(o.get("first", "")), _bin(o.get("last", "\\xFF" * 8)))
         if s.algorithm == "range":
-            return splits.range_split(_bin(o["start"]), _bin(o["end"]), s.regions)
+            return splits.range_split(_bin(o["start"]), _bin(o["end"]), self._split_regions(s))
         if s.algorithm == "buckets":
             return splits.bucket_splits(o["buckets"], o.get("encoding", "byte"), o.get("width"))
         if s.algorithm == "explicit":
@@ -556,7 +565,14 @@ class KeySchema:
         keys: list[bytes] = []
         for chunk in generate_sample(self, o.get("sample_rows", 100_000), seed=o.get("seed", 0)):
             keys.extend(self.encode_many(chunk))
-        return splits.sample_splits(keys, s.regions)
+        return splits.sample_splits(keys, self._split_regions(s))
+
+    def _split_regions(self, s: SplitSpec) -> int:
+        # parse_splits requires regions for these algorithms; a SplitSpec built in code may lack it.
+        if s.regions is None:
+            raise SchemaError(f"{self.source}: splits.regions is required for algorithm '{s.algorithm}'; "
+                              "give it, e.g. regions = 16")
+        return s.regions
 
     # ---------------------------------------------------------------------------------- lint
 

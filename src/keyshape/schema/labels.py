@@ -10,10 +10,13 @@ read at all (an md5-full hash, bytes from another schema) gets HBase's toStringB
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["key_label", "label_legend"]
 
@@ -25,7 +28,7 @@ _HASH_ONLY = ("md5-full",)
 _HEAD_WORD = {"md5": "md5", "crc32": "crc32", "java-hash-short": "hash"}
 
 
-def label_legend(schema: Any) -> str:
+def label_legend(schema: KeySchema) -> str:
     """What a label is made of, in order: ``"bucket · user_id · ts"`` (``md5``, ``crc32`` or
     ``hash`` instead of ``bucket`` for those prefixes)."""
     p = schema.prefix
@@ -33,7 +36,7 @@ def label_legend(schema: Any) -> str:
     return " · ".join(head + [f.name for f in schema.fields])
 
 
-def key_label(schema: Any, key: bytes) -> str:
+def key_label(schema: KeySchema, key: bytes) -> str:
     """``key`` as ``"bucket 03 · user0042 · 2026-01-01 03:00"``: the prefix's bucket, then each
     leading field the key holds whole; "…" when bytes remain that do not form a whole field.
 
@@ -80,7 +83,7 @@ def key_label(schema: Any, key: bytes) -> str:
     return " · ".join(parts) + ("…" if pos < len(key) else "")
 
 
-def _field_end(schema: Any, i: int, key: bytes, pos: int) -> int | None:
+def _field_end(schema: KeySchema, i: int, key: bytes, pos: int) -> int | None:
     """Where a variable-width text/bytes field ends in a possibly partial key: at the next
     separator, or the end of the key for the last field (None: the field finds its own end)."""
     f = schema.fields[i]

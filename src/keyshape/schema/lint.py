@@ -14,12 +14,15 @@ byte-exactly but cannot be decoded or scanned by a leading value).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from keyshape.errors import KeyshapeError
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["Finding", "lint", "LEVELS"]
 
@@ -43,7 +46,7 @@ class Finding:
         return f"{self.level}: [{self.code}] {self.message}" + (f" -> {self.advice}" if self.advice else "")
 
 
-def lint(schema: Any) -> list[Finding]:
+def lint(schema: KeySchema) -> list[Finding]:
     """Every finding for ``schema``, errors first, then warnings, then info."""
     out: list[Finding] = []
     sample = _sample(schema, out)
@@ -69,7 +72,7 @@ def lint(schema: Any) -> list[Finding]:
     return sorted(out, key=lambda f: LEVELS.index(f.level))
 
 
-def _sample(schema: Any, out: list[Finding]) -> tuple[dict[str, Any], list[bytes]] | None:
+def _sample(schema: KeySchema, out: list[Finding]) -> tuple[dict[str, Any], list[bytes]] | None:
     from keyshape.workload import generate
 
     try:
@@ -81,7 +84,7 @@ def _sample(schema: Any, out: list[Finding]) -> tuple[dict[str, Any], list[bytes
         return None
 
 
-def _key_length(schema: Any, sample: Any, out: list[Finding]) -> None:
+def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
     if sample is None:
         return
     lengths = np.fromiter(map(len, sample[1]), dtype=np.int64)
@@ -95,7 +98,7 @@ def _key_length(schema: Any, sample: Any, out: list[Finding]) -> None:
                            "use binary encodings or shorter fields if memory and storage matter"))
 
 
-def _monotonic(schema: Any, out: list[Finding]) -> None:
+def _monotonic(schema: KeySchema, out: list[Finding]) -> None:
     if schema.prefix.width:
         return
     first = schema.fields[0]
@@ -108,11 +111,11 @@ def _monotonic(schema: Any, out: list[Finding]) -> None:
                            f"{move}add a prefix (e.g. prefix = {{ strategy = 'mod', buckets = 16 }})"))
 
 
-def _splits(schema: Any, out: list[Finding]) -> None:
+def _splits(schema: KeySchema, out: list[Finding]) -> None:
     p, s = schema.prefix, schema.splits
-    if not p.salted:
-        return
     n = p.bucket_count()
+    if not p.salted or n is None:
+        return
     if s is None:
         out.append(Finding("warning", "no-presplit",
                            f"salted key ({n} buckets) but no [splits]: the table starts as one region that takes every write",
@@ -140,7 +143,7 @@ def _splits(schema: Any, out: list[Finding]) -> None:
         out.append(Finding("info", "buckets-per-region", f"{n} buckets over {r} regions: {n // r} buckets per region", ""))
 
 
-def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
+def _separator(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
     # Only fields decode must end at the first separator are at risk: a single variable-width
     # field followed by fixed-width ones is measured from the end of the key, so any bytes work.
     sep = schema.separator
@@ -161,7 +164,7 @@ def _separator(schema: Any, sample: Any, out: list[Finding]) -> None:
                                f"give {f.name} (or the later variable-width fields) a width, or make sure values never contain {sep!r}"))
 
 
-def _fields(schema: Any, sample: Any, out: list[Finding]) -> None:
+def _fields(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
     for f in schema.fields:
         if f.encoding == "hbase" and f.type in ("int32", "int64", "float64"):
             negative = sample is not None and np.any(np.asarray(sample[0][f.name]) < 0)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -108,6 +109,11 @@ class Prefix:
     def prefix_for(self, material: bytes) -> bytes:
         """The prefix for one key, from its J or K (see :attr:`material`)."""
         return b""
+
+    @overload
+    def prefix_many(self, materials: KeyArray) -> KeyArray: ...
+    @overload
+    def prefix_many(self, materials: Sequence[bytes]) -> list[bytes]: ...
 
     def prefix_many(self, materials: Sequence[bytes] | KeyArray) -> list[bytes] | KeyArray:
         """:meth:`prefix_for` of every material, in order: a list of bytes for a sequence, a

@@ -56,6 +56,7 @@ def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str, dict[str, int]
     its format taken from its suffix (Parquet when it has none)."""
     from keyshape.workload import key_file_parts, key_files
 
+    counts: dict[str, int] | None
     if _is_remote(path):
         suffix = Path(urlparse(str(path)).path.rstrip("/*")).suffix.lower()
         fmt, paths, counts = _FORMATS.get(suffix, "parquet"), [str(path)], None

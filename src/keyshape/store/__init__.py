@@ -8,11 +8,16 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.keyschema import KeySchema
+    from keyshape.schema.specs import TableSpec
 
 __all__ = [
     "BatchWriter",
@@ -51,7 +56,7 @@ def open_store(url: str | None = None, user: str | None = None) -> Store:
     )
 
 
-def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = False) -> None:
+def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = (), verify: bool = False) -> None:
     """Create ``spec``'s namespace when missing, then the table pre-split at ``split_keys``.
 
     This is what creating a table from a schema does; ``Store.create_table`` itself refuses a
@@ -68,7 +73,7 @@ def ensure_table(store: Store, spec: Any, split_keys: Any = (), verify: bool = F
         verify_regions(store, spec.full_name, keys)
 
 
-def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo]:
+def verify_regions(store: Store, table: str, split_keys: Sequence[bytes]) -> list[RegionInfo]:
     """The table's regions, after checking they are exactly the regions ``split_keys`` define
     (:func:`keyshape.store.base.check_regions`: StoreError names the first difference)."""
     regions = store.regions(table)
@@ -76,7 +81,7 @@ def verify_regions(store: Store, table: str, split_keys: Any) -> list[RegionInfo
     return regions
 
 
-def create_table_from_schema(store: Store, schema: Any, verify: bool = True) -> list[RegionInfo]:
+def create_table_from_schema(store: Store, schema: KeySchema, verify: bool = True) -> list[RegionInfo]:
     """Create ``schema``'s namespace (if missing) and table with its families and split keys,
     then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
     ``verify`` (default) check the regions read back equal the intended splits. Returns the main

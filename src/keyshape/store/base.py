@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError, StoreError
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.specs import TableSpec
 
 __all__ = ["BatchWriter", "RegionInfo", "RegionRecord", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
            "scan_bounds", "check_regions"]
@@ -193,7 +196,7 @@ class Store(Protocol):
 
     def namespace_exists(self, namespace: str) -> bool: ...
 
-    def create_table(self, spec: Any, split_keys: Sequence[bytes] = ()) -> None:
+    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = ()) -> None:
         """Create the table ``spec`` (a ``keyshape.schema.TableSpec``) pre-split at ``split_keys``
         (sorted here, as HBase's Admin does; duplicates and b"" are refused). The namespace must
         exist (StoreError otherwise, as in HBase); the table must not."""

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
@@ -32,6 +32,9 @@ from keyshape.store.base import (
     split_table_name,
 )
 from keyshape.store.cells import Cells, Families, Selection, now_ms, select
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.specs import TableSpec
 
 __all__ = ["EmbeddedStore"]
 
@@ -119,7 +122,7 @@ class EmbeddedStore:
                 raise StoreError(f"namespace {namespace!r} is not empty; delete its tables first")
             self._namespaces.discard(namespace)
 
-    def create_table(self, spec: Any, split_keys: Sequence[bytes] = ()) -> None:
+    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = ()) -> None:
         """Create ``spec`` (a TableSpec: ``name``, ``namespace``, ``families`` with ``name`` and
         ``versions``) pre-split at ``split_keys``, sorted first like HBase's Admin does."""
         namespace, name = split_table_name(

@@ -21,6 +21,9 @@ from keyshape.store.base import RegionInfo, ServerInfo, as_bytes, join_table_nam
 from keyshape.store.hbase.families import family_schema, read_family_options
 from keyshape.store.hbase.rpc import Cluster, ConnectionLost, Region, ServerError
 
+if TYPE_CHECKING:  # annotations only
+    from keyshape.schema.specs import TableSpec
+
 __all__ = ["HBaseAdmin"]
 
 T = TypeVar("T")
@@ -109,7 +112,7 @@ class HBaseAdmin:
         except ServerError as exc:
             raise StoreError(f"cannot delete namespace {namespace!r}: {exc}") from None
 
-    def create_table(self, spec: Any, split_keys: Sequence[bytes] = (),
+    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = (),
                      attributes: Mapping[str, str] | None = None) -> None:
         """Create ``spec`` (a TableSpec) pre-split at ``split_keys`` (sorted here; duplicates and
         b"" refused, as HBase's Admin does) with every family option validated against HBase's

@@ -337,7 +337,7 @@ def locate_master_and_meta(quorum: str, connect_timeout: float, missing_retries:
     client = KazooClient(hosts=quorum, timeout=10)
     try:
         client.start(timeout=connect_timeout)
-        found = []
+        found: list[HBase_pb2.ServerName] = []
         for path, message in ((f"{parent}/master", ZooKeeper_pb2.Master),
                               (f"{parent}/meta-region-server", ZooKeeper_pb2.MetaRegionServer)):
             for attempt in range(missing_retries + 1):
@@ -349,7 +349,10 @@ def locate_master_and_meta(quorum: str, connect_timeout: float, missing_retries:
                         raise ValueError(f"znode {path} does not exist") from None
                     time.sleep(1)
             parsed = _znode_message(data, message)
-            found.append(parsed.master if message is ZooKeeper_pb2.Master else parsed.server)
+            if isinstance(parsed, ZooKeeper_pb2.Master):
+                found.append(parsed.master)
+            elif isinstance(parsed, ZooKeeper_pb2.MetaRegionServer):
+                found.append(parsed.server)
         return found[0], found[1]
     finally:
         client.stop()

@@ -10,7 +10,7 @@ just past the last row it returned, so no row is returned twice or skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from hbasedriver.protobuf_py import Client_pb2, Filter_pb2
@@ -23,6 +23,8 @@ from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, Serv
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
 Rows = Iterator[tuple[bytes, Any]]
+# A region's rows are a generator so that a caller stopping early can close its scanner.
+RegionRows = Generator[tuple[bytes, Any], None, None]
 Convert = Callable[[Client_pb2.Result], Any]
 
 # Scanner errors after which reopening from the last returned row is correct.
@@ -53,7 +55,7 @@ def keys_only_filter() -> Filter_pb2.Filter:
 
 
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
-                 remaining: int | None, convert: Convert = cells_of) -> Rows:
+                 remaining: int | None, convert: Convert = cells_of) -> RegionRows:
     """Rows of one region's scanner; closes the scanner if the caller stops early."""
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
