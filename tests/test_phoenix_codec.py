@@ -43,7 +43,7 @@ def _sort_value(type_name: str, v: Any) -> Any:
     return v
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.sampled_from(sorted(VALUES)), st.booleans(), st.data())
 def test_round_trip_and_order(type_name: str, desc: bool, data: st.DataObject) -> None:
     key = _key(type_name, desc)
@@ -68,7 +68,7 @@ _ANY = st.one_of(st.none(), st.integers(-(2**64), 2**64), st.text(max_size=5), s
                  st.booleans(), st.decimals(allow_nan=False, allow_infinity=False, places=2))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.data())
 def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, bool]], salt: int | None,
                                                   data: st.DataObject) -> None:
