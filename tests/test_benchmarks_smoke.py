@@ -118,3 +118,13 @@ def test_bench_writes(tmp_path):
         assert positive(r["records_per_s"])
     copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
     assert copies[("random", "keyshape")] == 1.0 and copies[("mod", "keyshape")] == 1.0
+
+
+@pytest.mark.hbase
+def test_bench_hbase_io(tmp_path, hbase):
+    data = run("bench_hbase_io", tmp_path, "--hbase", hbase.url)
+    by = {r["client"]: r for r in data["results"]}
+    # the Java reference client ran (fresh and warm JVM) next to keyshape's writers and scans
+    for name in ("Java mutator fresh", "Java mutator warm", "Java scan fresh", "ks writer", "ks load",
+                 "ks plain scan", "ks merged 100", "ks merged 16"):
+        assert positive(by[name]["rows_per_s"]) and positive(by[name]["vs_java_fresh"]), name
