@@ -3,7 +3,8 @@
 The rows of examples/orders.toml (N rows, 41-byte keys, one 8-byte cell ``d:v`` = row_value(i),
 100 buckets in 20 pre-split regions) are written, in interleaved rounds, each round into fresh
 tables pre-split the same way, by:
-  * keyshape writer — ``store.writer(table, batch_size=1000)``, one writer for all N rows;
+  * keyshape writer — ``store.writer(table, batch_size=1000)``, one writer for all N rows (two
+                      batches in flight, the default), and the same with ``in_flight=1``;
   * keyshape load   — ``keyshape.ops.live.load_workload`` (generates and encodes as it goes);
   * Java            — ``benchmarks/java/IoBench.java`` (``BufferedMutator`` with the client's
                       defaults, then a ``Scan`` with caching 1000), built with javac against
@@ -166,8 +167,8 @@ def run_java(java: list[str], url: str, rows_file: Path, tables: list[str]) -> l
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
-def keyshape_writer(store: Any, table: str, keys: list[bytes]) -> int:
-    with store.writer(table, batch_size=1000) as writer:
+def keyshape_writer(store: Any, table: str, keys: list[bytes], in_flight: int = 2) -> int:
+    with store.writer(table, batch_size=1000, in_flight=in_flight) as writer:
         for i, key in enumerate(keys):
             writer.put(key, {COLUMN: row_value(i)})
     return len(keys)
@@ -239,17 +240,20 @@ def main() -> None:
             for rnd in range(rounds):
                 print(f"round {rnd + 1}/{rounds} ...", flush=True)
                 tables = {name: orders_schema(rows, 100, 20, f"io_{name}")
-                          for name in ("writer", "load", "java0", "java1", *(["hb"] if hb else []))}
+                          for name in ("writer", "writer1", "load", "java0", "java1", *(["hb"] if hb else []))}
                 for s in tables.values():
                     created.append(s.table.full_name)
                     ensure_table(store, s.table, s.split_keys())
                 # rotate the order so no client always runs first (memstore, compactions)
-                order = ["writer", "load", "java", "hb"][: 4 if hb else 3]
+                order = ["writer", "writer1", "load", "java", "hb"][: 5 if hb else 4]
                 order = order[rnd % len(order):] + order[: rnd % len(order)]
                 for client in order:
                     if client == "writer":
                         m, n = meter(lambda: keyshape_writer(store, tables["writer"].table.full_name, keys))
                         note("ks writer", m, n)
+                    elif client == "writer1":
+                        m, n = meter(lambda: keyshape_writer(store, tables["writer1"].table.full_name, keys, 1))
+                        note("ks writer 1 in flight", m, n)
                     elif client == "load":
                         m, res = meter(lambda: load_workload(store, tables["load"], rows))
                         note("ks load", m, res.rows)
@@ -318,7 +322,7 @@ def summarize(samples: dict[str, list[dict[str, float]]], rows: int) -> list[dic
                     "vs_java_fresh": rate / fresh if rate and fresh else None,
                     "vs_java_warm": rate / warm if rate and warm else None,
                     "client_cores": med(name, "client_cpu"), "server_cores": med(name, "server_cpu")})
-    order = ["Java mutator fresh", "Java mutator warm", "happybase batch", "ks writer", "ks load",
+    order = ["Java mutator fresh", "Java mutator warm", "happybase batch", "ks writer", "ks writer 1 in flight", "ks load",
              "Java scan fresh", "Java scan warm", "ks plain scan", "ks merged 100", "ks merged 16",
              "happybase scan"]
     return sorted(out, key=lambda r: order.index(r["client"]) if r["client"] in order else len(order))

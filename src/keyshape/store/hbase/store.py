@@ -82,10 +82,12 @@ class HBaseStore(HBaseClient):
             raise StoreError(f"increment of {to_string_binary(bytes(column))!r} returned no 8-byte long")
         return int(_LONG.unpack(stored)[0])
 
-    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> HBaseWriter:
-        """A buffered writer sending one Multi per region server (see ``HBaseWriter``)."""
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024,
+               in_flight: int = 2) -> HBaseWriter:
+        """A buffered writer sending one Multi per region server, up to ``in_flight`` batches at
+        once (see ``HBaseWriter``)."""
         self.families(table)  # TableNotFound now rather than at the first flush
-        return HBaseWriter(self, table, batch_size, max_bytes)
+        return HBaseWriter(self, table, batch_size, max_bytes, in_flight)
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -207,6 +209,9 @@ class HBaseStore(HBaseClient):
 
     def close(self) -> None:
         self._closed = True
+        threads, self._writer_threads = getattr(self, "_writer_threads", None), None
+        if threads is not None:
+            threads.shutdown(wait=True)
         self.cluster.close()
 
     def __enter__(self) -> HBaseStore:
