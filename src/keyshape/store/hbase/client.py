@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from concurrent.futures import Future, wait
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self, TypeVar
 
@@ -67,6 +68,8 @@ class HBaseClient(HBaseAdmin):
         # nonce makes HBase silently treat a NEW request as a retry of an old one.
         self._nonce_group = secrets.randbits(63)
         self._closed = False
+        # batch writers' batches being sent in the background (see HBaseWriter)
+        self._writes_in_flight: set[Future[Any]] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
@@ -76,6 +79,12 @@ class HBaseClient(HBaseAdmin):
         if not quorum or "/" in quorum:
             raise StoreError(f"bad HBase address {url!r}: use hbase://HOST:PORT (ZooKeeper)")
         return cls(quorum, **options)
+
+    def settle_writes(self) -> None:
+        """Wait for every batch this store's writers are sending in the background, so a read
+        through this store sees the store's own writes (their errors surface at the writer)."""
+        if self._writes_in_flight:
+            wait(list(self._writes_in_flight))
 
     # --- retries ---------------------------------------------------------------------------
 

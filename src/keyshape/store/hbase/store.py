@@ -93,6 +93,7 @@ class HBaseStore(HBaseClient):
 
     def _get(self, table: str, row: Any, columns: list[Client_pb2.Column], versions: int) -> Client_pb2.Result:
         get = Client_pb2.Get(row=as_bytes(row, "a row key"), column=columns, max_versions=versions)
+        self.settle_writes()
 
         def call(conn: RpcConnection, region: Region) -> Client_pb2.Result:
             request = Client_pb2.GetRequest(region=region.spec(), get=get)
@@ -118,6 +119,7 @@ class HBaseStore(HBaseClient):
         Gets per region server."""
         selection = self.column_selection(table, columns)
         keys = [as_bytes(r, "a row key") for r in rows]
+        self.settle_writes()
 
         def action(i: int) -> Client_pb2.Action:
             return Client_pb2.Action(index=i, get=Client_pb2.Get(row=keys[i], column=selection, max_versions=1))

@@ -139,8 +139,9 @@ class HBaseWriter:
     shares a row with one still in flight waits for it, so a row's mutations still apply in
     order. A background batch's failure surfaces as ``WriteFailed`` from a later ``put`` or from
     ``flush``, after every batch in flight has finished, naming exactly the rows not written;
-    the rows buffered at that moment stay buffered for the next flush. ``in_flight=1`` sends
-    every batch in the caller's thread.
+    the rows buffered at that moment stay buffered for the next flush. Reads through the same
+    store wait for the batches in flight, so the store reads its own writes as before.
+    ``in_flight=1`` sends every batch in the caller's thread.
     """
 
     def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int,
@@ -189,7 +190,11 @@ class HBaseWriter:
         self._buffer, self._bytes = [], 0
         busy = {lane for _, _, lane in self._sent}
         lane = next(n for n in range(1, self._in_flight + 1) if n not in busy)
-        self._sent.append((_executor(self._store).submit(self._send, buffer, lane), rows, lane))
+        future = _executor(self._store).submit(self._send, buffer, lane)
+        in_flight = self._store._writes_in_flight
+        in_flight.add(future)
+        future.add_done_callback(in_flight.discard)
+        self._sent.append((future, rows, lane))
 
     def _settle(self, wait: Callable[[int, set[bytes]], bool]) -> None:
         """Collect the failures of every finished background batch and of those ``wait`` picks
