@@ -30,6 +30,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import struct
 import subprocess
@@ -56,6 +57,7 @@ JAVA_SRC = ROOT / "benchmarks" / "java" / "IoBench.java"
 JAVA_BUILD = ROOT / "benchmarks" / "java" / "build"
 LIB = ROOT / "tools" / "hbase" / "lib"
 COLUMN = b"d:v"
+JAVA_TIMEOUT = 900
 
 
 def orders_schema(rows: int, buckets: int, regions: int, stem: str) -> KeySchema:
@@ -160,7 +162,12 @@ def write_rows_file(path: Path, keys: list[bytes]) -> None:
 
 
 def run_java(java: list[str], url: str, rows_file: Path, tables: list[str]) -> list[dict[str, Any]]:
-    out = subprocess.run([*java, url, str(rows_file), "d", *tables], capture_output=True, text=True)
+    try:
+        out = subprocess.run([*java, url, str(rows_file), "d", *tables], capture_output=True, text=True,
+                             timeout=JAVA_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"error: the Java reference client took over {JAVA_TIMEOUT} s (is every "
+                         "region server up? the client retries for minutes)") from None
     if out.returncode != 0:
         tail = "\n".join(out.stderr.strip().splitlines()[-5:])
         raise SystemExit(f"error: the Java reference client failed ({out.returncode}):\n{tail}")
@@ -210,6 +217,8 @@ def main() -> None:
     ap.add_argument("--thrift", default=None, help="HOST:PORT of a Thrift gateway for happybase")
     add_hbase_arg(ap)
     args = ap.parse_args()
+    # a plain `kill` still drops the scratch tables and stops an HBase started for the run
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     rows = 5_000 if args.quick else args.rows
     rounds = 1 if args.quick else args.rounds
     java = build_java()
