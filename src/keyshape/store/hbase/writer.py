@@ -27,7 +27,7 @@ from keyshape.store.hbase.rpc import ConnectionLost, Region, ServerError
 
 __all__ = ["HBaseWriter", "run_multi"]
 
-_CELL_OVERHEAD = 24  # bytes per cell beyond row/column/value in a MutationProto (ts, tags, varints)
+_CELL_OVERHEAD = 24  # bytes per mutation beyond its serialized MutationProto (Action framing, server-side cell)
 
 
 def run_multi(store: HBaseClient, table: str, rows: list[bytes],
@@ -156,6 +156,7 @@ class HBaseWriter:
         # batches in the background: (future of their failures, their rows, their lane)
         self._sent: list[tuple[Future[_Failures], set[bytes], int]] = []
         self._failures: list[_Failures] = []
+        self._raised: WriteFailed | None = None  # the last WriteFailed this writer raised
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         if type(row) is not bytes:
@@ -252,16 +253,26 @@ class HBaseWriter:
         rows_failed = list(dict.fromkeys(buffer[i][0] for buffer, failed in failures for i in sorted(failed)))
         buffer, failed = failures[0]
         first = min(failed)
-        raise WriteFailed(
+        self._raised = WriteFailed(
             f"{len(rows_failed)} row(s) not written to {self._table!r}; first "
             f"{to_string_binary(buffer[first][0])!r}: {failed[first]}", rows_failed)
+        raise self._raised
 
     def __enter__(self) -> HBaseWriter:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> Any:
-        self.flush()
+        try:
+            self.flush()
+        except WriteFailed as later:
+            if exc is None or exc is not self._raised:
+                raise
+            # the block ended on this writer's WriteFailed from a put(), and the final flush
+            # failed too: one error naming the rows of both, so none goes unreported
+            rows = list(dict.fromkeys([*exc.rows, *later.rows]))
+            raise WriteFailed(f"{len(rows)} row(s) not written to {self._table!r}; {exc}; then {later}",
+                              rows) from None
 
 
 _Failures = tuple[list[tuple[bytes, bytes]], dict[int, str]]
