@@ -84,7 +84,7 @@ class HBaseClient(HBaseAdmin):
         """Wait for every batch this store's writers are sending in the background, so a read
         through this store sees the store's own writes (their errors surface at the writer)."""
         if self._writes_in_flight:
-            wait(list(self._writes_in_flight))
+            wait(self._writes_in_flight.copy())  # copy(): other threads discard finished ones
 
     # --- retries ---------------------------------------------------------------------------
 
