@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, parser, print_table, write_json  # noqa: E402
-from _hbase import add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name  # noqa: E402
+from _hbase import THRIFT, add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name  # noqa: E402
 
 from keyshape import read  # noqa: E402
 from keyshape.ops.live import load_workload, row_value  # noqa: E402
@@ -214,7 +214,8 @@ def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows (default 200,000)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5); medians")
-    ap.add_argument("--thrift", default=None, help="HOST:PORT of a Thrift gateway for happybase")
+    ap.add_argument("--thrift", default=None, help="HOST:PORT of a Thrift gateway for happybase (when "
+                    "this script starts its own HBase and happybase is installed, it starts one)")
     add_hbase_arg(ap)
     args = ap.parse_args()
     # a plain `kill` still drops the scratch tables and stops an HBase started for the run
@@ -229,9 +230,14 @@ def main() -> None:
             raise SystemExit(f"error: {name} handled {n} rows, expected {rows}")
         samples.setdefault(name, []).append(m)
 
-    with hbase_url(args.hbase) as (url, started):
+    try:
+        import happybase  # noqa: F401
+        thrift_here = not args.hbase and not args.thrift
+    except ImportError:
+        thrift_here = False
+    with hbase_url(args.hbase, thrift=thrift_here) as (url, started):
         store = open_store(url)
-        hb = happybase_connection(args.thrift)
+        hb = happybase_connection(args.thrift or THRIFT.get(url))
         facts = cluster_facts(store, url, started)
         ports = {int(url.rsplit(":", 1)[1])}
         base = orders_schema(rows, 100, 20, "io_base")
