@@ -33,8 +33,13 @@ def add_hbase_arg(p: argparse.ArgumentParser, cluster: bool = False) -> None:
                             "(tools/hbase/cluster.py) for this run instead of the standalone one")
 
 
+# host:port of the Thrift gateway hbase_url(..., thrift=True) started beside its HBase
+THRIFT: dict[str, str] = {}
+
+
 @contextmanager
-def hbase_url(url: str | None, regionservers: int | None = None) -> Iterator[tuple[str, bool]]:
+def hbase_url(url: str | None, regionservers: int | None = None,
+              thrift: bool = False) -> Iterator[tuple[str, bool]]:
     """Yield ``(zookeeper address, started_here)``. Without ``url`` a standalone HBase (or, with
     ``regionservers``, a cluster of that many region servers) is started in tools/hbase/run/bench/
     on free ports (jars fetched by Maven on first use) and always stopped, its data deleted, when
@@ -57,6 +62,9 @@ def hbase_url(url: str | None, regionservers: int | None = None) -> Iterator[tup
         raise SystemExit(f"error: {exc}") from None
     print(f"HBase ready on {instance.url} after {time.perf_counter() - t0:.0f} s", flush=True)
     try:
+        if thrift and not regionservers:
+            instance.start_thrift(time.monotonic() + 240)  # happybase's gateway, for comparisons
+            THRIFT[instance.url] = f"127.0.0.1:{instance.thrift_port}"
         yield instance.url, True
     finally:
         instance.stop()

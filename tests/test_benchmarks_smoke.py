@@ -145,3 +145,13 @@ def test_bench_keys_io(tmp_path):
     for r in data["local"]:
         assert positive(r["keys_per_s"]), r["what"]
     assert positive(data["engine_over_pyarrow_floor"])
+
+
+@pytest.mark.hbase
+def test_bench_hbase_io(tmp_path, hbase):
+    data = run("bench_hbase_io", tmp_path, "--hbase", hbase.url)
+    by = {r["client"]: r for r in data["results"]}
+    # the Java reference client ran (fresh and warm JVM) next to keyshape's writers and scans
+    for name in ("Java mutator fresh", "Java mutator warm", "Java scan fresh", "ks writer", "ks load",
+                 "ks plain scan", "ks merged 100", "ks merged 16"):
+        assert positive(by[name]["rows_per_s"]) and positive(by[name]["vs_java_fresh"]), name

@@ -2,7 +2,7 @@
 
 ``scan(store, schema, user_id="u1")`` reads a salted table as if it were not salted: it plans one
 range per bucket (``KeySchema.scan_ranges``), opens one store scanner per range and merges their
-rows with a heap (``heapq.merge``) by ``(original key, stored key)`` — see
+rows by ``(original key, stored key)``, a batch at a time (:mod:`keyshape.read.runs`) — see
 :mod:`keyshape.read.plan` for why that order, and its tie rule: rows with EQUAL original keys in
 several buckets (``random`` salt) come out ordered by stored key, i.e. by bucket prefix (reverse:
 the exact reverse). Rows stream: at most one batch per bucket is held (``parallel``: ``depth``
@@ -11,7 +11,6 @@ batches), never the whole result.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
@@ -22,10 +21,10 @@ from keyshape.read.plan import (
     BucketRange,
     after_cursor,
     fingerprint,
-    original_key,
     plan_ranges,
 )
 from keyshape.read.prefetch import PrefetchSource
+from keyshape.read.runs import merge_runs, tupler
 from keyshape.read.token import Cursor, decode_token, encode_token
 
 if TYPE_CHECKING:  # annotations only
@@ -35,6 +34,7 @@ if TYPE_CHECKING:  # annotations only
 __all__ = ["Row", "MergedScan", "scan", "scan_bucket"]
 
 _UNSET: Any = object()
+_AUTO_ROWS = 100_000  # rows all buckets' batches may hold together when batch_size is not given
 
 
 class Row:
@@ -75,10 +75,6 @@ class Row:
         from keyshape.core.hbytes import to_string_binary
 
         return f"Row({to_string_binary(self.key)!r}, cells={len(self.cells)})"
-
-
-def _order(row: Row) -> tuple[bytes, bytes]:
-    return (row.original, row.key)
 
 
 def _below(key: bytes) -> bytes:
@@ -132,7 +128,7 @@ class MergedScan:
 
     def __init__(self, store: Store, schema: KeySchema, ranges: list[BucketRange], base: list[BucketRange], *,
                  reverse: bool, limit: int | None, columns: Iterable[bytes] | None,
-                 batch_size: int, parallel: int, depth: int,
+                 batch_size: int | None, parallel: int, depth: int,
                  keep: Callable[[bytes], bool] | None = None) -> None:
         self.store, self.schema, self.ranges, self.reverse = store, schema, ranges, reverse
         self._keep = keep
@@ -166,9 +162,14 @@ class MergedScan:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
+        batch = self._batch
+        if batch is None:
+            # Fewer round trips per bucket where memory allows: about _AUTO_ROWS rows held in
+            # all the buckets' batches together, 1,000 to 10,000 per bucket.
+            batch = max(1000, min(10_000, _AUTO_ROWS // len(self.ranges)))
         # No bucket can contribute more than the global limit, so no scanner is asked for more
         # (unless rows are filtered after reading: then a bucket may have to read past it).
-        batch = self._batch if limit is None else max(1, min(self._batch, limit))
+        batch = batch if limit is None else max(1, min(batch, limit))
         per_bucket = limit if self._keep is None else None
         raw = [scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket,
                            columns=self._columns, batch_size=batch) for r in self.ranges]
@@ -179,27 +180,40 @@ class MergedScan:
             sources = [PrefetchSource(it, pool, batch, self._depth) for it in raw]
             for s in sources:
                 s.start()
-        streams = [self._rows(s.rows() if pool is not None else s) for s in sources]
-        merged: Iterator[Row] = streams[0] if len(streams) == 1 else heapq.merge(
-            *streams, key=_order, reverse=self.reverse)
+        tuples = tupler(self.schema.prefix, self._keep)
+
+        def fetcher(source: Any) -> Callable[[], Any]:
+            if pool is not None:
+                def fetch() -> Any:
+                    got = source.next_batch()
+                    return None if got is None else tuples(got)
+            else:
+                def fetch() -> Any:
+                    got = list(islice(source, batch))
+                    return tuples(got) if got else None
+            return fetch
+
+        chunks = merge_runs([fetcher(s) for s in sources], self.reverse)
+        rows = self._rows(chunks)
         try:
-            yield from (merged if limit is None else islice(merged, limit))
+            yield from (rows if limit is None else islice(rows, limit))
         finally:
-            close = getattr(merged, "close", None)
-            if close is not None:
-                close()
-            for s in streams:
-                s.close()
+            rows.close()
+            chunks.close()
             for s in sources:
                 s.close()
+            for it in raw:
+                close = getattr(it, "close", None)  # generators from the store; plain iterators have none
+                if close is not None:
+                    close()
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _rows(self, it: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Generator[Row, None, None]:
-        schema, keep = self.schema, self._keep
-        for key, cells in it:
-            if keep is None or keep(key):
-                yield Row(key, original_key(schema, key), cells, schema)
+    def _rows(self, chunks: Iterator[list[tuple[bytes, bytes, Any]]]) -> Generator[Row, None, None]:
+        schema = self.schema
+        for chunk in chunks:
+            for original, key, cells in chunk:
+                yield Row(key, original, cells, schema)
 
 
 def exact_match(schema: KeySchema, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
@@ -237,7 +251,7 @@ def scan(
     limit: int | None = None,
     reverse: bool = False,
     columns: Iterable[bytes] | None = None,
-    batch_size: int = 1000,
+    batch_size: int | None = None,
     parallel: int = 0,
     page_token: str | None = None,
     after: bytes | None = None,
@@ -254,7 +268,8 @@ def scan(
     ``start``/``stop`` bound the ORIGINAL key (prefix stripped): ``start <= original < stop``,
     in either direction. ``reverse`` yields the exact reverse order (descending original key,
     ties by descending stored key). ``limit`` caps the rows yielded (exact, global); every bucket
-    scanner is asked for at most ``limit`` rows and ``min(batch_size, limit)`` per round trip, and
+    scanner is asked for at most ``limit`` rows and ``min(batch_size, limit)`` per round trip
+    (``batch_size`` None: 1,000 to 10,000 rows per bucket, about 100,000 over all buckets), and
     all are closed as soon as the limit is reached. ``after`` (a stored key) or ``page_token``
     resumes strictly after that row. ``parallel=N`` fetches buckets on N threads, keeping up to
     ``depth`` batches per bucket; the order is the same.
@@ -264,7 +279,7 @@ def scan(
     """
     if limit is not None and limit < 0:
         raise KeyshapeError(f"scan: limit must be >= 0, got {limit}")
-    if batch_size < 1 or parallel < 0 or depth < 1:
+    if (batch_size is not None and batch_size < 1) or parallel < 0 or depth < 1:
         raise KeyshapeError("scan: batch_size and depth must be >= 1 and parallel >= 0")
     leading = {**(where or {}), **leading_fields}
     base = plan_ranges(schema, leading, start, stop)

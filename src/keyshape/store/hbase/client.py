@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from concurrent.futures import Future, wait
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self, TypeVar
 
@@ -72,6 +73,8 @@ class HBaseClient(HBaseAdmin):
         # nonce makes HBase silently treat a NEW request as a retry of an old one.
         self._nonce_group = secrets.randbits(63)
         self._closed = False
+        # batch writers' batches being sent in the background (see HBaseWriter)
+        self._writes_in_flight: set[Future[Any]] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
@@ -86,6 +89,12 @@ class HBaseClient(HBaseAdmin):
         if query and "security" not in options:
             options["security"] = Security.from_query(query)
         return cls(quorum, **options)
+
+    def settle_writes(self) -> None:
+        """Wait for every batch this store's writers are sending in the background, so a read
+        through this store sees the store's own writes (their errors surface at the writer)."""
+        if self._writes_in_flight:
+            wait(self._writes_in_flight.copy())  # copy(): other threads discard finished ones
 
     # --- retries ---------------------------------------------------------------------------
 

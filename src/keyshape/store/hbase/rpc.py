@@ -179,8 +179,9 @@ class RpcConnection:
             raise ConnectionLost(f"cannot connect to {service} at {host}:{port}: {exc}") from exc
         self.broken = False
 
-    def call(self, method: str, request: Message, response_cls: type[M]) -> M:
-        """Send ``request`` as ``method`` and parse the answer as ``response_cls``.
+    def call(self, method: str, request: Message | bytes, response_cls: type[M]) -> M:
+        """Send ``request`` (a message, or its serialized bytes) as ``method`` and parse the
+        answer as ``response_cls``.
 
         Framing (HBase's ``RpcServer``): a 4-byte big-endian total length, then the delimited
         ``RequestHeader`` and the delimited request, each preceded by its length as a protobuf
@@ -192,7 +193,8 @@ class RpcConnection:
                 raise ConnectionLost(f"connection to {self.host}:{self.port} is closed")
             call_id = next(self._ids) & 0x7FFFFFFF
             header = RPC_pb2.RequestHeader(call_id=call_id, method_name=method, request_param=True)
-            head, body = header.SerializeToString(), request.SerializeToString()
+            head = header.SerializeToString()
+            body = request if isinstance(request, bytes) else request.SerializeToString()
             frame = _varint(len(head)) + head + _varint(len(body)) + body
             try:
                 self._sock.sendall(struct.pack(">I", len(frame)) + frame)
@@ -421,8 +423,10 @@ class Cluster:
             except StoreError as exc:
                 log.warning("re-locating HBase servers failed: %s", exc)
 
-    def connection(self, host: str, port: int, service: str = "ClientService") -> RpcConnection:
-        key = (host, port, service)
+    def connection(self, host: str, port: int, service: str = "ClientService", lane: int = 0) -> RpcConnection:
+        """The pooled connection to ``host:port`` for ``service``; ``lane`` > 0 picks another
+        socket to the same server, so concurrent callers' requests are not serialized."""
+        key = (host, port, service) if not lane else (host, port, f"{service}#{lane}")
         with self._lock:
             conn = self._pool.get(key)
             if conn is None or conn.broken:

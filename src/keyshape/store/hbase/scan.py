@@ -101,6 +101,7 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
     ``convert(result)`` (default: newest value per column) with up to ``max_versions`` versions
     per column read, after the server-side ``filter``."""
     namespace, name = split_table_name(table)
+    store.settle_writes()
     returned = 0
     attempt = 0
     region: Region | None = None

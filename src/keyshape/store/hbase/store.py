@@ -82,15 +82,18 @@ class HBaseStore(HBaseClient):
             raise StoreError(f"increment of {to_string_binary(bytes(column))!r} returned no 8-byte long")
         return int(_LONG.unpack(stored)[0])
 
-    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> HBaseWriter:
-        """A buffered writer sending one Multi per region server (see ``HBaseWriter``)."""
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024,
+               in_flight: int = 2) -> HBaseWriter:
+        """A buffered writer sending one Multi per region server, up to ``in_flight`` batches at
+        once (see ``HBaseWriter``)."""
         self.require_table(table)  # TableNotFound now rather than at the first flush
-        return HBaseWriter(self, table, batch_size, max_bytes)
+        return HBaseWriter(self, table, batch_size, max_bytes, in_flight)
 
     # --- reads -------------------------------------------------------------------------------
 
     def _get(self, table: str, row: Any, columns: list[Client_pb2.Column], versions: int) -> Client_pb2.Result:
         get = Client_pb2.Get(row=as_bytes(row, "a row key"), column=columns, max_versions=versions)
+        self.settle_writes()
 
         def call(conn: RpcConnection, region: Region) -> Client_pb2.Result:
             request = Client_pb2.GetRequest(region=region.spec(), get=get)
@@ -116,6 +119,7 @@ class HBaseStore(HBaseClient):
         Gets per region server."""
         selection = self.column_selection(table, columns)
         keys = [as_bytes(r, "a row key") for r in rows]
+        self.settle_writes()
 
         def action(i: int) -> Client_pb2.Action:
             return Client_pb2.Action(index=i, get=Client_pb2.Get(row=keys[i], column=selection, max_versions=1))
@@ -236,6 +240,9 @@ class HBaseStore(HBaseClient):
 
     def close(self) -> None:
         self._closed = True
+        threads, self._writer_threads = getattr(self, "_writer_threads", None), None
+        if threads is not None:
+            threads.shutdown(wait=True)
         self.cluster.close()
 
     def __enter__(self) -> HBaseStore:
