@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,13 +258,7 @@ class Cluster(Standalone):
         kill whatever hangs, stop ZooKeeper, then delete data/ unless keep_data. Logs stay."""
         self._stop_pid(self.thrift_pid_file, timeout=10)
         if self.master_pid() is not None:
-            with open(self.log_dir / "hbase-stop.out", "ab") as o:
-                try:
-                    subprocess.run(self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster",
-                                                  "stop", "--shutDownCluster"),
-                                   stdout=o, stderr=subprocess.STDOUT, timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    pass
+            self._shutdown_cluster(timeout)
         self._stop_pid(self.master_pid_file, timeout=timeout)
         for i in range(self.regionservers):
             self._stop_pid(self.rs_pid_file(i), timeout=20)

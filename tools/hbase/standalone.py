@@ -379,20 +379,25 @@ class Standalone:
                     raise StartFailed("thrift", f"gateway did not answer: {e}", log) from e
                 time.sleep(1.0)
 
+    def _shutdown_cluster(self, timeout: float) -> None:
+        """Ask the running master to shut the cluster down (``HMaster stop --shutDownCluster``),
+        waiting at most ``timeout`` seconds; whatever still runs then is killed by the caller."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_dir / "hbase-stop.out", "ab") as o:
+            try:
+                subprocess.run(self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster",
+                                              "stop", "--shutDownCluster"),
+                               stdout=o, stderr=subprocess.STDOUT, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+
     def stop(self, keep_data: bool = False, timeout: float = 60.0) -> None:
         """Shut the cluster down cleanly (HMaster stop --shutDownCluster), kill it if it hangs,
         then delete data/ unless keep_data. Logs are kept."""
         self._stop_pid(self.thrift_pid_file, timeout=10)
         pid = self.master_pid()
         if pid is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.log_dir / "hbase-stop.out", "ab") as o:
-                try:
-                    subprocess.run(self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster",
-                                                  "stop", "--shutDownCluster"),
-                                   stdout=o, stderr=subprocess.STDOUT, timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    pass
+            self._shutdown_cluster(timeout)
             self._stop_pid(self.master_pid_file, timeout=timeout)
         self.master_pid_file.unlink(missing_ok=True)
         if not keep_data and self.data_dir.exists():
