@@ -69,7 +69,7 @@ def _decode_rows(schema: KeySchema, keys: list[bytes]) -> dict[str, Any]:
 
 
 def _vector_layout(schema: KeySchema) -> bool:
-    if not schema.prefix.recoverable:
+    if not schema.prefix.recoverable or schema.encode_only is not None:  # decode() raises
         return False
     variable = [f for f in schema.fields if f.fixed_width is None]
     if any(f.encoding == "ordered" for f in schema.fields) or len(variable) > 1:

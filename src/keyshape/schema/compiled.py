@@ -498,8 +498,8 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
     anything the straight-line code doubts is handed to the generic decoder)."""
     env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic, "_Doubt": _Doubt}
-    if not schema.prefix.recoverable:
-        return schema._decode_generic
+    if not schema.prefix.recoverable or schema.encode_only is not None:
+        return schema._decode_generic  # it raises the one-line error
     fields, ends, sep = schema.fields, schema._ends, schema.separator
     env["SEP"] = sep
     p = schema.prefix
