@@ -84,37 +84,6 @@ def _key_array(keys: Sequence[bytes]) -> KeyArray:
     return out
 
 
-def _distinct(ka: KeyArray) -> tuple[KeyArray, np.ndarray] | None:
-    """The distinct keys of ``ka`` and, per key, the index of its distinct value (Arrow's hash
-    dictionary encoding over rows + length); None when most keys are distinct."""
-    n, w = ka.matrix.shape
-    if n < 1024 or w == 0 or w >= 255:
-        return None
-    both = np.empty((n, w + 1), dtype=np.uint8)
-    both[:, :w] = ka.matrix
-    both[:, w] = ka.lengths
-    arr = pa.FixedSizeBinaryArray.from_buffers(pa.binary(w + 1), n, [None, pa.py_buffer(both)])
-    enc = arr.dictionary_encode()
-    d = enc.dictionary
-    u = len(d)
-    if u > n // 2:
-        return None
-    rows = np.frombuffer(d.buffers()[1], dtype=np.uint8)[d.offset * (w + 1) : (d.offset + u) * (w + 1)]
-    rows = rows.reshape(u, w + 1)
-    return KeyArray(np.ascontiguousarray(rows[:, :w]), rows[:, w].astype(np.int64)), \
-        enc.indices.to_numpy(zero_copy_only=False)
-
-
-def _expected_prefixes(p: Any, mats: KeyArray) -> np.ndarray:
-    """The prefix of every key's material, hashing each distinct material once (a reader sees
-    the same users, devices and metrics again and again)."""
-    d = _distinct(mats)
-    if d is None:
-        return p.prefix_many(mats).matrix  # type: ignore[no-any-return]
-    uniq, index = d
-    return p.prefix_many(uniq).matrix[index]  # type: ignore[no-any-return]
-
-
 def _decode_rows(schema: KeySchema, keys: list[bytes]) -> dict[str, Any]:
     dec = schema._decoder()
     rows = [dec(k) for k in keys]
@@ -234,7 +203,9 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
                 sk = KeyArray.constant(sep, n)
                 pieces = [x for piece in pieces for x in (sk, piece)][1:]
             mats = KeyArray.concat(pieces)
-        if not np.array_equal(_expected_prefixes(p, mats), m[:, : p.width]):
+        expected = p.prefix_many(mats)  # md5 hashes each distinct J once (batchhash)
+        assert isinstance(expected, KeyArray)
+        if not np.array_equal(expected.matrix, m[:, : p.width]):
             raise _Fallback  # some key was written with another schema: decode() words the error
     return out
 
