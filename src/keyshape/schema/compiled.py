@@ -376,6 +376,11 @@ def _check_lines(schema: KeySchema, env: dict[str, Any], mat: str, got: str) -> 
     return lines + [f"    if {got} != pre:", "        raise _Doubt"]
 
 
+def _join_line(parts: list[str], sep: bytes) -> str:
+    """``j = ...``: J from its parts; for the few short parts of a key, ``+`` beats a join call."""
+    return "    j = " + (" + SEP + " if sep else " + ").join(parts)
+
+
 def _head_memo_width(schema: KeySchema, raw_check: bool) -> int | None:
     """How many leading fields a key's head (prefix + those fields) stands for, when the hashed
     fields are exactly the first fields, in order: then the head bytes alone decide both the
@@ -425,7 +430,7 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], raw_check: boo
                 miss += [_sep_test(str(pos), sep).replace("k[", "hd["), "        raise _Doubt"]
                 pos += ls
         parts = [f"b{i}" for i in schema._hash_idx]
-        miss.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
+        miss.append(_join_line(parts, sep))
         miss += _check_lines(schema, env, "j", f"hd[:{p.width}]")
         vals = ", ".join(f"o{i}" for i in range(memo_m))
         miss += _memo_store("_HM", "hd", vals if memo_m == 1 else f"({vals})")
@@ -484,7 +489,7 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], raw_check: boo
     if check and not memo_m:
         if raw_check and hashed:
             parts = [f"b{i}" for i in schema._hash_idx]
-            src.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
+            src.append(_join_line(parts, sep))
             src += _check_lines(schema, env, "j", "kp")
         elif raw_check:
             src += _check_lines(schema, env, f"k[{head}:]", "kp")
@@ -563,7 +568,7 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     if raw_check and not memo_one:
         if hashed:
             parts = [f"b{i}" for i in schema._hash_idx]
-            src.append(f"    j = {parts[0]}" if len(parts) == 1 else f"    j = SEP.join(({', '.join(parts)},))")
+            src.append(_join_line(parts, sep))
             src += _check_lines(schema, env, "j", f"k[:{p.width}]")
         else:
             src += _check_lines(schema, env, f"k[{head}:]", f"k[:{p.width}]")
