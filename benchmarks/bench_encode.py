@@ -24,6 +24,7 @@ Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quic
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import struct
 import sys
@@ -273,9 +274,19 @@ def race(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, floa
     last: dict[str, Any] = {}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
-            last[name] = fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            # As timeit does: no cyclic GC inside a timing (a full collection over the millions of
+            # objects held here would land in the same function every round, by allocation
+            # pattern), and the previous round's result is freed before the clock starts.
+            last.pop(name, None)
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                out = fn()
+                best[name] = min(best[name], time.perf_counter() - t0)
+            finally:
+                gc.enable()
+            last[name] = out
     return best, last
 
 
