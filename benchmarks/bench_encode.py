@@ -15,7 +15,8 @@ by round (best of ``--repeat`` each, on a shared machine):
 * ``duckdb1`` / ``duckdb2`` (md5 and md5-full, when the duckdb package is installed): DuckDB
   building the same keys from J and K binary columns with its ``md5``, on 1 and 2 threads, and
   ``from_jk``: keyshape building them from the same J and K columns (prefix_many + concat);
-* ``decode``: per-record ``KeySchema.decode``; ``hand``: a hand-written split/parse of the same
+* ``decode``: per-record ``KeySchema.decode``; ``decode*``: the same with its memos switched off
+  (the salt prefix re-hashed from J for every key, as for all-distinct entities); ``hand``: a hand-written split/parse of the same
   layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder.
 
 Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quick]
@@ -23,6 +24,7 @@ Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quic
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import struct
 import sys
@@ -272,9 +274,19 @@ def race(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, floa
     last: dict[str, Any] = {}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
-            last[name] = fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            # As timeit does: no cyclic GC inside a timing (a full collection over the millions of
+            # objects held here would land in the same function every round, by allocation
+            # pattern), and the previous round's result is freed before the clock starts.
+            last.pop(name, None)
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                out = fn()
+                best[name] = min(best[name], time.perf_counter() - t0)
+            finally:
+                gc.enable()
+            last[name] = out
     return best, last
 
 
@@ -362,8 +374,13 @@ def main() -> None:
         # Decoding: per record, hand-written, batch.
         if schema.prefix.recoverable:
             hand = HAND_DECODERS.get(stem) if schema is _example(stem) else None
+            dec_nomemo = nomemo._decoder()
+            for memo in ("_MEMO", "_HM"):  # decode*: every key's prefix re-checked from its J
+                if memo in getattr(dec_nomemo, "__globals__", {}):
+                    dec_nomemo.__globals__[memo] = _NoMemo()
             dfns: dict[str, Callable[[], Any]] = {
                 "decode": lambda: [schema.decode(k) for k in keys],
+                "decode_nomemo": lambda: [dec_nomemo(k) for k in keys],
                 "decode_many": lambda: schema.decode_many(keys),
             }
             if hand is not None:
@@ -373,17 +390,21 @@ def main() -> None:
             many = dout["decode_many"]
             assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
                 n: [r[n] for r in per] for n in schema.field_names}
+            assert dout["decode_nomemo"] == per
             if "hand" in dout:
                 assert dout["hand"] == per, f"{stem}: the hand-written decoder disagrees"
             row.update({
                 "decode_keys_per_s": rows_n / dt["decode"], "decode_many_keys_per_s": rows_n / dt["decode_many"],
                 "hand_decode_keys_per_s": rows_n / dt["hand"] if "hand" in dt else None,
                 "decode_over_hand": dt["hand"] / dt["decode"] if "hand" in dt else None,
+                "decode_nomemo_keys_per_s": rows_n / dt["decode_nomemo"],
+                "decode_nomemo_over_hand": dt["hand"] / dt["decode_nomemo"] if "hand" in dt else None,
                 "decode_many_over_decode": dt["decode"] / dt["decode_many"],
             })
-            dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["hand_decode_keys_per_s"] and
-                              row["hand_decode_keys_per_s"] / 1e6, row["decode_many_keys_per_s"] / 1e6,
-                              row["decode_over_hand"], row["decode_many_over_decode"]])
+            dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["decode_nomemo_keys_per_s"] / 1e6,
+                              row["hand_decode_keys_per_s"] and row["hand_decode_keys_per_s"] / 1e6,
+                              row["decode_many_keys_per_s"] / 1e6, row["decode_over_hand"],
+                              row["decode_nomemo_over_hand"], row["decode_many_over_decode"]])
         results.append(row)
         m = 1e6
         table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
@@ -393,21 +414,23 @@ def main() -> None:
                       row["encode_over_seed"], row["encode_nomemo_over_seed"], row["array_over_seed"],
                       row["array_over_duckdb1"]])
         if "from_jk" in t:
-            jk_table.append([label, row["batch_array_np_keys_per_s"] / m, row["array_np_over_duckdb1"],
+            jk_table.append([label, row["batch_array_keys_per_s"] / m, row["array_over_duckdb1"],
+                             row["batch_array_np_keys_per_s"] / m, row["array_np_over_duckdb1"],
                              row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
                              row["duckdb1_keys_per_s"] / m, row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
                              row["from_jk_over_duckdb1"], row["from_jk_over_duckdb2"]])
     print_table(f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
                 ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed",
                  "array/seed", "array/duckdb1"], table)
-    print_table("md5/crc32 keys: keyshape from typed numpy columns, and from the same J and K binary "
+    print_table("md5/crc32 keys: keyshape from typed Python-list and numpy columns, and from the same J and K binary "
                 "columns as DuckDB (M keys/s)",
-                ["case", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
+                ["case", "array(list cols)", "/duckdb1", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
                  "J,K/duckdb2"], jk_table)
-    print_table("Key decoding (M keys/s)", ["case", "decode", "hand", "decode_many", "decode/hand", "many/decode"],
+    print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed)",
+                ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)
-    print_table("MD5 of 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],
+    print_table("MD5 of distinct 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],
                 [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()])
     print("routes: " + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results})) +
           f"; per-record encode/decode: compiled per schema; threads: {batchhash.default_threads()}")
@@ -445,7 +468,7 @@ def _example(stem: str) -> KeySchema | None:
 
 
 def _kernel_race(rows_n: int, repeat: int) -> dict[str, float]:
-    ids = [b"dev%07d" % (i * 7919 % 5000) for i in range(rows_n)]
+    ids = [b"dev%07d" % i for i in range(rows_n)]  # all distinct: the kernel itself, no repeats to share
     ka = KeyArray.from_keys(ids)
     fns: dict[str, Callable[[], Any]] = {
         "hashlib loop": lambda: [hashlib.md5(x).hexdigest() for x in ids],

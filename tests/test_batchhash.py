@@ -34,3 +34,16 @@ def test_every_length_across_block_boundaries_and_chunks(monkeypatch):
         assert batchhash.crc32_many(ka, threads).tolist() == [zlib.crc32(k) for k in keys]
     fixed = [rng.bytes(56) for _ in range(30)]  # one length: the fixed-width path, two blocks
     assert [bytes(r) for r in batchhash.md5_many(KeyArray.from_keys(fixed))] == [hashlib.md5(k).digest() for k in fixed]
+
+
+def test_repeated_keys_hash_each_distinct_key_once_and_stay_exact():
+    """Salt material repeats: md5_many hashes distinct keys once (Arrow dictionary encoding of
+    rows plus lengths), so keys that differ only by trailing NULs must stay apart."""
+    base = [b"dev%04d" % (i % 300) for i in range(20_000)]
+    keys = [k + b"\x00" * (i % 3) for i, k in enumerate(base)]
+    ka = KeyArray.from_keys(keys)
+    assert batchhash.distinct_rows(ka) is not None
+    got = batchhash.md5_many(ka)
+    assert [bytes(r) for r in got] == [hashlib.md5(k).digest() for k in keys]
+    unique = [b"%08d" % i for i in range(20_000)]
+    assert batchhash.distinct_rows(KeyArray.from_keys(unique)) is None

@@ -230,3 +230,18 @@ def test_opentsdb_salt_compiled_equals_generic(metric, hour, tagk, tagv, width, 
     assert repr(_outcome(schema.decode, key)) == repr(_outcome(schema._decode_generic, key))
     bad = key[:0] + bytes([key[0] ^ 1]) + key[1:]
     assert repr(_outcome(schema.decode, bad)) == repr(_outcome(schema._decode_generic, bad))
+
+
+def test_decode_many_on_thousands_of_keys_equals_decode_per_key():
+    """The paths only large batches take: keys of different lengths laid out by window gather,
+    repeated bytes values shared through a dictionary (trailing NULs kept), distinct salt
+    material hashed once, left-padded text stripped by gathering."""
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
+        "separator": "", "prefix": {"strategy": "md5", "length": 4}, "hash_fields": ["tag", "dev"], "fields": [
+            {"name": "tag", "type": "bytes", "width": 3}, {"name": "dev", "type": "string", "width": 8},
+            {"name": "ts", "type": "timestamp", "order": "desc"}, {"name": "metric", "type": "string"}]}})
+    records = [{"tag": bytes([i % 5, 0, 0]) if i % 2 else b"a\x00\x00", "dev": f"d{i % 700}",
+                "ts": 1767225600000 + i, "metric": "m" * (i % 4)} for i in range(12_000)]
+    keys = [schema.encode(r) for r in records]
+    assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
+    assert repr(_many(schema, KeyArray.from_keys(keys))) == repr(_columns_of(schema, keys))

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pyarrow as pa
 
 from keyshape.core.keyarray import KeyArray
 
-__all__ = ["md5_many", "md5_hex_many", "crc32_many", "default_threads"]
+__all__ = ["md5_many", "md5_hex_many", "crc32_many", "default_threads", "distinct_rows"]
 
 # Rows per kernel call: small enough that the ~12 working uint32 vectors stay in the L2 cache,
 # large enough that numpy's per-call overhead (~1 µs) stays small against the work.
@@ -132,8 +133,45 @@ def _md5_rounds(words: np.ndarray, nblocks: np.ndarray, out: np.ndarray) -> None
         out[:, col] = x
 
 
+def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndarray] | None:
+    """The distinct keys of ``keys`` and, per key, the index of its distinct value, when at most
+    half the keys are distinct (judged first on a sample, so all-distinct input pays ~nothing);
+    else None. Rows plus length go through Arrow's hash dictionary encoding, in C."""
+    n, w = keys.matrix.shape
+    if n < 4 * sample or w == 0 or w >= 255:
+        return None
+
+    def encode(rows: np.ndarray, lengths: np.ndarray) -> pa.DictionaryArray:
+        both = np.empty((len(rows), w + 1), dtype=np.uint8)
+        both[:, :w] = rows
+        both[:, w] = lengths  # "ab" and "ab\0" share zero-padded rows, not lengths
+        return pa.FixedSizeBinaryArray.from_buffers(pa.binary(w + 1), len(rows), [None, pa.py_buffer(both)]) \
+            .dictionary_encode()
+
+    if len(encode(keys.matrix[:sample], keys.lengths[:sample]).dictionary) > sample // 2:
+        return None
+    enc = encode(keys.matrix, keys.lengths)
+    d = enc.dictionary
+    u = len(d)
+    if u > n // 2:
+        return None
+    rows = np.frombuffer(d.buffers()[1], dtype=np.uint8)[d.offset * (w + 1) : (d.offset + u) * (w + 1)]
+    rows = rows.reshape(u, w + 1)
+    return KeyArray(np.ascontiguousarray(rows[:, :w]), rows[:, w].astype(np.int64)), \
+        enc.indices.to_numpy(zero_copy_only=False)
+
+
 def md5_many(keys: KeyArray, threads: int | None = None) -> np.ndarray:
-    """``hashlib.md5(key).digest()`` of every key, as an ``(n, 16)`` uint8 matrix."""
+    """``hashlib.md5(key).digest()`` of every key, as an ``(n, 16)`` uint8 matrix.
+
+    Salt material repeats (users, devices, metrics): each distinct key is hashed once."""
+    d = distinct_rows(keys)
+    if d is not None:
+        return _md5_all(d[0], threads)[d[1]]
+    return _md5_all(keys, threads)
+
+
+def _md5_all(keys: KeyArray, threads: int | None) -> np.ndarray:
     n = len(keys)
     out = np.empty((n, 4), dtype="<u4")
     if n == 0:

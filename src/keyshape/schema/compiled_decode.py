@@ -1,0 +1,353 @@
+"""The per-schema decoders of :mod:`keyshape.schema.compiled`: ``key -> fields`` as one
+straight-line function per schema (generated source, compiled once).
+
+Fixed layouts are read by one precomputed ``struct`` unpack (which also checks the length); when
+the hashed fields lead the key, a memo keyed by the key's head (prefix, separator, those fields)
+stands for their decoding and the salt-prefix check; other J prefixes go through the encoder's J
+memo. Anything the generated code doubts goes to the generic decoder, which decides and words the
+error, so both always agree (tests/test_compiled.py).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from keyshape.core import ordered
+from keyshape.schema.compiled import _INVERT, _MAX, MEMO_LIMIT, _prefix_lines
+from keyshape.schema.fields import FieldSpec
+
+if TYPE_CHECKING:
+    from keyshape.schema.keyschema import KeySchema
+
+__all__ = ["compile_decoder"]
+
+
+def _sep_test(at: str, sep: bytes) -> str:
+    """A line testing that the separator is NOT at offset ``at`` of ``k`` (one byte: an int
+    compare, no slice; past the end: IndexError, which hands the key to the generic decoder)."""
+    if len(sep) == 1:
+        return f"    if k[{at}] != {sep[0]}:"
+    return f"    if k[{at}:{at} + {len(sep)}] != SEP:"
+
+
+class _Doubt(Exception):
+    """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
+
+
+_UNPACKED = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "timestamp": (-(2**63), 2**63 - 1)}
+
+
+def _domain_lines(i: int, f: FieldSpec) -> list[str]:
+    """``raise _Doubt`` when ``o{i}`` is outside what the field can encode; only the bounds the
+    bytes can actually cross are tested (a big-endian int32 is always an int32)."""
+    lo, hi = f.int_domain()
+    if f.encoding == "hbase":
+        a, b = _UNPACKED[f.type]
+    else:
+        a, b = 0, 10**f.text_width - 1
+    if f.descending:
+        a, b = _MAX[f.type] - b, _MAX[f.type] - a
+    tests = ([f"o{i} < {lo}"] if a < lo else []) + ([f"o{i} > {hi}"] if b > hi else [])
+    return [f"    if {' or '.join(tests)}:", "        raise _Doubt"] if tests else []
+
+
+def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str,
+                        keep: bool = False, domain: bool = False, key: str = "k") -> list[str]:
+    """Source lines reading ``o{i}`` from ``key[start:stop]``; ``raise _Doubt`` when unsure.
+
+    ``keep``: also keep the field's bytes as ``b{i}`` (a hashed field, for the prefix check).
+    ``domain``: doubt integers outside what the field can encode (the generic decoder re-encodes
+    the values to check the prefix, and fails on those)."""
+    if keep:
+        lines = _field_decode_lines(i, f, env, start, stop, False, domain, key)
+        grab = f"    raw = {key}[{start}:{stop}]"
+        if lines[0] == grab:  # text fields slice their bytes anyway
+            return [f"    b{i} = raw = {key}[{start}:{stop}]"] + lines[1:]
+        return [f"    b{i} = {key}[{start}:{stop}]"] + lines
+    if domain and f.type in ("int32", "int64", "timestamp") and f.encoding != "ordered":
+        return _field_decode_lines(i, f, env, start, stop, key=key) + _domain_lines(i, f)
+    env[f"F{i}"] = f
+    t, enc, desc = f.type, f.encoding, f.descending
+    o = f"o{i}"
+    if enc == "ordered":
+        env[f"D{i}"] = ordered.decode
+        # Fixed-width ordered numbers carry their own header; decode checks it.
+        return [f"    {o}, rest = D{i}({key}[{start}:{stop}])", "    if rest:", "        raise _Doubt"]
+    if t == "float64":
+        env["_unpack_d"] = struct.Struct(">d").unpack_from
+        return [f"    {o} = _unpack_d({key}, {start})[0]"]
+    if t in ("int32", "int64", "timestamp"):
+        if enc == "hbase":
+            up = "_unpack_i" if t == "int32" else "_unpack_q"
+            env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
+            x = f"{up}({key}, {start})[0]"
+        else:
+            # isdigit: int() would also take signs, spaces and underscores.
+            lines = [f"    raw = {key}[{start}:{stop}]", "    if not raw.isdigit():", "        raise _Doubt"]
+            return lines + [f"    {o} = {_MAX[t]} - int(raw)" if desc else f"    {o} = int(raw)"]
+        return [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
+    lines = [f"    raw = {key}[{start}:{stop}]"]
+    if desc:
+        lines.append("    raw = raw.translate(_INVERT)")
+    if f.width is not None and f.pad != "none":
+        env[f"PAD{i}"] = f._pad_byte()
+        lines.append(f"    raw = raw.{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})")
+    if t == "string":
+        lines += ["    try:", f"        {o} = raw.decode()", "    except UnicodeDecodeError:",
+                  "        raise _Doubt"]
+    else:
+        lines.append(f"    {o} = raw")
+    return lines
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + ln for ln in lines]
+
+
+def _memo_store(memo: str, key: str, value: str) -> list[str]:
+    return [f"    if len({memo}) >= {MEMO_LIMIT}:", f"        {memo}.clear()", f"    {memo}[{key}] = {value}"]
+
+
+def _check_lines(schema: KeySchema, env: dict[str, Any], mat: str, got: str) -> list[str]:
+    """Lines raising ``_Doubt`` unless ``got`` (the key's prefix bytes) is the prefix of ``mat``.
+
+    J prefixes go through the encoder's memo (the same pure function of J), and a J seen here
+    for the first time is remembered too, so a reader of the same users or devices hashes each once."""
+    pre = _prefix_lines(schema, env, mat)
+    enc_env = schema._encoder().__globals__
+    if "_MEMO" in enc_env and mat == "j":
+        env["_MEMO"] = enc_env["_MEMO"]
+        lines = ["    pre = _MEMO.get(j)", "    if pre is None:"] + ["        " + ln for ln in pre]
+        lines += _indent(_memo_store("_MEMO", "j", "pre"))
+    else:
+        lines = ["    " + ln for ln in pre]
+    return lines + [f"    if {got} != pre:", "        raise _Doubt"]
+
+
+def _join_line(parts: list[str], sep: bytes) -> str:
+    """``j = ...``: J from its parts; for the few short parts of a key, ``+`` beats a join call."""
+    return "    j = " + (" + SEP + " if sep else " + ").join(parts)
+
+
+def _head_memo_width(schema: KeySchema, raw_check: bool) -> int | None:
+    """How many leading fields a key's head (prefix + those fields) stands for, when the hashed
+    fields are exactly the first fields, in order: then the head bytes alone decide both the
+    prefix check and those fields' values, and a memo keyed by the head skips both."""
+    p = schema.prefix
+    m = len(schema._hash_idx)
+    if not (raw_check and p.width and p.material == "J" and not schema._j_is_k and m):
+        return None
+    if list(schema._hash_idx) != list(range(m)) or m == len(schema.fields):
+        return None
+    return m
+
+
+def _struct_layout(schema: KeySchema) -> bool:
+    """Fields all fixed-width and not ordered, except perhaps a last text/bytes field: the key is
+    then read with one precomputed ``struct`` unpack (which also checks the length)."""
+    fields = schema.fields
+    if any(f.encoding == "ordered" for f in fields):
+        return False
+    return all(f.fixed_width is not None for f in fields[:-1]) and (
+        fields[-1].fixed_width is not None or schema._ends[-1] == 0)
+
+
+def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], raw_check: bool) -> list[str]:
+    """The body of a decoder for a :func:`_struct_layout` schema: one ``unpack`` of the fixed
+    part into prefix, separators, numbers and raw text, then per-field conversions."""
+    fields, sep, p = schema.fields, schema.separator, schema.prefix
+    ls, head = len(sep), p.head_width
+    check = bool(p.width and p.material)
+    memo_m = _head_memo_width(schema, raw_check)
+    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
+    fmt, names, src, miss = [">"], [], [], []
+    first = 0
+    if memo_m:
+        # The head: prefix, separators and the first memo_m fields as one bytes item ``h``.
+        width = head + sum(f.fixed_width for f in fields[:memo_m]) + ls * (memo_m - 1)  # type: ignore[misc]
+        fmt.append(f"{width}s")
+        names.append("hd")
+        if head != p.width:
+            miss += [_sep_test(str(p.width), sep).replace("k[", "hd["), "        raise _Doubt"]
+        pos = head
+        for i in range(memo_m):
+            w = fields[i].fixed_width
+            miss += _field_decode_lines(i, fields[i], env, str(pos), str(pos + w), True, True, key="hd")  # type: ignore[operator]
+            pos += w  # type: ignore[operator]
+            if i < memo_m - 1 and ls:
+                miss += [_sep_test(str(pos), sep).replace("k[", "hd["), "        raise _Doubt"]
+                pos += ls
+        parts = [f"b{i}" for i in schema._hash_idx]
+        miss.append(_join_line(parts, sep))
+        miss += _check_lines(schema, env, "j", f"hd[:{p.width}]")
+        vals = ", ".join(f"o{i}" for i in range(memo_m))
+        miss += _memo_store("_HM", "hd", vals if memo_m == 1 else f"({vals})")
+        env["_HM"] = {}
+        first = memo_m
+        if first < len(fields) and ls:
+            fmt.append(f"{ls}s")
+            names.append(f"s{first - 1}")
+    elif p.width:
+        fmt.append(f"{p.width}s")
+        names.append("kp")
+        if head != p.width:
+            fmt.append(f"{ls}s")
+            names.append("sp")
+    post: list[str] = []
+    tail: str | None = None
+    fixed = sum(f.fixed_width or 0 for f in fields) + ls * (len(fields) - 1) + head
+    for i in range(first, len(fields)):
+        f = fields[i]
+        w = f.fixed_width
+        if w is None:  # the last field, to the end of the key
+            tail = str(fixed)
+            post += _field_decode_lines(i, f, env, tail, "", i in hashed, raw_check)
+            continue
+        if f.type in ("int32", "int64", "timestamp", "float64") and f.encoding == "hbase" and i not in hashed \
+                or f.type == "float64" and i not in hashed:
+            code = {"int32": "i", "int64": "q", "timestamp": "q", "float64": "d"}[f.type]
+            fmt.append(code)
+            if f.descending and f.type != "float64":
+                names.append(f"x{i}")
+                post.append(f"    o{i} = {_MAX[f.type]} - x{i}")
+            else:
+                names.append(f"o{i}")
+            if raw_check and f.type != "float64":
+                post += _domain_lines(i, f)
+        else:
+            fmt.append(f"{w}s")
+            names.append(f"b{i}")
+            lines = _field_decode_lines(i, f, env, "0", str(w), False, raw_check, key=f"b{i}")
+            if lines == [f"    raw = b{i}[0:{w}]", f"    o{i} = raw"]:
+                lines = [f"    o{i} = b{i}"]  # raw bytes as they stand
+            post += [f"    raw = b{i}" if ln == f"    raw = b{i}[0:{w}]" else ln for ln in lines]
+        if i < len(fields) - 1 and ls:
+            fmt.append(f"{ls}s")
+            names.append(f"s{i}")
+    env["_U"] = struct.Struct("".join(fmt)).unpack_from if tail is not None else struct.Struct("".join(fmt)).unpack
+    if names:
+        src.append(f"    {', '.join(names)}, = _U(k)")
+    for nm in names:
+        if nm[0] == "s":
+            src += [f"    if {nm} != SEP:", "        raise _Doubt"]
+    if memo_m:
+        vals = ", ".join(f"o{i}" for i in range(memo_m))
+        src += ["    v = _HM.get(hd)", "    if v is None:"] + _indent(miss) + ["    else:", f"        {vals}{',' if memo_m > 1 else ''} = v"]
+    src += post
+    if check and not memo_m:
+        if raw_check and hashed:
+            parts = [f"b{i}" for i in schema._hash_idx]
+            src.append(_join_line(parts, sep))
+            src += _check_lines(schema, env, "j", "kp")
+        elif raw_check:
+            src += _check_lines(schema, env, f"k[{head}:]", "kp")
+        else:
+            return []  # the re-encode check: the general route
+    out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
+    return src + [f"    return {out}"]
+
+
+def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+    """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
+    anything the straight-line code doubts is handed to the generic decoder)."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic, "_Doubt": _Doubt}
+    if not schema.prefix.recoverable or schema.encode_only is not None:
+        return schema._decode_generic  # it raises the one-line error
+    fields, ends, sep = schema.fields, schema._ends, schema.separator
+    env["SEP"] = sep
+    p = schema.prefix
+    head = p.head_width
+    ls = len(sep)
+    check = bool(p.width and p.material)
+    # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
+    # them gives those bytes back (text, bytes and integers in their domain); ordered and float
+    # fields (NaN payloads) are re-encoded as the generic decoder does.
+    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
+    src = ["def decode(k):", "    if k.__class__ is not bytes:", "        k = bytes(k)"]
+    body = _struct_decoder_lines(schema, env, raw_check) if _struct_layout(schema) else []
+    if body:
+        if fields[-1].fixed_width is not None:
+            # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed.
+            src = src[:1]
+        return _finish(src + body, env, schema)
+    # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
+    if head and p.sep_after and sep:
+        src += [_sep_test(str(p.width), sep), "        raise _Doubt"]
+    src.append("    n = len(k)")
+    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
+    # One hashed field first (orders' user): its head memo stands for its decode and the check.
+    memo_one = _head_memo_width(schema, raw_check) == 1
+    # Positions: a static int while every field so far has a fixed width, else the name of a variable.
+    pos: int | str = head
+    last = len(fields) - 1
+    for i, (f, plan) in enumerate(zip(fields, ends)):
+        w = f.fixed_width
+        start = str(pos)
+        if f.encoding == "ordered" and w is None:
+            env[f"D{i}"] = ordered.decode
+            src += [f"    {f'o{i}'}, rest = D{i}(k[{start}:])", "    q = n - len(rest)"]
+            pos = "q"
+        elif w is not None:
+            end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
+            lines = _field_decode_lines(i, f, env, start, end, i in hashed, raw_check)
+            src += _head_memo(schema, env, lines, end) if memo_one and i == 0 else lines
+            if isinstance(pos, int):
+                pos += w
+            else:
+                src.append(f"    q = {end}")
+                pos = "q"
+        else:
+            if plan == -1:
+                src += [f"    e = k.find(SEP, {start})", "    if e < 0:", "        raise _Doubt"]
+            else:
+                src += [f"    e = n - {plan}", f"    if e < {start}:", "        raise _Doubt"]
+            lines = _field_decode_lines(i, f, env, start, "e", i in hashed, raw_check)
+            src += _head_memo(schema, env, lines, "e") if memo_one and i == 0 else lines
+            src.append("    q = e")
+            pos = "q"
+        if i < last and sep:
+            src += [_sep_test(str(pos), sep), "        raise _Doubt"]
+            if isinstance(pos, int):
+                pos += ls
+            else:
+                src.append(f"    q = q + {ls}")
+    src += [f"    if n != {pos}:", "        raise _Doubt"]
+    out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
+    if raw_check and not memo_one:
+        if hashed:
+            parts = [f"b{i}" for i in schema._hash_idx]
+            src.append(_join_line(parts, sep))
+            src += _check_lines(schema, env, "j", f"k[:{p.width}]")
+        else:
+            src += _check_lines(schema, env, f"k[{head}:]", f"k[:{p.width}]")
+    elif check and not raw_check:
+        # The prefix must match the fields: re-encode (memoized for J salts) and compare.
+        env["_enc"] = schema._encoder()
+        src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
+    if not check or raw_check:
+        src.append(f"    return {out}")
+    return _finish(src, env, schema)
+
+
+def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
+    """Field 0's lines behind a memo keyed by the key's head ``k[:end]`` (prefix, separator, field
+    0): on a miss they run with the prefix check, and the head's value is remembered."""
+    env["_HM"] = {}
+    miss = lines + ["    j = b0"] + _check_lines(schema, env, "j", f"k[:{schema.prefix.width}]")
+    miss += _memo_store("_HM", "hd", "o0")
+    return [f"    hd = k[:{end}]", "    o0 = _HM.get(hd)", "    if o0 is None:"] + _indent(miss)
+
+
+def _finish(src: list[str], env: dict[str, Any], schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+    # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
+    # then decides, outside the try, so its one-line error is raised without a chained one.
+    src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
+        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
+    env["struct"] = struct
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    fn = env["decode"]
+    fn.source = code
+    return fn
