@@ -119,7 +119,10 @@ def test_two_variable_fields_are_ambiguous_and_decode_at_the_first_separator(a, 
         {"name": "a", "type": "string"}, {"name": "ts", "type": "timestamp"}, {"name": "b", "type": "string"}]}})
     assert [f.name for f in s.ambiguous_fields] == ["a"]
     key = s.encode({"a": a, "ts": 1, "b": b})
-    if sep not in a:
+    # The value round-trips when the first separator after the field's start is the one written
+    # after it: not when the value holds the separator, nor when its end and the separator overlap
+    # (a=":" with sep="::" writes ":::", whose first "::" starts inside the value).
+    if (a + sep).find(sep) == len(a):
         assert s.decode(key) == {"a": a, "ts": 1, "b": b}
     else:
         try:
