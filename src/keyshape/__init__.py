@@ -108,6 +108,11 @@ from keyshape.store import (
 from keyshape.workload import WorkloadSpec, read_key_arrays, read_keys, read_records
 from keyshape.workload import generate as generate_workload
 
+# --- Phoenix tables: row keys byte-exact with Phoenix 5.2, and as key schemas ------------------
+from keyshape.phoenix import PhoenixKey, PhoenixTable
+from keyshape.phoenix import parse_ddl as parse_phoenix_ddl
+from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema, load_schema
+
 __all__ = [
     # errors
     "KeyshapeError", "SchemaError", "StoreError", "TableNotFound", "WriteFailed",
@@ -135,6 +140,9 @@ __all__ = [
     "put_record", "delete_record",
     # analysis
     "Analysis", "analyze", "analyze_schema", "compare_designs",
+    # Phoenix tables, and any key schema file
+    "PhoenixKey", "PhoenixKeySchema", "PhoenixTable", "load_phoenix_schema", "load_schema",
+    "parse_phoenix_ddl",
     # existing tables
     "analyze_live", "apply_plan", "dual_scan", "migrate", "plan_splits", "sample_table",
     "verify_migration",
