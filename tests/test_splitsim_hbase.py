@@ -177,4 +177,6 @@ def test_with_references_cleaned_every_second_the_table_keeps_splitting_as_simul
     r = _load_and_simulate(fast_cleaner, _schema(tmp_path, example, table), rows, [],
                            cleaner_interval=1.0)
     _check(r, rows)
-    assert r["real_regions"] >= 4, r
+    # Split more than once (the default 2-minute cleaner stops the table at 2 regions). How many
+    # more depends on how fast a loaded 2-core machine flushes and splits: 3 to 6 regions seen.
+    assert r["real_regions"] >= 3, r
