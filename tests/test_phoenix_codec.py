@@ -91,3 +91,17 @@ def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, 
             return "error", str(exc)
 
     assert run(key._encode_rest) == run(key._rest_general)
+
+
+def test_datetimes_and_iso_text_give_the_epoch_millisecond_they_name() -> None:
+    from datetime import datetime, timezone
+
+    from keyshape.phoenix.types import parse_text, phoenix_type
+
+    ts, date = phoenix_type("TIMESTAMP"), phoenix_type("DATE")
+    before = datetime(1969, 12, 31, 23, 59, 59, 500_250, tzinfo=timezone.utc)  # -499.75 ms
+    assert ts.decode(ts.encode(before)) == PhoenixTimestamp(-500, 250_000)
+    assert parse_text(ts, "1969-12-31T23:59:59.500250Z") == PhoenixTimestamp(-500, 250_000)
+    assert parse_text(date, "1969-12-31T23:59:59.500Z") == -500
+    late = datetime(2262, 4, 11, 23, 47, 16, 854_775, tzinfo=timezone.utc)
+    assert date.decode(date.encode(late)) == 9_223_372_036_854

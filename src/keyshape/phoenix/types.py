@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
@@ -292,12 +292,16 @@ def _dec_bool(t: PhoenixType, data: bytes) -> bool:
     return data != b"\x00"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def _millis(t: PhoenixType, value: Any) -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)  # Phoenix stores UTC
-        return int(value.timestamp() * 1000) if value.microsecond % 1000 == 0 else \
-            int(value.timestamp() * 1_000_000) // 1000
+        # whole milliseconds since the epoch, floored, in exact integer arithmetic (a float
+        # timestamp() loses microseconds far from 1970)
+        return (value - _EPOCH) // timedelta(milliseconds=1)
     if isinstance(value, PhoenixTimestamp):
         return value.millis
     if isinstance(value, bool) or not isinstance(value, int):
@@ -437,7 +441,7 @@ def parse_text(t: PhoenixType, text: str) -> Any:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=timezone.utc)
-            ms = int(moment.timestamp()) * 1000 + moment.microsecond // 1000
+            ms = _millis(t, moment)
             return PhoenixTimestamp(ms, (moment.microsecond % 1000) * 1000) if "TIMESTAMP" in name else ms
         if name in ("BINARY", "VARBINARY"):
             from keyshape.core.hbytes import to_bytes_binary
