@@ -94,15 +94,13 @@ _INT_WIDTH = {"TINYINT": 1, "SMALLINT": 2, "INTEGER": 4, "BIGINT": 8,
 
 
 def _int_value(t: PhoenixType, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, str):
         try:
-            if isinstance(value, bool):
-                raise TypeError
-            value = int(value) if isinstance(value, str) else value
-            if not isinstance(value, int):
-                raise TypeError
-        except (TypeError, ValueError):
+            value = int(value)
+        except ValueError:
             raise PhoenixTypeError(f"{t.name} needs an integer, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PhoenixTypeError(f"{t.name} needs an integer, got {value!r}")
     bits = 8 * _INT_WIDTH[t.name]
     low, high = (0, 2 ** (bits - 1) - 1) if t.name.startswith("UNSIGNED") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     if not low <= value <= high:
