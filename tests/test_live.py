@@ -292,6 +292,30 @@ def test_live_analysis_of_an_even_spread_is_balanced() -> None:
     assert live_analysis(heat).verdict == "balanced"
 
 
+def test_a_few_trailing_writes_in_one_region_do_not_make_an_even_load_skewed() -> None:
+    # A poll that lands just after a load's last puts sees a handful of writes, all in one
+    # region: by chance, not a hot moment. Its weight is its handful, not a whole interval.
+    rng = np.random.default_rng(2)
+    store = _abc_store()
+    heat = LiveHeat()
+    heat.add(store.regions("t"), 0)
+    for t in range(1, 4):
+        _put(store, *[bytes([c]) + b"%06d" % rng.integers(1e6)
+                      for c in rng.choice([ord("a"), ord("b"), ord("d")], 3_000)])
+        heat.add(store.regions("t"), t)
+    for t in range(4, 7):
+        _put(store, b"d%06d" % t)
+        heat.add(store.regions("t"), t)
+    a = live_analysis(heat)
+    assert a.verdict == "balanced", a.reasons
+    assert a.hot_window_share < 0.4
+    # the same trailing moments, each a full interval of one region, are a hot spot in time
+    for t in range(7, 17):
+        _put(store, *[b"d%06d" % (t * 10_000 + i) for i in range(3_000)])
+        heat.add(store.regions("t"), t)
+    assert live_analysis(heat).verdict == "hotspot"
+
+
 # ------------------------------------------------------------------------------------- CLI
 
 

@@ -6,6 +6,8 @@ same numbers can be computed for a simulated workload, a file of real keys or a 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,6 +131,17 @@ def uniform_baseline(rows: int, buckets: int, *, trials: int = 64, seed: int = 1
         deviation_rate=avg("deviation_rate"),
         empty=int(round(avg("empty"))),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def chance_top_share(rows: int, buckets: int, *, trials: int = 64, seed: int = 12345) -> float:
+    """``uniform_baseline(rows, buckets).top_share`` (same draws), without the other statistics:
+    cheap enough to ask for every interval of a live watch."""
+    if rows <= 0 or buckets <= 0:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(rows, np.full(buckets, 1.0 / buckets), size=trials)
+    return float(np.mean(draws.max(axis=1))) / rows
 
 
 class KeyLengths:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from keyshape.analysis import Analysis, RegionLoad
-from keyshape.analysis.stats import distribution, uniform_baseline
+from keyshape.analysis.stats import chance_top_share, distribution, uniform_baseline
 from keyshape.analysis.timeline import by_server, hottest, moving_direction
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.errors import KeyshapeError, StoreError, WriteFailed
@@ -258,19 +258,23 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
     server_heat = by_server(heat_m, server_of, servers)
     # Each interval is judged by the regions that existed then (a split parent is one region),
     # never by the later layout its writes are projected onto for the heat map.
-    shares, server_shares = heat.sample_shares(metric)
-    window_rows = heat_m.sum(axis=1)
-    mean_window = int(window_rows[window_rows > 0].mean())
-    baseline = uniform_baseline(mean_window, R).top_share
+    # Polls do not split writes evenly (a poll can land just after a load's last few puts), so
+    # each interval weighs by its requests against the chance level of its own size: three
+    # writes in one region at the end of a load are not a hot moment.
+    shares, server_shares, window_rows, window_regions = heat.sample_shares(metric)
+    weights = window_rows / window_rows.sum()
+    chance = np.array([chance_top_share(int(round(n)), int(k))
+                       for n, k in zip(window_rows, window_regions)])
+    baseline = float(np.dot(weights, chance))
     hot_index = int(np.argmax(totals))
     hot = hottest(heat_m)
     ev = Evidence(
         rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
-        hot_window_share=float(shares.mean()), hot_window_baseline=baseline,
+        hot_window_share=float(np.dot(weights, shares)), hot_window_baseline=baseline,
         hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
         hottest_label=loads[hot_index].label, hottest_edge=hot_index in (0, R - 1),
         increasing=0.0, decreasing=0.0, servers=servers,
-        hot_window_server_share=float(server_shares.mean()),
+        hot_window_server_share=float(np.dot(weights, server_shares)),
         hints=hints or SchemaHints())
     v = judge(ev)
     return Analysis(

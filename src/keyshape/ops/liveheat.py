@@ -299,11 +299,15 @@ class LiveHeat:
             out[i, lo:hi + 1] += value * weights
         return out
 
-    def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray]:
-        """Per sample with requests: the busiest region's share and the busiest server's share,
-        over the regions of that interval (live and vanished), never a later layout."""
+    def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+        """Per sample with requests: the busiest region's share, the busiest server's share, the
+        requests counted and the number of regions, over the regions of that interval (live and
+        vanished), never a later layout."""
         regions: list[float] = []
         servers: list[float] = []
+        totals: list[float] = []
+        counts: list[int] = []
         for s in self.samples:
             rows = s.regions(metric)
             total = sum(v for *_, v in rows)
@@ -314,4 +318,6 @@ class LiveHeat:
             for _s, _e, server, v in rows:
                 per[server] = per.get(server, 0.0) + v
             servers.append(max(per.values()) / total)
-        return np.array(regions), np.array(servers)
+            totals.append(total)
+            counts.append(len(rows))
+        return np.array(regions), np.array(servers), np.array(totals), np.array(counts)
