@@ -225,3 +225,20 @@ def test_kill_9_a_region_server_during_a_merged_scan(hbase_cluster: Any) -> None
                         f"{outcome} {time.monotonic() - killed:.1f} s after the kill "
                         f"(scan {time.monotonic() - started:.1f} s, {store.retry_count} retries)")
         store.delete_table(table)
+
+
+def test_an_unsplit_table_on_the_cluster_splits_as_simulated(hbase_cluster: Any, tmp_path: Path) -> None:
+    """The auto-split calibration of test_splitsim_hbase on the 3-server cluster: HBase opens a
+    parent's daughters on the parent's server, so a lone sequential table splits there as on the
+    standalone (SteppingSplitPolicy counts the table's regions on that server), and the
+    simulation with the same sizes predicts it within the same stated tolerances."""
+    from test_splitsim_hbase import _check, _load_and_simulate, _schema
+
+    rows = 150_000
+    r = _load_and_simulate(hbase_cluster, _schema(tmp_path, "sequential.toml", "events_seq"), rows, [])
+    _check(r, rows)
+    assert r["real_regions"] >= 2, "the table did not split on the cluster; nothing was compared"
+    MEASURED.append(f"auto-split on the cluster, sequential {rows:,} rows: HBase {r['real_regions']} "
+                    f"regions {r['real_rows'].tolist()}, simulated {r['sim_regions']} "
+                    f"{r['sim_rows'].tolist()}; busiest share {r['real_share']:.3f} vs "
+                    f"{r['sim_share']:.3f}")

@@ -141,31 +141,42 @@ def test_load_puts_every_row_with_its_write_index() -> None:
     assert len(stored) == len(set(keys)) == 5_000
     for i in (0, 1, 4_321, 4_999):
         assert stored[keys[i]] == {b"d:v": row_value(i)}
-    assert seen == sorted(seen) and seen[-1] == 5_000 and len(seen) == 8  # ceil(5000/700)
+    # after each batch the rows acknowledged so far (the last, short batch when flushed at the end)
+    assert seen == [700 * (i + 1) for i in range(7)] + [4_900, 5_000]
 
 
 class _FailingStore:
-    """Delegates to an embedded store, but the writer of the ``fail_on``-th batch fails."""
+    """Delegates to an embedded store, but its writer's ``fail_on``-th batch fails whole, as a
+    batch in flight does when its region server goes away."""
 
-    def __init__(self, inner: EmbeddedStore, fail_on: int) -> None:
-        self.inner, self.fail_on, self.batches = inner, fail_on, 0
+    def __init__(self, inner: EmbeddedStore, fail_on: int, batch_size: int | None = None) -> None:
+        self.inner, self.fail_on, self.batch_size = inner, fail_on, batch_size
 
     def writer(self, table: str, batch_size: int = 1000, **kw):  # type: ignore[no-untyped-def]
-        self.batches += 1
-        if self.batches != self.fail_on:
-            return self.inner.writer(table, batch_size, **kw)
+        inner, fail_on = self.inner.writer(table, batch_size, **kw), self.fail_on
+        batch_size = self.batch_size or batch_size
 
         class W:
-            rows: list[bytes] = []
-
-            def __enter__(self):  # type: ignore[no-untyped-def]
-                return self
+            def __init__(self) -> None:
+                self.buffer: list[tuple[bytes, dict[bytes, bytes]]] = []
+                self.batches = self.written = 0
 
             def put(self, row, cells, timestamp=None):  # type: ignore[no-untyped-def]
-                self.rows.append(row)
+                self.buffer.append((row, cells))
+                if len(self.buffer) == batch_size:
+                    self.flush()
 
-            def __exit__(self, *exc):  # type: ignore[no-untyped-def]
-                raise WriteFailed("region server went away", list(self.rows))
+            def flush(self) -> None:
+                buffer, self.buffer = self.buffer, []
+                if not buffer:
+                    return
+                self.batches += 1
+                if self.batches == fail_on:
+                    raise WriteFailed("region server went away", [r for r, _ in buffer])
+                for row, cells in buffer:
+                    inner.put(row, cells)
+                inner.flush()
+                self.written += len(buffer)
 
         return W()
 
@@ -177,6 +188,17 @@ def test_load_keep_going_reports_the_unacknowledged_batch() -> None:
     keys = [k for cols in generate(schema, 3_000) for k in schema.encode_many(cols)]
     assert result.rows == 2_000 and result.failed == keys[1_000:2_000]
     assert [k for k, _ in store.scan("shop:orders")] == sorted(keys[:1_000] + keys[2_000:])
+
+
+def test_load_keep_going_goes_on_with_the_rest_of_a_batch_after_a_failure_inside_it() -> None:
+    # the writer's batches (300) end inside load's (1,000): the put that raises is the 600th row
+    # of the first load batch, and rows 600..999 must still be written
+    store, schema = _orders_store()
+    result = load_workload(_FailingStore(store, fail_on=2, batch_size=300), schema, rows=3_000,  # type: ignore[arg-type]
+                           batch_size=1_000, keep_going=True)
+    keys = [k for cols in generate(schema, 3_000) for k in schema.encode_many(cols)]
+    assert result.failed == keys[300:600] and result.rows == 2_700
+    assert [k for k, _ in store.scan("shop:orders")] == sorted(keys[:300] + keys[600:])
 
 
 def test_load_raises_write_failed_with_the_batch_and_the_acknowledged_count() -> None:

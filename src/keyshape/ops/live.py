@@ -28,7 +28,7 @@ from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 from keyshape.errors import KeyshapeError, StoreError, WriteFailed
 from keyshape.ops.liveheat import METRICS, LiveHeat, Sample, Vanished
 from keyshape.schema import KeySchema
-from keyshape.store.base import RegionInfo, Store
+from keyshape.store.base import BatchWriter, RegionInfo, Store
 
 __all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "live_analysis",
            "load_workload", "poller", "row_value", "shares_by_region", "shares_by_server",
@@ -79,15 +79,17 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     Keys come from ``keyshape.workload.generate(schema, rows, seed)`` encoded with
     ``schema.encode_many``, exactly the keys ``analyze_schema`` assigns for the same rows and
     seed. Each row gets one cell ``<family>:v`` (``family`` default: the schema's first) holding
-    ``row_value(i)``. Rows go through ``store.writer(table, batch_size)``, one writer per batch of
-    ``batch_size`` rows, whose flush on exit acknowledges the batch; ``progress(acknowledged,
-    rows)`` is called after each batch.
+    ``row_value(i)``. Rows go through one ``store.writer(table, batch_size)``, which keeps
+    batches in flight while the next is built (HBase: two, like the Java client's
+    ``BufferedMutator``); ``progress(done, rows)`` is called after each batch with the rows the
+    store has acknowledged (its ``written`` count) plus those that failed, so it trails the
+    rows sent by the batches still in flight, and never counts a row not stored.
 
-    When a batch fails (``WriteFailed``, or any ``StoreError`` opening its writer): with
-    ``keep_going=False`` (default) ``WriteFailed`` is raised, its ``rows`` being the whole batch
-    and its message saying how many rows were acknowledged before it; with ``keep_going=True``
-    the batch's rows go to ``LoadResult.failed`` and loading continues with the next batch.
-    The table must exist.
+    When a write fails (``WriteFailed`` naming exactly the rows not written, or any
+    ``StoreError`` opening the writer, which fails that batch whole): with ``keep_going=False``
+    (default) ``WriteFailed`` is raised with those rows, its message saying how many rows were
+    acknowledged; with ``keep_going=True`` they go to ``LoadResult.failed`` and loading
+    continues. The table must exist.
     """
     from keyshape.workload import generate
 
@@ -104,37 +106,70 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
         raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: "
                             + ", ".join(names))
     column = family.encode() + b":v"
-    acked = 0
-    index = 0
     failed: list[bytes] = []
     errors: list[str] = []
+    writer: BatchWriter | None = None
     started = time.perf_counter()
     last_ack, longest_wait, longest_wait_ended = started, 0.0, 0.0
+    acked = 0
+
+    def acknowledged() -> int:
+        return writer.written if writer is not None else 0
+
+    def fail(exc: StoreError, lost: Sequence[bytes]) -> None:
+        failed.extend(lost)
+        errors.append(str(exc))
+        if keep_going:
+            return
+        if writer is not None:
+            # Rows already handed to the writer are sent before giving up, so that every row up
+            # to here is either acknowledged or named in the error: none is left in doubt.
+            try:
+                writer.flush()
+            except WriteFailed as late:
+                failed.extend(late.rows)
+        raise WriteFailed(f"{errors[0]} ({acknowledged():,} row(s) of {rows:,} acknowledged, "
+                          f"{len(failed):,} not written, the rest not sent)", failed) from exc
+
+    index = 0
     for columns in generate(schema, rows, seed=seed, chunk_rows=chunk_rows):
         keys = schema.encode_many(columns)
         for lo in range(0, len(keys), batch_size):
             batch = keys[lo:lo + batch_size]
-            try:
-                with store.writer(table, batch_size=batch_size) as writer:
-                    for offset, key in enumerate(batch):
-                        writer.put(key, {column: row_value(index + offset)})
-            except StoreError as exc:
-                # WriteFailed, or the writer could not even start (cluster unreachable): either
-                # way no row of this batch is acknowledged.
-                if not keep_going:
-                    raise WriteFailed(f"{exc} ({acked:,} row(s) of {rows:,} acknowledged before "
-                                      "this batch)", list(batch)) from exc
-                failed.extend(batch)
-                errors.append(str(exc))
-            else:
-                acked += len(batch)
+            if writer is None:
+                try:
+                    writer = store.writer(table, batch_size=batch_size)
+                except StoreError as exc:  # nothing of this batch can be sent
+                    fail(exc, batch)
+            if writer is not None:
+                put = writer.put
+                todo = iter(range(len(batch)))
+                while True:
+                    try:
+                        for at in todo:
+                            put(batch[at], {column: row_value(index + at)})
+                        break
+                    except WriteFailed as exc:
+                        # an earlier batch failed in the background; the row whose put raised
+                        # it is buffered all the same, so go on with the next one
+                        fail(exc, exc.rows)
+            index += len(batch)
+            now_acked = acknowledged()
+            if now_acked > acked:
                 now = time.perf_counter()
                 if now - last_ack > longest_wait:
                     longest_wait, longest_wait_ended = now - last_ack, time.time()
-                last_ack = now
-            index += len(batch)
+                last_ack, acked = now, now_acked
             if progress is not None:
-                progress(acked + len(failed), rows)
+                progress(now_acked + len(failed), rows)
+    if writer is not None:
+        try:
+            writer.flush()
+        except WriteFailed as exc:
+            fail(exc, exc.rows)
+    acked = acknowledged()
+    if progress is not None:
+        progress(acked + len(failed), rows)
     return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors,
                       longest_wait, longest_wait_ended)
 

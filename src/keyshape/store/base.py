@@ -163,7 +163,12 @@ class BatchWriter(Protocol):
     ``flush()``, and when the ``with`` block exits. After ``flush()`` returns (or the block exits
     normally) every buffered mutation is stored; otherwise ``WriteFailed`` is raised and its
     ``rows`` names every row not written.
+
+    ``written`` counts the mutations this writer has had stored so far (acknowledged by the
+    store), so a caller can report exact progress while later batches are still in flight.
     """
+
+    written: int
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None: ...
 

@@ -508,6 +508,7 @@ class _EmbeddedWriter:
         self._max_bytes = max_bytes
         self._buffer: list[tuple[bytes, Mapping[bytes, bytes] | None, Any]] = []
         self._bytes = 0
+        self.written = 0
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         row = as_bytes(row, "a row key")
@@ -546,6 +547,7 @@ class _EmbeddedWriter:
                 except StoreError as exc:
                     failed.append(row)
                     errors.append(str(exc))
+            self.written += len(buffer) - len(failed)
         if failed:
             raise WriteFailed(f"{len(failed)} row(s) not written; first error: {errors[0]}", failed)
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import secrets
 import struct
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, Master_pb2
+from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, HBase_pb2, Master_pb2
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
@@ -163,15 +164,21 @@ class HBaseStore(HBaseClient):
     # --- regions -----------------------------------------------------------------------------
 
     def regions(self, table: str) -> list[RegionInfo]:
-        """Regions in key order from hbase:meta, with RegionLoad from the master's cluster status.
+        """Regions in key order from hbase:meta, with RegionLoad asked of their region servers.
 
         ``parents`` names the regions a region was split or merged from while hbase:meta still
         has them (``parents_closed_ms``: when each had closed); ``reported_ms`` is when its
-        server took the counters (its last load report).
+        server took the counters.
 
-        Counters and sizes are what region servers last reported (every
-        ``hbase.regionserver.msginterval``). HBase reports store sizes in whole MB only, so
-        ``store_size_bytes = (storefile_size_MB + mem_store_size_MB) * 2**20`` (0 below 1 MB).
+        Counters are each server's own, at the moment of the call (``GetRegionLoad``, what the
+        Java ``Admin.getRegionMetrics(server, table)`` asks), so ``reported_ms`` is the client's
+        clock around that call. The master's cluster status would be up to
+        ``hbase.regionserver.msginterval`` (3 s) old, longer on a busy server, and a split
+        parent's writes after its last report are in no counter: every second of staleness is
+        writes a watch of a splitting table must estimate. A server that does not answer falls
+        back to the master's copy (its regions with the report's own time). HBase reports store
+        sizes in whole MB only, so ``store_size_bytes = (storefile_size_MB + mem_store_size_MB)
+        * 2**20`` (0 below 1 MB).
         """
         namespace, name = split_table_name(table)
         try:
@@ -184,14 +191,7 @@ class HBaseStore(HBaseClient):
             lineage, closed = self.cluster.read_lineage(namespace, name)
         except (ConnectionLost, ServerError) as exc:
             raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
-        status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
-                              Master_pb2.GetClusterStatusResponse, table, "read cluster status")
-        loads = {load.region_specifier.value: load
-                 for server in status.cluster_status.live_servers
-                 for load in server.server_load.region_loads}
-        reported = {load.region_specifier.value: int(server.server_load.report_end_time)
-                    for server in status.cluster_status.live_servers
-                    for load in server.server_load.region_loads}
+        loads, reported = self._region_loads(table, namespace, name, regions)
         infos = []
         for region in regions:
             load = loads.get(region.name)
@@ -206,6 +206,37 @@ class HBaseStore(HBaseClient):
                 reported_ms=reported.get(region.name, 0),
                 parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ()))))
         return infos
+
+    def _region_loads(self, table: str, namespace: str, name: str, regions: Iterable[Region]
+                      ) -> tuple[dict[bytes, Any], dict[bytes, int]]:
+        """``({region name: RegionLoad}, {region name: ms when counted})`` from each server that
+        holds a region of the table, the master's cluster status for servers that fail."""
+        loads: dict[bytes, Any] = {}
+        reported: dict[bytes, int] = {}
+        missing = False
+        request = Admin_pb2.GetRegionLoadRequest(
+            table_name=HBase_pb2.TableName(namespace=namespace.encode(), qualifier=name.encode()))
+        for host, port in dict.fromkeys((r.host, r.port) for r in regions):
+            try:
+                before = time.time()
+                response = self.cluster.connection(host, port, "AdminService").call(
+                    "GetRegionLoad", request, Admin_pb2.GetRegionLoadResponse)
+                at = int(500 * (before + time.time()))
+            except (ConnectionLost, ServerError):
+                missing = True
+                continue
+            for load in response.region_loads:
+                loads[load.region_specifier.value] = load
+                reported[load.region_specifier.value] = at
+        if missing:
+            status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
+                                  Master_pb2.GetClusterStatusResponse, table, "read cluster status")
+            for server in status.cluster_status.live_servers:
+                for load in server.server_load.region_loads:
+                    if load.region_specifier.value not in loads:
+                        loads[load.region_specifier.value] = load
+                        reported[load.region_specifier.value] = int(server.server_load.report_end_time)
+        return loads, reported
 
     def region_history(self, table: str) -> list[RegionRecord]:
         """Every region hbase:meta records for ``table``, online or split parents not yet

@@ -157,6 +157,8 @@ class HBaseWriter:
         self._sent: list[tuple[Future[_Failures], set[bytes], int]] = []
         self._failures: list[_Failures] = []
         self._raised: WriteFailed | None = None  # the last WriteFailed this writer raised
+        self.written = 0  # mutations stored so far (see BatchWriter.written)
+        self._written_lock = threading.Lock()
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         if type(row) is not bytes:
@@ -244,6 +246,8 @@ class HBaseWriter:
             except StoreError as exc:  # e.g. the table was deleted meanwhile
                 round_failed = {j: str(exc) for j in range(len(rows))}
             failed.update((indexes[j], message) for j, message in round_failed.items())
+        with self._written_lock:
+            self.written += len(buffer) - len(failed)
         return buffer, failed
 
     def _raise_failures(self) -> None:
