@@ -17,7 +17,8 @@ by round (best of ``--repeat`` each, on a shared machine):
   ``from_jk``: keyshape building them from the same J and K columns (prefix_many + concat);
 * ``decode``: per-record ``KeySchema.decode``; ``decode*``: the same with its memos switched off
   (the salt prefix re-hashed from J for every key, as for all-distinct entities); ``hand``: a hand-written split/parse of the same
-  layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder.
+  layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder
+  (numpy columns); ``arrow``: ``decode_many(as_arrow=True)``, a pyarrow Table (no Python object per value).
 
 Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quick]
 """
@@ -382,6 +383,7 @@ def main() -> None:
                 "decode": lambda: [schema.decode(k) for k in keys],
                 "decode_nomemo": lambda: [dec_nomemo(k) for k in keys],
                 "decode_many": lambda: schema.decode_many(keys),
+                "decode_arrow": lambda: schema.decode_many(keys, as_arrow=True),
             }
             if hand is not None:
                 dfns["hand"] = lambda: [hand(k) for k in keys]
@@ -391,6 +393,7 @@ def main() -> None:
             assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
                 n: [r[n] for r in per] for n in schema.field_names}
             assert dout["decode_nomemo"] == per
+            assert dout["decode_arrow"].to_pylist() == per
             if "hand" in dout:
                 assert dout["hand"] == per, f"{stem}: the hand-written decoder disagrees"
             row.update({
@@ -400,11 +403,14 @@ def main() -> None:
                 "decode_nomemo_keys_per_s": rows_n / dt["decode_nomemo"],
                 "decode_nomemo_over_hand": dt["hand"] / dt["decode_nomemo"] if "hand" in dt else None,
                 "decode_many_over_decode": dt["decode"] / dt["decode_many"],
+                "decode_arrow_keys_per_s": rows_n / dt["decode_arrow"],
+                "decode_arrow_over_decode": dt["decode"] / dt["decode_arrow"],
             })
             dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["decode_nomemo_keys_per_s"] / 1e6,
                               row["hand_decode_keys_per_s"] and row["hand_decode_keys_per_s"] / 1e6,
                               row["decode_many_keys_per_s"] / 1e6, row["decode_over_hand"],
-                              row["decode_nomemo_over_hand"], row["decode_many_over_decode"]])
+                              row["decode_nomemo_over_hand"], row["decode_many_over_decode"],
+                              row["decode_arrow_keys_per_s"] / 1e6, row["decode_arrow_over_decode"]])
         results.append(row)
         m = 1e6
         table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
@@ -427,7 +433,8 @@ def main() -> None:
                 ["case", "array(list cols)", "/duckdb1", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
                  "J,K/duckdb2"], jk_table)
     print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed)",
-                ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode"],
+                ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode",
+                 "arrow", "arrow/decode"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)
     print_table("MD5 of distinct 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],

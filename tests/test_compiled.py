@@ -144,6 +144,19 @@ def _many(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
     return "ok", {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in cols.items()}
 
 
+def _many_arrow(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
+    """``decode_many(as_arrow=True)`` as plain columns (decimal128 back to int)."""
+    import decimal
+
+    try:
+        table = schema.decode_many(keys, as_arrow=True)
+    except KeyshapeError as exc:
+        return "error", str(exc)
+    assert table.column_names == [f.name for f in schema.fields]
+    return "ok", {n: [int(v) if isinstance(v, decimal.Decimal) else v
+                      for v in table.column(n).to_pylist()] for n in table.column_names}
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema_and_records(), st.data())
 def test_decode_many_equals_decode_per_key(sr, data):
@@ -156,11 +169,13 @@ def test_decode_many_equals_decode_per_key(sr, data):
             pass
     assume(keys)
     assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
+    assert repr(_many_arrow(schema, keys)) == repr(_columns_of(schema, keys))
     # One damaged key among good ones: the same error as decoding key by key.
     i = data.draw(st.integers(0, len(keys) - 1))
     bad = list(keys)
     bad[i] = data.draw(st.one_of(st.just(keys[i][:-1]), st.binary(max_size=12), st.just(keys[i] + b"\x00")))
     assert repr(_many(schema, bad)) == repr(_columns_of(schema, bad))
+    assert repr(_many_arrow(schema, bad)) == repr(_columns_of(schema, bad))
 
 
 def test_decode_many_on_the_examples_takes_the_vector_route():
@@ -176,6 +191,9 @@ def test_decode_many_on_the_examples_takes_the_vector_route():
         assert many == _columns_of(schema, keys), path
         got = batchdecode._decode_vector(schema, KeyArray.from_keys(keys))  # no silent fallback
         assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in got.items()} == many[1]
+        arrow = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), True)
+        assert {n: (v.to_pylist() if hasattr(v, "to_pylist") else v.tolist()) for n, v in arrow.items()} == many[1]
+        assert _many_arrow(schema, keys) == many
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -245,3 +263,4 @@ def test_decode_many_on_thousands_of_keys_equals_decode_per_key():
     keys = [schema.encode(r) for r in records]
     assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
     assert repr(_many(schema, KeyArray.from_keys(keys))) == repr(_columns_of(schema, keys))
+    assert repr(_many_arrow(schema, keys)) == repr(_columns_of(schema, keys))

@@ -40,6 +40,11 @@ def test_a_toml_with_a_phoenix_section_is_a_key_schema_with_phoenix_bytes() -> N
         values = {"A": bytes.fromhex(row["values"]["A"][4:]).decode(), "N": int(row["values"]["N"][3:])}
         assert s1.encode(values).hex() == row["keys"]["S1"]
         assert s1.decode(bytes.fromhex(row["keys"]["S1"])) == values
+    keys = [bytes.fromhex(row["keys"]["S1"]) for row in case["rows"]]
+    rows = [s1.decode(k) for k in keys]
+    table = s1.decode_many(keys, as_arrow=True)
+    assert table.column_names == list(rows[0]) and table.to_pylist() == rows
+    assert {k: list(v) for k, v in s1.decode_many(keys).items()} == table.to_pydict()
 
 
 def _write(ddl: str) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 import numpy as np
+import pyarrow as pa
 
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
@@ -114,9 +115,10 @@ class PhoenixKeySchema(KeySchema):
         # timestamps as the keyshape field type reads them (milliseconds), so the time axis works
         return {k: (v.millis if isinstance(v, PhoenixTimestamp) else v) for k, v in values.items()}
 
-    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False) -> Any:
         rows = [self.decode(bytes(k)) for k in (keys.tolist() if isinstance(keys, KeyArray) else keys)]
-        return {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
+        columns = {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
+        return pa.table(columns) if as_arrow else columns
 
     def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
         return self.phoenix.key.scan_ranges(**{k: _phoenix_value(self._column(k), v) for k, v in leading.items()})

@@ -15,6 +15,7 @@ raises the same one-line error as :meth:`KeySchema.decode` for the first bad key
 
 from __future__ import annotations
 
+import decimal
 import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,17 +41,43 @@ class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
 
 
-def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
+                as_arrow: bool = False) -> dict[str, Any] | pa.Table:
     """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
     arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
-    bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`."""
+    bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`.
+
+    ``as_arrow=True``: a ``pyarrow.Table`` instead (int64, float64, string, binary columns in
+    field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
+    no Python object is made per value: the form to hand to Parquet, Spark or pandas."""
     ka = keys if isinstance(keys, KeyArray) else _key_array(keys)
     if len(ka) and _vector_layout(schema):
         try:
-            return _decode_vector(schema, ka)
+            out = _decode_vector(schema, ka, as_arrow)
+            return _table(schema, out) if as_arrow else out
         except _Fallback:
             pass
-    return _decode_rows(schema, ka.tolist())
+    out = _decode_rows(schema, ka.tolist())
+    return _table(schema, out) if as_arrow else out
+
+
+_ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),
+                "float64": pa.float64(), "string": pa.string(), "bytes": pa.binary()}
+
+
+def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
+    arrays = []
+    for f in schema.fields:
+        col = columns[f.name]
+        if not isinstance(col, (pa.Array, pa.ChunkedArray)):
+            try:
+                col = pa.array(col, type=_ARROW_TYPES.get(f.type))
+            except OverflowError:
+                # a decimal text field wider than int64 holds: exact integers as decimal128
+                col = pa.array([None if v is None else decimal.Decimal(v) for v in col],
+                               type=pa.decimal128(38, 0))
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
 
 def _key_array(keys: Sequence[bytes]) -> KeyArray:
@@ -117,7 +144,7 @@ def _take(m: np.ndarray, start: np.ndarray | int, width: int) -> np.ndarray:
     return np.take_along_axis(m, start[:, None] + np.arange(width), axis=1)
 
 
-def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
+def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool = False) -> dict[str, Any]:
     p, sep, fields = schema.prefix, schema.separator, schema.fields
     ls, n = len(sep), len(ka)
     lengths = ka.lengths
@@ -159,7 +186,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
                 cols = m[:, pos : pos + w]
             if i in hashed:
                 raw[i] = KeyArray(np.ascontiguousarray(cols))
-            out[f.name] = _fixed_value(f, cols)
+            out[f.name] = _fixed_value(f, cols, arrow)
             pos = pos + w
         else:
             if isinstance(pos, np.ndarray) or plan is None:
@@ -177,7 +204,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
                 cols[:, lo:] *= np.arange(lo, width)[None, :] < vlen[:, None]
             if i in hashed:
                 raw[i] = KeyArray(np.ascontiguousarray(cols), vlen)
-            out[f.name] = _text_value(f, cols, vlen)
+            out[f.name] = _text_value(f, cols, vlen, arrow)
             pos = int(end[0]) if same_length else end
         if i < last and ls:
             if isinstance(pos, np.ndarray):
@@ -210,7 +237,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray) -> dict[str, Any]:
     return out
 
 
-def _fixed_value(f: Any, cols: np.ndarray) -> Any:
+def _fixed_value(f: Any, cols: np.ndarray, arrow: bool = False) -> Any:
     t, enc, desc = f.type, f.encoding, f.descending
     n, w = cols.shape
     if t == "float64":
@@ -232,7 +259,7 @@ def _fixed_value(f: Any, cols: np.ndarray) -> Any:
             v *= 10
             v += cols[:, c] - np.uint8(48)
         return np.int64(_MAX[t]) - v if desc else v
-    return _text_value(f, cols, np.full(n, w, dtype=np.int64))
+    return _text_value(f, cols, np.full(n, w, dtype=np.int64), arrow)
 
 
 def _too_big(cols: np.ndarray, w: int) -> bool:
@@ -242,7 +269,7 @@ def _too_big(cols: np.ndarray, w: int) -> bool:
     return bool((as_s > np.bytes_(top)).any())
 
 
-def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
+def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False) -> Any:
     """A string/bytes column: inverted back when descending, padding stripped, decoded."""
     n, w = cols.shape
     fixed = f.fixed_width is not None
@@ -250,6 +277,8 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
         cols = cols ^ np.uint8(0xFF)
         if not fixed:
             cols[np.arange(w)[None, :] >= vlen[:, None]] = 0
+    if arrow:
+        return _arrow_text(f, cols, vlen)
     if f.type == "bytes":
         if f.width is not None and f.pad != "none":
             return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte())
@@ -268,6 +297,52 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray) -> Any:
         cols = _strip_left(cols, pad) if f.pad == "left" else _strip_right(cols, pad)
     # ASCII bytes widened to code points are a numpy str array as they stand (no string cast).
     return cols.astype("<u4").view(f"<U{w}").reshape(n)
+
+
+def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
+    """The column as an Arrow string/binary array cut straight out of the key bytes: each row's
+    value is ``cols[row, start:end]`` (padding and a variable field's NUL fill left out), the
+    data buffer is those bytes in row order (one boolean-mask gather) and the offsets are the
+    running sum of their lengths."""
+    n, w = cols.shape
+    start = np.zeros(n, dtype=np.int64)
+    end = np.minimum(vlen, w).astype(np.int64)
+    if f.width is not None and f.pad != "none":
+        pad = np.uint8(f._pad_byte()[0])
+        if f.pad == "left":
+            other = cols != pad
+            lead = other.argmax(axis=1)
+            start = np.where(other[np.arange(n), lead], lead, end)
+        else:
+            other = cols[:, ::-1] != pad
+            last = other.argmax(axis=1)
+            end = np.where(other[np.arange(n), last], w - last, 0)
+    # The mask in the narrowest dtype that holds a column index: n x w comparisons of int64
+    # cost more than everything else here.
+    small = np.uint8 if w < 256 else np.int32
+    at = np.arange(w, dtype=small)[None, :]
+    cut_start, cut_end = bool(start.any()), bool((end != w).any())
+    if not cut_start and not cut_end:
+        data = np.ascontiguousarray(cols).reshape(-1)
+    else:
+        inside = at < end.astype(small)[:, None] if cut_end else None
+        if cut_start:
+            later = at >= start.astype(small)[:, None]
+            inside = later if inside is None else inside & later
+        data = cols[inside]  # row-major: each row's bytes, rows in order
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(end - start, out=offsets[1:])
+    big = int(offsets[-1]) >= 2**31
+    kind = (pa.large_string() if big else pa.string()) if f.type == "string" else \
+        (pa.large_binary() if big else pa.binary())
+    offs = offsets if big else offsets.astype(np.int32)
+    out = pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offs), pa.py_buffer(data)])
+    if f.type == "string" and len(data) and int(data.max()) >= 128:
+        try:
+            out.validate(full=True)  # UTF-8; a key whose text is not is decode()'s error to word
+        except pa.ArrowInvalid:
+            raise _Fallback from None
+    return out
 
 
 def _strip_left(cols: np.ndarray, pad: np.uint8) -> np.ndarray:

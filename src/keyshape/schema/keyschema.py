@@ -396,9 +396,11 @@ class KeySchema:
                 "was it written with this schema (separator, hash_fields, buckets)?")
         return out
 
-    def decode_many(self, keys: Sequence[bytes] | KeyArray) -> dict[str, Any]:
+    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False) -> Any:
         """The fields of many keys as columns (field name -> values, in key order): numbers as
-        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes.
+        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes; with
+        ``as_arrow=True`` a ``pyarrow.Table`` (int64, float64, string, binary columns), built
+        without a Python object per value.
 
         Equals decoding every key with :meth:`decode` (and raises its error for the first bad
         key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
@@ -408,7 +410,7 @@ class KeySchema:
         if self._encode_only is not None and len(keys):
             first = keys[:1].tolist()[0] if isinstance(keys, KeyArray) else keys[0]
             self._decode_generic(first)  # raises: an encode-only schema cannot read keys back
-        return decode_many(self, keys)
+        return decode_many(self, keys, as_arrow=as_arrow)
 
     # ------------------------------------------------------------------------------- buckets
 
