@@ -319,8 +319,8 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
             end = np.where(other[np.arange(n), last], w - last, 0)
     # The mask in the narrowest dtype that holds a column index: n x w comparisons of int64
     # cost more than everything else here.
-    small = np.uint8 if w < 256 else np.int32
-    at = np.arange(w, dtype=small)[None, :]
+    small: Any = np.uint8 if w < 256 else np.int32
+    at: Any = np.arange(w, dtype=small)[None, :]
     cut_start, cut_end = bool(start.any()), bool((end != w).any())
     if not cut_start and not cut_end:
         data = np.ascontiguousarray(cols).reshape(-1)
