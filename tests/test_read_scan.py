@@ -104,15 +104,18 @@ class CountingStore:
         return getattr(self.inner, name)
 
     def scan(self, table: str, **kw: Any) -> Any:
+        return (row for batch in self.scan_batches(table, **kw) for row in batch)
+
+    def scan_batches(self, table: str, **kw: Any) -> Any:
         call = {"kw": kw, "rows": 0}
         self.calls.append(call)
-        it = self.inner.scan(table, **kw)
+        it = self.inner.scan_batches(table, **kw)
 
         def gen() -> Any:
             try:
-                for item in it:
-                    call["rows"] += 1
-                    yield item
+                for batch in it:
+                    call["rows"] += len(batch)
+                    yield batch
             finally:
                 self.closed += 1
         return gen()

@@ -235,6 +235,22 @@ def test_scan_limit_and_columns(store: Store, scan_table: str) -> None:
     assert dict(store.scan(scan_table, prefix=b"c", columns=[b"cf"])) == {b"c": {b"cf:v": b"c"}}
 
 
+@pytest.mark.parametrize(("start", "stop", "reverse", "limit"),
+                         [(b"", b"", False, None), (b"b", b"p", False, 4), (b"", b"", True, None),
+                          (b"p", b"b", True, 5), (b"h", b"", False, 0)])
+@pytest.mark.parametrize("batch_size", [1, 3, 1000])
+def test_scan_batches_are_the_scan_rows_in_runs_of_at_most_batch_size(
+    store: Store, scan_table: str, start: bytes, stop: bytes, reverse: bool, limit: int | None,
+    batch_size: int,
+) -> None:
+    kw = {"reverse": reverse, "limit": limit, "batch_size": batch_size}
+    batches = list(store.scan_batches(scan_table, start, stop, **kw))  # type: ignore[arg-type]
+    assert all(0 < len(b) <= batch_size for b in batches)
+    assert [row for b in batches for row in b] == list(store.scan(scan_table, start, stop, **kw))  # type: ignore[arg-type]
+    if limit == 0:
+        assert batches == []
+
+
 def test_scan_skips_rows_without_selected_cells(store: Store, table: str) -> None:
     store.put(table, b"a", {b"cf:v": b"1"})
     store.put(table, b"b", {b"meta:v": b"2"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from itertools import islice
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["Row", "MergedScan", "scan", "scan_bucket"]
 
-_UNSET: Any = object()
 _AUTO_ROWS = 100_000  # rows all buckets' batches may hold together when batch_size is not given
 
 
@@ -49,8 +48,8 @@ class Row:
     __slots__ = ("key", "original", "cells", "_schema", "_fields")
 
     def __init__(self, key: bytes, original: bytes, cells: dict[bytes, bytes], schema: KeySchema | None = None) -> None:
+        # _fields stays unset (an empty slot) until first asked for: one store less per row
         self.key, self.original, self.cells, self._schema = key, original, cells, schema
-        self._fields: Any = _UNSET
 
     @property
     def bucket(self) -> bytes:
@@ -58,11 +57,14 @@ class Row:
 
     @property
     def fields(self) -> dict[str, Any] | None:
-        if self._fields is _UNSET:
-            try:
-                self._fields = None if self._schema is None else self._schema.decode(self.key)
-            except KeyshapeError:
-                self._fields = None
+        try:
+            return self._fields  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
+        try:
+            self._fields: Any = None if self._schema is None else self._schema.decode(self.key)
+        except KeyshapeError:
+            self._fields = None
         return self._fields
 
     def __eq__(self, other: object) -> bool:
@@ -90,28 +92,35 @@ def _below(key: bytes) -> bytes:
 def scan_bucket(
     store: Store, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
     columns: Iterable[bytes] | None, batch_size: int,
-) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
-    """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending.
+) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+    """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending, a scanner batch
+    at a time (non-empty lists).
 
     A reverse HBase scan takes an inclusive upper start and an exclusive lower stop, the opposite
     of what a ``[start, stop)`` range needs, so it starts AT ``r.stop`` (skipping that one row)
     and stops just below ``r.start`` (:func:`_below`), dropping rows outside the range here.
     """
     if not reverse:
-        it = store.scan(table, start=r.start, stop=r.stop, limit=limit, columns=columns, batch_size=batch_size)
+        it = store.scan_batches(table, start=r.start, stop=r.stop, limit=limit, columns=columns,
+                                batch_size=batch_size)
     else:
         extra = 1 if r.stop else 0  # the row AT r.stop, returned by HBase and skipped here
-        it = store.scan(table, start=r.stop, stop=_below(r.start), reverse=True,
-                        limit=None if limit is None else limit + extra, columns=columns,
-                        batch_size=batch_size + extra)
+        it = store.scan_batches(table, start=r.stop, stop=_below(r.start), reverse=True,
+                                limit=None if limit is None else limit + extra, columns=columns,
+                                batch_size=batch_size + extra)
     try:
-        for key, cells in it:
+        for batch in it:
             if reverse:
-                if r.stop and key >= r.stop:
-                    continue
-                if key < r.start:
+                if r.stop and batch[0][0] >= r.stop:
+                    batch = [kc for kc in batch if kc[0] < r.stop]
+                if batch and batch[-1][0] < r.start:
+                    batch = [kc for kc in batch if kc[0] >= r.start]
+                    if batch:
+                        yield batch
                     return
-            yield key, cells
+                if not batch:
+                    continue
+            yield batch
     finally:
         close = getattr(it, "close", None)
         if close is not None:
@@ -136,7 +145,10 @@ class MergedScan:
         self.check = fingerprint(self.table, base, reverse)
         self._limit, self._columns = limit, None if columns is None else list(columns)
         self._batch, self._parallel, self._depth = batch_size, parallel, depth
+        # Rows are made a merged chunk at a time and handed out through itertools.chain (C), so
+        # a row costs no generator step; exhausting the chunks runs their cleanup.
         self._gen = self._run()
+        self._flat = chain.from_iterable(self._gen)
 
     def token_after(self, row: Row | bytes) -> str:
         """A page token whose scan continues right after ``row`` (a Row or its stored key)."""
@@ -147,7 +159,7 @@ class MergedScan:
         return self
 
     def __next__(self) -> Row:
-        return next(self._gen)
+        return next(self._flat)
 
     def close(self) -> None:
         self._gen.close()
@@ -158,7 +170,7 @@ class MergedScan:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self) -> Generator[Row, None, None]:
+    def _run(self) -> Generator[list[Row], None, None]:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
@@ -177,7 +189,7 @@ class MergedScan:
         sources: list[Any] = raw
         if self._parallel > 0 and len(raw) > 1:
             pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
-            sources = [PrefetchSource(it, pool, batch, self._depth) for it in raw]
+            sources = [PrefetchSource(it, pool, None, self._depth) for it in raw]
             for s in sources:
                 s.start()
         tuples = tupler(self.schema.prefix, self._keep)
@@ -189,16 +201,23 @@ class MergedScan:
                     return None if got is None else tuples(got)
             else:
                 def fetch() -> Any:
-                    got = list(islice(source, batch))
-                    return tuples(got) if got else None
+                    got = next(source, None)  # one scanner batch, as the server sent it
+                    return None if got is None else tuples(got)
             return fetch
 
         chunks = merge_runs([fetcher(s) for s in sources], self.reverse)
-        rows = self._rows(chunks)
+        schema = self.schema
+        left = limit
         try:
-            yield from (rows if limit is None else islice(rows, limit))
+            for chunk in chunks:
+                if left is not None:
+                    if len(chunk) >= left:
+                        chunk = chunk[:left]
+                    left -= len(chunk)
+                yield [Row(key, original, cells, schema) for original, key, cells in chunk]
+                if left is not None and left <= 0:
+                    return
         finally:
-            rows.close()
             chunks.close()
             for s in sources:
                 s.close()
@@ -209,11 +228,6 @@ class MergedScan:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _rows(self, chunks: Iterator[list[tuple[bytes, bytes, Any]]]) -> Generator[Row, None, None]:
-        schema = self.schema
-        for chunk in chunks:
-            for original, key, cells in chunk:
-                yield Row(key, original, cells, schema)
 
 
 def exact_match(schema: KeySchema, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:

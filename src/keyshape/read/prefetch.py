@@ -20,10 +20,14 @@ __all__ = ["PrefetchSource"]
 
 
 class PrefetchSource:
-    """Batches of one iterator, fetched ahead on ``pool``; consume with :meth:`rows`."""
+    """Batches of one iterator, fetched ahead on ``pool``; consume with :meth:`rows`.
 
-    def __init__(self, it: Iterator[Any], pool: Executor, batch_size: int, depth: int = 2) -> None:
-        self._it, self._pool, self._batch, self._depth = it, pool, max(1, batch_size), max(1, depth)
+    ``batch_size=None``: ``it`` already yields batches (lists, as a scanner's responses come),
+    taken one per fetch as they are."""
+
+    def __init__(self, it: Iterator[Any], pool: Executor, batch_size: int | None, depth: int = 2) -> None:
+        self._it, self._pool, self._depth = it, pool, max(1, depth)
+        self._batch = None if batch_size is None else max(1, batch_size)
         self._cond = threading.Condition()
         self._queue: deque[list[Any]] = deque()
         self._pending = self._done = self._closed = self._it_closed = False
@@ -49,7 +53,12 @@ class PrefetchSource:
             closed = self._closed
         if not closed:
             try:
-                batch = list(islice(self._it, self._batch))
+                if self._batch is None:
+                    got = next(self._it, None)
+                    batch, ended = ([], True) if got is None else (got, False)
+                else:
+                    batch = list(islice(self._it, self._batch))
+                    ended = len(batch) < self._batch
             except BaseException as exc:  # handed to the consumer thread
                 error = exc
         with self._cond:
@@ -59,7 +68,7 @@ class PrefetchSource:
             elif not closed:
                 if batch:
                     self._queue.append(batch)
-                if len(batch) < self._batch:
+                if ended:
                     self._done = True
             if self._closed:
                 self._close_iterator()

@@ -279,6 +279,21 @@ class EmbeddedStore:
     ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """Stream rows like HBase's Scan (see ``Store.scan``). Rows are read ``batch_size`` at a
         time under the lock, so writes between batches are seen as HBase scanners see them."""
+        batches = self.scan_batches(table, start, stop, prefix, reverse, limit, columns, batch_size)
+        return (row for batch in batches for row in batch)
+
+    def scan_batches(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        prefix: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+        """``scan`` a batch at a time (see ``Store.scan_batches``)."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         with self._lock:
             sel = self._table(table).families.selector(columns)
@@ -293,7 +308,7 @@ class EmbeddedStore:
         limit: int | None,
         sel: Selection | None,
         batch_size: int,
-    ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
         returned = 0
         while limit is None or returned < limit:
             batch: list[tuple[bytes, dict[bytes, bytes]]] = []
@@ -321,8 +336,8 @@ class EmbeddedStore:
                             break
                 for row in expired:
                     del rows[row]
-            for item in batch:
-                yield item
+            if batch:
+                yield batch
             returned += len(batch)
             if last is None or (len(batch) < batch_size and (limit is None or returned < limit)):
                 return

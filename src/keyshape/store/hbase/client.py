@@ -38,8 +38,12 @@ MutationType = Client_pb2.MutationProto.MutationType
 
 def cells_of(result: Client_pb2.Result) -> dict[bytes, bytes]:
     """``{b"family:qualifier": value}`` of a Result (the first, i.e. newest, cell per column)."""
+    cells = result.cell
+    if len(cells) == 1:  # the usual row of one cell: no loop, no setdefault
+        cell = cells[0]
+        return {cell.family + b":" + cell.qualifier: cell.value}
     out: dict[bytes, bytes] = {}
-    for cell in result.cell:
+    for cell in cells:
         out.setdefault(cell.family + b":" + cell.qualifier, cell.value)
     return out
 

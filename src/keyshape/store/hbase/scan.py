@@ -23,8 +23,9 @@ from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, Serv
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
 Rows = Iterator[tuple[bytes, Any]]
+Batch = list[tuple[bytes, Any]]
 # A region's rows are a generator so that a caller stopping early can close its scanner.
-RegionRows = Generator[tuple[bytes, Any], None, None]
+RegionRows = Generator[Batch, None, None]
 Convert = Callable[[Client_pb2.Result], Any]
 
 # Scanner errors after which reopening from the last returned row is correct.
@@ -56,7 +57,8 @@ def keys_only_filter() -> Filter_pb2.Filter:
 
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
                  remaining: int | None, convert: Convert = cells_of) -> RegionRows:
-    """Rows of one region's scanner; closes the scanner if the caller stops early."""
+    """Rows of one region's scanner, a list per response (one list comprehension per RPC, not
+    a generator step per row); closes the scanner if the caller stops early."""
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
 
@@ -67,12 +69,12 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
     open_ = scanner is not None
     try:
         while True:
-            for result in response.results:
-                if not result.cell:
-                    continue
-                if remaining is not None:
-                    remaining -= 1
-                yield result.cell[0].row, convert(result)
+            got = [(result.cell[0].row, convert(result)) for result in response.results if result.cell]
+            if remaining is not None:
+                del got[remaining:]
+                remaining -= len(got)
+            if got:
+                yield got
             in_region = response.more_results_in_region if response.HasField(
                 "more_results_in_region") else response.more_results
             if not response.more_results or not in_region or scanner is None:
@@ -100,6 +102,20 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
     ascending or (``reverse``) descending, at most ``limit``. Each row comes as
     ``convert(result)`` (default: newest value per column) with up to ``max_versions`` versions
     per column read, after the server-side ``filter``."""
+    batches = scan_batches(store, table, low, high, reverse, limit, columns, batch,
+                           max_versions=max_versions, filter=filter, convert=convert)
+    try:
+        for rows in batches:
+            yield from rows
+    finally:
+        batches.close()
+
+
+def scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
+                 limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
+                 max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
+                 convert: Convert = cells_of) -> Generator[Batch, None, None]:
+    """:func:`scan_rows` a server response at a time: non-empty lists of rows, in scan order."""
     namespace, name = split_table_name(table)
     store.settle_writes()
     returned = 0
@@ -136,14 +152,14 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
             rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned,
                                 convert)
             try:
-                for row, cells in rows:
-                    yield row, cells
-                    returned += 1
+                for got in rows:
+                    yield got
+                    returned += len(got)
                     attempt = 0
                     if reverse:
-                        high = (row, False)
+                        high = (got[-1][0], False)
                     else:
-                        low = (row, False)
+                        low = (got[-1][0], False)
                     if limit is not None and returned >= limit:
                         return
             finally:

@@ -32,7 +32,7 @@ from keyshape.store.hbase.rpc import (
     RpcConnection,
     ServerError,
 )
-from keyshape.store.hbase.scan import keys_only_filter, scan_rows, versions_of
+from keyshape.store.hbase.scan import keys_only_filter, scan_batches, scan_rows, versions_of
 from keyshape.store.hbase.writer import HBaseWriter, run_multi
 
 __all__ = ["HBaseStore"]
@@ -141,6 +141,14 @@ class HBaseStore(HBaseClient):
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)  # also TableNotFound, eagerly
         return scan_rows(self, table, low, high, reverse, limit, selection, batch_size)
+
+    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", prefix: bytes | None = None,
+                     reverse: bool = False, limit: int | None = None, columns: Iterable[bytes] | None = None,
+                     batch_size: int = 1000) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+        """``scan`` one server response at a time (see ``Store.scan_batches``)."""
+        low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
+        selection = self.column_selection(table, columns)
+        return scan_batches(self, table, low, high, reverse, limit, selection, batch_size)
 
     def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
                       batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
