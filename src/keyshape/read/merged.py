@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from itertools import chain
+from itertools import chain, starmap
 from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import KeyshapeError
@@ -24,7 +24,7 @@ from keyshape.read.plan import (
     plan_ranges,
 )
 from keyshape.read.prefetch import PrefetchSource
-from keyshape.read.runs import merge_runs, tupler
+from keyshape.read.runs import columns, merge_runs
 from keyshape.read.token import Cursor, decode_token, encode_token
 
 if TYPE_CHECKING:  # annotations only
@@ -77,6 +77,21 @@ class Row:
         from keyshape.core.hbytes import to_string_binary
 
         return f"Row({to_string_binary(self.key)!r}, cells={len(self.cells)})"
+
+
+def _row_maker(schema: KeySchema | None) -> type[Row]:
+    """A ``Row`` class built from ``(original, key, cells)`` with ``schema`` fixed, so a merged
+    chunk's tuples become Rows by ``starmap`` without a Python wrapper call per row."""
+
+    class MergedRow(Row):
+        __slots__ = ()
+        _schema = schema  # type: ignore[assignment]  # one schema per scan: a class attribute
+
+        def __init__(self, original: bytes, key: bytes, cells: dict[bytes, bytes]) -> None:  # noqa: D107
+            self.key, self.original, self.cells = key, original, cells
+
+    MergedRow.__name__ = MergedRow.__qualname__ = "Row"
+    return MergedRow
 
 
 def _below(key: bytes) -> bytes:
@@ -170,7 +185,7 @@ class MergedScan:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self) -> Generator[list[Row], None, None]:
+    def _run(self) -> Generator[Iterator[Row], None, None]:
         limit = self._limit
         if limit == 0 or not self.ranges:
             return
@@ -192,7 +207,7 @@ class MergedScan:
             sources = [PrefetchSource(it, pool, None, self._depth) for it in raw]
             for s in sources:
                 s.start()
-        tuples = tupler(self.schema.prefix, self._keep)
+        tuples = columns(self.schema.prefix, self._keep)
 
         def fetcher(source: Any) -> Callable[[], Any]:
             if pool is not None:
@@ -205,16 +220,21 @@ class MergedScan:
                     return None if got is None else tuples(got)
             return fetch
 
-        chunks = merge_runs([fetcher(s) for s in sources], self.reverse)
-        schema = self.schema
+        # Only a random salt can store one original key in two buckets.
+        chunks = merge_runs([fetcher(s) for s in sources], self.reverse,
+                            unique=self.schema.prefix.name != "random")
+        make = _row_maker(self.schema)
         left = limit
         try:
-            for chunk in chunks:
+            for originals, keys, values in chunks:
                 if left is not None:
-                    if len(chunk) >= left:
-                        chunk = chunk[:left]
-                    left -= len(chunk)
-                yield [Row(key, original, cells, schema) for original, key, cells in chunk]
+                    if len(keys) >= left:
+                        originals, keys, values = originals[:left], keys[:left], values[:left]
+                    left -= len(keys)
+                # Rows are made one at a time as they are handed out (starmap over zip, in C),
+                # so a row the caller drops dies at once: a chunk of live Rows would be promoted
+                # through the garbage collector's generations and set off full collections.
+                yield starmap(make, zip(originals, keys, values))
                 if left is not None and left <= 0:
                     return
         finally:
