@@ -234,7 +234,8 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     counted = int(live.rows)
     if counted < result.rows:
         err.print(f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
-                  f"writes after {settle:.0f} s; the servers report loads periodically")
+                  f"writes after {settle:.0f} s; writes a region took just before it split or "
+                  "moved are in no counter")
     out.print(_load_table(live, dict(shares_by_region(predicted)),
                           list(dict.fromkeys(r.server for r in heat.latest))))
     out.print(_servers_table(shares_by_server(heat, live), "write"))

@@ -219,8 +219,9 @@ def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], wr
                     clock: Callable[[], float] = time.monotonic,
                     heat: LiveHeat | None = None) -> list[RegionInfo]:
     """Poll the table's regions until their write counters have grown by at least ``writes``
-    since ``baseline`` (region servers report loads to the master periodically, so counters lag
-    the writes), or ``timeout`` seconds pass; returns the last poll either way.
+    since ``baseline`` (a store whose counters lag its writes, such as the master's copy when a
+    region server does not answer, catches up meanwhile), or ``timeout`` seconds pass; returns
+    the last poll either way.
 
     With ``heat`` (already holding ``baseline`` and any polls since, e.g. from ``poller``) every
     poll is added to it and its counted writes are what must reach ``writes``: that follows
