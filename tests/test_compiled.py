@@ -264,3 +264,13 @@ def test_decode_many_on_thousands_of_keys_equals_decode_per_key():
     assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
     assert repr(_many(schema, KeyArray.from_keys(keys))) == repr(_columns_of(schema, keys))
     assert repr(_many_arrow(schema, keys)) == repr(_columns_of(schema, keys))
+
+
+def test_decode_many_as_arrow_keeps_nul_characters_of_the_row_by_row_route():
+    # two variable-width fields: decoded key by key, then handed to Arrow, which reads a numpy
+    # str value only up to its first NUL (found by hypothesis)
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
+        {"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}]}})
+    records = [{"f0": "", "f1": "\x000"}, {"f0": "a\x00", "f1": "\x00"}]
+    keys = [schema._encode_generic(r) for r in records]
+    assert schema.decode_many(keys, as_arrow=True).to_pylist() == [schema.decode(k) for k in keys] == records

@@ -69,6 +69,8 @@ def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
     arrays = []
     for f in schema.fields:
         col = columns[f.name]
+        if isinstance(col, np.ndarray) and col.dtype.kind == "U":
+            col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
         if not isinstance(col, (pa.Array, pa.ChunkedArray)):
             try:
                 col = pa.array(col, type=_ARROW_TYPES.get(f.type))
