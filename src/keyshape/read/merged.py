@@ -160,8 +160,8 @@ class MergedScan:
         self.check = fingerprint(self.table, base, reverse)
         self._limit, self._columns = limit, None if columns is None else list(columns)
         self._batch, self._parallel, self._depth = batch_size, parallel, depth
-        # Rows are made a merged chunk at a time and handed out through itertools.chain (C), so
-        # a row costs no generator step; exhausting the chunks runs their cleanup.
+        # _run yields a lazy iterator of Rows per merged chunk; chain (C) hands them out with no
+        # generator step per row, and exhausting the chunks runs their cleanup.
         self._gen = self._run()
         self._flat = chain.from_iterable(self._gen)
 
@@ -204,7 +204,7 @@ class MergedScan:
         sources: list[Any] = raw
         if self._parallel > 0 and len(raw) > 1:
             pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
-            sources = [PrefetchSource(it, pool, None, self._depth) for it in raw]
+            sources = [PrefetchSource(it, pool, self._depth) for it in raw]
             for s in sources:
                 s.start()
         tuples = columns(self.schema.prefix, self._keep)
@@ -247,7 +247,6 @@ class MergedScan:
                     close()
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-
 
 
 def exact_match(schema: KeySchema, leading: Mapping[str, Any]) -> Callable[[bytes], bool] | None:

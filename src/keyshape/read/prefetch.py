@@ -1,8 +1,8 @@
 """Concurrent bucket fetching for merged scans: a bounded pool and bounded per-bucket queues.
 
 Each bucket's scanner is pulled one batch at a time by a pool task; at most ``depth`` batches wait
-per bucket, and at most one task per bucket runs, so memory stays below ``buckets * depth *
-batch_size`` rows. Tasks never block on a full queue (they are only scheduled when there is room),
+per bucket, and at most one task per bucket runs, so memory stays below ``buckets * depth`` scanner
+batches. Tasks never block on a full queue (they are only scheduled when there is room),
 so a pool smaller than the bucket count cannot deadlock: the consumer waits only for tasks that
 will run.
 """
@@ -13,21 +13,17 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Executor
-from itertools import islice
 from typing import Any
 
 __all__ = ["PrefetchSource"]
 
 
 class PrefetchSource:
-    """Batches of one iterator, fetched ahead on ``pool``; consume with :meth:`rows`.
+    """The batches (lists, as a scanner's responses come) of one iterator, fetched ahead on
+    ``pool``, one per task; consume with :meth:`next_batch`."""
 
-    ``batch_size=None``: ``it`` already yields batches (lists, as a scanner's responses come),
-    taken one per fetch as they are."""
-
-    def __init__(self, it: Iterator[Any], pool: Executor, batch_size: int | None, depth: int = 2) -> None:
-        self._it, self._pool, self._depth = it, pool, max(1, depth)
-        self._batch = None if batch_size is None else max(1, batch_size)
+    def __init__(self, batches: Iterator[list[Any]], pool: Executor, depth: int = 2) -> None:
+        self._it, self._pool, self._depth = batches, pool, max(1, depth)
         self._cond = threading.Condition()
         self._queue: deque[list[Any]] = deque()
         self._pending = self._done = self._closed = self._it_closed = False
@@ -47,18 +43,13 @@ class PrefetchSource:
             self._pending, self._error = False, exc
 
     def _fetch(self) -> None:
-        batch: list[Any] = []
+        batch: list[Any] | None = None
         error: BaseException | None = None
         with self._cond:
             closed = self._closed
         if not closed:
             try:
-                if self._batch is None:
-                    got = next(self._it, None)
-                    batch, ended = ([], True) if got is None else (got, False)
-                else:
-                    batch = list(islice(self._it, self._batch))
-                    ended = len(batch) < self._batch
+                batch = next(self._it, None)
             except BaseException as exc:  # handed to the consumer thread
                 error = exc
         with self._cond:
@@ -66,10 +57,10 @@ class PrefetchSource:
             if error is not None:
                 self._error, self._done = error, True
             elif not closed:
-                if batch:
-                    self._queue.append(batch)
-                if ended:
+                if batch is None:
                     self._done = True
+                elif batch:
+                    self._queue.append(batch)
             if self._closed:
                 self._close_iterator()
             else:
@@ -89,10 +80,6 @@ class PrefetchSource:
             batch = self._queue.popleft()
             self._schedule()
             return batch
-
-    def rows(self) -> Iterator[Any]:
-        while (batch := self.next_batch()) is not None:
-            yield from batch
 
     def close(self) -> None:
         """Stop fetching and close the underlying iterator before returning.
