@@ -7,7 +7,6 @@ same numbers can be computed for a simulated workload, a file of real keys or a 
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,9 +112,7 @@ def uniform_baseline(rows: int, buckets: int, *, trials: int = 64, seed: int = 1
     """
     if rows <= 0 or buckets <= 0:
         return distribution(np.zeros(max(buckets, 1)))
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(rows, np.full(buckets, 1.0 / buckets), size=trials)
-    stats = [distribution(d) for d in draws]
+    stats = [distribution(d) for d in _uniform_draws(rows, buckets, trials, seed)]
     avg = lambda name: float(np.mean([getattr(s, name) for s in stats]))  # noqa: E731
     return Distribution(
         total=rows,
@@ -139,9 +136,13 @@ def chance_top_share(rows: int, buckets: int, *, trials: int = 64, seed: int = 1
     cheap enough to ask for every interval of a live watch."""
     if rows <= 0 or buckets <= 0:
         return 0.0
+    return float(np.mean(_uniform_draws(rows, buckets, trials, seed).max(axis=1))) / rows
+
+
+def _uniform_draws(rows: int, buckets: int, trials: int, seed: int) -> np.ndarray:
+    """``trials`` counts of ``rows`` spread at random over ``buckets`` (deterministic: ``seed``)."""
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(rows, np.full(buckets, 1.0 / buckets), size=trials)
-    return float(np.mean(draws.max(axis=1))) / rows
+    return rng.multinomial(rows, np.full(buckets, 1.0 / buckets), size=trials)
 
 
 class KeyLengths:
