@@ -1,7 +1,7 @@
 """Shared pytest fixtures for keyshape's tests."""
 from hypothesis import settings
 
-from hbase_fixture import hbase  # noqa: F401  (session fixture: a real standalone HBase)
+from hbase_fixture import hbase, hbase_store  # noqa: F401  (a real standalone HBase; a store on it)
 from secure_fixture import secure_hbase  # noqa: F401  (session fixture: a KDC and secured HBase)
 
 # --- the 3-region-server cluster (tests marked hbase_cluster) ---------------------------------

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -49,3 +50,35 @@ def hbase() -> Iterator[HBaseHandle]:
         yield HBaseHandle(url=instance.url, standalone=instance)
     finally:
         instance.stop()
+
+
+@pytest.fixture
+def hbase_store(hbase: HBaseHandle) -> Iterator[Any]:
+    """An ``HBaseStore`` on the session's HBase, closed after the test."""
+    from keyshape.store.hbase import HBaseStore
+
+    opened = HBaseStore.from_url(hbase.url)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def scan_after_restart(url: str, table: str, timeout: float = 300.0) -> dict[bytes, Any]:
+    """Every row of ``table``, retried while HBase is still re-assigning regions after a crash
+    or restart (ServerCrashProcedure: WAL split and replay can take longer than the store's own
+    wait)."""
+    from keyshape.errors import StoreError
+    from keyshape.store.hbase import HBaseStore
+
+    deadline = time.monotonic() + timeout
+    while True:
+        check = HBaseStore.from_url(url)
+        try:
+            return dict(check.scan(table, batch_size=5_000))
+        except StoreError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(5)
+        finally:
+            check.close()

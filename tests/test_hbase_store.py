@@ -32,12 +32,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.fixture
-def store(hbase: Any) -> Iterator[HBaseStore]:
-    opened = HBaseStore.from_url(hbase.url)
-    try:
-        yield opened
-    finally:
-        opened.close()
+def store(hbase_store: HBaseStore) -> HBaseStore:
+    return hbase_store
 
 
 def _name(prefix: str = "ks_hb") -> str:

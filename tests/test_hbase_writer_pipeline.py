@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hbase_fixture import scan_after_restart
 
-from keyshape.errors import StoreError, WriteFailed
+from keyshape.errors import WriteFailed
 from keyshape.schema import FamilySpec, TableSpec
 from keyshape.store import ensure_table
 from keyshape.store.hbase import HBaseStore
@@ -20,12 +21,8 @@ pytestmark = pytest.mark.hbase
 
 
 @pytest.fixture
-def store(hbase: Any) -> Iterator[HBaseStore]:
-    opened = HBaseStore.from_url(hbase.url)
-    try:
-        yield opened
-    finally:
-        opened.close()
+def store(hbase_store: HBaseStore) -> HBaseStore:
+    return hbase_store
 
 
 @pytest.fixture
@@ -113,17 +110,6 @@ def test_kill_9_with_batches_in_flight_loses_no_acknowledged_row(hbase: Any) -> 
     store.close()
     assert failed, "the outage should have failed some rows"
     assert set(rows[-1_000:]) <= set(acknowledged), "writing did not resume after the restart"
-    deadline = time.monotonic() + 300
-    while True:  # regions are re-assigned after the restart (WAL replay)
-        check = HBaseStore.from_url(hbase.url)
-        try:
-            stored = dict(check.scan(spec.full_name, batch_size=5_000))
-            break
-        except StoreError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(5)
-        finally:
-            check.close()
+    stored = scan_after_restart(hbase.url, spec.full_name)  # regions re-assigned after the restart
     lost = [r for r in acknowledged if stored.get(r) != {b"cf:v": r}]
     assert not lost, f"{len(lost)} acknowledged row(s) lost after kill -9 and restart"

@@ -302,8 +302,9 @@ def test_live_analysis_judges_and_renders_with_the_shared_heat_map(tmp_path: Pat
     assert "HOTSPOT" in html and "data:image/png;base64," in html
 
 
-def test_live_analysis_of_an_even_spread_is_balanced() -> None:
-    rng = np.random.default_rng(1)
+def _even_load(seed: int) -> tuple[EmbeddedStore, LiveHeat]:
+    """Three polls of 3,000 random writes each, spread evenly over the three regions."""
+    rng = np.random.default_rng(seed)
     store = _abc_store()
     heat = LiveHeat()
     heat.add(store.regions("t"), 0)
@@ -311,20 +312,18 @@ def test_live_analysis_of_an_even_spread_is_balanced() -> None:
         _put(store, *[bytes([c]) + b"%06d" % rng.integers(1e6)
                       for c in rng.choice([ord("a"), ord("b"), ord("d")], 3_000)])
         heat.add(store.regions("t"), t)
+    return store, heat
+
+
+def test_live_analysis_of_an_even_spread_is_balanced() -> None:
+    _, heat = _even_load(1)
     assert live_analysis(heat).verdict == "balanced"
 
 
 def test_a_few_trailing_writes_in_one_region_do_not_make_an_even_load_skewed() -> None:
     # A poll that lands just after a load's last puts sees a handful of writes, all in one
     # region: by chance, not a hot moment. Its weight is its handful, not a whole interval.
-    rng = np.random.default_rng(2)
-    store = _abc_store()
-    heat = LiveHeat()
-    heat.add(store.regions("t"), 0)
-    for t in range(1, 4):
-        _put(store, *[bytes([c]) + b"%06d" % rng.integers(1e6)
-                      for c in rng.choice([ord("a"), ord("b"), ord("d")], 3_000)])
-        heat.add(store.regions("t"), t)
+    store, heat = _even_load(2)
     for t in range(4, 7):
         _put(store, b"d%06d" % t)
         heat.add(store.regions("t"), t)

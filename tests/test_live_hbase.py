@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hbase_fixture import scan_after_restart
 
 from keyshape.analysis.designs import analyze_schema
 from keyshape.ops.live import LiveHeat, live_analysis, load_workload, row_value, watch
@@ -149,24 +150,6 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
     # --schema: region labels decoded from the live start keys (mod buckets).
     assert "start decoded" in out and re.search(r"bucket \d\d", out)
     assert re.search(r"<td class=key>bucket \d\d</td>", html.read_text())
-
-
-def scan_after_restart(url: str, table: str, timeout: float = 300.0) -> dict[bytes, Any]:
-    """Every row of ``table``, retried while HBase is still re-assigning regions after the crash
-    (ServerCrashProcedure: WAL split and replay can take longer than the store's own wait)."""
-    from keyshape.errors import StoreError
-
-    deadline = time.monotonic() + timeout
-    while True:
-        check = open_hbase(url)
-        try:
-            return {k: v for k, v in check.scan(table, batch_size=5_000)}
-        except StoreError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(5)
-        finally:
-            check.close()
 
 
 def test_kill_and_restart_during_a_load_loses_no_acknowledged_row(hbase: Any, tmp_path: Path) -> None:
