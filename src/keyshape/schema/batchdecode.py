@@ -309,16 +309,12 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
     n, w = cols.shape
     start = np.zeros(n, dtype=np.int64)
     end = np.minimum(vlen, w).astype(np.int64)
-    if f.width is not None and f.pad != "none":
+    if f.width is not None and f.pad != "none":  # a padded field is fixed-width: end == w
         pad = np.uint8(f._pad_byte()[0])
         if f.pad == "left":
-            other = cols != pad
-            lead = other.argmax(axis=1)
-            start = np.where(other[np.arange(n), lead], lead, end)
+            start = _lead(cols, pad)
         else:
-            other = cols[:, ::-1] != pad
-            last = other.argmax(axis=1)
-            end = np.where(other[np.arange(n), last], w - last, 0)
+            end = _keep(cols, pad)
     # The mask in the narrowest dtype that holds a column index: n x w comparisons of int64
     # cost more than everything else here.
     small: Any = np.uint8 if w < 256 else np.int32
@@ -352,9 +348,7 @@ def _strip_left(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
     values end at the first trailing NUL): rows are gathered as windows of one flat buffer
     starting at each row's first other byte, which beats a string lstrip by ~10x."""
     n, w = cols.shape
-    other = cols != pad
-    lead = other.argmax(axis=1)
-    lead[~other[np.arange(n), lead]] = w  # all padding: the empty string
+    lead = _lead(cols, pad)
     if not lead.any():
         return cols
     buf = np.zeros((n, 2 * w), dtype=np.uint8)
@@ -364,11 +358,25 @@ def _strip_left(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
 
 
 def _strip_right(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
+    keep = _keep(cols, pad)
+    return np.where(np.arange(cols.shape[1])[None, :] < keep[:, None], cols, np.uint8(0))
+
+
+def _lead(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
+    """Per row, the index of the first byte that is not ``pad`` (the width when all are)."""
+    n, w = cols.shape
+    other = cols != pad
+    lead = other.argmax(axis=1)
+    lead[~other[np.arange(n), lead]] = w  # all padding: the empty string
+    return lead
+
+
+def _keep(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
+    """Per row, the number of bytes up to and including the last one that is not ``pad``."""
     n, w = cols.shape
     other = cols[:, ::-1] != pad
     last = other.argmax(axis=1)
-    keep = np.where(other[np.arange(n), last], w - last, 0)  # bytes up to the last other one
-    return np.where(np.arange(w)[None, :] < keep[:, None], cols, np.uint8(0))
+    return np.where(other[np.arange(n), last], w - last, 0)
 
 
 def _bytes_list(cols: np.ndarray, vlen: np.ndarray, fixed: bool) -> list[bytes]:
