@@ -11,30 +11,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from keyshape.core.keyarray import KeyArray
+from keyshape.core.regions import bytes_order, prefix64
 
 
 def _successor_order(ka: KeyArray) -> tuple[np.ndarray, np.ndarray]:
     """(key i+1 > key i, key i+1 < key i) for consecutive keys, in unsigned bytes order."""
     n, width = len(ka), ka.width
-    lengths = ka.lengths
     if width == 0:
         return np.zeros(n - 1, dtype=bool), np.zeros(n - 1, dtype=bool)
-    # The first 8 bytes as big-endian integers settle most pairs; only pairs that share them
-    # compare their whole (zero padded) keys.
-    head = np.zeros((n, 8), dtype=np.uint8)
-    head[:, : min(8, width)] = ka.matrix[:, :8]
-    p = head.view(">u8").ravel()
+    # The first 8 bytes as integers settle most pairs; only pairs that share them compare their
+    # whole keys, encoded so that numpy's order is bytes order (as region assignment does).
+    p = prefix64(ka.matrix)
     gt, lt = p[1:] > p[:-1], p[1:] < p[:-1]
     tie = np.flatnonzero(p[1:] == p[:-1])
     if tie.size:
-        matrix = ka.matrix
-        # numpy compares 'S' values as NUL padded (the zero padding of the matrix); the length
-        # breaks the remaining ties, a proper prefix first, as bytes order does.
-        after = np.ascontiguousarray(matrix[tie + 1]).view(f"S{width}").ravel()
-        before = np.ascontiguousarray(matrix[tie]).view(f"S{width}").ravel()
-        same = after == before
-        gt[tie] = (after > before) | (same & (lengths[tie + 1] > lengths[tie]))
-        lt[tie] = (after < before) | (same & (lengths[tie + 1] < lengths[tie]))
+        after = bytes_order(ka.matrix[tie + 1], ka.lengths[tie + 1], width)
+        before = bytes_order(ka.matrix[tie], ka.lengths[tie], width)
+        gt[tie], lt[tie] = after > before, after < before
     return gt, lt
 
 

@@ -91,13 +91,13 @@ def _head16(matrix: np.ndarray) -> np.ndarray:
     return head
 
 
-def _prefix64(matrix: np.ndarray) -> np.ndarray:
+def prefix64(matrix: np.ndarray) -> np.ndarray:
     """The first 8 bytes of each (zero padded) key as a native unsigned 64-bit integer."""
     head = np.ascontiguousarray(_pad(matrix, 8)[:, :8])
     return head.view(">u8").ravel().astype(np.uint64)
 
 
-def _encode(matrix: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+def bytes_order(matrix: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
     """Encode keys so that numpy's order on the result is unsigned lexicographic bytes order.
 
     numpy compares 'S' values as NUL padded, so b"a" and b"a\\x00" are the same value there. Zero
@@ -232,14 +232,14 @@ class RegionMap:
         # Most keys differ from every split key within their first 8 bytes; then comparing
         # big-endian 64-bit prefixes is exact. Only keys whose prefix equals a split key's
         # prefix need the full (padded bytes + length) comparison.
-        split_prefix = _prefix64(split_matrix)
-        key_prefix = _prefix64(matrix)
+        split_prefix = prefix64(split_matrix)
+        key_prefix = prefix64(matrix)
         result = np.searchsorted(split_prefix, key_prefix, side="right").astype(np.int64)
         tie = (result > 0) & (split_prefix[np.maximum(result - 1, 0)] == key_prefix)
         if tie.any():
             width = max(matrix.shape[1], split_matrix.shape[1])
-            encoded_splits = _encode(_pad(split_matrix, width), split_lengths, width)
-            encoded_keys = _encode(_pad(matrix[tie], width), lengths[tie], width)
+            encoded_splits = bytes_order(_pad(split_matrix, width), split_lengths, width)
+            encoded_keys = bytes_order(_pad(matrix[tie], width), lengths[tie], width)
             result[tie] = np.searchsorted(encoded_splits, encoded_keys, side="right")
         return result
 
