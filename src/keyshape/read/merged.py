@@ -239,12 +239,8 @@ class MergedScan:
                     return
         finally:
             chunks.close()
-            for s in sources:
+            for s in sources:  # the bucket scanners, or the prefetchers that close them
                 s.close()
-            for it in raw:
-                close = getattr(it, "close", None)  # generators from the store; plain iterators have none
-                if close is not None:
-                    close()
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
