@@ -237,13 +237,9 @@ def _collect_with_batch_rows(spark: Any, df: Any) -> list[bytes]:
 def _live_splits(table: str, url: str | None) -> list[bytes]:
     if url is None:
         raise KeyshapeError("split keys from a live table need its HBase url (url='host:2181')")
-    from keyshape.store import open_store
+    from keyshape.spark.write import live_regions
 
-    store = open_store(url)
-    try:
-        return [r.start for r in store.regions(table) if r.start]
-    finally:
-        store.close()
+    return list(live_regions(url, table).split_keys)
 
 
 def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str | None = None,
