@@ -4,7 +4,7 @@ says what is modelled and what is not."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -118,9 +118,6 @@ class SplitModel:
     def first_split_size(self) -> int:
         """The size a table's only region on a server splits at (2 x flush size by default)."""
         return int(self.initial_size) if self.initial_size else 2 * int(self.flush_size)
-
-    def with_rate(self, write_rate: float | None) -> SplitModel:
-        return replace(self, write_rate=write_rate)
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,6 @@ class _Region:
     mem_bytes: int = 0
     mem_rows: int = 0
     mem_keys: list[bytes] = field(default_factory=list)
-    mem_pos: list[int] = field(default_factory=list)
     refs_until: float = -math.inf
     writes: int = 0  # rows the region holds: its writes plus its share of its parent's
     sample_keys: list[bytes] = field(default_factory=list)
@@ -159,7 +158,6 @@ class SplitSimulator:
         self._lineage: dict[int, tuple[int, int]] = {}
         self._pos = 0
         self._last_time: float | None = None
-        self._mem_stride = 1
 
     # -- region bookkeeping -------------------------------------------------------------------
 
@@ -245,7 +243,7 @@ class SplitSimulator:
             r = int(idx[e])
             t = None if times is None else float(times[i + e])
             if m.policy == "rows":
-                self._try_split(r, t, self._pos - 1, key=None)
+                self._try_split(r, t, self._pos - 1)
             else:
                 self._flush(r, t)
             i += e + 1
@@ -301,8 +299,8 @@ class SplitSimulator:
             # The memstore's own sample (for its file's middle key): about _QUANTILES x 4 keys
             # a flush, whatever the flush size.
             cells = max(1, int(m.flush_size) // int(max(heap.sum() / max(n, 1), 1)))
-            self._mem_stride = 1 << max(0, int(math.log2(max(cells // (_QUANTILES * 4), 1))))
-            keep = np.flatnonzero(mixed % np.uint64(self._mem_stride) == 0)
+            stride = 1 << max(0, int(math.log2(max(cells // (_QUANTILES * 4), 1))))
+            keep = np.flatnonzero(mixed % np.uint64(stride) == 0)
             if keep.size:
                 for j, key in zip(keep.tolist(), _take(keys, keep + lo)):
                     self._regions[int(idx[j])].mem_keys.append(key)
@@ -331,7 +329,7 @@ class SplitSimulator:
         x.mem_heap = x.mem_bytes = x.mem_rows = 0
         x.mem_keys = []
         self._compact(x)
-        self._try_split(r, t, self._pos - 1, key=None)
+        self._try_split(r, t, self._pos - 1)
 
     def _compact(self, x: _Region) -> None:
         """ExploringCompactionPolicy, simplified: the longest run of consecutive files (oldest
@@ -352,7 +350,7 @@ class SplitSimulator:
             lo, hi = best
             x.files[lo:hi] = [_merge(files[lo:hi])]
 
-    def _try_split(self, r: int, t: float | None, write_index: int, key: bytes | None) -> None:
+    def _try_split(self, r: int, t: float | None, write_index: int) -> None:
         m = self.model
         x = self._regions[r]
         start = b"" if r == 0 else self._splits[r - 1]
