@@ -120,6 +120,13 @@ def region_id(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _birth_ms(name: str) -> int | None:
+    """When the region was created (ms), from its region id: HBase's ids are creation times;
+    anything else (the embedded store's counter) is no time, None."""
+    rid = region_id(name)
+    return rid if rid is not None and rid > 10**12 else None
+
+
 def _inside(child: RegionInfo, start: bytes, end: bytes) -> bool:
     return child.start >= start and (not end or (bool(child.end) and child.end <= end))
 
@@ -165,8 +172,7 @@ class LiveHeat:
             since = before.reported_ms if before is not None else 0
             if not since:
                 # First report of a new region: its counter started at its birth (region id).
-                born = region_id(r.name) or 0
-                since = born if born > 10**12 else 0
+                since = _birth_ms(r.name) or 0
             if r.reported_ms > since > 0:
                 span = (r.reported_ms - since) / 1000.0
                 self._rates[r.name] = (float(w) / span, float(q) / span)
@@ -189,7 +195,7 @@ class LiveHeat:
         if not kids:
             kids = [i for i, r in enumerate(regions)
                     if r.name not in previous and _inside(r, old.start, old.end)]
-        born = [region_id(regions[i].name) for i in kids]
+        born = [_birth_ms(regions[i].name) for i in kids]
         closed = max((regions[i].parents_closed_ms[regions[i].parents.index(old.name)]
                       for i in kids if old.name in regions[i].parents
                       and len(regions[i].parents_closed_ms) == len(regions[i].parents)),
@@ -197,8 +203,7 @@ class LiveHeat:
         est_w = est_r = 0.0
         rate = self._rates.get(old.name)
         newest = max((regions[i].reported_ms for i in kids), default=0)
-        # Region ids are creation times in ms on HBase; anything else (a counter) is no time.
-        timed = bool(kids) and old.reported_ms > 0 and all(b is not None and b > 10**12 for b in born)
+        timed = bool(kids) and old.reported_ms > 0 and all(b is not None for b in born)
         if timed:
             end_ms = min(b for b in born if b is not None)
             gap = max(0.0, ((closed or end_ms) - old.reported_ms) / 1000.0)
