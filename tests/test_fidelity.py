@@ -60,6 +60,9 @@ def test_encode_only_decode_and_prefix_scans_refuse_with_the_reason() -> None:
     key = s.encode({"c0": "user", "c1": "142"})
     with pytest.raises(KeyshapeError, match="encode-only: field 'c0' has variable width"):
         s.decode(key)
+    for as_arrow in (False, True):
+        with pytest.raises(KeyshapeError, match="encode-only: field 'c0' has variable width"):
+            s.decode_many([key, key], as_arrow=as_arrow)
     with pytest.raises(KeyshapeError, match="scan_ranges: this schema is encode-only"):
         s.scan_ranges(c0="user")
     # A whole key is one row whatever the fields: a point range is still exact.

@@ -207,8 +207,8 @@ class KeySchema:
         if self._compiled_decode is None:
             from keyshape.schema.compiled import compile_decoder
 
-            # An encode-only schema cannot be read back: its generic decode says why.
-            self._compiled_decode = self._decode_generic if self._encode_only else compile_decoder(self)
+            # (an encode-only schema compiles to its generic decode, which says why it cannot)
+            self._compiled_decode = compile_decoder(self)
             self.decode = self._compiled_decode  # type: ignore[method-assign]
         return self._compiled_decode
 
@@ -407,10 +407,7 @@ class KeySchema:
         """
         from keyshape.schema.batchdecode import decode_many
 
-        if self._encode_only is not None and len(keys):
-            first = keys[:1].tolist()[0] if isinstance(keys, KeyArray) else keys[0]
-            self._decode_generic(first)  # raises: an encode-only schema cannot read keys back
-        return decode_many(self, keys, as_arrow=as_arrow)
+        return decode_many(self, keys, as_arrow=as_arrow)  # encode-only: raises on the first key
 
     # ------------------------------------------------------------------------------- buckets
 
