@@ -18,7 +18,9 @@ by round (best of ``--repeat`` each, on a shared machine):
 * ``decode``: per-record ``KeySchema.decode``; ``decode*``: the same with its memos switched off
   (the salt prefix re-hashed from J for every key, as for all-distinct entities); ``hand``: a hand-written split/parse of the same
   layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder
-  (numpy columns); ``arrow``: ``decode_many(as_arrow=True)``, a pyarrow Table (no Python object per value).
+  (numpy columns); ``arrow``: ``decode_many(as_arrow=True)``, a pyarrow Table (no Python object per value);
+  ``plain``: ``decode(key, verify=False)``, the like-for-like of the hand parse (the prefix stripped,
+  not re-derived from the fields); ``many/plain``: ``decode_many(verify=False)`` against it.
 
 Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quick]
 """
@@ -381,6 +383,8 @@ def main() -> None:
                     dec_nomemo.__globals__[memo] = _NoMemo()
             dfns: dict[str, Callable[[], Any]] = {
                 "decode": lambda: [schema.decode(k) for k in keys],
+                "decode_plain": lambda: [schema.decode(k, False) for k in keys],
+                "decode_many_plain": lambda: schema.decode_many(keys, verify=False),
                 "decode_nomemo": lambda: [dec_nomemo(k) for k in keys],
                 "decode_many": lambda: schema.decode_many(keys),
                 "decode_arrow": lambda: schema.decode_many(keys, as_arrow=True),
@@ -392,7 +396,9 @@ def main() -> None:
             many = dout["decode_many"]
             assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
                 n: [r[n] for r in per] for n in schema.field_names}
-            assert dout["decode_nomemo"] == per
+            assert dout["decode_nomemo"] == per and dout["decode_plain"] == per
+            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in dout["decode_many_plain"].items()} \
+                == {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()}
             assert dout["decode_arrow"].to_pylist() == per
             if "hand" in dout:
                 assert dout["hand"] == per, f"{stem}: the hand-written decoder disagrees"
@@ -405,12 +411,17 @@ def main() -> None:
                 "decode_many_over_decode": dt["decode"] / dt["decode_many"],
                 "decode_arrow_keys_per_s": rows_n / dt["decode_arrow"],
                 "decode_arrow_over_decode": dt["decode"] / dt["decode_arrow"],
+                "decode_plain_keys_per_s": rows_n / dt["decode_plain"],
+                "decode_plain_over_hand": dt["hand"] / dt["decode_plain"] if "hand" in dt else None,
+                "decode_many_plain_over_decode_plain": dt["decode_plain"] / dt["decode_many_plain"],
             })
             dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["decode_nomemo_keys_per_s"] / 1e6,
                               row["hand_decode_keys_per_s"] and row["hand_decode_keys_per_s"] / 1e6,
                               row["decode_many_keys_per_s"] / 1e6, row["decode_over_hand"],
                               row["decode_nomemo_over_hand"], row["decode_many_over_decode"],
-                              row["decode_arrow_keys_per_s"] / 1e6, row["decode_arrow_over_decode"]])
+                              row["decode_arrow_keys_per_s"] / 1e6, row["decode_arrow_over_decode"],
+                              row["decode_plain_keys_per_s"] / 1e6, row["decode_plain_over_hand"],
+                              row["decode_many_plain_over_decode_plain"]])
         results.append(row)
         m = 1e6
         table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
@@ -432,9 +443,10 @@ def main() -> None:
                 "columns as DuckDB (M keys/s)",
                 ["case", "array(list cols)", "/duckdb1", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
                  "J,K/duckdb2"], jk_table)
-    print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed)",
+    print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed; plain = verify=False: "
+                "prefix stripped, not re-derived, as the hand parse does)",
                 ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode",
-                 "arrow", "arrow/decode"],
+                 "arrow", "arrow/decode", "plain", "plain/hand", "many/plain (both verify=False)"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)
     print_table("MD5 of distinct 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],

@@ -4,6 +4,7 @@ random records (including wrong types and out-of-range values) and random or dam
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +101,20 @@ def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
         flip = data.draw(st.integers(0, max(len(key) - 1, 0)))
         bad = [key[:cut], key + data.draw(st.binary(min_size=1, max_size=3)),
                key[:flip] + bytes([(key[flip] + 1) % 256]) + key[flip + 1 :] if key else b"x"]
+        # verify=False: also a key whose prefix belongs to other fields (another key's prefix).
+        first = _outcome(schema._encode_generic, records[0])
+        if first[0] == "ok":
+            bad.append(first[1][: schema.prefix.head_width] + key[schema.prefix.head_width :])
+        plain = functools.partial(schema.decode, verify=False)
+        plain_generic = functools.partial(schema._decode_generic, verify=False)
+        assert repr(_outcome(plain, key)) == repr(_outcome(schema.decode, key))
         for b in bad:
             assert repr(_outcome(schema.decode, b)) == repr(_outcome(schema._decode_generic, b))
             assert repr(_outcome(schema.decode, bytearray(b))) == repr(_outcome(schema._decode_generic, b))
+            assert repr(_outcome(plain, b)) == repr(_outcome(plain_generic, b))
+            verified = _outcome(schema._decode_generic, b)
+            if verified[0] == "ok":  # verifying only ever refuses more keys
+                assert repr(_outcome(plain, b)) == repr(verified)
 
 
 def test_missing_field_is_the_generic_error():
@@ -128,17 +140,17 @@ def test_prefix_memo_is_bounded_and_still_exact():
     assert keys == [schema._encode_generic({**rec, "user_id": f"user{i:07d}"}) for i in range(MEMO_LIMIT + 10)]
 
 
-def _columns_of(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
+def _columns_of(schema: KeySchema, keys: list[bytes], verify: bool = True) -> tuple[str, Any]:
     try:
-        rows = [schema.decode(k) for k in keys]
+        rows = [schema.decode(k, verify) for k in keys]
     except KeyshapeError as exc:
         return "error", str(exc)
     return "ok", {f.name: [r[f.name] for r in rows] for f in schema.fields}
 
 
-def _many(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
+def _many(schema: KeySchema, keys: list[bytes], verify: bool = True) -> tuple[str, Any]:
     try:
-        cols = schema.decode_many(keys)
+        cols = schema.decode_many(keys, verify=verify)
     except KeyshapeError as exc:
         return "error", str(exc)
     return "ok", {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in cols.items()}
@@ -176,6 +188,11 @@ def test_decode_many_equals_decode_per_key(sr, data):
     bad[i] = data.draw(st.one_of(st.just(keys[i][:-1]), st.binary(max_size=12), st.just(keys[i] + b"\x00")))
     assert repr(_many(schema, bad)) == repr(_columns_of(schema, bad))
     assert repr(_many_arrow(schema, bad)) == repr(_columns_of(schema, bad))
+    # verify=False: one key's prefix swapped for another key's.
+    j = data.draw(st.integers(0, len(keys) - 1))
+    head = schema.prefix.head_width
+    bad[i] = keys[j][:head] + keys[i][head:]
+    assert repr(_many(schema, bad, verify=False)) == repr(_columns_of(schema, bad, verify=False))
 
 
 def test_decode_many_on_the_examples_takes_the_vector_route():
@@ -189,9 +206,9 @@ def test_decode_many_on_the_examples_takes_the_vector_route():
         assert batchdecode._vector_layout(schema), path
         many = _many(schema, keys)
         assert many == _columns_of(schema, keys), path
-        got = batchdecode._decode_vector(schema, KeyArray.from_keys(keys))  # no silent fallback
+        got = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), False, True)  # no silent fallback
         assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in got.items()} == many[1]
-        arrow = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), True)
+        arrow = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), True, True)
         assert {n: (v.to_pylist() if hasattr(v, "to_pylist") else v.tolist()) for n, v in arrow.items()} == many[1]
         assert _many_arrow(schema, keys) == many
 

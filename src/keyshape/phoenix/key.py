@@ -194,17 +194,18 @@ class PhoenixKey:
 
     # --- decode ----------------------------------------------------------------------------------
 
-    def decode(self, key: bytes, check_salt: bool = True) -> dict[str, Any]:
+    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """The PK values of a row key (None for NULL columns), walked as ``RowKeySchema.next``
         does. A DESC BOOLEAN decodes to the value written (Phoenix itself reads both as false) and
-        a DESC DECIMAL written ASC decodes as Phoenix reads it; ``lint`` explains both."""
+        a DESC DECIMAL written ASC decodes as Phoenix reads it; ``lint`` explains both.
+        ``verify=False`` skips the salt byte's re-check (Phoenix itself only strips it)."""
         key = bytes(key)
         offset = 0
         out: dict[str, Any] = {}
         if self.salt_buckets is not None:
             if not key:
                 raise PhoenixKeyError("an empty key has no salt byte")
-            if check_salt and key[0] != self.salt_of(key[1:]):
+            if verify and key[0] != self.salt_of(key[1:]):
                 raise PhoenixKeyError(f"salt byte {key[0]:#04x} of '{to_string_binary(key)}' is not the "
                                       f"one SALT_BUCKETS={self.salt_buckets} gives ({self.salt_of(key[1:]):#04x}): "
                                       "was the key written with this table's schema?")

@@ -38,7 +38,7 @@ def region_label(key: PhoenixKey, start: bytes) -> str:
         if not any(rest):
             return head
     try:
-        values = key.decode(start, check_salt=False)
+        values = key.decode(start, verify=False)
     except PhoenixKeyError:
         return f"{head} · {to_string_binary(rest)}" if head else to_string_binary(start)
     shown = " ".join(f"{k}={v}" for k, v in values.items() if v is not None)

@@ -110,13 +110,13 @@ class PhoenixKeySchema(KeySchema):
         keys = self.phoenix.key.encode_many(records)
         return KeyArray.from_keys(keys) if as_array else keys
 
-    def decode(self, key: bytes) -> dict[str, Any]:
-        values = self.phoenix.key.decode(key)
+    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+        values = self.phoenix.key.decode(key, verify)
         # timestamps as the keyshape field type reads them (milliseconds), so the time axis works
         return {k: (v.millis if isinstance(v, PhoenixTimestamp) else v) for k, v in values.items()}
 
-    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False) -> Any:
-        rows = [self.decode(bytes(k)) for k in (keys.tolist() if isinstance(keys, KeyArray) else keys)]
+    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> Any:
+        rows = [self.decode(bytes(k), verify) for k in (keys.tolist() if isinstance(keys, KeyArray) else keys)]
         columns = {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
         return pa.table(columns) if as_arrow else columns
 

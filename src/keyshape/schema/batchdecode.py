@@ -42,22 +42,23 @@ class _Fallback(Exception):
 
 
 def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
-                as_arrow: bool = False) -> dict[str, Any] | pa.Table:
+                as_arrow: bool = False, verify: bool = True) -> dict[str, Any] | pa.Table:
     """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
     arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
     bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`.
 
     ``as_arrow=True``: a ``pyarrow.Table`` instead (int64, float64, string, binary columns in
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
-    no Python object is made per value: the form to hand to Parquet, Spark or pandas."""
+    no Python object is made per value: the form to hand to Parquet, Spark or pandas.
+    ``verify=False``: the hash prefix is not re-derived, as with :meth:`KeySchema.decode`."""
     ka = keys if isinstance(keys, KeyArray) else _key_array(keys)
     if len(ka) and _vector_layout(schema):
         try:
-            out = _decode_vector(schema, ka, as_arrow)
+            out = _decode_vector(schema, ka, as_arrow, verify)
             return _table(schema, out) if as_arrow else out
         except _Fallback:
             pass
-    out = _decode_rows(schema, ka.tolist())
+    out = _decode_rows(schema, ka.tolist(), verify)
     return _table(schema, out) if as_arrow else out
 
 
@@ -113,9 +114,9 @@ def _key_array(keys: Sequence[bytes]) -> KeyArray:
     return out
 
 
-def _decode_rows(schema: KeySchema, keys: list[bytes]) -> dict[str, Any]:
+def _decode_rows(schema: KeySchema, keys: list[bytes], verify: bool) -> dict[str, Any]:
     dec = schema._decoder()
-    rows = [dec(k) for k in keys]
+    rows = [dec(k, verify) for k in keys]
     out: dict[str, Any] = {}
     for f in schema.fields:
         col = [r[f.name] for r in rows]
@@ -146,7 +147,7 @@ def _take(m: np.ndarray, start: np.ndarray | int, width: int) -> np.ndarray:
     return np.take_along_axis(m, start[:, None] + np.arange(width), axis=1)
 
 
-def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool = False) -> dict[str, Any]:
+def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
     p, sep, fields = schema.prefix, schema.separator, schema.fields
     ls, n = len(sep), len(ka)
     lengths = ka.lengths
@@ -162,7 +163,8 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool = False) -> dict
     sep_row = np.frombuffer(sep, dtype=np.uint8)
     if p.sep_after and ls and p.width and not (m[:, p.width : head] == sep_row).all():
         raise _Fallback
-    hashed = set(schema._hash_idx) if p.width and p.material == "J" and not schema._j_is_k else set()
+    check = verify and bool(p.width and p.material)
+    hashed = set(schema._hash_idx) if check and p.material == "J" and not schema._j_is_k else set()
     raw: dict[int, KeyArray] = {}  # the hashed fields' bytes, for the prefix check
     tail = 0  # bytes after the variable-width field, read from a right-aligned copy of the keys
     for f, plan in zip(fields, schema._ends):
@@ -222,7 +224,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool = False) -> dict
     if isinstance(pos, np.ndarray) and not np.array_equal(pos, lengths) or \
             not isinstance(pos, np.ndarray) and not shortest == longest == pos:
         raise _Fallback
-    if p.width and p.material:
+    if check:
         if p.material == "K" or schema._j_is_k:
             k = KeyArray(np.ascontiguousarray(m[:, head : ka.width]), lengths - head)
             mats = k

@@ -10,6 +10,7 @@ error, so both always agree (tests/test_compiled.py).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -154,12 +155,11 @@ def _struct_layout(schema: KeySchema) -> bool:
         fields[-1].fixed_width is not None or schema._ends[-1] == 0)
 
 
-def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], raw_check: bool) -> list[str]:
+def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool) -> list[str]:
     """The body of a decoder for a :func:`_struct_layout` schema: one ``unpack`` of the fixed
     part into prefix, separators, numbers and raw text, then per-field conversions."""
     fields, sep, p = schema.fields, schema.separator, schema.prefix
     ls, head = len(sep), p.head_width
-    check = bool(p.width and p.material)
     memo_m = _head_memo_width(schema, raw_check)
     hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
     fmt, names, src, miss = [">"], [], [], []
@@ -249,10 +249,15 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], raw_check: boo
     return src + [f"    return {out}"]
 
 
-def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dict[str, Any]]:
     """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
-    anything the straight-line code doubts is handed to the generic decoder)."""
-    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic, "_Doubt": _Doubt}
+    anything the straight-line code doubts is handed to the generic decoder).
+
+    The function takes ``verify`` as the generic decode does. Compiled with ``verify=False`` it
+    reads the fields without re-deriving the hash prefix (the layout of a random salt); compiled
+    with ``verify=True`` it hands ``verify=False`` calls to such a twin, compiled here too."""
+    plain = functools.partial(schema._decode_generic, verify=False)
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic if verify else plain, "_Doubt": _Doubt}
     if not schema.prefix.recoverable or schema.encode_only is not None:
         return schema._decode_generic  # it raises the one-line error
     fields, ends, sep = schema.fields, schema._ends, schema.separator
@@ -260,17 +265,21 @@ def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     p = schema.prefix
     head = p.head_width
     ls = len(sep)
-    check = bool(p.width and p.material)
+    check = verify and bool(p.width and p.material)
     # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
     # them gives those bytes back (text, bytes and integers in their domain); ordered and float
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
-    src = ["def decode(k):", "    if k.__class__ is not bytes:", "        k = bytes(k)"]
-    body = _struct_decoder_lines(schema, env, raw_check) if _struct_layout(schema) else []
+    src = [f"def decode(k, verify={verify}):"]
+    if check:
+        env["_plain"] = compile_decoder(schema, verify=False)
+        src += ["    if not verify:", "        return _plain(k)"]
+    src += ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
+    body = _struct_decoder_lines(schema, env, check, raw_check) if _struct_layout(schema) else []
     if body:
         if fields[-1].fixed_width is not None:
             # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed.
-            src = src[:1]
+            src = src[:-2]
         return _finish(src + body, env, schema)
     # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
     if head and p.sep_after and sep:
@@ -343,7 +352,8 @@ def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: st
 def _finish(src: list[str], env: dict[str, Any], schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
-    src = src[:1] + ["    try:"] + ["    " + ln for ln in src[1:]] + [
+    top = 3 if src[1:2] == ["    if not verify:"] else 1  # the verify=False dispatch stays outside
+    src = src[:top] + ["    try:"] + ["    " + ln for ln in src[top:]] + [
         "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
     env["struct"] = struct
     code = "\n".join(src) + "\n"

@@ -192,8 +192,8 @@ class KeySchema:
     def _first_encode(self, record: Mapping[str, Any]) -> bytes:
         return self._encoder()(record)
 
-    def _first_decode(self, key: bytes) -> dict[str, Any]:
-        return self._decoder()(key)
+    def _first_decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+        return self._decoder()(key, verify)
 
     def _encoder(self) -> Any:
         if self._compiled_encode is None:
@@ -346,7 +346,7 @@ class KeySchema:
         """
         return [f for f, e in zip(self.fields, self._ends) if e == -1]
 
-    def decode(self, key: bytes) -> dict[str, Any]:
+    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """The fields of ``key`` (exact inverse of :meth:`encode` up to width padding).
 
         Fields are read left to right; fixed-width fields take their width whatever their bytes
@@ -357,11 +357,14 @@ class KeySchema:
 
         Raises KeyshapeError for md5-full keys (not recoverable), an :attr:`encode_only` schema,
         a key that does not parse, or a key whose hash prefix does not match its fields (written
-        with another schema).
+        with another schema). ``verify=False`` skips that last check only (the prefix is
+        stripped, not re-derived from the fields, as HBaseWD, Phoenix and OpenTSDB read their
+        salted keys): for keys that come from the table itself, where re-hashing every key
+        would cost more than parsing it.
         """
-        return self._decoder()(key)
+        return self._decoder()(key, verify)
 
-    def _decode_generic(self, key: bytes) -> dict[str, Any]:
+    def _decode_generic(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
         key = bytes(key)
         k = self.prefix.strip(key)  # md5-full says first that its fields are gone
@@ -390,24 +393,25 @@ class KeySchema:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; "
                 "was it written with this schema?")
-        if self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
+        if verify and self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
                 "was it written with this schema (separator, hash_fields, buckets)?")
         return out
 
-    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False) -> Any:
+    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> Any:
         """The fields of many keys as columns (field name -> values, in key order): numbers as
         numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes; with
         ``as_arrow=True`` a ``pyarrow.Table`` (int64, float64, string, binary columns), built
         without a Python object per value.
 
         Equals decoding every key with :meth:`decode` (and raises its error for the first bad
-        key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
+        key; ``verify`` as there); vectorized over the keys for the usual layouts
+        (:mod:`keyshape.schema.batchdecode`).
         """
         from keyshape.schema.batchdecode import decode_many
 
-        return decode_many(self, keys, as_arrow=as_arrow)  # encode-only: raises on the first key
+        return decode_many(self, keys, as_arrow=as_arrow, verify=verify)  # encode-only: raises on the first key
 
     # ------------------------------------------------------------------------------- buckets
 

@@ -69,10 +69,10 @@ def java_string_hash_many(js: Sequence[bytes] | KeyArray) -> np.ndarray:
 
 
 def _hex_digits(values: np.ndarray, width: int) -> np.ndarray:
-    """``"%0*x" % (width, v)`` of every non-negative value, as an ``(n, width)`` uint8 matrix."""
-    shifts = np.arange(width - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
-    nibbles = (values.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xF)
-    return np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles]
+    """``"%0*x" % (width, v)`` of every value in 0..16**width-1 (width <= 16), as an ``(n, width)``
+    uint8 matrix."""
+    be = values.astype(">u8").view(np.uint8).reshape(len(values), 8)
+    return batchhash.hex_matrix(be)[:, 16 - width :]
 
 
 def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
