@@ -272,3 +272,41 @@ def test_nonces_do_not_follow_the_random_module(hbase: Any, make_table: Any) -> 
         assert probe.get(table, b"ctr") == {b"cf:n": (2).to_bytes(8, "big")}
     finally:
         probe.close()
+
+
+def test_calls_in_flight_on_one_connection_get_their_own_answers(store: HBaseStore, make_table: Any) -> None:
+    """Several Gets sent before any answer is read, then read in the opposite order: HBase
+    answers by call id (in the order it finishes), and each caller gets its own row."""
+    from hbasedriver.protobuf_py import Client_pb2
+
+    table = make_table([b"m"])
+    rows = [b"a%d" % i for i in range(6)] + [b"z%d" % i for i in range(6)]
+    for row in rows:
+        store.put(table, row, {b"cf:v": row * 3})
+    namespace, name = table.split(":", 1) if ":" in table else ("default", table)
+    regions = store.cluster.region_list(namespace, name)
+    sent = []
+    for row in rows:
+        region = regions.at(row)
+        conn = store.cluster.connection(region.host, region.port)
+        get = Client_pb2.GetRequest(region=region.spec(), get=Client_pb2.Get(row=row))
+        sent.append((row, conn, conn.send("Get", get)))
+    for row, conn, call in reversed(sent):
+        result = conn.receive(call, Client_pb2.GetResponse).result
+        assert [(c.row, c.value) for c in result.cell] == [(row, row * 3)]
+
+
+def test_scans_stopped_early_leave_no_answer_behind(store: HBaseStore, make_table: Any) -> None:
+    """A region scan asks for its next batch before handing out the current one; stopping after
+    the first batch takes that answer and closes the scanner, so the connection serves the next
+    call normally (no stray answer read as someone else's)."""
+    table = make_table([])
+    for i in range(50):
+        store.put(table, b"r%03d" % i, {b"cf:v": b"x"})
+    for _ in range(3):
+        batches = store.scan_batches(table, batch_size=10)
+        first = next(iter(batches))
+        assert [k for k, _ in first] == [b"r%03d" % i for i in range(10)]
+        batches.close()  # type: ignore[attr-defined]
+        assert [k for k, _ in store.scan(table, batch_size=7)] == [b"r%03d" % i for i in range(50)]
+        assert store.get(table, b"r049") == {b"cf:v": b"x"}

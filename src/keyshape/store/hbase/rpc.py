@@ -26,7 +26,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2, ZooKeeper_pb2
@@ -155,15 +155,21 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
 
 class RpcConnection:
     """One socket to an HBase server for one service (ClientService, MasterService,
-    AdminService). Calls are serialized by a lock, so threads may share a connection."""
+    AdminService). Threads may share a connection, and one caller may keep several calls in
+    flight: :meth:`send` returns a call id at once and :meth:`receive` waits for that call's
+    answer. HBase answers calls in the order it finishes them, not the order they came in, so an
+    answer read for another call is kept for it."""
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
                  connect_timeout: float = 5.0, user: str | None = None,
                  security: Security | None = None) -> None:
         self.host, self.port, self.service = host, port, service
         self.user = effective_user(user)
-        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._recv_lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._waiting: dict[int, str] = {}  # call id -> method, for calls not answered yet
+        self._answers: dict[int, bytes] = {}  # answers read for calls whose caller is not reading
         try:
             # TLS, the preamble and authentication (auth.py); then the ConnectionHeader.
             self._sock = open_channel(host, port, timeout, connect_timeout, security)
@@ -181,33 +187,61 @@ class RpcConnection:
 
     def call(self, method: str, request: Message | bytes, response_cls: type[M]) -> M:
         """Send ``request`` (a message, or its serialized bytes) as ``method`` and parse the
-        answer as ``response_cls``.
+        answer as ``response_cls``: :meth:`send` then :meth:`receive`."""
+        return self.receive(self.send(method, request), response_cls)
+
+    def send(self, method: str, request: Message | bytes) -> int:
+        """Send ``request`` as ``method`` without waiting for the answer; the call's id, for
+        :meth:`receive` (every id sent must be received, or the answer is kept until then).
 
         Framing (HBase's ``RpcServer``): a 4-byte big-endian total length, then the delimited
         ``RequestHeader`` and the delimited request, each preceded by its length as a protobuf
         varint. This is where hbase-driver's bug 1 is fixed: its varint was the UTF-8 encoding
         of a str of code points, which for lengths >= 128 KiB is not the varint.
         """
-        with self._lock:
+        body = request if isinstance(request, bytes) else request.SerializeToString()
+        with self._send_lock:
             if self.broken:
                 raise ConnectionLost(f"connection to {self.host}:{self.port} is closed")
             call_id = next(self._ids) & 0x7FFFFFFF
             header = RPC_pb2.RequestHeader(call_id=call_id, method_name=method, request_param=True)
             head = header.SerializeToString()
-            body = request if isinstance(request, bytes) else request.SerializeToString()
             frame = _varint(len(head)) + head + _varint(len(body)) + body
+            self._waiting[call_id] = method
             try:
                 self._sock.sendall(struct.pack(">I", len(frame)) + frame)
-                size = struct.unpack(">I", self._recv(4))[0]
-                if size > _MAX_RESPONSE:
-                    raise ConnectionResetError(f"announced a {size}-byte response, more than any HBase sends")
-                data = self._recv(size)
             except OSError as exc:
-                refusal = self._pending_refusal()
-                self._break()
-                if refusal is not None:
-                    raise refusal from None
-                raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: {exc}") from exc
+                self._fail(method, exc)
+        return call_id
+
+    def receive(self, call_id: int, response_cls: type[M]) -> M:
+        """The answer to call ``call_id`` (from :meth:`send`), parsed as ``response_cls``;
+        ServerError when the server answered with an exception."""
+        method = self._waiting.get(call_id, "call")
+        while True:
+            with self._recv_lock:
+                data = self._answers.pop(call_id, None)
+                if data is None:
+                    if self.broken:
+                        self._waiting.pop(call_id, None)
+                        raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: the connection is closed")
+                    got, data = self._read_frame(method)
+                    if got != call_id:
+                        self._answers[got] = data  # another caller's: it finds it here
+                        continue
+                self._waiting.pop(call_id, None)
+            return self._parse(data, method, response_cls)
+
+    def _read_frame(self, method: str) -> tuple[int, bytes]:
+        """The next answer on the socket: its call id and the bytes after its header (the
+        caller holds the receive lock)."""
+        try:
+            size = struct.unpack(">I", self._recv(4))[0]
+            if size > _MAX_RESPONSE:
+                raise ConnectionResetError(f"announced a {size}-byte response, more than any HBase sends")
+            data = self._recv(size)
+        except OSError as exc:
+            self._fail(method, exc)
         try:
             head_len, pos = _read_varint(data, 0)
             response_header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
@@ -216,21 +250,38 @@ class RpcConnection:
             raise ConnectionLost(f"{self.host}:{self.port} answered {method} with bytes that are not "
                                  f"an HBase RPC response ({exc}); is this an HBase server port?") from exc
         pos += head_len
-        if (response_header.call_id == 0xFFFFFFFF and response_header.HasField("exception")
+        got = response_header.call_id
+        if (got == 0xFFFFFFFF and response_header.HasField("exception")
                 and response_header.exception.exception_class_name == _AUTH_DENIED):
             # Sent for the connection (call id -1), not for this call, before the server hangs up;
             # an AccessDeniedException answering this call id is a permission refusal instead.
             self._break()
             raise _auth_required(self.host, self.port, response_header.exception.stack_trace)
-        if response_header.call_id != call_id:
+        if got not in self._waiting:
             self._break()
-            raise ConnectionLost(f"{self.host}:{self.port} answered call {response_header.call_id}, "
-                                 f"expected {call_id}")
+            raise ConnectionLost(f"{self.host}:{self.port} answered call {got}, which was not sent "
+                                 f"or was answered already (reading {method})")
         if response_header.HasField("exception"):
             exc_pb = response_header.exception
+            return got, b"E" + exc_pb.SerializeToString()
+        return got, b"R" + data[pos:]
+
+    @staticmethod
+    def _parse(data: bytes, method: str, response_cls: type[M]) -> M:
+        if data[:1] == b"E":
+            exc_pb = RPC_pb2.ExceptionResponse.FromString(data[1:])
             raise ServerError(exc_pb.exception_class_name, exc_pb.stack_trace)
-        body_len, pos = _read_varint(data, pos)
+        body_len, pos = _read_varint(data, 1)
         return response_cls.FromString(data[pos : pos + body_len])
+
+    def _fail(self, method: str, exc: OSError) -> NoReturn:
+        """The socket failed: say why (an authentication refusal sent before the server hung
+        up, else the lost connection) and break the connection for every caller."""
+        refusal = self._pending_refusal()
+        self._break()
+        if refusal is not None:
+            raise refusal from None
+        raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: {exc}") from exc
 
     def _pending_refusal(self) -> AuthenticationRequired | None:
         """After a failed send or read: the authentication refusal the server may have sent
@@ -266,7 +317,7 @@ class RpcConnection:
             pass
 
     def close(self) -> None:
-        with self._lock:
+        with self._send_lock:
             self._break()
 
 

@@ -58,34 +58,46 @@ def keys_only_filter() -> Filter_pb2.Filter:
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
                  remaining: int | None, convert: Convert = cells_of) -> RegionRows:
     """Rows of one region's scanner, a list per response (one list comprehension per RPC, not
-    a generator step per row); closes the scanner if the caller stops early."""
+    a generator step per row); closes the scanner if the caller stops early.
+
+    The next batch is asked for as soon as a response shows there is more, before this one is
+    handed out, so the server reads it while the caller works on this one (the Java client's
+    scanner prefetch). Stopping early first takes that answer, then closes the scanner."""
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
 
-    response = conn.call("Scan", Client_pb2.ScanRequest(region=region.spec(), scan=scan,
-                                                        number_of_rows=rows_wanted()),
-                         Client_pb2.ScanResponse)
-    scanner = response.scanner_id if response.HasField("scanner_id") else None
-    open_ = scanner is not None
+    pending: int | None = conn.send("Scan", Client_pb2.ScanRequest(
+        region=region.spec(), scan=scan, number_of_rows=rows_wanted()))
+    scanner: int | None = None
+    open_ = False
     try:
-        while True:
+        while pending is not None:
+            response = conn.receive(pending, Client_pb2.ScanResponse)
+            pending = None
+            if scanner is None and response.HasField("scanner_id"):
+                scanner, open_ = response.scanner_id, True
             got = [(result.cell[0].row, convert(result)) for result in response.results if result.cell]
             if remaining is not None:
                 del got[remaining:]
                 remaining -= len(got)
-            if got:
-                yield got
             in_region = response.more_results_in_region if response.HasField(
                 "more_results_in_region") else response.more_results
             if not response.more_results or not in_region or scanner is None:
                 open_ = False  # the server closes its scanner when it reports the end
-                return
-            if remaining is not None and remaining <= 0:
-                return
-            response = conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner,
-                                                                number_of_rows=rows_wanted()),
-                                 Client_pb2.ScanResponse)
+            elif remaining is None or remaining > 0:
+                pending = conn.send("Scan", Client_pb2.ScanRequest(scanner_id=scanner,
+                                                                   number_of_rows=rows_wanted()))
+            if got:
+                yield got
     finally:
+        if pending is not None:
+            try:
+                response = conn.receive(pending, Client_pb2.ScanResponse)
+                in_region = response.more_results_in_region if response.HasField(
+                    "more_results_in_region") else response.more_results
+                open_ = response.more_results and in_region
+            except (ConnectionLost, ServerError):
+                open_ = False  # the connection is gone, or the scanner with it
         if open_:
             try:
                 conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=0,
