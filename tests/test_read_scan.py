@@ -226,3 +226,28 @@ def test_variable_width_field_holding_the_separator_matches_exactly(strategy: st
         got = [r.fields for r in scan(store, schema, u=u, limit=limit)]
         want = [{"u": u, "n": n} for n in range(4)][:limit]
         assert got == want, u
+
+
+@pytest.mark.hbase
+@pytest.mark.parametrize("ahead", [1, 3, 128])
+def test_merged_scan_with_more_buckets_than_calls_in_flight(hbase: Any, monkeypatch: Any, ahead: int) -> None:
+    """Every bucket's scan is opened before any is read, but one connection keeps at most AHEAD
+    calls in flight; the rest are sent when their bucket is read. Order, limits and reverse
+    stay exact, and no call is left unanswered on the connection afterwards."""
+    from keyshape.store.hbase import scan as hbase_scan
+
+    monkeypatch.setattr(hbase_scan, "AHEAD", ahead)
+    schema = make_schema("mod", 40, "_", True, name=f"read_ahead_{uuid.uuid4().hex[:12]}")
+    store = open_store(hbase.url)
+    try:
+        keys = load(store, schema, [(u, n) for u in USERS for n in range(12)])
+        try:
+            for q in ({"limit": None, "reverse": False}, {"limit": None, "reverse": True},
+                      {"limit": 17, "reverse": False}, {"limit": 5, "reverse": True}):
+                got = [r.key for r in scan(store, schema, batch_size=2, **q)]
+                assert got == oracle(schema, keys, **q)
+                assert all(c.in_flight == 0 for c in store.cluster._pool.values())
+        finally:
+            store.delete_table(schema.table.full_name)
+    finally:
+        store.close()

@@ -109,35 +109,49 @@ def scan_bucket(
     columns: Iterable[bytes] | None, batch_size: int,
 ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
     """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending, a scanner batch
-    at a time (non-empty lists).
+    at a time (non-empty lists). The scan is opened now (on HBase its first request is sent), so
+    opening every bucket before reading any has all of them read at once; close the iterator
+    to release it.
 
     A reverse HBase scan takes an inclusive upper start and an exclusive lower stop, the opposite
     of what a ``[start, stop)`` range needs, so it starts AT ``r.stop`` (skipping that one row)
     and stops just below ``r.start`` (:func:`_below`), dropping rows outside the range here.
     """
     if not reverse:
-        it = store.scan_batches(table, start=r.start, stop=r.stop, limit=limit, columns=columns,
-                                batch_size=batch_size)
-    else:
-        extra = 1 if r.stop else 0  # the row AT r.stop, returned by HBase and skipped here
-        it = store.scan_batches(table, start=r.stop, stop=_below(r.start), reverse=True,
-                                limit=None if limit is None else limit + extra, columns=columns,
-                                batch_size=batch_size + extra)
-    try:
-        for batch in it:
-            if reverse:
-                if r.stop and batch[0][0] >= r.stop:
-                    batch = [kc for kc in batch if kc[0] < r.stop]
-                if batch and batch[-1][0] < r.start:
-                    batch = [kc for kc in batch if kc[0] >= r.start]
-                    if batch:
-                        yield batch
-                    return
-                if not batch:
-                    continue
-            yield batch
-    finally:
-        close = getattr(it, "close", None)
+        return store.scan_batches(table, start=r.start, stop=r.stop, limit=limit, columns=columns,
+                                  batch_size=batch_size)
+    extra = 1 if r.stop else 0  # the row AT r.stop, returned by HBase and skipped here
+    return _InRange(store.scan_batches(table, start=r.stop, stop=_below(r.start), reverse=True,
+                                       limit=None if limit is None else limit + extra, columns=columns,
+                                       batch_size=batch_size + extra), r)
+
+
+class _InRange:
+    """A reverse bucket scan's batches cut to ``[r.start, r.stop)``; closing it closes the scan
+    even before the first batch is read (a generator not yet started would not)."""
+
+    def __init__(self, it: Iterator[list[tuple[bytes, dict[bytes, bytes]]]], r: BucketRange) -> None:
+        self._it, self._r, self._done = it, r, False
+
+    def __iter__(self) -> _InRange:
+        return self
+
+    def __next__(self) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        r = self._r
+        while not self._done:
+            batch = next(self._it)
+            if r.stop and batch[0][0] >= r.stop:
+                batch = [kc for kc in batch if kc[0] < r.stop]
+            if batch and batch[-1][0] < r.start:
+                self.close()
+                batch = [kc for kc in batch if kc[0] >= r.start]
+            if batch:
+                return batch
+        raise StopIteration
+
+    def close(self) -> None:
+        self._done = True
+        close = getattr(self._it, "close", None)
         if close is not None:
             close()
 

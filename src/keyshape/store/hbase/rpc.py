@@ -185,6 +185,11 @@ class RpcConnection:
             raise ConnectionLost(f"cannot connect to {service} at {host}:{port}: {exc}") from exc
         self.broken = False
 
+    @property
+    def in_flight(self) -> int:
+        """Calls sent and not answered yet."""
+        return len(self._waiting)
+
     def call(self, method: str, request: Message | bytes, response_cls: type[M]) -> M:
         """Send ``request`` (a message, or its serialized bytes) as ``method`` and parse the
         answer as ``response_cls``: :meth:`send` then :meth:`receive`."""
