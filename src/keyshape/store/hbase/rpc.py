@@ -42,6 +42,8 @@ __all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "Rpc
 log = logging.getLogger("keyshape.store.hbase")
 M = TypeVar("M", bound=Message)
 
+KEYVALUE_CODEC = "org.apache.hadoop.hbase.codec.KeyValueCodec"
+
 # Far above hbase.ipc.max.response.size defaults; a larger length means the peer is not speaking
 # HBase RPC (e.g. a SASL or TLS reply read as a frame), so waiting for that many bytes would hang.
 _MAX_RESPONSE = 1 << 30
@@ -162,8 +164,9 @@ class RpcConnection:
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
                  connect_timeout: float = 5.0, user: str | None = None,
-                 security: Security | None = None) -> None:
+                 security: Security | None = None, cell_blocks: bool = False) -> None:
         self.host, self.port, self.service = host, port, service
+        self.cell_blocks = cell_blocks
         self.user = effective_user(user)
         self._send_lock = threading.Lock()
         self._recv_lock = threading.Lock()
@@ -179,6 +182,11 @@ class RpcConnection:
             if self._sock.user:
                 self.user = self._sock.user
             header.user_info.effective_user = self.user
+            if cell_blocks:
+                # Cells of results then come after the response message as one block of
+                # KeyValues (what the Java client asks for), not as protobuf messages: see
+                # keyshape.store.hbase.cellblock.
+                header.cell_block_codec_class = KEYVALUE_CODEC
             body = header.SerializeToString()
             self._sock.sendall(struct.pack(">I", len(body)) + body)
         except OSError as exc:
@@ -222,6 +230,11 @@ class RpcConnection:
     def receive(self, call_id: int, response_cls: type[M]) -> M:
         """The answer to call ``call_id`` (from :meth:`send`), parsed as ``response_cls``;
         ServerError when the server answered with an exception."""
+        return self.receive_with_cells(call_id, response_cls)[0]
+
+    def receive_with_cells(self, call_id: int, response_cls: type[M]) -> tuple[M, bytes]:
+        """:meth:`receive`, plus the cell block that followed the answer (empty when none: a
+        connection opened without ``cell_blocks`` never gets one)."""
         method = self._waiting.get(call_id, "call")
         while True:
             with self._recv_lock:
@@ -272,12 +285,13 @@ class RpcConnection:
         return got, b"R" + data[pos:]
 
     @staticmethod
-    def _parse(data: bytes, method: str, response_cls: type[M]) -> M:
+    def _parse(data: bytes, method: str, response_cls: type[M]) -> tuple[M, bytes]:
         if data[:1] == b"E":
             exc_pb = RPC_pb2.ExceptionResponse.FromString(data[1:])
             raise ServerError(exc_pb.exception_class_name, exc_pb.stack_trace)
         body_len, pos = _read_varint(data, 1)
-        return response_cls.FromString(data[pos : pos + body_len])
+        end = pos + body_len
+        return response_cls.FromString(data[pos:end]), data[end:]
 
     def _fail(self, method: str, exc: OSError) -> NoReturn:
         """The socket failed: say why (an authentication refusal sent before the server hung
@@ -479,15 +493,21 @@ class Cluster:
             except StoreError as exc:
                 log.warning("re-locating HBase servers failed: %s", exc)
 
-    def connection(self, host: str, port: int, service: str = "ClientService", lane: int = 0) -> RpcConnection:
+    def connection(self, host: str, port: int, service: str = "ClientService", lane: int = 0,
+                   cell_blocks: bool = False) -> RpcConnection:
         """The pooled connection to ``host:port`` for ``service``; ``lane`` > 0 picks another
-        socket to the same server, so concurrent callers' requests are not serialized."""
-        key = (host, port, service) if not lane else (host, port, f"{service}#{lane}")
+        socket to the same server, so concurrent callers' requests are not serialized.
+        ``cell_blocks``: a connection whose answers carry their cells as a KeyValue block
+        (scans read them with :mod:`keyshape.store.hbase.cellblock`); every other call uses
+        a connection without, whose results carry their cells as protobuf messages."""
+        name = f"{service}#{lane}" if lane else service
+        key = (host, port, name + "+cells" if cell_blocks else name)
         with self._lock:
             conn = self._pool.get(key)
             if conn is None or conn.broken:
                 conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
-                                                       self.connect_timeout, self.user, self.security)
+                                                       self.connect_timeout, self.user, self.security,
+                                                       cell_blocks)
             return conn
 
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:

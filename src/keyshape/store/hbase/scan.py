@@ -18,6 +18,7 @@ from hbasedriver.protobuf_py import Client_pb2, Filter_pb2
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
 from keyshape.store.base import split_table_name
+from keyshape.store.hbase.cellblock import CellBlockError, rows_of
 from keyshape.store.hbase.client import HBaseClient, cells_of
 from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, ServerError
 
@@ -95,11 +96,18 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 if request is None:
                     return
                 pending, request = conn.send("Scan", request), None
-            response = conn.receive(pending, Client_pb2.ScanResponse)
+            response, block = conn.receive_with_cells(pending, Client_pb2.ScanResponse)
             pending = None
             if scanner is None and response.HasField("scanner_id"):
                 scanner, open_ = response.scanner_id, True
-            got = [(result.cell[0].row, convert(result)) for result in response.results if result.cell]
+            if block:  # a cell-block connection, and only for the default conversion (cells_of)
+                try:
+                    got = rows_of(block, response.cells_per_result)
+                except CellBlockError as exc:
+                    raise ConnectionLost(f"{conn.host}:{conn.port} answered a scan with cells that do not "
+                                         f"parse: {exc}") from exc
+            else:
+                got = [(result.cell[0].row, convert(result)) for result in response.results if result.cell]
             if remaining is not None:
                 del got[remaining:]
                 remaining -= len(got)
@@ -205,7 +213,7 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
                 scan.start_row, scan.include_start_row = first[0], first[1]
             if last[0] is not None:
                 scan.stop_row, scan.include_stop_row = last[0], last[1]
-            conn = store.cluster.connection(region.host, region.port)
+            conn = store.cluster.connection(region.host, region.port, cell_blocks=convert is cells_of)
             rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned,
                                 convert, announce)
             try:

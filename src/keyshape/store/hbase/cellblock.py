@@ -1,0 +1,74 @@
+"""Rows out of a cell block: the KeyValues HBase sends after a response instead of protobuf cells.
+
+A connection whose header names ``org.apache.hadoop.hbase.codec.KeyValueCodec`` (what the Java
+client does) gets the cells of a Scan's results as one block after the ScanResponse, with
+``cells_per_result`` saying how many belong to each row. Each cell is written by
+``KeyValueUtil.oswrite`` without tags::
+
+    int32 total (= 8 + key length + value length)
+    int32 key length, int32 value length
+    key:   int16 row length, row, int8 family length, family, qualifier, int64 timestamp, int8 type
+    value
+
+Reading a row here is one ``struct`` unpack and three slices, about half of what reading the
+same row from protobuf ``Result``/``Cell`` messages costs (each field access builds an object);
+a merged scan over 100 buckets spent 44 % of its time on those messages.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+
+__all__ = ["CellBlockError", "rows_of"]
+
+_HEAD = struct.Struct(">iiiH").unpack_from  # total, key length, value length, row length
+
+
+class CellBlockError(ValueError):
+    """The block does not hold the cells the response announced."""
+
+
+def rows_of(block: bytes, counts: Iterable[int]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """``(row, {b"family:qualifier": value})`` for each result (``counts``: cells per result;
+    results without cells are skipped), the first cell of a column winning as in
+    :func:`keyshape.store.hbase.client.cells_of` (the server sends newest first)."""
+    out: list[tuple[bytes, dict[bytes, bytes]]] = []
+    append = out.append
+    names: dict[bytes, bytes] = {}  # family-length byte + family + qualifier -> b"family:qualifier"
+    p = 0
+    try:
+        for n in counts:
+            if n == 1:  # the usual row of one cell
+                total, klen, vlen, rlen = _HEAD(block, p)
+                r0 = p + 14
+                f0 = r0 + rlen
+                v0 = p + 12 + klen
+                fq = block[f0 : v0 - 9]
+                col = names.get(fq)
+                if col is None:
+                    col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
+                append((block[r0:f0], {col: block[v0 : v0 + vlen]}))
+                p += 4 + total
+            elif n:
+                cells: dict[bytes, bytes] = {}
+                row = b""
+                for _ in range(n):
+                    total, klen, vlen, rlen = _HEAD(block, p)
+                    r0 = p + 14
+                    f0 = r0 + rlen
+                    v0 = p + 12 + klen
+                    fq = block[f0 : v0 - 9]
+                    col = names.get(fq)
+                    if col is None:
+                        col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
+                    if col not in cells:
+                        cells[col] = block[v0 : v0 + vlen]
+                    row = row or block[r0:f0]
+                    p += 4 + total
+                append((row, cells))
+    except (struct.error, IndexError) as exc:
+        raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
+    if p != len(block):
+        raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
+    return out
