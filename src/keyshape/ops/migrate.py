@@ -22,9 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from itertools import islice
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,42 +240,75 @@ def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = Fals
 def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str, Any],
                   state_file: Path, rejects_file: Path, seen_rejects: set[str], batch_size: int,
                   throttle: _Throttle, counts: list[int], progress: Progress | None) -> None:
-    """Copy every source region not done yet, batch by batch, checkpointing after each."""
+    """Copy every source region not done yet, batch by batch, checkpointing after each.
+
+    A batch is written on a worker thread while the next one is read and re-keyed here, so the
+    server stores one batch while the client prepares the next (written one after the other,
+    in order). A batch is checkpointed only once the target acknowledged it, and every batch
+    before it: the worker writes them in order."""
     source, target = state["source"], state["target"]
+    writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyshape-migrate")
+    failed = threading.Event()
+
+    def write(new_keys: list[bytes | None], batch: list[Any]) -> tuple[int, int]:
+        if failed.is_set():  # an earlier batch failed: write nothing after the checkpoint
+            raise StoreError("not written: an earlier batch failed")
+        try:
+            return _write_batch(store, target, new_keys, batch)
+        except BaseException:
+            failed.set()
+            raise
+
     with open(rejects_file, "a", encoding="utf-8") as rejects:
-        for entry in state["regions"]:
-            if entry["done"]:
-                continue
-            last = _unhex(entry["last"])
-            start = _unhex(entry["start"]) or b""
-            if last is not None:
-                start = last + b"\x00"  # the smallest key after the last one copied
-            stop = _unhex(entry["end"]) or b""
-            scanner = store.scan_versions(source, start, stop, batch_size=batch_size)
-            ahead = _Batches(scanner, batch_size)
-            try:
-                while (batch := ahead.next_batch()) is not None:
-                    copied, copied_cells, bad = _copy_batch(store, old, new, target, batch)
-                    for key_text, reason in bad:
-                        if key_text not in seen_rejects:
-                            seen_rejects.add(key_text)
-                            rejects.write(f"{key_text}\t{reason}\n")
-                    if bad:
-                        rejects.flush()
-                        os.fsync(rejects.fileno())
-                    counts[0] += copied
-                    counts[1] += copied_cells
-                    entry["last"] = batch[-1][0].hex()
-                    entry["rows"] += copied
-                    state["rejected"] = len(seen_rejects)
-                    _write_state(state_file, state)
-                    if progress is not None:
-                        progress(counts[0])
-                    throttle(len(batch))
-            finally:
-                ahead.close()
-            entry["done"] = True
+
+        def finish(entry: dict[str, Any], batch: list[Any], bad: list[tuple[str, str]],
+                   written: Future[tuple[int, int]]) -> None:
+            copied, copied_cells = written.result()  # WriteFailed/StoreError: not checkpointed
+            for key_text, reason in bad:
+                if key_text not in seen_rejects:
+                    seen_rejects.add(key_text)
+                    rejects.write(f"{key_text}\t{reason}\n")
+            if bad:
+                rejects.flush()
+                os.fsync(rejects.fileno())
+            counts[0] += copied
+            counts[1] += copied_cells
+            entry["last"] = batch[-1][0].hex()
+            entry["rows"] += copied
+            state["rejected"] = len(seen_rejects)
             _write_state(state_file, state)
+            if progress is not None:
+                progress(counts[0])
+            throttle(len(batch))
+
+        in_flight: tuple[dict[str, Any], list[Any], list[tuple[str, str]], Future[tuple[int, int]]] | None = None
+        try:
+            for entry in state["regions"]:
+                if entry["done"]:
+                    continue
+                last = _unhex(entry["last"])
+                start = _unhex(entry["start"]) or b""
+                if last is not None:
+                    start = last + b"\x00"  # the smallest key after the last one copied
+                stop = _unhex(entry["end"]) or b""
+                scanner = store.scan_versions(source, start, stop, batch_size=batch_size)
+                ahead = _Batches(scanner, batch_size)
+                try:
+                    while (batch := ahead.next_batch()) is not None:
+                        new_keys, bad = _new_keys(old, new, [key for key, _ in batch])
+                        written = writes.submit(write, new_keys, batch)
+                        if in_flight is not None:
+                            finish(*in_flight)
+                        in_flight = (entry, batch, bad, written)
+                finally:
+                    ahead.close()
+                if in_flight is not None:
+                    finish(*in_flight)
+                    in_flight = None
+                entry["done"] = True
+                _write_state(state_file, state)
+        finally:
+            writes.shutdown(wait=True)  # a batch still being written ends before the error is raised
 
 
 class _Batches:
@@ -325,13 +360,12 @@ def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]
     return out, bad
 
 
-def _copy_batch(store: Store, old: KeySchema, new: KeySchema, target: str,
-                batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]
-                ) -> tuple[int, int, list[tuple[str, str]]]:
-    """Write one batch of source rows re-keyed into ``target``; returns ``(rows, cells,
-    rejects)``. Returns only once the target acknowledged every cell (WriteFailed otherwise)."""
+def _write_batch(store: Store, target: str, new_keys: list[bytes | None],
+                 batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]) -> tuple[int, int]:
+    """Write one batch of source rows under their new keys (None: rejected, skipped) into
+    ``target``; returns ``(rows, cells)`` once the target acknowledged every cell (WriteFailed
+    otherwise)."""
     rows = cells = 0
-    new_keys, bad = _new_keys(old, new, [key for key, _ in batch])
     with store.writer(target, batch_size=4 * len(batch) + 16) as writer:
         for new_key, (_, columns) in zip(new_keys, batch):
             if new_key is None:
@@ -345,4 +379,4 @@ def _copy_batch(store: Store, old: KeySchema, new: KeySchema, target: str,
             for ts, group in by_ts.items():
                 writer.put(new_key, group, ts)
             rows += 1
-    return rows, cells, bad
+    return rows, cells
