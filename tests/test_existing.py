@@ -10,7 +10,7 @@ import pytest
 from existing_tables import fill, record, write_schema
 
 from keyshape.errors import KeyshapeError, StoreError
-from keyshape.ops.migrate import migrate
+from keyshape.ops.migrate import WRITERS, migrate
 from keyshape.ops.sample import analyze_live, sample_table
 from keyshape.ops.verify import digest_rows, verify_migration
 from keyshape.read.dual import dual_scan
@@ -138,7 +138,9 @@ def test_a_failed_copy_resumes_exactly_at_the_checkpoint(store: EmbeddedStore, t
         migrate(store, seq, mod16, state_path=state, batch_size=100)
     store.writer = real_writer  # type: ignore[method-assign]
     copied = sum(1 for _ in store.scan_keys(mod16.table.full_name))
-    assert copied == 500
+    # five batches acknowledged; a batch being written beside the failed one may have landed
+    # too (it is copied again on resume: the same cells, which changes nothing)
+    assert 500 <= copied <= 500 + 100 * (WRITERS - 1)
     done = migrate(store, seq, mod16, state_path=state, batch_size=100, resume=True)
     assert done.rows == ROWS - 500 and done.total_rows == ROWS
     assert verify_migration(store, seq, mod16).ok

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from keyshape.schema import FamilySpec, TableSpec
 from keyshape.store import ensure_table
+from keyshape.store.hbase import cellblock
 from keyshape.store.hbase.cellblock import CellBlockError, rows_of
 from keyshape.store.hbase.client import cells_of
-from keyshape.store.hbase.scan import scan_rows
+from keyshape.store.hbase.scan import scan_rows, versions_of
 
 
 def keyvalue(row: bytes, family: bytes, qualifier: bytes, ts: int, value: bytes) -> bytes:
@@ -40,6 +41,9 @@ def test_rows_of_reads_every_cell_and_keeps_the_first_of_a_column(results: list[
         counts.append(len(row_cells))
         want.append((row, expected))
     assert rows_of(block, counts) == want
+    every = cellblock.versions_of(block, counts)
+    assert [(row, {c: v[0][1] for c, v in cells.items()}) for row, cells in every] == want
+    assert [sum(len(v) for v in cells.values()) for _, cells in every] == [len(c) for _, c in results]
     if block:
         with pytest.raises(CellBlockError):
             rows_of(block[:-1], counts)
@@ -85,5 +89,11 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
         protobuf = list(scan_rows(store, table, (None, True), (None, True), False, None, [], 11,
                                   convert=lambda result: cells_of(result)))
         assert protobuf == rows
+        # every version: the cell-block route (scan_versions) against the protobuf one
+        every = list(store.scan_versions(table, batch_size=9))
+        assert every == list(scan_rows(store, table, (None, True), (None, True), False, None, [], 9,
+                                       max_versions=2**31 - 1, convert=lambda r: versions_of(r)))
+        assert [(r, {c: v[0][1] for c, v in cells.items()}) for r, cells in every] == rows
+        assert max(len(v) for _, cells in every for v in cells.values()) == 3
     finally:
         store.delete_table(table)

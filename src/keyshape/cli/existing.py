@@ -85,8 +85,8 @@ def split_plan_command(table: str, url: str, schema_path: str | None, target_reg
 @click.option("--verify-only", is_flag=True, help="Only compare source and target; copy nothing.")
 @click.option("--max-rows-per-sec", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="R", help="Throttle the copy to R rows per second.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
-              help="Rows per write batch (and per checkpoint).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Rows per read and write batch (checkpoints follow acknowledged batches, at most every 0.5 s).")
 @click.option("--state", "state_path", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint file (default: .keyshape-migrate-OLD-to-NEW.json here).")
 @click.option("--rejects", "reject_path", type=click.Path(dir_okay=False), default=None,

@@ -10,7 +10,8 @@ client does) gets the cells of a Scan's results as one block after the ScanRespo
     key:   int16 row length, row, int8 family length, family, qualifier, int64 timestamp, int8 type
     value
 
-Reading a row here is one ``struct`` unpack and three slices, about half of what reading the
+:func:`rows_of` reads the newest value per column (what a scan returns), :func:`versions_of`
+every version (what a migration copies). Reading a row here is one ``struct`` unpack and three slices, about half of what reading the
 same row from protobuf ``Result``/``Cell`` messages costs (each field access builds an object);
 a merged scan over 100 buckets spent 44 % of its time on those messages.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-__all__ = ["CellBlockError", "rows_of"]
+__all__ = ["CellBlockError", "rows_of", "versions_of"]
 
 _HEAD = struct.Struct(">iiiH").unpack_from  # total, key length, value length, row length
 
@@ -67,6 +68,47 @@ def rows_of(block: bytes, counts: Iterable[int]) -> list[tuple[bytes, dict[bytes
                     row = row or block[r0:f0]
                     p += 4 + total
                 append((row, cells))
+    except (struct.error, IndexError) as exc:
+        raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
+    if p != len(block):
+        raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
+    return out
+
+
+_TS = struct.Struct(">q").unpack_from
+
+
+def versions_of(block: bytes, counts: Iterable[int]) -> list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+    """``(row, {b"family:qualifier": [(timestamp_ms, value), ...]})`` per result: every version
+    in the order sent (newest first), as :func:`keyshape.store.hbase.scan.versions_of` reads
+    them from protobuf."""
+    out: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+    names: dict[bytes, bytes] = {}
+    p = 0
+    try:
+        for n in counts:
+            if not n:
+                continue
+            versions: dict[bytes, list[tuple[int, bytes]]] = {}
+            row = b""
+            for _ in range(n):
+                total, klen, vlen, rlen = _HEAD(block, p)
+                r0 = p + 14
+                f0 = r0 + rlen
+                v0 = p + 12 + klen
+                fq = block[f0 : v0 - 9]
+                col = names.get(fq)
+                if col is None:
+                    col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
+                cell = (_TS(block, v0 - 9)[0], block[v0 : v0 + vlen])
+                got = versions.get(col)
+                if got is None:
+                    versions[col] = [cell]
+                else:
+                    got.append(cell)
+                row = row or block[r0:f0]
+                p += 4 + total
+            out.append((row, versions))
     except (struct.error, IndexError) as exc:
         raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
     if p != len(block):

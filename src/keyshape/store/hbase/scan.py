@@ -18,7 +18,8 @@ from hbasedriver.protobuf_py import Client_pb2, Filter_pb2
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
 from keyshape.store.base import split_table_name
-from keyshape.store.hbase.cellblock import CellBlockError, rows_of
+from keyshape.store.hbase import cellblock
+from keyshape.store.hbase.cellblock import CellBlockError
 from keyshape.store.hbase.client import HBaseClient, cells_of
 from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, ServerError
 
@@ -41,6 +42,11 @@ def versions_of(result: Client_pb2.Result) -> dict[bytes, list[tuple[int, bytes]
     for cell in result.cell:
         out.setdefault(cell.family + b":" + cell.qualifier, []).append((cell.timestamp, cell.value))
     return out
+
+
+# The conversions whose rows are read from a cell block instead (the same rows: tests/test_hbase_cellblock.py).
+_BLOCK_READERS: dict[Convert, Callable[[bytes, Any], Batch]] = {
+    cells_of: cellblock.rows_of, versions_of: cellblock.versions_of}
 
 
 def keys_only_filter() -> Filter_pb2.Filter:
@@ -100,9 +106,9 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
             pending = None
             if scanner is None and response.HasField("scanner_id"):
                 scanner, open_ = response.scanner_id, True
-            if block:  # a cell-block connection, and only for the default conversion (cells_of)
+            if block:  # a cell-block connection: only for cells_of and versions_of (_BLOCK_READERS)
                 try:
-                    got = rows_of(block, response.cells_per_result)
+                    got = _BLOCK_READERS[convert](block, response.cells_per_result)
                 except CellBlockError as exc:
                     raise ConnectionLost(f"{conn.host}:{conn.port} answered a scan with cells that do not "
                                          f"parse: {exc}") from exc
@@ -213,7 +219,7 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
                 scan.start_row, scan.include_start_row = first[0], first[1]
             if last[0] is not None:
                 scan.stop_row, scan.include_stop_row = last[0], last[1]
-            conn = store.cluster.connection(region.host, region.port, cell_blocks=convert is cells_of)
+            conn = store.cluster.connection(region.host, region.port, cell_blocks=convert in _BLOCK_READERS)
             rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned,
                                 convert, announce)
             try:
