@@ -97,3 +97,21 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
         assert max(len(v) for _, cells in every for v in cells.values()) == 3
     finally:
         store.delete_table(table)
+
+
+@given(st.integers(8, 40), st.integers(1, 12), st.integers(0, 9), st.data())
+def test_rows_of_one_layout_read_by_stride(n: int, row_len: int, value_len: int, data: Any) -> None:
+    """Rows of one layout (fixed-width keys, one fixed-size cell) take the strided route; a
+    single cell of another layout among them sends the block back to the cell-by-cell walk."""
+    rows = data.draw(st.lists(st.binary(min_size=row_len, max_size=row_len), min_size=n, max_size=n))
+    values = data.draw(st.lists(st.binary(min_size=value_len, max_size=value_len), min_size=n, max_size=n))
+    want = [(r, {b"cf:q": v}) for r, v in zip(rows, values)]
+    block = b"".join(keyvalue(r, b"cf", b"q", 1700000000000 + i, v) for i, (r, v) in enumerate(zip(rows, values)))
+    assert rows_of(block, [1] * n) == want
+    odd = data.draw(st.integers(0, n - 1))
+    for other in ((rows[odd] + b"x", b"cf", b"q", values[odd]), (rows[odd], b"cf", b"qq", values[odd]),
+                  (rows[odd], b"cf", b"q", values[odd] + b"\x00")):
+        mixed = list(want)
+        mixed[odd] = (other[0], {other[1] + b":" + other[2]: other[3]})
+        block = b"".join(keyvalue(r, *next(iter(c)).split(b":"), 1, v) for r, c in mixed for v in c.values())
+        assert rows_of(block, [1] * n) == mixed
