@@ -19,6 +19,10 @@ from keyshape.store.hbase.client import cells_of
 from keyshape.store.hbase.scan import scan_rows, versions_of
 
 
+def pairs(columns: tuple[list[bytes], list[Any]]) -> list[tuple[bytes, Any]]:
+    return list(zip(*columns))
+
+
 def keyvalue(row: bytes, family: bytes, qualifier: bytes, ts: int, value: bytes) -> bytes:
     """One cell as KeyValueCodec writes it (KeyValueUtil.oswrite, no tags)."""
     key = struct.pack(">H", len(row)) + row + bytes([len(family)]) + family + qualifier + struct.pack(">qB", ts, 4)
@@ -40,8 +44,8 @@ def test_rows_of_reads_every_cell_and_keeps_the_first_of_a_column(results: list[
             expected.setdefault(family + b":" + qualifier, value)
         counts.append(len(row_cells))
         want.append((row, expected))
-    assert rows_of(block, counts) == want
-    every = cellblock.versions_of(block, counts)
+    assert pairs(rows_of(block, counts)) == want
+    every = pairs(cellblock.versions_of(block, counts))
     assert [(row, {c: v[0][1] for c, v in cells.items()}) for row, cells in every] == want
     assert [sum(len(v) for v in cells.values()) for _, cells in every] == [len(c) for _, c in results]
     if block:
@@ -53,7 +57,7 @@ def test_rows_of_reads_every_cell_and_keeps_the_first_of_a_column(results: list[
 
 def test_results_without_cells_are_skipped() -> None:
     block = keyvalue(b"r1", b"f", b"q", 1, b"v") + keyvalue(b"r2", b"f", b"q", 1, b"w")
-    assert rows_of(block, [0, 1, 0, 1]) == [(b"r1", {b"f:q": b"v"}), (b"r2", {b"f:q": b"w"})]
+    assert rows_of(block, [0, 1, 0, 1]) == ([b"r1", b"r2"], [{b"f:q": b"v"}, {b"f:q": b"w"}])
 
 
 @pytest.mark.hbase
@@ -107,11 +111,11 @@ def test_rows_of_one_layout_read_by_stride(n: int, row_len: int, value_len: int,
     values = data.draw(st.lists(st.binary(min_size=value_len, max_size=value_len), min_size=n, max_size=n))
     want = [(r, {b"cf:q": v}) for r, v in zip(rows, values)]
     block = b"".join(keyvalue(r, b"cf", b"q", 1700000000000 + i, v) for i, (r, v) in enumerate(zip(rows, values)))
-    assert rows_of(block, [1] * n) == want
+    assert pairs(rows_of(block, [1] * n)) == want
     odd = data.draw(st.integers(0, n - 1))
     for other in ((rows[odd] + b"x", b"cf", b"q", values[odd]), (rows[odd], b"cf", b"qq", values[odd]),
                   (rows[odd], b"cf", b"q", values[odd] + b"\x00")):
         mixed = list(want)
         mixed[odd] = (other[0], {other[1] + b":" + other[2]: other[3]})
         block = b"".join(keyvalue(r, *next(iter(c)).split(b":"), 1, v) for r, c in mixed for v in c.values())
-        assert rows_of(block, [1] * n) == mixed
+        assert pairs(rows_of(block, [1] * n)) == mixed

@@ -104,7 +104,7 @@ class CountingStore:
         return getattr(self.inner, name)
 
     def scan(self, table: str, **kw: Any) -> Any:
-        return (row for batch in self.scan_batches(table, **kw) for row in batch)
+        return (row for keys, cells in self.scan_batches(table, **kw) for row in zip(keys, cells))
 
     def scan_batches(self, table: str, **kw: Any) -> Any:
         call = {"kw": kw, "rows": 0}
@@ -114,7 +114,7 @@ class CountingStore:
         def gen() -> Any:
             try:
                 for batch in it:
-                    call["rows"] += len(batch)
+                    call["rows"] += len(batch[0])
                     yield batch
             finally:
                 self.closed += 1

@@ -245,8 +245,9 @@ def test_scan_batches_are_the_scan_rows_in_runs_of_at_most_batch_size(
 ) -> None:
     kw = {"reverse": reverse, "limit": limit, "batch_size": batch_size}
     batches = list(store.scan_batches(scan_table, start, stop, **kw))  # type: ignore[arg-type]
-    assert all(0 < len(b) <= batch_size for b in batches)
-    assert [row for b in batches for row in b] == list(store.scan(scan_table, start, stop, **kw))  # type: ignore[arg-type]
+    assert all(0 < len(keys) == len(cells) <= batch_size for keys, cells in batches)
+    assert [row for keys, cells in batches for row in zip(keys, cells)] == list(
+        store.scan(scan_table, start, stop, **kw))  # type: ignore[arg-type]
     if limit == 0:
         assert batches == []
 

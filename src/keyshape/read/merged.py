@@ -29,7 +29,7 @@ from keyshape.read.token import Cursor, decode_token, encode_token
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
-    from keyshape.store.base import Store
+    from keyshape.store.base import ScanBatch, Store
 
 __all__ = ["Row", "MergedScan", "scan", "scan_bucket"]
 
@@ -107,11 +107,11 @@ def _below(key: bytes) -> bytes:
 def scan_bucket(
     store: Store, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
     columns: Iterable[bytes] | None, batch_size: int,
-) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+) -> Iterator[ScanBatch]:
     """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending, a scanner batch
-    at a time (non-empty lists). The scan is opened now (on HBase its first request is sent), so
-    opening every bucket before reading any has all of them read at once; close the iterator
-    to release it.
+    at a time (non-empty ``(keys, cells)`` columns). The scan is opened now (on HBase its first
+    request is sent), so opening every bucket before reading any has all of them read at once;
+    close the iterator to release it.
 
     A reverse HBase scan takes an inclusive upper start and an exclusive lower stop, the opposite
     of what a ``[start, stop)`` range needs, so it starts AT ``r.stop`` (skipping that one row)
@@ -127,26 +127,29 @@ def scan_bucket(
 
 
 class _InRange:
-    """A reverse bucket scan's batches cut to ``[r.start, r.stop)``; closing it closes the scan
-    even before the first batch is read (a generator not yet started would not)."""
+    """A reverse bucket scan's batches (keys descending) cut to ``[r.start, r.stop)``; closing it
+    closes the scan even before the first batch is read (a generator not yet started would not)."""
 
-    def __init__(self, it: Iterator[list[tuple[bytes, dict[bytes, bytes]]]], r: BucketRange) -> None:
+    def __init__(self, it: Iterator[ScanBatch], r: BucketRange) -> None:
         self._it, self._r, self._done = it, r, False
 
     def __iter__(self) -> _InRange:
         return self
 
-    def __next__(self) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def __next__(self) -> ScanBatch:
         r = self._r
         while not self._done:
-            batch = next(self._it)
-            if r.stop and batch[0][0] >= r.stop:
-                batch = [kc for kc in batch if kc[0] < r.stop]
-            if batch and batch[-1][0] < r.start:
+            keys, cells = next(self._it)
+            lo, hi = 0, len(keys)
+            if r.stop:
+                while lo < hi and keys[lo] >= r.stop:
+                    lo += 1
+            if keys[-1] < r.start:
                 self.close()
-                batch = [kc for kc in batch if kc[0] >= r.start]
-            if batch:
-                return batch
+                while hi > lo and keys[hi - 1] < r.start:
+                    hi -= 1
+            if lo < hi:
+                return (keys, cells) if (lo, hi) == (0, len(keys)) else (keys[lo:hi], cells[lo:hi])
         raise StopIteration
 
     def close(self) -> None:

@@ -19,13 +19,13 @@ __all__ = ["PrefetchSource"]
 
 
 class PrefetchSource:
-    """The batches (lists, as a scanner's responses come) of one iterator, fetched ahead on
-    ``pool``, one per task; consume with :meth:`next_batch`."""
+    """The batches (anything but None: a scanner's responses as they come) of one iterator,
+    fetched ahead on ``pool``, one per task; consume with :meth:`next_batch`."""
 
-    def __init__(self, batches: Iterator[list[Any]], pool: Executor, depth: int = 2) -> None:
+    def __init__(self, batches: Iterator[Any], pool: Executor, depth: int = 2) -> None:
         self._it, self._pool, self._depth = batches, pool, max(1, depth)
         self._cond = threading.Condition()
-        self._queue: deque[list[Any]] = deque()
+        self._queue: deque[Any] = deque()
         self._pending = self._done = self._closed = self._it_closed = False
         self._error: BaseException | None = None
 
@@ -43,7 +43,7 @@ class PrefetchSource:
             self._pending, self._error = False, exc
 
     def _fetch(self) -> None:
-        batch: list[Any] | None = None
+        batch: Any = None
         error: BaseException | None = None
         with self._cond:
             closed = self._closed
@@ -59,7 +59,7 @@ class PrefetchSource:
             elif not closed:
                 if batch is None:
                     self._done = True
-                elif batch:
+                else:
                     self._queue.append(batch)
             if self._closed:
                 self._close_iterator()
@@ -67,7 +67,7 @@ class PrefetchSource:
                 self._schedule()
             self._cond.notify_all()
 
-    def next_batch(self) -> list[Any] | None:
+    def next_batch(self) -> Any:
         """The next batch, waiting for it if needed; None when the iterator is exhausted."""
         with self._cond:
             self._schedule()

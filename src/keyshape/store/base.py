@@ -18,7 +18,7 @@ from keyshape.errors import KeyshapeError, StoreError
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.specs import TableSpec
 
-__all__ = ["BatchWriter", "RegionInfo", "RegionRecord", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
+__all__ = ["BatchWriter", "RegionInfo", "RegionRecord", "ScanBatch", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
            "scan_bounds", "check_regions"]
 
 DEFAULT_NAMESPACE = "default"
@@ -127,6 +127,8 @@ def as_bytes(value: Any, what: str) -> bytes:
 
 
 Bound = tuple[bytes | None, bool]
+# One scanner batch as columns: the row keys and, row for row, their cells (Store.scan_batches).
+ScanBatch = tuple[list[bytes], list[dict[bytes, bytes]]]
 """One end of a scan's key range: ``(key, inclusive)``; ``None`` means unbounded."""
 
 
@@ -281,9 +283,12 @@ class Store(Protocol):
         limit: int | None = None,
         columns: Iterable[bytes] | None = None,
         batch_size: int = 1000,
-    ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
-        """``scan`` a round trip at a time: the same rows in the same order, as non-empty lists
-        (for readers that work on runs of rows, like the merged salted scan)."""
+    ) -> Iterator[ScanBatch]:
+        """``scan`` a round trip at a time: the same rows in the same order, as non-empty column
+        pairs ``(keys, cells)`` (row ``i`` is ``keys[i], cells[i]``), for readers that work on runs
+        of rows, like the merged salted scan. Columns, not a tuple per row: a reader holding
+        ~100,000 rows in flight would otherwise allocate as many objects for the garbage collector
+        to track (a quarter of a merged scan's time went to collections)."""
         ...
 
     def scan_versions(

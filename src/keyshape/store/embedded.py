@@ -25,6 +25,7 @@ from keyshape.core.splits import verify_split_keys
 from keyshape.errors import KeyshapeError, StoreError, TableNotFound, WriteFailed
 from keyshape.store.base import (
     RegionInfo,
+    ScanBatch,
     ServerInfo,
     as_bytes,
     join_table_name,
@@ -280,7 +281,7 @@ class EmbeddedStore:
         """Stream rows like HBase's Scan (see ``Store.scan``). Rows are read ``batch_size`` at a
         time under the lock, so writes between batches are seen as HBase scanners see them."""
         batches = self.scan_batches(table, start, stop, prefix, reverse, limit, columns, batch_size)
-        return (row for batch in batches for row in batch)
+        return (row for keys, cells in batches for row in zip(keys, cells))
 
     def scan_batches(
         self,
@@ -292,7 +293,7 @@ class EmbeddedStore:
         limit: int | None = None,
         columns: Iterable[bytes] | None = None,
         batch_size: int = 1000,
-    ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+    ) -> Iterator[ScanBatch]:
         """``scan`` a batch at a time (see ``Store.scan_batches``)."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         with self._lock:
@@ -308,10 +309,11 @@ class EmbeddedStore:
         limit: int | None,
         sel: Selection | None,
         batch_size: int,
-    ) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+    ) -> Iterator[ScanBatch]:
         returned = 0
         while limit is None or returned < limit:
-            batch: list[tuple[bytes, dict[bytes, bytes]]] = []
+            batch: list[bytes] = []
+            values: list[dict[bytes, bytes]] = []
             last: bytes | None = None
             with self._lock:
                 t = self._table(table)
@@ -329,7 +331,8 @@ class EmbeddedStore:
                         continue
                     cells = select(stored, sel)
                     if cells:
-                        batch.append((row, cells))
+                        batch.append(row)
+                        values.append(cells)
                         if len(batch) >= batch_size or (
                             limit is not None and returned + len(batch) >= limit
                         ):
@@ -337,7 +340,7 @@ class EmbeddedStore:
                 for row in expired:
                     del rows[row]
             if batch:
-                yield batch
+                yield batch, values
             returned += len(batch)
             if last is None or (len(batch) < batch_size and (limit is None or returned < limit)):
                 return

@@ -32,16 +32,17 @@ class CellBlockError(ValueError):
     """The block does not hold the cells the response announced."""
 
 
-def rows_of(block: bytes, counts: Sequence[int]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-    """``(row, {b"family:qualifier": value})`` for each result (``counts``: cells per result;
-    results without cells are skipped), the first cell of a column winning as in
-    :func:`keyshape.store.hbase.client.cells_of` (the server sends newest first)."""
+def rows_of(block: bytes, counts: Sequence[int]) -> tuple[list[bytes], list[dict[bytes, bytes]]]:
+    """The rows of a block as columns: row keys and, row for row, ``{b"family:qualifier": value}``
+    (``counts``: cells per result; results without cells are skipped), the first cell of a
+    column winning as in :func:`keyshape.store.hbase.client.cells_of` (newest first)."""
     if len(counts) >= 8 and 0 not in counts and sum(counts) == len(counts):  # type: ignore[arg-type]
         same = _uniform(block, len(counts))
         if same is not None:
             return same
-    out: list[tuple[bytes, dict[bytes, bytes]]] = []
-    append = out.append
+    rows: list[bytes] = []
+    out: list[dict[bytes, bytes]] = []
+    add_row, append = rows.append, out.append
     names: dict[bytes, bytes] = {}  # family-length byte + family + qualifier -> b"family:qualifier"
     p = 0
     try:
@@ -55,7 +56,8 @@ def rows_of(block: bytes, counts: Sequence[int]) -> list[tuple[bytes, dict[bytes
                 col = names.get(fq)
                 if col is None:
                     col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
-                append((block[r0:f0], {col: block[v0 : v0 + vlen]}))
+                add_row(block[r0:f0])
+                append({col: block[v0 : v0 + vlen]})
                 p += 4 + total
             elif n:
                 cells: dict[bytes, bytes] = {}
@@ -73,18 +75,19 @@ def rows_of(block: bytes, counts: Sequence[int]) -> list[tuple[bytes, dict[bytes
                         cells[col] = block[v0 : v0 + vlen]
                     row = row or block[r0:f0]
                     p += 4 + total
-                append((row, cells))
+                add_row(row)
+                append(cells)
     except (struct.error, IndexError) as exc:
         raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
     if p != len(block):
         raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
-    return out
+    return rows, out
 
 
 _TS = struct.Struct(">q").unpack_from
 
 
-def _uniform(block: bytes, n: int) -> list[tuple[bytes, dict[bytes, bytes]]] | None:
+def _uniform(block: bytes, n: int) -> tuple[list[bytes], list[dict[bytes, bytes]]] | None:
     """:func:`rows_of` for ``n`` one-cell rows that all have the first cell's layout (the same
     key, row and value lengths and the same column: fixed-width keys, one fixed-size cell, as
     most salted tables hold), read by stride; None when they do not. The layout is checked over
@@ -105,15 +108,16 @@ def _uniform(block: bytes, n: int) -> list[tuple[bytes, dict[bytes, bytes]]] | N
     col = fq[1 : 1 + flen] + b":" + fq[1 + flen :]
     v0 = 12 + klen
     size = len(block)  # = n * stride; an empty value of the last cell starts AT the end
-    rows = [block[o : o + rlen] for o in range(14, size, stride)]
-    return list(zip(rows, [{col: block[o : o + vlen]} for o in range(v0, v0 + size, stride)]))
+    return ([block[o : o + rlen] for o in range(14, size, stride)],
+            [{col: block[o : o + vlen]} for o in range(v0, v0 + size, stride)])
 
 
-def versions_of(block: bytes, counts: Iterable[int]) -> list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
-    """``(row, {b"family:qualifier": [(timestamp_ms, value), ...]})`` per result: every version
-    in the order sent (newest first), as :func:`keyshape.store.hbase.scan.versions_of` reads
-    them from protobuf."""
-    out: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+def versions_of(block: bytes, counts: Iterable[int]) -> tuple[list[bytes], list[dict[bytes, list[tuple[int, bytes]]]]]:
+    """Row keys and, per row, ``{b"family:qualifier": [(timestamp_ms, value), ...]}``: every
+    version in the order sent (newest first), as :func:`keyshape.store.hbase.scan.versions_of`
+    reads them from protobuf."""
+    keys: list[bytes] = []
+    out: list[dict[bytes, list[tuple[int, bytes]]]] = []
     names: dict[bytes, bytes] = {}
     p = 0
     try:
@@ -139,9 +143,10 @@ def versions_of(block: bytes, counts: Iterable[int]) -> list[tuple[bytes, dict[b
                     got.append(cell)
                 row = row or block[r0:f0]
                 p += 4 + total
-            out.append((row, versions))
+            keys.append(row)
+            out.append(versions)
     except (struct.error, IndexError) as exc:
         raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
     if p != len(block):
         raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
-    return out
+    return keys, out

@@ -25,7 +25,7 @@ from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, Serv
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
 Rows = Iterator[tuple[bytes, Any]]
-Batch = list[tuple[bytes, Any]]
+Batch = tuple[list[bytes], list[Any]]  # (row keys, converted rows): Store.scan_batches' columns
 # A region's rows are a generator so that a caller stopping early can close its scanner.
 RegionRows = Generator[Batch, None, None]
 Convert = Callable[[Client_pb2.Result], Any]
@@ -69,7 +69,7 @@ def keys_only_filter() -> Filter_pb2.Filter:
 # 240k rows/s, 128 259k, 256 and unbounded 253-258k (one round trip per bucket at a time: 212k).
 AHEAD = 128
 # What a scan generator yields first, once its first request is on the wire (see scan_batches).
-_SENT: Batch = []
+_SENT: Batch = ([], [])
 
 
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
@@ -108,15 +108,17 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 scanner, open_ = response.scanner_id, True
             if block:  # a cell-block connection: only for cells_of and versions_of (_BLOCK_READERS)
                 try:
-                    got = _BLOCK_READERS[convert](block, response.cells_per_result)
+                    keys, values = _BLOCK_READERS[convert](block, response.cells_per_result)
                 except CellBlockError as exc:
                     raise ConnectionLost(f"{conn.host}:{conn.port} answered a scan with cells that do not "
                                          f"parse: {exc}") from exc
             else:
-                got = [(result.cell[0].row, convert(result)) for result in response.results if result.cell]
+                results = [result for result in response.results if result.cell]
+                keys = [result.cell[0].row for result in results]
+                values = [convert(result) for result in results]
             if remaining is not None:
-                del got[remaining:]
-                remaining -= len(got)
+                del keys[remaining:], values[remaining:]
+                remaining -= len(keys)
             in_region = response.more_results_in_region if response.HasField(
                 "more_results_in_region") else response.more_results
             if not response.more_results or not in_region or scanner is None:
@@ -125,8 +127,8 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 request = Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=rows_wanted())
                 if conn.in_flight < AHEAD:
                     pending, request = conn.send("Scan", request), None
-            if got:
-                yield got
+            if keys:
+                yield keys, values
     finally:
         if pending is not None:
             try:
@@ -157,8 +159,8 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
     batches = _scan_batches(store, table, low, high, reverse, limit, columns, batch,
                             max_versions=max_versions, filter=filter, convert=convert)
     try:
-        for rows in batches:
-            yield from rows
+        for keys, values in batches:
+            yield from zip(keys, values)
     finally:
         batches.close()
 
@@ -228,12 +230,12 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
                     if got is _SENT:
                         announce = False
                         continue
-                    returned += len(got)
+                    returned += len(got[0])
                     attempt = 0
                     if reverse:
-                        high = (got[-1][0], False)
+                        high = (got[0][-1], False)
                     else:
-                        low = (got[-1][0], False)
+                        low = (got[0][-1], False)
                     if limit is not None and returned >= limit:
                         return
             finally:

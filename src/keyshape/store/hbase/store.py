@@ -24,7 +24,7 @@ from hbasedriver.protobuf_py import Admin_pb2, Client_pb2, HBase_pb2, Master_pb2
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
-from keyshape.store.base import RegionInfo, RegionRecord, as_bytes, scan_bounds, split_table_name
+from keyshape.store.base import RegionInfo, RegionRecord, ScanBatch, as_bytes, scan_bounds, split_table_name
 from keyshape.store.hbase.client import HBaseClient, cells_of
 from keyshape.store.hbase.rpc import (
     ConnectionLost,
@@ -144,7 +144,7 @@ class HBaseStore(HBaseClient):
 
     def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", prefix: bytes | None = None,
                      reverse: bool = False, limit: int | None = None, columns: Iterable[bytes] | None = None,
-                     batch_size: int = 1000) -> Iterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+                     batch_size: int = 1000) -> Iterator[ScanBatch]:
         """``scan`` one server response at a time (see ``Store.scan_batches``)."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)
