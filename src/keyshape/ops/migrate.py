@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
@@ -43,6 +44,7 @@ from keyshape.store.base import Store
 __all__ = ["MigrationResult", "check_designs", "default_state_path", "migrate"]
 
 Progress = Callable[[int], None]
+log = logging.getLogger("keyshape.migrate")
 
 # How often the copy's state file is rewritten at most, and how many batches are written at
 # once (see _copy_regions).
@@ -252,7 +254,8 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
     Batches are written on :data:`WRITERS` worker threads while the next one is read and re-keyed
     here, so the server stores batches while the client prepares more. A batch counts as copied
     only once the target acknowledged it and every batch before it (they are collected in
-    order); after a failure no further batch starts. The state file is rewritten (write, fsync,
+    order); after a failure no further batch starts (one already being written beside the failed
+    one may land: it is written again on resume, the same cells, which changes nothing). The state file is rewritten (write, fsync,
     rename: ~3 ms here) at most every :data:`CHECKPOINT_SECONDS`, at the end of each region, and
     when the copy stops on an error, so a failed copy resumes right after its last acknowledged
     batch; only a client killed outright re-copies up to that many seconds of rows (the same
@@ -320,9 +323,16 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
                 entry["done"] = True
                 _write_state(state_file, state)
                 saved[0] = time.monotonic()
-        finally:
-            writes.shutdown(wait=True)  # a batch still being written ends before the error is raised
-            _write_state(state_file, state)  # every acknowledged batch, also when stopping on an error
+        except BaseException:
+            failed.set()  # batches queued behind the failure are not started
+            writes.shutdown(wait=True, cancel_futures=True)  # one being written ends first
+            try:
+                _write_state(state_file, state)  # every acknowledged batch: the resume point
+            except OSError as exc:
+                log.warning("could not checkpoint %s after the copy failed: %s", state_file, exc)
+            raise
+        writes.shutdown(wait=True)
+        _write_state(state_file, state)
 
 
 class _Batches:

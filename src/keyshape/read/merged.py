@@ -215,34 +215,37 @@ class MergedScan:
         # (unless rows are filtered after reading: then a bucket may have to read past it).
         batch = batch if limit is None else max(1, min(batch, limit))
         per_bucket = limit if self._keep is None else None
-        raw = [scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket,
-                           columns=self._columns, batch_size=batch) for r in self.ranges]
+        raw: list[Any] = []  # opened inside the try, so a failure opening one closes the others
         pool = None
         sources: list[Any] = raw
-        if self._parallel > 0 and len(raw) > 1:
-            pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
-            sources = [PrefetchSource(it, pool, self._depth) for it in raw]
-            for s in sources:
-                s.start()
-        tuples = columns(self.schema.prefix, self._keep)
-
-        def fetcher(source: Any) -> Callable[[], Any]:
-            if pool is not None:
-                def fetch() -> Any:
-                    got = source.next_batch()
-                    return None if got is None else tuples(got)
-            else:
-                def fetch() -> Any:
-                    got = next(source, None)  # one scanner batch, as the server sent it
-                    return None if got is None else tuples(got)
-            return fetch
-
-        # Only a random salt can store one original key in two buckets.
-        chunks = merge_runs([fetcher(s) for s in sources], self.reverse,
-                            unique=self.schema.prefix.name != "random")
-        make = _row_maker(self.schema)
-        left = limit
+        chunks = None
         try:
+            for r in self.ranges:
+                raw.append(scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket,
+                                       columns=self._columns, batch_size=batch))
+            if self._parallel > 0 and len(raw) > 1:
+                pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
+                sources = [PrefetchSource(it, pool, self._depth) for it in raw]
+                for s in sources:
+                    s.start()
+            tuples = columns(self.schema.prefix, self._keep)
+
+            def fetcher(source: Any) -> Callable[[], Any]:
+                if pool is not None:
+                    def fetch() -> Any:
+                        got = source.next_batch()
+                        return None if got is None else tuples(got)
+                else:
+                    def fetch() -> Any:
+                        got = next(source, None)  # one scanner batch, as the server sent it
+                        return None if got is None else tuples(got)
+                return fetch
+
+            # Only a random salt can store one original key in two buckets.
+            chunks = merge_runs([fetcher(s) for s in sources], self.reverse,
+                                unique=self.schema.prefix.name != "random")
+            make = _row_maker(self.schema)
+            left = limit
             for originals, keys, values in chunks:
                 if left is not None:
                     if len(keys) >= left:
@@ -255,7 +258,8 @@ class MergedScan:
                 if left is not None and left <= 0:
                     return
         finally:
-            chunks.close()
+            if chunks is not None:
+                chunks.close()
             for s in sources:  # the bucket scanners, or the prefetchers that close them
                 s.close()
             if pool is not None:

@@ -36,7 +36,7 @@ def rows_of(block: bytes, counts: Sequence[int]) -> tuple[list[bytes], list[dict
     """The rows of a block as columns: row keys and, row for row, ``{b"family:qualifier": value}``
     (``counts``: cells per result; results without cells are skipped), the first cell of a
     column winning as in :func:`keyshape.store.hbase.client.cells_of` (newest first)."""
-    if len(counts) >= 8 and 0 not in counts and sum(counts) == len(counts):  # type: ignore[arg-type]
+    if len(counts) >= 8 and len(block) >= 14 and 0 not in counts and sum(counts) == len(counts):
         same = _uniform(block, len(counts))
         if same is not None:
             return same
@@ -94,7 +94,7 @@ def _uniform(block: bytes, n: int) -> tuple[list[bytes], list[dict[bytes, bytes]
     every cell at once (numpy), then rows and values are sliced at fixed offsets."""
     total, klen, vlen, rlen = _HEAD(block, 0)
     stride = 4 + total
-    if stride * n != len(block) or klen < rlen + 11:
+    if stride * n != len(block) or klen < rlen + 12:  # row length, row, family length, ts, type
         return None
     f0 = 14 + rlen
     q_end = 12 + klen - 9

@@ -159,8 +159,10 @@ class RpcConnection:
     """One socket to an HBase server for one service (ClientService, MasterService,
     AdminService). Threads may share a connection, and one caller may keep several calls in
     flight: :meth:`send` returns a call id at once and :meth:`receive` waits for that call's
-    answer. HBase answers calls in the order it finishes them, not the order they came in, so an
-    answer read for another call is kept for it."""
+    answer. HBase answers calls in the order it finishes them, not the order they came in: one
+    waiting caller at a time reads the socket, keeps an answer that belongs to another call for
+    it and wakes the others, so a caller whose answer is already read takes it without waiting
+    for the socket."""
 
     def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
                  connect_timeout: float = 5.0, user: str | None = None,
@@ -169,7 +171,8 @@ class RpcConnection:
         self.cell_blocks = cell_blocks
         self.user = effective_user(user)
         self._send_lock = threading.Lock()
-        self._recv_lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())  # guards _answers and _reading
+        self._reading = False  # a caller is reading the socket (only one at a time)
         self._ids = itertools.count(1)
         self._waiting: dict[int, str] = {}  # call id -> method, for calls not answered yet
         self._answers: dict[int, bytes] = {}  # answers read for calls whose caller is not reading
@@ -224,7 +227,17 @@ class RpcConnection:
             try:
                 self._sock.sendall(struct.pack(">I", len(frame)) + frame)
             except OSError as exc:
-                self._fail(method, exc)
+                self._waiting.pop(call_id, None)
+                with self._cond:  # the socket is read here only when no caller is reading it
+                    reader = not self._reading
+                    self._reading = True
+                try:
+                    self._fail(method, exc, reader)
+                finally:
+                    with self._cond:
+                        if reader:
+                            self._reading = False
+                        self._cond.notify_all()
         return call_id
 
     def receive(self, call_id: int, response_cls: type[M]) -> M:
@@ -236,23 +249,38 @@ class RpcConnection:
         """:meth:`receive`, plus the cell block that followed the answer (empty when none: a
         connection opened without ``cell_blocks`` never gets one)."""
         method = self._waiting.get(call_id, "call")
-        while True:
-            with self._recv_lock:
+        with self._cond:
+            while True:
                 data = self._answers.pop(call_id, None)
-                if data is None:
-                    if self.broken:
-                        self._waiting.pop(call_id, None)
-                        raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: the connection is closed")
-                    got, data = self._read_frame(method)
-                    if got != call_id:
-                        self._answers[got] = data  # another caller's: it finds it here
-                        continue
-                self._waiting.pop(call_id, None)
-            return self._parse(data, method, response_cls)
+                if data is not None:
+                    break
+                if call_id not in self._waiting:  # a caller's bug, not the server's: say so now
+                    raise ConnectionLost(f"call {call_id} to {self.host}:{self.port} was never sent "
+                                         "or was answered already")
+                if self.broken:
+                    self._waiting.pop(call_id, None)
+                    raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: the connection is closed")
+                if self._reading:
+                    self._cond.wait()
+                    continue
+                self._reading = True
+                self._cond.release()
+                try:
+                    got, frame = self._read_frame(method)
+                finally:
+                    self._cond.acquire()
+                    self._reading = False
+                    self._cond.notify_all()
+                if got == call_id:
+                    data = frame
+                    break
+                self._answers[got] = frame  # another caller's: it takes it from here
+            self._waiting.pop(call_id, None)
+        return self._parse(data, method, response_cls)
 
     def _read_frame(self, method: str) -> tuple[int, bytes]:
         """The next answer on the socket: its call id and the bytes after its header (the
-        caller holds the receive lock)."""
+        caller is the one reading: ``_reading``)."""
         try:
             size = struct.unpack(">I", self._recv(4))[0]
             if size > _MAX_RESPONSE:
@@ -293,10 +321,11 @@ class RpcConnection:
         end = pos + body_len
         return response_cls.FromString(data[pos:end]), data[end:]
 
-    def _fail(self, method: str, exc: OSError) -> NoReturn:
+    def _fail(self, method: str, exc: OSError, read: bool = True) -> NoReturn:
         """The socket failed: say why (an authentication refusal sent before the server hung
-        up, else the lost connection) and break the connection for every caller."""
-        refusal = self._pending_refusal()
+        up, else the lost connection) and break the connection for every caller. ``read``:
+        whether the socket may be read for that refusal (no other caller is reading it)."""
+        refusal = self._pending_refusal() if read else None
         self._break()
         if refusal is not None:
             raise refusal from None
@@ -338,6 +367,8 @@ class RpcConnection:
     def close(self) -> None:
         with self._send_lock:
             self._break()
+        with self._cond:
+            self._cond.notify_all()  # callers waiting for an answer see the connection closed
 
 
 @dataclass(frozen=True)
@@ -485,7 +516,11 @@ class Cluster:
         or restarted)."""
         with self._lock:
             for conn in self._pool.values():
-                conn.close()
+                # A connection with calls in flight (another scan's read-ahead, a writer's batch)
+                # is left to its callers: they take their answers, or its failure, themselves;
+                # it leaves the pool either way, so new calls open new connections.
+                if not conn.in_flight:
+                    conn.close()
             self._pool.clear()
             self._maps.clear()
             try:

@@ -102,8 +102,8 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 if request is None:
                     return
                 pending, request = conn.send("Scan", request), None
-            response, block = conn.receive_with_cells(pending, Client_pb2.ScanResponse)
-            pending = None
+            call, pending = pending, None  # answered or failed: not to be taken again below
+            response, block = conn.receive_with_cells(call, Client_pb2.ScanResponse)
             if scanner is None and response.HasField("scanner_id"):
                 scanner, open_ = response.scanner_id, True
             if block:  # a cell-block connection: only for cells_of and versions_of (_BLOCK_READERS)
@@ -132,7 +132,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
     finally:
         if pending is not None:
             try:
-                response = conn.receive(pending, Client_pb2.ScanResponse)
+                response = conn.receive(pending, Client_pb2.ScanResponse)  # the read-ahead
                 if scanner is None and response.HasField("scanner_id"):
                     scanner = response.scanner_id
                 in_region = response.more_results_in_region if response.HasField(
