@@ -32,6 +32,28 @@ class CellBlockError(ValueError):
     """The block does not hold the cells the response announced."""
 
 
+def _row_cells(block: bytes, p: int, n: int, names: dict[bytes, bytes]
+               ) -> tuple[int, bytes, list[tuple[bytes, int, int]]]:
+    """The ``n`` cells of one row starting at byte ``p``: the offset after them, the row, and per
+    cell ``(b"family:qualifier", value offset, value length)``; ``names`` caches column names by
+    their bytes in the key (family length, family, qualifier)."""
+    found = []
+    row = b""
+    for _ in range(n):
+        total, klen, vlen, rlen = _HEAD(block, p)
+        r0 = p + 14
+        f0 = r0 + rlen
+        v0 = p + 12 + klen
+        fq = block[f0 : v0 - 9]
+        col = names.get(fq)
+        if col is None:
+            col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
+        found.append((col, v0, vlen))
+        row = row or block[r0:f0]
+        p += 4 + total
+    return p, row, found
+
+
 def rows_of(block: bytes, counts: Sequence[int]) -> tuple[list[bytes], list[dict[bytes, bytes]]]:
     """The rows of a block as columns: row keys and, row for row, ``{b"family:qualifier": value}``
     (``counts``: cells per result; results without cells are skipped), the first cell of a
@@ -47,7 +69,7 @@ def rows_of(block: bytes, counts: Sequence[int]) -> tuple[list[bytes], list[dict
     p = 0
     try:
         for n in counts:
-            if n == 1:  # the usual row of one cell
+            if n == 1:  # the usual row of one cell: _row_cells inlined (no call, no list per row)
                 total, klen, vlen, rlen = _HEAD(block, p)
                 r0 = p + 14
                 f0 = r0 + rlen
@@ -60,21 +82,11 @@ def rows_of(block: bytes, counts: Sequence[int]) -> tuple[list[bytes], list[dict
                 append({col: block[v0 : v0 + vlen]})
                 p += 4 + total
             elif n:
+                p, row, found = _row_cells(block, p, n, names)
                 cells: dict[bytes, bytes] = {}
-                row = b""
-                for _ in range(n):
-                    total, klen, vlen, rlen = _HEAD(block, p)
-                    r0 = p + 14
-                    f0 = r0 + rlen
-                    v0 = p + 12 + klen
-                    fq = block[f0 : v0 - 9]
-                    col = names.get(fq)
-                    if col is None:
-                        col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
+                for col, v0, vlen in found:
                     if col not in cells:
                         cells[col] = block[v0 : v0 + vlen]
-                    row = row or block[r0:f0]
-                    p += 4 + total
                 add_row(row)
                 append(cells)
     except (struct.error, IndexError) as exc:
@@ -124,25 +136,10 @@ def versions_of(block: bytes, counts: Iterable[int]) -> tuple[list[bytes], list[
         for n in counts:
             if not n:
                 continue
+            p, row, found = _row_cells(block, p, n, names)
             versions: dict[bytes, list[tuple[int, bytes]]] = {}
-            row = b""
-            for _ in range(n):
-                total, klen, vlen, rlen = _HEAD(block, p)
-                r0 = p + 14
-                f0 = r0 + rlen
-                v0 = p + 12 + klen
-                fq = block[f0 : v0 - 9]
-                col = names.get(fq)
-                if col is None:
-                    col = names[fq] = fq[1 : 1 + fq[0]] + b":" + fq[1 + fq[0] :]
-                cell = (_TS(block, v0 - 9)[0], block[v0 : v0 + vlen])
-                got = versions.get(col)
-                if got is None:
-                    versions[col] = [cell]
-                else:
-                    got.append(cell)
-                row = row or block[r0:f0]
-                p += 4 + total
+            for col, v0, vlen in found:
+                versions.setdefault(col, []).append((_TS(block, v0 - 9)[0], block[v0 : v0 + vlen]))
             keys.append(row)
             out.append(versions)
     except (struct.error, IndexError) as exc:
