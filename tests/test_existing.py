@@ -138,8 +138,8 @@ def test_a_failed_copy_resumes_exactly_at_the_checkpoint(store: EmbeddedStore, t
         migrate(store, seq, mod16, state_path=state, batch_size=100)
     store.writer = real_writer  # type: ignore[method-assign]
     copied = sum(1 for _ in store.scan_keys(mod16.table.full_name))
-    # five batches acknowledged; a batch being written beside the failed one may have landed
-    # too (it is copied again on resume: the same cells, which changes nothing)
+    # five batches acknowledged; with more than one writer thread, a batch being written beside
+    # the failed one could land too (copied again on resume: the same cells, which changes nothing)
     assert 500 <= copied <= 500 + 100 * (WRITERS - 1)
     done = migrate(store, seq, mod16, state_path=state, batch_size=100, resume=True)
     assert done.rows == ROWS - 500 and done.total_rows == ROWS
