@@ -72,6 +72,13 @@ AHEAD = 128
 _SENT: Batch = ([], [])
 
 
+def _open_after(response: Client_pb2.ScanResponse) -> bool:
+    """Whether the server keeps the scanner open after ``response`` (more rows in the region)."""
+    in_region = response.more_results_in_region if response.HasField(
+        "more_results_in_region") else response.more_results
+    return bool(response.more_results and in_region)
+
+
 def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
                  remaining: int | None, convert: Convert = cells_of, announce: bool = False) -> RegionRows:
     """Rows of one region's scanner, a list per response (one list comprehension per RPC, not
@@ -119,9 +126,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
             if remaining is not None:
                 del keys[remaining:], values[remaining:]
                 remaining -= len(keys)
-            in_region = response.more_results_in_region if response.HasField(
-                "more_results_in_region") else response.more_results
-            if not response.more_results or not in_region or scanner is None:
+            if not _open_after(response) or scanner is None:
                 open_ = False  # the server closes its scanner when it reports the end
             elif remaining is None or remaining > 0:
                 request = Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=rows_wanted())
@@ -135,9 +140,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 response = conn.receive(pending, Client_pb2.ScanResponse)  # the read-ahead
                 if scanner is None and response.HasField("scanner_id"):
                     scanner = response.scanner_id
-                in_region = response.more_results_in_region if response.HasField(
-                    "more_results_in_region") else response.more_results
-                open_ = scanner is not None and response.more_results and in_region
+                open_ = scanner is not None and _open_after(response)
             except (ConnectionLost, ServerError):
                 open_ = False  # the connection is gone, or the scanner with it
         if open_:
@@ -169,7 +172,8 @@ def scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, revers
                  limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
                  max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
                  convert: Convert = cells_of) -> Generator[Batch, None, None]:
-    """:func:`scan_rows` a server response at a time: non-empty lists of rows, in scan order.
+    """:func:`scan_rows` a server response at a time: non-empty ``(keys, rows)`` columns, in
+    scan order.
 
     The first request is sent before this returns, so a reader opening many scans (a merged
     scan's buckets) has every server reading at once instead of one scan per round trip; errors
@@ -177,12 +181,9 @@ def scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, revers
     it) to release the scanner."""
     gen = _scan_batches(store, table, low, high, reverse, limit, columns, batch, max_versions=max_versions,
                         filter=filter, convert=convert, announce=True)
-    for first in gen:
-        if first is _SENT:
-            return gen
-        gen.close()
-        raise AssertionError("a scan handed out rows before announcing its first request")
-    return gen  # nothing to read (a limit of 0): already exhausted
+    first = next(gen, None)  # None: nothing to read (a limit of 0), the generator is exhausted
+    assert first is None or first is _SENT, "a scan handed out rows before announcing its first request"
+    return gen
 
 
 def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
