@@ -255,8 +255,7 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
     Batches are written on :data:`WRITERS` worker threads while the next one is read and re-keyed
     here, so the server stores batches while the client prepares more. A batch counts as copied
     only once the target acknowledged it and every batch before it (they are collected in
-    order); after a failure no further batch starts (one already being written beside the failed
-    one may land: it is written again on resume, the same cells, which changes nothing). The state file is rewritten (write, fsync,
+    order); after a failure no further batch starts. The state file is rewritten (write, fsync,
     rename: ~3 ms here) at most every :data:`CHECKPOINT_SECONDS`, at the end of each region, and
     when the copy stops on an error, so a failed copy resumes right after its last acknowledged
     batch; only a client killed outright re-copies up to that many seconds of rows (the same
@@ -273,6 +272,12 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
         except BaseException:
             failed.set()
             raise
+
+    saved = [time.monotonic()]
+
+    def checkpoint() -> None:
+        _write_state(state_file, state)
+        saved[0] = time.monotonic()
 
     with open(rejects_file, "a", encoding="utf-8") as rejects:
 
@@ -292,14 +297,12 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
             entry["rows"] += copied
             state["rejected"] = len(seen_rejects)
             if time.monotonic() - saved[0] >= CHECKPOINT_SECONDS:
-                _write_state(state_file, state)
-                saved[0] = time.monotonic()
+                checkpoint()
             if progress is not None:
                 progress(counts[0])
             throttle(len(batch))
 
         in_flight: deque[tuple[dict[str, Any], list[Any], list[tuple[str, str]], Future[tuple[int, int]]]] = deque()
-        saved = [time.monotonic()]
         try:
             for entry in state["regions"]:
                 if entry["done"]:
@@ -322,8 +325,7 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
                 while in_flight:
                     finish(*in_flight.popleft())
                 entry["done"] = True
-                _write_state(state_file, state)
-                saved[0] = time.monotonic()
+                checkpoint()
         except BaseException:
             failed.set()  # batches queued behind the failure are not started
             writes.shutdown(wait=True, cancel_futures=True)  # one being written ends first
@@ -332,8 +334,7 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
             except OSError as exc:
                 log.warning("could not checkpoint %s after the copy failed: %s", state_file, exc)
             raise
-        writes.shutdown(wait=True)
-        _write_state(state_file, state)
+        writes.shutdown(wait=True)  # every region ended with its checkpoint
 
 
 class _Batches:
