@@ -107,8 +107,10 @@ def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
             bad.append(first[1][: schema.prefix.head_width] + key[schema.prefix.head_width :])
         plain = functools.partial(schema.decode, verify=False)
         plain_generic = functools.partial(schema._decode_generic, verify=False)
-        assert repr(_outcome(plain, key)) == repr(_outcome(schema.decode, key))
-        for b in bad:
+        # The key itself: an ambiguous one (a separator inside a value: {'f0': '|', 'f1': ''}
+        # reads back as {'f0': '', 'f1': '|'}, found by hypothesis) fails verification but
+        # parses unverified, so plain decoding is held to the checks below, not to decode().
+        for b in [key, *bad]:
             assert repr(_outcome(schema.decode, b)) == repr(_outcome(schema._decode_generic, b))
             assert repr(_outcome(schema.decode, bytearray(b))) == repr(_outcome(schema._decode_generic, b))
             assert repr(_outcome(plain, b)) == repr(_outcome(plain_generic, b))
