@@ -33,10 +33,6 @@ __all__ = ["decode_many"]
 _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
 
 
-# numpy >= 2 has string ufuncs (np.strings); np.char is the older, slower spelling.
-_STRINGS: Any = getattr(np, "strings", np.char)
-
-
 class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
 
@@ -51,35 +47,38 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
     no Python object is made per value: the form to hand to Parquet, Spark or pandas.
     ``verify=False``: the hash prefix is not re-derived, as with :meth:`KeySchema.decode`."""
+    out = _decode_part(schema, keys, as_arrow, verify)
+    return _table(schema, out) if as_arrow else out
+
+
+def _decode_part(schema: KeySchema, keys: Sequence[bytes] | KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
     ka = keys if isinstance(keys, KeyArray) else _key_array(keys)
     if len(ka) and _vector_layout(schema):
         try:
-            out = _decode_vector(schema, ka, as_arrow, verify)
-            return _table(schema, out) if as_arrow else out
+            return _decode_vector(schema, ka, arrow, verify)
         except _Fallback:
             pass
-    out = _decode_rows(schema, ka.tolist(), verify)
-    return _table(schema, out) if as_arrow else out
+    return _decode_rows(schema, ka.tolist(), verify)
 
 
 _ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),
                 "float64": pa.float64(), "string": pa.string(), "bytes": pa.binary()}
 
 
+def _arrow_column(f: Any, col: Any) -> pa.Array | pa.ChunkedArray:
+    if isinstance(col, (pa.Array, pa.ChunkedArray)):
+        return col
+    if isinstance(col, np.ndarray) and col.dtype.kind == "U":
+        col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
+    try:
+        return pa.array(col, type=_ARROW_TYPES.get(f.type))
+    except OverflowError:
+        # a decimal text field wider than int64 holds: exact integers as decimal128
+        return pa.array([None if v is None else decimal.Decimal(v) for v in col], type=pa.decimal128(38, 0))
+
+
 def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
-    arrays = []
-    for f in schema.fields:
-        col = columns[f.name]
-        if isinstance(col, np.ndarray) and col.dtype.kind == "U":
-            col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
-        if not isinstance(col, (pa.Array, pa.ChunkedArray)):
-            try:
-                col = pa.array(col, type=_ARROW_TYPES.get(f.type))
-            except OverflowError:
-                # a decimal text field wider than int64 holds: exact integers as decimal128
-                col = pa.array([None if v is None else decimal.Decimal(v) for v in col],
-                               type=pa.decimal128(38, 0))
-        arrays.append(col)
+    arrays = [_arrow_column(f, columns[f.name]) for f in schema.fields]
     return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
 
@@ -293,14 +292,30 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False)
     # One pass for NUL (numpy strings would drop it) and non-ASCII (needs UTF-8 checks): as
     # uint8, c - 1 wraps 0 to 255, so both are c - 1 >= 127; outside a variable field's bytes
     # the padding is all NUL, exactly w * n - sum(vlen) bytes.
-    odd = (cols - np.uint8(1)) >= np.uint8(127)
-    if fixed and odd.any() or not fixed and int(np.count_nonzero(odd)) != n * w - int(vlen.sum()):
+    if fixed:
+        if int((cols - np.uint8(1)).max()) >= 127:
+            raise _Fallback
+    elif int(np.count_nonzero((cols - np.uint8(1)) >= np.uint8(127))) != n * w - int(vlen.sum()):
         raise _Fallback
     if f.width is not None and f.pad != "none":
-        pad = np.uint8(f._pad_byte()[0])
-        cols = _strip_left(cols, pad) if f.pad == "left" else _strip_right(cols, pad)
+        cols = _strip(cols, f._pad_byte(), f.pad == "left")
     # ASCII bytes widened to code points are a numpy str array as they stand (no string cast).
     return cols.astype("<u4").view(f"<U{w}").reshape(n)
+
+
+def _strip(cols: np.ndarray, pad: bytes, left: bool) -> np.ndarray:
+    """Each row without its leading (``left``) or trailing ``pad`` bytes, left-aligned and
+    NUL-filled (numpy str values end at their first trailing NUL). Rows are numpy ``S`` values
+    (a view when each row's bytes are contiguous) stripped by numpy's string ufuncs; nothing is
+    done when no row starts (ends) with the pad byte."""
+    n, w = cols.shape
+    if not (cols[:, 0 if left else w - 1] == pad[0]).any():
+        return cols
+    if cols.strides[1] != 1:
+        cols = np.ascontiguousarray(cols)
+    rows = cols.view(f"S{w}")[:, 0]
+    out = np.strings.lstrip(rows, pad) if left else np.strings.rstrip(rows, pad)
+    return out.astype(f"S{w}", copy=False).view(np.uint8).reshape(n, w)
 
 
 def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
@@ -343,25 +358,6 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
         except pa.ArrowInvalid:
             raise _Fallback from None
     return out
-
-
-def _strip_left(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
-    """Each row without its leading ``pad`` bytes, moved to the left and NUL-filled (numpy str
-    values end at the first trailing NUL): rows are gathered as windows of one flat buffer
-    starting at each row's first other byte, which beats a string lstrip by ~10x."""
-    n, w = cols.shape
-    lead = _lead(cols, pad)
-    if not lead.any():
-        return cols
-    buf = np.zeros((n, 2 * w), dtype=np.uint8)
-    buf[:, :w] = cols
-    windows = np.lib.stride_tricks.sliding_window_view(buf.reshape(-1), w)
-    return windows[np.arange(0, 2 * w * n, 2 * w) + lead]
-
-
-def _strip_right(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
-    keep = _keep(cols, pad)
-    return np.where(np.arange(cols.shape[1])[None, :] < keep[:, None], cols, np.uint8(0))
 
 
 def _lead(cols: np.ndarray, pad: np.uint8) -> np.ndarray:

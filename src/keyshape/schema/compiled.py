@@ -45,26 +45,43 @@ _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
 
 # Two bytes at a time: the big-endian pair (a, b) contributes a*31 + b to a Horner step of 31**2.
 _PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
-_PAIRS_OF: dict[int, Callable[[bytes], tuple[int, ...]]] = {}
 _POW31 = [pow(31, k, 1 << 32) for k in range(257)]
+_POLY_MAX = 128  # longer keys take the loop in _poly_loop (and nesting stays shallow)
 
 
-def _ascii_poly(j: bytes) -> int:
-    """``sum(j[i] * 31**(len-1-i))`` (unbounded), two bytes per Python step: the per-byte loop is
-    what costs in pure Python, and ``struct`` splits the key into pairs in one C call."""
-    n = len(j)
-    unpack = _PAIRS_OF.get(n)
-    if unpack is None:
-        unpack = _PAIRS_OF[n] = struct.Struct(f">{n & 1}x{n // 2}H").unpack if n < 4096 else None  # type: ignore[assignment]
-        if unpack is None:
-            h = 0
-            for c in j:
-                h = (h * 31 + c) & _M32
-            return h
-    h = j[0] if n & 1 else 0
-    pair = _PAIR
-    for x in unpack(j):
-        h = h * 961 + pair[x]
+def _poly_source(n: int) -> str:
+    """``def poly(j)`` for keys of exactly ``n`` bytes: one ``struct`` unpack into big-endian
+    pairs and the Horner steps written out (no loop, no per-call lookup of the layout)."""
+    pairs = n // 2
+    expr = "j[0]" if n & 1 else "0"
+    for i in range(pairs):
+        expr = f"({expr}) * 961 + P[x{i}]" if expr != "0" else f"P[x{i}]"
+    if not pairs:
+        return f"def poly(j):\n    return {expr}\n"
+    names = ", ".join(f"x{i}" for i in range(pairs))
+    return f"def poly(j):\n    {names}, = U(j)\n    return {expr}\n"
+
+
+class _Polys(dict):  # type: ignore[type-arg]
+    """``length -> poly`` (:func:`_poly_source`), each compiled on first use."""
+
+    def __missing__(self, n: int) -> Callable[[bytes], int]:
+        if not 0 <= n <= _POLY_MAX:
+            return _poly_loop
+        env: dict[str, Any] = {"P": _PAIR, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
+        exec(compile(_poly_source(n), f"<keyshape poly {n}>", "exec"), env)  # noqa: S102
+        fn: Callable[[bytes], int] = env["poly"]
+        self[n] = fn
+        return fn
+
+
+_POLY = _Polys()
+
+
+def _poly_loop(j: bytes) -> int:
+    h = 0
+    for c in j:
+        h = (h * 31 + c) & _M32
     return h
 
 
@@ -72,10 +89,10 @@ def java_string_hash_u32(j: bytes) -> int:
     """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
 
     ASCII J (the usual case) is its own UTF-16 code units, so the polynomial runs over the bytes
-    directly (:func:`_ascii_poly`) and is masked once at the end.
+    directly (:data:`_POLY`) and is masked once at the end.
     """
     if j.isascii():
-        return _ascii_poly(j) & _M32
+        return _POLY[len(j)](j) & _M32  # type: ignore[no-any-return]
     try:
         text = j.decode("utf-8")
     except UnicodeDecodeError:
@@ -89,7 +106,7 @@ def _java_bytes_hash(b: bytes) -> int:
     For ASCII bytes (all non-negative as Java bytes) it is ``31**len + poly(b)``."""
     if b.isascii():
         n = len(b)
-        h = (_ascii_poly(b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & _M32
+        h = (_POLY[n](b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & _M32
     else:
         h = 1
         s = _SIGNED
@@ -124,8 +141,11 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
             return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:",
                             "    " + slow[0]]
         digits = f.text_width  # desc can need more digits than the width: the slow path raises
-        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}",
-                        f"        if len({p}) != {digits}:", "        " + slow[0], "    else:", "    " + slow[0]]
+        top = _MAX[t] - lo if desc else hi
+        bottom = _MAX[t] - hi if desc else lo
+        fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
+        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}"] + (
+            [] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]]) + ["    else:", "    " + slow[0]]
     if enc == "ordered":
         lines = []
         if t in ("int32", "int64", "timestamp"):
@@ -186,13 +206,15 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
         if w % 2 == 0:
             return [f"pre = _hexlify(_md5({material}).digest()[:{w // 2}])"]
         return [f"pre = _hexlify(_md5({material}).digest()[:{(w + 1) // 2}])[:{w}]"]
-    if name == "mod":
-        env["_jsh"] = java_string_hash_u32
-        return [f"pre = b'%0{p.width}d' % ((_jsh({material}) & 0x7FFFFFFF) % {p.n})"]  # type: ignore[attr-defined]
-    if name == "java-hash-short":
-        env["_jsh"] = java_string_hash_u32
-        env["_pack_h"] = struct.Struct(">H").pack
-        return [f"pre = _pack_h(_jsh({material}) & 0x7FFF)"]
+    if name in ("mod", "java-hash-short"):
+        lines = _string_hash_lines(schema, env, material)
+        if name == "java-hash-short":
+            env["_pack_h"] = struct.Struct(">H").pack
+            return lines + ["pre = _pack_h(h & 0x7FFF)"]
+        if p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
+            env["_BUCKETS"] = [p.bucket(b) for b in range(p.n)]  # type: ignore[attr-defined]
+            return lines + [f"pre = _BUCKETS[(h & 0x7FFFFFFF) % {p.n}]"]  # type: ignore[attr-defined]
+        return lines + [f"pre = b'%0{p.width}d' % ((h & 0x7FFFFFFF) % {p.n})"]  # type: ignore[attr-defined]
     if name == "crc32":
         env["_crc32"] = zlib.crc32
         return [f"pre = b'%04x' % (_crc32({material}) & 0xFFFF)"]
@@ -210,6 +232,26 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
         return [f"m = {material}[:{mw}]", "if m.count(0) == len(m):", "    pre = _ZERO_SALT", "else:",
                 f"    h = _jbh({material})", f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]"]
     return [f"pre = _P.prefix_for({material})"]  # random (and huge opentsdb bucket counts)
+
+
+def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
+    """Lines setting ``h`` to ``String.hashCode(material)`` modulo 2**32 at least in its low 31
+    bits: ASCII J calls its length's unrolled polynomial directly (bound once when every hashed
+    field has a fixed width), anything else the general :func:`java_string_hash_u32`."""
+    env["_jsh"] = java_string_hash_u32
+    lines = []
+    if not material.isidentifier():
+        lines.append(f"jm = {material}")
+        material = "jm"
+    widths = [schema.fields[i].fixed_width for i in schema._hash_idx]
+    if material == "j" and all(w is not None for w in widths) and not schema._j_is_k:
+        n = sum(widths) + len(schema.separator) * (len(widths) - 1)  # type: ignore[arg-type]
+        env[f"_POLY{n}"] = _POLY[n]
+        poly = f"_POLY{n}({material})"
+    else:
+        env["_POLY"] = _POLY
+        poly = f"_POLY[len({material})]({material})"
+    return lines + [f"if {material}.isascii():", f"    h = {poly}", "else:", f"    h = _jsh({material})"]
 
 
 def _opentsdb_bytes(bucket: int, width: int) -> bytes:
@@ -233,11 +275,16 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
     sep = schema.separator
     env["SEP"] = sep
     parts = ", ".join(f"p{i}" for i in range(len(fields)))
-    if len(fields) == 1:
+    p = schema.prefix
+    # With a J prefix the unprefixed key K is never needed alone: the key is one join.
+    one_join = p.width and p.material == "J" and not schema._j_is_k and p.name != "random" and (
+        p.sep_after or not sep)
+    if one_join:
+        pass
+    elif len(fields) == 1:
         src.append("    k = p0")
     else:
         src.append(f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
-    p = schema.prefix
     if not p.width:
         src.append("    return k")
     else:
@@ -258,7 +305,9 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
             src += [f"        if len(_MEMO) >= {MEMO_LIMIT}:", "            _MEMO.clear()", "        _MEMO[j] = pre"]
         else:
             src += ["    " + ln for ln in pre]
-        if p.name == "md5-full":
+        if one_join:
+            src.append(f"    return SEP.join((pre, {parts}))" if sep else f"    return b''.join((pre, {parts}))")
+        elif p.name == "md5-full":
             src.append("    return pre")
         elif p.sep_after and sep:
             src.append("    return pre + SEP + k")

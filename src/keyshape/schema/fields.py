@@ -387,7 +387,7 @@ class FieldSpec:
             return None
         # A NUL inside a value is a 0 in the matrix, exactly its UTF-8 byte; numpy str values
         # never end in NUL, so str_len is each value's length.
-        lengths = _STRINGS.str_len(values).astype(np.int64)
+        lengths = np.strings.str_len(values).astype(np.int64)
         return self._fit_matrix(codes.astype(np.uint8), lengths)
 
     def _fit_matrix(self, matrix: np.ndarray, lengths: np.ndarray) -> KeyArray | None:
@@ -478,10 +478,6 @@ class FieldSpec:
                 f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width"
             )
         return textcols.digit_matrix(a.astype(np.uint64), w)
-
-
-# numpy >= 2 has string ufuncs (np.strings); np.char is the older spelling.
-_STRINGS: Any = getattr(np, "strings", np.char)
 
 
 def _is_object(values: Any) -> bool:

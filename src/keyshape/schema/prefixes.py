@@ -27,6 +27,8 @@ builds J as a String. md5 and crc32 hash the bytes of J.
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 from collections.abc import Sequence
 from typing import overload
@@ -58,25 +60,42 @@ def java_string_hash_many(js: Sequence[bytes] | KeyArray) -> np.ndarray:
     (Arrays.hashCode starts from 1, String.hashCode from 0), so it reuses the polynomial of
     :func:`keyshape.core.hashing.java_bytes_hash_many`.
     """
+    return _string_hash_u32(js).astype(np.uint64)
+
+
+def _string_hash_u32(js: Sequence[bytes] | KeyArray) -> np.ndarray:
+    """:func:`java_string_hash_many` as uint32 (the prefixes take their bits from it)."""
     ka = js if isinstance(js, KeyArray) else KeyArray.from_keys(js)
     if len(ka) == 0:
-        return np.zeros(0, dtype=np.uint64)
-    if not (ka.matrix >= 0x80).any():  # the zero padding is ASCII too
-        return hashing._signed_poly_u32(ka).astype(np.uint64)
-    return np.array(
-        [hashing.java_string_hash(_j_text(j)) & 0xFFFFFFFF for j in ka.tolist()], dtype=np.uint64
-    )
+        return np.zeros(0, dtype=np.uint32)
+    if not ka.matrix.size or int(ka.matrix.max()) < 0x80:  # the zero padding is ASCII too
+        return hashing._signed_poly_u32(ka)
+    return np.array([hashing.java_string_hash(_j_text(j)) & 0xFFFFFFFF for j in ka.tolist()], dtype=np.uint32)
+
+
+@functools.lru_cache(maxsize=16)
+def _digit_table(width: int, base: int) -> np.ndarray:
+    """Row ``v`` is ``"%0*d"`` (base 10) or ``"%0*x"`` (base 16) of ``v``, as uint8: the digits of
+    a batch are then one row gather instead of a division per digit column."""
+    v = np.arange(base**width, dtype=np.uint64)
+    powers = np.array([base**k for k in range(width - 1, -1, -1)], dtype=np.uint64)
+    d = ((v[:, None] // powers) % np.uint64(base)).astype(np.uint8)
+    return np.where(d < 10, d + 48, d + 87).astype(np.uint8)  # 0-9, then a-f
 
 
 def _hex_digits(values: np.ndarray, width: int) -> np.ndarray:
     """``"%0*x" % (width, v)`` of every value in 0..16**width-1 (width <= 16), as an ``(n, width)``
     uint8 matrix."""
+    if width <= 4:
+        return _digit_table(width, 16)[values]
     be = values.astype(">u8").view(np.uint8).reshape(len(values), 8)
     return batchhash.hex_matrix(be)[:, 16 - width :]
 
 
 def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
     """``"%0*d" % (width, v)`` of every value in 0..10**width-1, as an ``(n, width)`` uint8 matrix."""
+    if width <= 4:
+        return _digit_table(width, 10)[values]
     powers = np.array([10**k for k in range(width - 1, -1, -1)], dtype=np.uint64)
     return (48 + (values.astype(np.uint64)[:, None] // powers) % np.uint64(10)).astype(np.uint8)
 
@@ -232,7 +251,7 @@ class JavaHashShortPrefix(Prefix):
         return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        h = (java_string_hash_many(materials) & np.uint64(0x7FFF)).astype(">u2")
+        h = (_string_hash_u32(materials) & np.uint32(0x7FFF)).astype(">u2")
         return h.view(np.uint8).reshape(len(materials), 2)
 
     def bucket_count(self) -> int:
@@ -250,8 +269,7 @@ class Crc32Prefix(Prefix):
         return b"%04x" % (hashing.crc32(material) & 0xFFFF)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        crc = batchhash.crc32_many(materials).astype(np.uint64)
-        return _hex_digits(crc & np.uint64(0xFFFF), 4)
+        return _hex_digits(batchhash.crc32_many(materials) & np.uint32(0xFFFF), 4)
 
     def bucket_count(self) -> int:
         return 0x10000
@@ -274,7 +292,7 @@ class ModPrefix(Prefix):
         return self.bucket(h % self.n)
 
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        idx = (java_string_hash_many(materials) & np.uint64(0x7FFFFFFF)) % np.uint64(self.n)
+        idx = (_string_hash_u32(materials) & np.uint32(0x7FFFFFFF)) % np.uint32(self.n)
         return _decimal_digits(idx, self.width)
 
     def bucket_count(self) -> int:
