@@ -47,3 +47,13 @@ def test_repeated_keys_hash_each_distinct_key_once_and_stay_exact():
     assert [bytes(r) for r in got] == [hashlib.md5(k).digest() for k in keys]
     unique = [b"%08d" % i for i in range(20_000)]
     assert batchhash.distinct_rows(KeyArray.from_keys(unique)) is None
+
+
+@given(st.integers(0, 40), st.integers(0, 9), st.lists(st.integers(0, 39), max_size=60))
+def test_gather_rows_equals_fancy_indexing(rows, width, picks):
+    rng = np.random.default_rng(rows * 10 + width)
+    matrix = rng.integers(0, 256, (rows, width), dtype=np.uint8)
+    index = np.array([p % rows for p in picks] if rows else [], dtype=np.int64)
+    got = batchhash.gather_rows(matrix[:, ::-1] if width else matrix, index)  # a strided view too
+    want = (matrix[:, ::-1] if width else matrix)[index]
+    assert got.shape == want.shape and (got == want).all()

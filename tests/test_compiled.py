@@ -293,3 +293,26 @@ def test_decode_many_as_arrow_keeps_nul_characters_of_the_row_by_row_route():
     records = [{"f0": "", "f1": "\x000"}, {"f0": "a\x00", "f1": "\x00"}]
     keys = [schema._encode_generic(r) for r in records]
     assert schema.decode_many(keys, as_arrow=True).to_pylist() == [schema.decode(k) for k in keys] == records
+
+
+@pytest.mark.parametrize("path,prefix", [("examples/inbox.toml", None), ("examples/iot.toml", None),
+                                         ("examples/iot.toml", "crc32"), ("examples/opentsdb.toml", None),
+                                         ("examples/orders.toml", "java-hash-short")])
+def test_decode_many_checks_every_salt_of_a_large_batch(path, prefix):
+    """Large batches check each distinct salt material once (the head of the key, or J gathered
+    from the key's columns): one key with another key's salt among 12,000 is still the error
+    decode() gives for it, and verify=False still reads it."""
+    from keyshape.workload import generate
+
+    schema = KeySchema.load(path)
+    if prefix:
+        schema = schema.with_prefix(prefix, splits=None)
+    keys = schema.encode_many(next(generate(schema, 12_000, chunk_rows=12_000)))
+    assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
+    w = schema.prefix.width
+    other = next(k for k in keys if k[:w] != keys[7_000][:w])
+    bad = list(keys)
+    bad[7_000] = other[:w] + keys[7_000][w:]
+    outcome = _many(schema, bad)
+    assert outcome[0] == "error" and repr(outcome) == repr(_columns_of(schema, bad))
+    assert repr(_many(schema, bad, verify=False)) == repr(_columns_of(schema, bad, verify=False))

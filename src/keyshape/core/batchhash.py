@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from keyshape.core.keyarray import KeyArray
 
-__all__ = ["md5_many", "md5_hex_many", "crc32_many", "default_threads", "distinct_rows", "hex_matrix"]
+__all__ = ["md5_many", "md5_hex_many", "crc32_many", "default_threads", "distinct_rows", "gather_rows", "hex_matrix"]
 
 # Rows per kernel call. Large enough that each numpy operation runs long against the GIL it must
 # take back: at 8,192 rows two threads hashed MD5 slower than one (the threads queue for the GIL
@@ -146,11 +146,17 @@ def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndar
     if n < 4 * sample or w == 0 or w >= 255:
         return None
 
+    fixed = keys.is_fixed
+    wl = w if fixed else w + 1  # "ab" and "ab\0" share zero-padded rows, not lengths
+
     def encode(rows: np.ndarray, lengths: np.ndarray) -> pa.DictionaryArray:
-        both = np.empty((len(rows), w + 1), dtype=np.uint8)
-        both[:, :w] = rows
-        both[:, w] = lengths  # "ab" and "ab\0" share zero-padded rows, not lengths
-        return pa.FixedSizeBinaryArray.from_buffers(pa.binary(w + 1), len(rows), [None, pa.py_buffer(both)]) \
+        if fixed:
+            both = np.ascontiguousarray(rows)
+        else:
+            both = np.empty((len(rows), wl), dtype=np.uint8)
+            both[:, :w] = rows
+            both[:, w] = lengths
+        return pa.FixedSizeBinaryArray.from_buffers(pa.binary(wl), len(rows), [None, pa.py_buffer(both)]) \
             .dictionary_encode()
 
     if len(encode(keys.matrix[:sample], keys.lengths[:sample]).dictionary) > sample * 15 // 16:
@@ -160,10 +166,19 @@ def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndar
     u = len(d)
     if u > n // 2:
         return None
-    rows = np.frombuffer(d.buffers()[1], dtype=np.uint8)[d.offset * (w + 1) : (d.offset + u) * (w + 1)]
-    rows = rows.reshape(u, w + 1)
-    return KeyArray(np.ascontiguousarray(rows[:, :w]), rows[:, w].astype(np.int64)), \
-        enc.indices.to_numpy(zero_copy_only=False)
+    rows = np.frombuffer(d.buffers()[1], dtype=np.uint8)[d.offset * wl : (d.offset + u) * wl].reshape(u, wl)
+    lengths = np.full(u, w, dtype=np.int64) if fixed else rows[:, w].astype(np.int64)
+    return KeyArray(np.ascontiguousarray(rows[:, :w]), lengths), enc.indices.to_numpy(zero_copy_only=False)
+
+
+def gather_rows(matrix: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``matrix[index]`` for a uint8 matrix, each row moved as one item (a ``V{width}`` view)
+    rather than byte by byte."""
+    n, w = matrix.shape
+    if w == 0:
+        return np.zeros((len(index), 0), dtype=np.uint8)
+    rows = np.ascontiguousarray(matrix).view(f"V{w}")[:, 0]
+    return rows[index].view(np.uint8).reshape(len(index), w)
 
 
 def md5_many(keys: KeyArray, threads: int | None = None) -> np.ndarray:
@@ -172,7 +187,7 @@ def md5_many(keys: KeyArray, threads: int | None = None) -> np.ndarray:
     Salt material repeats (users, devices, metrics): each distinct key is hashed once."""
     d = distinct_rows(keys)
     if d is not None:
-        return _md5_all(d[0], threads)[d[1]]
+        return gather_rows(_md5_all(d[0], threads), d[1])
     return _md5_all(keys, threads)
 
 
@@ -194,7 +209,10 @@ def _md5_all(keys: KeyArray, threads: int | None) -> np.ndarray:
 def md5_hex_many(keys: KeyArray, width: int = 32, threads: int | None = None) -> np.ndarray:
     """The first ``width`` lower-case hex digits of every key's MD5, as an ``(n, width)`` uint8
     matrix (``hashlib.md5(key).hexdigest()[:width]``)."""
-    return hex_matrix(md5_many(keys, threads)[:, : (width + 1) // 2])[:, :width]
+    d = distinct_rows(keys)
+    if d is not None:  # the hex of each distinct key, then `width` bytes per row
+        return gather_rows(hex_matrix(_md5_all(d[0], threads)[:, : (width + 1) // 2])[:, :width], d[1])
+    return hex_matrix(_md5_all(keys, threads)[:, : (width + 1) // 2])[:, :width]
 
 
 def hex_matrix(data: np.ndarray) -> np.ndarray:

@@ -87,7 +87,7 @@ def _hex_digits(values: np.ndarray, width: int) -> np.ndarray:
     """``"%0*x" % (width, v)`` of every value in 0..16**width-1 (width <= 16), as an ``(n, width)``
     uint8 matrix."""
     if width <= 4:
-        return _digit_table(width, 16)[values]
+        return batchhash.gather_rows(_digit_table(width, 16), values)
     be = values.astype(">u8").view(np.uint8).reshape(len(values), 8)
     return batchhash.hex_matrix(be)[:, 16 - width :]
 
@@ -95,7 +95,7 @@ def _hex_digits(values: np.ndarray, width: int) -> np.ndarray:
 def _decimal_digits(values: np.ndarray, width: int) -> np.ndarray:
     """``"%0*d" % (width, v)`` of every value in 0..10**width-1, as an ``(n, width)`` uint8 matrix."""
     if width <= 4:
-        return _digit_table(width, 10)[values]
+        return batchhash.gather_rows(_digit_table(width, 10), values)
     powers = np.array([10**k for k in range(width - 1, -1, -1)], dtype=np.uint64)
     return (48 + (values.astype(np.uint64)[:, None] // powers) % np.uint64(10)).astype(np.uint8)
 
