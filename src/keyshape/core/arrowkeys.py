@@ -25,36 +25,6 @@ __all__ = ["KEY_FORMATS", "from_arrow", "to_arrow"]
 KEY_FORMATS = ("binary", "raw", "hex")
 
 
-def _buffers(array: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets as int64 relative to the first key, data bytes) of a (large) binary/string array."""
-    import pyarrow as pa
-
-    large = pa.types.is_large_binary(array.type) or pa.types.is_large_string(array.type)
-    _, offsets_buf, data_buf = array.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32,
-                            count=len(array) + 1, offset=array.offset * (8 if large else 4))
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size
-            else np.zeros(0, dtype=np.uint8))
-    first = int(offsets[0])
-    return offsets.astype(np.int64) - first, data[first : first + int(offsets[-1]) - first]
-
-
-def _from_buffers(offsets: np.ndarray, data: np.ndarray) -> KeyArray:
-    n = len(offsets) - 1
-    lengths = np.diff(offsets)
-    width = int(lengths.max(initial=0))
-    if n == 0 or width == 0:
-        return KeyArray(np.zeros((n, width), dtype=np.uint8), lengths)
-    if int(lengths.min()) == width:
-        return KeyArray(data[: n * width].reshape(n, width), lengths)  # zero-copy
-    matrix = np.zeros((n, width), dtype=np.uint8)
-    # Byte j of the data buffer goes to row r, column j - offsets[r]: scatter it in one pass.
-    row_of_byte = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    col_of_byte = np.arange(len(data), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-    matrix.reshape(-1)[row_of_byte * width + col_of_byte] = data
-    return KeyArray(matrix, lengths)
-
-
 def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
     """The row keys of a pyarrow array (or one-chunk ChunkedArray) as a KeyArray.
 
@@ -63,6 +33,7 @@ def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
     (the UTF-8 bytes) or ``"hex"``. Nulls are refused: a row without a key cannot be placed.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if key_format not in KEY_FORMATS:
         raise ValueError(f"unknown key_format {key_format!r}; use one of {', '.join(KEY_FORMATS)}")
@@ -77,11 +48,10 @@ def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
         matrix = data[array.offset * width : (array.offset + len(array)) * width]
         return KeyArray(matrix.reshape(len(array), width))
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return _from_buffers(*_buffers(array))
+        return KeyArray.from_offsets(array)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        offsets, data = _buffers(array)
-        if key_format == "raw" or (key_format == "binary" and not np.any(data == ord("\\"))):
-            return _from_buffers(offsets, data)
+        if key_format == "raw" or (key_format == "binary" and not pc.any(pc.match_substring(array, "\\")).as_py()):
+            return KeyArray.from_offsets(array)
         values = array.to_pylist()
         if key_format == "binary":
             return KeyArray.from_keys([hbytes.to_bytes_binary(v) for v in values])

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from keyshape.core import batchhash
-from keyshape.core.keyarray import KeyArray
+from keyshape.core.keyarray import KeyArray, zero_past
 
 if TYPE_CHECKING:
     from keyshape.schema.keyschema import KeySchema
@@ -53,7 +53,7 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
 
 
 def _decode_part(schema: KeySchema, keys: Sequence[bytes] | KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
-    ka = keys if isinstance(keys, KeyArray) else _key_array(keys)
+    ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
     if len(ka) and _vector_layout(schema):
         try:
             return _decode_vector(schema, ka, arrow, verify)
@@ -81,48 +81,6 @@ def _arrow_column(f: Any, col: Any) -> pa.Array | pa.ChunkedArray:
 def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
     arrays = [_arrow_column(f, columns[f.name]) for f in schema.fields]
     return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
-
-
-def _key_array(keys: Sequence[bytes]) -> KeyArray:
-    """:meth:`KeyArray.from_keys`, with keys of different lengths laid out by gathering one
-    window of the joined bytes per key (then zeroing past each length), which is several times
-    faster than a boolean-mask scatter."""
-    n = len(keys)
-    if n < 256 or not isinstance(keys, list):
-        return KeyArray.from_keys(keys)
-    try:
-        arr = pa.array(keys, pa.large_binary())
-    except (pa.ArrowException, TypeError, ValueError):
-        return KeyArray.from_keys(keys)
-    if arr.null_count:
-        return KeyArray.from_keys(keys)
-    _, off_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(off_buf, dtype=np.int64)[: n + 1]
-    lengths = np.diff(offsets)
-    longest = int(lengths.max())
-    if longest == int(lengths.min()) or data_buf is None:
-        out = KeyArray.from_offsets(arr)
-    else:
-        data = np.frombuffer(data_buf, dtype=np.uint8)[: int(offsets[-1])]
-        padded = np.zeros(len(data) + longest, dtype=np.uint8)
-        padded[: len(data)] = data
-        rows = np.lib.stride_tricks.sliding_window_view(padded, longest)[offsets[:-1]]
-        _zero_past(rows, lengths, int(lengths.min()))
-        out = KeyArray(rows, lengths)
-    out._list = keys
-    return out
-
-
-def _zero_past(rows: np.ndarray, lengths: np.ndarray, lo: int) -> None:
-    """Zero each row's bytes from its length on (all rows are at least ``lo`` long). Column by
-    column when few columns can hold such bytes: a masked multiply over a narrow slice of wide
-    rows pays numpy's per-row step for a handful of bytes."""
-    width = rows.shape[1]
-    if width - lo <= 24:
-        for c in range(lo, width):
-            rows[:, c] *= lengths > c
-    else:
-        rows[:, lo:] *= np.arange(lo, width)[None, :] < lengths[:, None]
 
 
 def _decode_rows(schema: KeySchema, keys: list[bytes], verify: bool) -> dict[str, Any]:
@@ -217,7 +175,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
             cols = m[:, pos : pos + width]
             if plan:  # fields follow: zero them out of this one's columns (only where they can be)
                 cols = cols.copy()
-                _zero_past(cols, vlen, int(vlen.min()))
+                zero_past(cols, vlen, int(vlen.min()))
             if i in hashed:
                 raw[i] = KeyArray(np.ascontiguousarray(cols), vlen)
             out[f.name] = _text_value(f, cols, vlen, arrow)
