@@ -374,7 +374,11 @@ def main() -> None:
         row["from_jk_keys_per_s"] = rows_n / t["from_jk"] if "from_jk" in t else None
         row["from_jk_over_duckdb1"] = t["duckdb1"] / t["from_jk"] if "duckdb1" in t else None
         row["from_jk_over_duckdb2"] = t["duckdb2"] / t["from_jk"] if "duckdb2" in t else None
-        # Decoding: per record, hand-written, batch.
+        # Decoding: per record, hand-written, batch. The encoding race's results (millions of
+        # objects, ~100 MB) are freed first: held, they leave the decoders a fragmented heap
+        # whose fresh pages each cost a fault (the batch decoder measured 1.5x slower so).
+        del out, records, columns, np_columns, fns
+        gc.collect()
         if schema.prefix.recoverable:
             hand = HAND_DECODERS.get(stem) if schema is _example(stem) else None
             dec_nomemo = nomemo._decoder()

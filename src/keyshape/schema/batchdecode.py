@@ -136,6 +136,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
     hashed = set(schema._hash_idx) if check and p.material == "J" and not schema._j_is_k else set()
     raw: dict[int, KeyArray] = {}  # the hashed fields' bytes, for the prefix check
     at_column: dict[int, int] = {}  # where each field at the same offset in every key starts
+    ids_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # a hashed field's (value id per row, values)
     tail = 0  # bytes after the variable-width field, read from a right-aligned copy of the keys
     for f, plan in zip(fields, schema._ends):
         if f.fixed_width is None:
@@ -161,7 +162,14 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
                 at_column[i] = pos
             if i in hashed:
                 raw[i] = KeyArray(cols)
-            out[f.name] = _fixed_value(f, cols, arrow)
+            if i in hashed and i in at_column and not arrow and n >= 1024 and f.type == "bytes" \
+                    and not f.descending and f.pad == "none" and w <= 8:
+                # a salted series' bytes (OpenTSDB's metric and tags): their distinct values
+                # make the column and, together, the distinct J of the prefix check
+                ids_of[i] = _distinct_ids(cols)
+                out[f.name] = _bytes_list(cols, None, True, ids_of[i])
+            else:
+                out[f.name] = _fixed_value(f, cols, arrow)
             pos = pos + w
         else:
             if isinstance(pos, np.ndarray) or plan is None:
@@ -206,29 +214,75 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
         if not np.array_equal(expected, heads[:, : p.width]):
             raise _Fallback  # some key was written with another schema: decode() words the error
     elif check:
-        if p.material == "K" or schema._j_is_k:
-            mats = KeyArray(np.ascontiguousarray(m[:, head : ka.width]), lengths - head)
-        else:
-            idx = schema._hash_idx
-            if not ls and all(i in at_column for i in idx):  # J: columns of the key, gathered at once
-                spans = [np.arange(at_column[i], at_column[i] + (fields[i].fixed_width or 0)) for i in idx]
-                mats = KeyArray(np.take(m, np.concatenate(spans), axis=1))
-            else:
-                pieces = [raw[i] for i in idx]
-                if ls:
-                    sk = KeyArray.constant(sep, n)
-                    pieces = [x for piece in pieces for x in (sk, piece)][1:]
-                mats = KeyArray.concat(pieces)
         # Salt material repeats (users, devices, series): each distinct J is hashed once, as
         # decode()'s memos do, unless nearly all are distinct.
-        d = batchhash.distinct_rows(mats)
+        d = _distinct_j(schema, ids_of)
         if d is None:
-            expected = p.prefix_many(mats).matrix
-        else:
-            expected = batchhash.gather_rows(p.prefix_many(d[0]).matrix, d[1])
+            mats = _j_of(schema, ka, raw, at_column)
+            d = batchhash.distinct_rows(mats)
+        expected = p.prefix_many(mats).matrix if d is None else \
+            batchhash.gather_rows(p.prefix_many(d[0]).matrix, d[1])
         if not np.array_equal(expected, m[:, : p.width]):
             raise _Fallback  # some key was written with another schema: decode() words the error
     return out
+
+
+def _j_of(schema: KeySchema, ka: KeyArray, raw: dict[int, KeyArray], at_column: dict[int, int]) -> KeyArray:
+    """Every key's prefix material: K, or J from the hashed fields' bytes (one column gather
+    when they sit at the same offsets in every key and J has no separators)."""
+    p, sep, fields, m = schema.prefix, schema.separator, schema.fields, ka.matrix
+    head = p.head_width
+    if p.material == "K" or schema._j_is_k:
+        return KeyArray(np.ascontiguousarray(m[:, head:]), ka.lengths - head)
+    idx = schema._hash_idx
+    if not sep and all(i in at_column for i in idx):
+        spans = [np.arange(at_column[i], at_column[i] + (fields[i].fixed_width or 0)) for i in idx]
+        return KeyArray(np.take(m, np.concatenate(spans), axis=1))
+    pieces = [raw[i] for i in idx]
+    if sep:
+        sk = KeyArray.constant(sep, len(ka))
+        pieces = [x for piece in pieces for x in (sk, piece)][1:]
+    return KeyArray.concat(pieces)
+
+
+def _distinct_ids(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per row, the index of its value among the distinct values; the distinct values as a
+    matrix) of a column of at most 8 bytes: each row packed into one integer, then Arrow's hash
+    dictionary encoding (twice as fast as encoding the bytes)."""
+    n, w = cols.shape
+    dt: Any = np.uint32 if w <= 4 else np.uint64
+    code = cols[:, 0].astype(dt)
+    for c in range(1, w):
+        code |= cols[:, c].astype(dt) << dt(8 * c)
+    enc = pa.array(code).dictionary_encode()
+    values = enc.dictionary.to_numpy().astype("<u8").view(np.uint8).reshape(-1, 8)[:, :w]
+    return enc.indices.to_numpy(zero_copy_only=False), values
+
+
+def _distinct_j(schema: KeySchema, ids_of: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[KeyArray, np.ndarray] | None:
+    """:func:`batchhash.distinct_rows` of J, from the distinct values of its parts: each row's
+    J is the mixed-radix number of its parts' value ids (one integer encoding instead of
+    hashing the rows' bytes), each distinct J's bytes the parts' values side by side."""
+    idx = schema._hash_idx
+    if not idx or any(i not in ids_of for i in idx):
+        return None
+    radix = [len(ids_of[i][1]) for i in idx]
+    if float(np.prod(np.array(radix, dtype=np.float64))) >= 2.0**62:
+        return None
+    jid = np.zeros(len(ids_of[idx[0]][0]), dtype=np.int64)
+    for i, r in zip(idx, radix):
+        jid *= r
+        jid += ids_of[i][0]
+    enc = pa.array(jid).dictionary_encode()
+    rest = enc.dictionary.to_numpy()
+    parts: list[np.ndarray] = []
+    for i, r in reversed(list(zip(idx, radix))):
+        parts.insert(0, ids_of[i][1][rest % r])
+        rest = rest // r
+    sep = np.frombuffer(schema.separator, dtype=np.uint8)
+    if len(sep):
+        parts = [x for part in parts for x in (np.broadcast_to(sep, (len(part), len(sep))), part)][1:]
+    return KeyArray(np.hstack(parts)), enc.indices.to_numpy(zero_copy_only=False)
 
 
 def _leading_j(schema: KeySchema) -> int | None:
@@ -380,7 +434,8 @@ def _keep(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
     return np.where(other[np.arange(n), last], w - last, 0)
 
 
-def _bytes_list(cols: np.ndarray, vlen: np.ndarray, fixed: bool) -> list[bytes]:
+def _bytes_list(cols: np.ndarray, vlen: np.ndarray | None, fixed: bool,
+                ids: tuple[np.ndarray, np.ndarray] | None = None) -> list[bytes]:
     """The rows as ``bytes`` (trailing NULs kept): fixed-width rows come out of one
     ``struct.unpack`` of the whole column (n items made in C)."""
     n, w = cols.shape
@@ -391,16 +446,14 @@ def _bytes_list(cols: np.ndarray, vlen: np.ndarray, fixed: bool) -> list[bytes]:
         # dictionary encoding, in C) and hand out references, unless most values are distinct.
         # Values of at most 8 bytes are encoded as one integer each (about twice as fast).
         if w <= 8:
-            code = np.zeros((n, 8), dtype=np.uint8)
-            code[:, :w] = cols
-            enc = pa.array(code.view("<u8")[:, 0]).dictionary_encode()
-            values = [int(c).to_bytes(8, "little")[:w] for c in enc.dictionary.to_numpy()]
+            index, rows = ids or _distinct_ids(cols)
+            values = [r.tobytes() for r in rows] if len(rows) <= n // 4 else []
         else:
             flat = np.ascontiguousarray(cols)
             enc = pa.FixedSizeBinaryArray.from_buffers(pa.binary(w), n, [None, pa.py_buffer(flat)]).dictionary_encode()
-            values = enc.dictionary.to_pylist()
-        if len(values) <= n // 4:
+            index, values = enc.indices.to_numpy(zero_copy_only=False), enc.dictionary.to_pylist()
+        if 0 < len(values) <= n // 4:
             uniq = np.empty(len(values), dtype=object)
             uniq[:] = values
-            return uniq[enc.indices.to_numpy(zero_copy_only=False)].tolist()  # type: ignore[no-any-return]
+            return uniq[index].tolist()  # type: ignore[no-any-return]
     return list(struct.unpack(f"{w}s" * n, np.ascontiguousarray(cols).tobytes()))
