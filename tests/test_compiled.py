@@ -326,3 +326,20 @@ def test_decode_many_checks_every_salt_of_a_large_batch(path, prefix):
     outcome = _many(schema, bad)
     assert outcome[0] == "error" and repr(outcome) == repr(_columns_of(schema, bad))
     assert repr(_many(schema, bad, verify=False)) == repr(_columns_of(schema, bad, verify=False))
+
+
+def test_unverified_decode_of_text_keys_reads_separators_inside_values_as_the_generic_decoder():
+    """verify=False on a separator layout of text fields takes one split when the key cuts into
+    fields of their widths; a separator inside a value, a short field or a non-digit number
+    falls back, and every outcome is the generic decoder's."""
+    schema = KeySchema.load("examples/orders.toml")
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
+    key = schema.encode(rec)
+    variants = [key, schema.encode({**rec, "user_id": "a_b_c"}), schema.encode({**rec, "order_id": "12_45"}),
+                key.replace(b"_user", b"__user"), key[:-1], key[:3] + b"x" + key[4:], key[:-9] + b"x" + key[-8:],
+                b"99" + key[2:], bytearray(key), memoryview(key), b"", b"___"]
+    for k in variants:
+        for verify in (False, True):
+            assert repr(_outcome(lambda k: schema.decode(k, verify), k)) == \
+                repr(_outcome(lambda k: schema._decode_generic(bytes(k), verify=verify), k)), (k, verify)
+    assert schema.decode(key, False) == rec | {"order_id": "234567"}

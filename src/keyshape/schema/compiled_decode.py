@@ -145,6 +145,33 @@ def _head_memo_width(schema: KeySchema, raw_check: bool) -> int | None:
     return m
 
 
+def _split_lines(schema: KeySchema, env: dict[str, Any]) -> list[str]:
+    """Lines returning the fields of a key whose fields are text (no numbers in binary, no raw
+    bytes, nothing inverted) when one ``split`` on the separator cuts it into prefix and fields of
+    their widths; any other key falls through (a separator inside a value, a short field) to the
+    positional reading that follows. The prefix is not re-derived: the ``verify=False`` path."""
+    fields, sep, p = schema.fields, schema.separator, schema.prefix
+    if not sep or p.width and not p.sep_after or sum(f.fixed_width is None for f in fields) > 1:
+        return []
+    for f in fields:
+        text = f.type == "string" and f.encoding in ("text", "hbase") and not f.descending or \
+            f.type in ("int32", "int64", "timestamp") and f.encoding == "text"  # desc: MAX - value
+        if not text:
+            return []
+    names = (["xp"] if p.width else []) + [f"x{i}" for i in range(len(fields))]
+    sizes = ([("xp", p.width)] if p.width else []) + [(f"x{i}", f.fixed_width) for i, f in enumerate(fields)
+                                                      if f.fixed_width is not None]
+    body: list[str] = []
+    for i, f in enumerate(fields):
+        lines = _field_decode_lines(i, f, env, "0", "", key=f"x{i}")
+        body += [f"    raw = x{i}" if ln == f"    raw = x{i}[0:]" else ln for ln in lines]
+    out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
+    lengths = " and ".join(f"len({x}) == {w}" for x, w in sizes) or "True"
+    return ["    try:", f"        {', '.join(names)}, = k.split(SEP)", f"        if {lengths}:"] + \
+        ["    " * 2 + ln for ln in body] + [f"            return {out}",
+                                         "    except (_Doubt, ValueError, TypeError, AttributeError):", "        pass"]
+
+
 def _struct_layout(schema: KeySchema) -> bool:
     """Fields all fixed-width and not ordered, except perhaps a last text/bytes field: the key is
     then read with one precomputed ``struct`` unpack (which also checks the length)."""
@@ -271,16 +298,20 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
     src = [f"def decode(k, verify={verify}):"]
+    split = _split_lines(schema, env)
     if check:
         env["_plain"] = compile_decoder(schema, verify=False)
-        src += ["    if not verify:", "        return _plain(k)"]
-    src += ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
+        src += ["    if not verify:"] + _indent(split) + ["        return _plain(k)"]
+    top = len(src)  # the verify=False dispatch stays outside the try
+    if not verify:
+        src += split  # takes any bytes-like key
+    guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
     body = _struct_decoder_lines(schema, env, check, raw_check) if _struct_layout(schema) else []
     if body:
         if fields[-1].fixed_width is not None:
-            # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed.
-            src = src[:-2]
-        return _finish(src + body, env, schema)
+            guard = []  # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed
+        return _finish(src + guard + body, env, schema, top)
+    src += guard
     # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
     if head and p.sep_after and sep:
         src += [_sep_test(str(p.width), sep), "        raise _Doubt"]
@@ -337,7 +368,7 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
         src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
     if not check or raw_check:
         src.append(f"    return {out}")
-    return _finish(src, env, schema)
+    return _finish(src, env, schema, top)
 
 
 def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
@@ -349,10 +380,10 @@ def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: st
     return [f"    hd = k[:{end}]", "    o0 = _HM.get(hd)", "    if o0 is None:"] + _indent(miss)
 
 
-def _finish(src: list[str], env: dict[str, Any], schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
+def _finish(src: list[str], env: dict[str, Any], schema: KeySchema, top: int) -> Callable[[bytes], dict[str, Any]]:
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
-    top = 3 if src[1:2] == ["    if not verify:"] else 1  # the verify=False dispatch stays outside
+    # Lines before ``top`` (the verify=False dispatch) stay outside.
     src = src[:top] + ["    try:"] + ["    " + ln for ln in src[top:]] + [
         "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
     env["struct"] = struct
