@@ -13,8 +13,10 @@ GBIF's ``ModulusSalt`` by its source and its own test's vectors (tests/test_gbif
 from __future__ import annotations
 
 import hashlib
+import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +24,8 @@ from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
 __all__ = [
+    "POLY",
+    "SIGNED_POLY",
     "java_string_hash",
     "java_long_hash",
     "java_bytes_hash",
@@ -80,11 +84,66 @@ def java_bytes_hash(b: bytes) -> int:
     """``Arrays.hashCode(byte[])`` (= ``Bytes.hashCode``): ``h = 31*h + byte`` from ``h = 1``.
 
     Bytes are SIGNED in Java (0x80..0xFF count as -128..-1); the result is signed 32-bit.
+    It is ``31**len + poly(b)`` over the signed bytes (:data:`SIGNED_POLY`).
     """
-    h = 1
-    for c in bytes(b):
-        h = (31 * h + (c - 256 if c > 127 else c)) & 0xFFFFFFFF
+    b = bytes(b)
+    n = len(b)
+    h = (SIGNED_POLY[n](b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & 0xFFFFFFFF
     return _to_int32(h)
+
+
+# ``sum(b[i] * 31**(len-1-i))``, the core of both Java hashes: per byte in a Python loop is what
+# costs, so each length gets its own unrolled Horner over big-endian byte pairs. The pair (a, b)
+# contributes a*31 + b to a step of 31**2: bytes as unsigned values (POLY: the ASCII code units
+# of String.hashCode) or as Java's signed bytes (SIGNED_POLY: Arrays.hashCode).
+_S8 = [c - 256 if c > 127 else c for c in range(256)]
+_PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
+_SIGNED_PAIR = [_S8[x >> 8] * 31 + _S8[x & 0xFF] for x in range(1 << 16)]
+_POW31 = [pow(31, k, 1 << 32) for k in range(257)]
+_POLY_MAX = 128  # longer keys take a loop (and the generated expression stays shallow)
+
+
+def _poly_source(n: int) -> str:
+    """``def poly(j)`` for keys of exactly ``n`` bytes: one ``struct`` unpack into big-endian
+    pairs and the Horner steps written out (no loop, no per-call lookup of the layout)."""
+    pairs = n // 2
+    expr = "B[j[0]]" if n & 1 else "0"
+    for i in range(pairs):
+        expr = f"({expr}) * 961 + P[x{i}]" if expr != "0" else f"P[x{i}]"
+    if not pairs:
+        return f"def poly(j):\n    return {expr}\n"
+    names = ", ".join(f"x{i}" for i in range(pairs))
+    return f"def poly(j):\n    {names}, = U(j)\n    return {expr}\n"
+
+
+class _Polys(dict):  # type: ignore[type-arg]
+    """``length -> poly`` (:func:`_poly_source`), each compiled on first use; the result is
+    exact below :data:`_POLY_MAX` bytes and correct modulo 2**32 beyond."""
+
+    def __init__(self, signed: bool) -> None:
+        super().__init__()
+        self.byte = _S8 if signed else list(range(256))
+        self.pair = _SIGNED_PAIR if signed else _PAIR
+
+    def __missing__(self, n: int) -> Callable[[bytes], int]:
+        if not 0 <= n <= _POLY_MAX:
+            byte = self.byte
+
+            def loop(j: bytes) -> int:
+                h = 0
+                for c in j:
+                    h = (h * 31 + byte[c]) & 0xFFFFFFFF
+                return h
+            return loop
+        env: dict[str, Any] = {"P": self.pair, "B": self.byte, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
+        exec(compile(_poly_source(n), f"<keyshape poly {n}>", "exec"), env)  # noqa: S102
+        fn: Callable[[bytes], int] = env["poly"]
+        self[n] = fn
+        return fn
+
+
+POLY = _Polys(signed=False)
+SIGNED_POLY = _Polys(signed=True)
 
 
 def _signed_poly_u32(keys: KeyArray) -> np.ndarray:

@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keyshape.core.hashing import phoenix_salt, phoenix_salt_many
+from keyshape.core.hashing import java_bytes_hash, phoenix_salt, phoenix_salt_many
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError
 from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, fraction_digits, phoenix_type
+
+_BYTE = [bytes((i,)) for i in range(256)]
 
 __all__ = ["PhoenixColumn", "PhoenixKey", "PhoenixKeyError", "process_split"]
 
@@ -176,7 +178,9 @@ class PhoenixKey:
         rest: bytes = self._encode_rest(record)
         if self.salt_buckets is None:
             return rest
-        return bytes((phoenix_salt(rest, self.salt_buckets),)) + rest
+        # phoenix_salt inlined (buckets were checked when the key was built): |hash| % buckets
+        # is Java's Math.abs(hash % buckets)
+        return _BYTE[abs(java_bytes_hash(rest)) % self.salt_buckets] + rest
 
     def _rest_general(self, record: Mapping[str, Any]) -> bytes:
         unknown = set(record) - set(self._names)

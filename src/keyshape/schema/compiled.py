@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from keyshape.core import hashing, ordered
+from keyshape.core.hashing import POLY
 from keyshape.schema.fields import FieldSpec
 
 if TYPE_CHECKING:
@@ -39,80 +40,22 @@ __all__ = ["compile_encoder", "compile_decoder", "java_string_hash_u32", "MEMO_L
 MEMO_LIMIT = 1 << 16  # distinct J values kept per schema before the memo starts over
 _M32 = 0xFFFFFFFF
 _INVERT = bytes(range(255, -1, -1))
-_SIGNED = tuple(c - 256 if c > 127 else c for c in range(256))
 _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
-
-
-# Two bytes at a time: the big-endian pair (a, b) contributes a*31 + b to a Horner step of 31**2.
-_PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
-_POW31 = [pow(31, k, 1 << 32) for k in range(257)]
-_POLY_MAX = 128  # longer keys take the loop in _poly_loop (and nesting stays shallow)
-
-
-def _poly_source(n: int) -> str:
-    """``def poly(j)`` for keys of exactly ``n`` bytes: one ``struct`` unpack into big-endian
-    pairs and the Horner steps written out (no loop, no per-call lookup of the layout)."""
-    pairs = n // 2
-    expr = "j[0]" if n & 1 else "0"
-    for i in range(pairs):
-        expr = f"({expr}) * 961 + P[x{i}]" if expr != "0" else f"P[x{i}]"
-    if not pairs:
-        return f"def poly(j):\n    return {expr}\n"
-    names = ", ".join(f"x{i}" for i in range(pairs))
-    return f"def poly(j):\n    {names}, = U(j)\n    return {expr}\n"
-
-
-class _Polys(dict):  # type: ignore[type-arg]
-    """``length -> poly`` (:func:`_poly_source`), each compiled on first use."""
-
-    def __missing__(self, n: int) -> Callable[[bytes], int]:
-        if not 0 <= n <= _POLY_MAX:
-            return _poly_loop
-        env: dict[str, Any] = {"P": _PAIR, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
-        exec(compile(_poly_source(n), f"<keyshape poly {n}>", "exec"), env)  # noqa: S102
-        fn: Callable[[bytes], int] = env["poly"]
-        self[n] = fn
-        return fn
-
-
-_POLY = _Polys()
-
-
-def _poly_loop(j: bytes) -> int:
-    h = 0
-    for c in j:
-        h = (h * 31 + c) & _M32
-    return h
 
 
 def java_string_hash_u32(j: bytes) -> int:
     """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
 
     ASCII J (the usual case) is its own UTF-16 code units, so the polynomial runs over the bytes
-    directly (:data:`_POLY`) and is masked once at the end.
+    directly (:data:`keyshape.core.hashing.POLY`) and is masked once at the end.
     """
     if j.isascii():
-        return _POLY[len(j)](j) & _M32  # type: ignore[no-any-return]
+        return POLY[len(j)](j) & _M32  # type: ignore[no-any-return]
     try:
         text = j.decode("utf-8")
     except UnicodeDecodeError:
         text = j.decode("latin-1")
     return hashing.java_string_hash(text) & _M32
-
-
-def _java_bytes_hash(b: bytes) -> int:
-    """``Arrays.hashCode(byte[])`` as a signed 32-bit int (see :func:`hashing.java_bytes_hash`).
-
-    For ASCII bytes (all non-negative as Java bytes) it is ``31**len + poly(b)``."""
-    if b.isascii():
-        n = len(b)
-        h = (_POLY[n](b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & _M32
-    else:
-        h = 1
-        s = _SIGNED
-        for c in b:
-            h = (h * 31 + s[c]) & _M32
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 # ------------------------------------------------------------------------------------ encoder
@@ -219,12 +162,12 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
         env["_crc32"] = zlib.crc32
         return [f"pre = b'%04x' % (_crc32({material}) & 0xFFFF)"]
     if name == "phoenix":
-        env["_jbh"] = _java_bytes_hash
+        env["_jbh"] = hashing.java_bytes_hash
         env["_BYTE"] = [bytes([i]) for i in range(256)]
         # (byte) Math.abs(hash % buckets): Java's remainder takes the dividend's sign.
         return [f"h = _jbh({material})", f"pre = _BYTE[(-h) % {p.n} if h < 0 else h % {p.n}]"]  # type: ignore[attr-defined]
     if name == "opentsdb" and p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
-        env["_jbh"] = _java_bytes_hash
+        env["_jbh"] = hashing.java_bytes_hash
         n, mw = p.n, p.metric_width  # type: ignore[attr-defined]
         env["_SALTS"] = [_opentsdb_bytes(b, p.width) for b in range(n)]
         env["_ZERO_SALT"] = bytes(p.width)
@@ -246,10 +189,10 @@ def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) ->
     widths = [schema.fields[i].fixed_width for i in schema._hash_idx]
     if material == "j" and all(w is not None for w in widths) and not schema._j_is_k:
         n = sum(widths) + len(schema.separator) * (len(widths) - 1)  # type: ignore[arg-type]
-        env[f"_POLY{n}"] = _POLY[n]
+        env[f"_POLY{n}"] = POLY[n]
         poly = f"_POLY{n}({material})"
     else:
-        env["_POLY"] = _POLY
+        env["_POLY"] = POLY
         poly = f"_POLY[len({material})]({material})"
     return lines + [f"if {material}.isascii():", f"    h = {poly}", "else:", f"    h = _jsh({material})"]
 
