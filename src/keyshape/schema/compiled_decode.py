@@ -182,7 +182,8 @@ def _struct_layout(schema: KeySchema) -> bool:
         fields[-1].fixed_width is not None or schema._ends[-1] == 0)
 
 
-def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool) -> list[str]:
+def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool,
+                          unpack: str = "_U") -> list[str]:
     """The body of a decoder for a :func:`_struct_layout` schema: one ``unpack`` of the fixed
     part into prefix, separators, numbers and raw text, then per-field conversions."""
     fields, sep, p = schema.fields, schema.separator, schema.prefix
@@ -253,9 +254,9 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
         if i < len(fields) - 1 and ls:
             fmt.append(f"{ls}s")
             names.append(f"s{i}")
-    env["_U"] = struct.Struct("".join(fmt)).unpack_from if tail is not None else struct.Struct("".join(fmt)).unpack
+    env[unpack] = struct.Struct("".join(fmt)).unpack_from if tail is not None else struct.Struct("".join(fmt)).unpack
     if names:
-        src.append(f"    {', '.join(names)}, = _U(k)")
+        src.append(f"    {', '.join(names)}, = {unpack}(k)")
     for nm in names:
         if nm[0] == "s":
             src += [f"    if {nm} != SEP:", "        raise _Doubt"]
@@ -282,13 +283,28 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
 
     The function takes ``verify`` as the generic decode does. Compiled with ``verify=False`` it
     reads the fields without re-deriving the hash prefix (the layout of a random salt); compiled
-    with ``verify=True`` it hands ``verify=False`` calls to such a twin, compiled here too."""
+    with ``verify=True`` it holds such a twin's lines too, under ``if not verify`` (so an
+    unverified call costs one Python call), and hands what they doubt to the twin itself."""
     plain = functools.partial(schema._decode_generic, verify=False)
     env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic if verify else plain, "_Doubt": _Doubt}
     if not schema.prefix.recoverable or schema.encode_only is not None:
         return schema._decode_generic  # it raises the one-line error
+    env["SEP"] = schema.separator
+    p = schema.prefix
+    check = verify and bool(p.width and p.material)
+    src = [f"def decode(k, verify={verify}):"]
+    if check:
+        env["_plain"] = compile_decoder(schema, verify=False)
+        # The twin's own struct name: its layout of the key differs from the checked one's.
+        src += ["    if not verify:"] + _indent(_guarded(_body(schema, env, False, "_UP"), "_plain"))
+    top = len(src)  # the verify=False dispatch stays outside the try
+    return _finish(src + _body(schema, env, verify, "_U"), env, schema, top)
+
+
+def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> list[str]:
+    """The lines of a decoder's body (after its ``def``), reading ``k`` into ``o0..``; they
+    ``raise _Doubt`` (or let an unpack/slice fail) when the generic decoder must decide."""
     fields, ends, sep = schema.fields, schema._ends, schema.separator
-    env["SEP"] = sep
     p = schema.prefix
     head = p.head_width
     ls = len(sep)
@@ -297,20 +313,13 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
     # them gives those bytes back (text, bytes and integers in their domain); ordered and float
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
-    src = [f"def decode(k, verify={verify}):"]
-    split = _split_lines(schema, env)
-    if check:
-        env["_plain"] = compile_decoder(schema, verify=False)
-        src += ["    if not verify:"] + _indent(split) + ["        return _plain(k)"]
-    top = len(src)  # the verify=False dispatch stays outside the try
-    if not verify:
-        src += split  # takes any bytes-like key
+    src = _split_lines(schema, env) if not verify else []  # takes any bytes-like key
     guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
-    body = _struct_decoder_lines(schema, env, check, raw_check) if _struct_layout(schema) else []
+    body = _struct_decoder_lines(schema, env, check, raw_check, unpack) if _struct_layout(schema) else []
     if body:
         if fields[-1].fixed_width is not None:
             guard = []  # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed
-        return _finish(src + guard + body, env, schema, top)
+        return src + guard + body
     src += guard
     # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
     if head and p.sep_after and sep:
@@ -368,7 +377,9 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
         src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
     if not check or raw_check:
         src.append(f"    return {out}")
-    return _finish(src, env, schema, top)
+    return src
+
+
 
 
 def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
@@ -380,12 +391,17 @@ def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: st
     return [f"    hd = k[:{end}]", "    o0 = _HM.get(hd)", "    if o0 is None:"] + _indent(miss)
 
 
+def _guarded(body: list[str], slow: str) -> list[str]:
+    """``body`` in a try whose doubts (and failed unpacks/slices) end in ``slow(k)``."""
+    return ["    try:"] + _indent(body) + [
+        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", f"    return {slow}(k)"]
+
+
 def _finish(src: list[str], env: dict[str, Any], schema: KeySchema, top: int) -> Callable[[bytes], dict[str, Any]]:
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
     # Lines before ``top`` (the verify=False dispatch) stay outside.
-    src = src[:top] + ["    try:"] + ["    " + ln for ln in src[top:]] + [
-        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", "    return _slow(k)"]
+    src = src[:top] + _guarded(src[top:], "_slow")
     env["struct"] = struct
     code = "\n".join(src) + "\n"
     exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
