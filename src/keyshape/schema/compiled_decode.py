@@ -56,51 +56,50 @@ def _domain_lines(i: int, f: FieldSpec) -> list[str]:
 
 def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str,
                         keep: bool = False, domain: bool = False, key: str = "k") -> list[str]:
-    """Source lines reading ``o{i}`` from ``key[start:stop]``; ``raise _Doubt`` when unsure.
+    """Source lines reading ``o{i}`` from ``key[start:stop]`` (from ``key`` itself when both are
+    empty: the field's bytes already cut out); ``raise _Doubt`` when unsure.
 
     ``keep``: also keep the field's bytes as ``b{i}`` (a hashed field, for the prefix check).
     ``domain``: doubt integers outside what the field can encode (the generic decoder re-encodes
     the values to check the prefix, and fails on those)."""
+    whole = not start and not stop
+    cut = key if whole else f"{key}[{start}:{stop}]"
+    lines: list[str] = []
     if keep:
-        lines = _field_decode_lines(i, f, env, start, stop, False, domain, key)
-        grab = f"    raw = {key}[{start}:{stop}]"
-        if lines[0] == grab:  # text fields slice their bytes anyway
-            return [f"    b{i} = raw = {key}[{start}:{stop}]"] + lines[1:]
-        return [f"    b{i} = {key}[{start}:{stop}]"] + lines
+        lines.append(f"    b{i} = {cut}")
+        key, cut, start, stop, whole = f"b{i}", f"b{i}", "", "", True
     if domain and f.type in ("int32", "int64", "timestamp") and f.encoding != "ordered":
-        return _field_decode_lines(i, f, env, start, stop, key=key) + _domain_lines(i, f)
+        return lines + _field_decode_lines(i, f, env, start, stop, key=key) + _domain_lines(i, f)
     env[f"F{i}"] = f
     t, enc, desc = f.type, f.encoding, f.descending
     o = f"o{i}"
+    at = "0" if whole else start
     if enc == "ordered":
         env[f"D{i}"] = ordered.decode
         # Fixed-width ordered numbers carry their own header; decode checks it.
-        return [f"    {o}, rest = D{i}({key}[{start}:{stop}])", "    if rest:", "        raise _Doubt"]
+        return lines + [f"    {o}, rest = D{i}({cut})", "    if rest:", "        raise _Doubt"]
     if t == "float64":
         env["_unpack_d"] = struct.Struct(">d").unpack_from
-        return [f"    {o} = _unpack_d({key}, {start})[0]"]
+        return lines + [f"    {o} = _unpack_d({key}, {at})[0]"]
     if t in ("int32", "int64", "timestamp"):
         if enc == "hbase":
             up = "_unpack_i" if t == "int32" else "_unpack_q"
             env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
-            x = f"{up}({key}, {start})[0]"
-        else:
-            # isdigit: int() would also take signs, spaces and underscores.
-            lines = [f"    raw = {key}[{start}:{stop}]", "    if not raw.isdigit():", "        raise _Doubt"]
-            return lines + [f"    {o} = {_MAX[t]} - int(raw)" if desc else f"    {o} = int(raw)"]
-        return [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
-    lines = [f"    raw = {key}[{start}:{stop}]"]
-    if desc:
-        lines.append("    raw = raw.translate(_INVERT)")
+            x = f"{up}({key}, {at})[0]"
+            return lines + [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
+        # isdigit: int() would also take signs, spaces and underscores.
+        raw = key if whole else "raw"
+        lines += [] if whole else [f"    raw = {cut}"]
+        lines += [f"    if not {raw}.isdigit():", "        raise _Doubt"]
+        return lines + [f"    {o} = {_MAX[t]} - int({raw})" if desc else f"    {o} = int({raw})"]
+    expr = cut + (".translate(_INVERT)" if desc else "")
     if f.width is not None and f.pad != "none":
         env[f"PAD{i}"] = f._pad_byte()
-        lines.append(f"    raw = raw.{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})")
+        expr += f".{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})"
     if t == "string":
-        lines += ["    try:", f"        {o} = raw.decode()", "    except UnicodeDecodeError:",
-                  "        raise _Doubt"]
-    else:
-        lines.append(f"    {o} = raw")
-    return lines
+        return lines + ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:",
+                        "        raise _Doubt"]
+    return lines + [f"    {o} = {expr}"]
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -163,8 +162,7 @@ def _split_lines(schema: KeySchema, env: dict[str, Any]) -> list[str]:
                                                       if f.fixed_width is not None]
     body: list[str] = []
     for i, f in enumerate(fields):
-        lines = _field_decode_lines(i, f, env, "0", "", key=f"x{i}")
-        body += [f"    raw = x{i}" if ln == f"    raw = x{i}[0:]" else ln for ln in lines]
+        body += _field_decode_lines(i, f, env, "", "", key=f"x{i}")
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
     lengths = " and ".join(f"len({x}) == {w}" for x, w in sizes) or "True"
     return ["    try:", f"        {', '.join(names)}, = k.split(SEP)", f"        if {lengths}:"] + \
@@ -247,10 +245,7 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
         else:
             fmt.append(f"{w}s")
             names.append(f"b{i}")
-            lines = _field_decode_lines(i, f, env, "0", str(w), False, raw_check, key=f"b{i}")
-            if lines == [f"    raw = b{i}[0:{w}]", f"    o{i} = raw"]:
-                lines = [f"    o{i} = b{i}"]  # raw bytes as they stand
-            post += [f"    raw = b{i}" if ln == f"    raw = b{i}[0:{w}]" else ln for ln in lines]
+            post += _field_decode_lines(i, f, env, "", "", False, raw_check, key=f"b{i}")
         if i < len(fields) - 1 and ls:
             fmt.append(f"{ls}s")
             names.append(f"s{i}")
