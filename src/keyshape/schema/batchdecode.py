@@ -6,7 +6,8 @@ from the end of every key, so the keys are read as one zero-padded byte matrix
 (:class:`~keyshape.core.keyarray.KeyArray`) and each field is cut out of it as a column: binary
 numbers are a dtype view, decimal text a dot product with powers of ten, text a numpy string
 array. The hash prefix is checked for all keys at once against the prefix recomputed from the
-hashed fields' bytes (:meth:`Prefix.prefix_many`).
+hashed fields' bytes (:meth:`Prefix.prefix_many`), once per distinct salt material (users,
+devices and series repeat), as the per-record decoder's memos do.
 
 Anything else (ordered-encoded fields, two variable-width fields, non-ASCII text, NUL bytes in
 text, a key that does not parse) decodes key by key with the compiled per-record decoder, which
