@@ -377,7 +377,8 @@ def main() -> None:
         # Decoding: per record, hand-written, batch. The encoding race's results (millions of
         # objects, ~100 MB) are freed first: held, they leave the decoders a fragmented heap
         # whose fresh pages each cost a fault (the batch decoder measured 1.4x slower so).
-        del out, records, columns, np_columns, fns
+        for big in (out, records, columns, np_columns, fns):
+            big.clear()
         gc.collect()
         if schema.prefix.recoverable:
             hand = HAND_DECODERS.get(stem) if schema is _example(stem) else None
