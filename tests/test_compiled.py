@@ -345,3 +345,19 @@ def test_unverified_decode_of_text_keys_reads_separators_inside_values_as_the_ge
             assert repr(_outcome(lambda k: schema.decode(k, verify), k)) == \
                 repr(_outcome(lambda k: schema._decode_generic(bytes(k), verify=verify), k)), (k, verify)
     assert schema.decode(key, False) == rec | {"order_id": "234567"}
+
+
+def test_bytes_like_keys_decode_as_bytes_with_the_salt_checked():
+    """A memoryview or bytearray key decodes as its bytes would, also where the prefix check
+    reads the key itself (a one-field J) and in a batch of keys of different lengths."""
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
+        "prefix": {"strategy": "mod", "buckets": 16}, "hash_fields": ["u"],
+        "fields": [{"name": "u", "type": "string", "width": 4}]}})
+    key = schema.encode({"u": "abcd"})
+    for k in (memoryview(key), bytearray(key)):
+        assert schema.decode(k) == schema.decode(k, verify=False) == {"u": "abcd"}
+    orders = KeySchema.load("examples/orders.toml")
+    keys = [orders.encode({"user_id": f"u{i}" * (i % 3 + 1), "order_time": i, "order_id": "1"}) for i in range(9)]
+    mixed = [memoryview(k) if i % 3 == 0 else bytearray(k) if i % 3 == 1 else k for i, k in enumerate(keys)]
+    assert _many(orders, mixed) == _many(orders, keys) == _columns_of(orders, keys)
+    assert KeyArray.from_keys(mixed).tolist() == keys

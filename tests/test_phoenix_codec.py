@@ -105,3 +105,19 @@ def test_datetimes_and_iso_text_give_the_epoch_millisecond_they_name() -> None:
     assert parse_text(date, "1969-12-31T23:59:59.500Z") == -500
     late = datetime(2262, 4, 11, 23, 47, 16, 854_775, tzinfo=timezone.utc)
     assert date.decode(date.encode(late)) == 9_223_372_036_854
+
+
+def test_salt_buckets_that_are_not_an_int_in_range_are_the_one_line_error():
+    from keyshape.errors import KeyshapeError
+
+    columns = [PhoenixColumn.of("A", "VARCHAR")]
+    assert PhoenixKey(columns, 16).encode({"A": "x"})[1:] == b"x"
+    for buckets in (16.0, True, 300):
+        key = PhoenixKey(columns, 16)
+        key.salt_buckets = buckets  # type: ignore[assignment]
+        try:
+            key.encode({"A": "x"})
+        except KeyshapeError as exc:
+            assert "buckets" in str(exc)
+        else:
+            raise AssertionError(f"salt_buckets={buckets!r} was accepted")

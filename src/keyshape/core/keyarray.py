@@ -64,8 +64,10 @@ class KeyArray:
         else:
             # numpy copies bytes into an 'S' array in C and pads with NULs; only READING 'S'
             # values strips trailing NULs, and the true lengths are kept beside the matrix.
-            out = cls(np.array(keys, dtype=f"S{width}").view(np.uint8).reshape(n, width), lengths)
-        out._list = keys if isinstance(keys, list) else None
+            rows = keys if all(type(k) is bytes for k in keys) else [bytes(k) for k in keys]  # bytearray, memoryview
+            out = cls(np.array(rows, dtype=f"S{width}").view(np.uint8).reshape(n, width), lengths)
+            keys = rows
+        out._list = keys if isinstance(keys, list) and all(type(k) is bytes for k in keys) else None
         return out
 
     @classmethod

@@ -178,9 +178,10 @@ class PhoenixKey:
         rest: bytes = self._encode_rest(record)
         if self.salt_buckets is None:
             return rest
-        # phoenix_salt inlined (buckets were checked when the key was built): |hash| % buckets
-        # is Java's Math.abs(hash % buckets)
-        return _BYTE[abs(java_bytes_hash(rest)) % self.salt_buckets] + rest
+        n = self.salt_buckets
+        if type(n) is not int or not 1 <= n <= 256:
+            return bytes((phoenix_salt(rest, n),)) + rest  # it words the error
+        return _BYTE[abs(java_bytes_hash(rest)) % n] + rest  # Java's Math.abs(hash % buckets)
 
     def _rest_general(self, record: Mapping[str, Any]) -> bytes:
         unknown = set(record) - set(self._names)

@@ -312,8 +312,10 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
     guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
     body = _struct_decoder_lines(schema, env, check, raw_check, unpack) if _struct_layout(schema) else []
     if body:
-        if fields[-1].fixed_width is not None:
-            guard = []  # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed
+        if fields[-1].fixed_width is not None and not check:
+            # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed
+            # (a prefix check may read the key itself, which must then be bytes)
+            guard = []
         return src + guard + body
     src += guard
     # Fields are read from the key ``k`` itself at offsets after the prefix (no copy of K).
