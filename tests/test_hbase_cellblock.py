@@ -79,7 +79,9 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
             if i % 50 == 0:
                 cells[b"a:big"] = bytes(range(256)) * 400
             for version in range(3 if i % 5 == 0 else 1):
-                store.put(table, row, {c: v + b"#%d" % version for c, v in cells.items()})
+                # explicit timestamps: two puts in one millisecond would be one version
+                store.put(table, row, {c: v + b"#%d" % version for c, v in cells.items()},
+                          timestamp=1_767_225_600_000 + version)
             want[row] = {c: v + b"#%d" % (2 if i % 5 == 0 else 0) for c, v in cells.items()}
         rows = sorted(want.items())
         assert list(store.scan(table)) == rows
