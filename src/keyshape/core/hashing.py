@@ -122,19 +122,19 @@ class _Polys(dict):  # type: ignore[type-arg]
 
     def __init__(self, signed: bool) -> None:
         super().__init__()
-        self.byte = _S8 if signed else list(range(256))
+        self.byte = byte = _S8 if signed else list(range(256))
         self.pair = _SIGNED_PAIR if signed else _PAIR
+
+        def loop(j: bytes) -> int:
+            h = 0
+            for c in j:
+                h = (h * 31 + byte[c]) & 0xFFFFFFFF
+            return h
+        self.loop = loop
 
     def __missing__(self, n: int) -> Callable[[bytes], int]:
         if not 0 <= n <= _POLY_MAX:
-            byte = self.byte
-
-            def loop(j: bytes) -> int:
-                h = 0
-                for c in j:
-                    h = (h * 31 + byte[c]) & 0xFFFFFFFF
-                return h
-            return loop
+            return self.loop
         env: dict[str, Any] = {"P": self.pair, "B": self.byte, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
         exec(compile(_poly_source(n), f"<keyshape poly {n}>", "exec"), env)  # noqa: S102
         fn: Callable[[bytes], int] = env["poly"]

@@ -57,6 +57,7 @@ class KeyArray:
             if out is not None:
                 out._list = keys
                 return out
+        plain = all(type(k) is bytes for k in keys)  # else bytearray, memoryview: copied to bytes
         lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
         width = int(lengths.max(initial=0))
         if n == 0 or width == 0:
@@ -64,10 +65,9 @@ class KeyArray:
         else:
             # numpy copies bytes into an 'S' array in C and pads with NULs; only READING 'S'
             # values strips trailing NULs, and the true lengths are kept beside the matrix.
-            rows = keys if all(type(k) is bytes for k in keys) else [bytes(k) for k in keys]  # bytearray, memoryview
+            rows = keys if plain else [bytes(k) for k in keys]
             out = cls(np.array(rows, dtype=f"S{width}").view(np.uint8).reshape(n, width), lengths)
-            keys = rows
-        out._list = keys if isinstance(keys, list) and all(type(k) is bytes for k in keys) else None
+        out._list = keys if plain and isinstance(keys, list) else None
         return out
 
     @classmethod

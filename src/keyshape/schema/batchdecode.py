@@ -49,38 +49,35 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
     no Python object is made per value: the form to hand to Parquet, Spark or pandas.
     ``verify=False``: the hash prefix is not re-derived, as with :meth:`KeySchema.decode`."""
-    out = _decode_part(schema, keys, as_arrow, verify)
-    return _table(schema, out) if as_arrow else out
-
-
-def _decode_part(schema: KeySchema, keys: Sequence[bytes] | KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
     if len(ka) and _vector_layout(schema):
         try:
-            return _decode_vector(schema, ka, arrow, verify)
+            out = _decode_vector(schema, ka, as_arrow, verify)
+            return _table(schema, out) if as_arrow else out
         except _Fallback:
             pass
-    return _decode_rows(schema, ka.tolist(), verify)
+    out = _decode_rows(schema, ka.tolist(), verify)
+    return _table(schema, out) if as_arrow else out
 
 
 _ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),
                 "float64": pa.float64(), "string": pa.string(), "bytes": pa.binary()}
 
 
-def _arrow_column(f: Any, col: Any) -> pa.Array | pa.ChunkedArray:
-    if isinstance(col, (pa.Array, pa.ChunkedArray)):
-        return col
-    if isinstance(col, np.ndarray) and col.dtype.kind == "U":
-        col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
-    try:
-        return pa.array(col, type=_ARROW_TYPES.get(f.type))
-    except OverflowError:
-        # a decimal text field wider than int64 holds: exact integers as decimal128
-        return pa.array([None if v is None else decimal.Decimal(v) for v in col], type=pa.decimal128(38, 0))
-
-
 def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
-    arrays = [_arrow_column(f, columns[f.name]) for f in schema.fields]
+    arrays = []
+    for f in schema.fields:
+        col = columns[f.name]
+        if isinstance(col, np.ndarray) and col.dtype.kind == "U":
+            col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
+        if not isinstance(col, (pa.Array, pa.ChunkedArray)):
+            try:
+                col = pa.array(col, type=_ARROW_TYPES.get(f.type))
+            except OverflowError:
+                # a decimal text field wider than int64 holds: exact integers as decimal128
+                col = pa.array([None if v is None else decimal.Decimal(v) for v in col],
+                               type=pa.decimal128(38, 0))
+        arrays.append(col)
     return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
 

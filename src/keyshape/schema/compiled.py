@@ -222,12 +222,9 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
     # With a J prefix the unprefixed key K is never needed alone: the key is one join.
     one_join = p.width and p.material == "J" and not schema._j_is_k and p.name != "random" and (
         p.sep_after or not sep)
-    if one_join:
-        pass
-    elif len(fields) == 1:
-        src.append("    k = p0")
-    else:
-        src.append(f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
+    if not one_join:
+        src.append("    k = p0" if len(fields) == 1 else
+                   f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
         src.append("    return k")
     else:

@@ -279,7 +279,7 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
     The function takes ``verify`` as the generic decode does. Compiled with ``verify=False`` it
     reads the fields without re-deriving the hash prefix (the layout of a random salt); compiled
     with ``verify=True`` it holds such a twin's lines too, under ``if not verify`` (so an
-    unverified call costs one Python call), and hands what they doubt to the twin itself."""
+    unverified call costs one Python call), and hands what they doubt to the generic decoder."""
     plain = functools.partial(schema._decode_generic, verify=False)
     env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic if verify else plain, "_Doubt": _Doubt}
     if not schema.prefix.recoverable or schema.encode_only is not None:
@@ -289,9 +289,9 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
     check = verify and bool(p.width and p.material)
     src = [f"def decode(k, verify={verify}):"]
     if check:
-        env["_plain"] = compile_decoder(schema, verify=False)
+        env["_slow_plain"] = plain
         # The twin's own struct name: its layout of the key differs from the checked one's.
-        src += ["    if not verify:"] + _indent(_guarded(_body(schema, env, False, "_UP"), "_plain"))
+        src += ["    if not verify:"] + _indent(_guarded(_body(schema, env, False, "_UP"), "_slow_plain"))
     top = len(src)  # the verify=False dispatch stays outside the try
     return _finish(src + _body(schema, env, verify, "_U"), env, schema, top)
 
@@ -375,8 +375,6 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
     if not check or raw_check:
         src.append(f"    return {out}")
     return src
-
-
 
 
 def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
