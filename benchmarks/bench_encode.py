@@ -20,7 +20,9 @@ by round (best of ``--repeat`` each, on a shared machine):
   layout (no prefix check), checked to give the same values; ``decode_many``: the batch decoder
   (numpy columns); ``arrow``: ``decode_many(as_arrow=True)``, a pyarrow Table (no Python object per value);
   ``plain``: ``decode(key, verify=False)``, the like-for-like of the hand parse (the prefix stripped,
-  not re-derived from the fields); ``many/plain``: ``decode_many(verify=False)`` against it.
+  not re-derived from the fields); ``many/plain``: ``decode_many(verify=False)`` against it;
+  ``py`` / ``plain_py``: ``decode`` / ``plain`` on the pure-Python route (the compiled decoder
+  without the C kernels of keyshape.core.native, what a machine without a C compiler runs).
 
 Run: .venv/bin/python benchmarks/bench_encode.py [--rows N] [--repeat R] [--quick]
 """
@@ -40,9 +42,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, parser, print_table, write_json  # noqa: E402
 
-from keyshape.core import batchhash  # noqa: E402
+from keyshape.core import batchhash, native  # noqa: E402
 from keyshape.core.keyarray import KeyArray  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
+from keyshape.schema.compiled_decode import compile_decoder  # noqa: E402
 from keyshape.workload import generate  # noqa: E402
 
 MAX_LONG, MAX_INT = 2**63 - 1, 2**31 - 1
@@ -386,7 +389,10 @@ def main() -> None:
             for memo in ("_MEMO", "_HM"):  # decode*: every key's prefix re-checked from its J
                 if memo in getattr(dec_nomemo, "__globals__", {}):
                     dec_nomemo.__globals__[memo] = _NoMemo()
+            py_dec = compile_decoder(schema, use_native=False)
             dfns: dict[str, Callable[[], Any]] = {
+                "decode_py": lambda: [py_dec(k) for k in keys],
+                "plain_py": lambda: [py_dec(k, False) for k in keys],
                 "decode": lambda: [schema.decode(k) for k in keys],
                 "decode_plain": lambda: [schema.decode(k, False) for k in keys],
                 "decode_many_plain": lambda: schema.decode_many(keys, verify=False),
@@ -402,6 +408,7 @@ def main() -> None:
             assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
                 n: [r[n] for r in per] for n in schema.field_names}
             assert dout["decode_nomemo"] == per and dout["decode_plain"] == per
+            assert dout["decode_py"] == per and dout["plain_py"] == per
             assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in dout["decode_many_plain"].items()} \
                 == {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()}
             assert dout["decode_arrow"].to_pylist() == per
@@ -418,6 +425,8 @@ def main() -> None:
                 "decode_arrow_over_decode": dt["decode"] / dt["decode_arrow"],
                 "decode_plain_keys_per_s": rows_n / dt["decode_plain"],
                 "decode_plain_over_hand": dt["hand"] / dt["decode_plain"] if "hand" in dt else None,
+                "decode_py_over_hand": dt["hand"] / dt["decode_py"] if "hand" in dt else None,
+                "plain_py_over_hand": dt["hand"] / dt["plain_py"] if "hand" in dt else None,
                 "decode_many_plain_over_decode_plain": dt["decode_plain"] / dt["decode_many_plain"],
             })
             dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["decode_nomemo_keys_per_s"] / 1e6,
@@ -426,7 +435,8 @@ def main() -> None:
                               row["decode_nomemo_over_hand"], row["decode_many_over_decode"],
                               row["decode_arrow_keys_per_s"] / 1e6, row["decode_arrow_over_decode"],
                               row["decode_plain_keys_per_s"] / 1e6, row["decode_plain_over_hand"],
-                              row["decode_many_plain_over_decode_plain"]])
+                              row["decode_many_plain_over_decode_plain"], row["decode_py_over_hand"],
+                              row["plain_py_over_hand"]])
         results.append(row)
         m = 1e6
         table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
@@ -451,13 +461,14 @@ def main() -> None:
     print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed; plain = verify=False: "
                 "prefix stripped, not re-derived, as the hand parse does)",
                 ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode",
-                 "arrow", "arrow/decode", "plain", "plain/hand", "many/plain (both verify=False)"],
+                 "arrow", "arrow/decode", "plain", "plain/hand", "many/plain (both verify=False)", "py/hand",
+                 "plain_py/hand"],
                 dec_table)
     kernel = _kernel_race(rows_n, repeat)
     print_table("MD5 of distinct 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],
                 [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()])
     print("routes: " + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results})) +
-          f"; per-record encode/decode: compiled per schema; threads: {batchhash.default_threads()}")
+          f"; per-record encode/decode: compiled per schema, {native.ROUTE}; threads: {batchhash.default_threads()}")
     salted = [r for r in results if r["salted"] and r["fields"] > 1]
     summary = {
         "salted_composite_best_keys_per_s": max(r["batch_array_keys_per_s"] for r in salted),
@@ -467,6 +478,7 @@ def main() -> None:
         "md5_kernel_keys_per_s": kernel,
     }
     path = write_json("bench_encode", args.out, {"rows": rows_n, "repeat": repeat, "threads": batchhash.default_threads(),
+                                                 "per_record_route": native.ROUTE,
                                                  "results": results, "summary": summary})
     print(f"smallest encode/seed {summary['min_encode_over_seed']:.2f}x, smallest encode_many/seed "
           f"{summary['min_batch_over_seed']:.1f}x  ->  {path}")

@@ -13,11 +13,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from keyshape.core import native
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.schema.compiled import MEMO_LIMIT, java_string_hash_u32
-from keyshape.core.hashing import java_string_hash
+from keyshape.schema.compiled_decode import compile_decoder, native_reader
+from keyshape.core.hashing import java_bytes_hash, java_string_hash
 
 FIELD_DEFS = [
     {"type": "string"},
@@ -41,6 +43,11 @@ FIELD_DEFS = [
     {"type": "timestamp", "order": "desc"},
     {"type": "timestamp", "encoding": "text", "order": "desc"},
     {"type": "timestamp", "encoding": "ordered"},
+    {"type": "string", "width": 4, "pad": "right", "pad_char": " "},
+    {"type": "string", "encoding": "hbase", "width": 3, "order": "desc"},
+    {"type": "int32", "encoding": "text", "order": "desc"},
+    {"type": "int64", "encoding": "text", "width": 21},  # wider than the C reader's 19 digits
+    {"type": "bytes", "width": 2, "pad": "right", "pad_char": "\xff"},
 ]
 PREFIXES = [
     {"strategy": "none"}, {"strategy": "md5", "length": 4}, {"strategy": "md5", "length": 5},
@@ -85,10 +92,36 @@ def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
+ROUTES = ["python", pytest.param("native", marks=pytest.mark.skipif(
+    not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}"))]
+
+
+def _on_route(schema: KeySchema, route: str) -> KeySchema:
+    """``schema`` whose decode is the pure-Python compiled decoder (``python``) or the C
+    readers in front of it (``native``, the default where the kernels are built)."""
+    if route == "python":
+        schema._compiled_decode = compile_decoder(schema, use_native=False)
+        schema.decode = schema._compiled_decode  # type: ignore[method-assign]
+    return schema
+
+
+def _readers_agree(schema: KeySchema, key: bytes) -> None:
+    """The C readers on their own: whenever one gives fields (None: it leaves the key to Python),
+    they are the generic decoder's, to the repr."""
+    for verify in (False, True):
+        reader = native_reader(schema, verify)
+        if reader is not None:
+            got = reader.read(key)
+            if got is not None:
+                assert repr(("ok", got)) == repr(_outcome(lambda k: schema._decode_generic(k, verify=verify), key))
+
+
+@pytest.mark.parametrize("route", ROUTES)
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema_and_records(), st.data())
-def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
+def test_compiled_encode_and_decode_equal_the_generic_path(route, sr, data):
     schema, records = sr
+    schema = _on_route(schema, route)
     for record in records:
         expected = _outcome(schema._encode_generic, record)
         assert repr(_outcome(schema.encode, record)) == repr(expected)
@@ -111,12 +144,54 @@ def test_compiled_encode_and_decode_equal_the_generic_path(sr, data):
         # reads back as {'f0': '', 'f1': '|'}, found by hypothesis) fails verification but
         # parses unverified, so plain decoding is held to the checks below, not to decode().
         for b in [key, *bad]:
+            if route == "native":
+                _readers_agree(schema, b)
             assert repr(_outcome(schema.decode, b)) == repr(_outcome(schema._decode_generic, b))
             assert repr(_outcome(schema.decode, bytearray(b))) == repr(_outcome(schema._decode_generic, b))
             assert repr(_outcome(plain, b)) == repr(_outcome(plain_generic, b))
             verified = _outcome(schema._decode_generic, b)
             if verified[0] == "ok":  # verifying only ever refuses more keys
                 assert repr(_outcome(plain, b)) == repr(verified)
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+@given(st.one_of(st.binary(max_size=80), st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass"))))
+def test_native_hashes_equal_the_python_ones(j):
+    assert native.string_hash(j) == java_string_hash_u32(j)
+    assert native.bytes_hash(j) == java_bytes_hash(j)
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_native_readers_take_the_usual_layouts_and_leave_the_rest():
+    """Every example whose decoding the C reader can do exactly gets one (verified too for mod,
+    java-hash-short and phoenix salts); ordered fields and md5 checks stay with Python; a reader
+    gives the generic decoder's fields for good keys and None, not an error, for bad ones."""
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    orders = KeySchema.load(ex / "orders.toml")
+    assert isinstance(orders._decoder(), native.Decoder)
+    assert native_reader(orders, True) is not None and native_reader(orders, False) is not None
+    for strategy, opts in (("java-hash-short", {}), ("phoenix", {"buckets": 16})):
+        assert native_reader(orders.with_prefix(strategy, splits=None, **opts), True) is not None
+    iot = KeySchema.load(ex / "iot.toml")  # md5: read in C, checked in Python
+    assert native_reader(iot, False) is not None and native_reader(iot, True) is None
+    ordered = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "int64"}]}})
+    assert native_reader(ordered, False) is None and not isinstance(ordered._decoder(), native.Decoder)
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
+    key = orders.encode(rec)
+    reader = native_reader(orders, True)
+    assert reader.read(key) == orders._decode_generic(key) == rec | {"order_id": "234567"}
+    forged = b"00" + key[2:] if key[:2] != b"00" else b"01" + key[2:]
+    for bad in (forged, key[:-1], key + b"0", b"", b"__", bytearray(key), "text", None, 7,
+                key.replace(b"user", "üser".encode())):
+        assert reader.read(bad) is None, bad
+    assert native_reader(orders, False).read(forged) == orders._decode_generic(forged, verify=False)
+    # The Decoder hands what its reader leaves to Python, with the call as it came.
+    with pytest.raises(KeyshapeError, match="prefix does not match"):
+        orders.decode(forged)
+    assert orders.decode(forged, verify=False) == orders.decode(forged, False) == orders._decode_generic(forged, verify=False)
+    assert orders.decode(key=key) == orders.decode(bytearray(key)) == rec | {"order_id": "234567"}
+    with pytest.raises(TypeError):
+        orders.decode(key, True, 3)
 
 
 def test_missing_field_is_the_generic_error():

@@ -178,6 +178,16 @@ def test_hbase_and_text_encodings_are_the_java_bytes():
     assert one_field(type="string", width=4, pad="right", pad_char="_").encode({"f": "ab"}) == b"ab__"
 
 
+def test_a_pad_char_is_one_byte_of_the_key():
+    """A pad fills the width byte by byte: 'é' (two bytes in UTF-8) would overfill a string
+    field's width, so the schema is refused with the fix; bytes fields take \\x00..\\xff."""
+    with pytest.raises(SchemaError, match=r"fields\[0\]\.pad_char: 'é' is 2 bytes in UTF-8.*ASCII pad_char"):
+        one_field(type="string", width=4, pad_char="é")
+    with pytest.raises(SchemaError, match=r"pad_char: '€' is not one byte"):
+        one_field(type="bytes", width=4, pad="left", pad_char="€")
+    assert one_field(type="bytes", width=3, pad="left", pad_char="\xff").encode({"f": b"a"}) == b"\xff\xffa"
+
+
 def test_width_overflow_and_negative_text_are_errors():
     with pytest.raises(ValueError, match="wider than width 3"):
         one_field(type="string", width=3).encode({"f": "abcd"})

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from keyshape.core import native
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
@@ -87,6 +88,8 @@ def java_bytes_hash(b: bytes) -> int:
     It is ``31**len + poly(b)`` over the signed bytes (:data:`SIGNED_POLY`).
     """
     b = bytes(b)
+    if native.AVAILABLE:
+        return native.bytes_hash(b)  # type: ignore[no-any-return]
     n = len(b)
     h = (SIGNED_POLY[n](b) + (_POW31[n] if n <= 256 else pow(31, n, 1 << 32))) & 0xFFFFFFFF
     return _to_int32(h)

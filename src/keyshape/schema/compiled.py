@@ -28,7 +28,7 @@ from binascii import hexlify
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from keyshape.core import hashing, ordered
+from keyshape.core import hashing, native, ordered
 from keyshape.core.hashing import POLY
 from keyshape.schema.fields import FieldSpec
 
@@ -47,8 +47,11 @@ def java_string_hash_u32(j: bytes) -> int:
     """``String.hashCode`` of J read as text (UTF-8, else ISO-8859-1), as 0..2**32-1.
 
     ASCII J (the usual case) is its own UTF-16 code units, so the polynomial runs over the bytes
-    directly (:data:`keyshape.core.hashing.POLY`) and is masked once at the end.
+    directly (:data:`keyshape.core.hashing.POLY`) and is masked once at the end; with the C
+    kernels built, :func:`keyshape.core.native.string_hash` does it all.
     """
+    if native.AVAILABLE and j.__class__ is bytes:
+        return native.string_hash(j)  # type: ignore[no-any-return]
     if j.isascii():
         return POLY[len(j)](j) & _M32  # type: ignore[no-any-return]
     try:
@@ -179,8 +182,12 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
 
 def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
     """Lines setting ``h`` to ``String.hashCode(material)`` modulo 2**32 at least in its low 31
-    bits: ASCII J calls its length's unrolled polynomial directly (bound once when every hashed
-    field has a fixed width), anything else the general :func:`java_string_hash_u32`."""
+    bits: the C kernel where it is built (J is always bytes here); else ASCII J calls its length's
+    unrolled polynomial directly (bound once when every hashed field has a fixed width), anything
+    else the general :func:`java_string_hash_u32`."""
+    if native.AVAILABLE:
+        env["_nsh"] = native.string_hash
+        return [f"h = _nsh({material})"]
     env["_jsh"] = java_string_hash_u32
     lines = []
     if not material.isidentifier():

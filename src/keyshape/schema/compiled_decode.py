@@ -15,7 +15,7 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from keyshape.core import ordered
+from keyshape.core import native, ordered
 from keyshape.schema.compiled import _INVERT, _MAX, MEMO_LIMIT, _prefix_lines
 from keyshape.schema.fields import FieldSpec
 
@@ -272,14 +272,57 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
     return src + [f"    return {out}"]
 
 
-def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dict[str, Any]]:
+_KINDS = {"string": 0, "bytes": 1}
+_CHECKS = {"mod": 1, "java-hash-short": 2, "phoenix": 3}  # salts the C reader re-derives (else Python)
+
+
+def native_reader(schema: KeySchema, verify: bool) -> Any:
+    """A C :class:`keyshape.core.native.Reader` for the positional reading of ``schema``'s keys
+    (prefix re-checked when ``verify``), or None when the C kernels are not built or the layout
+    has what the reader leaves to Python: ordered encodings, a salt other than mod,
+    java-hash-short and phoenix to re-check, or float fields in a verified key."""
+    p, fields = schema.prefix, schema.fields
+    if not native.AVAILABLE or not p.recoverable or schema.encode_only is not None:
+        return None  # the generic decoder says why it cannot decode
+    if any(f.encoding == "ordered" for f in fields) or len(schema.separator) > 16:
+        return None
+    check = verify and bool(p.width and p.material)
+    if check and (p.name not in _CHECKS or any(f.type == "float64" for f in fields)):
+        return None
+    specs = []
+    for f, plan in zip(fields, schema._ends):
+        if f.type in _KINDS:
+            kind = _KINDS[f.type]
+        elif f.type == "float64":
+            kind = 5
+        else:
+            kind = 2 if f.encoding == "text" else 3 if f.type == "int32" else 4
+        ints = f.type in _MAX
+        lo, hi = f.int_domain() if ints else (0, 0)
+        pad = f._pad_byte() if f.width is not None and f.pad != "none" and kind < 2 else b""
+        specs.append((kind, f.fixed_width if f.fixed_width is not None else -1, -2 if plan is None else plan, pad,
+                      f.pad == "left", f.descending, _MAX.get(f.type, 0), lo, hi, check and ints))
+    salt = None
+    if check:
+        hashed = p.material == "J" and not schema._j_is_k and bool(schema._hash_idx)
+        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else ())
+    sepcheck = bool(p.head_width and p.sep_after and schema.separator)
+    return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck,
+                         tuple(specs), salt)
+
+
+def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = True) -> Callable[..., dict[str, Any]]:
     """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
     anything the straight-line code doubts is handed to the generic decoder).
 
     The function takes ``verify`` as the generic decode does. Compiled with ``verify=False`` it
     reads the fields without re-deriving the hash prefix (the layout of a random salt); compiled
     with ``verify=True`` it holds such a twin's lines too, under ``if not verify`` (so an
-    unverified call costs one Python call), and hands what they doubt to the generic decoder."""
+    unverified call costs one Python call), and hands what they doubt to the generic decoder.
+
+    With the C kernels (``use_native`` and :data:`keyshape.core.native.AVAILABLE`) the result is a
+    :class:`keyshape.core.native.Decoder`: C readers of the layout (:func:`native_reader`) first,
+    this Python decoder for what they leave."""
     plain = functools.partial(schema._decode_generic, verify=False)
     env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic if verify else plain, "_Doubt": _Doubt}
     if not schema.prefix.recoverable or schema.encode_only is not None:
@@ -287,13 +330,24 @@ def compile_decoder(schema: KeySchema, verify: bool = True) -> Callable[..., dic
     env["SEP"] = schema.separator
     p = schema.prefix
     check = verify and bool(p.width and p.material)
-    src = [f"def decode(k, verify={verify}):"]
+    readers = {v: native_reader(schema, v) if use_native else None for v in {False, verify}}
+    src = [f"def decode(key, verify={verify}):", "    k = key"]  # named as KeySchema.decode's arguments
     if check:
         env["_slow_plain"] = plain
         # The twin's own struct name: its layout of the key differs from the checked one's.
-        src += ["    if not verify:"] + _indent(_guarded(_body(schema, env, False, "_UP"), "_slow_plain"))
+        twin = _guarded(_body(schema, env, False, "_UP"), "_slow_plain")
+        if readers[verify] is None and readers[False] is not None:
+            # The salt is checked in Python (md5, crc32, opentsdb): the unverified calls still
+            # read in C, from inside this function (a Decoder in front would cost every call).
+            env["_RP"] = readers[False].read  # type: ignore[union-attr]
+            twin = ["    r = _RP(k)", "    if r is not None:", "        return r"] + twin
+        src += ["    if not verify:"] + _indent(twin)
     top = len(src)  # the verify=False dispatch stays outside the try
-    return _finish(src + _body(schema, env, verify, "_U"), env, schema, top)
+    fn = _finish(src + _body(schema, env, verify, "_U"), env, schema, top)
+    if readers[verify] is None:
+        return fn
+    # One C call: the reader for the call's verify, else this Python decoder.
+    return native.Decoder(readers[False], readers[verify], fn)  # type: ignore[no-any-return]
 
 
 def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> list[str]:

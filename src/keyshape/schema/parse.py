@@ -238,6 +238,12 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
     if text_like and len(pad_char) != 1:
         s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
+    # The pad fills the width byte by byte: a character of more than one byte would overfill it.
+    if text_like and ftype == "string" and not pad_char.isascii():
+        s.fail("pad_char", f"{pad_char!r} is {len(pad_char.encode())} bytes in UTF-8; a string field pads with one byte",
+               "use an ASCII pad_char, e.g. '0' or ' '")
+    if text_like and ftype == "bytes" and ord(pad_char) > 0xFF:
+        s.fail("pad_char", f"{pad_char!r} is not one byte", "use a character from \\x00 to \\xff")
     if width is not None and not (text_like or encoding == "text"):
         s.fail("width", f"{encoding} {ftype} has a fixed size already", "remove width")
     if encoding == "text" and numeric:

@@ -1,0 +1,37 @@
+"""Both routes of the per-record kernels: with the C module of keyshape.core.native (where it is
+built) and without it (KEYSHAPE_NATIVE=0, what a machine with no C compiler runs). The codec tests
+run again in a child process with the C route off, so the pure-Python encoders, decoders and
+hashes stay held to the same references (generic decoder, JVM-recorded hashes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keyshape.core import native
+
+ROOT = Path(__file__).resolve().parents[1]
+CODEC_TESTS = ["tests/test_compiled.py", "tests/test_hashing.py", "tests/test_schema_decode.py",
+               "tests/test_golden_prefixes.py", "tests/test_phoenix_codec.py"]
+
+
+def test_the_codec_tests_pass_on_the_pure_python_route():
+    env = dict(os.environ, KEYSHAPE_NATIVE="0")
+    probe = subprocess.run([sys.executable, "-c", "from keyshape.core import native; print(native.AVAILABLE)"],
+                           env=env, capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "False"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CODEC_TESTS],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    tail = run.stdout[-3000:]
+    assert run.returncode == 0, tail
+    assert " passed" in tail and " failed" not in tail
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true", reason="CI builds the C kernels; elsewhere they are optional")
+def test_ci_builds_the_c_kernels():
+    """In CI the C route must be the one tested (a silent fallback would test only Python)."""
+    assert native.AVAILABLE, native.ROUTE
