@@ -391,8 +391,6 @@ def main() -> None:
                     dec_nomemo.__globals__[memo] = _NoMemo()
             py_dec = compile_decoder(schema, use_native=False)
             dfns: dict[str, Callable[[], Any]] = {
-                "decode_py": lambda: [py_dec(k) for k in keys],
-                "plain_py": lambda: [py_dec(k, False) for k in keys],
                 "decode": lambda: [schema.decode(k) for k in keys],
                 "decode_plain": lambda: [schema.decode(k, False) for k in keys],
                 "decode_many_plain": lambda: schema.decode_many(keys, verify=False),
@@ -402,6 +400,8 @@ def main() -> None:
             }
             if hand is not None:
                 dfns["hand"] = lambda: [hand(k) for k in keys]
+            dfns["decode_py"] = lambda: [py_dec(k) for k in keys]
+            dfns["plain_py"] = lambda: [py_dec(k, False) for k in keys]
             dt, dout = race(dfns, repeat)
             per = dout["decode"]
             many = dout["decode_many"]

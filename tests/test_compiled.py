@@ -290,6 +290,51 @@ def test_decode_many_on_the_examples_takes_the_vector_route():
         assert _many_arrow(schema, keys) == many
 
 
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_decode_many_of_a_list_takes_the_c_reader_with_the_vector_routes_columns():
+    """A list of keys is read by the C reader in one pass (no silent fallback for the examples
+    whose salt it checks, and for every example unverified): the same values, dtypes and
+    errors as the vector route and as decoding key by key. A batch it cannot read whole (a
+    non-ASCII or NUL value, a forged salt) goes to the other routes, with their results."""
+    from keyshape.schema import batchdecode
+    from keyshape.schema.compiled_decode import native_readers
+    from keyshape.workload import generate
+
+    for path in sorted(Path("examples").glob("*.toml")):
+        schema = KeySchema.load(path)
+        cols = next(generate(schema, 500, chunk_rows=500))
+        keys = schema.encode_many(cols)
+        for verify in (True, False):
+            reader = native_readers(schema)[verify]
+            if verify and schema.prefix.name not in ("mod", "java-hash-short", "phoenix", "none"):
+                assert reader is None, path
+                continue
+            assert reader is not None and reader.columns(keys) is not None, (path, verify)
+            got = schema.decode_many(keys, verify=verify)
+            vector = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), False, verify)
+            assert list(got) == list(vector) == schema.field_names
+            for name in got:
+                assert type(got[name]) is type(vector[name]), (path, name)
+                if isinstance(got[name], np.ndarray):
+                    assert got[name].dtype == vector[name].dtype and got[name].flags.writeable, (path, name)
+            assert _many(schema, keys, verify) == _columns_of(schema, keys, verify), (path, verify)
+    orders = KeySchema.load("examples/orders.toml")
+    rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
+    good = [orders.encode({**rec, "user_id": f"user{i:07d}"}) for i in range(50)]
+    reader = native_readers(orders)[True]
+    for odd in ({**rec, "user_id": "üser"}, {**rec, "user_id": "nul\x00"}, {**rec, "order_id": "\x00"}):
+        batch = [*good, orders.encode(odd)]
+        assert reader.columns(batch) is None
+        assert _many(orders, batch) == _columns_of(orders, batch)
+    forged = b"00" + good[3][2:] if good[3][:2] != b"00" else b"01" + good[3][2:]
+    batch = [*good, forged]
+    assert reader.columns(batch) is None and native_readers(orders)[False].columns(batch) is not None
+    assert _many(orders, batch)[0] == "error" and _many(orders, batch) == _columns_of(orders, batch)
+    assert _many(orders, batch, False) == _columns_of(orders, batch, False)
+    assert reader.columns([*good, bytearray(good[0])]) is None and reader.columns([]) is None
+    assert reader.columns(tuple(good)) is None  # a list only (a KeyArray has its own route)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema_and_records())
 def test_encode_many_equals_encode_per_record(sr):

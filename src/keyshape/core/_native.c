@@ -280,6 +280,61 @@ int_of(i128 v)
     return NULL;
 }
 
+/* The integer of a number field's bytes p[0:len] (K_DIGITS, K_INT32, K_INT64), desc and domain
+ * applied: 0, or 1 when the Python decoder must decide. */
+static int
+int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
+{
+    int64_t v = 0;
+    i128 x;
+    if (f->kind == K_DIGITS) {
+        if (len < 1 || len > 19)
+            return 1;
+        uint64_t u = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            unsigned d = (unsigned)p[i] - '0';
+            if (d > 9)
+                return 1;
+            u = u * 10 + d;
+        }
+        x = f->desc ? (i128)f->maxv - (i128)u : (i128)u;
+    }
+    else {
+        if (len != (f->kind == K_INT32 ? 4 : 8))
+            return 1;
+        if (f->kind == K_INT32)
+            v = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+        else {
+            uint64_t u = 0;
+            for (int i = 0; i < 8; i++)
+                u = (u << 8) | p[i];
+            v = (int64_t)u;
+        }
+        x = f->desc ? (i128)f->maxv - (i128)v : (i128)v;
+    }
+    if (f->domain && (x < f->lo || x > f->hi))
+        return 1;
+    *out = x;
+    return 0;
+}
+
+/* A text/bytes field's value within p[0:*len] once its padding is stripped: the offset of its
+ * first byte, *len set to its length. Descending fields are stripped as their inverted bytes. */
+static Py_ssize_t
+strip_pad(const Field *f, const unsigned char *p, Py_ssize_t *len)
+{
+    Py_ssize_t a = 0, n = *len;
+    unsigned char x = f->desc ? 0xFF : 0;
+    if (f->has_pad) {
+        if (f->pad_left)
+            while (a < n && f->pad[p[a] ^ x]) a++;
+        else
+            while (n > a && f->pad[p[n - 1] ^ x]) n--;
+    }
+    *len = n - a;
+    return a;
+}
+
 /* The value of field f from s[a:b], or NULL: with an error set on a real failure (memory), with
  * none when the Python decoder must decide. */
 static PyObject *
@@ -287,9 +342,8 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
 {
     Py_ssize_t len = b - a;
     const unsigned char *p = s + a;
-    switch (f->kind) {
-    case K_STR:
-    case K_BYTES: {
+    if (f->kind == K_STR || f->kind == K_BYTES) {
+        p += strip_pad(f, p, &len);
         unsigned char stack[256], *buf = stack;
         if (f->desc) {
             if (len > (Py_ssize_t)sizeof(stack)) {
@@ -300,12 +354,6 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
             for (Py_ssize_t i = 0; i < len; i++)
                 buf[i] = p[i] ^ 0xFF;
             p = buf;
-        }
-        if (f->has_pad) {
-            if (f->pad_left)
-                while (len && f->pad[*p]) { p++; len--; }
-            else
-                while (len && f->pad[p[len - 1]]) len--;
         }
         PyObject *out;
         if (f->kind == K_BYTES)
@@ -319,40 +367,7 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
             PyMem_Free(buf);
         return out;
     }
-    case K_DIGITS: {
-        if (len < 1 || len > 19)
-            return NULL;
-        uint64_t v = 0;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            unsigned d = (unsigned)p[i] - '0';
-            if (d > 9)
-                return NULL;
-            v = v * 10 + d;
-        }
-        i128 x = f->desc ? (i128)f->maxv - (i128)v : (i128)v;
-        if (f->domain && (x < f->lo || x > f->hi))
-            return NULL;
-        return int_of(x);
-    }
-    case K_INT32:
-    case K_INT64: {
-        int64_t v = 0;
-        if (len != (f->kind == K_INT32 ? 4 : 8))
-            return NULL;
-        if (f->kind == K_INT32)
-            v = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-        else {
-            uint64_t u = 0;
-            for (int i = 0; i < 8; i++)
-                u = (u << 8) | p[i];
-            v = (int64_t)u;
-        }
-        i128 x = f->desc ? (i128)f->maxv - (i128)v : (i128)v;
-        if (f->domain && (x < f->lo || x > f->hi))
-            return NULL;
-        return int_of(x);
-    }
-    case K_FLOAT64: {
+    if (f->kind == K_FLOAT64) {
         if (len != 8)
             return NULL;
         double d = PyFloat_Unpack8((const char *)p, 0);  /* big-endian, as struct '>d' reads it */
@@ -360,8 +375,54 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
             return NULL;
         return PyFloat_FromDouble(d);
     }
+    i128 x;
+    if (int_value(f, p, len, &x))
+        return NULL;
+    return int_of(x);
+}
+
+/* Where each field of the key s[0:n] lies (span[i] = [start, end)), the separators and the
+ * salt checked: 0, or 1 when the key does not read as this layout (the Python decoder decides). */
+static int
+cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    Py_ssize_t nf = r->nf, ls = r->lsep;
+    if (n < r->head || (r->sepcheck && memcmp(s + r->pwidth, r->sep, ls) != 0))
+        return 1;
+    Py_ssize_t pos = r->head;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        const Field *f = &r->f[i];
+        Py_ssize_t e;
+        if (f->width >= 0) {
+            e = pos + f->width;
+            if (e > n)
+                return 1;
+        }
+        else if (f->plan < 0) {
+            e = -1;
+            for (Py_ssize_t q = pos; q + ls <= n; q++)
+                if (s[q] == (unsigned char)r->sep[0] && memcmp(s + q, r->sep, ls) == 0) {
+                    e = q;
+                    break;
+                }
+            if (e < 0)
+                return 1;
+        }
+        else {
+            e = n - f->plan;
+            if (e < pos)
+                return 1;
+        }
+        span[i][0] = pos;
+        span[i][1] = e;
+        pos = e;
+        if (i < nf - 1 && ls) {
+            if (pos + ls > n || memcmp(s + pos, r->sep, ls) != 0)
+                return 1;
+            pos += ls;
+        }
     }
-    return NULL;
+    return pos != n || (r->check && salt_differs(r, s, n, span));
 }
 
 static PyObject *
@@ -370,7 +431,7 @@ Reader_read(Reader *r, PyObject *key)
     if (!PyBytes_CheckExact(key))
         Py_RETURN_NONE;
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
-    Py_ssize_t n = PyBytes_GET_SIZE(key), nf = r->nf, ls = r->lsep;
+    Py_ssize_t n = PyBytes_GET_SIZE(key), nf = r->nf;
     Py_ssize_t stack[16][2], (*span)[2] = stack;
     PyObject *vals[16], **v = vals;
     PyObject *out = NULL;
@@ -382,45 +443,7 @@ Reader_read(Reader *r, PyObject *key)
             goto done;
         }
     }
-    if (n < r->head || (r->sepcheck && memcmp(s + r->pwidth, r->sep, ls) != 0))
-        goto none;
-    Py_ssize_t pos = r->head;
-    for (Py_ssize_t i = 0; i < nf; i++) {
-        const Field *f = &r->f[i];
-        Py_ssize_t e;
-        if (f->width >= 0) {
-            e = pos + f->width;
-            if (e > n)
-                goto none;
-        }
-        else if (f->plan < 0) {
-            const unsigned char *hit = NULL;
-            for (Py_ssize_t q = pos; q + ls <= n; q++)
-                if (s[q] == (unsigned char)r->sep[0] && memcmp(s + q, r->sep, ls) == 0) {
-                    hit = s + q;
-                    break;
-                }
-            if (hit == NULL)
-                goto none;
-            e = hit - s;
-        }
-        else {
-            e = n - f->plan;
-            if (e < pos)
-                goto none;
-        }
-        span[i][0] = pos;
-        span[i][1] = e;
-        pos = e;
-        if (i < nf - 1 && ls) {
-            if (pos + ls > n || memcmp(s + pos, r->sep, ls) != 0)
-                goto none;
-            pos += ls;
-        }
-    }
-    if (pos != n)
-        goto none;
-    if (r->check && salt_differs(r, s, n, span))
+    if (cut(r, s, n, span))
         goto none;
     for (Py_ssize_t i = 0; i < nf; i++)
         v[i] = NULL;
@@ -454,9 +477,145 @@ done:
     return out;
 }
 
+/* columns(keys): the fields of a list of bytes keys as columns, or None when some key is left to
+ * Python (the batch decoder's own routes then decide). A number column is a bytearray of native
+ * int64 / float64; a text column (width, bytearray of native UCS4 values, width code points a row,
+ * NUL-filled) for ASCII text without NUL; a bytes column a list of bytes. */
+static PyObject *
+Reader_columns(Reader *r, PyObject *keys)
+{
+    if (!PyList_CheckExact(keys) || PyList_GET_SIZE(keys) == 0)
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyList_GET_SIZE(keys), nf = r->nf;
+    Py_ssize_t stack[16][2], (*span)[2] = stack;
+    PyObject *cols = PyTuple_New(nf), *out = NULL;
+    Py_ssize_t **text = PyMem_Calloc(nf, sizeof(Py_ssize_t *));  /* per text field: (start, length) a row */
+    Py_ssize_t *widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+    if (nf > 16)
+        span = PyMem_Malloc(nf * sizeof(*span));
+    if (cols == NULL || text == NULL || widest == NULL || span == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        const Field *f = &r->f[i];
+        PyObject *c;
+        if (f->kind == K_BYTES)
+            c = PyList_New(n);
+        else if (f->kind == K_STR) {
+            c = Py_None;
+            Py_INCREF(c);
+            text[i] = PyMem_Malloc(2 * n * sizeof(Py_ssize_t));
+            if (text[i] == NULL) {
+                Py_DECREF(c);
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        else
+            c = PyByteArray_FromStringAndSize(NULL, n * 8);
+        if (c == NULL)
+            goto done;
+        PyTuple_SET_ITEM(cols, i, c);
+    }
+    for (Py_ssize_t row = 0; row < n; row++) {
+        PyObject *key = PyList_GET_ITEM(keys, row);
+        if (!PyBytes_CheckExact(key))
+            goto none;
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
+        if (cut(r, s, PyBytes_GET_SIZE(key), span))
+            goto none;
+        for (Py_ssize_t i = 0; i < nf; i++) {
+            const Field *f = &r->f[i];
+            const unsigned char *p = s + span[i][0];
+            Py_ssize_t len = span[i][1] - span[i][0];
+            PyObject *c = PyTuple_GET_ITEM(cols, i);
+            if (f->kind == K_STR) {
+                Py_ssize_t a = strip_pad(f, p, &len);
+                unsigned char x = f->desc ? 0xFF : 0;
+                for (Py_ssize_t j = a; j < a + len; j++) {
+                    unsigned char b = p[j] ^ x;
+                    if (b == 0 || b >= 0x80)
+                        goto none;  /* NUL (numpy str drops it) or non-ASCII: Python decides */
+                }
+                text[i][2 * row] = span[i][0] + a;
+                text[i][2 * row + 1] = len;
+                if (len > widest[i])
+                    widest[i] = len;
+            }
+            else if (f->kind == K_BYTES) {
+                PyObject *v = value_of(f, s, span[i][0], span[i][1]);
+                if (v == NULL)
+                    goto fail;
+                PyList_SET_ITEM(c, row, v);
+            }
+            else if (f->kind == K_FLOAT64) {
+                double d = PyFloat_Unpack8((const char *)p, 0);
+                if (d == -1.0 && PyErr_Occurred())
+                    goto done;
+                memcpy(PyByteArray_AS_STRING(c) + 8 * row, &d, 8);
+            }
+            else {
+                i128 v;
+                if (int_value(f, p, len, &v) || v < INT64_MIN || v > INT64_MAX)
+                    goto none;  /* past int64: Python ints, key by key */
+                int64_t w = (int64_t)v;
+                memcpy(PyByteArray_AS_STRING(c) + 8 * row, &w, 8);
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        const Field *f = &r->f[i];
+        if (f->kind != K_STR)
+            continue;
+        /* a fixed-width field keeps its width as numpy's, as the vector route's columns do */
+        Py_ssize_t w = f->width >= 0 ? f->width : widest[i];
+        PyObject *buf = PyByteArray_FromStringAndSize(NULL, n * w * 4);
+        if (buf == NULL)
+            goto done;
+        Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
+        memset(u, 0, n * w * 4);
+        for (Py_ssize_t row = 0; row < n; row++) {
+            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
+            const unsigned char *p = s + text[i][2 * row];
+            unsigned char x = f->desc ? 0xFF : 0;
+            for (Py_ssize_t j = 0; j < text[i][2 * row + 1]; j++)
+                u[row * w + j] = p[j] ^ x;
+        }
+        PyObject *pair = Py_BuildValue("(nN)", w, buf);
+        if (pair == NULL)
+            goto done;
+        PyObject *placeholder = PyTuple_GET_ITEM(cols, i);  /* None until now */
+        PyTuple_SET_ITEM(cols, i, pair);
+        Py_DECREF(placeholder);
+    }
+    out = cols;
+    cols = NULL;
+    goto done;
+none:
+    out = Py_None;
+    Py_INCREF(out);
+    goto done;
+fail:
+    if (!PyErr_Occurred())
+        goto none;
+done:
+    Py_XDECREF(cols);
+    if (text != NULL)
+        for (Py_ssize_t i = 0; i < nf; i++)
+            PyMem_Free(text[i]);
+    PyMem_Free(text);
+    PyMem_Free(widest);
+    if (span != stack)
+        PyMem_Free(span);
+    return out;
+}
+
 static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(key) -> dict of the key's fields, or None when the Python decoder must decide"},
+    {"columns", (PyCFunction)Reader_columns, METH_O,
+     "columns(keys) -> a column per field (see _native.c), or None when some key is left to Python"},
     {NULL},
 };
 

@@ -9,6 +9,9 @@ array. The hash prefix is checked for all keys at once against the prefix recomp
 hashed fields' bytes (:meth:`Prefix.prefix_many`), once per distinct salt material (users,
 devices and series repeat), as the per-record decoder's memos do.
 
+A list of keys goes first through the C reader of the layout (:mod:`keyshape.core.native`),
+where the kernels are built and the layout is one it reads: one pass over the keys into columns.
+
 Anything else (ordered-encoded fields, two variable-width fields, non-ASCII text, NUL bytes in
 text, a key that does not parse) decodes key by key with the compiled per-record decoder, which
 raises the same one-line error as :meth:`KeySchema.decode` for the first bad key.
@@ -26,6 +29,7 @@ import pyarrow as pa
 
 from keyshape.core import batchhash
 from keyshape.core.keyarray import KeyArray, zero_past
+from keyshape.schema.compiled_decode import native_readers
 
 if TYPE_CHECKING:
     from keyshape.schema.keyschema import KeySchema
@@ -49,6 +53,13 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
     no Python object is made per value: the form to hand to Parquet, Spark or pandas.
     ``verify=False``: the hash prefix is not re-derived, as with :meth:`KeySchema.decode`."""
+    if not as_arrow and isinstance(keys, list):
+        # A list of bytes keys goes through the C reader of the layout in one call, where the
+        # kernels are built; it leaves whole batches (any key it cannot read) to the routes below.
+        reader = native_readers(schema)[bool(verify)]
+        got = reader.columns(keys) if reader is not None else None
+        if got is not None:
+            return _native_columns(schema, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
     if len(ka) and _vector_layout(schema):
         try:
@@ -58,6 +69,20 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
             pass
     out = _decode_rows(schema, ka.tolist(), verify)
     return _table(schema, out) if as_arrow else out
+
+
+def _native_columns(schema: KeySchema, got: tuple[Any, ...], n: int) -> dict[str, Any]:
+    """The C reader's columns as numpy arrays (bytes columns stay lists of bytes)."""
+    out: dict[str, Any] = {}
+    for f, col in zip(schema.fields, got):
+        if f.type == "string":
+            w, buf = col
+            out[f.name] = np.frombuffer(buf, dtype=f"U{w}") if w else np.full(n, "")
+        elif f.type == "bytes":
+            out[f.name] = col
+        else:
+            out[f.name] = np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)
+    return out
 
 
 _ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),

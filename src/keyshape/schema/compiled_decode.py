@@ -276,6 +276,15 @@ _KINDS = {"string": 0, "bytes": 1}
 _CHECKS = {"mod": 1, "java-hash-short": 2, "phoenix": 3}  # salts the C reader re-derives (else Python)
 
 
+def native_readers(schema: KeySchema) -> dict[bool, Any]:
+    """``{verify: native_reader(schema, verify)}``, made once per schema (the per-record decoder
+    and ``decode_many`` share them)."""
+    got = schema.__dict__.get("_native_readers")
+    if got is None:
+        got = schema.__dict__["_native_readers"] = {v: native_reader(schema, v) for v in (False, True)}
+    return got  # type: ignore[no-any-return]
+
+
 def native_reader(schema: KeySchema, verify: bool) -> Any:
     """A C :class:`keyshape.core.native.Reader` for the positional reading of ``schema``'s keys
     (prefix re-checked when ``verify``), or None when the C kernels are not built or the layout
@@ -330,7 +339,7 @@ def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = T
     env["SEP"] = schema.separator
     p = schema.prefix
     check = verify and bool(p.width and p.material)
-    readers = {v: native_reader(schema, v) if use_native else None for v in {False, verify}}
+    readers = native_readers(schema) if use_native else {False: None, True: None}
     src = [f"def decode(key, verify={verify}):", "    k = key"]  # named as KeySchema.decode's arguments
     if check:
         env["_slow_plain"] = plain

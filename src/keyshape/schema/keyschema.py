@@ -215,7 +215,7 @@ class KeySchema:
     def __getstate__(self) -> dict[str, Any]:
         # Compiled functions are not picklable; they are rebuilt on first use after loading.
         state = dict(self.__dict__)
-        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode"):
+        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode", "_native_readers"):
             state.pop(name, None)
         return state
 
