@@ -5,6 +5,7 @@ random records (including wrong types and out-of-range values) and random or dam
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -155,25 +156,38 @@ def test_compiled_encode_and_decode_equal_the_generic_path(route, sr, data):
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
-@given(st.one_of(st.binary(max_size=80), st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass"))))
+@given(st.one_of(st.binary(max_size=200), st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass"))))
 def test_native_hashes_equal_the_python_ones(j):
     assert native.string_hash(j) == java_string_hash_u32(j)
     assert native.bytes_hash(j) == java_bytes_hash(j)
+    assert native.md5(j) == hashlib.md5(j).digest()
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_native_md5_at_the_block_edges():
+    for n in range(0, 300):
+        b = bytes((i * 7 + n) % 256 for i in range(n))
+        assert native.md5(b) == hashlib.md5(b).digest(), n
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
 def test_native_readers_take_the_usual_layouts_and_leave_the_rest():
-    """Every example whose decoding the C reader can do exactly gets one (verified too for mod,
-    java-hash-short and phoenix salts); ordered fields and md5 checks stay with Python; a reader
-    gives the generic decoder's fields for good keys and None, not an error, for bad ones."""
+    """Every example gets a C reader, verified too (every salt with fields to re-derive it from);
+    ordered fields, float fields in verified keys and md5-full stay with Python; a reader gives
+    the generic decoder's fields for good keys and None, not an error, for bad ones."""
     ex = Path(__file__).resolve().parents[1] / "examples"
     orders = KeySchema.load(ex / "orders.toml")
     assert isinstance(orders._decoder(), native.Decoder)
     assert native_reader(orders, True) is not None and native_reader(orders, False) is not None
-    for strategy, opts in (("java-hash-short", {}), ("phoenix", {"buckets": 16})):
+    for strategy, opts in (("java-hash-short", {}), ("phoenix", {"buckets": 16}), ("md5", {}), ("crc32", {})):
         assert native_reader(orders.with_prefix(strategy, splits=None, **opts), True) is not None
-    iot = KeySchema.load(ex / "iot.toml")  # md5: read in C, checked in Python
-    assert native_reader(iot, False) is not None and native_reader(iot, True) is None
+    for path in sorted(ex.glob("*.toml")):
+        assert native_reader(KeySchema.load(path), True) is not None, path
+    iot = KeySchema.load(ex / "iot.toml")
+    assert native_reader(iot.with_prefix("md5-full", splits=None), False) is None
+    floats = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "crc32"}, "fields": [
+        {"name": "a", "type": "string", "width": 2}, {"name": "x", "type": "float64", "encoding": "hbase"}]}})
+    assert native_reader(floats, True) is None and native_reader(floats, False) is not None
     ordered = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "int64"}]}})
     assert native_reader(ordered, False) is None and not isinstance(ordered._decoder(), native.Decoder)
     rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
@@ -306,9 +320,6 @@ def test_decode_many_of_a_list_takes_the_c_reader_with_the_vector_routes_columns
         keys = schema.encode_many(cols)
         for verify in (True, False):
             reader = native_readers(schema)[verify]
-            if verify and schema.prefix.name not in ("mod", "java-hash-short", "phoenix", "none"):
-                assert reader is None, path
-                continue
             assert reader is not None and reader.columns(keys) is not None, (path, verify)
             got = schema.decode_many(keys, verify=verify)
             vector = batchdecode._decode_vector(schema, KeyArray.from_keys(keys), False, verify)
@@ -389,6 +400,9 @@ def test_opentsdb_salt_compiled_equals_generic(metric, hour, tagk, tagv, width, 
     assert repr(_outcome(schema.decode, key)) == repr(_outcome(schema._decode_generic, key))
     bad = key[:0] + bytes([key[0] ^ 1]) + key[1:]
     assert repr(_outcome(schema.decode, bad)) == repr(_outcome(schema._decode_generic, bad))
+    for batch in ([key, key], [key, bad]):  # decode_many's C route checks the salt per key too
+        for verify in (True, False):
+            assert repr(_many(schema, batch, verify)) == repr(_columns_of(schema, batch, verify))
 
 
 def test_decode_many_on_thousands_of_keys_equals_decode_per_key():

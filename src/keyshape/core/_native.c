@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #include <structmember.h>
 
@@ -18,6 +19,18 @@
 #endif
 
 typedef __int128 i128;
+
+/* 1 when a[0:n] differs from b[0:n]: the compares here are of a few bytes (separators, salts,
+ * short J), where a call into libc's memcmp costs more than the compare. */
+static inline int
+differs(const void *a, const void *b, Py_ssize_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return 1;
+    return 0;
+}
 
 /* ------------------------------------------------------------------------------------- hashes */
 
@@ -89,10 +102,111 @@ bytes_hash(PyObject *self, PyObject *arg)
     return PyLong_FromLong((long)(int32_t)h);
 }
 
+/* MD5 (RFC 1321) of one short message, for the md5 salt check; K[i] = floor(|sin(i + 1)| * 2**32),
+ * made at import and checked there against MD5("") (a wrong table turns the md5 check off). */
+static uint32_t MD5_K[64];
+static const unsigned char MD5_S[64] = {
+    7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+    4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
+static int md5_ok;
+
+static void
+md5_block(uint32_t h[4], const unsigned char *b)
+{
+    uint32_t m[16], a = h[0], bb = h[1], c = h[2], d = h[3];
+    for (int i = 0; i < 16; i++)
+        m[i] = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 | (uint32_t)b[4 * i + 3] << 24;
+    for (int i = 0; i < 64; i++) {
+        uint32_t f;
+        int g;
+        if (i < 16) { f = (bb & c) | (~bb & d); g = i; }
+        else if (i < 32) { f = (d & bb) | (~d & c); g = (5 * i + 1) & 15; }
+        else if (i < 48) { f = bb ^ c ^ d; g = (3 * i + 5) & 15; }
+        else { f = c ^ (bb | ~d); g = (7 * i) & 15; }
+        f += a + MD5_K[i] + m[g];
+        a = d;
+        d = c;
+        c = bb;
+        bb += (f << MD5_S[i]) | (f >> (32 - MD5_S[i]));
+    }
+    h[0] += a;
+    h[1] += bb;
+    h[2] += c;
+    h[3] += d;
+}
+
+static void
+md5(const unsigned char *msg, Py_ssize_t len, unsigned char out[16])
+{
+    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+    Py_ssize_t done = 0;
+    for (; done + 64 <= len; done += 64)
+        md5_block(h, msg + done);
+    unsigned char tail[128] = {0};
+    Py_ssize_t rest = len - done;
+    memcpy(tail, msg + done, rest);
+    tail[rest] = 0x80;
+    Py_ssize_t blocks = rest + 9 <= 64 ? 1 : 2;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++)
+        tail[64 * blocks - 8 + i] = (unsigned char)(bits >> (8 * i));
+    for (Py_ssize_t i = 0; i < blocks; i++)
+        md5_block(h, tail + 64 * i);
+    for (int i = 0; i < 16; i++)
+        out[i] = (unsigned char)(h[i / 4] >> (8 * (i % 4)));
+}
+
+static void
+md5_init(void)
+{
+    static const unsigned char empty[16] = {0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04,
+                                            0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e};
+    unsigned char got[16];
+    for (int i = 0; i < 64; i++)
+        MD5_K[i] = (uint32_t)floor(fabs(sin((double)(i + 1))) * 4294967296.0);
+    md5((const unsigned char *)"", 0, got);
+    md5_ok = memcmp(got, empty, 16) == 0;
+}
+
+static PyObject *
+md5_digest(PyObject *self, PyObject *arg)
+{
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "md5 takes bytes");
+        return NULL;
+    }
+    unsigned char out[16];
+    md5((const unsigned char *)PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg), out);
+    return PyBytes_FromStringAndSize((const char *)out, 16);
+}
+
+/* CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320). */
+static uint32_t CRC_T[256];
+
+static void
+crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        CRC_T[i] = c;
+    }
+}
+
+static uint32_t
+crc32_of(const unsigned char *p, Py_ssize_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (Py_ssize_t i = 0; i < n; i++)
+        c = CRC_T[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* ------------------------------------------------------------------------------------- reader */
 
 enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64 = 5 };
-enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3 };
+enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6 };
 #define MAX_SEP 16
 
 typedef struct {
@@ -103,6 +217,16 @@ typedef struct {
     unsigned char pad[256]; /* bytes that strip() takes off (a set, as bytes.lstrip's argument is) */
     int64_t maxv, lo, hi;
 } Field;
+
+/* A direct-mapped cache of J -> md5 prefix (exact: J's bytes are compared): users and devices
+ * repeat, and MD5 costs more than reading the rest of the key. */
+#define MEMO_SLOTS 8192
+#define MEMO_J 48
+struct Md5Memo {
+    unsigned char len[MEMO_SLOTS];  /* J's length + 1; 0: empty */
+    unsigned char j[MEMO_SLOTS][MEMO_J];
+    unsigned char pre[MEMO_SLOTS][32];
+};
 
 typedef struct {
     PyObject_HEAD
@@ -116,12 +240,18 @@ typedef struct {
     long buckets;
     int from_k;         /* J is K (the whole key after the prefix) */
     Py_ssize_t nh, *hidx;
+    Py_ssize_t metric;  /* opentsdb: the metric UID's width at the start of J */
+    /* the last J checked and its prefix: keys of one user, device or series come in runs */
+    unsigned char last_j[64], last_pre[64];
+    Py_ssize_t last_len;
+    struct Md5Memo *memo; /* md5 only (the one costly salt): recent J -> prefix, made on first use */
 } Reader;
 
 static void
 Reader_dealloc(Reader *r)
 {
     Py_XDECREF(r->names);
+    PyMem_Free(r->memo);
     PyMem_Free(r->f);
     PyMem_Free(r->hidx);
     Py_TYPE(r)->tp_free((PyObject *)r);
@@ -195,8 +325,11 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyObject *idx;
         int ckind, from_k;
         long buckets;
-        if (!PyArg_ParseTuple(check, "ilpO!", &ckind, &buckets, &from_k, &PyTuple_Type, &idx))
+        Py_ssize_t metric = 0;
+        if (!PyArg_ParseTuple(check, "ilpO!|n", &ckind, &buckets, &from_k, &PyTuple_Type, &idx, &metric))
             goto fail;
+        r->metric = metric;
+        r->last_len = -1;
         r->check = ckind;
         r->buckets = buckets;
         r->from_k = from_k;
@@ -212,7 +345,8 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
                 goto fail;
             }
         }
-        if (buckets <= 0 || (ckind != C_MOD && ckind != C_JAVA_HASH_SHORT && ckind != C_PHOENIX)) {
+        if (buckets <= 0 || buckets > INT32_MAX || ckind < C_MOD || ckind > C_OPENTSDB || r->pwidth > 64
+            || (ckind == C_MD5 && r->pwidth > 32) || (ckind == C_OPENTSDB && r->pwidth > 8)) {
             PyErr_SetString(PyExc_ValueError, "Reader: unknown salt check");
             goto fail;
         }
@@ -223,50 +357,155 @@ fail:
     return NULL;
 }
 
-/* The prefix the salt check expects, from J's bytes (the spans of the hashed fields joined by the
- * separator, or K); 0 when it matches the key's, 1 when not (or J is not ASCII for a String hash:
- * the Python decoder decides then). */
+/* The prefix a salt strategy gives J, into pre[0:r->pwidth]: 0, or 1 when the Python decoder
+ * must decide (J is not ASCII for a String hash, whose text it would decode). */
+static int
+salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
+{
+    static const char hex[] = "0123456789abcdef";
+    Py_ssize_t w = r->pwidth;
+    uint32_t h;
+    switch (r->check) {
+    case C_MOD:
+    case C_JAVA_HASH_SHORT: {
+        /* Horner four bytes a step (31**4 = 923521): one multiply chain a step, not four */
+        unsigned char any = 0;
+        Py_ssize_t i = 0;
+        h = 0;
+        for (; i + 4 <= n; i += 4) {
+            any |= j[i] | j[i + 1] | j[i + 2] | j[i + 3];
+            h = 923521u * h + 29791u * j[i] + 961u * j[i + 1] + 31u * j[i + 2] + j[i + 3];
+        }
+        for (; i < n; i++) {
+            any |= j[i];
+            h = 31u * h + j[i];
+        }
+        if (any >= 0x80)
+            return 1;
+    }
+        if (r->check == C_JAVA_HASH_SHORT) {
+            if (w != 2)
+                return 1;
+            pre[0] = (unsigned char)((h & 0x7FFFu) >> 8);
+            pre[1] = (unsigned char)(h & 0xFFu);
+            return 0;
+        }
+        {
+            uint32_t b = (h & 0x7FFFFFFFu) % (uint32_t)r->buckets;
+            for (Py_ssize_t i = w - 1; i >= 0; i--, b /= 10)
+                pre[i] = (unsigned char)('0' + b % 10);
+            return b != 0;  /* more digits than the width: not this schema's prefix */
+        }
+    case C_PHOENIX:
+    case C_OPENTSDB: {
+        if (r->check == C_OPENTSDB) {
+            Py_ssize_t m = n < r->metric ? n : r->metric, z = 0;
+            while (z < m && j[z] == 0)
+                z++;
+            if (z == m) {  /* a zero (or empty) metric UID is not salted */
+                memset(pre, 0, w);
+                return 0;
+            }
+        }
+        h = 1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            h = 31u * h + (uint32_t)(int32_t)(signed char)j[i];
+        int64_t v = (int64_t)(int32_t)h % (int64_t)r->buckets;  /* Java's remainder: the dividend's sign */
+        if (v < 0)
+            v = -v;
+        if (r->check == C_PHOENIX) {
+            if (w != 1)
+                return 1;
+            pre[0] = (unsigned char)v;
+            return 0;
+        }
+        for (Py_ssize_t i = 1; i <= w; i++)  /* Java int shifts: the count wraps modulo 32 */
+            pre[w - i] = (unsigned char)(((uint32_t)v >> ((8 * (i - 1)) % 32)) & 0xFF);
+        return 0;
+    }
+    case C_MD5: {
+        unsigned char d[16];
+        if (!md5_ok)
+            return 1;
+        md5(j, n, d);
+        for (Py_ssize_t i = 0; i < w; i++)
+            pre[i] = (unsigned char)hex[i & 1 ? d[i / 2] & 15 : d[i / 2] >> 4];
+        return 0;
+    }
+    case C_CRC32:
+        if (w != 4)
+            return 1;
+        h = crc32_of(j, n) & 0xFFFFu;
+        for (int i = 3; i >= 0; i--, h >>= 4)
+            pre[i] = (unsigned char)hex[h & 15];
+        return 0;
+    }
+    return 1;
+}
+
+/* 0 when the key's prefix is the one its J gives (J: the hashed fields' bytes joined by the
+ * separator, or K), 1 when not or when the Python decoder must decide. */
 static int
 salt_differs(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
-    uint32_t h = r->check == C_PHOENIX ? 1u : 0u;
-    int ascii = 1;
-#define FEED(p, len) do { \
-        for (Py_ssize_t _i = 0; _i < (len); _i++) { \
-            unsigned char _c = (p)[_i]; \
-            ascii &= _c < 0x80; \
-            h = 31u * h + (r->check == C_PHOENIX ? (uint32_t)(int32_t)(signed char)_c : (uint32_t)_c); \
-        } } while (0)
+    unsigned char stack[256], *buf = stack, pre[64];
+    const unsigned char *j;
+    Py_ssize_t len = 0;
+    int out;
     if (r->from_k) {
-        FEED(s + r->head, n - r->head);
+        j = s + r->head;
+        len = n - r->head;
     }
     else {
+        for (Py_ssize_t i = 0; i < r->nh; i++)
+            len += (i ? r->lsep : 0) + span[r->hidx[i]][1] - span[r->hidx[i]][0];
+        if (len > (Py_ssize_t)sizeof(stack) && (buf = PyMem_Malloc(len)) == NULL)
+            return 1;  /* no memory: the Python decoder decides (and fails as it will) */
+        Py_ssize_t at = 0;
         for (Py_ssize_t i = 0; i < r->nh; i++) {
-            if (i)
-                FEED((const unsigned char *)r->sep, r->lsep);
-            Py_ssize_t j = r->hidx[i];
-            FEED(s + span[j][0], span[j][1] - span[j][0]);
+            if (i) {
+                memcpy(buf + at, r->sep, r->lsep);
+                at += r->lsep;
+            }
+            Py_ssize_t a = span[r->hidx[i]][0], b = span[r->hidx[i]][1];
+            memcpy(buf + at, s + a, b - a);
+            at += b - a;
+        }
+        j = buf;
+    }
+    struct Md5Memo *memo = NULL;
+    size_t slot = 0;
+    if (r->check == C_MD5 && len < MEMO_J) {
+        if (r->memo == NULL)
+            r->memo = PyMem_Calloc(1, sizeof(struct Md5Memo));
+        memo = r->memo;
+        uint32_t f = 2166136261u;  /* FNV-1a: where J's slot is */
+        for (Py_ssize_t i = 0; i < len; i++)
+            f = (f ^ j[i]) * 16777619u;
+        slot = (f ^ (f >> 13)) & (MEMO_SLOTS - 1);
+    }
+    if (len == r->last_len && !differs(j, r->last_j, len))
+        out = differs(s, r->last_pre, r->pwidth);
+    else if (memo != NULL && memo->len[slot] == len + 1 && !differs(memo->j[slot], j, len))
+        out = differs(s, memo->pre[slot], r->pwidth);
+    else if (salt_of(r, j, len, pre))
+        out = 1;
+    else {
+        out = differs(s, pre, r->pwidth);
+        if (memo != NULL) {
+            memo->len[slot] = (unsigned char)(len + 1);
+            memcpy(memo->j[slot], j, len);
+            memcpy(memo->pre[slot], pre, r->pwidth);
+        }
+        if (len <= (Py_ssize_t)sizeof(r->last_j)) {
+            memcpy(r->last_j, j, len);
+            memcpy(r->last_pre, pre, r->pwidth);
+            r->last_len = len;
         }
     }
-#undef FEED
-    if (r->check == C_PHOENIX) {
-        int32_t v = (int32_t)h % (int32_t)r->buckets;  /* Java's remainder: the dividend's sign */
-        return r->pwidth != 1 || s[0] != (unsigned char)(v < 0 ? -v : v);
-    }
-    if (!ascii)
-        return 1;
-    if (r->check == C_JAVA_HASH_SHORT) {
-        uint32_t v = h & 0x7FFFu;
-        return r->pwidth != 2 || s[0] != (v >> 8) || s[1] != (v & 0xFF);
-    }
-    /* mod: the bucket (h & 0x7FFFFFFF) % n in pwidth zero-padded decimal digits */
-    unsigned long b = (h & 0x7FFFFFFFu) % (unsigned long)r->buckets;
-    for (Py_ssize_t i = r->pwidth - 1; i >= 0; i--) {
-        if (s[i] != '0' + b % 10)
-            return 1;
-        b /= 10;
-    }
-    return b != 0;
+    if (buf != stack)
+        PyMem_Free(buf);
+    return out;
 }
 
 /* A Python int for v, or NULL with no error set when it has no int64/uint64 form. */
@@ -290,13 +529,23 @@ int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
     if (f->kind == K_DIGITS) {
         if (len < 1 || len > 19)
             return 1;
+        /* four digits a step: one multiply-add chain per four digits, not per digit */
         uint64_t u = 0;
-        for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned bad = 0;
+        Py_ssize_t i = 0;
+        for (; i + 4 <= len; i += 4) {
+            unsigned d0 = (unsigned)p[i] - '0', d1 = (unsigned)p[i + 1] - '0';
+            unsigned d2 = (unsigned)p[i + 2] - '0', d3 = (unsigned)p[i + 3] - '0';
+            bad |= (d0 > 9) | (d1 > 9) | (d2 > 9) | (d3 > 9);
+            u = u * 10000 + (d0 * 1000 + d1 * 100 + d2 * 10 + d3);
+        }
+        for (; i < len; i++) {
             unsigned d = (unsigned)p[i] - '0';
-            if (d > 9)
-                return 1;
+            bad |= d > 9;
             u = u * 10 + d;
         }
+        if (bad)
+            return 1;
         x = f->desc ? (i128)f->maxv - (i128)u : (i128)u;
     }
     else {
@@ -387,7 +636,7 @@ static int
 cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
     Py_ssize_t nf = r->nf, ls = r->lsep;
-    if (n < r->head || (r->sepcheck && memcmp(s + r->pwidth, r->sep, ls) != 0))
+    if (n < r->head || (r->sepcheck && differs(s + r->pwidth, r->sep, ls)))
         return 1;
     Py_ssize_t pos = r->head;
     for (Py_ssize_t i = 0; i < nf; i++) {
@@ -401,7 +650,7 @@ cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
         else if (f->plan < 0) {
             e = -1;
             for (Py_ssize_t q = pos; q + ls <= n; q++)
-                if (s[q] == (unsigned char)r->sep[0] && memcmp(s + q, r->sep, ls) == 0) {
+                if (s[q] == (unsigned char)r->sep[0] && !differs(s + q, r->sep, ls)) {
                     e = q;
                     break;
                 }
@@ -417,7 +666,7 @@ cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
         span[i][1] = e;
         pos = e;
         if (i < nf - 1 && ls) {
-            if (pos + ls > n || memcmp(s + pos, r->sep, ls) != 0)
+            if (pos + ls > n || differs(s + pos, r->sep, ls))
                 return 1;
             pos += ls;
         }
@@ -477,6 +726,11 @@ done:
     return out;
 }
 
+typedef struct {
+    uint64_t code;  /* length << 56 | the value's bytes */
+    PyObject *obj;
+} Shared;
+
 /* columns(keys): the fields of a list of bytes keys as columns, or None when some key is left to
  * Python (the batch decoder's own routes then decide). A number column is a bytearray of native
  * int64 / float64; a text column (width, bytearray of native UCS4 values, width code points a row,
@@ -491,9 +745,10 @@ Reader_columns(Reader *r, PyObject *keys)
     PyObject *cols = PyTuple_New(nf), *out = NULL;
     Py_ssize_t **text = PyMem_Calloc(nf, sizeof(Py_ssize_t *));  /* per text field: (start, length) a row */
     Py_ssize_t *widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+    Shared **shared = PyMem_Calloc(nf, sizeof(Shared *));  /* per bytes field, made on first use */
     if (nf > 16)
         span = PyMem_Malloc(nf * sizeof(*span));
-    if (cols == NULL || text == NULL || widest == NULL || span == NULL) {
+    if (cols == NULL || text == NULL || widest == NULL || shared == NULL || span == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -544,9 +799,34 @@ Reader_columns(Reader *r, PyObject *keys)
                     widest[i] = len;
             }
             else if (f->kind == K_BYTES) {
-                PyObject *v = value_of(f, s, span[i][0], span[i][1]);
-                if (v == NULL)
-                    goto fail;
+                PyObject *v = NULL;
+                Py_ssize_t a = strip_pad(f, p, &len);
+                uint64_t code = 0;
+                size_t at = 0;
+                if (len <= 7 && !f->desc) {
+                    /* short ids (OpenTSDB's UIDs) repeat: one bytes object per distinct value */
+                    code = (uint64_t)len << 56;
+                    for (Py_ssize_t q = 0; q < len; q++)
+                        code |= (uint64_t)p[a + q] << (8 * q);
+                    at = (size_t)((code * 0x9E3779B97F4A7C15ull) >> 54);  /* 1024 slots */
+                    if (shared[i] == NULL && (shared[i] = PyMem_Calloc(1024, sizeof(Shared))) == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    if (shared[i][at].obj != NULL && shared[i][at].code == code) {
+                        v = shared[i][at].obj;
+                        Py_INCREF(v);
+                    }
+                }
+                if (v == NULL) {
+                    v = value_of(f, s, span[i][0], span[i][1]);
+                    if (v == NULL)
+                        goto fail;
+                    if (shared[i] != NULL && len <= 7 && !f->desc) {
+                        Py_XSETREF(shared[i][at].obj, Py_NewRef(v));
+                        shared[i][at].code = code;
+                    }
+                }
                 PyList_SET_ITEM(c, row, v);
             }
             else if (f->kind == K_FLOAT64) {
@@ -574,13 +854,15 @@ Reader_columns(Reader *r, PyObject *keys)
         if (buf == NULL)
             goto done;
         Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
-        memset(u, 0, n * w * 4);
-        for (Py_ssize_t row = 0; row < n; row++) {
+        unsigned char x = f->desc ? 0xFF : 0;
+        for (Py_ssize_t row = 0; row < n; row++, u += w) {  /* each row written once, NUL-filled */
             const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
             const unsigned char *p = s + text[i][2 * row];
-            unsigned char x = f->desc ? 0xFF : 0;
-            for (Py_ssize_t j = 0; j < text[i][2 * row + 1]; j++)
-                u[row * w + j] = p[j] ^ x;
+            Py_ssize_t len = text[i][2 * row + 1], j = 0;
+            for (; j < len; j++)
+                u[j] = p[j] ^ x;
+            for (; j < w; j++)
+                u[j] = 0;
         }
         PyObject *pair = Py_BuildValue("(nN)", w, buf);
         if (pair == NULL)
@@ -606,6 +888,14 @@ done:
             PyMem_Free(text[i]);
     PyMem_Free(text);
     PyMem_Free(widest);
+    if (shared != NULL)
+        for (Py_ssize_t i = 0; i < nf; i++) {
+            if (shared[i] != NULL)
+                for (int q = 0; q < 1024; q++)
+                    Py_XDECREF(shared[i][q].obj);
+            PyMem_Free(shared[i]);
+        }
+    PyMem_Free(shared);
     if (span != stack)
         PyMem_Free(span);
     return out;
@@ -749,6 +1039,7 @@ static PyTypeObject DecoderType = {
 static PyMethodDef methods[] = {
     {"string_hash", string_hash, METH_O, "String.hashCode of bytes read as text, as 0..2**32-1"},
     {"bytes_hash", bytes_hash, METH_O, "Arrays.hashCode(byte[]) (signed bytes), as a signed 32-bit int"},
+    {"md5", md5_digest, METH_O, "the MD5 digest of bytes (the md5 salt check's own; hashlib elsewhere)"},
     {NULL},
 };
 
@@ -759,6 +1050,8 @@ PyInit__native(void)
 {
     if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&DecoderType) < 0)
         return NULL;
+    md5_init();
+    crc_init();
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

@@ -7,6 +7,7 @@ other). ``KEYSHAPE_NATIVE=0`` in the environment turns them off, to compare the 
 * :func:`string_hash` — ``String.hashCode`` of bytes read as text, ``0..2**32-1``
   (:func:`keyshape.schema.compiled.java_string_hash_u32`);
 * :func:`bytes_hash` — ``Arrays.hashCode(byte[])``, signed (:func:`keyshape.core.hashing.java_bytes_hash`);
+* :func:`md5` — the MD5 digest the reader's md5 salt check uses (held to :mod:`hashlib` by the tests);
 * :class:`Reader` — a row-key layout compiled once: ``read(key)`` gives the key's fields as a dict,
   salt re-checked when asked, or None when the Python decoder must decide (it never raises for a key);
 * :class:`Decoder` — ``Decoder(plain, verified, fallback)`` is ``decode(key, verify=True)`` as one
@@ -18,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["AVAILABLE", "ROUTE", "Reader", "Decoder", "string_hash", "bytes_hash"]
+__all__ = ["AVAILABLE", "ROUTE", "Reader", "Decoder", "string_hash", "bytes_hash", "md5"]
 
 _native: Any
 try:
@@ -34,3 +35,4 @@ Reader: Any = _native.Reader if AVAILABLE else None
 Decoder: Any = _native.Decoder if AVAILABLE else None
 string_hash: Any = _native.string_hash if AVAILABLE else None
 bytes_hash: Any = _native.bytes_hash if AVAILABLE else None
+md5: Any = _native.md5 if AVAILABLE else None

@@ -273,7 +273,8 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
 
 
 _KINDS = {"string": 0, "bytes": 1}
-_CHECKS = {"mod": 1, "java-hash-short": 2, "phoenix": 3}  # salts the C reader re-derives (else Python)
+# The salts the C reader re-derives (random salts have nothing to re-derive; md5-full no fields).
+_CHECKS = {"mod": 1, "java-hash-short": 2, "phoenix": 3, "md5": 4, "crc32": 5, "opentsdb": 6}
 
 
 def native_readers(schema: KeySchema) -> dict[bool, Any]:
@@ -288,8 +289,8 @@ def native_readers(schema: KeySchema) -> dict[bool, Any]:
 def native_reader(schema: KeySchema, verify: bool) -> Any:
     """A C :class:`keyshape.core.native.Reader` for the positional reading of ``schema``'s keys
     (prefix re-checked when ``verify``), or None when the C kernels are not built or the layout
-    has what the reader leaves to Python: ordered encodings, a salt other than mod,
-    java-hash-short and phoenix to re-check, or float fields in a verified key."""
+    has what the reader leaves to Python: ordered encodings, or float fields in a verified key
+    (their NaN payloads are re-encoded, not compared as bytes)."""
     p, fields = schema.prefix, schema.fields
     if not native.AVAILABLE or not p.recoverable or schema.encode_only is not None:
         return None  # the generic decoder says why it cannot decode
@@ -314,7 +315,8 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
     salt = None
     if check:
         hashed = p.material == "J" and not schema._j_is_k and bool(schema._hash_idx)
-        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else ())
+        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (),
+                getattr(p, "metric_width", 0))
     sepcheck = bool(p.head_width and p.sep_after and schema.separator)
     return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck,
                          tuple(specs), salt)
