@@ -121,3 +121,62 @@ def test_salt_buckets_that_are_not_an_int_in_range_are_the_one_line_error():
             assert "buckets" in str(exc)
         else:
             raise AssertionError(f"salt_buckets={buckets!r} was accepted")
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.booleans(), st.data())
+def test_compiled_decoder_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None,
+                                             optimizable: bool, data: st.DataObject) -> None:
+    layout = [(data.draw(st.sampled_from(["TINYINT", "UNSIGNED_LONG", "TIME", t])), d, n) for t, d, n in layout]
+    """Keys written by the table (NULLs, trailing NULLs, DESC separators, pre-4.5 tables), cut,
+    extended, with a byte changed or another salt: the compiled decoder gives the general walk's
+    values, or its one-line error, verified or not."""
+    columns = []
+    for i, (type_name, desc, nullable) in enumerate(layout):
+        if type_name == "VARBINARY" and (i != len(layout) - 1 or desc):
+            type_name = "VARCHAR"
+        length = 3 if type_name in ("CHAR", "BINARY") else None
+        fixed = type_name not in ("VARCHAR", "DECIMAL", "VARBINARY")
+        columns.append(PhoenixColumn.of(f"C{i}", type_name, desc, nullable and not fixed and len(layout) > 1, length))
+    key = PhoenixKey(columns, salt, row_key_order_optimizable=optimizable)
+    values = {"BIGINT": VALUES["BIGINT"], "INTEGER": VALUES["INTEGER"], "DATE": VALUES["DATE"],
+              "TINYINT": VALUES["TINYINT"], "UNSIGNED_LONG": VALUES["UNSIGNED_LONG"], "TIME": VALUES["DATE"],
+              "DECIMAL": VALUES["DECIMAL"], "BOOLEAN": st.booleans(), "UNSIGNED_INT": st.integers(0, 2**31 - 1),
+              "VARCHAR": st.text(max_size=4), "CHAR": st.text(alphabet="ab c", min_size=1, max_size=3),
+              "BINARY": st.binary(min_size=1, max_size=3), "VARBINARY": st.binary(max_size=4)}
+    record = {c.name: (None if c.nullable and data.draw(st.booleans()) else data.draw(values[c.type.name]))
+              for c in columns}
+    try:
+        good = key.encode(record)
+    except PhoenixKeyError:
+        good = data.draw(st.binary(max_size=12))
+    cut = data.draw(st.integers(0, len(good)))
+    flip = data.draw(st.integers(0, max(len(good) - 1, 0)))
+    keys = [good, good[:cut], good + data.draw(st.binary(min_size=1, max_size=3)), bytearray(good),
+            good[:flip] + bytes([(good[flip] + 1) % 256]) + good[flip + 1:] if good else b"\x00"]
+
+    def run(fn: Any, k: Any, verify: bool) -> tuple[str, Any]:
+        try:
+            return "ok", repr(fn(k, verify))
+        except PhoenixKeyError as exc:
+            return "error", str(exc)
+
+    for k in keys:
+        for verify in (True, False):
+            assert run(key.decode, k, verify) == run(key._decode_general, k, verify), (k, verify)
+
+
+def test_the_compiled_decoder_is_compiled():
+    """A plain salted table gets a generated decoder (not the general walk behind another name)."""
+    key = PhoenixKey([PhoenixColumn.of("U", "VARCHAR"), PhoenixColumn.of("T", "BIGINT", desc=True),
+                      PhoenixColumn.of("K", "INTEGER")], 16)
+    assert key._decode.__name__ == "decode" and key._decode is not key._decode_general
+    k = key.encode({"U": "user1", "T": 1767225600000, "K": -5})
+    assert key.decode(k) == {"U": "user1", "T": 1767225600000, "K": -5}
+    forged = bytes([(k[0] + 1) % 16]) + k[1:]
+    assert key.decode(forged, verify=False) == key.decode(k)
+    try:
+        key.decode(forged)
+        raise AssertionError("a wrong salt byte must be refused")
+    except PhoenixKeyError as exc:
+        assert "salt byte" in str(exc)

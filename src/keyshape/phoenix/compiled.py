@@ -1,9 +1,16 @@
-"""A per-table encoder (of the key after its salt byte) compiled once from generated Python source: for records whose PK values are
+"""Per-table functions compiled once from generated Python source.
+
+The encoder (of the key after its salt byte): for records whose PK values are
 all present and of the plain Python type (str for VARCHAR/CHAR, int for the integer and date
 types, bytes for BINARY/VARBINARY, bool for BOOLEAN), the key is one expression of constant
 separators and C-level conversions (struct packing, str.encode, bytes.translate for DESC). Any
 other record (a NULL, a DECIMAL, a value out of range ...) goes to the general composer, which
 also raises the errors, so both paths give the same bytes and the same errors (property-tested).
+
+The decoder: the walk of ``RowKeySchema.next`` unrolled for the table's columns, integers read by
+``struct``, text by ``bytes.decode``, other types by their codec; any key off the common path (a
+NULL, a short key, a missing separator, a salt byte to refuse, bytes a codec refuses) goes to the
+general decoder, which decides and words the error.
 """
 
 from __future__ import annotations
@@ -12,11 +19,13 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from keyshape.errors import KeyshapeError
+
 
 if TYPE_CHECKING:
     from keyshape.phoenix.key import PhoenixKey
 
-__all__ = ["compile_encoder"]
+__all__ = ["compile_encoder", "compile_decoder"]
 
 _INVERT = bytes(range(255, -1, -1))
 _SIGNED = {"TINYINT": ("B", 8), "SMALLINT": ("H", 16), "INTEGER": ("I", 32), "BIGINT": ("Q", 64),
@@ -94,3 +103,112 @@ def compile_encoder(key: PhoenixKey, general: Callable[[Mapping[str, Any]], byte
     exec(compile(source, f"<phoenix encoder {'/'.join(key.names)}>", "exec"), namespace)  # noqa: S102
     encoder: Callable[[Mapping[str, Any]], bytes] = namespace["encode"]
     return encoder
+
+
+# The integer types read inline (dates and times keep their own codecs: their values are not ints).
+_SIGNED_INTS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")
+_UNSIGNED_INTS = ("UNSIGNED_TINYINT", "UNSIGNED_SMALLINT", "UNSIGNED_INT", "UNSIGNED_LONG")
+_INTS = {n: ({**_SIGNED, **_UNSIGNED})[n] for n in _SIGNED_INTS + _UNSIGNED_INTS}
+
+
+def _int_line(i: int, type_name: str, desc: bool) -> str:
+    """``o{i}`` from ``x{i}``, the column's bytes read as a big-endian unsigned number: Phoenix
+    flips a signed number's sign bit (the stored number is value + 2**(bits-1)), and DESC
+    inverts every byte (the stored number is 2**bits - 1 - that)."""
+    bits = _INTS[type_name][1]
+    if type_name in _SIGNED_INTS:
+        half = 2 ** (bits - 1)
+        return f"    o{i} = {half - 1} - x{i}" if desc else f"    o{i} = x{i} - {half}"
+    return f"    o{i} = {2**bits - 1} - x{i}" if desc else f"    o{i} = x{i}"
+
+
+def _value_lines(i: int, type_name: str, desc: bool) -> list[str]:
+    """Lines turning ``d`` (column ``i``'s bytes as they stand in the key, not empty) into ``o{i}``."""
+    d = "d.translate(_INVERT)" if desc else "d"
+    if type_name == "VARCHAR":
+        return [f"    o{i} = {d}.decode()"]
+    if type_name == "CHAR":
+        return [f"    o{i} = {d}.decode().rstrip(' ')"]
+    return [f"    o{i} = T{i}({d})"]
+
+
+def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """``(key bytes, verify=True) -> PK values`` for ``key``, equal to ``general`` (see the module
+    docstring); ``general(key, verify)`` gets every key the unrolled walk is not sure of."""
+    from keyshape.core import native
+    from keyshape.core.hashing import java_bytes_hash
+
+    columns = key.columns
+    if any(c.pad_to is not None for c in columns):
+        return general
+    env: dict[str, Any] = {"general": general, "_INVERT": _INVERT, "_Doubt": _Doubt,
+                           "_jbh": native.bytes_hash if native.AVAILABLE else java_bytes_hash,
+                           "_errors": (_Doubt, UnicodeDecodeError, ValueError, IndexError, KeyshapeError, struct.error)}
+    src = ["def decode(key, verify=True):", "    if key.__class__ is not bytes:", "        return general(key, verify)",
+           "    n = len(key)"]
+    o = 0
+    if key.salt_buckets is not None:
+        n = key.salt_buckets
+        src += ["    if not n:", "        return general(key, verify)",
+                # Java's (byte) Math.abs(hash % buckets) is abs(hash) % buckets
+                f"    if verify and key[0] != abs(_jbh(key[1:])) % {n}:", "        return general(key, verify)"]
+        o = 1
+    src += [f"    o = {o}", "    try:"]
+    body: list[str] = []
+    last = len(columns) - 1
+    group: list[int] = []  # consecutive fixed-width integer columns: one struct read
+
+    def flush() -> None:
+        if not group:
+            return
+        g = f"_G{group[0]}"
+        st = struct.Struct(">" + "".join(_INTS[columns[i].type.name][0] for i in group))
+        env[g] = st.unpack_from
+        # a key ending before the group (trailing NULLs) or inside it: the general walk's
+        body.extend([f"    e = o + {st.size}", "    if e > n:", "        raise _Doubt",
+                     f"    {', '.join(f'x{i}' for i in group)}, = {g}(key, o)"])
+        body.extend(_int_line(i, columns[i].type.name, columns[i].desc) for i in group)
+        body.append("    o = e")
+        group.clear()
+
+    for i, c in enumerate(columns):
+        t = c.type
+        if i > 0 and not columns[i - 1].type.fixed:
+            body.append("    o += 1")  # the separator after the previous variable-width value
+        if t.name in _INTS and t.fixed:
+            group.append(i)
+            continue
+        flush()
+        env[f"T{i}"] = t.decode
+        if t.fixed:
+            body += [f"    e = o + {t.width}", "    if e > n:", "        raise _Doubt", "    d = key[o:e]"]
+        elif i == last:
+            trail = 1 if key.row_key_order_optimizable and c.desc else 0
+            # nothing left: trailing NULLs; an empty value: a NULL (both the general walk's)
+            body += ["    if o >= n:", "        raise _Doubt", f"    d = key[o:n - {trail}]" if trail else "    d = key[o:]",
+                     "    if not d:", "        raise _Doubt"]
+        else:
+            desc_sep = key.row_key_order_optimizable and c.desc
+            # a value starting with 0x00 is a NULL (an IndexError past the end: trailing NULLs);
+            # a value with no separator after it runs to the end of the key: the general walk's
+            body += ["    if key[o] == 0:", "        raise _Doubt", f"    e = key.find({'255' if desc_sep else '0'}, o)",
+                     "    if e < 0:", "        raise _Doubt", "    d = key[o:e]"]
+            if desc_sep:
+                body += ["    if not d:", "        raise _Doubt"]  # 0xFF right away: a NULL
+        body += _value_lines(i, t.name, c.desc)
+        body.append("    o = n" if not t.fixed and i == last else "    o = e")
+    flush()
+    if columns[last].type.fixed:
+        body += ["    if o != n:", "        raise _Doubt"]
+    out = "{" + ", ".join(f"{c.name!r}: o{i}" for i, c in enumerate(columns)) + "}"
+    src += ["    " + ln for ln in body] + [f"        return {out}", "    except _errors:", "        pass",
+                                          "    return general(key, verify)"]
+    code = "\n".join(src) + "\n"
+    exec(compile(code, f"<phoenix decoder {'/'.join(key.names)}>", "exec"), env)  # noqa: S102
+    decoder: Callable[..., dict[str, Any]] = env["decode"]
+    decoder.source = code  # type: ignore[attr-defined]  # for debugging: the generated source
+    return decoder
+
+
+class _Doubt(Exception):
+    """Raised inside a compiled decoder when the general decoder must decide."""

@@ -79,6 +79,7 @@ class PhoenixKey:
     row_key_order_optimizable: bool = True
     _names: tuple[str, ...] = field(init=False, repr=False)
     _encode_rest: Any = field(init=False, repr=False, compare=False)
+    _decode: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.columns = tuple(self.columns)
@@ -101,9 +102,12 @@ class PhoenixKey:
         if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
             raise PhoenixKeyError("a MULTI_TENANT table's first PK column must be the tenant id (CHAR or "
                                   "VARCHAR) followed by at least one more PK column")
-        from keyshape.phoenix.compiled import compile_encoder  # it reads this class's columns
+        from keyshape.phoenix.compiled import compile_decoder, compile_encoder  # they read this class's columns
 
         self._encode_rest = compile_encoder(self, self._rest_general)
+        self._decode = compile_decoder(self, self._decode_general)
+        # decode is called once per row: the compiled function itself shadows the method (one call)
+        self.decode = self._decode  # type: ignore[method-assign]
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -203,7 +207,13 @@ class PhoenixKey:
         """The PK values of a row key (None for NULL columns), walked as ``RowKeySchema.next``
         does. A DESC BOOLEAN decodes to the value written (Phoenix itself reads both as false) and
         a DESC DECIMAL written ASC decodes as Phoenix reads it; ``lint`` explains both.
-        ``verify=False`` skips the salt byte's re-check (Phoenix itself only strips it)."""
+        ``verify=False`` skips the salt byte's re-check (Phoenix itself only strips it).
+
+        Runs a decoder compiled once for the table (:mod:`keyshape.phoenix.compiled`)."""
+        return self._decode(key, verify)  # type: ignore[no-any-return]
+
+    def _decode_general(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+        """:meth:`decode` walking the columns: the reference the compiled decoder equals."""
         key = bytes(key)
         offset = 0
         out: dict[str, Any] = {}
