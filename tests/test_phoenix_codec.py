@@ -68,10 +68,9 @@ _ANY = st.one_of(st.none(), st.integers(-(2**64), 2**64), st.text(max_size=5), s
                  st.booleans(), st.decimals(allow_nan=False, allow_infinity=False, places=2))
 
 
-@settings(max_examples=400, deadline=None)
-@given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.data())
-def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, bool]], salt: int | None,
-                                                  data: st.DataObject) -> None:
+def _columns(layout: list[tuple[str, bool, bool]]) -> list[PhoenixColumn]:
+    """PK columns Phoenix accepts for a drawn layout (VARBINARY only last and ASC; a nullable
+    column only where Phoenix allows one: variable width, in a composite key)."""
     columns = []
     for i, (type_name, desc, nullable) in enumerate(layout):
         if type_name == "VARBINARY" and (i != len(layout) - 1 or desc):
@@ -79,6 +78,14 @@ def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, 
         length = 3 if type_name in ("CHAR", "BINARY") else None
         fixed = type_name not in ("VARCHAR", "DECIMAL", "VARBINARY")
         columns.append(PhoenixColumn.of(f"C{i}", type_name, desc, nullable and not fixed and len(layout) > 1, length))
+    return columns
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.data())
+def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, bool]], salt: int | None,
+                                                  data: st.DataObject) -> None:
+    columns = _columns(layout)
     key = PhoenixKey(columns, salt)
     record = {c.name: data.draw(_ANY) for c in columns if data.draw(st.booleans()) or True}
     if data.draw(st.booleans()):
@@ -131,13 +138,7 @@ def test_compiled_decoder_equals_general_walk(layout: list[tuple[str, bool, bool
     """Keys written by the table (NULLs, trailing NULLs, DESC separators, pre-4.5 tables), cut,
     extended, with a byte changed or another salt: the compiled decoder gives the general walk's
     values, or its one-line error, verified or not."""
-    columns = []
-    for i, (type_name, desc, nullable) in enumerate(layout):
-        if type_name == "VARBINARY" and (i != len(layout) - 1 or desc):
-            type_name = "VARCHAR"
-        length = 3 if type_name in ("CHAR", "BINARY") else None
-        fixed = type_name not in ("VARCHAR", "DECIMAL", "VARBINARY")
-        columns.append(PhoenixColumn.of(f"C{i}", type_name, desc, nullable and not fixed and len(layout) > 1, length))
+    columns = _columns(layout)
     key = PhoenixKey(columns, salt, row_key_order_optimizable=optimizable)
     values = {"BIGINT": VALUES["BIGINT"], "INTEGER": VALUES["INTEGER"], "DATE": VALUES["DATE"],
               "TINYINT": VALUES["TINYINT"], "UNSIGNED_LONG": VALUES["UNSIGNED_LONG"], "TIME": VALUES["DATE"],

@@ -318,8 +318,11 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
         salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (),
                 getattr(p, "metric_width", 0))
     sepcheck = bool(p.head_width and p.sep_after and schema.separator)
-    return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck,
-                         tuple(specs), salt)
+    try:
+        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck,
+                             tuple(specs), salt)
+    except (ValueError, OverflowError):  # a layout past the reader's limits (a 2**31-bucket salt): Python's
+        return None
 
 
 def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = True) -> Callable[..., dict[str, Any]]:
