@@ -329,14 +329,21 @@ def test_decode_many_of_a_list_takes_the_c_reader_with_the_vector_routes_columns
                 if isinstance(got[name], np.ndarray):
                     assert got[name].dtype == vector[name].dtype and got[name].flags.writeable, (path, name)
             assert _many(schema, keys, verify) == _columns_of(schema, keys, verify), (path, verify)
+            # as_arrow: Arrow buffers straight from the C reader, the vector route's table
+            assert reader.columns(keys, True) is not None
+            table = schema.decode_many(keys, as_arrow=True, verify=verify)
+            vtable = batchdecode._table(schema, batchdecode._decode_vector(schema, KeyArray.from_keys(keys), True, verify))
+            assert table.schema == vtable.schema and table.to_pylist() == vtable.to_pylist(), (path, verify)
+            table.validate(full=True)
     orders = KeySchema.load("examples/orders.toml")
     rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
     good = [orders.encode({**rec, "user_id": f"user{i:07d}"}) for i in range(50)]
     reader = native_readers(orders)[True]
     for odd in ({**rec, "user_id": "üser"}, {**rec, "user_id": "nul\x00"}, {**rec, "order_id": "\x00"}):
         batch = [*good, orders.encode(odd)]
-        assert reader.columns(batch) is None
+        assert reader.columns(batch) is None and reader.columns(batch, True) is None
         assert _many(orders, batch) == _columns_of(orders, batch)
+        assert _many_arrow(orders, batch) == _columns_of(orders, batch)
     forged = b"00" + good[3][2:] if good[3][:2] != b"00" else b"01" + good[3][2:]
     batch = [*good, forged]
     assert reader.columns(batch) is None and native_readers(orders)[False].columns(batch) is not None

@@ -731,13 +731,18 @@ typedef struct {
     PyObject *obj;
 } Shared;
 
-/* columns(keys): the fields of a list of bytes keys as columns, or None when some key is left to
- * Python (the batch decoder's own routes then decide). A number column is a bytearray of native
- * int64 / float64; a text column (width, bytearray of native UCS4 values, width code points a row,
- * NUL-filled) for ASCII text without NUL; a bytes column a list of bytes. */
+/* columns(keys, arrow=False): the fields of a list of bytes keys as columns, or None when some key
+ * is left to Python (the batch decoder's own routes then decide). A number column is a bytearray
+ * of native int64 / float64; a text column, for ASCII text without NUL, (width, bytearray of native
+ * UCS4 values, width code points a row, NUL-filled), or with arrow (int32 offsets, UTF-8 bytes) as
+ * bytearrays; a bytes column a list of bytes, or with arrow (int32 offsets, bytes) as a text's. */
 static PyObject *
-Reader_columns(Reader *r, PyObject *keys)
+Reader_columns(Reader *r, PyObject *args)
 {
+    PyObject *keys;
+    int arrow = 0;
+    if (!PyArg_ParseTuple(args, "O|p:columns", &keys, &arrow))
+        return NULL;
     if (!PyList_CheckExact(keys) || PyList_GET_SIZE(keys) == 0)
         Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(keys), nf = r->nf;
@@ -755,9 +760,10 @@ Reader_columns(Reader *r, PyObject *keys)
     for (Py_ssize_t i = 0; i < nf; i++) {
         const Field *f = &r->f[i];
         PyObject *c;
-        if (f->kind == K_BYTES)
+        int cut_out = f->kind == K_STR || (f->kind == K_BYTES && arrow);  /* kept as offsets until the end */
+        if (f->kind == K_BYTES && !arrow)
             c = PyList_New(n);
-        else if (f->kind == K_STR) {
+        else if (cut_out) {
             c = Py_None;
             Py_INCREF(c);
             text[i] = PyMem_Malloc(2 * n * sizeof(Py_ssize_t));
@@ -785,10 +791,10 @@ Reader_columns(Reader *r, PyObject *keys)
             const unsigned char *p = s + span[i][0];
             Py_ssize_t len = span[i][1] - span[i][0];
             PyObject *c = PyTuple_GET_ITEM(cols, i);
-            if (f->kind == K_STR) {
+            if (f->kind == K_STR || (f->kind == K_BYTES && arrow)) {
                 Py_ssize_t a = strip_pad(f, p, &len);
                 unsigned char x = f->desc ? 0xFF : 0;
-                for (Py_ssize_t j = a; j < a + len; j++) {
+                for (Py_ssize_t j = a; j < a + len && f->kind == K_STR; j++) {
                     unsigned char b = p[j] ^ x;
                     if (b == 0 || b >= 0x80)
                         goto none;  /* NUL (numpy str drops it) or non-ASCII: Python decides */
@@ -846,15 +852,48 @@ Reader_columns(Reader *r, PyObject *keys)
     }
     for (Py_ssize_t i = 0; i < nf; i++) {
         const Field *f = &r->f[i];
-        if (f->kind != K_STR)
+        if (text[i] == NULL)
+            continue;  /* not a text (or, for Arrow, bytes) column */
+        unsigned char x = f->desc ? 0xFF : 0;
+        if (arrow) {
+            /* Arrow's string layout: int32 offsets (n + 1) and the UTF-8 bytes one after another */
+            Py_ssize_t total = 0;
+            for (Py_ssize_t row = 0; row < n; row++)
+                total += text[i][2 * row + 1];
+            if (total > INT32_MAX)
+                goto none;  /* a large_string column: the vector route's */
+            PyObject *offs = PyByteArray_FromStringAndSize(NULL, (n + 1) * 4);
+            PyObject *data = offs ? PyByteArray_FromStringAndSize(NULL, total) : NULL;
+            if (data == NULL) {
+                Py_XDECREF(offs);
+                goto done;
+            }
+            int32_t *o = (int32_t *)PyByteArray_AS_STRING(offs), at = 0;
+            unsigned char *d = (unsigned char *)PyByteArray_AS_STRING(data);
+            for (Py_ssize_t row = 0; row < n; row++) {
+                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
+                const unsigned char *p = s + text[i][2 * row];
+                Py_ssize_t len = text[i][2 * row + 1];
+                o[row] = at;
+                for (Py_ssize_t j = 0; j < len; j++)
+                    d[at + j] = p[j] ^ x;
+                at += (int32_t)len;
+            }
+            o[n] = at;
+            PyObject *pair = Py_BuildValue("(NN)", offs, data);
+            if (pair == NULL)
+                goto done;
+            PyObject *placeholder = PyTuple_GET_ITEM(cols, i);
+            PyTuple_SET_ITEM(cols, i, pair);
+            Py_DECREF(placeholder);
             continue;
+        }
         /* a fixed-width field keeps its width as numpy's, as the vector route's columns do */
         Py_ssize_t w = f->width >= 0 ? f->width : widest[i];
         PyObject *buf = PyByteArray_FromStringAndSize(NULL, n * w * 4);
         if (buf == NULL)
             goto done;
         Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
-        unsigned char x = f->desc ? 0xFF : 0;
         for (Py_ssize_t row = 0; row < n; row++, u += w) {  /* each row written once, NUL-filled */
             const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
             const unsigned char *p = s + text[i][2 * row];
@@ -904,8 +943,8 @@ done:
 static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(key) -> dict of the key's fields, or None when the Python decoder must decide"},
-    {"columns", (PyCFunction)Reader_columns, METH_O,
-     "columns(keys) -> a column per field (see _native.c), or None when some key is left to Python"},
+    {"columns", (PyCFunction)Reader_columns, METH_VARARGS,
+     "columns(keys, arrow=False) -> a column per field (see _native.c), or None when some key is left to Python"},
     {NULL},
 };
 

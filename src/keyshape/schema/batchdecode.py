@@ -53,13 +53,13 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
     no Python object is made per value: the form to hand to Parquet, Spark or pandas.
     ``verify=False``: the hash prefix is not re-derived, as with :meth:`KeySchema.decode`."""
-    if not as_arrow and isinstance(keys, list):
+    if isinstance(keys, list):
         # A list of bytes keys goes through the C reader of the layout in one call, where the
         # kernels are built; it leaves whole batches (any key it cannot read) to the routes below.
         reader = native_readers(schema)[bool(verify)]
-        got = reader.columns(keys) if reader is not None else None
+        got = reader.columns(keys, as_arrow) if reader is not None else None
         if got is not None:
-            return _native_columns(schema, got, len(keys))
+            return _native_table(schema, got, len(keys)) if as_arrow else _native_columns(schema, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
     if len(ka) and _vector_layout(schema):
         try:
@@ -83,6 +83,20 @@ def _native_columns(schema: KeySchema, got: tuple[Any, ...], n: int) -> dict[str
         else:
             out[f.name] = np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)
     return out
+
+
+def _native_table(schema: KeySchema, got: tuple[Any, ...], n: int) -> pa.Table:
+    """The C reader's Arrow-mode columns as a ``pyarrow.Table`` (text from its offsets and bytes as
+    they stand, numbers from their buffers: no Python object per value)."""
+    arrays = []
+    for f, col in zip(schema.fields, got):
+        if f.type in ("string", "bytes"):
+            offsets, data = col
+            kind = pa.string() if f.type == "string" else pa.binary()
+            arrays.append(pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]))
+        else:
+            arrays.append(pa.array(np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)))
+    return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
 
 _ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),
