@@ -353,6 +353,88 @@ def test_decode_many_of_a_list_takes_the_c_reader_with_the_vector_routes_columns
     assert reader.columns(tuple(good)) is None  # a list only (a KeyArray has its own route)
 
 
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
+    """The reader reads a tuple of its own: a finalizer run by a collection in the middle of a
+    batch may empty or rewrite the caller's list, and the columns are still the keys' it read, or
+    None (the list changed before it was copied: the Python routes decide). A review found the
+    reader returning freed memory, and crashing, before."""
+    import gc
+
+    from keyshape.schema.compiled_decode import native_readers
+
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "fields": [
+        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "c", "type": "bytes"}]}})
+    exercised = 0
+    for change in ("rewrite", "clear"):
+        for threshold in range(1, 10):  # the collection falls at a different allocation each time
+            keys = [b"x" * 50 + b"|" + b"y" * 50 + b"%d|zz" % i for i in range(2000)]
+            expected = [schema._decode_generic(k) for k in keys]
+            reader = native_readers(schema)[True]
+            mutated = []
+
+            class Mutator:
+                def __del__(self) -> None:  # the list it was given, whenever it runs
+                    mutated.append(True)
+                    if change == "clear":
+                        self.keys.clear()
+                    else:
+                        self.keys[:] = [b"%d" % i for i in range(len(self.keys))]
+
+            saved = gc.get_threshold()
+            gc.collect()
+            gc.disable()
+            try:
+                m = Mutator()
+                m.keys, m.me = keys, m  # a cycle: only a collection frees it
+                del m
+                gc.set_threshold(threshold)
+                gc.enable()
+                got = reader.columns(keys)
+            finally:
+                gc.set_threshold(*saved)
+                gc.enable()
+                gc.collect()  # this round's Mutator, if the reader's allocations did not collect it
+            if got is None:
+                continue  # the list changed before the reader copied it
+            exercised += bool(mutated)
+            assert [np.frombuffer(t, dtype=f"U{w}").tolist() for w, t in got[:2]] == \
+                [[r["a"] for r in expected], [r["b"] for r in expected]], (change, threshold)
+            assert got[2] == [r["c"] for r in expected], (change, threshold)
+    assert exercised  # some collection did change the list while the reader was reading
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_a_reader_refuses_a_layout_it_would_read_outside_the_key_with():
+    field = (1, 12, 0, b"", 0, 0, 0, 0, 0, 0)
+    for head, pwidth, sep, sepcheck, fields in (
+            (-8, 0, b"", False, (field,)), (0, 2, b"", False, (field,)), (2, 2, b"_", True, (field,)),
+            (0, 65, b"", False, (field,)), (0, 0, b"", False, ((9, 1, -2, b"", 0, 0, 0, 0, 0, 0),)),
+            (0, 0, b"", False, ((0, -1, -1, b"", 0, 0, 0, 0, 0, 0),)),  # ends at a separator, none given
+            (0, 0, b"", False, ((4, 3, -2, b"", 0, 0, 0, 0, 0, 0),))):  # an int64 is 8 bytes
+        with pytest.raises(ValueError):
+            native.Reader(("a",), head, pwidth, sep, sepcheck, fields, None)
+
+
+def test_decode_many_text_dtypes_do_not_depend_on_the_route():
+    """A fixed-width text column is numpy str of the field's width where the vector route reads
+    the layout, else of the longest value (as numpy makes it from the values), whichever route
+    (C reader, vector, key by key) decodes the list."""
+    from keyshape.schema import batchdecode
+
+    two_variable = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
+        {"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}, {"name": "f2", "type": "string", "width": 6}]}})
+    keys = [two_variable.encode({"f0": "a", "f1": "b", "f2": "c"}), two_variable.encode({"f0": "", "f1": "", "f2": ""})]
+    assert not batchdecode._vector_layout(two_variable)
+    rows = batchdecode._decode_rows(two_variable, keys, True)
+    got = two_variable.decode_many(keys)
+    assert {n: (v.dtype, v.tolist()) for n, v in got.items()} == {n: (v.dtype, v.tolist()) for n, v in rows.items()}
+    orders = KeySchema.load("examples/orders.toml")
+    keys = [orders.encode({"user_id": "u1", "order_time": 5, "order_id": "7"})]
+    vector = batchdecode._decode_vector(orders, KeyArray.from_keys(keys), False, True)
+    assert {n: v.dtype for n, v in orders.decode_many(keys).items()} == {n: v.dtype for n, v in vector.items()}
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema_and_records())
 def test_encode_many_equals_encode_per_record(sr):

@@ -121,13 +121,29 @@ def test_salt_buckets_that_are_not_an_int_in_range_are_the_one_line_error():
     assert PhoenixKey(columns, 16).encode({"A": "x"})[1:] == b"x"
     for buckets in (16.0, True, 300):
         key = PhoenixKey(columns, 16)
+        good = key.encode({"A": "x"})
         key.salt_buckets = buckets  # type: ignore[assignment]
-        try:
-            key.encode({"A": "x"})
-        except KeyshapeError as exc:
-            assert "buckets" in str(exc)
-        else:
-            raise AssertionError(f"salt_buckets={buckets!r} was accepted")
+        for call in (lambda: key.encode({"A": "x"}), lambda: key.decode(good)):
+            try:
+                call()
+            except KeyshapeError as exc:
+                assert "buckets" in str(exc)
+            else:
+                raise AssertionError(f"salt_buckets={buckets!r} was accepted")
+
+
+def test_a_key_changed_after_construction_encodes_and_decodes_as_changed():
+    """The compiled functions are made anew when the columns, the salt or the DESC separator
+    change (they hold what those were when made)."""
+    key = PhoenixKey([PhoenixColumn.of("A", "VARCHAR"), PhoenixColumn.of("B", "VARCHAR", desc=True)], 16)
+    for change in ({"salt_buckets": 8}, {"salt_buckets": None}, {"row_key_order_optimizable": False},
+                   {"columns": [PhoenixColumn.of("A", "VARCHAR"), PhoenixColumn.of("C", "BIGINT")]}):
+        for name, value in change.items():
+            setattr(key, name, value)
+        record = {n: ("x" if n != "C" else 7) for n in key.names}
+        k = key.encode(record)
+        assert k == key._rest_general(record) if key.salt_buckets is None else k[1:] == key._rest_general(record)
+        assert key.decode(k) == key._decode_general(k) == record
 
 
 @settings(max_examples=400, deadline=None)

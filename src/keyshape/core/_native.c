@@ -284,6 +284,11 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "Reader: one name per field, at least one field, a separator of at most 16 bytes");
         return NULL;
     }
+    /* the reads below trust these: a key shorter than head is refused before any offset is used */
+    if (pwidth < 0 || pwidth > 64 || head < pwidth || (sepcheck && head < pwidth + PyBytes_GET_SIZE(sep))) {
+        PyErr_SetString(PyExc_ValueError, "Reader: 0 <= prefix_width <= 64, and head covers the prefix and its separator");
+        return NULL;
+    }
     Reader *r = (Reader *)type->tp_alloc(type, 0);
     if (r == NULL)
         return NULL;
@@ -310,6 +315,12 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             || get_i64(t, 5, &desc) || get_i64(t, 6, &f->maxv) || get_i64(t, 7, &f->lo) || get_i64(t, 8, &f->hi)
             || get_i64(t, 9, &domain))
             goto fail;
+        if (kind < K_STR || kind > K_FLOAT64 || width < -1 || (width == -1 && (plan < -1 || (plan == -1 && PyBytes_GET_SIZE(sep) == 0)))
+            || (kind >= K_INT32 && width != (kind == K_INT32 ? 4 : 8))) {
+            PyErr_SetString(PyExc_ValueError, "Reader: a field's kind is 0..5; a variable-width one ends at a separator "
+                                              "(plan -1, a separator given) or n >= 0 bytes before the key's end");
+            goto fail;
+        }
         f->kind = (int)kind;
         f->width = (Py_ssize_t)width;
         f->plan = (Py_ssize_t)plan;
@@ -328,6 +339,10 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         Py_ssize_t metric = 0;
         if (!PyArg_ParseTuple(check, "ilpO!|n", &ckind, &buckets, &from_k, &PyTuple_Type, &idx, &metric))
             goto fail;
+        if (metric < 0) {
+            PyErr_SetString(PyExc_ValueError, "Reader: the metric width is >= 0");
+            goto fail;
+        }
         r->metric = metric;
         r->last_len = -1;
         r->check = ckind;
@@ -731,21 +746,34 @@ typedef struct {
     PyObject *obj;
 } Shared;
 
-/* columns(keys, arrow=False): the fields of a list of bytes keys as columns, or None when some key
- * is left to Python (the batch decoder's own routes then decide). A number column is a bytearray
- * of native int64 / float64; a text column, for ASCII text without NUL, (width, bytearray of native
- * UCS4 values, width code points a row, NUL-filled), or with arrow (int32 offsets, UTF-8 bytes) as
+/* columns(keys, arrow=False, field_width=True): the fields of a list of bytes keys as columns, or
+ * None when some key is left to Python (the batch decoder's own routes then decide). A number
+ * column is a bytearray of native int64 / float64; a text column, for ASCII text without NUL,
+ * (width, bytearray of native UCS4 values, width code points a row, NUL-filled: the field's width,
+ * or the longest value's without field_width), or with arrow (int32 offsets, UTF-8 bytes) as
  * bytearrays; a bytes column a list of bytes, or with arrow (int32 offsets, bytes) as a text's. */
 static PyObject *
 Reader_columns(Reader *r, PyObject *args)
 {
-    PyObject *keys;
-    int arrow = 0;
-    if (!PyArg_ParseTuple(args, "O|p:columns", &keys, &arrow))
+    PyObject *list;
+    int arrow = 0, field_width = 1;
+    if (!PyArg_ParseTuple(args, "O|pp:columns", &list, &arrow, &field_width))
         return NULL;
-    if (!PyList_CheckExact(keys) || PyList_GET_SIZE(keys) == 0)
+    if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) == 0)
         Py_RETURN_NONE;
-    Py_ssize_t n = PyList_GET_SIZE(keys), nf = r->nf;
+    /* the keys as a tuple of our own: an allocation below may run a collection, and a finalizer
+     * could then change the caller's list under the pointers read from it. The items are copied
+     * after the tuple is made (making it may collect too), with no allocation in between. */
+    Py_ssize_t n = PyList_GET_SIZE(list), nf = r->nf;
+    PyObject *keys = PyTuple_New(n);
+    if (keys == NULL)
+        return NULL;
+    if (PyList_GET_SIZE(list) != n) {  /* changed while the tuple was made: the Python routes decide */
+        Py_DECREF(keys);
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t row = 0; row < n; row++)
+        PyTuple_SET_ITEM(keys, row, Py_NewRef(PyList_GET_ITEM(list, row)));
     Py_ssize_t stack[16][2], (*span)[2] = stack;
     PyObject *cols = PyTuple_New(nf), *out = NULL;
     Py_ssize_t **text = PyMem_Calloc(nf, sizeof(Py_ssize_t *));  /* per text field: (start, length) a row */
@@ -780,7 +808,7 @@ Reader_columns(Reader *r, PyObject *args)
         PyTuple_SET_ITEM(cols, i, c);
     }
     for (Py_ssize_t row = 0; row < n; row++) {
-        PyObject *key = PyList_GET_ITEM(keys, row);
+        PyObject *key = PyTuple_GET_ITEM(keys, row);
         if (!PyBytes_CheckExact(key))
             goto none;
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
@@ -871,7 +899,7 @@ Reader_columns(Reader *r, PyObject *args)
             int32_t *o = (int32_t *)PyByteArray_AS_STRING(offs), at = 0;
             unsigned char *d = (unsigned char *)PyByteArray_AS_STRING(data);
             for (Py_ssize_t row = 0; row < n; row++) {
-                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
+                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(keys, row));
                 const unsigned char *p = s + text[i][2 * row];
                 Py_ssize_t len = text[i][2 * row + 1];
                 o[row] = at;
@@ -888,14 +916,15 @@ Reader_columns(Reader *r, PyObject *args)
             Py_DECREF(placeholder);
             continue;
         }
-        /* a fixed-width field keeps its width as numpy's, as the vector route's columns do */
-        Py_ssize_t w = f->width >= 0 ? f->width : widest[i];
+        /* with field_width a fixed-width field keeps its width as numpy's, as the vector route's
+         * columns do; without, the longest value's, as numpy makes it from the values */
+        Py_ssize_t w = field_width && f->width >= 0 ? f->width : widest[i];
         PyObject *buf = PyByteArray_FromStringAndSize(NULL, n * w * 4);
         if (buf == NULL)
             goto done;
         Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
         for (Py_ssize_t row = 0; row < n; row++, u += w) {  /* each row written once, NUL-filled */
-            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(keys, row));
+            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(keys, row));
             const unsigned char *p = s + text[i][2 * row];
             Py_ssize_t len = text[i][2 * row + 1], j = 0;
             for (; j < len; j++)
@@ -922,6 +951,7 @@ fail:
         goto none;
 done:
     Py_XDECREF(cols);
+    Py_DECREF(keys);
     if (text != NULL)
         for (Py_ssize_t i = 0; i < nf; i++)
             PyMem_Free(text[i]);
@@ -944,7 +974,7 @@ static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(key) -> dict of the key's fields, or None when the Python decoder must decide"},
     {"columns", (PyCFunction)Reader_columns, METH_VARARGS,
-     "columns(keys, arrow=False) -> a column per field (see _native.c), or None when some key is left to Python"},
+     "columns(keys, arrow=False, field_width=True) -> a column per field (see _native.c), or None when some key is left to Python"},
     {NULL},
 };
 

@@ -139,16 +139,16 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
     from keyshape.core.hashing import java_bytes_hash
 
     columns = key.columns
-    if any(c.pad_to is not None for c in columns):
-        return general
+    n = key.salt_buckets
+    if any(c.pad_to is not None for c in columns) or n is not None and (type(n) is not int or not 1 <= n <= 256):
+        return general  # (a bad SALT_BUCKETS is the general walk's one-line error)
     env: dict[str, Any] = {"general": general, "_INVERT": _INVERT, "_Doubt": _Doubt,
                            "_jbh": native.bytes_hash if native.AVAILABLE else java_bytes_hash,
                            "_errors": (_Doubt, UnicodeDecodeError, ValueError, IndexError, KeyshapeError, struct.error)}
     src = ["def decode(key, verify=True):", "    if key.__class__ is not bytes:", "        return general(key, verify)",
            "    n = len(key)"]
     o = 0
-    if key.salt_buckets is not None:
-        n = key.salt_buckets
+    if n is not None:
         src += ["    if not n:", "        return general(key, verify)",
                 # Java's (byte) Math.abs(hash % buckets) is abs(hash) % buckets
                 f"    if verify and key[0] != abs(_jbh(key[1:])) % {n}:", "        return general(key, verify)"]

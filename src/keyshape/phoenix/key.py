@@ -102,12 +102,23 @@ class PhoenixKey:
         if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
             raise PhoenixKeyError("a MULTI_TENANT table's first PK column must be the tenant id (CHAR or "
                                   "VARCHAR) followed by at least one more PK column")
+        self._compile()
+
+    def _compile(self) -> None:
         from keyshape.phoenix.compiled import compile_decoder, compile_encoder  # they read this class's columns
 
+        self._names = tuple(c.name for c in self.columns)
         self._encode_rest = compile_encoder(self, self._rest_general)
         self._decode = compile_decoder(self, self._decode_general)
         # decode is called once per row: the compiled function itself shadows the method (one call)
         self.decode = self._decode  # type: ignore[method-assign]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        # The compiled functions hold what these were when they were made: a change after
+        # __init__ makes them anew (a bad value is then each call's one-line error, as before).
+        if name in ("columns", "salt_buckets", "row_key_order_optimizable") and "_decode" in self.__dict__:
+            self._compile()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -57,7 +57,9 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
         # A list of bytes keys goes through the C reader of the layout in one call, where the
         # kernels are built; it leaves whole batches (any key it cannot read) to the routes below.
         reader = native_readers(schema)[bool(verify)]
-        got = reader.columns(keys, as_arrow) if reader is not None else None
+        # text columns take the dtype the Python routes would give them: the field's width where
+        # the vector route reads the layout, else the longest value's (numpy from the values)
+        got = reader.columns(keys, as_arrow, _vector_layout(schema)) if reader is not None else None
         if got is not None:
             return _native_table(schema, got, len(keys)) if as_arrow else _native_columns(schema, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
