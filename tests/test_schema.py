@@ -376,3 +376,10 @@ def test_examples_load_round_trip_and_lint_without_errors(path):
 def test_examples_include_the_classic_designs():
     names = {p.stem for p in EXAMPLES}
     assert {"orders", "iot", "opentsdb", "inbox", "sequential", "timestamp-leading"} <= names
+
+
+def test_a_short_key_error_names_the_whole_key_and_its_offset():
+    """The field's error quotes the key as given (prefix included) and the offset in it."""
+    iot = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "iot.toml")
+    with pytest.raises(KeyshapeError, match=r"field 'device_id': key abcd ends before the 10-byte field at offset 4"):
+        iot.decode(b"abcd")

@@ -368,6 +368,7 @@ class KeySchema:
         """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
         key = bytes(key)
         k = self.prefix.strip(key)  # md5-full says first that its fields are gone
+        head = len(key) - len(k)
         self._refuse_encode_only(f"cannot decode {hbytes.to_string_binary(key)}")
         out: dict[str, Any] = {}
         pos, sep, last = 0, self.separator, len(self.fields) - 1
@@ -383,7 +384,9 @@ class KeySchema:
                     raise KeyshapeError(
                         f"key {hbytes.to_string_binary(key)} is too short for field {f.name!r} and the "
                         f"{plan} bytes of fixed-width fields after it; was it written with this schema?")
-            out[f.name], pos = f.decode_at(k, pos, end)
+            # read in the whole key's coordinates, so an error names the key and offset as given
+            out[f.name], stop = f.decode_at(key, head + pos, None if end is None else head + end)
+            pos = stop - head
             if i < last and sep:
                 if k[pos : pos + len(sep)] != sep:
                     raise KeyshapeError(
