@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -355,10 +356,10 @@ def test_decode_many_of_a_list_takes_the_c_reader_with_the_vector_routes_columns
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
 def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
-    """The reader reads a tuple of its own: a finalizer run by a collection in the middle of a
-    batch may empty or rewrite the caller's list, and the columns are still the keys' it read, or
-    None (the list changed before it was copied: the Python routes decide). A review found the
-    reader returning freed memory, and crashing, before."""
+    """A finalizer run by a collection inside the reader may empty or rewrite the caller's list:
+    the reader makes every object the collector tracks before it reads a key and checks the
+    list's size after, so its columns are the keys' or None (the Python routes decide). A review
+    found it returning freed memory, and crashing, before."""
     import gc
 
     from keyshape.schema.compiled_decode import native_readers
@@ -391,17 +392,19 @@ def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
                 gc.set_threshold(threshold)
                 gc.enable()
                 got = reader.columns(keys)
+                inside = bool(mutated)  # the collection ran inside the call
             finally:
                 gc.set_threshold(*saved)
                 gc.enable()
                 gc.collect()  # this round's Mutator, if the reader's allocations did not collect it
+            exercised += inside
             if got is None:
-                continue  # the list changed before the reader copied it
-            exercised += bool(mutated)
+                continue  # the list changed before the reader read it
             assert [np.frombuffer(t, dtype=f"U{w}").tolist() for w, t in got[:2]] == \
                 [[r["a"] for r in expected], [r["b"] for r in expected]], (change, threshold)
             assert got[2] == [r["c"] for r in expected], (change, threshold)
-    assert exercised  # some collection did change the list while the reader was reading
+    if sys.version_info < (3, 12):  # (3.12 collects between bytecodes, never inside a C call)
+        assert exercised  # some collection did change the list inside the reader
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")

@@ -761,19 +761,10 @@ Reader_columns(Reader *r, PyObject *args)
         return NULL;
     if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) == 0)
         Py_RETURN_NONE;
-    /* the keys as a tuple of our own: an allocation below may run a collection, and a finalizer
-     * could then change the caller's list under the pointers read from it. The items are copied
-     * after the tuple is made (making it may collect too), with no allocation in between. */
+    /* The list is read in place: every object the collector tracks (the tuples and lists
+     * returned) is made first, so no collection, and no finalizer that could change the list,
+     * can run while its items are read; its size is checked after those are made. */
     Py_ssize_t n = PyList_GET_SIZE(list), nf = r->nf;
-    PyObject *keys = PyTuple_New(n);
-    if (keys == NULL)
-        return NULL;
-    if (PyList_GET_SIZE(list) != n) {  /* changed while the tuple was made: the Python routes decide */
-        Py_DECREF(keys);
-        Py_RETURN_NONE;
-    }
-    for (Py_ssize_t row = 0; row < n; row++)
-        PyTuple_SET_ITEM(keys, row, Py_NewRef(PyList_GET_ITEM(list, row)));
     Py_ssize_t stack[16][2], (*span)[2] = stack;
     PyObject *cols = PyTuple_New(nf), *out = NULL;
     Py_ssize_t **text = PyMem_Calloc(nf, sizeof(Py_ssize_t *));  /* per text field: (start, length) a row */
@@ -792,10 +783,9 @@ Reader_columns(Reader *r, PyObject *args)
         if (f->kind == K_BYTES && !arrow)
             c = PyList_New(n);
         else if (cut_out) {
-            c = Py_None;
-            Py_INCREF(c);
+            c = PyTuple_New(2);  /* (width, UCS4) or (offsets, data): filled at the end */
             text[i] = PyMem_Malloc(2 * n * sizeof(Py_ssize_t));
-            if (text[i] == NULL) {
+            if (c != NULL && text[i] == NULL) {
                 Py_DECREF(c);
                 PyErr_NoMemory();
                 goto done;
@@ -807,8 +797,10 @@ Reader_columns(Reader *r, PyObject *args)
             goto done;
         PyTuple_SET_ITEM(cols, i, c);
     }
+    if (PyList_GET_SIZE(list) != n)
+        goto none;  /* changed by a collection while the columns were made: the Python routes decide */
     for (Py_ssize_t row = 0; row < n; row++) {
-        PyObject *key = PyTuple_GET_ITEM(keys, row);
+        PyObject *key = PyList_GET_ITEM(list, row);
         if (!PyBytes_CheckExact(key))
             goto none;
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
@@ -899,7 +891,7 @@ Reader_columns(Reader *r, PyObject *args)
             int32_t *o = (int32_t *)PyByteArray_AS_STRING(offs), at = 0;
             unsigned char *d = (unsigned char *)PyByteArray_AS_STRING(data);
             for (Py_ssize_t row = 0; row < n; row++) {
-                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(keys, row));
+                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(list, row));
                 const unsigned char *p = s + text[i][2 * row];
                 Py_ssize_t len = text[i][2 * row + 1];
                 o[row] = at;
@@ -908,12 +900,8 @@ Reader_columns(Reader *r, PyObject *args)
                 at += (int32_t)len;
             }
             o[n] = at;
-            PyObject *pair = Py_BuildValue("(NN)", offs, data);
-            if (pair == NULL)
-                goto done;
-            PyObject *placeholder = PyTuple_GET_ITEM(cols, i);
-            PyTuple_SET_ITEM(cols, i, pair);
-            Py_DECREF(placeholder);
+            PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 0, offs);  /* bytearrays: not tracked */
+            PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 1, data);
             continue;
         }
         /* with field_width a fixed-width field keeps its width as numpy's, as the vector route's
@@ -924,7 +912,7 @@ Reader_columns(Reader *r, PyObject *args)
             goto done;
         Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
         for (Py_ssize_t row = 0; row < n; row++, u += w) {  /* each row written once, NUL-filled */
-            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(keys, row));
+            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(list, row));
             const unsigned char *p = s + text[i][2 * row];
             Py_ssize_t len = text[i][2 * row + 1], j = 0;
             for (; j < len; j++)
@@ -932,12 +920,13 @@ Reader_columns(Reader *r, PyObject *args)
             for (; j < w; j++)
                 u[j] = 0;
         }
-        PyObject *pair = Py_BuildValue("(nN)", w, buf);
-        if (pair == NULL)
+        PyObject *width = PyLong_FromSsize_t(w);  /* an int: not tracked either */
+        if (width == NULL) {
+            Py_DECREF(buf);
             goto done;
-        PyObject *placeholder = PyTuple_GET_ITEM(cols, i);  /* None until now */
-        PyTuple_SET_ITEM(cols, i, pair);
-        Py_DECREF(placeholder);
+        }
+        PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 0, width);
+        PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 1, buf);
     }
     out = cols;
     cols = NULL;
@@ -951,7 +940,6 @@ fail:
         goto none;
 done:
     Py_XDECREF(cols);
-    Py_DECREF(keys);
     if (text != NULL)
         for (Py_ssize_t i = 0; i < nf; i++)
             PyMem_Free(text[i]);
