@@ -34,19 +34,40 @@ differs(const void *a, const void *b, Py_ssize_t n)
 
 /* ------------------------------------------------------------------------------------- hashes */
 
+/* String.hashCode of ASCII bytes (their own UTF-16 code units) into *out: 0, or 1 when a byte is
+ * not ASCII (the text must be decoded first). */
+static int
+ascii_hash(const unsigned char *s, Py_ssize_t n, uint32_t *out)
+{
+    uint32_t h = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i] >= 0x80)
+            return 1;
+        h = 31u * h + s[i];
+    }
+    *out = h;
+    return 0;
+}
+
+/* Arrays.hashCode(byte[]): h = 31*h + byte from h = 1, bytes signed, as Java's int. */
+static int32_t
+signed_hash(const unsigned char *s, Py_ssize_t n)
+{
+    uint32_t h = 1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = 31u * h + (uint32_t)(int32_t)(signed char)s[i];
+    return (int32_t)h;
+}
+
 /* String.hashCode of bytes read as text: ASCII bytes are their own UTF-16 code units; anything
  * else is decoded as UTF-8, else ISO-8859-1 (keyshape.schema.compiled.java_string_hash_u32). */
 static int
 string_hash_u32(const unsigned char *s, Py_ssize_t n, uint32_t *out)
 {
-    uint32_t h = 0;
-    Py_ssize_t i;
-    for (i = 0; i < n && s[i] < 0x80; i++)
-        h = 31u * h + s[i];
-    if (i == n) {
-        *out = h;
+    if (!ascii_hash(s, n, out))
         return 0;
-    }
+    uint32_t h;
+    Py_ssize_t i;
     PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
     if (u == NULL) {
         PyErr_Clear();
@@ -94,12 +115,7 @@ bytes_hash(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "bytes_hash takes bytes");
         return NULL;
     }
-    const signed char *s = (const signed char *)PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg);
-    uint32_t h = 1;
-    for (Py_ssize_t i = 0; i < n; i++)
-        h = 31u * h + (uint32_t)(int32_t)s[i];
-    return PyLong_FromLong((long)(int32_t)h);
+    return PyLong_FromLong((long)signed_hash((const unsigned char *)PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg)));
 }
 
 /* MD5 (RFC 1321) of one short message, for the md5 salt check; K[i] = floor(|sin(i + 1)| * 2**32),
@@ -382,22 +398,9 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
     uint32_t h;
     switch (r->check) {
     case C_MOD:
-    case C_JAVA_HASH_SHORT: {
-        /* Horner four bytes a step (31**4 = 923521): one multiply chain a step, not four */
-        unsigned char any = 0;
-        Py_ssize_t i = 0;
-        h = 0;
-        for (; i + 4 <= n; i += 4) {
-            any |= j[i] | j[i + 1] | j[i + 2] | j[i + 3];
-            h = 923521u * h + 29791u * j[i] + 961u * j[i + 1] + 31u * j[i + 2] + j[i + 3];
-        }
-        for (; i < n; i++) {
-            any |= j[i];
-            h = 31u * h + j[i];
-        }
-        if (any >= 0x80)
+    case C_JAVA_HASH_SHORT:
+        if (ascii_hash(j, n, &h))
             return 1;
-    }
         if (r->check == C_JAVA_HASH_SHORT) {
             if (w != 2)
                 return 1;
@@ -422,10 +425,7 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
                 return 0;
             }
         }
-        h = 1;
-        for (Py_ssize_t i = 0; i < n; i++)
-            h = 31u * h + (uint32_t)(int32_t)(signed char)j[i];
-        int64_t v = (int64_t)(int32_t)h % (int64_t)r->buckets;  /* Java's remainder: the dividend's sign */
+        int64_t v = (int64_t)signed_hash(j, n) % (int64_t)r->buckets;  /* Java's remainder: the dividend's sign */
         if (v < 0)
             v = -v;
         if (r->check == C_PHOENIX) {
@@ -544,23 +544,13 @@ int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
     if (f->kind == K_DIGITS) {
         if (len < 1 || len > 19)
             return 1;
-        /* four digits a step: one multiply-add chain per four digits, not per digit */
         uint64_t u = 0;
-        unsigned bad = 0;
-        Py_ssize_t i = 0;
-        for (; i + 4 <= len; i += 4) {
-            unsigned d0 = (unsigned)p[i] - '0', d1 = (unsigned)p[i + 1] - '0';
-            unsigned d2 = (unsigned)p[i + 2] - '0', d3 = (unsigned)p[i + 3] - '0';
-            bad |= (d0 > 9) | (d1 > 9) | (d2 > 9) | (d3 > 9);
-            u = u * 10000 + (d0 * 1000 + d1 * 100 + d2 * 10 + d3);
-        }
-        for (; i < len; i++) {
+        for (Py_ssize_t i = 0; i < len; i++) {
             unsigned d = (unsigned)p[i] - '0';
-            bad |= d > 9;
+            if (d > 9)
+                return 1;
             u = u * 10 + d;
         }
-        if (bad)
-            return 1;
         x = f->desc ? (i128)f->maxv - (i128)u : (i128)u;
     }
     else {
