@@ -85,9 +85,9 @@ class PhoenixKey:
         self.columns = tuple(self.columns)
         if not self.columns:
             raise PhoenixKeyError("a Phoenix primary key needs at least one column")
-        self._names = tuple(c.name for c in self.columns)
-        if len(set(self._names)) != len(self._names):
-            raise PhoenixKeyError(f"duplicate primary-key column in {list(self._names)}")
+        names = [c.name for c in self.columns]  # (kept as _names by _compile)
+        if len(set(names)) != len(names):
+            raise PhoenixKeyError(f"duplicate primary-key column in {names}")
         if self.salt_buckets is not None and not 1 <= self.salt_buckets <= 256:
             raise PhoenixKeyError(f"SALT_BUCKETS must be 1..256, got {self.salt_buckets}")
         for i, c in enumerate(self.columns):
