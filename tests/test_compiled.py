@@ -587,3 +587,144 @@ def test_bytes_like_keys_decode_as_bytes_with_the_salt_checked():
     mixed = [memoryview(k) if i % 3 == 0 else bytearray(k) if i % 3 == 1 else k for i, k in enumerate(keys)]
     assert _many(orders, mixed) == _many(orders, keys) == _columns_of(orders, keys)
     assert KeyArray.from_keys(mixed).tolist() == keys
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_c_batch_reader_widens_and_narrows_a_variable_text_column_in_one_pass():
+    """The C reader writes each text value while its key is read: a variable-width field's column
+    starts at the first value's width, widens when a longer value comes (rows already written
+    move) and closes up at the end when the widest value is narrower than the room it made."""
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "prefix": {"strategy": "mod", "buckets": 10},
+                                          "hash_fields": ["name"], "fields": [
+                                              {"name": "name", "type": "string"},
+                                              {"name": "n", "type": "int64", "encoding": "text", "width": 19},
+                                              {"name": "tail", "type": "string"}]}})
+    lengths = [1, 2, 3, 5, 4, 9, 1, 17, 30, 2, 31, 0, 7]
+    for order in (lengths, lengths[::-1], [3] * 5 + [40] + [3] * 5):
+        recs = [{"name": "x" * (w or 1) + str(i), "n": 10**i % (10**19 - 1), "tail": "t" * w} for i, w in enumerate(order)]
+        keys = [schema.encode(r) for r in recs]
+        for verify in (True, False):
+            reader = native_reader(schema, verify)
+            assert reader is not None and reader.columns(keys) is not None
+            assert _many(schema, keys, verify) == _columns_of(schema, keys, verify)
+        assert _many_arrow(schema, keys) == _columns_of(schema, keys)
+        many = schema.decode_many(keys)
+        assert many["tail"].dtype == np.dtype(f"<U{max(order)}")  # the widest value's width, as numpy gives
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+@pytest.mark.parametrize("width", range(1, 20))
+def test_c_digit_reader_takes_every_width_and_refuses_a_bad_byte_anywhere(width):
+    """Decimal fields are read eight digits a step with their last digits in one overlapping
+    word: every width up to 19, the largest and smallest values, and a non-digit at each
+    position (including ':' and '/', next to the digits, and bytes that carry when added to)
+    leave the key to the Python decoder, whose error decode_many gives."""
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
+        {"name": "a", "type": "int64", "encoding": "text", "width": width},
+        {"name": "b", "type": "string", "width": 2}]}})
+    top = min(10**width - 1, 2**63 - 1)
+    values = [0, 1, top, top // 7, int("1234567890123456789"[:width])]
+    keys = [schema.encode({"a": v, "b": "ok"}) for v in values]
+    assert schema.decode_many(keys)["a"].tolist() == values
+    assert _many_arrow(schema, keys) == _columns_of(schema, keys)
+    for pos in range(width):
+        for bad in (b":", b"/", b"\xfa", b"\xff", b" ", b"\x00"):
+            key = keys[2][:pos] + bad + keys[2][pos + 1:]
+            batch = [keys[0], key, keys[1]]
+            assert native_reader(schema, True).columns(batch) is None
+            assert _many(schema, batch) == _columns_of(schema, batch)
+            assert _many(schema, batch)[0] == "error"
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema_and_records(), st.integers(2, 5), st.data())
+def test_c_batch_reader_on_threads_gives_the_one_thread_columns(sr, threads, data):
+    """Chunks read on several threads (one row a chunk here, to reach every seam) are put back
+    together into the same columns, bit for bit: Arrow offsets and data moved behind the chunks
+    before them, text rows closed up to the widest value, bytes lists from the values' codes; a
+    key left to Python in any chunk leaves the whole batch to Python."""
+    schema, records = sr
+    keys = []
+    for r in records:
+        try:
+            keys.append(schema._encode_generic(r))
+        except KeyshapeError:
+            pass
+    assume(keys)
+    if data.draw(st.booleans()):  # a damaged key somewhere
+        i = data.draw(st.integers(0, len(keys) - 1))
+        keys[i] = data.draw(st.one_of(st.just(keys[i][:-1]), st.just(keys[i] + b"\x00"), st.binary(max_size=8)))
+    for verify in (True, False):
+        reader = native_reader(schema, verify)
+        if reader is None:
+            continue
+        for arrow in (False, True):
+            for field_width in (True, False):
+                one = reader.columns(keys, arrow, field_width)
+                assert reader.columns(keys, arrow, field_width, threads, 1) == one
+
+
+def _orders_keys(n: int, prefix: str | None = None) -> tuple[KeySchema, list[bytes]]:
+    from keyshape.workload import generate
+
+    schema = KeySchema.load(Path("examples/orders.toml"))
+    if prefix is not None:
+        schema = schema.with_prefix(prefix, splits=None)
+    return schema, schema.encode_many(next(generate(schema, n, seed=3, chunk_rows=n)))
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_decode_many_of_a_large_batch_on_two_threads_equals_decode_per_key():
+    """A batch large enough to be split over threads, with the default chunk size: the columns
+    are decode()'s values, and one bad key in the last chunk is decode()'s error."""
+    for prefix in (None, "md5"):
+        schema, keys = _orders_keys(40_000, prefix)
+        reader = native_reader(schema, True)
+        assert reader is not None
+        assert reader.columns(keys, False, True, 2) == reader.columns(keys)
+        assert reader.columns(keys, True, True, 2) == reader.columns(keys, True)
+        assert _many(schema, keys) == _columns_of(schema, keys)
+        bad = list(keys)
+        bad[-7] = keys[-7][:-1]
+        assert reader.columns(bad, False, True, 2) is None
+        assert _many(schema, bad) == _columns_of(schema, bad) and _many(schema, bad)[0] == "error"
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_c_batch_reader_holds_its_keys_and_memos_while_other_threads_run():
+    """While a batch is read without the GIL, another Python thread replaces the list's items
+    (each by an equal copy, and bytes of 0xFF made to take the freed blocks, were the reader not
+    holding the old objects)
+    and decodes keys of the same md5 schema one by one (whose memo the batch's threads own
+    meanwhile): every column and every value is still exact."""
+    import threading
+
+    schema, keys = _orders_keys(60_000, "md5")
+    reader = native_reader(schema, True)
+    assert reader is not None
+    expected = reader.columns(list(keys))
+    per_key = [schema.decode(k) for k in keys[:2000]]
+    stop = threading.Event()
+    seen: list[Any] = []
+
+    def meddle() -> None:
+        while not stop.is_set():
+            junk = []
+            for i in range(0, len(batch), 97):
+                batch[i] = bytes(bytearray(batch[i]))
+                junk.append(b"\xff" * len(batch[i]))  # takes the block the old key would free
+            seen.append([schema.decode(k) for k in keys[:2000]] == per_key)
+
+    for _ in range(5):
+        batch = list(keys)
+        worker = threading.Thread(target=meddle)
+        worker.start()
+        try:
+            got = [reader.columns(batch, False, True, 2, 1024) for _ in range(3)]
+        finally:
+            stop.set()
+            worker.join()
+        stop.clear()
+        assert all(g == expected for g in got)
+    assert seen and all(seen)

@@ -34,29 +34,56 @@ differs(const void *a, const void *b, Py_ssize_t n)
 
 /* ------------------------------------------------------------------------------------- hashes */
 
+/* 31**8 .. 31**1 modulo 2**32: eight bytes a step of Java's h = 31*h + c (h * 31**8 + the eight
+ * weighted by 31**7..1), one multiply on the dependency chain per eight bytes instead of one per
+ * byte; the eight products are independent. */
+#define HASH8(h, c)                                                                                  \
+    (2487512833u * (h) + 1742810335u * c(0) + 887503681u * c(1) + 28629151u * c(2)                   \
+     + 923521u * c(3) + 29791u * c(4) + 961u * c(5) + 31u * c(6) + c(7))
+
 /* String.hashCode of ASCII bytes (their own UTF-16 code units) into *out: 0, or 1 when a byte is
  * not ASCII (the text must be decoded first). */
-static int
+static inline int
 ascii_hash(const unsigned char *s, Py_ssize_t n, uint32_t *out)
 {
     uint32_t h = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (s[i] >= 0x80)
-            return 1;
+    unsigned any = 0;
+    Py_ssize_t i = 0;
+#define UB(k) ((uint32_t)s[i + (k)])
+    for (; i + 8 <= n; i += 8) {
+        h = HASH8(h, UB);
+        any |= s[i] | s[i + 1] | s[i + 2] | s[i + 3] | s[i + 4] | s[i + 5] | s[i + 6] | s[i + 7];
+    }
+#undef UB
+    for (; i < n; i++) {
         h = 31u * h + s[i];
+        any |= s[i];
     }
     *out = h;
-    return 0;
+    return any >= 0x80;
 }
 
 /* Arrays.hashCode(byte[]): h = 31*h + byte from h = 1, bytes signed, as Java's int. */
-static int32_t
+static inline int32_t
 signed_hash(const unsigned char *s, Py_ssize_t n)
 {
     uint32_t h = 1;
-    for (Py_ssize_t i = 0; i < n; i++)
+    Py_ssize_t i = 0;
+#define SB(k) ((uint32_t)(int32_t)(signed char)s[i + (k)])
+    for (; i + 8 <= n; i += 8)
+        h = HASH8(h, SB);
+#undef SB
+    for (; i < n; i++)
         h = 31u * h + (uint32_t)(int32_t)(signed char)s[i];
     return (int32_t)h;
+}
+
+/* a % d for 32-bit a by a divisor fixed per reader, with m = UINT64_MAX / d + 1 made once
+ * (Lemire's fastmod): two multiplies instead of a division on every key's salt check. */
+static inline uint32_t
+fastmod(uint32_t a, uint64_t m, uint32_t d)
+{
+    return (uint32_t)(((unsigned __int128)(m * a) * d) >> 64);
 }
 
 /* String.hashCode of bytes read as text: ASCII bytes are their own UTF-16 code units; anything
@@ -197,7 +224,7 @@ md5_digest(PyObject *self, PyObject *arg)
 }
 
 /* CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320). */
-static uint32_t CRC_T[256];
+static uint32_t CRC_T[8][256];  /* slicing-by-8: T[k][i] is byte i's CRC pushed on by k zero bytes */
 
 static void
 crc_init(void)
@@ -206,16 +233,28 @@ crc_init(void)
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        CRC_T[i] = c;
+        CRC_T[0][i] = c;
     }
+    for (int k = 1; k < 8; k++)
+        for (int i = 0; i < 256; i++)
+            CRC_T[k][i] = (CRC_T[k - 1][i] >> 8) ^ CRC_T[0][CRC_T[k - 1][i] & 0xFF];
 }
 
+/* zlib's CRC-32, eight bytes a step (eight independent table reads instead of a chain of eight) */
 static uint32_t
 crc32_of(const unsigned char *p, Py_ssize_t n)
 {
     uint32_t c = 0xFFFFFFFFu;
-    for (Py_ssize_t i = 0; i < n; i++)
-        c = CRC_T[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t one = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+        uint32_t two = (uint32_t)p[i + 4] | (uint32_t)p[i + 5] << 8 | (uint32_t)p[i + 6] << 16 | (uint32_t)p[i + 7] << 24;
+        one ^= c;
+        c = CRC_T[7][one & 0xFF] ^ CRC_T[6][(one >> 8) & 0xFF] ^ CRC_T[5][(one >> 16) & 0xFF] ^ CRC_T[4][one >> 24]
+            ^ CRC_T[3][two & 0xFF] ^ CRC_T[2][(two >> 8) & 0xFF] ^ CRC_T[1][(two >> 16) & 0xFF] ^ CRC_T[0][two >> 24];
+    }
+    for (; i < n; i++)
+        c = CRC_T[0][(c ^ p[i]) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
 
@@ -224,6 +263,8 @@ crc32_of(const unsigned char *p, Py_ssize_t n)
 enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64 = 5 };
 enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6 };
 #define MAX_SEP 16
+#define MAX_THREADS 8
+#define ROWS_PER_THREAD 16384   /* a thread costs ~0.1 ms to start: a batch splits in chunks of at least this */
 
 typedef struct {
     int kind;
@@ -235,13 +276,18 @@ typedef struct {
 } Field;
 
 /* A direct-mapped cache of J -> md5 prefix (exact: J's bytes are compared): users and devices
- * repeat, and MD5 costs more than reading the rest of the key. */
-#define MEMO_SLOTS 8192
-#define MEMO_J 48
+ * repeat, and MD5 costs more than reading the rest of the key. One 64-byte line a slot; 32,768
+ * slots (2 MiB, made on first use), so a few thousand devices seldom share one. */
+#define MEMO_BITS 15
+#define MEMO_J 47
+#define MEMO_PRE 16
+struct Md5Slot {
+    unsigned char len;  /* J's length + 1; 0: empty */
+    unsigned char j[MEMO_J];
+    unsigned char pre[MEMO_PRE];
+};
 struct Md5Memo {
-    unsigned char len[MEMO_SLOTS];  /* J's length + 1; 0: empty */
-    unsigned char j[MEMO_SLOTS][MEMO_J];
-    unsigned char pre[MEMO_SLOTS][32];
+    struct Md5Slot slot[1 << MEMO_BITS];
 };
 
 typedef struct {
@@ -254,20 +300,22 @@ typedef struct {
     char sep[MAX_SEP];
     int check;          /* C_*: the salt re-derived from J and compared with the key's prefix */
     long buckets;
+    uint64_t modm;      /* fastmod's multiplier for buckets */
     int from_k;         /* J is K (the whole key after the prefix) */
     Py_ssize_t nh, *hidx;
     Py_ssize_t metric;  /* opentsdb: the metric UID's width at the start of J */
-    /* the last J checked and its prefix: keys of one user, device or series come in runs */
-    unsigned char last_j[64], last_pre[64];
-    Py_ssize_t last_len;
-    struct Md5Memo *memo; /* md5 only (the one costly salt): recent J -> prefix, made on first use */
+    /* md5 only (the one costly salt): recent J -> prefix, made on first use; memo[0] for read() and
+     * a batch's first thread, memo[t] for its thread t */
+    struct Md5Memo *memo[MAX_THREADS];
+    int busy;           /* columns() calls that released the GIL and whose threads use the memos */
 } Reader;
 
 static void
 Reader_dealloc(Reader *r)
 {
     Py_XDECREF(r->names);
-    PyMem_Free(r->memo);
+    for (int t = 0; t < MAX_THREADS; t++)
+        PyMem_RawFree(r->memo[t]);
     PyMem_Free(r->f);
     PyMem_Free(r->hidx);
     Py_TYPE(r)->tp_free((PyObject *)r);
@@ -360,9 +408,9 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             goto fail;
         }
         r->metric = metric;
-        r->last_len = -1;
         r->check = ckind;
         r->buckets = buckets;
+        r->modm = UINT64_MAX / (uint64_t)(buckets > 0 ? buckets : 1) + 1;
         r->from_k = from_k;
         r->nh = PyTuple_GET_SIZE(idx);
         r->hidx = PyMem_Calloc(r->nh + 1, sizeof(Py_ssize_t));
@@ -390,7 +438,7 @@ fail:
 
 /* The prefix a salt strategy gives J, into pre[0:r->pwidth]: 0, or 1 when the Python decoder
  * must decide (J is not ASCII for a String hash, whose text it would decode). */
-static int
+static inline int
 salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
 {
     static const char hex[] = "0123456789abcdef";
@@ -409,7 +457,7 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
             return 0;
         }
         {
-            uint32_t b = (h & 0x7FFFFFFFu) % (uint32_t)r->buckets;
+            uint32_t b = fastmod(h & 0x7FFFFFFFu, r->modm, (uint32_t)r->buckets);
             for (Py_ssize_t i = w - 1; i >= 0; i--, b /= 10)
                 pre[i] = (unsigned char)('0' + b % 10);
             return b != 0;  /* more digits than the width: not this schema's prefix */
@@ -425,9 +473,9 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
                 return 0;
             }
         }
-        int64_t v = (int64_t)signed_hash(j, n) % (int64_t)r->buckets;  /* Java's remainder: the dividend's sign */
-        if (v < 0)
-            v = -v;
+        /* Java's remainder takes the dividend's sign, and the salt is its absolute value: |h| % b */
+        int32_t h32 = signed_hash(j, n);
+        uint32_t v = fastmod(h32 < 0 ? 0u - (uint32_t)h32 : (uint32_t)h32, r->modm, (uint32_t)r->buckets);
         if (r->check == C_PHOENIX) {
             if (w != 1)
                 return 1;
@@ -458,69 +506,102 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
     return 1;
 }
 
-/* 0 when the key's prefix is the one its J gives (J: the hashed fields' bytes joined by the
- * separator, or K), 1 when not or when the Python decoder must decide. */
+/* J -> prefix through an md5 memo (computed and remembered on a miss; memo NULL: computed): 0, or
+ * 1 when the Python decoder must decide. Needs no GIL, as nothing below salt_differs does. */
 static int
-salt_differs(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+md5_salt(Reader *r, struct Md5Memo *memo, const unsigned char *j, Py_ssize_t len, unsigned char *pre)
 {
-    unsigned char stack[256], *buf = stack, pre[64];
+    if (memo == NULL || len > MEMO_J || r->pwidth > MEMO_PRE)
+        return salt_of(r, j, len, pre);
+    uint64_t f = (uint64_t)len;  /* where J's slot is: eight bytes a multiply */
+    Py_ssize_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, j + i, 8);
+        f = (f ^ w) * 0x9E3779B97F4A7C15ull;
+    }
+    if (i < len) {  /* the last bytes: the word that ends J (overlapping), or byte by byte */
+        uint64_t w = 0;
+        if (len >= 8)
+            memcpy(&w, j + len - 8, 8);
+        else
+            for (; i < len; i++)
+                w = w << 8 | j[i];
+        f = (f ^ w) * 0x9E3779B97F4A7C15ull;
+    }
+    struct Md5Slot *slot = &memo->slot[(f ^ (f >> 29)) * 0xBF58476D1CE4E5B9ull >> (64 - MEMO_BITS)];
+    if (slot->len == len + 1 && !differs(slot->j, j, len)) {
+        memcpy(pre, slot->pre, MEMO_PRE);
+        return 0;
+    }
+    if (salt_of(r, j, len, pre))
+        return 1;
+    slot->len = (unsigned char)(len + 1);
+    memcpy(slot->j, j, len);
+    memcpy(slot->pre, pre, MEMO_PRE);
+    return 0;
+}
+
+/* The prefix of a J made of several fields joined by the separator (copied together first). */
+static int
+joined_salt(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t (*span)[2], unsigned char *pre)
+{
+    unsigned char stack[256], *buf = stack;
+    Py_ssize_t len = 0, at = 0;
+    for (Py_ssize_t i = 0; i < r->nh; i++)
+        len += (i ? r->lsep : 0) + span[r->hidx[i]][1] - span[r->hidx[i]][0];
+    if (len > (Py_ssize_t)sizeof(stack) && (buf = PyMem_RawMalloc(len)) == NULL)
+        return 1;  /* no memory: the Python decoder decides (and fails as it will) */
+    for (Py_ssize_t i = 0; i < r->nh; i++) {
+        if (i) {
+            memcpy(buf + at, r->sep, r->lsep);
+            at += r->lsep;
+        }
+        Py_ssize_t a = span[r->hidx[i]][0], b = span[r->hidx[i]][1];
+        memcpy(buf + at, s + a, b - a);
+        at += b - a;
+    }
+    int out = r->check == C_MD5 ? md5_salt(r, memo, buf, len, pre) : salt_of(r, buf, len, pre);
+    if (buf != stack)
+        PyMem_RawFree(buf);
+    return out;
+}
+
+/* 0 when the key's prefix is the one its J gives (J: the hashed fields' bytes joined by the
+ * separator, or K), 1 when not or when the Python decoder must decide. MD5 goes through a memo
+ * of recent J (users and devices repeat; MD5 costs more than reading the rest of the key); the
+ * other hashes cost less than a memo's look-up and are computed for every key. */
+static inline int
+salt_differs(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    unsigned char pre[64];
     const unsigned char *j;
-    Py_ssize_t len = 0;
-    int out;
+    Py_ssize_t len;
     if (r->from_k) {
         j = s + r->head;
         len = n - r->head;
     }
-    else {
-        for (Py_ssize_t i = 0; i < r->nh; i++)
-            len += (i ? r->lsep : 0) + span[r->hidx[i]][1] - span[r->hidx[i]][0];
-        if (len > (Py_ssize_t)sizeof(stack) && (buf = PyMem_Malloc(len)) == NULL)
-            return 1;  /* no memory: the Python decoder decides (and fails as it will) */
-        Py_ssize_t at = 0;
-        for (Py_ssize_t i = 0; i < r->nh; i++) {
-            if (i) {
-                memcpy(buf + at, r->sep, r->lsep);
-                at += r->lsep;
-            }
-            Py_ssize_t a = span[r->hidx[i]][0], b = span[r->hidx[i]][1];
-            memcpy(buf + at, s + a, b - a);
-            at += b - a;
-        }
-        j = buf;
+    else if (r->nh == 1) {  /* J is one field's bytes: read in place */
+        j = s + span[r->hidx[0]][0];
+        len = span[r->hidx[0]][1] - span[r->hidx[0]][0];
     }
-    struct Md5Memo *memo = NULL;
-    size_t slot = 0;
-    if (r->check == C_MD5 && len < MEMO_J) {
-        if (r->memo == NULL)
-            r->memo = PyMem_Calloc(1, sizeof(struct Md5Memo));
-        memo = r->memo;
-        uint32_t f = 2166136261u;  /* FNV-1a: where J's slot is */
-        for (Py_ssize_t i = 0; i < len; i++)
-            f = (f ^ j[i]) * 16777619u;
-        slot = (f ^ (f >> 13)) & (MEMO_SLOTS - 1);
-    }
-    if (len == r->last_len && !differs(j, r->last_j, len))
-        out = differs(s, r->last_pre, r->pwidth);
-    else if (memo != NULL && memo->len[slot] == len + 1 && !differs(memo->j[slot], j, len))
-        out = differs(s, memo->pre[slot], r->pwidth);
-    else if (salt_of(r, j, len, pre))
-        out = 1;
-    else {
-        out = differs(s, pre, r->pwidth);
-        if (memo != NULL) {
-            memo->len[slot] = (unsigned char)(len + 1);
-            memcpy(memo->j[slot], j, len);
-            memcpy(memo->pre[slot], pre, r->pwidth);
-        }
-        if (len <= (Py_ssize_t)sizeof(r->last_j)) {
-            memcpy(r->last_j, j, len);
-            memcpy(r->last_pre, pre, r->pwidth);
-            r->last_len = len;
-        }
-    }
-    if (buf != stack)
-        PyMem_Free(buf);
-    return out;
+    else
+        return joined_salt(r, memo, s, span, pre) || differs(s, pre, r->pwidth);
+    if (r->check == C_MD5)
+        return md5_salt(r, memo, j, len, pre) || differs(s, pre, r->pwidth);
+    return salt_of(r, j, len, pre) || differs(s, pre, r->pwidth);
+}
+
+/* Memo t of an md5 reader (made on first use), or NULL: no md5 check, no memory, or the memos
+ * are in use by a columns() call that released the GIL (then the salt is computed). GIL held. */
+static struct Md5Memo *
+reader_memo(Reader *r, int t)
+{
+    if (r->check != C_MD5 || r->busy)
+        return NULL;
+    if (r->memo[t] == NULL)
+        r->memo[t] = PyMem_RawCalloc(1, sizeof(struct Md5Memo));
+    return r->memo[t];
 }
 
 /* A Python int for v, or NULL with no error set when it has no int64/uint64 form. */
@@ -534,23 +615,72 @@ int_of(i128 v)
     return NULL;
 }
 
+/* The value of eight ASCII digits (p[0] the most significant), or UINT64_MAX when a byte is not
+ * '0'..'9': all eight checked and combined in a few word operations (SWAR) instead of a
+ * dependent multiply per digit; the 19-digit reverse timestamps are most of a key. */
+static inline uint64_t
+eight_digits(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);  /* little-endian: p[0] in the low byte */
+    if (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4))
+        != 0x3333333333333333ull)
+        return UINT64_MAX;
+    v -= 0x3030303030303030ull;
+    v = v * 10 + (v >> 8);  /* pairs: each 16-bit lane's low byte holds two digits' value */
+    return (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32)))
+            + (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+}
+
+/* The decimal value of p[0:len] (len <= 19, so it fits uint64) into *out: 0, or 1 when a byte is
+ * not a digit. */
+static inline int
+digits_of(const unsigned char *p, Py_ssize_t len, uint64_t *out)
+{
+    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    uint64_t u = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t e = eight_digits(p + i);
+        if (e == UINT64_MAX)
+            return 1;
+        u = u * 100000000u + e;
+    }
+    if (i && i < len) {
+        /* the last r digits: the eight bytes that end the field, the digits already read
+         * replaced by leading '0's (the low bytes, little-endian) */
+        Py_ssize_t r = len - i;
+        uint64_t v, e;
+        memcpy(&v, p + len - 8, 8);
+        v = (v >> (8 * (8 - r))) << (8 * (8 - r)) | (0x3030303030303030ull >> (8 * r));
+        unsigned char b[8];
+        memcpy(b, &v, 8);
+        if ((e = eight_digits(b)) == UINT64_MAX)
+            return 1;
+        *out = u * pow10[r] + e;
+        return 0;
+    }
+    for (; i < len; i++) {
+        unsigned d = (unsigned)p[i] - '0';
+        if (d > 9)
+            return 1;
+        u = u * 10 + d;
+    }
+    *out = u;
+    return 0;
+}
+
 /* The integer of a number field's bytes p[0:len] (K_DIGITS, K_INT32, K_INT64), desc and domain
  * applied: 0, or 1 when the Python decoder must decide. */
-static int
+static inline int
 int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
 {
     int64_t v = 0;
     i128 x;
     if (f->kind == K_DIGITS) {
-        if (len < 1 || len > 19)
+        uint64_t u;
+        if (len < 1 || len > 19 || digits_of(p, len, &u))
             return 1;
-        uint64_t u = 0;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            unsigned d = (unsigned)p[i] - '0';
-            if (d > 9)
-                return 1;
-            u = u * 10 + d;
-        }
         x = f->desc ? (i128)f->maxv - (i128)u : (i128)u;
     }
     else {
@@ -574,7 +704,7 @@ int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
 
 /* A text/bytes field's value within p[0:*len] once its padding is stripped: the offset of its
  * first byte, *len set to its length. Descending fields are stripped as their inverted bytes. */
-static Py_ssize_t
+static inline Py_ssize_t
 strip_pad(const Field *f, const unsigned char *p, Py_ssize_t *len)
 {
     Py_ssize_t a = 0, n = *len;
@@ -637,8 +767,8 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
 
 /* Where each field of the key s[0:n] lies (span[i] = [start, end)), the separators and the
  * salt checked: 0, or 1 when the key does not read as this layout (the Python decoder decides). */
-static int
-cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+static inline int
+cut(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
     Py_ssize_t nf = r->nf, ls = r->lsep;
     if (n < r->head || (r->sepcheck && differs(s + r->pwidth, r->sep, ls)))
@@ -676,7 +806,7 @@ cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
             pos += ls;
         }
     }
-    return pos != n || (r->check && salt_differs(r, s, n, span));
+    return pos != n || (r->check && salt_differs(r, memo, s, n, span));
 }
 
 static PyObject *
@@ -697,7 +827,7 @@ Reader_read(Reader *r, PyObject *key)
             goto done;
         }
     }
-    if (cut(r, s, n, span))
+    if (cut(r, reader_memo(r, 0), s, n, span))
         goto none;
     for (Py_ssize_t i = 0; i < nf; i++)
         v[i] = NULL;
@@ -736,187 +866,404 @@ typedef struct {
     PyObject *obj;
 } Shared;
 
-/* columns(keys, arrow=False, field_width=True): the fields of a list of bytes keys as columns, or
- * None when some key is left to Python (the batch decoder's own routes then decide). A number
- * column is a bytearray of native int64 / float64; a text column, for ASCII text without NUL,
- * (width, bytearray of native UCS4 values, width code points a row, NUL-filled: the field's width,
- * or the longest value's without field_width), or with arrow (int32 offsets, UTF-8 bytes) as
- * bytearrays; a bytes column a list of bytes, or with arrow (int32 offsets, bytes) as a text's. */
+/* One columns() call: what its threads share. Every buffer is made (GIL held) before any thread
+ * starts, sized by upper bounds, so the threads only write into their own rows. */
+typedef struct {
+    Reader *r;
+    PyObject **keyv;      /* the keys: borrowed with one thread, referenced with more */
+    Py_ssize_t n;
+    int arrow;
+    char **num;           /* per field: native int64 / float64 rows, or NULL */
+    char **text;          /* per field: UCS4 rows of room[i] code points, or Arrow data, or NULL */
+    int32_t **offs;       /* per field with Arrow: its offsets (each chunk's from 0 until joined) */
+    Py_ssize_t *room;     /* per text field: the longest value a row can hold (an upper bound) */
+    PyObject **list;      /* per bytes field without Arrow: its list, filled once the threads are done */
+    uint64_t **code;      /* per such field, a row's value when short (length << 56 | bytes), else NO_CODE */
+    int64_t **span;       /* per such field that can hold long values: a row's [start, end) in its key */
+} Batch;
+
+#define NO_CODE UINT64_MAX  /* a code's top byte is its length, at most 7 */
+
+/* One thread's rows [a, z) and what it found. */
+typedef struct {
+    Batch *b;
+    Py_ssize_t a, z;
+    struct Md5Memo *memo;
+    Py_ssize_t *widest;   /* per field */
+    Py_ssize_t *at;       /* per Arrow field: data bytes written from the chunk's region (a * room) */
+    int status;           /* 0 read; 1 a key left to Python; 2 no memory */
+    PyThread_type_lock done;
+} Chunk;
+
+/* Big-endian IEEE-754 double, as struct '>d' reads it (no Python call: threads run without the GIL). */
+static inline double
+double_of(const unsigned char *p)
+{
+    uint64_t u = 0;
+    double d;
+    for (int k = 0; k < 8; k++)
+        u = u << 8 | p[k];
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* Read the chunk's rows into the batch's columns. Touches no Python object but the keys' bytes:
+ * it runs without the GIL. */
+static void
+read_rows(Chunk *c)
+{
+    Batch *b = c->b;
+    Reader *r = b->r;
+    Py_ssize_t nf = r->nf, stack[16][2], (*span)[2] = stack;
+    if (nf > 16 && (span = PyMem_RawMalloc(nf * sizeof(*span))) == NULL) {
+        c->status = 2;
+        return;
+    }
+    for (Py_ssize_t row = c->a; row < c->z; row++) {
+        PyObject *key = b->keyv[row];
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
+        if (cut(r, c->memo, s, PyBytes_GET_SIZE(key), span)) {
+            c->status = 1;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < nf; i++) {
+            const Field *f = &r->f[i];
+            const unsigned char *p = s + span[i][0];
+            Py_ssize_t len = span[i][1] - span[i][0];
+            if (b->text[i] != NULL) {
+                p += strip_pad(f, p, &len);
+                unsigned char x = f->desc ? 0xFF : 0;
+                unsigned bad = 0;
+                Py_ssize_t room = b->room[i];
+                if (len > room) {  /* cannot be (room bounds every value); the Python routes decide */
+                    c->status = 1;
+                    goto out;
+                }
+                if (len > c->widest[i])
+                    c->widest[i] = len;
+                if (b->arrow) {
+                    if (c->at[i] + len > INT32_MAX) {
+                        c->status = 1;  /* a large_string column: the vector route's */
+                        goto out;
+                    }
+                    unsigned char *d = (unsigned char *)b->text[i] + c->a * room + c->at[i];
+                    for (Py_ssize_t j = 0; j < len; j++) {
+                        unsigned char v = p[j] ^ x;
+                        bad |= (unsigned char)(v - 1) >= 0x7F;
+                        d[j] = v;
+                    }
+                    b->offs[i][row] = (int32_t)c->at[i];
+                    c->at[i] += len;
+                }
+                else {
+                    Py_UCS4 *u = (Py_UCS4 *)b->text[i] + row * room;
+                    Py_ssize_t j = 0;
+                    for (; j < len; j++) {
+                        unsigned char v = p[j] ^ x;
+                        bad |= (unsigned char)(v - 1) >= 0x7F;
+                        u[j] = v;
+                    }
+                    for (; j < room; j++)
+                        u[j] = 0;
+                }
+                if (bad && f->kind == K_STR) {
+                    c->status = 1;  /* NUL (numpy str drops it) or non-ASCII: Python decides */
+                    goto out;
+                }
+            }
+            else if (b->list[i] != NULL) {
+                /* bytes objects need the GIL: the value's code (short ones) or its place, for later */
+                Py_ssize_t a = strip_pad(f, p, &len);
+                uint64_t code = NO_CODE;
+                if (len <= 7 && !f->desc) {
+                    code = (uint64_t)len << 56;
+                    for (Py_ssize_t q = 0; q < len; q++)
+                        code |= (uint64_t)p[a + q] << (8 * q);
+                }
+                else {
+                    b->span[i][2 * row] = span[i][0];
+                    b->span[i][2 * row + 1] = span[i][1];
+                }
+                b->code[i][row] = code;
+            }
+            else if (f->kind == K_FLOAT64) {
+                double d = double_of(p);
+                memcpy(b->num[i] + 8 * row, &d, 8);
+            }
+            else {
+                i128 v;
+                if (int_value(f, p, len, &v) || v < INT64_MIN || v > INT64_MAX) {
+                    c->status = 1;  /* past int64: Python ints, key by key */
+                    goto out;
+                }
+                int64_t w = (int64_t)v;
+                memcpy(b->num[i] + 8 * row, &w, 8);
+            }
+        }
+    }
+out:
+    if (span != stack)
+        PyMem_RawFree(span);
+}
+
+/* Fill bytes field i's list from the codes and places the threads left (GIL held, the keys
+ * alive): short values repeat (OpenTSDB's UIDs), so one bytes object per recent distinct value.
+ * 0, or -1 with an error set. */
+static int
+bytes_list(Batch *b, Py_ssize_t i)
+{
+    Shared shared[1024];
+    const Field *f = &b->r->f[i];
+    int out = 0;
+    memset(shared, 0, sizeof(shared));
+    for (Py_ssize_t row = 0; row < b->n; row++) {
+        uint64_t code = b->code[i][row];
+        PyObject *v;
+        if (code == NO_CODE) {
+            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(b->keyv[row]);
+            v = value_of(f, s, b->span[i][2 * row], b->span[i][2 * row + 1]);
+            if (v == NULL && !PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Reader: a bytes value read once could not be made");
+        }
+        else {
+            size_t at = (size_t)((code * 0x9E3779B97F4A7C15ull) >> 54);  /* 1024 slots */
+            if (shared[at].obj != NULL && shared[at].code == code)
+                v = Py_NewRef(shared[at].obj);
+            else {
+                unsigned char bytes[8];
+                Py_ssize_t len = (Py_ssize_t)(code >> 56);
+                for (Py_ssize_t q = 0; q < len; q++)
+                    bytes[q] = (unsigned char)(code >> (8 * q));
+                v = PyBytes_FromStringAndSize((const char *)bytes, len);
+                if (v != NULL) {
+                    Py_XSETREF(shared[at].obj, Py_NewRef(v));
+                    shared[at].code = code;
+                }
+            }
+        }
+        if (v == NULL) {
+            out = -1;
+            break;
+        }
+        PyList_SET_ITEM(b->list[i], row, v);
+    }
+    for (int q = 0; q < 1024; q++)
+        Py_XDECREF(shared[q].obj);
+    return out;
+}
+
+static void
+chunk_thread(void *arg)
+{
+    Chunk *c = arg;
+    read_rows(c);
+    PyThread_release_lock(c->done);
+}
+
+/* columns(keys, arrow=False, field_width=True, threads=1, chunk_rows=16384): the fields of a list of bytes keys as
+ * columns, or None when some key is left to Python (the batch decoder's own routes then decide).
+ * A number column is a bytearray of native int64 / float64; a text column, for ASCII text without
+ * NUL, (width, bytearray of native UCS4 values, width code points a row, NUL-filled: the field's
+ * width, or the longest value's without field_width), or with arrow (int32 offsets, UTF-8 bytes)
+ * as bytearrays; a bytes column a list of bytes, or with arrow (int32 offsets, bytes) as a text's.
+ * With threads > 1, a layout with a salt check or text is read in chunks of at least chunk_rows
+ * rows on up to that many threads (the GIL released): the same columns, bit for bit. */
 static PyObject *
 Reader_columns(Reader *r, PyObject *args)
 {
     PyObject *list;
-    int arrow = 0, field_width = 1;
-    if (!PyArg_ParseTuple(args, "O|pp:columns", &list, &arrow, &field_width))
+    int arrow = 0, field_width = 1, threads = 1;
+    Py_ssize_t chunk_rows = ROWS_PER_THREAD;
+    if (!PyArg_ParseTuple(args, "O|ppin:columns", &list, &arrow, &field_width, &threads, &chunk_rows))
         return NULL;
+    if (chunk_rows < 1)
+        chunk_rows = 1;
     if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) == 0)
         Py_RETURN_NONE;
-    /* The list is read in place: every object the collector tracks (the tuples and lists
-     * returned) is made first, so no collection, and no finalizer that could change the list,
-     * can run while its items are read; its size is checked after those are made. */
-    Py_ssize_t n = PyList_GET_SIZE(list), nf = r->nf;
-    Py_ssize_t stack[16][2], (*span)[2] = stack;
+    Py_ssize_t n = PyList_GET_SIZE(list), nf = r->nf, maxlen = 0, fixed = r->head + (nf - 1) * r->lsep;
     PyObject *cols = PyTuple_New(nf), *out = NULL;
-    Py_ssize_t **text = PyMem_Calloc(nf, sizeof(Py_ssize_t *));  /* per text field: (start, length) a row */
-    Py_ssize_t *widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
-    Shared **shared = PyMem_Calloc(nf, sizeof(Shared *));  /* per bytes field, made on first use */
-    if (nf > 16)
-        span = PyMem_Malloc(nf * sizeof(*span));
-    if (cols == NULL || text == NULL || widest == NULL || shared == NULL || span == NULL) {
+    Batch b = {.r = r, .n = n, .arrow = arrow};
+    Chunk chunk[MAX_THREADS];
+    int nt = 1, started = 0, costly = r->check != C_NONE;
+    Py_ssize_t held = 0;  /* keys referenced */
+    memset(chunk, 0, sizeof(chunk));
+    b.keyv = PyMem_Malloc(n * sizeof(PyObject *));
+    b.num = PyMem_Calloc(nf, sizeof(char *));
+    b.text = PyMem_Calloc(nf, sizeof(char *));
+    b.offs = PyMem_Calloc(nf, sizeof(int32_t *));
+    b.room = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+    b.list = PyMem_Calloc(nf, sizeof(PyObject *));
+    b.code = PyMem_Calloc(nf, sizeof(uint64_t *));
+    b.span = PyMem_Calloc(nf, sizeof(int64_t *));
+    if (cols == NULL || !b.keyv || !b.num || !b.text || !b.offs || !b.room || !b.list || !b.code || !b.span) {
         PyErr_NoMemory();
         goto done;
     }
+    /* Every object the collector tracks (the tuples and lists returned) is made before the list
+     * is read, so no collection, and no finalizer that could change the list, runs while its
+     * items are taken; its size is checked after. */
     for (Py_ssize_t i = 0; i < nf; i++) {
         const Field *f = &r->f[i];
-        PyObject *c;
-        int cut_out = f->kind == K_STR || (f->kind == K_BYTES && arrow);  /* kept as offsets until the end */
-        if (f->kind == K_BYTES && !arrow)
-            c = PyList_New(n);
-        else if (cut_out) {
-            c = PyTuple_New(2);  /* (width, UCS4) or (offsets, data): filled at the end */
-            text[i] = PyMem_Malloc(2 * n * sizeof(Py_ssize_t));
-            if (c != NULL && text[i] == NULL) {
+        PyObject *c = NULL;
+        if (f->kind == K_BYTES && !arrow) {
+            c = b.list[i] = PyList_New(n);
+            b.code[i] = PyMem_Malloc(n * sizeof(uint64_t));
+            if (f->desc || f->width < 0 || f->width > 7)  /* values that can need their place */
+                b.span[i] = PyMem_Malloc(2 * n * sizeof(int64_t));
+            if (c != NULL && (b.code[i] == NULL || ((f->desc || f->width < 0 || f->width > 7) && b.span[i] == NULL))) {
                 Py_DECREF(c);
                 PyErr_NoMemory();
                 goto done;
             }
         }
-        else
-            c = PyByteArray_FromStringAndSize(NULL, n * 8);
+        else if (f->kind == K_STR || f->kind == K_BYTES)
+            c = PyTuple_New(2);  /* (width, UCS4) or (offsets, data): filled at the end */
+        else if ((c = PyByteArray_FromStringAndSize(NULL, n * 8)) != NULL)
+            b.num[i] = PyByteArray_AS_STRING(c);
         if (c == NULL)
             goto done;
         PyTuple_SET_ITEM(cols, i, c);
+        if (f->width > 0)
+            fixed += f->width;
     }
     if (PyList_GET_SIZE(list) != n)
         goto none;  /* changed by a collection while the columns were made: the Python routes decide */
+    for (Py_ssize_t i = 0; i < nf; i++)
+        costly |= r->f[i].kind == K_STR || r->f[i].kind == K_BYTES;
+    /* threads pay for salt checks and text; numbers alone are read faster than the keys are held */
+    if (costly && threads > 1) {
+        nt = threads < MAX_THREADS ? threads : MAX_THREADS;
+        if (n / nt < chunk_rows)
+            nt = n / chunk_rows > 1 ? (int)(n / chunk_rows) : 1;
+    }
+    /* With threads the GIL is released, so the keys are held: another Python thread could change
+     * the list meanwhile. */
     for (Py_ssize_t row = 0; row < n; row++) {
         PyObject *key = PyList_GET_ITEM(list, row);
         if (!PyBytes_CheckExact(key))
             goto none;
-        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
-        if (cut(r, s, PyBytes_GET_SIZE(key), span))
-            goto none;
-        for (Py_ssize_t i = 0; i < nf; i++) {
-            const Field *f = &r->f[i];
-            const unsigned char *p = s + span[i][0];
-            Py_ssize_t len = span[i][1] - span[i][0];
-            PyObject *c = PyTuple_GET_ITEM(cols, i);
-            if (f->kind == K_STR || (f->kind == K_BYTES && arrow)) {
-                Py_ssize_t a = strip_pad(f, p, &len);
-                unsigned char x = f->desc ? 0xFF : 0;
-                for (Py_ssize_t j = a; j < a + len && f->kind == K_STR; j++) {
-                    unsigned char b = p[j] ^ x;
-                    if (b == 0 || b >= 0x80)
-                        goto none;  /* NUL (numpy str drops it) or non-ASCII: Python decides */
-                }
-                text[i][2 * row] = span[i][0] + a;
-                text[i][2 * row + 1] = len;
-                if (len > widest[i])
-                    widest[i] = len;
-            }
-            else if (f->kind == K_BYTES) {
-                PyObject *v = NULL;
-                Py_ssize_t a = strip_pad(f, p, &len);
-                uint64_t code = 0;
-                size_t at = 0;
-                if (len <= 7 && !f->desc) {
-                    /* short ids (OpenTSDB's UIDs) repeat: one bytes object per distinct value */
-                    code = (uint64_t)len << 56;
-                    for (Py_ssize_t q = 0; q < len; q++)
-                        code |= (uint64_t)p[a + q] << (8 * q);
-                    at = (size_t)((code * 0x9E3779B97F4A7C15ull) >> 54);  /* 1024 slots */
-                    if (shared[i] == NULL && (shared[i] = PyMem_Calloc(1024, sizeof(Shared))) == NULL) {
-                        PyErr_NoMemory();
-                        goto done;
-                    }
-                    if (shared[i][at].obj != NULL && shared[i][at].code == code) {
-                        v = shared[i][at].obj;
-                        Py_INCREF(v);
-                    }
-                }
-                if (v == NULL) {
-                    v = value_of(f, s, span[i][0], span[i][1]);
-                    if (v == NULL)
-                        goto fail;
-                    if (shared[i] != NULL && len <= 7 && !f->desc) {
-                        Py_XSETREF(shared[i][at].obj, Py_NewRef(v));
-                        shared[i][at].code = code;
-                    }
-                }
-                PyList_SET_ITEM(c, row, v);
-            }
-            else if (f->kind == K_FLOAT64) {
-                double d = PyFloat_Unpack8((const char *)p, 0);
-                if (d == -1.0 && PyErr_Occurred())
-                    goto done;
-                memcpy(PyByteArray_AS_STRING(c) + 8 * row, &d, 8);
-            }
-            else {
-                i128 v;
-                if (int_value(f, p, len, &v) || v < INT64_MIN || v > INT64_MAX)
-                    goto none;  /* past int64: Python ints, key by key */
-                int64_t w = (int64_t)v;
-                memcpy(PyByteArray_AS_STRING(c) + 8 * row, &w, 8);
-            }
+        b.keyv[row] = key;
+        if (nt > 1) {
+            Py_INCREF(key);
+            held = row + 1;
         }
+        if (PyBytes_GET_SIZE(key) > maxlen)
+            maxlen = PyBytes_GET_SIZE(key);
+    }
+    /* Text buffers, sized by what a row can hold: a fixed-width field its width, a variable one
+     * what the longest key leaves after the prefix, the separators and the fixed-width fields. */
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        const Field *f = &r->f[i];
+        if (b.num[i] != NULL || b.list[i] != NULL)
+            continue;
+        PyObject *c = PyTuple_GET_ITEM(cols, i), *buf, *offs = NULL;
+        Py_ssize_t room = f->width >= 0 ? f->width : (maxlen > fixed ? maxlen - fixed : 0);
+        if (room > PY_SSIZE_T_MAX / 4 / n) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        b.room[i] = room;
+        buf = PyByteArray_FromStringAndSize(NULL, arrow ? n * room : n * room * 4);
+        if (buf == NULL)
+            goto done;
+        PyTuple_SET_ITEM(c, 1, buf);  /* bytearrays: not tracked */
+        b.text[i] = PyByteArray_AS_STRING(buf);
+        if (arrow) {
+            if ((offs = PyByteArray_FromStringAndSize(NULL, (n + 1) * 4)) == NULL)
+                goto done;
+            PyTuple_SET_ITEM(c, 0, offs);
+            b.offs[i] = (int32_t *)PyByteArray_AS_STRING(offs);
+        }
+    }
+    for (int t = 0; t < nt; t++) {
+        Chunk *c = &chunk[t];
+        c->b = &b;
+        c->a = n * t / nt;
+        c->z = n * (t + 1) / nt;
+        c->memo = reader_memo(r, t);
+        c->widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        c->at = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        if (c->widest == NULL || c->at == NULL || (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (nt == 1)
+        read_rows(&chunk[0]);  /* GIL held: the keys are the list's */
+    else {
+        /* The GIL is released: other Python threads that read with this reader meanwhile leave
+         * the memos alone (busy). */
+        r->busy++;
+        Py_BEGIN_ALLOW_THREADS
+        for (int t = 1; t < nt; t++) {
+            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);
+            if (PyThread_start_new_thread(chunk_thread, &chunk[t]) == PYTHREAD_INVALID_THREAD_ID) {
+                read_rows(&chunk[t]);  /* no thread to be had: this one reads those rows too */
+                PyThread_release_lock(chunk[t].done);
+            }
+            started = t;
+        }
+        read_rows(&chunk[0]);
+        for (int t = 1; t <= started; t++) {
+            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);  /* until its thread is done */
+            PyThread_release_lock(chunk[t].done);
+        }
+        Py_END_ALLOW_THREADS
+        r->busy--;
+    }
+    for (int t = 0; t < nt; t++) {
+        if (chunk[t].status == 2) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (chunk[t].status == 1)
+            goto none;
+    }
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        if (b.list[i] != NULL && bytes_list(&b, i) < 0)
+            goto done;
     }
     for (Py_ssize_t i = 0; i < nf; i++) {
         const Field *f = &r->f[i];
-        if (text[i] == NULL)
+        if (b.text[i] == NULL)
             continue;  /* not a text (or, for Arrow, bytes) column */
-        unsigned char x = f->desc ? 0xFF : 0;
+        PyObject *c = PyTuple_GET_ITEM(cols, i), *buf = PyTuple_GET_ITEM(c, 1);
+        Py_ssize_t room = b.room[i], widest = 0;
         if (arrow) {
-            /* Arrow's string layout: int32 offsets (n + 1) and the UTF-8 bytes one after another */
+            /* each chunk's data moves down to follow the chunks before it, its offsets with it */
             Py_ssize_t total = 0;
-            for (Py_ssize_t row = 0; row < n; row++)
-                total += text[i][2 * row + 1];
-            if (total > INT32_MAX)
-                goto none;  /* a large_string column: the vector route's */
-            PyObject *offs = PyByteArray_FromStringAndSize(NULL, (n + 1) * 4);
-            PyObject *data = offs ? PyByteArray_FromStringAndSize(NULL, total) : NULL;
-            if (data == NULL) {
-                Py_XDECREF(offs);
+            for (int t = 0; t < nt; t++) {
+                Chunk *k = &chunk[t];
+                if (total + k->at[i] > INT32_MAX)
+                    goto none;  /* a large_string column: the vector route's */
+                if (t > 0) {
+                    memmove(b.text[i] + total, b.text[i] + k->a * room, k->at[i]);
+                    for (Py_ssize_t row = k->a; row < k->z; row++)
+                        b.offs[i][row] += (int32_t)total;
+                }
+                total += k->at[i];
+            }
+            b.offs[i][n] = (int32_t)total;
+            if (PyByteArray_Resize(buf, total) < 0)
                 goto done;
-            }
-            int32_t *o = (int32_t *)PyByteArray_AS_STRING(offs), at = 0;
-            unsigned char *d = (unsigned char *)PyByteArray_AS_STRING(data);
-            for (Py_ssize_t row = 0; row < n; row++) {
-                const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(list, row));
-                const unsigned char *p = s + text[i][2 * row];
-                Py_ssize_t len = text[i][2 * row + 1];
-                o[row] = at;
-                for (Py_ssize_t j = 0; j < len; j++)
-                    d[at + j] = p[j] ^ x;
-                at += (int32_t)len;
-            }
-            o[n] = at;
-            PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 0, offs);  /* bytearrays: not tracked */
-            PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 1, data);
             continue;
         }
+        for (int t = 0; t < nt; t++)
+            widest = chunk[t].widest[i] > widest ? chunk[t].widest[i] : widest;
         /* with field_width a fixed-width field keeps its width as numpy's, as the vector route's
          * columns do; without, the longest value's, as numpy makes it from the values */
-        Py_ssize_t w = field_width && f->width >= 0 ? f->width : widest[i];
-        PyObject *buf = PyByteArray_FromStringAndSize(NULL, n * w * 4);
-        if (buf == NULL)
-            goto done;
-        Py_UCS4 *u = (Py_UCS4 *)PyByteArray_AS_STRING(buf);
-        for (Py_ssize_t row = 0; row < n; row++, u += w) {  /* each row written once, NUL-filled */
-            const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(list, row));
-            const unsigned char *p = s + text[i][2 * row];
-            Py_ssize_t len = text[i][2 * row + 1], j = 0;
-            for (; j < len; j++)
-                u[j] = p[j] ^ x;
-            for (; j < w; j++)
-                u[j] = 0;
+        Py_ssize_t w = field_width && f->width >= 0 ? f->width : widest;
+        if (w < room) {  /* narrower than the room made: the rows close up, front to back */
+            Py_UCS4 *u = (Py_UCS4 *)b.text[i];
+            for (Py_ssize_t row = 1; row < n; row++)
+                memmove(u + row * w, u + row * room, w * 4);
+            if (PyByteArray_Resize(buf, n * w * 4) < 0)
+                goto done;
         }
         PyObject *width = PyLong_FromSsize_t(w);  /* an int: not tracked either */
-        if (width == NULL) {
-            Py_DECREF(buf);
+        if (width == NULL)
             goto done;
-        }
-        PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 0, width);
-        PyTuple_SET_ITEM(PyTuple_GET_ITEM(cols, i), 1, buf);
+        PyTuple_SET_ITEM(c, 0, width);
     }
     out = cols;
     cols = NULL;
@@ -924,27 +1271,29 @@ Reader_columns(Reader *r, PyObject *args)
 none:
     out = Py_None;
     Py_INCREF(out);
-    goto done;
-fail:
-    if (!PyErr_Occurred())
-        goto none;
 done:
+    for (Py_ssize_t row = 0; row < held; row++)
+        Py_DECREF(b.keyv[row]);
     Py_XDECREF(cols);
-    if (text != NULL)
-        for (Py_ssize_t i = 0; i < nf; i++)
-            PyMem_Free(text[i]);
-    PyMem_Free(text);
-    PyMem_Free(widest);
-    if (shared != NULL)
+    for (int t = 0; t < MAX_THREADS; t++) {
+        PyMem_Free(chunk[t].widest);
+        PyMem_Free(chunk[t].at);
+        if (chunk[t].done != NULL)
+            PyThread_free_lock(chunk[t].done);
+    }
+    if (b.code != NULL && b.span != NULL)
         for (Py_ssize_t i = 0; i < nf; i++) {
-            if (shared[i] != NULL)
-                for (int q = 0; q < 1024; q++)
-                    Py_XDECREF(shared[i][q].obj);
-            PyMem_Free(shared[i]);
+            PyMem_Free(b.code[i]);
+            PyMem_Free(b.span[i]);
         }
-    PyMem_Free(shared);
-    if (span != stack)
-        PyMem_Free(span);
+    PyMem_Free(b.code);
+    PyMem_Free(b.span);
+    PyMem_Free(b.list);
+    PyMem_Free(b.room);
+    PyMem_Free(b.offs);
+    PyMem_Free(b.text);
+    PyMem_Free(b.num);
+    PyMem_Free(b.keyv);
     return out;
 }
 
@@ -952,7 +1301,7 @@ static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(key) -> dict of the key's fields, or None when the Python decoder must decide"},
     {"columns", (PyCFunction)Reader_columns, METH_VARARGS,
-     "columns(keys, arrow=False, field_width=True) -> a column per field (see _native.c), or None when some key is left to Python"},
+     "columns(keys, arrow=False, field_width=True, threads=1, chunk_rows=16384) -> a column per field (see _native.c), or None when some key is left to Python"},
     {NULL},
 };
 

@@ -10,7 +10,8 @@ hashed fields' bytes (:meth:`Prefix.prefix_many`), once per distinct salt materi
 devices and series repeat), as the per-record decoder's memos do.
 
 A list of keys goes first through the C reader of the layout (:mod:`keyshape.core.native`),
-where the kernels are built and the layout is one it reads: one pass over the keys into columns.
+where the kernels are built and the layout is one it reads: one pass over the keys into columns,
+in chunks on every core this process may use (large batches without bytes columns).
 
 Anything else (ordered-encoded fields, two variable-width fields, non-ASCII text, NUL bytes in
 text, a key that does not parse) decodes key by key with the compiled per-record decoder, which
@@ -59,7 +60,8 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
         reader = native_readers(schema)[bool(verify)]
         # text columns take the dtype the Python routes would give them: the field's width where
         # the vector route reads the layout, else the longest value's (numpy from the values)
-        got = reader.columns(keys, as_arrow, _vector_layout(schema)) if reader is not None else None
+        got = reader.columns(keys, as_arrow, _vector_layout(schema), batchhash.default_threads()) \
+            if reader is not None else None
         if got is not None:
             return _native_table(schema, got, len(keys)) if as_arrow else _native_columns(schema, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
