@@ -7,9 +7,11 @@ import math
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keyshape.core import native
 from keyshape.phoenix import PhoenixColumn, PhoenixKey, PhoenixKeyError, PhoenixTimestamp
 
 VALUES: dict[str, st.SearchStrategy[Any]] = {
@@ -187,7 +189,8 @@ def test_the_compiled_decoder_is_compiled():
     """A plain salted table gets a generated decoder (not the general walk behind another name)."""
     key = PhoenixKey([PhoenixColumn.of("U", "VARCHAR"), PhoenixColumn.of("T", "BIGINT", desc=True),
                       PhoenixColumn.of("K", "INTEGER")], 16)
-    assert key._decode.__name__ == "decode" and key._decode is not key._decode_general
+    compiled = key._decode.fallback if native.AVAILABLE else key._decode  # C reader first, where built
+    assert compiled.__name__ == "decode" and compiled is not key._decode_general
     k = key.encode({"U": "user1", "T": 1767225600000, "K": -5})
     assert key.decode(k) == {"U": "user1", "T": 1767225600000, "K": -5}
     forged = bytes([(k[0] + 1) % 16]) + k[1:]
@@ -197,3 +200,56 @@ def test_the_compiled_decoder_is_compiled():
         raise AssertionError("a wrong salt byte must be refused")
     except PhoenixKeyError as exc:
         assert "salt byte" in str(exc)
+
+
+_C_TYPES = ["VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT",
+            "UNSIGNED_INT", "UNSIGNED_LONG"]
+_C_VALUES = {"VARCHAR": st.text(max_size=4), "CHAR": st.text(alphabet="ab cé", min_size=1, max_size=3),
+             "TINYINT": st.integers(-128, 127), "SMALLINT": st.integers(-(2**15), 2**15 - 1),
+             "INTEGER": st.integers(-(2**31), 2**31 - 1), "BIGINT": st.integers(-(2**63), 2**63 - 1),
+             "UNSIGNED_TINYINT": st.integers(0, 127), "UNSIGNED_SMALLINT": st.integers(0, 2**15 - 1),
+             "UNSIGNED_INT": st.integers(0, 2**31 - 1), "UNSIGNED_LONG": st.integers(0, 2**63 - 1)}
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_C_TYPES), st.booleans(), st.booleans()), min_size=1, max_size=4),
+       st.sampled_from([None, 1, 7, 256]), st.booleans(), st.data())
+def test_c_phoenix_reader_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None,
+                                             optimizable: bool, data: st.DataObject) -> None:
+    """Tables of VARCHAR, CHAR and integer columns are read by the C reader of their layout: for
+    keys the table writes (NULLs, DESC separators, old tables' 0x00 after DESC values), keys cut,
+    extended, with a byte changed, and bytes of any kind, verified or not, the values or the
+    one-line error of the general walk, and the reader itself never answers a key the walk would
+    refuse or read otherwise."""
+    columns = []
+    for i, (type_name, desc, nullable) in enumerate(layout):
+        length = 3 if type_name == "CHAR" else None
+        columns.append(PhoenixColumn.of(f"C{i}", type_name, desc, nullable and type_name == "VARCHAR" and len(layout) > 1, length))
+    key = PhoenixKey(columns, salt, row_key_order_optimizable=optimizable)
+    reader = key._decode
+    assert isinstance(reader, native.Decoder) and reader.verified is not None
+    record = {c.name: (None if c.nullable and data.draw(st.booleans()) else data.draw(_C_VALUES[c.type.name]))
+              for c in columns}
+    try:
+        good = key.encode(record)
+    except PhoenixKeyError:
+        good = data.draw(st.binary(max_size=12))
+    cut = data.draw(st.integers(0, len(good)))
+    flip = data.draw(st.integers(0, max(len(good) - 1, 0)))
+    keys = [good, good[:cut], good + data.draw(st.binary(min_size=1, max_size=3)), data.draw(st.binary(max_size=10)),
+            good[:flip] + bytes([data.draw(st.integers(0, 255))]) + good[flip + 1:] if good else b"\xff"]
+
+    def run(fn: Any, k: Any, verify: bool) -> tuple[str, Any]:
+        try:
+            return "ok", repr(fn(k, verify))
+        except PhoenixKeyError as exc:
+            return "error", str(exc)
+
+    for k in keys:
+        for verify in (True, False):
+            general = run(key._decode_general, k, verify)
+            assert run(key.decode, k, verify) == general, (k, verify)
+            got = (reader.verified if verify else reader.plain).read(k)
+            if got is not None:  # what the C reader answers is the walk's answer
+                assert general == ("ok", repr(got)), (k, verify)

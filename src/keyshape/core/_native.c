@@ -260,7 +260,8 @@ crc32_of(const unsigned char *p, Py_ssize_t n)
 
 /* ------------------------------------------------------------------------------------- reader */
 
-enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64 = 5 };
+/* K_PINT: a Phoenix integer (1, 2, 4 or 8 bytes, big-endian, a signed type's sign bit flipped) */
+enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64 = 5, K_PINT = 6 };
 enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6 };
 #define MAX_SEP 16
 #define MAX_THREADS 8
@@ -271,6 +272,8 @@ typedef struct {
     Py_ssize_t width;   /* -1: variable */
     Py_ssize_t plan;    /* variable only: -1 ends at the next separator, n >= 0 ends n bytes before the key's end */
     int has_pad, pad_left, desc, domain;
+    int term;           /* Phoenix layouts: the byte that ends a variable value (0 or 255), -1 none */
+    int psigned;        /* K_PINT: a signed type (its sign bit flipped) */
     unsigned char pad[256]; /* bytes that strip() takes off (a set, as bytes.lstrip's argument is) */
     int64_t maxv, lo, hi;
 } Field;
@@ -297,6 +300,7 @@ typedef struct {
     Field *f;
     Py_ssize_t head, pwidth, lsep;
     int sepcheck;
+    int phoenix;        /* a Phoenix row key: separators only after variable values (see cut_phoenix) */
     char sep[MAX_SEP];
     int check;          /* C_*: the salt re-derived from J and compared with the key's prefix */
     long buckets;
@@ -339,9 +343,9 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     PyObject *names, *fields, *check, *sep;
     Py_ssize_t head, pwidth;
-    int sepcheck;
-    if (!PyArg_ParseTuple(args, "O!nnSpO!O", &PyTuple_Type, &names, &head, &pwidth, &sep, &sepcheck,
-                          &PyTuple_Type, &fields, &check))
+    int sepcheck, phoenix = 0;
+    if (!PyArg_ParseTuple(args, "O!nnSpO!O|p", &PyTuple_Type, &names, &head, &pwidth, &sep, &sepcheck,
+                          &PyTuple_Type, &fields, &check, &phoenix))
         return NULL;
     Py_ssize_t nf = PyTuple_GET_SIZE(fields);
     if (nf != PyTuple_GET_SIZE(names) || nf == 0 || PyBytes_GET_SIZE(sep) > MAX_SEP) {
@@ -362,6 +366,7 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     r->head = head;
     r->pwidth = pwidth;
     r->sepcheck = sepcheck;
+    r->phoenix = phoenix;
     r->lsep = PyBytes_GET_SIZE(sep);
     memcpy(r->sep, PyBytes_AS_STRING(sep), r->lsep);
     r->f = PyMem_Calloc(nf, sizeof(Field));
@@ -371,16 +376,35 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyObject *t = PyTuple_GET_ITEM(fields, i);
         Field *f = &r->f[i];
         int64_t kind, width, plan, pad_left, desc, domain;
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10 || !PyBytes_Check(PyTuple_GET_ITEM(t, 3))) {
-            PyErr_SetString(PyExc_ValueError, "Reader: a field is (kind, width, plan, pad, pad_left, desc, max, lo, hi, domain)");
+        Py_ssize_t items = phoenix ? 12 : 10;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != items || !PyBytes_Check(PyTuple_GET_ITEM(t, 3))) {
+            PyErr_SetString(PyExc_ValueError, "Reader: a field is (kind, width, plan, pad, pad_left, desc, max, lo, hi, domain), "
+                                              "and for a Phoenix layout also (term, signed)");
             goto fail;
         }
         if (get_i64(t, 0, &kind) || get_i64(t, 1, &width) || get_i64(t, 2, &plan) || get_i64(t, 4, &pad_left)
             || get_i64(t, 5, &desc) || get_i64(t, 6, &f->maxv) || get_i64(t, 7, &f->lo) || get_i64(t, 8, &f->hi)
             || get_i64(t, 9, &domain))
             goto fail;
-        if (kind < K_STR || kind > K_FLOAT64 || width < -1 || (width == -1 && (plan < -1 || (plan == -1 && PyBytes_GET_SIZE(sep) == 0)))
-            || (kind >= K_INT32 && width != (kind == K_INT32 ? 4 : 8))) {
+        int64_t term = -1, psigned = 0;
+        if (phoenix && (get_i64(t, 10, &term) || get_i64(t, 11, &psigned)))
+            goto fail;
+        /* a Phoenix layout: VARCHAR/CHAR text and integers; a variable value ends at its term
+         * byte (0 or 255), or, the last one, plan (0 or 1) bytes of 0xFF before the key's end */
+        if (phoenix && (kind != K_STR && kind != K_PINT)) {
+            PyErr_SetString(PyExc_ValueError, "Reader: a Phoenix layout reads text and integers only");
+            goto fail;
+        }
+        if (phoenix && (kind == K_PINT ? width != 1 && width != 2 && width != 4 && width != 8
+                        : width == -1 ? (i < nf - 1 ? term != 0 && term != 255 : term != -1 || plan < 0 || plan > 1)
+                        : width < 1)) {
+            PyErr_SetString(PyExc_ValueError, "Reader: a Phoenix integer is 1, 2, 4 or 8 bytes; a variable value ends at "
+                                              "0 or 255, the last one at the key's end (plan 0 or 1)");
+            goto fail;
+        }
+        if (kind < K_STR || kind > (phoenix ? K_PINT : K_FLOAT64) || width < -1
+            || (!phoenix && width == -1 && (plan < -1 || (plan == -1 && PyBytes_GET_SIZE(sep) == 0)))
+            || (kind >= K_INT32 && kind <= K_FLOAT64 && width != (kind == K_INT32 ? 4 : 8))) {
             PyErr_SetString(PyExc_ValueError, "Reader: a field's kind is 0..5; a variable-width one ends at a separator "
                                               "(plan -1, a separator given) or n >= 0 bytes before the key's end");
             goto fail;
@@ -391,6 +415,8 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         f->pad_left = (int)pad_left;
         f->desc = (int)desc;
         f->domain = (int)domain;
+        f->term = (int)term;
+        f->psigned = (int)psigned;
         PyObject *pad = PyTuple_GET_ITEM(t, 3);
         f->has_pad = PyBytes_GET_SIZE(pad) > 0;
         for (Py_ssize_t j = 0; j < PyBytes_GET_SIZE(pad); j++)
@@ -677,7 +703,18 @@ int_value(const Field *f, const unsigned char *p, Py_ssize_t len, i128 *out)
 {
     int64_t v = 0;
     i128 x;
-    if (f->kind == K_DIGITS) {
+    if (f->kind == K_PINT) {
+        if (len != f->width)
+            return 1;
+        uint64_t u = 0;
+        for (Py_ssize_t i = 0; i < len; i++)
+            u = u << 8 | p[i];
+        if (f->desc)  /* every byte inverted */
+            u = (len == 8 ? UINT64_MAX : (1ull << (8 * len)) - 1) - u;
+        /* stored: value + 2**(bits-1) for a signed type (its sign bit flipped), value as is else */
+        x = f->psigned ? (i128)u - ((i128)1 << (8 * len - 1)) : (i128)u;
+    }
+    else if (f->kind == K_DIGITS) {
         uint64_t u;
         if (len < 1 || len > 19 || digits_of(p, len, &u))
             return 1;
@@ -765,11 +802,54 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
     return int_of(x);
 }
 
+/* cut() for a Phoenix row key (RowKeySchema's walk, as keyshape.phoenix.compiled unrolls it): the
+ * salt byte, then each column's value; a variable value ends at its term byte (skipped before the
+ * next column), the last one at the key's end (less a trailing 0xFF when DESC values end so). A
+ * NULL (an empty value, a value starting with 0x00), trailing NULLs, or bytes past the last column
+ * leave the key to Python. */
+static int
+cut_phoenix(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    Py_ssize_t o = r->head;
+    if (n < o)
+        return 1;
+    for (Py_ssize_t i = 0; i < r->nf; i++) {
+        const Field *f = &r->f[i];
+        Py_ssize_t e;
+        if (i > 0 && r->f[i - 1].width < 0)
+            o++;  /* the term byte found after the previous value */
+        if (f->width >= 0) {
+            e = o + f->width;
+            if (e > n)
+                return 1;
+        }
+        else if (f->term >= 0) {
+            if (o >= n || s[o] == 0)
+                return 1;
+            const unsigned char *q = memchr(s + o, f->term, n - o);
+            if (q == NULL || q == s + o)
+                return 1;
+            e = q - s;
+        }
+        else {
+            e = n - f->plan;
+            if (e <= o || (f->plan && s[n - 1] != 0xFF))
+                return 1;
+        }
+        span[i][0] = o;
+        span[i][1] = e;
+        o = f->width < 0 && f->term < 0 ? n : e;
+    }
+    return o != n || (r->check && salt_differs(r, memo, s, n, span));
+}
+
 /* Where each field of the key s[0:n] lies (span[i] = [start, end)), the separators and the
  * salt checked: 0, or 1 when the key does not read as this layout (the Python decoder decides). */
 static inline int
 cut(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
+    if (r->phoenix)
+        return cut_phoenix(r, memo, s, n, span);
     Py_ssize_t nf = r->nf, ls = r->lsep;
     if (n < r->head || (r->sepcheck && differs(s + r->pwidth, r->sep, ls)))
         return 1;

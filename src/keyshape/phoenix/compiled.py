@@ -10,7 +10,9 @@ also raises the errors, so both paths give the same bytes and the same errors (p
 The decoder: the walk of ``RowKeySchema.next`` unrolled for the table's columns, integers read by
 ``struct``, text by ``bytes.decode``, other types by their codec; any key off the common path (a
 NULL, a short key, a missing separator, a salt byte to refuse, bytes a codec refuses) goes to the
-general decoder, which decides and words the error.
+general decoder, which decides and words the error. With the C kernels, a table of VARCHAR, CHAR
+and integer columns is read by a C reader of its layout first (one call per key), which leaves
+every key that decoder would doubt to it.
 """
 
 from __future__ import annotations
@@ -207,7 +209,47 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
     exec(compile(code, f"<phoenix decoder {'/'.join(key.names)}>", "exec"), env)  # noqa: S102
     decoder: Callable[..., dict[str, Any]] = env["decode"]
     decoder.source = code  # type: ignore[attr-defined]  # for debugging: the generated source
-    return decoder
+    readers = {verify: _native_reader(key, verify) for verify in (False, True)}
+    if readers[False] is None or readers[True] is None:
+        return decoder
+    # One C call per key: the C reader of the layout, or this decoder for what it leaves.
+    return native.Decoder(readers[False], readers[True], decoder)  # type: ignore[no-any-return]
+
+
+# C_PHOENIX of _native.c: the salt byte re-derived as abs(Arrays.hashCode(rest of the key)) % buckets
+_PHOENIX_SALT = 3
+
+
+def _native_reader(key: PhoenixKey, verify: bool) -> Any:
+    """A C :class:`keyshape.core.native.Reader` of ``key``'s row keys in Phoenix's layout (salt byte
+    re-checked when ``verify``), for tables of VARCHAR, CHAR and integer columns; None for anything
+    else, or without the C kernels. It reads what the generated decoder reads, and leaves to it
+    (returns None for) every key that decoder would doubt."""
+    from keyshape.core import native
+
+    if not native.AVAILABLE:
+        return None
+    columns, n = key.columns, key.salt_buckets
+    last = len(columns) - 1
+    specs = []
+    for i, c in enumerate(columns):
+        t, desc = c.type, c.desc
+        ends_ff = key.row_key_order_optimizable and desc  # a DESC value ends at 0xFF, the last one with a 0xFF
+        if t.name == "VARCHAR":
+            term, plan = (-1, 1 if ends_ff else 0) if i == last else (255 if ends_ff else 0, -1)
+            specs.append((0, -1, plan, b"", False, desc, 0, 0, 0, False, term, False))
+        elif t.name == "CHAR" and t.width:
+            specs.append((0, t.width, 0, b" ", False, desc, 0, 0, 0, False, -1, False))
+        elif t.name in _INTS and t.fixed:
+            specs.append((6, _INTS[t.name][1] // 8, 0, b"", False, desc, 0, 0, 0, False, -1, t.name in _SIGNED_INTS))
+        else:
+            return None
+    check = (_PHOENIX_SALT, n, True, ()) if verify and n is not None else None
+    head = 0 if n is None else 1
+    try:
+        return native.Reader(tuple(c.name for c in columns), head, head, b"", False, tuple(specs), check, True)
+    except (ValueError, OverflowError):
+        return None
 
 
 class _Doubt(Exception):
