@@ -692,12 +692,12 @@ def test_decode_many_of_a_large_batch_on_two_threads_equals_decode_per_key():
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
-def test_c_batch_reader_holds_its_keys_and_memos_while_other_threads_run():
-    """While a batch is read without the GIL, another Python thread replaces the list's items
-    (each by an equal copy, and bytes of 0xFF made to take the freed blocks, were the reader not
-    holding the old objects)
-    and decodes keys of the same md5 schema one by one (whose memo the batch's threads own
-    meanwhile): every column and every value is still exact."""
+def test_c_batch_reader_keeps_the_gil_while_its_threads_read_the_list():
+    """The batch's threads read the caller's list in place, so the caller keeps the GIL until they
+    are done: another Python thread that replaces the list's items (each by an equal copy, bytes of
+    0xFF made to take the freed blocks) and decodes keys of the same md5 schema one by one (whose
+    memo the batch's first thread uses) runs only between calls, and every column and every value
+    stays exact."""
     import threading
 
     schema, keys = _orders_keys(60_000, "md5")

@@ -265,7 +265,7 @@ enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64
 enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6 };
 #define MAX_SEP 16
 #define MAX_THREADS 8
-#define ROWS_PER_THREAD 16384   /* a thread costs ~0.1 ms to start: a batch splits in chunks of at least this */
+#define ROWS_PER_THREAD 16384   /* a batch splits in chunks of at least this many rows */
 
 typedef struct {
     int kind;
@@ -311,7 +311,6 @@ typedef struct {
     /* md5 only (the one costly salt): recent J -> prefix, made on first use; memo[0] for read() and
      * a batch's first thread, memo[t] for its thread t */
     struct Md5Memo *memo[MAX_THREADS];
-    int busy;           /* columns() calls that released the GIL and whose threads use the memos */
 } Reader;
 
 static void
@@ -618,12 +617,12 @@ salt_differs(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t
     return salt_of(r, j, len, pre) || differs(s, pre, r->pwidth);
 }
 
-/* Memo t of an md5 reader (made on first use), or NULL: no md5 check, no memory, or the memos
- * are in use by a columns() call that released the GIL (then the salt is computed). GIL held. */
+/* Memo t of an md5 reader (made on first use), or NULL: no md5 check, or no memory (then the
+ * salt is computed). GIL held. */
 static struct Md5Memo *
 reader_memo(Reader *r, int t)
 {
-    if (r->check != C_MD5 || r->busy)
+    if (r->check != C_MD5)
         return NULL;
     if (r->memo[t] == NULL)
         r->memo[t] = PyMem_RawCalloc(1, sizeof(struct Md5Memo));
@@ -946,11 +945,13 @@ typedef struct {
     PyObject *obj;
 } Shared;
 
-/* One columns() call: what its threads share. Every buffer is made (GIL held) before any thread
- * starts, sized by upper bounds, so the threads only write into their own rows. */
+/* One columns() call: what its threads share. Every buffer is made before any thread starts,
+ * sized by upper bounds, so the threads only write into their own rows. The calling thread holds
+ * the GIL until all are done: no Python code runs meanwhile, so the list and its keys stay as
+ * they are without a reference taken on each. */
 typedef struct {
     Reader *r;
-    PyObject **keyv;      /* the keys: borrowed with one thread, referenced with more */
+    PyObject *const *keyv;  /* the list's items */
     Py_ssize_t n;
     int arrow;
     char **num;           /* per field: native int64 / float64 rows, or NULL */
@@ -971,6 +972,7 @@ typedef struct {
     struct Md5Memo *memo;
     Py_ssize_t *widest;   /* per field */
     Py_ssize_t *at;       /* per Arrow field: data bytes written from the chunk's region (a * room) */
+    Py_ssize_t maxlen;    /* scan_rows: the longest key */
     int status;           /* 0 read; 1 a key left to Python; 2 no memory */
     PyThread_type_lock done;
 } Chunk;
@@ -987,8 +989,8 @@ double_of(const unsigned char *p)
     return d;
 }
 
-/* Read the chunk's rows into the batch's columns. Touches no Python object but the keys' bytes:
- * it runs without the GIL. */
+/* Read the chunk's rows into the batch's columns. Reads no Python object but the keys (their
+ * type, size and bytes) and calls no Python API: it runs on threads that do not hold the GIL. */
 static void
 read_rows(Chunk *c)
 {
@@ -1001,6 +1003,10 @@ read_rows(Chunk *c)
     }
     for (Py_ssize_t row = c->a; row < c->z; row++) {
         PyObject *key = b->keyv[row];
+        if (!PyBytes_CheckExact(key)) {
+            c->status = 1;
+            break;
+        }
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
         if (cut(r, c->memo, s, PyBytes_GET_SIZE(key), span)) {
             c->status = 1;
@@ -1132,12 +1138,57 @@ bytes_list(Batch *b, Py_ssize_t i)
     return out;
 }
 
+/* The longest key of the chunk's rows (the room a variable text value can need), each a bytes. */
 static void
-chunk_thread(void *arg)
+scan_rows(Chunk *c)
 {
-    Chunk *c = arg;
-    read_rows(c);
-    PyThread_release_lock(c->done);
+    for (Py_ssize_t row = c->a; row < c->z; row++) {
+        PyObject *key = c->b->keyv[row];
+        if (!PyBytes_CheckExact(key)) {
+            c->status = 1;
+            return;
+        }
+        if (PyBytes_GET_SIZE(key) > c->maxlen)
+            c->maxlen = PyBytes_GET_SIZE(key);
+    }
+}
+
+typedef struct {
+    void (*fn)(Chunk *);
+    Chunk *c;
+} Job;
+
+static void
+job_thread(void *arg)
+{
+    Job *j = arg;
+    j->fn(j->c);
+    PyThread_release_lock(j->c->done);
+}
+
+/* fn over every chunk, chunk 0 on this thread (which keeps the GIL), the others on threads of
+ * their own; returns when all are done. */
+static void
+run_chunks(Chunk *chunk, int nt, void (*fn)(Chunk *))
+{
+    Job job[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 1; t < nt; t++) {
+        job[t].fn = fn;
+        job[t].c = &chunk[t];
+        PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);
+        started[t] = PyThread_start_new_thread(job_thread, &job[t]) != PYTHREAD_INVALID_THREAD_ID;
+        if (!started[t]) {
+            PyThread_release_lock(chunk[t].done);
+            fn(&chunk[t]);  /* no thread to be had: this one reads those rows too */
+        }
+    }
+    fn(&chunk[0]);
+    for (int t = 1; t < nt; t++)
+        if (started[t]) {
+            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);  /* until its thread is done */
+            PyThread_release_lock(chunk[t].done);
+        }
 }
 
 /* columns(keys, arrow=False, field_width=True, threads=1, chunk_rows=16384): the fields of a list of bytes keys as
@@ -1146,8 +1197,8 @@ chunk_thread(void *arg)
  * NUL, (width, bytearray of native UCS4 values, width code points a row, NUL-filled: the field's
  * width, or the longest value's without field_width), or with arrow (int32 offsets, UTF-8 bytes)
  * as bytearrays; a bytes column a list of bytes, or with arrow (int32 offsets, bytes) as a text's.
- * With threads > 1, a layout with a salt check or text is read in chunks of at least chunk_rows
- * rows on up to that many threads (the GIL released): the same columns, bit for bit. */
+ * With threads > 1, the rows are read in chunks of at least chunk_rows rows on up to that many
+ * threads (which call no Python API; this one keeps the GIL): the same columns, bit for bit. */
 static PyObject *
 Reader_columns(Reader *r, PyObject *args)
 {
@@ -1164,10 +1215,8 @@ Reader_columns(Reader *r, PyObject *args)
     PyObject *cols = PyTuple_New(nf), *out = NULL;
     Batch b = {.r = r, .n = n, .arrow = arrow};
     Chunk chunk[MAX_THREADS];
-    int nt = 1, started = 0, costly = r->check != C_NONE;
-    Py_ssize_t held = 0;  /* keys referenced */
+    int nt = 1, variable = 0;
     memset(chunk, 0, sizeof(chunk));
-    b.keyv = PyMem_Malloc(n * sizeof(PyObject *));
     b.num = PyMem_Calloc(nf, sizeof(char *));
     b.text = PyMem_Calloc(nf, sizeof(char *));
     b.offs = PyMem_Calloc(nf, sizeof(int32_t *));
@@ -1175,7 +1224,7 @@ Reader_columns(Reader *r, PyObject *args)
     b.list = PyMem_Calloc(nf, sizeof(PyObject *));
     b.code = PyMem_Calloc(nf, sizeof(uint64_t *));
     b.span = PyMem_Calloc(nf, sizeof(int64_t *));
-    if (cols == NULL || !b.keyv || !b.num || !b.text || !b.offs || !b.room || !b.list || !b.code || !b.span) {
+    if (cols == NULL || !b.num || !b.text || !b.offs || !b.room || !b.list || !b.code || !b.span) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1208,27 +1257,34 @@ Reader_columns(Reader *r, PyObject *args)
     }
     if (PyList_GET_SIZE(list) != n)
         goto none;  /* changed by a collection while the columns were made: the Python routes decide */
+    b.keyv = PySequence_Fast_ITEMS(list);
     for (Py_ssize_t i = 0; i < nf; i++)
-        costly |= r->f[i].kind == K_STR || r->f[i].kind == K_BYTES;
-    /* threads pay for salt checks and text; numbers alone are read faster than the keys are held */
-    if (costly && threads > 1) {
+        variable |= b.num[i] == NULL && b.list[i] == NULL && r->f[i].width < 0;
+    if (threads > 1) {  /* chunks of at least chunk_rows: a thread costs ~0.05 ms to start */
         nt = threads < MAX_THREADS ? threads : MAX_THREADS;
         if (n / nt < chunk_rows)
             nt = n / chunk_rows > 1 ? (int)(n / chunk_rows) : 1;
     }
-    /* With threads the GIL is released, so the keys are held: another Python thread could change
-     * the list meanwhile. */
-    for (Py_ssize_t row = 0; row < n; row++) {
-        PyObject *key = PyList_GET_ITEM(list, row);
-        if (!PyBytes_CheckExact(key))
-            goto none;
-        b.keyv[row] = key;
-        if (nt > 1) {
-            Py_INCREF(key);
-            held = row + 1;
+    for (int t = 0; t < nt; t++) {
+        Chunk *c = &chunk[t];
+        c->b = &b;
+        c->a = n * t / nt;
+        c->z = n * (t + 1) / nt;
+        c->memo = reader_memo(r, t);
+        c->widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        c->at = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        if (c->widest == NULL || c->at == NULL || (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)) {
+            PyErr_NoMemory();
+            goto done;
         }
-        if (PyBytes_GET_SIZE(key) > maxlen)
-            maxlen = PyBytes_GET_SIZE(key);
+    }
+    if (variable) {  /* the longest key bounds a variable text value */
+        run_chunks(chunk, nt, scan_rows);
+        for (int t = 0; t < nt; t++) {
+            if (chunk[t].status)
+                goto none;
+            maxlen = chunk[t].maxlen > maxlen ? chunk[t].maxlen : maxlen;
+        }
     }
     /* Text buffers, sized by what a row can hold: a fixed-width field its width, a variable one
      * what the longest key leaves after the prefix, the separators and the fixed-width fields. */
@@ -1255,42 +1311,7 @@ Reader_columns(Reader *r, PyObject *args)
             b.offs[i] = (int32_t *)PyByteArray_AS_STRING(offs);
         }
     }
-    for (int t = 0; t < nt; t++) {
-        Chunk *c = &chunk[t];
-        c->b = &b;
-        c->a = n * t / nt;
-        c->z = n * (t + 1) / nt;
-        c->memo = reader_memo(r, t);
-        c->widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
-        c->at = PyMem_Calloc(nf, sizeof(Py_ssize_t));
-        if (c->widest == NULL || c->at == NULL || (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)) {
-            PyErr_NoMemory();
-            goto done;
-        }
-    }
-    if (nt == 1)
-        read_rows(&chunk[0]);  /* GIL held: the keys are the list's */
-    else {
-        /* The GIL is released: other Python threads that read with this reader meanwhile leave
-         * the memos alone (busy). */
-        r->busy++;
-        Py_BEGIN_ALLOW_THREADS
-        for (int t = 1; t < nt; t++) {
-            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);
-            if (PyThread_start_new_thread(chunk_thread, &chunk[t]) == PYTHREAD_INVALID_THREAD_ID) {
-                read_rows(&chunk[t]);  /* no thread to be had: this one reads those rows too */
-                PyThread_release_lock(chunk[t].done);
-            }
-            started = t;
-        }
-        read_rows(&chunk[0]);
-        for (int t = 1; t <= started; t++) {
-            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);  /* until its thread is done */
-            PyThread_release_lock(chunk[t].done);
-        }
-        Py_END_ALLOW_THREADS
-        r->busy--;
-    }
+    run_chunks(chunk, nt, read_rows);
     for (int t = 0; t < nt; t++) {
         if (chunk[t].status == 2) {
             PyErr_NoMemory();
@@ -1352,8 +1373,6 @@ none:
     out = Py_None;
     Py_INCREF(out);
 done:
-    for (Py_ssize_t row = 0; row < held; row++)
-        Py_DECREF(b.keyv[row]);
     Py_XDECREF(cols);
     for (int t = 0; t < MAX_THREADS; t++) {
         PyMem_Free(chunk[t].widest);
@@ -1373,7 +1392,6 @@ done:
     PyMem_Free(b.offs);
     PyMem_Free(b.text);
     PyMem_Free(b.num);
-    PyMem_Free(b.keyv);
     return out;
 }
 

@@ -11,7 +11,7 @@ devices and series repeat), as the per-record decoder's memos do.
 
 A list of keys goes first through the C reader of the layout (:mod:`keyshape.core.native`),
 where the kernels are built and the layout is one it reads: one pass over the keys into columns,
-in chunks on every core this process may use (large batches without bytes columns).
+in chunks on every core this process may use (batches of 32,768 keys and more).
 
 Anything else (ordered-encoded fields, two variable-width fields, non-ASCII text, NUL bytes in
 text, a key that does not parse) decodes key by key with the compiled per-record decoder, which
