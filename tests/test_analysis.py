@@ -347,3 +347,20 @@ def test_write_order_on_key_arrays_equals_the_byte_compare(chunks):
     pairs = list(zip(flat, flat[1:]))
     expected = (len(pairs), sum(y > x for x, y in pairs), sum(y < x for x, y in pairs))
     assert (a.pairs, a.up, a.down) == (b.pairs, b.up, b.down) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\x00é", max_size=4), min_size=1, max_size=300), st.booleans())
+def test_value_counts_of_text_columns_equal_numpy_unique(values, as_bytes):
+    """Text columns are counted by Arrow's hash table over the rows' bytes: the same distinct
+    values and counts as np.unique (numpy's own equality: trailing NULs do not count)."""
+    from keyshape.analysis.signals import HeavyHitters, _value_counts
+
+    arr = np.array([v.encode() for v in values]) if as_bytes else np.array(values)
+    got, counts = _value_counts(arr)
+    want, want_counts = np.unique(arr, return_counts=True)
+    assert dict(zip(got.tolist(), counts.tolist())) == dict(zip(want.tolist(), want_counts.tolist()))
+    hh = HeavyHitters(k=3)
+    hh.update(arr)
+    best = max(want_counts)
+    assert hh.top(1)[0][1] == best / len(arr) and want_counts[want.tolist().index(hh.top(1)[0][0])] == best

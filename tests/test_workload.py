@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import SchemaError
@@ -147,3 +149,36 @@ def test_int_bytes_equals_int_to_bytes():
     vals = np.array([0, 1, 255, 256, 2**23, -1, -(2**23), 2**24 - 1], dtype=np.int64)
     assert _int_bytes(vals, 3) == [int(x).to_bytes(3, "big", signed=x < 0) for x in vals.tolist()]
     assert _int_bytes(np.array([2**24]), 3) is None  # does not fit: int.to_bytes raises its error
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0.0, 1e6, allow_nan=False), min_size=1, max_size=300).filter(lambda w: sum(w) > 0),
+       st.lists(st.floats(0.0, 1.0, allow_nan=False, exclude_max=True), min_size=1, max_size=200), st.data())
+def test_inverse_cdf_guide_table_equals_searchsorted(weights, draws, data):
+    """The generators' inverse CDF (a guide table, a few steps, then a direct search for what is
+    left) gives np.searchsorted's index for every u and side: the u drawn, the CDF's own values and
+    their neighbours a ulp away, and zipf CDFs of a million entries."""
+    from keyshape.workload import _InverseCDF
+
+    w = np.asarray(weights, dtype=np.float64)
+    cdf = np.cumsum(w / w.sum())
+    picks = data.draw(st.lists(st.integers(0, len(cdf) - 1), max_size=20))
+    u = np.array(draws + [float(cdf[i]) for i in picks] + [float(np.nextafter(cdf[i], 0)) for i in picks]
+                 + [float(np.nextafter(cdf[i], 1)) for i in picks] + [0.0], dtype=np.float64)
+    u = u[u < 1.0]
+    inv = _InverseCDF(cdf)
+    for side in ("left", "right"):
+        assert np.array_equal(inv.index(u.copy(), side), np.searchsorted(cdf, u, side=side))
+
+
+def test_inverse_cdf_of_long_tails_equals_searchsorted():
+    from keyshape.workload import _InverseCDF
+
+    rng = np.random.default_rng(7)
+    for n, skew in ((1_000_000, 0.6), (20_000, 1.2), (1_000_000, 2.5), (3, 0.0)):
+        p = np.arange(1, n + 1, dtype=np.float64) ** -skew
+        cdf = np.cumsum(p / p.sum())
+        u = rng.random(50_000)
+        inv = _InverseCDF(cdf)
+        for side in ("left", "right"):
+            assert np.array_equal(inv.index(u, side), np.searchsorted(cdf, u, side=side)), (n, skew, side)
