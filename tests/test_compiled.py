@@ -729,3 +729,34 @@ def test_c_batch_reader_keeps_the_gil_while_its_threads_read_the_list():
         stop.clear()
         assert all(g == expected for g in got)
     assert seen and all(seen)
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+def test_one_long_key_does_not_widen_every_row_of_the_c_batch_reader():
+    """Text buffers are sized from the longest key; when that room on every row would come to far
+    more than the keys (one 200 KB key among short ones, its length in another field), each
+    field's widest value is measured first: the columns are decode()'s, on one thread or two,
+    numpy's width is the widest value's, and the memory is the keys' order, not rows x 200 KB."""
+    import tracemalloc
+
+    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "fields": [
+        {"name": "a", "type": "string"}, {"name": "b", "type": "bytes"}]}})
+    keys = [b"user%07d|%d" % (i, i) for i in range(40_000)]
+    keys[5] = b"x|" + b"y" * 200_000
+    keys[33_333] = b"longer-user-name|z"
+    reader = native_reader(schema, True)
+    assert reader is not None
+    tracemalloc.start()
+    try:
+        one = reader.columns(keys)
+        two = reader.columns(keys, False, True, 2)
+        arrow = reader.columns(keys, True, True, 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert one is not None and one == two and arrow == reader.columns(keys, True)
+    assert peak < 64 * 2**20, peak  # rows x the longest key's room would be 32 GB
+    many = schema.decode_many(keys)
+    assert many["a"].dtype == np.dtype("<U16") and many["b"][5] == b"y" * 200_000
+    assert _many(schema, keys) == _columns_of(schema, keys)
+    assert _many_arrow(schema, keys) == _columns_of(schema, keys)

@@ -807,7 +807,7 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
  * NULL (an empty value, a value starting with 0x00), trailing NULLs, or bytes past the last column
  * leave the key to Python. */
 static int
-cut_phoenix(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+cut_phoenix(Reader *r, struct Md5Memo *memo, int check, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
     Py_ssize_t o = r->head;
     if (n < o)
@@ -839,16 +839,16 @@ cut_phoenix(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t 
         span[i][1] = e;
         o = f->width < 0 && f->term < 0 ? n : e;
     }
-    return o != n || (r->check && salt_differs(r, memo, s, n, span));
+    return o != n || (check && salt_differs(r, memo, s, n, span));
 }
 
-/* Where each field of the key s[0:n] lies (span[i] = [start, end)), the separators and the
- * salt checked: 0, or 1 when the key does not read as this layout (the Python decoder decides). */
+/* Where each field of the key s[0:n] lies (span[i] = [start, end)), the separators and (check)
+ * the salt checked: 0, or 1 when the key does not read as this layout (the Python decoder decides). */
 static inline int
-cut(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+cut(Reader *r, struct Md5Memo *memo, int check, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
     if (r->phoenix)
-        return cut_phoenix(r, memo, s, n, span);
+        return cut_phoenix(r, memo, check, s, n, span);
     Py_ssize_t nf = r->nf, ls = r->lsep;
     if (n < r->head || (r->sepcheck && differs(s + r->pwidth, r->sep, ls)))
         return 1;
@@ -885,7 +885,7 @@ cut(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ss
             pos += ls;
         }
     }
-    return pos != n || (r->check && salt_differs(r, memo, s, n, span));
+    return pos != n || (check && salt_differs(r, memo, s, n, span));
 }
 
 static PyObject *
@@ -906,7 +906,7 @@ Reader_read(Reader *r, PyObject *key)
             goto done;
         }
     }
-    if (cut(r, reader_memo(r, 0), s, n, span))
+    if (cut(r, reader_memo(r, 0), r->check, s, n, span))
         goto none;
     for (Py_ssize_t i = 0; i < nf; i++)
         v[i] = NULL;
@@ -973,6 +973,9 @@ typedef struct {
     Py_ssize_t *widest;   /* per field */
     Py_ssize_t *at;       /* per Arrow field: data bytes written from the chunk's region (a * room) */
     Py_ssize_t maxlen;    /* scan_rows: the longest key */
+    Py_ssize_t bytes;     /* scan_rows: the keys' bytes */
+    Py_ssize_t *sum;      /* width_rows, per text field: its values' bytes */
+    Py_ssize_t *base;     /* per Arrow field: where the chunk's data starts in the column's buffer */
     int status;           /* 0 read; 1 a key left to Python; 2 no memory */
     PyThread_type_lock done;
 } Chunk;
@@ -1008,7 +1011,7 @@ read_rows(Chunk *c)
             break;
         }
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
-        if (cut(r, c->memo, s, PyBytes_GET_SIZE(key), span)) {
+        if (cut(r, c->memo, r->check, s, PyBytes_GET_SIZE(key), span)) {
             c->status = 1;
             break;
         }
@@ -1032,7 +1035,7 @@ read_rows(Chunk *c)
                         c->status = 1;  /* a large_string column: the vector route's */
                         goto out;
                     }
-                    unsigned char *d = (unsigned char *)b->text[i] + c->a * room + c->at[i];
+                    unsigned char *d = (unsigned char *)b->text[i] + c->base[i] + c->at[i];
                     for (Py_ssize_t j = 0; j < len; j++) {
                         unsigned char v = p[j] ^ x;
                         bad |= (unsigned char)(v - 1) >= 0x7F;
@@ -1150,7 +1153,41 @@ scan_rows(Chunk *c)
         }
         if (PyBytes_GET_SIZE(key) > c->maxlen)
             c->maxlen = PyBytes_GET_SIZE(key);
+        c->bytes += PyBytes_GET_SIZE(key);
     }
+}
+
+/* Each text field's widest value and the bytes of its values over the chunk's rows (the salt not
+ * checked yet): the exact room, when the longest key would give every row too much. */
+static void
+width_rows(Chunk *c)
+{
+    Batch *b = c->b;
+    Reader *r = b->r;
+    Py_ssize_t nf = r->nf, stack[16][2], (*span)[2] = stack;
+    if (nf > 16 && (span = PyMem_RawMalloc(nf * sizeof(*span))) == NULL) {
+        c->status = 2;
+        return;
+    }
+    for (Py_ssize_t row = c->a; row < c->z; row++) {
+        PyObject *key = b->keyv[row];
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(key);
+        if (cut(r, NULL, 0, s, PyBytes_GET_SIZE(key), span)) {
+            c->status = 1;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < nf; i++) {
+            if (b->num[i] != NULL || b->list[i] != NULL)
+                continue;  /* not a text (or, for Arrow, bytes) field */
+            Py_ssize_t len = span[i][1] - span[i][0];
+            strip_pad(&r->f[i], s + span[i][0], &len);
+            if (len > c->widest[i])
+                c->widest[i] = len;
+            c->sum[i] += len;
+        }
+    }
+    if (span != stack)
+        PyMem_RawFree(span);
 }
 
 typedef struct {
@@ -1273,33 +1310,60 @@ Reader_columns(Reader *r, PyObject *args)
         c->memo = reader_memo(r, t);
         c->widest = PyMem_Calloc(nf, sizeof(Py_ssize_t));
         c->at = PyMem_Calloc(nf, sizeof(Py_ssize_t));
-        if (c->widest == NULL || c->at == NULL || (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)) {
+        c->sum = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        c->base = PyMem_Calloc(nf, sizeof(Py_ssize_t));
+        if (c->widest == NULL || c->at == NULL || c->sum == NULL || c->base == NULL
+            || (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)) {
             PyErr_NoMemory();
             goto done;
         }
     }
-    if (variable) {  /* the longest key bounds a variable text value */
+    /* Text buffers, sized by what a row can hold: a fixed-width field its width, a variable one
+     * what the longest key leaves after the prefix, the separators and the fixed-width fields.
+     * When that room, on every row, would come to much more than the keys themselves (one long
+     * key among short ones), the threads first measure each field's widest value and its bytes. */
+    int exact = 0;
+    if (variable) {
+        Py_ssize_t bytes = 0;
         run_chunks(chunk, nt, scan_rows);
         for (int t = 0; t < nt; t++) {
             if (chunk[t].status)
                 goto none;
             maxlen = chunk[t].maxlen > maxlen ? chunk[t].maxlen : maxlen;
+            bytes += chunk[t].bytes;
+        }
+        Py_ssize_t room = maxlen > fixed ? maxlen - fixed : 0;
+        exact = room > (4 * bytes + (1 << 20)) / (arrow ? 1 : 4) / n;
+        if (exact) {
+            run_chunks(chunk, nt, width_rows);
+            for (int t = 0; t < nt; t++)
+                if (chunk[t].status)
+                    goto none;
         }
     }
-    /* Text buffers, sized by what a row can hold: a fixed-width field its width, a variable one
-     * what the longest key leaves after the prefix, the separators and the fixed-width fields. */
     for (Py_ssize_t i = 0; i < nf; i++) {
         const Field *f = &r->f[i];
         if (b.num[i] != NULL || b.list[i] != NULL)
             continue;
         PyObject *c = PyTuple_GET_ITEM(cols, i), *buf, *offs = NULL;
-        Py_ssize_t room = f->width >= 0 ? f->width : (maxlen > fixed ? maxlen - fixed : 0);
+        Py_ssize_t room = f->width >= 0 ? f->width : (maxlen > fixed ? maxlen - fixed : 0), size = 0;
+        if (exact) {  /* the widest value; Arrow: each chunk's data right after the chunk before */
+            room = 0;
+            for (int t = 0; t < nt; t++) {
+                room = chunk[t].widest[i] > room ? chunk[t].widest[i] : room;
+                chunk[t].base[i] = size;
+                size += chunk[t].sum[i];
+            }
+        }
         if (room > PY_SSIZE_T_MAX / 4 / n) {
             PyErr_NoMemory();
             goto done;
         }
         b.room[i] = room;
-        buf = PyByteArray_FromStringAndSize(NULL, arrow ? n * room : n * room * 4);
+        if (!exact)
+            for (int t = 0; t < nt; t++)
+                chunk[t].base[i] = chunk[t].a * room;  /* Arrow: the chunk's rows' room */
+        buf = PyByteArray_FromStringAndSize(NULL, arrow ? (exact ? size : n * room) : n * room * 4);
         if (buf == NULL)
             goto done;
         PyTuple_SET_ITEM(c, 1, buf);  /* bytearrays: not tracked */
@@ -1338,7 +1402,8 @@ Reader_columns(Reader *r, PyObject *args)
                 if (total + k->at[i] > INT32_MAX)
                     goto none;  /* a large_string column: the vector route's */
                 if (t > 0) {
-                    memmove(b.text[i] + total, b.text[i] + k->a * room, k->at[i]);
+                    if (k->base[i] != total)
+                        memmove(b.text[i] + total, b.text[i] + k->base[i], k->at[i]);
                     for (Py_ssize_t row = k->a; row < k->z; row++)
                         b.offs[i][row] += (int32_t)total;
                 }
@@ -1377,6 +1442,8 @@ done:
     for (int t = 0; t < MAX_THREADS; t++) {
         PyMem_Free(chunk[t].widest);
         PyMem_Free(chunk[t].at);
+        PyMem_Free(chunk[t].sum);
+        PyMem_Free(chunk[t].base);
         if (chunk[t].done != NULL)
             PyThread_free_lock(chunk[t].done);
     }
