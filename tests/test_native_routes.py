@@ -35,3 +35,18 @@ def test_the_codec_tests_pass_on_the_pure_python_route():
 def test_ci_builds_the_c_kernels():
     """In CI the C route must be the one tested (a silent fallback would test only Python)."""
     assert native.AVAILABLE, native.ROUTE
+
+
+def test_the_c_kernels_are_not_older_than_their_source():
+    """The C module is an optional build: where _native.c no longer compiles, ``pip install -e .``
+    says nothing and keeps the module built before, so the tests would run old kernels. In a
+    source tree the module must be at least as new as the file it is built from."""
+    source = ROOT / "src" / "keyshape" / "core" / "_native.c"
+    built = sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.so")) + \
+        sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.pyd"))
+    if not built or not source.exists():
+        pytest.skip("no C module built in the source tree (installed elsewhere, or no compiler)")
+    newest = max(p.stat().st_mtime for p in built)
+    assert newest >= source.stat().st_mtime, (
+        f"{built[-1].name} is older than _native.c: it did not rebuild (a compile error?); "
+        "run .venv/bin/pip install -e . and read its output")
