@@ -361,8 +361,7 @@ class _InverseCDF:
                 return out
             out[active] += 1
             active = active[below(self._stop[out[active]], u[active])]
-        active = active[below(self._stop[out[active]], u[active])]
-        out[active] = np.searchsorted(self.cdf, u[active], side=side)
+        out[active] = np.searchsorted(self.cdf, u[active], side=side)  # the few still short
         return out
 
 

@@ -957,7 +957,7 @@ typedef struct {
     char **num;           /* per field: native int64 / float64 rows, or NULL */
     char **text;          /* per field: UCS4 rows of room[i] code points, or Arrow data, or NULL */
     int32_t **offs;       /* per field with Arrow: its offsets (each chunk's from 0 until joined) */
-    Py_ssize_t *room;     /* per text field: the longest value a row can hold (an upper bound) */
+    Py_ssize_t *room;     /* per text field: the longest value a row can hold (a bound, or measured) */
     PyObject **list;      /* per bytes field without Arrow: its list, filled once the threads are done */
     uint64_t **code;      /* per such field, a row's value when short (length << 56 | bytes), else NO_CODE */
     int64_t **span;       /* per such field that can hold long values: a row's [start, end) in its key */
@@ -971,7 +971,7 @@ typedef struct {
     Py_ssize_t a, z;
     struct Md5Memo *memo;
     Py_ssize_t *widest;   /* per field */
-    Py_ssize_t *at;       /* per Arrow field: data bytes written from the chunk's region (a * room) */
+    Py_ssize_t *at;       /* per Arrow field: data bytes written from the chunk's base */
     Py_ssize_t maxlen;    /* scan_rows: the longest key */
     Py_ssize_t bytes;     /* scan_rows: the keys' bytes */
     Py_ssize_t *sum;      /* width_rows, per text field: its values' bytes */
