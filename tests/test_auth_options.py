@@ -49,7 +49,21 @@ def test_host_pattern_resolves_like_the_java_client() -> None:
      "alice@EXAMPLE.COM has no CREATE on namespace 'default' (create table 't1')"),
     ("Insufficient permissions (user=bob@EXAMPLE.COM, scope=default:t1, family=f:q, "
      "params=[table=default:t1,family=f:q],action=WRITE)",
-     "bob@EXAMPLE.COM has no WRITE on table 'default:t1' (create table 't1')"),
+     "bob@EXAMPLE.COM has no WRITE on table 't1' (create table 't1')"),
+    # a read: HBase prints the TableName, whose default namespace is left out; a table all the same
+    ("Insufficient permissions for user 'bob' (table=sc_acl, action=READ)",
+     "bob has no READ on table 'sc_acl' (create table 't1'); ask an HBase admin to grant it "
+     "(HBase shell: grant 'bob', 'R', 'sc_acl')"),
+    ("Insufficient permissions for user 'bob' (table=ns1:t2, action=READ)",
+     "bob has no READ on table 'ns1:t2' (create table 't1'); ask an HBase admin to grant it "
+     "(HBase shell: grant 'bob', 'R', 'ns1:t2')"),
+    ("Insufficient permissions (user=bob@EXAMPLE.COM, scope=ns1, params=[namespace=ns1,"
+     "table=ns1:t1,family=f],action=CREATE)",
+     "bob@EXAMPLE.COM has no CREATE on namespace 'ns1' (create table 't1'); ask an HBase admin to "
+     "grant it (HBase shell: grant 'bob', 'C', '@ns1')"),
+    ("Insufficient permissions (user=bob@EXAMPLE.COM, scope=GLOBAL, action=ADMIN)",
+     "bob@EXAMPLE.COM has no ADMIN on the cluster (a global permission) (create table 't1'); ask an "
+     "HBase admin to grant it (HBase shell: grant 'bob', 'A')"),
 ])
 def test_permission_denied_names_user_scope_and_permission(message: str, line: str) -> None:
     text = denied_line(message, "t1", "create table")

@@ -8,8 +8,8 @@ from typing import Any
 
 from hbasedriver.protobuf_py import AccessControl_pb2
 
-from keyshape.errors import StoreError
-from keyshape.store.base import split_table_name
+from keyshape.errors import KeyshapeError, StoreError
+from keyshape.store.base import join_table_name, split_table_name
 
 __all__ = ["PermissionDenied", "denied_line", "grant"]
 
@@ -45,22 +45,45 @@ def grant(client: Any, user: str, actions: str, table: str | None = None) -> Non
                    f"grant {actions} to {user}")
 
 
-# "Insufficient permissions for user 'bob' (table=t, action=WRITE)" and
-# "Insufficient permissions (user=bob@EXAMPLE.COM, scope=default:t, ..., action=[WRITE])".
+# HBase 2.6.1's AccessController words a denial two ways:
+# "Insufficient permissions for user 'bob' (table=t, action=READ)" (reads: a TableName, printed
+# without its "default:" namespace) and
+# "Insufficient permissions (user=bob@EXAMPLE.COM, scope=default:t, ..., action=[WRITE])" (the
+# AuthResult: scope is "ns:table" for a table, "ns" for a namespace, "GLOBAL" for the cluster).
 _USER = re.compile(r"user[= ]'?([^',)\s]+)")
 _ACTION = re.compile(r"action=\[?([A-Z]+)")
-_SCOPE = re.compile(r"(?:scope|table)=([^,)\s]+)")
+_SCOPE = re.compile(r"scope=([^,)\s]+)")
+_TABLE = re.compile(r"table=([^,)\]\s]+)")
+
+
+def _table_as_named(name: str) -> str:
+    """``name`` as a user writes it (HBase's listing): ``t`` in the default namespace, else ``ns:t``."""
+    try:
+        return join_table_name(*split_table_name(name))
+    except KeyshapeError:
+        return name
 
 
 def denied_line(message: str, table: str, what: str) -> str:
-    """One line from an AccessDeniedException message: who lacks which permission on what."""
+    """One line from an AccessDeniedException message: who lacks which permission on what, and
+    the HBase shell ``grant`` that gives it (``'t'`` or ``'ns:t'`` for a table, ``'@ns'`` for a
+    namespace, no scope for a global permission)."""
     user = _USER.search(message)
     action = _ACTION.search(message)
-    scope = _SCOPE.search(message)
     who = user.group(1) if user else "this user"
     perm = action.group(1) if action else "the permission"
-    on = scope.group(1) if scope else table
-    # A scope without ":" is a namespace (CREATE of a table is checked on its namespace).
-    where, target = (f"table {on!r}", on) if ":" in on else (f"namespace {on!r}", "@" + on)
+    scope = _SCOPE.search(message)
+    named = _TABLE.search(message)
+    # Only the AuthResult's scope can name a namespace or the cluster; "table=" always names a
+    # table (a bare "t" there is default:t, not a namespace), and without either the request's
+    # own table is what was refused.
+    if scope and scope.group(1) == "GLOBAL":
+        where, target = "the cluster (a global permission)", ""
+    elif scope and ":" not in scope.group(1):
+        where, target = f"namespace {scope.group(1)!r}", f", '@{scope.group(1)}'"
+    else:
+        on = _table_as_named(scope.group(1) if scope else named.group(1) if named else table)
+        where, target = f"table {on!r}", f", '{on}'"
+    short_user = re.split(r"[/@]", who)[0]
     return (f"permission denied: {who} has no {perm} on {where} ({what} {table!r}); ask an HBase "
-            f"admin to grant it (HBase shell: grant '{who.split('@')[0]}', '{perm[:1]}', '{target}')")
+            f"admin to grant it (HBase shell: grant '{short_user}', '{perm[:1]}'{target})")
