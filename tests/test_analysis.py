@@ -157,7 +157,10 @@ def test_rotating_hot_region_is_a_hotspot_in_time_though_totals_are_even() -> No
     a = analyze(keys, SPLITS, windows=R)
     assert a.max_over_mean == pytest.approx(1.0)  # totals perfectly even
     assert a.gini == pytest.approx(0.0)
-    assert a.hot_window_share == pytest.approx(1.0)
+    # Every moment lies in one region except those that straddle one of the R - 1 region edges.
+    moments = R * per // a.moment_rows
+    assert a.hot_window_share >= 1 - (R - 1) / moments / 2
+    assert a.hot_window_share > 0.9
     assert a.verdict == "hotspot"
     assert "in time" in a.reasons[0]
 

@@ -22,16 +22,19 @@ from keyshape.analysis.signals import WriteOrder
 from keyshape.analysis.stats import (
     Distribution,
     KeyLengths,
+    chance_top_share,
     distribution,
     estimated_row_bytes,
     key_overhead_bytes,
     uniform_baseline,
 )
 from keyshape.analysis.timeline import (
+    Moments,
     Timeline,
     by_server,
-    hot_shares,
     hottest,
+    dwell,
+    moment_rows,
     moving_direction,
 )
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
@@ -99,6 +102,9 @@ class Analysis:
     source: str = ""
     auto_split: dict[str, Any] | None = None
     label_legend: str = ""  # what RegionLoad.start_text is made of: "bucket · user_id · ts"
+    moment_rows: int = 0  # writes per moment behind hot_window_share (0: the heat map's windows)
+    walk: float = 0.0  # how much the writes dwell in one region before moving on (timeline.dwell)
+    walk_chance: float = 0.0  # ... if writes were independent with the same per-region totals
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -145,6 +151,9 @@ class Analysis:
             "hot_window_server_share": self.hot_window_server_share,
             "hot_window_baseline": self.hot_window_baseline,
             "windows": self.windows,
+            "moment_rows": self.moment_rows,
+            "walk": self.walk,
+            "walk_chance": self.walk_chance,
             "increasing_fraction": self.increasing_fraction,
             "decreasing_fraction": self.decreasing_fraction,
             "key_length": {"min": self.key_length_min, "mean": self.key_length_mean,
@@ -254,6 +263,12 @@ class Analyzer:
         self._lengths = KeyLengths()
         self._order = WriteOrder()
         self._timeline = Timeline(self.windows, n, self.total_rows)
+        # The verdict's moments (see timeline.moment_rows). With the stream's length unknown the
+        # width follows the rows seen; a wider accumulator replaces a finer one once the rows
+        # call for 4x its width, and the finer one stays until the wider has seen half the rows.
+        self._server_of = rmap.server_of(self.servers)
+        width = moment_rows(self.total_rows if self.total_rows is not None else 0, n)
+        self._moments: list[tuple[int, Moments]] = [(0, Moments(width, n, self._server_of))]
         self._sim_fed = 0  # keys fed to the auto-split simulation (their write positions)
 
     def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None,
@@ -293,6 +308,7 @@ class Analyzer:
         self._lengths.merge(other._lengths)
         self._order.merge(other._order)
         self._timeline.merge(other._timeline)
+        self._moments[-1][1].merge(other._moments[-1][1])
 
     def _count(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None) -> None:
         if len(keys) == 0:
@@ -305,8 +321,26 @@ class Analyzer:
         self._rows += np.bincount(idx, minlength=n)
         self._key_bytes += np.bincount(idx, weights=lengths, minlength=n).astype(np.int64)
         self._lengths.update(lengths)
-        self._order.update(keys, self._timeline.rows, positions)
+        start = self._timeline.rows
+        self._order.update(keys, start, positions)
         self._timeline.update(idx, positions)
+        pos = np.arange(start, start + len(idx), dtype=np.int64) if positions is None else positions
+        for _, m in self._moments:
+            m.update(idx, pos)
+        if self.total_rows is None:
+            rows = self._timeline.rows
+            want = moment_rows(rows, n)
+            if want >= 4 * self._moments[-1][1].width:
+                self._moments = [self._moments[-1], (rows, Moments(want, n, self._server_of))]
+
+    def _verdict_moments(self, rows: int) -> Moments:
+        """The moments the verdict reads: the widest accumulator that has seen at least half the
+        rows (with the stream's length known there is only one, and it has seen them all)."""
+        (_, first), *rest = self._moments
+        for started, m in rest:
+            if rows - started >= rows / 2:
+                return m
+        return first
 
     def finish(self, *, name: str = "", hints: SchemaHints | None = None,
                schema_text: str | None = None, lint: Sequence[str] = (),
@@ -342,23 +376,36 @@ class Analyzer:
             for i, (s, e) in enumerate(zip(rmap.starts, rmap.ends))
         ]
         total = distribution(self._rows)
-        shares = hot_shares(heat) if live_hot is None else live_hot
         hot = hottest(heat)
-        window_rows = heat.sum(axis=1)
-        mean_window = int(window_rows[window_rows > 0].mean())
+        walk, chance_walk = 0.0, 0.0
+        if live_hot is None:
+            moments = self._verdict_moments(rows)
+            moment_shares, moment_server_shares, _ = moments.shares()
+            width = moments.width
+            walk, chance_walk = dwell(moments.same, moments.pairs, self._rows)
+            # The picture's line: per heat-map column, the mean of the moments it spans.
+            shares = np.asarray([part.mean() for part in np.array_split(moment_shares, heat.shape[0])
+                                 if part.size])
+            hot_region, hot_server = float(moment_shares.mean()), float(moment_server_shares.mean())
+        else:
+            window_rows = heat.sum(axis=1)
+            width = int(window_rows[window_rows > 0].mean())
+            shares = live_hot
+            hot_region = float(shares.mean())
+            hot_server = float((live_server_hot if live_server_hot is not None else shares).mean())
         # With auto-split the yardstick is still a table pre-split into the final regions: the
         # windows before the splits caught up are exactly what pre-splitting would avoid.
-        baseline = uniform_baseline(mean_window, R).top_share
+        baseline = chance_top_share(width, R)
         ev = Evidence(
             rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
-            hot_window_share=float(shares.mean()), hot_window_baseline=baseline,
+            hot_window_share=hot_region, hot_window_baseline=baseline,
             hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
             hottest_label=loads[int(np.argmax(self._rows))].label,
             hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
             increasing=self._order.increasing, decreasing=self._order.decreasing,
             servers=self.servers,
-            hot_window_server_share=float(
-                (hot_shares(server_heat) if live_server_hot is None else live_server_hot).mean()),
+            hot_window_server_share=hot_server,
+            moment_rows=width, walk=walk, walk_chance=chance_walk,
             hints=hints or SchemaHints(),
         )
         v = judge(ev)
@@ -394,6 +441,7 @@ class Analyzer:
             increasing_fraction=ev.increasing, decreasing_fraction=ev.decreasing,
             verdict=v.verdict, reasons=reasons, advice=list(v.advice), schema_text=schema_text,
             lint=list(lint), source=source, auto_split=auto,
+            moment_rows=width if live_hot is None else 0, walk=walk, walk_chance=chance_walk,
         )
 
 

@@ -18,6 +18,16 @@ from keyshape.errors import KeyshapeError
 KEYVALUE_FIXED_BYTES = 20
 
 
+def percent(x: float) -> str:
+    """A share as people read it: 12.5% stays 12.5% (not 12%), a share of a few thousand regions
+    keeps enough digits not to read 0.0%, and whole numbers drop their ".0"."""
+    pct = 100 * x
+    if pct == 0 or pct >= 99.95:
+        return f"{pct:.0f}%"
+    digits = 1 if pct >= 0.1 else 2 if pct >= 0.01 else 3
+    return f"{pct:.{digits}f}".rstrip("0").rstrip(".") + "%"
+
+
 def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:
     arr = np.asarray(counts, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:

@@ -5,12 +5,22 @@ Thresholds do not use raw shares, which mean different things for 4 and 400 regi
 same rows would show (0.0) and everything in one place (1.0). So a design is judged the same way
 at any region count, and a few rows spread over many regions are not called a hotspot by chance.
 
+"A moment" is a run of consecutive writes no longer than half a region's fair share of the rows
+(``timeline.moment_rows``: rows / (2 x regions), rounded down to a power of two). It follows the
+region count, so at 8 regions and at 8,000 a moment is shorter than the time one region takes to
+fill, and what a moment shows is what HBase would see: which regions take the writes now. The heat
+map's windows (``--windows``) only draw the picture; the verdict never reads them.
+
 - hotspot in time: at a typical moment the busiest region takes at least half of the writes, and
   that is at least 40% of the way from random to all-in-one (timestamp-leading keys: totals even,
-  every moment hot);
+  every moment hot); or the regions take their writes one after the other: consecutive writes stay in one
+  region at least 80% of the way from chance to as often as they could (``timeline.dwell``; this
+  shows a sequential key even with a few rows per region, where a moment is too short to);
 - hotspot in total: the busiest region holds at least half-way-to-everything of all rows, or 5x
   its fair share;
-- skewed: CV or max/mean clearly above chance, a per-window excess of 15%, or regions left empty;
+- skewed: CV or max/mean clearly above chance; at a typical moment an excess of 15%, or a busiest
+  share 1.5x what chance gives (and 5% of the way to all-in-one: with many regions, a few of them
+  take the writes); or clearly more regions left empty than chance leaves;
 - balanced: none of these.
 """
 
@@ -18,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from keyshape.analysis.stats import Distribution
+from keyshape.analysis.stats import Distribution, percent
 
 BALANCED, SKEWED, HOTSPOT = "balanced", "skewed", "hotspot"
 SEVERITY = {BALANCED: 0, SKEWED: 1, HOTSPOT: 2}
@@ -26,10 +36,13 @@ SEVERITY = {BALANCED: 0, SKEWED: 1, HOTSPOT: 2}
 TIME_HOT_SHARE = 0.5
 TIME_HOT_EXCESS = 0.4
 TIME_SKEW_EXCESS = 0.15
+TIME_SKEW_OVER_CHANCE = 1.5  # ... or 1.5x what chance gives (a few of many regions take the writes)
+TIME_SKEW_MIN_EXCESS = 0.05
 TOTAL_HOT_EXCESS = 0.5
 TOTAL_HOT_MAX_OVER_MEAN = 5.0
 SKEW_CV = 0.25
 SKEW_MAX_OVER_MEAN = 1.5
+WALK_HOT_EXCESS = 0.8
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,9 @@ class Evidence:
     decreasing: float
     servers: int = 1
     hot_window_server_share: float = 0.0
+    moment_rows: int = 0  # writes per moment behind hot_window_share (0: not known)
+    walk: float = 0.0  # how much writes dwell in one region before moving on (timeline.dwell)
+    walk_chance: float = 0.0  # the same for independent writes with the observed totals
     hints: SchemaHints = field(default_factory=SchemaHints)
 
 
@@ -83,7 +99,12 @@ def _excess(observed: float, baseline: float) -> float:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%" if x >= 0.1 else f"{100 * x:.1f}%"
+    return percent(x)
+
+
+def _moment(ev: Evidence) -> str:
+    return f"; a moment is {ev.moment_rows:,} writes" if ev.moment_rows > 1 else (
+        "; a moment is one write" if ev.moment_rows == 1 else "")
 
 
 def judge(ev: Evidence) -> Verdict:
@@ -99,7 +120,10 @@ def judge(ev: Evidence) -> Verdict:
         verdict = HOTSPOT
         reasons.append("The table has a single region, so one region server takes every write "
                        "until HBase splits it.")
-    time_hot = ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS and R > 1
+    walk_excess = _excess(ev.walk, ev.walk_chance)
+    walking = walk_excess >= WALK_HOT_EXCESS and R > 1
+    time_hot = R > 1 and ((ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS)
+                          or walking)
     total_hot = R > 1 and (total_excess >= TOTAL_HOT_EXCESS
                            or tot.max_over_mean >= max(TOTAL_HOT_MAX_OVER_MEAN,
                                                        1.5 * ev.total_baseline.max_over_mean))
@@ -108,16 +132,20 @@ def judge(ev: Evidence) -> Verdict:
         walk = ""
         if ev.hot_regions_seen > 1 and abs(ev.hot_direction) >= 0.8:
             way = "up" if ev.hot_direction > 0 else "down"
-            walk = f"; the hot region walks {way} the key space ({ev.hot_regions_seen} regions in turn)"
-        if not total_hot and tot.max_over_mean < SKEW_MAX_OVER_MEAN:
-            reasons.append(
-                f"Hotspot in time: totals look even (max/mean {tot.max_over_mean:.2f}), but at any "
-                f"moment one region takes {_pct(ev.hot_window_share)} of the writes "
-                f"(fair share {_pct(1 / R)}){walk}.")
+            walk = f"; the hot region walks {way} the key space"
+        if walking and (ev.hot_window_share < TIME_HOT_SHARE or time_excess < TIME_HOT_EXCESS):
+            # Too few rows per region for a moment to show it, but the order of the writes does.
+            moment = (f"the regions take their writes one after the other: {_pct(ev.walk)} of the "
+                      "consecutive writes that could stay in one region do (independent writes: "
+                      f"{_pct(ev.walk_chance)}), so one region takes the writes at any moment")
         else:
-            reasons.append(
-                f"At any moment one region takes {_pct(ev.hot_window_share)} of the writes "
-                f"(fair share {_pct(1 / R)}){walk}.")
+            moment = (f"at any moment one region takes {_pct(ev.hot_window_share)} of the writes "
+                      f"(fair share {_pct(1 / R)}{_moment(ev)})")
+        if not total_hot and tot.max_over_mean < SKEW_MAX_OVER_MEAN:
+            reasons.append(f"Hotspot in time: totals look even (max/mean {tot.max_over_mean:.2f}), but "
+                           f"{moment}{walk}.")
+        else:
+            reasons.append(f"{moment[0].upper()}{moment[1:]}{walk}.")
     if total_hot:
         verdict = HOTSPOT
         reasons.append(
@@ -130,10 +158,15 @@ def judge(ev: Evidence) -> Verdict:
         if tot.cv >= cv_limit or tot.max_over_mean >= mom_limit:
             skew.append(f"Rows are uneven across regions: max/mean {tot.max_over_mean:.2f}, "
                         f"CV {tot.cv:.2f}, Gini {tot.gini:.2f} (the busiest is {ev.hottest_label}).")
-        if time_excess >= TIME_SKEW_EXCESS:
+        if time_excess >= TIME_SKEW_EXCESS or (
+                ev.hot_window_share >= TIME_SKEW_OVER_CHANCE * ev.hot_window_baseline
+                and time_excess >= TIME_SKEW_MIN_EXCESS):
             skew.append(f"Writes bunch up over time: at a typical moment one region takes "
-                        f"{_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}).")
-        if tot.empty > ev.total_baseline.empty:
+                        f"{_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}"
+                        f"{_moment(ev)}).")
+        # Regions left empty by chance vary by about their square root: only a clear excess counts.
+        chance_empty = ev.total_baseline.empty
+        if tot.empty > chance_empty + 3 * chance_empty ** 0.5 + 1:
             skew.append(f"{tot.empty} of {R} regions received no rows: their key ranges hold no "
                         "keys of this workload.")
         if skew:
@@ -143,7 +176,7 @@ def judge(ev: Evidence) -> Verdict:
         reasons.append(
             f"Rows spread evenly over {R} regions (max/mean {tot.max_over_mean:.2f}, CV {tot.cv:.2f})"
             f" and at any moment the busiest region takes {_pct(ev.hot_window_share)} of the "
-            f"writes (fair share {_pct(1 / R)}).")
+            f"writes (fair share {_pct(1 / R)}{_moment(ev)}).")
     if ev.rows < 100 * R:
         reasons.append(f"Only {ev.rows} rows over {R} regions: run with more rows (--rows) for a "
                        "firmer verdict.")
@@ -175,7 +208,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         else:
             out.append(
                 f"Leading field {mono_field} is monotonic{gen}: add a salt prefix "
-                f"(prefix = {{ strategy = \"phoenix\", buckets = {R if R > 1 else 16} }}) and split on the "
+                f"(prefix = {{ strategy = \"phoenix\", buckets = {min(R, 256) if R > 1 else 16} }}) and split on the "
                 "buckets ([splits] algorithm = \"prefix\"); reads then fan out to every bucket.")
         if h.split_algorithm == "sample" and R > 1:
             out.append(

@@ -15,6 +15,9 @@ import click
 
 _LEVELS = ("skewed", "hotspot")
 EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
+# The largest region count analyze takes: the largest HBase tables run tens of thousands of regions,
+# and the analysis keeps a few numbers per region and moment (about 2 moments per region).
+MAX_ANALYZE_REGIONS = 100_000
 
 
 F = TypeVar("F", bound=Callable[..., Any])  # a click command function, returned decorated
@@ -26,8 +29,9 @@ def _common(fn: F) -> F:
     options = [
         click.option("--rows", type=click.IntRange(min=1), default=None,
                      help="Rows to generate (default: the schema's [workload] rows)."),
-        click.option("--regions", type=click.IntRange(min=1), default=None,
-                     help="Override the schema's region count (splits recomputed)."),
+        click.option("--regions", type=click.IntRange(min=1, max=MAX_ANALYZE_REGIONS), default=None,
+                     help="Override the schema's region count (splits recomputed; at most 100,000: "
+                     "more is beyond any HBase table, and the heat map alone would hold rows x regions)."),
         click.option("--auto-split", "auto_split", default=None, is_flag=False,
                      flag_value="hbase", metavar="[ROWS]",
                      help="Start from the schema's splits and let the table split as it fills: "

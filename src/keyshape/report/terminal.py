@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyshape.analysis import Analysis, RegionLoad
+from keyshape.analysis.stats import percent
 from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 
 Justify = Literal["default", "left", "center", "right", "full"]
@@ -119,6 +120,13 @@ def _cut(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
+def _moment_text(a: Analysis) -> str:
+    """What a moment was (the verdict's time unit), and how many heat-map windows were drawn."""
+    if a.moment_rows:
+        return f"; a moment = {a.moment_rows:,} writes ({a.windows} windows drawn)"
+    return f"; {a.windows} windows"
+
+
 def summary_table(analysis: Analysis) -> Table:
     """The key numbers: distribution, time windows, key lengths and overhead."""
     a = analysis
@@ -130,9 +138,9 @@ def summary_table(analysis: Analysis) -> Table:
         ("rows", f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} server{'' if a.servers == 1 else 's'}"),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
-        ("hot window share", f"{100 * a.hot_window_share:.1f}% of writes in the busiest region "
-                             f"(fair {100 * fair:.1f}%), {100 * a.hot_window_server_share:.1f}% "
-                             f"on the busiest server, {a.windows} windows"),
+        ("hot moment share", f"{percent(a.hot_window_share)} of writes in the busiest region "
+                             f"(fair {percent(fair)}), {percent(a.hot_window_server_share)} "
+                             f"on the busiest server{_moment_text(a)}"),
     ]
     if a.key_length_max:  # a live table's request counters carry no keys
         rows += [
