@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH
+
 _LEVELS = ("skewed", "hotspot")
 EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
 # The largest region count analyze takes: the largest HBase tables run tens of thousands of regions,
@@ -59,11 +61,11 @@ def _common(fn: F) -> F:
         click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True,
                      help="Time windows the write stream is cut into."),
         click.option("--seed", type=int, default=0, show_default=True, help="Workload seed."),
-        click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+        click.option("--html", "html_path", type=OUTPUT_FILE, default=None,
                      help="Write a self-contained HTML report."),
-        click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
+        click.option("--png", "png_path", type=OUTPUT_FILE, default=None,
                      help="Write the time x key-space heat map as PNG."),
-        click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True),
+        click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH,
                      default=None, help="Write the numbers as JSON ('-' for stdout)."),
         click.option("--fail-on", "fail_on", type=click.Choice(_LEVELS), default=None,
                      help=f"Exit {EXIT_VERDICT} when a verdict is at least this bad (for CI)."),

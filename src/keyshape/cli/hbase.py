@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from keyshape.cli.options import OUTPUT_FILE
+
 from keyshape.errors import KeyshapeError, StoreError
 
 if TYPE_CHECKING:  # annotations only
@@ -298,9 +300,9 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Stop after this many seconds.")
 @click.option("--metric", type=click.Choice(["write", "read"]), default="write",
               show_default=True, help="Which request counter to draw.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--html", "html_path", type=OUTPUT_FILE, default=None,
               help="Write the live heat map report as self-contained HTML.")
-@click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--png", "png_path", type=OUTPUT_FILE, default=None,
               help="Write the time x key-space heat map as PNG.")
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The table's key schema: region labels show start keys decoded by it.")

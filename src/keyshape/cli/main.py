@@ -19,6 +19,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): click ends quietly (exit 1), as Unix tools do
         except (KeyshapeError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
@@ -35,6 +37,7 @@ class _Group(click.Group):
         except click.Abort:
             click.echo("error: aborted", err=True)
             sys.exit(1)
+
         sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -490,7 +490,11 @@ class Cluster:
         whole session timeout)."""
         errors = []
         for hostport in self.quorum.split(","):
-            host, _, port = hostport.strip().rpartition(":")
+            host, _, port = hostport.strip().rpartition(":") if ":" in hostport else (hostport.strip(), "", "")
+            if port and not (port.isdigit() and 0 < int(port) < 65536):
+                # A typo, not an unreachable server: say so at once, before any connection attempt.
+                raise StoreError(f"ZooKeeper address {hostport.strip()!r}: {port!r} is not a port number "
+                                 "(give HOST:PORT, e.g. localhost:2181)")
             try:
                 socket.create_connection((host or "127.0.0.1", int(port or 2181)),
                                          timeout=self.connect_timeout).close()

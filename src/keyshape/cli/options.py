@@ -1,0 +1,41 @@
+"""Option types shared by the command modules.
+
+An output file is checked when the command line is parsed, not when the report is written: a
+``--png /nonexistent/x.png`` used to fail only after the whole analysis (or a live watch) had run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+class OutputFile(click.ParamType):
+    """A file the command will write: its folder must exist and be writable, and it must not be a
+    folder itself. ``-`` (standard output) passes where ``allow_dash``."""
+
+    name = "file"
+
+    def __init__(self, allow_dash: bool = False) -> None:
+        self.allow_dash = allow_dash
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = os.fspath(value)
+        if self.allow_dash and text == "-":
+            return text
+        path = Path(text)
+        folder = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            self.fail(f"{text!r} is a folder; give a file name inside it", param, ctx)
+        if not folder.is_dir():
+            self.fail(f"cannot write {text!r}: the folder {str(folder)!r} does not exist", param, ctx)
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            self.fail(f"cannot write {text!r}: permission denied", param, ctx)
+        return text
+
+
+OUTPUT_FILE = OutputFile()
+OUTPUT_FILE_OR_DASH = OutputFile(allow_dash=True)
