@@ -78,3 +78,56 @@ def test_a_reader_that_stops_reading_gets_no_error_message(args: tuple[str, ...]
         os.close(write_end)
     assert proc.returncode != 0
     assert proc.stderr == "", proc.stderr
+
+
+@pytest.mark.hbase
+def test_admin_regions_at_80_columns_keeps_every_key_byte_and_region_name(hbase) -> None:  # type: ignore[no-untyped-def]
+    """Through a pipe rich draws 80 columns: long binary keys fold onto more lines instead of
+    shrinking to nothing, and the region column is the encoded name `admin move` takes, whole."""
+    import re
+    import uuid
+
+    from keyshape.core.hbytes import to_string_binary
+    from keyshape.store import ensure_table, open_store
+    from keyshape.schema import FamilySpec, TableSpec
+
+    name = f"ops80_{uuid.uuid4().hex[:8]}"
+    splits = [bytes([0, 0, 0, 0, 0, 0, i, 0xC9]) for i in (1, 2, 3)]
+    store = open_store(hbase.url)
+    try:
+        ensure_table(store, TableSpec(name=name, families=[FamilySpec("cf")]), splits)
+        proc = run("admin", "regions", name, "--hbase", hbase.url)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80
+        # A folded key continues on the next line of its cell: join the cells of each column.
+        joined = "".join(c.strip() for line in lines for c in line.split("│")[2:3])
+        for key in splits:
+            assert to_string_binary(key) in joined
+        names = {r.name.rstrip(".").rsplit(".", 1)[-1] for r in store.regions(name)}
+        listed = set(re.findall(r"\b[0-9a-f]{32}\b", proc.stdout))
+        assert listed == names and len(names) == 4
+    finally:
+        store.delete_table(name)
+        store.close()
+
+
+@pytest.mark.parametrize("args", [
+    ("analyze", str(SEQUENTIAL), "--regions", "1000", "--top", "6"),
+    ("analyze", str(ORDERS), "--top", "6"),
+    ("analyze", str(ROOT / "examples" / "timestamp-leading.toml"), "--top", "6"),
+])
+def test_region_tables_fit_80_columns_without_cutting_numbers_or_headers(args: tuple[str, ...]) -> None:
+    """A pipe or a CI log is 80 columns: region numbers showed as `…`, headers as `sha…`/`serv…`
+    and binary keys as `…\\x000\\x…`. Now the keys give way (the end column first), nothing else."""
+    proc = run(*args)
+    assert proc.returncode == 0, proc.stderr
+    table = [line for line in proc.stdout.splitlines() if line.startswith(("┃", "│"))]
+    assert table and max(len(line) for line in table) <= 80
+    header = table[0]
+    for word in ("#", "start", "rows", "share", "server"):
+        assert f" {word} " in header, header
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in table[1:]]
+    numbers = [r[0] for r in rows if r[0] != "…"]
+    assert numbers and all(n.isdigit() for n in numbers)
+    assert all(not c.endswith("\\x…") and "\\x…" not in c for r in rows for c in r[1:3])

@@ -63,18 +63,27 @@ def _create(store: Store, schema: KeySchema) -> list[Any]:
 
 
 def _regions_table(regions: list[Any], title: str) -> Any:
+    """Regions in key order. Keys fold onto more lines rather than lose bytes (they are copied into
+    `admin split`); the region is its encoded name, which `admin move` takes and which fits."""
     from rich.table import Table
     from rich.text import Text
 
     from keyshape.core.hbytes import to_string_binary
 
+    def encoded(name: str) -> str:
+        # "table,start,id.ENCODED." -> ENCODED: HBase's encoded region name, 32 hex digits.
+        return name.rstrip(".").rsplit(".", 1)[-1] if name.endswith(".") else name
+
     table = Table(title=title, title_justify="left", header_style="bold")
-    for col in ("#", "start", "end", "server", "region"):
-        table.add_column(col, justify="right" if col == "#" else "left", no_wrap=col != "region")
+    table.add_column("#", justify="right", no_wrap=True, min_width=len(str(max(len(regions) - 1, 0))))
+    for col in ("start", "end"):
+        table.add_column(col, overflow="fold", min_width=len("(start)"))
+    table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
+    table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(encoded(r.name)) for r in regions)]))
     for i, r in enumerate(regions):
         table.add_row(str(i), Text(to_string_binary(r.start) if r.start else "(start)"),
                       Text(to_string_binary(r.end) if r.end else "(end)"), Text(r.server),
-                      Text(r.name))
+                      Text(encoded(r.name)))
     return table
 
 
@@ -134,7 +143,7 @@ def _assignment(regions: list[Any]) -> str:
         counts[r.server] = counts.get(r.server, 0) + 1
     mean = len(regions) / len(counts)
     parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-    return (f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} hold the regions "
+    return (f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} {'holds' if len(counts) == 1 else 'hold'} the regions "
             f"({parts}; max/mean {max(counts.values()) / mean:.2f})")
 
 
@@ -205,7 +214,7 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     try:
         if not store.table_exists(table):
             regions = _create(store, schema)
-            out.print(f"created {table} on {_where(url)} with {len(regions)} regions")
+            out.print(f"created {table} on {_where(url)} with {len(regions)} region{'' if len(regions) == 1 else 's'}")
         baseline = store.regions(table)
         # Polled every second during the load, so regions that split are followed (a parent's
         # counters vanish with it) and every write is counted once.

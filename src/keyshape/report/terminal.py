@@ -32,8 +32,7 @@ from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 Justify = Literal["default", "left", "center", "right", "full"]
 STYLES = {"balanced": "bold green", "skewed": "bold yellow", "hotspot": "bold red"}
 _KEY_CHARS = 28
-# Columns other than the two keys, with borders and padding, take about this many cells.
-_FIXED_CELLS = 52
+_MIN_KEY_CHARS = 14  # below this a binary key shows too little to tell regions apart
 
 
 def _key(key: bytes, chars: int = _KEY_CHARS, skip: int = 0) -> str:
@@ -78,42 +77,81 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     """A table of regions: start / end keys (toStringBinary), the start key decoded by the
     schema when it decodes (``RegionLoad.start_text``), rows, share, a bar, server.
 
-    Keys are cut (with …) to fit ``width`` terminal cells when given.
+    Keys are cut (with …) to fit ``width`` terminal cells when given; numbers and headers never
+    are. When even that leaves the keys too few cells (80 columns: a pipe, a CI log), the end
+    column goes first: a region's end is the next region's start, one row down.
     """
-    decoded = any(r.start_text for r in analysis.regions)
-    n_keys = 3 if decoded else 2
-    chars = _KEY_CHARS if width is None else max(8, min(_KEY_CHARS, (width - _FIXED_CELLS) // n_keys))
-    top = max((r.share for r in analysis.regions), default=0.0)
-    fair = 1 / len(analysis.regions)
-    shown = pick_regions(analysis.regions, limit)
-    skip = shared_prefix_length([r.start for r in analysis.regions] + [r.end for r in analysis.regions])
-    title = f"{len(analysis.regions)} regions"
-    if len(shown) < len(analysis.regions):
+    regions = analysis.regions
+    decoded = any(r.start_text for r in regions)
+    top = max((r.share for r in regions), default=0.0)
+    fair = 1 / len(regions)
+    shown = pick_regions(regions, limit)
+    skip = shared_prefix_length([r.start for r in regions] + [r.end for r in regions])
+    numbers: list[tuple[str, Justify, int]] = [
+        ("rows", "right", max(len("rows"), *(len(f"{r.rows:,}") for r in regions))),
+        ("share", "right", len("100.0%")),
+        ("", "left", 10),
+        ("server", "right", max(len("server"), *(len(str(r.server)) for r in regions))),
+    ]
+    index_cells = max(1, len(str(len(regions) - 1)))
+    # Every column costs its content plus 3 cells of padding and border, and the table one more.
+    fixed = index_cells + sum(w for _, _, w in numbers) + 3 * (len(numbers) + 1) + 1
+    shown_regions = [r for r in shown if r is not None]
+
+    def need(texts: list[str], header: str) -> int:
+        return min(_KEY_CHARS, max([len(header), *map(len, texts)]))
+
+    widths = {
+        "start": need([_key(r.start, _KEY_CHARS, skip) if r.start else "(start)" for r in shown_regions], "start"),
+        "end": need([_key(r.end, _KEY_CHARS, skip) if r.end else "(end)" for r in shown_regions], "end"),
+    }
+    if decoded:
+        widths["decoded"] = need([r.start_text for r in shown_regions], "decoded")
+    if width is not None:
+        room = width - fixed
+        if sum(widths.values()) + 3 * len(widths) > room:
+            del widths["end"]
+        total = sum(widths.values()) + 3 * len(widths)
+        if total > room:
+            # Shrink every key column in proportion, none below half the readable minimum.
+            scale = (room - 3 * len(widths)) / sum(widths.values())
+            widths = {k: max(_MIN_KEY_CHARS // 2, int(w * scale)) for k, w in widths.items()}
+    with_end = "end" in widths
+    title = f"{len(regions)} region{'' if len(regions) == 1 else 's'}"
+    if len(shown) < len(regions):
         title += f" (busiest and quietest {sum(r is not None for r in shown)} shown)"
     if decoded and analysis.label_legend:
         title += f"; start decoded as {analysis.label_legend}"
+    if not with_end:
+        title += "; each region ends where the next starts"
     table = Table(title=title, title_justify="left", header_style="bold")
-    columns: list[tuple[str, Justify]] = [("#", "right"), ("start", "left"), ("end", "left")]
-    if decoded:
-        columns.append(("start decoded", "left"))
-    columns += [("rows", "right"), ("share", "right"), ("", "left"), ("server", "right")]
-    for col, justify in columns:
-        # Keys give way first on a narrow terminal; numbers never wrap or shrink.
-        table.add_column(col, justify=justify, no_wrap=True)
+    table.add_column("#", justify="right", no_wrap=True, min_width=index_cells)
+    for col, cells in widths.items():
+        table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=cells, max_width=cells)
+    for col, justify, cells in numbers:
+        # Numbers and their headers keep their width; the keys give way.
+        table.add_column(col, justify=justify, no_wrap=True, min_width=cells)
     for r in shown:
         if r is None:
-            table.add_row("…", *[""] * (len(columns) - 1))
+            table.add_row("…", *[""] * (len(widths) + len(numbers)))
             continue
         style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
             "dim" if r.rows == 0 else "")
         # Text, not str: rich would read "[...]" inside a key as markup.
-        cells: list[RenderableType] = [str(r.index), Text(_key(r.start, chars, skip) if r.start else "(start)"),
-                 Text(_key(r.end, chars, skip) if r.end else "(end)")]
+        cells: list[RenderableType] = [str(r.index),
+                                       Text(_key(r.start, widths["start"], skip) if r.start else "(start)")]
+        if with_end:
+            cells.append(Text(_key(r.end, widths["end"], skip) if r.end else "(end)"))
         if decoded:
-            cells.append(Text(_cut(r.start_text, chars)))
-        table.add_row(*cells, f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
+            cells.append(Text(_cut(r.start_text, widths["decoded"])))
+        table.add_row(*cells, f"{r.rows:,}", percent_cell(r.share), _bar(r.share, top),
                       str(r.server), style=style)
     return table
+
+
+def percent_cell(share: float) -> str:
+    """A share in a table column: one decimal, as the column's other rows."""
+    return f"{100 * share:.1f}%"
 
 
 def _cut(text: str, chars: int) -> str:
