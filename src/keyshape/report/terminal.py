@@ -128,9 +128,9 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     table.add_column("#", justify="right", no_wrap=True, min_width=index_cells)
     for col, cells in widths.items():
         table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=cells, max_width=cells)
-    for col, justify, cells in numbers:
+    for col, justify, cell_width in numbers:
         # Numbers and their headers keep their width; the keys give way.
-        table.add_column(col, justify=justify, no_wrap=True, min_width=cells)
+        table.add_column(col, justify=justify, no_wrap=True, min_width=cell_width)
     for r in shown:
         if r is None:
             table.add_row("…", *[""] * (len(widths) + len(numbers)))
