@@ -126,8 +126,9 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
         title += "; each region ends where the next starts"
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("#", justify="right", no_wrap=True, min_width=index_cells)
-    for col, cells in widths.items():
-        table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=cells, max_width=cells)
+    for col, key_width in widths.items():
+        table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=key_width,
+                         max_width=key_width)
     for col, justify, cell_width in numbers:
         # Numbers and their headers keep their width; the keys give way.
         table.add_column(col, justify=justify, no_wrap=True, min_width=cell_width)
