@@ -131,3 +131,30 @@ def test_region_tables_fit_80_columns_without_cutting_numbers_or_headers(args: t
     numbers = [r[0] for r in rows if r[0] != "…"]
     assert numbers and all(n.isdigit() for n in numbers)
     assert all(not c.endswith("\\x…") and "\\x…" not in c for r in rows for c in r[1:3])
+
+
+def _analysis_json(*args: str) -> dict:  # type: ignore[type-arg]
+    import json
+
+    proc = run("analyze", *args, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_no_advice_about_a_server_count_nobody_gave() -> None:
+    """`8 regions over 3 region servers cannot be even` came from the default --servers 3."""
+    assumed = _analysis_json(str(ORDERS), "--regions", "8")
+    assert assumed["servers_assumed"] is True
+    assert not any("region servers cannot be even" in a for a in assumed["advice"])
+    given = _analysis_json(str(ORDERS), "--regions", "8", "--servers", "3")
+    assert given["servers_assumed"] is False
+    assert any("8 regions over 3 region servers cannot be even" in a for a in given["advice"])
+
+
+def test_auto_split_of_a_sequential_key_advises_a_real_salt_not_2_buckets() -> None:
+    """The table ends with 2 regions: the salt advice said `buckets = 2`."""
+    import re
+
+    d = _analysis_json(str(SEQUENTIAL), "--auto-split")
+    counts = [int(n) for a in d["advice"] for n in re.findall(r"buckets = (\d+)", a)]
+    assert counts and min(counts) >= 16, d["advice"]

@@ -45,6 +45,7 @@ from keyshape.core.splitsim import SplitHistory, SplitModel, SplitSimulator
 from keyshape.errors import KeyshapeError
 
 Progress = Callable[[int], None]
+DEFAULT_SERVERS = 3  # region servers assumed when none are given (a small production cluster)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class Analysis:
     source: str = ""
     auto_split: dict[str, Any] | None = None
     label_legend: str = ""  # what RegionLoad.start_text is made of: "bucket · user_id · ts"
+    servers_assumed: bool = False  # ``servers`` was not given: DEFAULT_SERVERS stood in
     moment_rows: int = 0  # writes per moment behind hot_window_share (0: the heat map's windows)
     walk: float = 0.0  # how much the writes dwell in one region before moving on (timeline.dwell)
     walk_chance: float = 0.0  # ... if writes were independent with the same per-region totals
@@ -151,6 +153,7 @@ class Analysis:
             "hot_window_server_share": self.hot_window_server_share,
             "hot_window_baseline": self.hot_window_baseline,
             "windows": self.windows,
+            "servers_assumed": self.servers_assumed,
             "moment_rows": self.moment_rows,
             "walk": self.walk,
             "walk_chance": self.walk_chance,
@@ -212,12 +215,16 @@ def _chunks(keys: Iterable[bytes] | Iterable[Sequence[bytes]]) -> Iterable[Seque
 class Analyzer:
     """Chunk-by-chunk accumulator behind ``analyze``: ``update(keys)`` per chunk, then ``finish``."""
 
-    def __init__(self, regions: RegionMap | Sequence[bytes], *, servers: int = 3,
+    def __init__(self, regions: RegionMap | Sequence[bytes], *, servers: int | None = None,
                  windows: int = 50, total_rows: int | None = None,
                  auto_split_rows: int | None = None, value_bytes: int = 100,
                  cells_per_row: int = 1, split_model: SplitModel | None = None) -> None:
-        if servers < 1:
+        if servers is not None and servers < 1:
             raise KeyshapeError(f"servers must be at least 1, got {servers}")
+        # Not given: the regions are spread over DEFAULT_SERVERS for the per-server numbers, and
+        # nothing is advised about a server count nobody chose.
+        self.servers_assumed = servers is None
+        servers = DEFAULT_SERVERS if servers is None else servers
         if value_bytes < 0:
             raise KeyshapeError(f"value_bytes must not be negative, got {value_bytes}")
         key_overhead_bytes(0, cells_per_row)  # validates cells_per_row
@@ -251,7 +258,7 @@ class Analyzer:
     def empty_like(self) -> Analyzer:
         """A new Analyzer with the same regions and settings and nothing counted: what each
         worker of a parallel or distributed run fills, before they :meth:`merge`."""
-        return Analyzer(self.map, servers=self.servers, windows=self.windows,
+        return Analyzer(self.map, servers=None if self.servers_assumed else self.servers, windows=self.windows,
                         total_rows=self.total_rows, value_bytes=self.value_bytes,
                         cells_per_row=self.cells_per_row)
 
@@ -403,7 +410,7 @@ class Analyzer:
             hottest_label=loads[int(np.argmax(self._rows))].label,
             hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
             increasing=self._order.increasing, decreasing=self._order.decreasing,
-            servers=self.servers,
+            servers=self.servers, servers_assumed=self.servers_assumed,
             hot_window_server_share=hot_server,
             moment_rows=width, walk=walk, walk_chance=chance_walk,
             hints=hints or SchemaHints(),
@@ -430,7 +437,8 @@ class Analyzer:
                     f"ends with) so the first {auto['first_split_write']:,} writes do not queue on "
                     f"{auto['initial_regions']} region(s).")
         return Analysis(
-            name=name, rows=rows, regions=loads, servers=self.servers, server_rows=server_rows,
+            name=name, rows=rows, regions=loads, servers=self.servers, servers_assumed=self.servers_assumed,
+            server_rows=server_rows,
             distribution=total, server_distribution=distribution(server_rows),
             key_length_min=int(self._lengths.min or 0), key_length_mean=self._lengths.mean,
             key_length_max=int(self._lengths.max or 0), key_bytes=int(self._lengths.total),
@@ -482,7 +490,7 @@ def split_summary(history: SplitHistory, split_rows: int | None = None) -> str:
 
 
 def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
-            regions: RegionMap | Sequence[bytes], *, servers: int = 3, windows: int = 50,
+            regions: RegionMap | Sequence[bytes], *, servers: int | None = None, windows: int = 50,
             total_rows: int | None = None, auto_split_rows: int | None = None,
             value_bytes: int = 100, cells_per_row: int = 1, name: str = "",
             hints: SchemaHints | None = None, progress: Progress | None = None,
@@ -497,7 +505,7 @@ def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
     write rate (``keyshape.core.splitsim``); ``auto_split_rows`` is the idealized model (a region
     splits at its sampled median key once it holds more rows than that, no flush or delay). Either
     way memory stays O(regions x windows).
-    ``servers`` region servers host the regions round-robin. ``value_bytes`` (per row) and
+    ``servers`` region servers host the regions round-robin (None: DEFAULT_SERVERS, assumed). ``value_bytes`` (per row) and
     ``cells_per_row`` feed the byte estimates. ``progress`` is called with the number of keys done
     after each chunk.
     """

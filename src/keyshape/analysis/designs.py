@@ -23,6 +23,7 @@ from keyshape.core.splitsim import COMPRESSION_RATIOS, SplitModel, cell_size
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.schema.labels import key_label, label_legend
+from keyshape.workload import LOAD_QUALIFIER, row_value_bytes
 
 DEFAULT_ROWS = 200_000
 DEFAULT_VALUE_BYTES = 100
@@ -274,7 +275,7 @@ def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, Hea
 def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    regions: int | None = None, keys_file: str | Path | None = None,
                    column: str | None = None, auto_split_rows: int | None = None,
-                   servers: int = 3, windows: int = 50, seed: int = 0,
+                   servers: int | None = None, windows: int = 50, seed: int = 0,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
                    name: str | None = None, progress: Progress | None = None,
                    workers: int | None = None, split_model: SplitModel | None = None,
@@ -294,8 +295,10 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
       feed the key-overhead and size estimates.
     - ``split_model``: simulate HBase's own splits from the schema's splits at the model's write
       rate (``keyshape.core.splitsim``); a model without ``cell_bytes`` gets one cell per row
-      in the schema's first family with ``value_bytes`` of value, and that family's
-      compression ratio (``COMPRESSION_RATIOS``).
+      in the schema's first family, as ``keyshape load`` writes it (``value_bytes`` of value if
+      given, else the schema's ``[workload] value_bytes``, else load's 8-byte write index:
+      ``keyshape.workload.row_value_bytes``), and that family's compression ratio
+      (``COMPRESSION_RATIOS``).
     - ``time_field``: a timestamp field of the workload whose values (ms) are the write times of
       the split simulation, instead of ``split_model.write_rate``.
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
@@ -317,15 +320,18 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         total = count_key_rows(keys_file)  # Parquet/ORC footers: exact windows
     else:
         total = rows
-    if value_bytes is None:
-        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
     if split_model is not None and split_model.cell_bytes is None:
+        # The cell `keyshape load` writes (the calibration's): one <family>:v of the value size
+        # the schema sets, else load's 8-byte write index; never the size estimates' 100 bytes.
         family = schema.table.families[0] if schema.table.families else None
         family_name = family.name if family is not None else "d"
         codec = str(getattr(family, "compression", None) or "NONE").upper()
+        stored = row_value_bytes(schema.workload) if value_bytes is None else value_bytes
         split_model = dataclasses.replace(
-            split_model, cell_bytes=cell_size(len(family_name.encode()), 1, value_bytes),
+            split_model, cell_bytes=cell_size(len(family_name.encode()), len(LOAD_QUALIFIER), stored),
             compression=COMPRESSION_RATIOS.get(codec, 1.0))
+    if value_bytes is None:
+        value_bytes = _estimate_value_bytes(schema)
     acc = schema_analyzer(schema, total, servers=servers, windows=windows,
                           auto_split_rows=auto_split_rows, value_bytes=value_bytes,
                           cells_per_row=cells_per_row, split_model=split_model)
@@ -376,15 +382,22 @@ def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
     return analysis
 
 
+def _estimate_value_bytes(schema: KeySchema) -> int:
+    """Value bytes per row for the size estimates: the schema's ``[workload] value_bytes``, else
+    ``DEFAULT_VALUE_BYTES`` (a typical row of a production table, not what ``load`` writes)."""
+    given = getattr(schema.workload, "value_bytes", None)
+    return DEFAULT_VALUE_BYTES if given is None else int(given)
+
+
 def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
-                    split_keys: Sequence[bytes] | None = None, servers: int = 3,
+                    split_keys: Sequence[bytes] | None = None, servers: int | None = None,
                     windows: int = 50, auto_split_rows: int | None = None,
                     value_bytes: int | None = None, cells_per_row: int | None = None,
                     split_model: SplitModel | None = None) -> Analyzer:
     """The Analyzer ``analyze_schema`` fills for ``schema``: its split keys (or ``split_keys``),
     ``value_bytes`` from its workload (else 100) and one cell per key field unless given."""
     if value_bytes is None:
-        value_bytes = int(getattr(schema.workload, "value_bytes", DEFAULT_VALUE_BYTES))
+        value_bytes = _estimate_value_bytes(schema)
     return Analyzer(schema.split_keys() if split_keys is None else split_keys, servers=servers,
                     windows=windows, total_rows=total_rows, auto_split_rows=auto_split_rows,
                     value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields),

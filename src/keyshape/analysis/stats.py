@@ -86,6 +86,10 @@ class Distribution:
     gini: float
     deviation_rate: float
     empty: int
+    # For a chance baseline (uniform_baseline): the largest max/mean any of its trials showed. The
+    # mean of the trials is a typical value, not a bound: with a few rows per region, half of all
+    # random spreads show a larger maximum than it.
+    max_over_mean_upper: float = 0.0
 
 
 def distribution(counts: np.ndarray | list[int]) -> Distribution:
@@ -137,6 +141,7 @@ def uniform_baseline(rows: int, buckets: int, *, trials: int = 64, seed: int = 1
         gini=avg("gini"),
         deviation_rate=avg("deviation_rate"),
         empty=int(round(avg("empty"))),
+        max_over_mean_upper=max(s.max_over_mean for s in stats),
     )
 
 

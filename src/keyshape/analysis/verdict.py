@@ -78,6 +78,7 @@ class Evidence:
     increasing: float
     decreasing: float
     servers: int = 1
+    servers_assumed: bool = False  # nobody gave the server count: advise nothing about it
     hot_window_server_share: float = 0.0
     moment_rows: int = 0  # writes per moment behind hot_window_share (0: not known)
     walk: float = 0.0  # how much writes dwell in one region before moving on (timeline.dwell)
@@ -154,7 +155,8 @@ def judge(ev: Evidence) -> Verdict:
     if verdict != HOTSPOT and R > 1:
         skew: list[str] = []
         cv_limit = max(SKEW_CV, 3 * ev.total_baseline.cv)
-        mom_limit = max(SKEW_MAX_OVER_MEAN, 1.25 * ev.total_baseline.max_over_mean)
+        mom_limit = max(SKEW_MAX_OVER_MEAN, 1.25 * ev.total_baseline.max_over_mean,
+                        1.1 * ev.total_baseline.max_over_mean_upper)
         if tot.cv >= cv_limit or tot.max_over_mean >= mom_limit:
             skew.append(f"Rows are uneven across regions: max/mean {tot.max_over_mean:.2f}, "
                         f"CV {tot.cv:.2f}, Gini {tot.gini:.2f} (the busiest is {ev.hottest_label}).")
@@ -183,6 +185,14 @@ def judge(ev: Evidence) -> Verdict:
     return Verdict(verdict, reasons, _advice(ev, verdict, time_hot, total_hot))
 
 
+def _buckets(ev: Evidence) -> int:
+    """How many salt buckets to advise: one per region of a table split that finely, and never
+    fewer than 16 or two per region server (a table of 2 regions, or one still to be split, would
+    otherwise be told to salt 2 ways)."""
+    floor = max(16, 2 * ev.servers)
+    return ev.regions if ev.regions >= floor else floor
+
+
 def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list[str]:
     h = ev.hints
     R = ev.regions
@@ -202,13 +212,13 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         if other:
             out.append(
                 f"Leading field {mono_field} is monotonic{gen}: add a prefix on {other} "
-                f"(prefix = {{ strategy = \"mod\", buckets = {R if R > 1 else 16} }}, hash_fields = "
+                f"(prefix = {{ strategy = \"mod\", buckets = {_buckets(ev)} }}, hash_fields = "
                 f"[\"{other}\"], with [splits] algorithm = \"prefix\"), or move "
                 f"{mono_field} after {other}.")
         else:
             out.append(
                 f"Leading field {mono_field} is monotonic{gen}: add a salt prefix "
-                f"(prefix = {{ strategy = \"phoenix\", buckets = {min(R, 256) if R > 1 else 16} }}) and split on the "
+                f"(prefix = {{ strategy = \"phoenix\", buckets = {min(_buckets(ev), 256)} }}) and split on the "
                 "buckets ([splits] algorithm = \"prefix\"); reads then fan out to every bucket.")
         if h.split_algorithm == "sample" and R > 1:
             out.append(
@@ -251,7 +261,8 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
             out.append(f"More regions ({R}) than buckets ({b}): within a bucket keys follow the "
                        f"leading field, so extra regions per bucket fill unevenly; use buckets >= "
                        f"regions (buckets = {R}).")
-    if ev.servers > 1 and R % ev.servers and verdict != HOTSPOT and R < 4 * ev.servers:
+    if (ev.servers > 1 and not ev.servers_assumed and R % ev.servers and verdict != HOTSPOT
+            and R < 4 * ev.servers):
         out.append(f"{R} regions over {ev.servers} region servers cannot be even: use a multiple "
                    f"of {ev.servers} regions.")
     if not out:

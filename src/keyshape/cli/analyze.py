@@ -56,8 +56,9 @@ def _common(fn: F) -> F:
                      help="Auto-split: how often compacted reference files are removed "
                      "(hbase.hfile.compaction.discharger.interval); a daughter cannot split "
                      "before that."),
-        click.option("--servers", type=click.IntRange(min=1), default=3, show_default=True,
-                     help="Region servers sharing the regions round-robin."),
+        click.option("--servers", type=click.IntRange(min=1), default=None,
+                     help="Region servers sharing the regions round-robin (default: 3 assumed, and "
+                     "no advice on the server count)."),
         click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True,
                      help="Time windows the write stream is cut into."),
         click.option("--seed", type=int, default=0, show_default=True, help="Workload seed."),
@@ -222,7 +223,7 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
               help="Threads of the local engine (default: the cores available).")
 def analyze_command(schema: str | None, rows: int | None, regions: int | None,
                     auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
-                    split_policy: str, cleaner_interval: float, servers: int, windows: int, seed: int,
+                    split_policy: str, cleaner_interval: float, servers: int | None, windows: int, seed: int,
                     html_path: str | None, png_path: str | None, json_path: str | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
@@ -324,7 +325,7 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
               "compares across them) or one per panel (each design's own pattern shows).")
 def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
                     auto_split: str | None, write_rate: str, max_filesize: int,
-                    flush_size: int, split_policy: str, cleaner_interval: float, servers: int,
+                    flush_size: int, split_policy: str, cleaner_interval: float, servers: int | None,
                     windows: int, seed: int, html_path: str | None, png_path: str | None,
                     json_path: str | None, fail_on: str | None, strategies: str | None,
                     colour_scale: str) -> None:

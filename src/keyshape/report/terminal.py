@@ -174,7 +174,8 @@ def summary_table(analysis: Analysis) -> Table:
     table.add_column()
     fair = 1 / len(a.regions)
     rows = [
-        ("rows", f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} server{'' if a.servers == 1 else 's'}"),
+        ("rows", f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} server{'' if a.servers == 1 else 's'}"
+                 + (" (assumed: --servers N)" if a.servers_assumed else "")),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
         ("hot moment share", f"{percent(a.hot_window_share)} of writes in the busiest region "

@@ -155,7 +155,7 @@ def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str
 def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None = None, *,
             split_keys: Sequence[bytes] | None = None, regions: int | None = None,
             sample_regions: int | None = None, table: str | None = None, url: str | None = None,
-            servers: int = 3, windows: int = 50, value_bytes: int | None = None,
+            servers: int | None = None, windows: int = 50, value_bytes: int | None = None,
             cells_per_row: int | None = None, key_format: str = "binary",
             spark: Any = None) -> Analysis:
     """The analyzer's statistics over the row keys of a DataFrame or of key files, on Spark.
@@ -244,7 +244,7 @@ def _live_splits(table: str, url: str | None) -> list[bytes]:
 
 def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str | None = None,
                  master: str | None = None, regions: int | None = None,
-                 auto_split_rows: int | None = None, servers: int = 3,
+                 auto_split_rows: int | None = None, servers: int | None = None,
                  windows: int = 50) -> Analysis:
     """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
     if auto_split_rows is not None:
