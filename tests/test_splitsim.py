@@ -9,6 +9,7 @@ import sys
 import tracemalloc
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -194,12 +195,13 @@ def test_write_times_can_come_from_a_timestamp_field() -> None:
     from keyshape.errors import KeyshapeError
 
     model = SplitModel(max_filesize=2 * MIB, flush_size=MIB)
+    # 100-byte values: enough bytes for several splits (load's 8-byte values fill 2 MiB once)
     a = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, split_model=model,
-                       time_field="order_time", windows=10)
+                       time_field="order_time", windows=10, value_bytes=100)
     assert a.auto_split is not None
     assert a.auto_split["seconds"] == pytest.approx(100_000 * 0.05, rel=0.01)
     by_rate = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, windows=10,
-                             split_model=replace(model, write_rate=10_000))
+                             split_model=replace(model, write_rate=10_000), value_bytes=100)
     assert by_rate.auto_split is not None and by_rate.auto_split["seconds"] < 11
     assert a.auto_split["final_regions"] > by_rate.auto_split["final_regions"]
     with pytest.raises(KeyshapeError, match="timestamp field"):
@@ -214,3 +216,75 @@ def test_html_report_lists_the_regions_over_time(tmp_path: Path) -> None:
     a = analyze(seq(100_000).tolist(), [], split_model=model)
     html = write_html(a, tmp_path / "r.html").read_text()
     assert "Regions over time: 1 for" in html and "2 for" in html
+
+
+# --- the value size: what `keyshape load` writes, one definition (issue 28 item 6) ------------
+
+def _sim_model(schema: Any, **options: Any) -> SplitModel:
+    from keyshape.analysis.designs import analyze_schema
+
+    a = analyze_schema(schema, 2_000, split_model=SplitModel(max_filesize=2 * MIB, flush_size=MIB,
+                                                             write_rate=40_000), windows=5, **options)
+    assert a.auto_split is not None
+    return SplitModel(**{k: (v.encode("latin-1") if k == "delimiter" and v else v)
+                         for k, v in a.auto_split["model"].items()})
+
+
+def _workload_schema(tmp_path: Path, value_line: str = "") -> Path:
+    text = (ROOT / "examples" / "sequential.toml").read_text()
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace("[workload]\n", "[workload]\n" + value_line, 1))
+    return path
+
+
+def test_the_simulated_cell_is_the_cell_load_writes(tmp_path: Path) -> None:
+    """`analyze --auto-split` used to assume 100-byte values while `keyshape load` writes its
+    8-byte write index: the README's command predicted the first split at write 18,003, HBase
+    splits a `load` of it near 54,000-64,000 (tests/test_splitsim_hbase.py). The simulated cell
+    is now the one `load_workload` stores: the schema's first family, qualifier `v`, and the
+    value `row_value` gives, whose size is the schema's `[workload] value_bytes` when set."""
+    from keyshape.ops.live import load_workload
+    from keyshape.schema import KeySchema
+    from keyshape.store import ensure_table
+    from keyshape.store.embedded import EmbeddedStore
+
+    for value_line, size in (("", 8), ("value_bytes = 300\n", 300), ("value_bytes = 3\n", 3)):
+        schema = KeySchema.load(_workload_schema(tmp_path, value_line))
+        store = EmbeddedStore()
+        ensure_table(store, schema.table, schema.split_keys())
+        load_workload(store, schema, rows=50)
+        cells = [c for _, row in store.scan(schema.table.full_name) for c in row.items()]
+        assert len(cells) == 50 and {column for column, _ in cells} == {b"d:v"}
+        assert {len(value) for _, value in cells} == {size}
+        assert len({value for _, value in cells}) == 50  # each write still tells which it was
+        model = _sim_model(schema)
+        assert model.cell_bytes == cell_size(len(b"d"), len(b"v"), size), value_line
+    # --value-bytes (analyze_schema's value_bytes) overrides the schema for the simulation too
+    model = _sim_model(KeySchema.load(_workload_schema(tmp_path)), value_bytes=1000)
+    assert model.cell_bytes == cell_size(1, 1, 1000)
+
+
+def test_readme_auto_split_command_predicts_the_first_split_of_a_load() -> None:
+    """The README's `analyze examples/sequential.toml --auto-split --write-rate 40000
+    --max-filesize 2MiB --flush-size 1MiB`: the first split comes after the writes that fill
+    2 x 1 MiB of store files with `load`'s cells (HBase: 54,000-64,000 of a load at 40,000 rows/s,
+    tests/test_splitsim_hbase.py), not 18,003 as with 100-byte values."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
+         "--write-rate", "40000", "--max-filesize", "2MiB", "--flush-size", "1MiB", "--json", "-"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    auto = json.loads(proc.stdout)["auto_split"]
+    assert 45_000 <= auto["first_split_write"] <= 70_000, auto["first_split_write"]
+    with_values = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
+         "--write-rate", "40000", "--max-filesize", "2MiB", "--flush-size", "1MiB", "--value-bytes",
+         "100", "--json", "-"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert with_values.returncode == 0, with_values.stderr
+    assert json.loads(with_values.stdout)["auto_split"]["first_split_write"] < 25_000
+    bad = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
+         "--value-bytes", "-1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode != 0 and "--value-bytes" in bad.stderr and "Traceback" not in bad.stderr

@@ -5,7 +5,9 @@ A schema's ``[workload]`` section::
     [workload]
     rows = 200000          # default 100000
     seed = 0               # mixed with generate()'s seed
-    value_bytes = 100      # cell bytes per row, for size estimates (default 100)
+    value_bytes = 100      # value bytes per row: what `keyshape load` writes in its one cell and
+                           # what `analyze --auto-split` assumes (default: load's 8-byte write
+                           # index); size estimates take 100 when it is not set
     fields.user_id = { generator = "zipf", cardinality = 100000, skew = 1.1 }
 
 Generators (``fields.NAME = { generator = ..., options }``; a key field without one gets the default
@@ -39,6 +41,7 @@ draws from its own random stream, so adding a field does not change the others.
 from __future__ import annotations
 
 import csv
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,9 +58,9 @@ from keyshape.schema.fields import FieldSpec, parse_timestamp
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["GENERATORS", "GeneratorSpec", "WorkloadSpec", "count_key_rows", "generate", "generate_sample",
-           "key_file_parts", "key_files", "record_columns",
-           "parse_workload", "read_key_arrays", "read_keys", "read_records"]
+__all__ = ["GENERATORS", "LOAD_QUALIFIER", "LOAD_VALUE_BYTES", "GeneratorSpec", "WorkloadSpec",
+           "count_key_rows", "generate", "generate_sample", "key_file_parts", "key_files", "record_columns",
+           "parse_workload", "read_key_arrays", "read_keys", "read_records", "row_value_bytes", "row_values"]
 
 DEFAULT_START = "2026-01-01T00:00:00Z"
 # generator -> {option: (kind, default)}; a default of ... means required.
@@ -91,9 +94,47 @@ class WorkloadSpec:
 
     rows: int = 100_000
     seed: int = 0
-    value_bytes: int = 100
+    value_bytes: int | None = None  # as the schema sets it; None: not set (see row_value_bytes)
     fields: dict[str, GeneratorSpec] = field(default_factory=dict)
     key_fields: tuple[FieldSpec, ...] = ()
+
+
+# What one generated row stores, for every writer and model of it: ``keyshape load`` writes one
+# cell ``<first family>:v`` per row, and the split simulation sizes HBase's memstores and store
+# files from the same cell, so its predictions describe what a load does.
+LOAD_QUALIFIER = b"v"
+LOAD_VALUE_BYTES = 8  # the write index as a big-endian long, when [workload] sets no value_bytes
+_WRITE_INDEX = struct.Struct(">q")
+
+
+def row_value_bytes(workload: WorkloadSpec | None) -> int:
+    """The value bytes of each row ``load`` writes: ``[workload] value_bytes`` when the schema
+    sets it, else ``LOAD_VALUE_BYTES`` (the row's write index alone)."""
+    given = getattr(workload, "value_bytes", None)
+    return LOAD_VALUE_BYTES if given is None else int(given)
+
+
+def row_values(first: int, count: int, size: int = LOAD_VALUE_BYTES) -> list[bytes]:
+    """The values of rows ``first .. first+count-1``, ``size`` bytes each: the write index as a
+    big-endian long (so a reader can tell which write a cell came from; its low ``size`` bytes
+    when ``size`` < 8), then filler that a block compressor cannot shrink (a 64-bit mix of the
+    index and the position), so a store file holds what the split simulation counts."""
+    if size < 0:
+        raise KeyshapeError(f"value size must be >= 0 bytes, got {size}")
+    if size <= LOAD_VALUE_BYTES:
+        return [_WRITE_INDEX.pack(i)[LOAD_VALUE_BYTES - size:] for i in range(first, first + count)]
+    words = -(-(size - LOAD_VALUE_BYTES) // 8)
+    index = np.arange(first, first + count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        # splitmix64 of (index, word): different for every row and word, fixed for a row
+        x = index[:, None] * np.uint64(0x9E3779B97F4A7C15) + (
+            np.arange(1, words + 1, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9))
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    head = index.astype(">i8").view(np.uint8).reshape(count, 8)
+    body = np.concatenate([head, x.astype("<u8").view(np.uint8).reshape(count, 8 * words)], axis=1)
+    return [row.tobytes() for row in body[:, :size]]
 
 
 def _default_generator(f: FieldSpec) -> GeneratorSpec:
@@ -108,7 +149,7 @@ def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpe
     """Check and read a ``[workload]`` :class:`keyshape.schema.parse.Section`."""
     rows = section.get("rows", int, 100_000, minimum=1)
     seed = section.get("seed", int, 0, minimum=0)
-    value_bytes = section.get("value_bytes", int, 100, minimum=0)
+    value_bytes = section.get("value_bytes", int, None, minimum=0)
     by_name = {f.name: f for f in key_fields}
     gens: dict[str, GeneratorSpec] = {}
     fsec = section.section("fields")

@@ -51,6 +51,10 @@ def _common(fn: F) -> F:
         click.option("--split-policy", default="stepping", show_default=True,
                      metavar="POLICY", help="Auto-split: stepping, increasing, constant, "
                      "key-prefix:N or delimited:D."),
+        click.option("--value-bytes", type=click.IntRange(min=0), default=None, metavar="BYTES",
+                     help="Value bytes per row (default: the schema's [workload] value_bytes; "
+                     "else the auto-split simulation assumes the 8-byte value `keyshape load` "
+                     "writes, and size estimates 100)."),
         click.option("--cleaner-interval", type=click.FloatRange(min=0, min_open=True),
                      default=120.0, show_default=True, metavar="SECONDS",
                      help="Auto-split: how often compacted reference files are removed "
@@ -101,10 +105,12 @@ SIZE = _Size()
 
 
 def split_options(auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
-                  split_policy: str, cleaner_interval: float) -> dict[str, Any]:
-    """``analyze_schema`` keyword arguments for the --auto-split options."""
+                  split_policy: str, cleaner_interval: float,
+                  value_bytes: int | None = None) -> dict[str, Any]:
+    """``analyze_schema`` keyword arguments for the --auto-split options and --value-bytes."""
+    sized: dict[str, Any] = {} if value_bytes is None else {"value_bytes": value_bytes}
     if auto_split is None:
-        return {}
+        return sized
     if auto_split != "hbase":
         try:
             rows = int(auto_split)
@@ -113,7 +119,7 @@ def split_options(auto_split: str | None, write_rate: str, max_filesize: int, fl
         if rows < 1:
             raise click.BadParameter(f"{auto_split!r}: give a row count >= 1, or --auto-split "
                                      "alone for HBase's own splits", param_hint="--auto-split")
-        return {"auto_split_rows": rows}
+        return {"auto_split_rows": rows, **sized}
     from keyshape.core.splitsim import SplitModel, parse_policy
 
     try:
@@ -130,7 +136,7 @@ def split_options(auto_split: str | None, write_rate: str, max_filesize: int, fl
                                  "field", param_hint="--write-rate")
     return {"split_model": SplitModel(max_filesize=max_filesize, flush_size=flush_size,
                                       write_rate=rate, cleaner_interval=cleaner_interval,
-                                      **policy), "time_field": field}
+                                      **policy), "time_field": field, **sized}
 
 
 def _consoles(json_path: str | None) -> tuple[Any, Any]:
@@ -227,7 +233,8 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
                     html_path: str | None, png_path: str | None, json_path: str | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
-                    time_field: str | None, engine: str, master: str | None, workers: int | None) -> None:
+                    time_field: str | None, engine: str, master: str | None, workers: int | None,
+                    value_bytes: int | None) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
@@ -246,8 +253,8 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
         raise click.UsageError("--master is for --engine spark")
     out, err = _consoles(json_path)
     if live_table is not None or url is not None:
-        if rows is not None or regions is not None or auto_split is not None:
-            raise click.UsageError("--rows, --regions and --auto-split shape a generated workload; "
+        if rows is not None or regions is not None or auto_split is not None or value_bytes is not None:
+            raise click.UsageError("--rows, --regions, --auto-split and --value-bytes shape a generated workload; "
                                    "a live table (--table) has its own rows and regions")
         analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
                                   windows, seed, keys_file)
@@ -272,7 +279,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
             analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
             column=column, servers=servers, windows=windows, seed=seed, workers=workers,
             **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
-                            cleaner_interval))
+                            cleaner_interval, value_bytes))
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         _write_json(json_path, analysis.to_dict(), out)
@@ -328,7 +335,7 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
                     flush_size: int, split_policy: str, cleaner_interval: float, servers: int | None,
                     windows: int, seed: int, html_path: str | None, png_path: str | None,
                     json_path: str | None, fail_on: str | None, strategies: str | None,
-                    colour_scale: str) -> None:
+                    colour_scale: str, value_bytes: int | None) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
@@ -344,7 +351,7 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
 
     out, err = _consoles(json_path)
     splitting = split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
-                              cleaner_interval)
+                              cleaner_interval, value_bytes)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
         loaded = [load_schema(s) for s in schemas]

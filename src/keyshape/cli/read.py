@@ -47,7 +47,8 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
     from keyshape.workload import generate
 
     family = schema.table.families[0].name.encode()
-    value = b"x" * min(getattr(schema.workload, "value_bytes", 16) or 1, 64)
+    given = getattr(schema.workload, "value_bytes", None)  # None: the schema sets no value size
+    value = b"x" * min(100 if given is None else given or 1, 64)
     n = 0
     with store.writer(schema.table.full_name) as w:
         for chunk in generate(schema, rows=rows):

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +28,12 @@ from keyshape.errors import KeyshapeError, StoreError, WriteFailed
 from keyshape.ops.liveheat import METRICS, LiveHeat, Sample, Vanished
 from keyshape.schema import KeySchema
 from keyshape.store.base import BatchWriter, RegionInfo, Store
+from keyshape.workload import LOAD_QUALIFIER, LOAD_VALUE_BYTES, row_value_bytes, row_values
 
 __all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "live_analysis",
            "load_workload", "poller", "row_value", "shares_by_region", "shares_by_server",
            "wait_for_writes", "watch"]
 
-_INDEX = struct.Struct(">q")
 
 
 # --------------------------------------------------------------------------------------- load
@@ -63,10 +62,11 @@ class LoadResult:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 
 
-def row_value(index: int) -> bytes:
+def row_value(index: int, size: int = LOAD_VALUE_BYTES) -> bytes:
     """The value ``load_workload`` stores for the ``index``-th row of the workload: the index as an
-    8-byte big-endian long (so a reader can tell which write a cell came from)."""
-    return _INDEX.pack(index)
+    8-byte big-endian long (so a reader can tell which write a cell came from), padded to the
+    schema's ``[workload] value_bytes`` when it sets one (``keyshape.workload.row_values``)."""
+    return row_values(index, 1, size)[0]
 
 
 def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
@@ -79,7 +79,8 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     Keys come from ``keyshape.workload.generate(schema, rows, seed)`` encoded with
     ``schema.encode_many``, exactly the keys ``analyze_schema`` assigns for the same rows and
     seed. Each row gets one cell ``<family>:v`` (``family`` default: the schema's first) holding
-    ``row_value(i)``. Rows go through one ``store.writer(table, batch_size)``, which keeps
+    ``row_value(i)``: ``[workload] value_bytes`` bytes, else the 8-byte write index (the cell
+    ``analyze --auto-split`` simulates). Rows go through one ``store.writer(table, batch_size)``, which keeps
     batches in flight while the next is built (HBase: two, like the Java client's
     ``BufferedMutator``); ``progress(done, rows)`` is called after each batch with the rows the
     store has acknowledged (its ``written`` count) plus those that failed, so it trails the
@@ -105,7 +106,8 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     if family not in names:
         raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: "
                             + ", ".join(names))
-    column = family.encode() + b":v"
+    column = family.encode() + b":" + LOAD_QUALIFIER
+    value_size = row_value_bytes(schema.workload)  # what the split simulation assumes too
     failed: list[bytes] = []
     errors: list[str] = []
     writer: BatchWriter | None = None
@@ -144,10 +146,11 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
             if writer is not None:
                 put = writer.put
                 todo = iter(range(len(batch)))
+                values = row_values(index, len(batch), value_size)
                 while True:
                     try:
                         for at in todo:
-                            put(batch[at], {column: row_value(index + at)})
+                            put(batch[at], {column: values[at]})
                         break
                     except WriteFailed as exc:
                         # an earlier batch failed in the background; the row whose put raised
