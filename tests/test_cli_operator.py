@@ -158,3 +158,53 @@ def test_auto_split_of_a_sequential_key_advises_a_real_salt_not_2_buckets() -> N
     d = _analysis_json(str(SEQUENTIAL), "--auto-split")
     counts = [int(n) for a in d["advice"] for n in re.findall(r"buckets = (\d+)", a)]
     assert counts and min(counts) >= 16, d["advice"]
+
+
+def _records_schema(tmp_path: Path) -> Path:
+    """tests/data/records.toml with tables of this test's own."""
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]
+    text = (ROOT / "tests" / "data" / "records.toml").read_text()
+    for name in ("rec_orders_by_product", "rec_ids"):
+        text = text.replace(f'"{name}"', f'"{name}_{tag}"')
+    text = text.replace('name = "rec_orders"', f'name = "rec_orders_{tag}"')
+    path = tmp_path / "records.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.hbase
+def test_put_writes_records_that_get_and_index_lookup_find(hbase, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The README's `get` and `index` examples found nothing: no command wrote records."""
+    schema = _records_schema(tmp_path)
+    assert run("create", str(schema), "--hbase", hbase.url).returncode == 0
+    csv_file = tmp_path / "orders.csv"
+    csv_file.write_text("user_id,order_id,product_id,amount\nu1,4,p1,12.50\nu2,5,p2,3\nu3,6,p1,7\n")
+    put = run("put", str(schema), "--csv", str(csv_file), "--hbase", hbase.url)
+    assert put.returncode == 0, put.stderr
+    assert "put 3 record(s)" in put.stdout
+    jsonl = tmp_path / "more.jsonl"
+    jsonl.write_text('{"user_id": "u4", "order_id": 7, "product_id": "p1", "d:note": "hi"}\n')
+    assert run("put", str(schema), "--jsonl", str(jsonl), "--hbase", hbase.url).returncode == 0
+    got = run("get", str(schema), "user_id=u1", "order_id=4", "--hbase", hbase.url)
+    assert got.returncode == 0 and "d:amount=12.50" in got.stdout and "1 rows for 1 record" in got.stdout
+    by_product = run("index", "lookup", str(schema), "by_product", "product_id=p1", "--hbase", hbase.url)
+    assert by_product.returncode == 0 and "3 rows" in by_product.stdout, by_product.stdout
+    assert "d:note=hi" in by_product.stdout
+    # Put again: the record keeps its one row and its one index row.
+    assert run("put", str(schema), "user_id=u1", "order_id=4", "product_id=p2", "--hbase", hbase.url).returncode == 0
+    p1 = run("index", "lookup", str(schema), "by_product", "product_id=p1", "--hbase", hbase.url)
+    p2 = run("index", "lookup", str(schema), "by_product", "product_id=p2", "--hbase", hbase.url)
+    assert "2 rows" in p1.stdout and "2 rows" in p2.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (("user_id=u1",), "no value for key field(s) order_id"),
+    (("user_id=u1", "order_id=x"), "field 'order_id'"),
+    (("user_id=u1", "order_id=4", "--family", "zz"), "--family 'zz' is not a family"),
+    ((), "no records"),
+])
+def test_put_refuses_bad_records_in_one_line(args: tuple[str, ...], words: str) -> None:
+    line = one_error_line(run("put", str(ROOT / "tests" / "data" / "records.toml"), *args))
+    assert words in line, line

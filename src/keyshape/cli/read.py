@@ -75,7 +75,9 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @click.option("--page-size", type=int, default=None, help="Print one page of N rows and the next page token.")
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
-@click.option("--parallel", type=int, default=0, show_default=True, help="Fetch buckets on N threads.")
+@click.option("--parallel", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Read the salt buckets' scanners on N threads (0: one after the other); the rows are "
+              "merged in key order either way, so only the time changes.")
 def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, user: str | None,
                  load_rows: int | None,
                  start: str | None, stop: str | None, limit: int | None, reverse: bool,

@@ -10,6 +10,9 @@ schema's tables are created in it so the commands run, as a preview).
 from __future__ import annotations
 
 import csv
+import json
+import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,7 +24,7 @@ if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
     from keyshape.store.base import Store
 
-__all__ = ["get_command", "ids_group", "index_group"]
+__all__ = ["get_command", "ids_group", "index_group", "put_command"]
 
 _HBASE = click.option("--hbase", "url", default=None, metavar="URL",
                       help="A real HBase (HOST:PORT of its ZooKeeper, or hbase://HOST:PORT). "
@@ -137,6 +140,128 @@ def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
     _note_embedded(url, len(rows))
 
 
+def _record_fields(schema: KeySchema) -> dict[str, Any]:
+    """Every field a record is typed by: the key's fields and the index fields of [[index]]."""
+    fields: dict[str, Any] = {f.name: f for f in schema.fields}
+    for spec in schema.indexes:
+        for f in spec.fields:
+            fields.setdefault(f.name, f)
+    return fields
+
+
+def _typed_record(schema: KeySchema, items: dict[str, Any], family: str, where: str
+                  ) -> tuple[dict[str, Any], dict[bytes, bytes]]:
+    """(record, cells) of one input row: key and index fields typed by the schema; any other
+    column is a cell (``family:qualifier``, or a qualifier in ``family``) holding its UTF-8 text."""
+    fields = _record_fields(schema)
+    record: dict[str, Any] = {}
+    cells: dict[bytes, bytes] = {}
+    for name, value in items.items():
+        if name in fields:
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue  # a missing key field is named below; a missing index field by the writer
+            try:
+                record[name] = fields[name].coerce(value) if isinstance(value, str) else value
+            except (KeyshapeError, TypeError, ValueError, OverflowError) as exc:
+                raise KeyshapeError(f"{where}: field {name!r}: {exc}") from None
+        elif value is not None:
+            column = name if ":" in name else f"{family}:{name}"
+            text = value if isinstance(value, str) else json.dumps(value)
+            cells[column.encode()] = text.encode("utf-8")
+    lacking = [n for n in schema.field_names if n not in record]
+    if lacking:
+        raise KeyshapeError(f"{where}: no value for key field(s) {', '.join(lacking)}; give all of: "
+                            f"{', '.join(schema.field_names)}")
+    return record, cells
+
+
+def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None
+                ) -> Iterator[tuple[dict[str, Any], str]]:
+    """(column -> value, where) of every input record, streamed."""
+    if csv_path is not None:
+        try:
+            with open(csv_path, newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                if not reader.fieldnames:
+                    raise KeyshapeError(f"{csv_path}: empty file; the first line must name the columns")
+                for row in reader:
+                    yield dict(row), f"{csv_path} line {reader.line_num}"
+        except UnicodeDecodeError as exc:
+            raise KeyshapeError(f"{csv_path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
+    elif jsonl_path is not None:
+        with open(jsonl_path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise KeyshapeError(f"{jsonl_path} line {number}: not JSON ({exc.msg}); "
+                                        "give one JSON object per line") from None
+                if not isinstance(item, dict):
+                    raise KeyshapeError(f"{jsonl_path} line {number}: a JSON object is needed, got "
+                                        f"{type(item).__name__}")
+                yield item, f"{jsonl_path} line {number}"
+    else:
+        yield _assignments(values), "arguments"
+
+
+@click.command("put")
+@click.argument("schema_path", metavar="SCHEMA")
+@click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
+@click.option("--csv", "csv_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Many records: a CSV whose header names the columns (key fields, index fields, cells).")
+@click.option("--jsonl", "jsonl_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Many records: one JSON object per line.")
+@click.option("--family", default=None, metavar="NAME",
+              help="Family of the cells named without one (default: the table's first family).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Records per round of writes (the main table, then each index table).")
+@_HBASE
+def put_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None,
+                family: str | None, batch_size: int, url: str | None) -> None:
+    """Write records through the schema: the main row and every [[index]] row, one copy each.
+
+    Each record gives every key field and every index field (FIELD=VALUE, typed by the schema);
+    any other column becomes a cell: FAMILY:QUALIFIER=TEXT, or QUALIFIER=TEXT in --family. A record
+    already stored keeps its row (under a random salt: its bucket) and its index rows are moved,
+    never left dangling. Ctrl-C says how many records HBase acknowledged.
+    """
+    from keyshape.read import IndexedWriter
+
+    schema = _schema(schema_path)
+    if sum(x is not None for x in (csv_path, jsonl_path)) + bool(values) > 1:
+        raise KeyshapeError("give FIELD=VALUE arguments, --csv FILE or --jsonl FILE: one source of records")
+    if not values and csv_path is None and jsonl_path is None:
+        raise KeyshapeError("no records: give FIELD=VALUE for every key field, --csv FILE or --jsonl FILE")
+    families = [f.name for f in schema.table.families]
+    family = family or families[0]
+    if family not in families:
+        raise KeyshapeError(f"--family {family!r} is not a family of {schema.table.full_name}; "
+                            f"families: {', '.join(families)}")
+    store = _open(url, schema)
+    written = buffered = 0
+    try:
+        with IndexedWriter(store, schema, batch_size=batch_size) as writer:
+            for items, where in _input_rows(values, csv_path, jsonl_path):
+                record, cells = _typed_record(schema, items, family, where)
+                writer.put(record, cells)
+                buffered += 1
+                if buffered % batch_size == 0:
+                    written = buffered  # the writer flushed this batch (it raises when it cannot)
+        written = buffered
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {written:,} record(s) written and acknowledged; the "
+                   f"{buffered - written:,} buffered after them were not written (put them again: a "
+                   "put of a stored record changes nothing)", err=True)
+        sys.exit(130)
+    finally:
+        store.close()
+    indexes = ", ".join(i.table.full_name for i in schema.indexes)
+    click.echo(f"put {written:,} record(s) into {schema.table.full_name}" + (f" and index table(s) {indexes}" if indexes else "")
+               + (f" on HBase at {url}" if url else " (the embedded store: gone when this process ends; use --hbase URL)"))
+
+
 @click.group("index")
 def index_group() -> None:
     """Read a table through its [[index]] tables, and check or repair them."""
@@ -177,7 +302,8 @@ def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: i
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("index")
 @click.option("--check", is_flag=True, help="Only report; exit 1 when the index is inconsistent.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Rows read, and rows fixed, per round trip.")
 @_HBASE
 def index_repair(schema_path: str, index: str, check: bool, batch_size: int, url: str | None) -> None:
     """Check INDEX against the main table both ways and (without --check) fix it: delete index

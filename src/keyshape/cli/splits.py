@@ -47,13 +47,19 @@ def _check_regions(regions: int, force: bool) -> None:
             "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it")
 
 
-def _split_command(fn: F) -> F:
+def _split_command(fn: F, least: int = 2) -> F:
     fn = click.option("--force", is_flag=True,
                       help=f"Allow more than {MAX_REGIONS:,} regions.")(fn)
     fn = click.option("--family", default="f", show_default=True, help="Column family for --format shell/json.")(fn)
     fn = click.option("--table", default="t", show_default=True, help="Table name for --format shell/json.")(fn)
     fn = _FORMAT_OPTION(fn)
-    return click.option("--regions", "-n", type=int, required=True, help="Number of regions (>= 2).")(fn)
+    return click.option("--regions", "-n", type=click.IntRange(min=least), required=True,
+                        help=f"Number of regions (>= {least}).")(fn)
+
+
+def _range_split_command(fn: F) -> F:
+    # createTable(desc, start, end, n) counts the two open-ended regions around [start, end].
+    return _split_command(fn, least=3)
 
 
 @click.group("splits")
@@ -96,11 +102,12 @@ def splits_uniform(regions: int, fmt: str, table: str, family: str, force: bool,
 
 
 @splits_group.command("range")
-@_split_command
+@_range_split_command
 @click.option("--start", required=True, help="Start key (toStringBinary).")
 @click.option("--end", required=True, help="End key (toStringBinary).")
 def splits_range(regions: int, fmt: str, table: str, family: str, force: bool, start: str, end: str) -> None:
-    """What Admin.createTable(desc, start, end, regions) creates (regions >= 3)."""
+    """What Admin.createTable(desc, start, end, regions) creates: the regions before START and
+    after END count too, so at least 3."""
     _check_regions(regions, force)
     from keyshape.core.splits import range_split
 
@@ -109,7 +116,9 @@ def splits_range(regions: int, fmt: str, table: str, family: str, force: bool, s
 
 @splits_group.command("buckets")
 @_split_command
-@click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True)
+@click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True,
+              help="How the bucket id leads the key: byte (one unsigned byte, or --width bytes, as a Phoenix "
+              "or HBaseWD salt), decimal (zero-padded digits, as a %02d Java salt), long (Bytes.toBytes(long)).")
 @click.option("--width", type=int, default=None, help="Bytes (byte) or digits (decimal) per bucket id.")
 def splits_buckets(regions: int, fmt: str, table: str, family: str, force: bool, encoding: str, width: int | None) -> None:
     """Boundaries of salt/partition buckets 0..regions-1 (one region per bucket)."""
