@@ -208,3 +208,79 @@ def test_put_writes_records_that_get_and_index_lookup_find(hbase, tmp_path: Path
 def test_put_refuses_bad_records_in_one_line(args: tuple[str, ...], words: str) -> None:
     line = one_error_line(run("put", str(ROOT / "tests" / "data" / "records.toml"), *args))
     assert words in line, line
+
+
+def _schema_copy(tmp_path: Path, source: Path, table: str) -> Path:
+    text = source.read_text()
+    import re
+
+    text = re.sub(r'(?m)^name = "[^"]+"', f'name = "{table}"', text, count=1)
+    path = tmp_path / f"{table}.toml"
+    path.write_text(text)
+    return path
+
+
+def _interrupt_after(args: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        time.sleep(seconds)
+        assert proc.poll() is None, "finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def _row_count(url: str, table: str) -> int:
+    from keyshape.store import open_store
+
+    store = open_store(url)
+    try:
+        return sum(1 for _ in store.scan(table, columns=[b"d"]))
+    finally:
+        store.close()
+
+
+@pytest.mark.hbase
+def test_ctrl_c_during_load_says_how_many_rows_were_acknowledged_and_they_are_stored(hbase, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """It printed `error: aborted`. Every row it calls acknowledged must be in the table."""
+    import re
+    import uuid
+
+    table = f"ctrlc_{uuid.uuid4().hex[:8]}"
+    schema = _schema_copy(tmp_path, ORDERS, table)
+    proc = _interrupt_after(["load", str(schema), "--hbase", hbase.url, "--rows", "50000000"], 12)
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr and "aborted" not in proc.stderr
+    found = re.search(r"interrupted: ([\d,]+) of 50,000,000 rows written and acknowledged", proc.stderr)
+    assert found, proc.stderr
+    acknowledged = int(found.group(1).replace(",", ""))
+    assert acknowledged > 0
+    assert _row_count(hbase.url, f"shop:{table}") >= acknowledged
+
+
+@pytest.mark.hbase
+def test_ctrl_c_during_migrate_names_the_checkpoint_and_resume_finishes(hbase, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]
+    old = _schema_copy(tmp_path, ORDERS, f"mig_old_{tag}")
+    new_text = old.read_text().replace(f"mig_old_{tag}", f"mig_new_{tag}").replace("buckets = 100", "buckets = 40")
+    new = tmp_path / "new.toml"
+    new.write_text(new_text)
+    assert run("load", str(old), "--hbase", hbase.url, "--rows", "20000", "--settle", "0").returncode == 0
+    state = tmp_path / "state.json"
+    args = ["migrate", str(old), str(new), "--hbase", hbase.url, "--state", str(state),
+            "--max-rows-per-sec", "1000", "--batch-size", "100"]
+    proc = _interrupt_after(args, 8)
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"the checkpoint {state} holds every acknowledged batch" in proc.stderr
+    assert "--resume" in proc.stderr and state.exists()
+    resumed = run(*args[:-4], "--resume", timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "verify: OK" in resumed.stdout

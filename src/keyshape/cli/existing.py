@@ -7,6 +7,8 @@ exists only inside the process that wrote it.
 
 from __future__ import annotations
 
+import sys
+
 from typing import TYPE_CHECKING
 
 import click
@@ -103,7 +105,7 @@ def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify
     """
     from rich.console import Console
 
-    from keyshape.ops.migrate import migrate
+    from keyshape.ops.migrate import default_state_path, migrate
     from keyshape.ops.verify import verify_migration
     from keyshape.report.terminal import progress_bar
     from keyshape.phoenix.schema import load_schema
@@ -116,10 +118,23 @@ def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify
     rejected = 0
     try:
         if not verify_only:
+            copied = [0]
             with progress_bar(err, None, f"copying {old.table.full_name} -> {new.table.full_name}") as update:
-                result = migrate(store, old, new, resume=resume, state_path=state_path,
-                                 reject_path=reject_path, max_rows_per_sec=max_rows_per_sec,
-                                 batch_size=batch_size, progress=update)
+                def progress(rows: int) -> None:
+                    copied[0] = rows
+                    update(rows)
+
+                try:
+                    result = migrate(store, old, new, resume=resume, state_path=state_path,
+                                     reject_path=reject_path, max_rows_per_sec=max_rows_per_sec,
+                                     batch_size=batch_size, progress=progress)
+                except KeyboardInterrupt:
+                    # ops.migrate checkpoints every acknowledged batch before the interrupt ends it.
+                    where = state_path or default_state_path(old, new)
+                    click.echo(f"interrupted: {copied[0]:,} rows copied and acknowledged by HBase in this run; "
+                               f"the checkpoint {where} holds every acknowledged batch: run the same "
+                               "command with --resume to continue", err=True)
+                    sys.exit(130)
             rejected = result.rejected
             click.echo(f"copied {result.rows:,} rows ({result.cells:,} cells) in "
                        f"{result.seconds:.1f} s, {result.rows_per_second:,.0f} rows/s; "

@@ -8,6 +8,8 @@ and ``watch`` refuses, since an embedded table exists only inside the process th
 
 from __future__ import annotations
 
+import sys
+
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -222,12 +224,21 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
         heat.add(baseline)
         poll = poller(store, table, heat, 1.0)
 
+        acknowledged = [0]
+
         def progress(done: int, _total: int) -> None:
+            acknowledged[0] = done
             update(done)
             poll()
 
         with progress_bar(err, rows, f"loading {table}") as update:
-            result = load_workload(store, schema, rows, batch_size, progress=progress, seed=seed)
+            try:
+                result = load_workload(store, schema, rows, batch_size, progress=progress, seed=seed)
+            except KeyboardInterrupt:
+                err.print(f"interrupted: {acknowledged[0]:,} of {rows:,} rows written and acknowledged by "
+                          f"{_where(url)} before Ctrl-C (batches still in flight may be stored too)",
+                          highlight=False)
+                sys.exit(130)
         out.print(f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: "
                   f"{result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})")
         ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
