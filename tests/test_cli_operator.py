@@ -284,3 +284,48 @@ def test_ctrl_c_during_migrate_names_the_checkpoint_and_resume_finishes(hbase, t
     resumed = run(*args[:-4], "--resume", timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "verify: OK" in resumed.stdout
+
+
+def test_a_port_that_is_not_zookeeper_is_named_as_such() -> None:
+    """A master or region server port accepts the connection and never speaks ZooKeeper: that was
+    'ZooKeeper ... does not name an HBase master ... is HBase (still) starting?'."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])  # accept, then say nothing
+            except OSError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        line = one_error_line(run("analyze", "--hbase", f"127.0.0.1:{port}", "--table", "t"))
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        server.close()
+    assert "did not answer as ZooKeeper" in line and "2181" in line and "still) starting" not in line
+
+
+def test_a_port_where_nothing_listens_says_zookeeper_cannot_be_reached() -> None:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    line = one_error_line(run("analyze", "--hbase", f"127.0.0.1:{port}", "--table", "t"))
+    assert f"cannot reach ZooKeeper at 127.0.0.1:{port}" in line

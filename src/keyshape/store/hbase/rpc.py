@@ -32,6 +32,7 @@ from google.protobuf.message import DecodeError, Message
 from hbasedriver.protobuf_py import Client_pb2, HBase_pb2, RPC_pb2, ZooKeeper_pb2
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from keyshape.errors import StoreError
 from keyshape.store.hbase.auth import Security, open_channel
@@ -507,11 +508,19 @@ class Cluster:
         )
 
     def _locate(self) -> None:
+        wait = self.connect_timeout + 2
         try:
-            master, meta = locate_master_and_meta(self.quorum, self.connect_timeout + 2)
+            master, meta = locate_master_and_meta(self.quorum, wait)
+        except KazooTimeoutError as exc:
+            # The port took the connection (checked above) but no ZooKeeper session came of it.
+            raise StoreError(f"{self.quorum} accepted a connection but did not answer as ZooKeeper within "
+                             f"{wait:.0f} s; give the ZooKeeper quorum's client port (HBase's "
+                             "hbase.zookeeper.property.clientPort, 2181 by default), not a master or "
+                             "region server port") from exc
         except Exception as exc:  # kazoo raises many types; all mean "not located (yet)"
             raise StoreError(f"ZooKeeper at {self.quorum} does not name an HBase master and "
-                             f"hbase:meta server ({exc}); is HBase (still) starting?") from exc
+                             f"hbase:meta server ({exc}); is HBase (still) starting, or does it use "
+                             "another zookeeper.znode.parent than /hbase?") from exc
         self._master = (str(master.host_name), int(master.port))
         self._meta = (str(meta.host_name), int(meta.port))
 
