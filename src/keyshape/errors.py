@@ -29,3 +29,13 @@ class WriteFailed(StoreError):
     def __init__(self, message: str, rows: list[bytes] | None = None) -> None:
         super().__init__(message)
         self.rows: list[bytes] = list(rows or [])
+
+
+class KeysDoNotFit(KeyshapeError):
+    """Real keys analysed against a schema do not fit it (wrong salts, another format): the
+    analysis refuses rather than judge them on the wrong regions. ``check`` is the
+    :class:`keyshape.schema.keycheck.KeyCheck` with the counts and examples."""
+
+    def __init__(self, message: str, check: object = None) -> None:
+        super().__init__(message)
+        self.check = check

@@ -43,6 +43,7 @@ from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap
 from keyshape.core.splitsim import SplitHistory, SplitModel, SplitSimulator
 from keyshape.errors import KeyshapeError
+from keyshape.schema.keycheck import KeyCheck
 
 Progress = Callable[[int], None]
 DEFAULT_SERVERS = 3  # region servers assumed when none are given (a small production cluster)
@@ -107,6 +108,7 @@ class Analysis:
     moment_rows: int = 0  # writes per moment behind hot_window_share (0: the heat map's windows)
     walk: float = 0.0  # how much the writes dwell in one region before moving on (timeline.dwell)
     walk_chance: float = 0.0  # ... if writes were independent with the same per-region totals
+    key_check: KeyCheck | None = None  # real keys checked against the schema (None: generated keys)
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -181,6 +183,7 @@ class Analysis:
             "auto_split": self.auto_split,
             "lint": list(self.lint),
             "label_legend": self.label_legend,
+            "key_check": self.key_check.to_dict() if self.key_check is not None else None,
         }
 
     def to_json(self, indent: int | None = 2) -> str:

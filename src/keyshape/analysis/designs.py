@@ -20,8 +20,9 @@ from keyshape.analysis.verdict import SchemaHints
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.prefetch import prefetch
 from keyshape.core.splitsim import COMPRESSION_RATIOS, SplitModel, cell_size
-from keyshape.errors import KeyshapeError
+from keyshape.errors import KeyshapeError, KeysDoNotFit
 from keyshape.schema import KeySchema
+from keyshape.schema.keycheck import KeyCheck
 from keyshape.schema.labels import key_label, label_legend
 from keyshape.workload import LOAD_QUALIFIER, row_value_bytes
 
@@ -279,7 +280,7 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                    value_bytes: int | None = None, cells_per_row: int | None = None,
                    name: str | None = None, progress: Progress | None = None,
                    workers: int | None = None, split_model: SplitModel | None = None,
-                   time_field: str | None = None) -> Analysis:
+                   time_field: str | None = None, allow_foreign_keys: bool = False) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
@@ -289,7 +290,10 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     - ``keys_file`` + ``column``: analyze the keys in a Parquet/ORC/CSV column (a file, a
       directory of files or a glob) instead of a generated workload (keys in toStringBinary form
       in CSV); ``workers`` threads count Parquet row groups in parallel
-      (:mod:`keyshape.analysis.keyfiles`).
+      (:mod:`keyshape.analysis.keyfiles`). Every key is checked against the schema
+      (:mod:`keyshape.schema.keycheck`; ``Analysis.key_check`` has the counts): with any wrong
+      salt, or more than 1% of the keys not fitting, the analysis raises ``KeysDoNotFit``
+      unless ``allow_foreign_keys``.
     - ``cells_per_row`` (default: one per key field, as if each field were also stored as a
       column) and ``value_bytes`` per row (default: the workload's ``value_bytes``, else 100)
       feed the key-overhead and size estimates.
@@ -344,17 +348,21 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                 "schema's key (" + ", ".join(f.name for f in schema.fields if f.type == "timestamp")
                 + "), with --auto-split and a generated workload; or give rows per second")
     done = 0
+    check = KeyCheck.of(schema) if keys_file is not None else None
     if keys_file is not None and acc.split_model is None:
         from keyshape.analysis.keyfiles import feed_key_files
 
         feed_key_files(acc, keys_file, column, workers=workers,
-                       progress=None if progress is None else lambda done: progress(done, total))
+                       progress=None if progress is None else lambda done: progress(done, total),
+                       check=check)
     elif keys_file is not None:
         # An auto-split run replays the writes in order, in one pass.
         from keyshape.workload import read_key_arrays
 
         for keys in read_key_arrays(keys_file, column, chunk_rows=CHUNK_ROWS):
             acc.update(keys)
+            assert check is not None
+            check.check(keys, done, threads=workers or _threads())
             done += len(keys)
             if progress is not None:
                 progress(done, total)
@@ -367,9 +375,24 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
             done += len(keys)
             if progress is not None:
                 progress(done, total)
+    if check is not None and check.refused and not allow_foreign_keys:
+        raise KeysDoNotFit(check.refusal(), check)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
-    return finish_schema(acc, schema, source=source, name=name, heavy=heavy, real_keys=keys_file is not None)
+    analysis = finish_schema(acc, schema, source=source, name=name, heavy=heavy,
+                             real_keys=keys_file is not None)
+    if check is not None:
+        analysis.key_check = check
+        if check.foreign or check.wrong_salt:
+            # First among the reasons: the numbers below are of keys the schema does not describe.
+            analysis.reasons.insert(0, check.summary())
+    return analysis
+
+
+def _threads() -> int:
+    from keyshape.core.batchhash import default_threads
+
+    return default_threads()
 
 
 def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:

@@ -25,6 +25,7 @@ import numpy as np
 from keyshape.analysis.analyze import Analyzer
 from keyshape.core.arrowkeys import from_arrow
 from keyshape.errors import KeyshapeError
+from keyshape.schema.keycheck import KeyCheck
 
 if TYPE_CHECKING:  # pyarrow is imported lazily at run time: it is slow to import
     import pyarrow as pa
@@ -89,8 +90,9 @@ def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator
 
 
 def _count_unit(acc: Analyzer, unit: Unit, column: str | None, key_format: str,
-                readers: _Readers) -> Analyzer:
+                readers: _Readers, check: KeyCheck | None) -> tuple[Analyzer, KeyCheck | None]:
     part = acc.empty_like()
+    checked = check.empty_like() if check is not None else None
     at = unit.start
     for batch in _unit_batches(unit, column, readers):
         try:
@@ -98,11 +100,13 @@ def _count_unit(acc: Analyzer, unit: Unit, column: str | None, key_format: str,
         except ValueError as exc:
             raise KeyshapeError(f"{unit.path}: {exc}") from None
         part.update(keys, positions=np.arange(at, at + len(keys), dtype=np.int64))
+        if checked is not None:
+            checked.check(keys, at)  # one thread: the units already run on every worker
         at += len(keys)
     if at != unit.start + unit.rows:
         raise KeyshapeError(f"{unit.path}: the footer says {unit.rows} rows in part {unit.index}, "
                             f"reading gave {at - unit.start}; the file is damaged")
-    return part
+    return part, checked
 
 
 def default_workers() -> int:
@@ -116,14 +120,16 @@ def default_workers() -> int:
 
 def feed_key_files(acc: Analyzer, path: str | Path, column: str | None = None,
                    key_format: str = "binary", workers: int | None = None,
-                   progress: Callable[[int], None] | None = None) -> Analyzer:
+                   progress: Callable[[int], None] | None = None,
+                   check: KeyCheck | None = None) -> Analyzer:
     """Count every key in the files behind ``path`` into ``acc`` and return it.
 
     With Parquet / ORC files and ``acc.total_rows`` equal to their row count (see
     :func:`keyshape.workload.count_key_rows`), the row groups are counted by ``workers`` threads
     (default: :func:`default_workers`) and merged; otherwise (CSV, or an auto-split analysis,
     which must replay the stream in order) the keys are read in one pass. ``progress`` gets the
-    number of keys done so far.
+    number of keys done so far. ``check`` (:class:`~keyshape.schema.keycheck.KeyCheck`), when
+    given, checks every key against its schema on the way, with the keys' stream positions.
     """
     from keyshape.workload import read_key_arrays
 
@@ -132,6 +138,8 @@ def feed_key_files(acc: Analyzer, path: str | Path, column: str | None = None,
         done = 0
         for keys in read_key_arrays(path, column, chunk_rows=CHUNK_ROWS, key_format=key_format):
             acc.update(keys)
+            if check is not None:
+                check.check(keys, done, threads=workers or default_workers())
             done += len(keys)
             if progress is not None:
                 progress(done)
@@ -140,10 +148,13 @@ def feed_key_files(acc: Analyzer, path: str | Path, column: str | None = None,
     workers = default_workers() if workers is None else max(1, workers)
     done = 0
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="keyshape-keys") as pool:
-        futures = [pool.submit(_count_unit, acc, u, column, key_format, readers) for u in parts]
+        futures = [pool.submit(_count_unit, acc, u, column, key_format, readers, check) for u in parts]
         try:
             for unit, future in zip(parts, futures):
-                acc.merge(future.result())
+                part, checked = future.result()
+                acc.merge(part)
+                if check is not None and checked is not None:
+                    check.merge(checked)
                 done += unit.rows
                 if progress is not None:
                     progress(done)

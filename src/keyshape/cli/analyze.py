@@ -208,6 +208,10 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
               "directory of them or a glob.")
 @click.option("--column", default=None, help="Column of --keys holding the row keys "
               "(default: the first; CSV text in toStringBinary form).")
+@click.option("--allow-foreign-keys", is_flag=True, default=False,
+              help="Analyze --keys even when they do not match the schema: every key is checked "
+              "(decoded, salt re-derived) and the analysis refuses on any wrong salt or more than "
+              "1% of keys that do not fit; with this flag it goes on and reports the counts.")
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
 # --- live tables: sample the keys of an existing table (keyshape.ops.sample)
@@ -234,7 +238,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
                     time_field: str | None, engine: str, master: str | None, workers: int | None,
-                    value_bytes: int | None) -> None:
+                    value_bytes: int | None, allow_foreign_keys: bool = False) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
@@ -247,6 +251,8 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
 
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
+    if allow_foreign_keys and keys_file is None:
+        raise click.UsageError("--allow-foreign-keys is for --keys FILE (real keys checked against the schema)")
     if engine == "spark" and keys_file is None:
         raise click.UsageError("--engine spark reads --keys PATH; give the keys to analyze")
     if master is not None and engine != "spark":
@@ -278,6 +284,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
             err, "generating and assigning keys", rows if keys_file is None else None,
             analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
             column=column, servers=servers, windows=windows, seed=seed, workers=workers,
+            allow_foreign_keys=allow_foreign_keys,
             **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
                             cleaner_interval, value_bytes))
     out.print(analysis_view(analysis, limit=top, width=out.width))

@@ -1462,11 +1462,207 @@ done:
     return out;
 }
 
+/* --------------------------------------------------------------------- fits: keys checked */
+
+/* What fits() says of a key: it reads as this layout (salt re-derived when the reader checks one);
+ * it does not (too short or long, a separator missing, a number field's bytes not digits); it
+ * reads but its prefix is not the one its fields give; or the Python decoder must decide. */
+enum { FIT_OK = 0, FIT_FOREIGN = 1, FIT_WRONG_SALT = 2, FIT_DOUBT = 3 };
+
+/* The prefix J gives compared with the key's (salt_differs with the undecidable case apart):
+ * FIT_OK, FIT_WRONG_SALT, or FIT_DOUBT when the Python decoder must compute it. */
+static int
+salt_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    unsigned char pre[64];
+    int undecided;
+    if (r->from_k)
+        undecided = r->check == C_MD5 ? md5_salt(r, memo, s + r->head, n - r->head, pre)
+                                      : salt_of(r, s + r->head, n - r->head, pre);
+    else if (r->nh == 1) {
+        const unsigned char *j = s + span[r->hidx[0]][0];
+        Py_ssize_t len = span[r->hidx[0]][1] - span[r->hidx[0]][0];
+        undecided = r->check == C_MD5 ? md5_salt(r, memo, j, len, pre) : salt_of(r, j, len, pre);
+    }
+    else
+        undecided = joined_salt(r, memo, s, span, pre);
+    if (undecided)
+        return FIT_DOUBT;
+    return differs(s, pre, r->pwidth) ? FIT_WRONG_SALT : FIT_OK;
+}
+
+/* The code of one key s[0:n]: the layout cut as read_rows cuts it, each value checked as the
+ * Python decoder checks it (digits are digits; text that is not ASCII is the decoder's to judge
+ * as UTF-8), then the salt. No Python API: runs without the GIL. */
+static unsigned char
+fit_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    if (cut(r, NULL, 0, s, n, span))
+        return r->phoenix ? FIT_DOUBT : FIT_FOREIGN;  /* a Phoenix NULL is cut_phoenix's doubt, not a misfit */
+    for (Py_ssize_t i = 0; i < r->nf; i++) {
+        const Field *f = &r->f[i];
+        const unsigned char *p = s + span[i][0];
+        Py_ssize_t len = span[i][1] - span[i][0];
+        if (f->kind == K_STR) {
+            unsigned char x = f->desc ? 0xFF : 0, bad = 0;
+            p += strip_pad(f, p, &len);
+            for (Py_ssize_t j = 0; j < len; j++)
+                bad |= (unsigned char)(p[j] ^ x) & 0x80;
+            if (bad)
+                return FIT_DOUBT;
+        }
+        else if (f->kind == K_DIGITS) {
+            uint64_t u;
+            if (len == 0)
+                return FIT_FOREIGN;  /* bytes.isdigit() is False: decode refuses it */
+            if (len > 19) {
+                for (Py_ssize_t j = 0; j < len; j++)
+                    if ((unsigned)p[j] - '0' > 9)
+                        return FIT_FOREIGN;
+                return FIT_DOUBT;  /* past uint64: Python ints decide */
+            }
+            if (digits_of(p, len, &u))
+                return FIT_FOREIGN;  /* a byte that is not a digit */
+            i128 x = f->desc ? (i128)f->maxv - (i128)u : (i128)u;
+            if (f->domain && (x < f->lo || x > f->hi))
+                return FIT_DOUBT;  /* out of the field's domain: the decoder's re-encode decides */
+        }
+        else if (f->kind != K_BYTES && f->kind != K_FLOAT64) {
+            i128 v;
+            if (int_value(f, p, len, &v))
+                return FIT_DOUBT;
+        }
+    }
+    return r->check ? (unsigned char)salt_code(r, memo, s, n, span) : FIT_OK;
+}
+
+typedef struct {
+    Reader *r;
+    const unsigned char *m;  /* the key matrix: row i at m + i * stride, lens[i] bytes */
+    Py_ssize_t stride;
+    const int64_t *lens;
+    unsigned char *out;
+    Py_ssize_t a, z;
+    struct Md5Memo *memo;    /* this call's own (other threads may be in fits() on this reader) */
+    PyThread_type_lock done;
+} FitChunk;
+
+static void
+fit_rows(void *arg)
+{
+    FitChunk *c = arg;
+    Reader *r = c->r;
+    Py_ssize_t stack[16][2], (*span)[2] = stack;
+    if (r->nf > 16 && (span = PyMem_RawMalloc(r->nf * sizeof(*span))) == NULL) {
+        memset(c->out + c->a, FIT_DOUBT, c->z - c->a);
+        return;
+    }
+    for (Py_ssize_t row = c->a; row < c->z; row++)
+        c->out[row] = fit_code(r, c->memo, c->m + row * c->stride, (Py_ssize_t)c->lens[row], span);
+    if (span != stack)
+        PyMem_RawFree(span);
+}
+
+static void
+fit_thread(void *arg)
+{
+    fit_rows(arg);
+    PyThread_release_lock(((FitChunk *)arg)->done);
+}
+
+/* fits(matrix, lengths, threads=1) -> bytes, one code per key (0 fits, 1 does not read as the
+ * layout, 2 wrong salt, 3 the Python decoder decides). matrix: a C-contiguous 2-D buffer of
+ * bytes (one key per row, zero-padded, as a KeyArray's), lengths: int64, one per row. The GIL is
+ * released while the rows are read, on up to threads threads (chunks of at least 16,384 rows). */
+static PyObject *
+Reader_fits(Reader *r, PyObject *args)
+{
+    PyObject *mobj, *lobj, *out = NULL;
+    int threads = 1;
+    Py_buffer mb = {0}, lb = {0};
+    if (!PyArg_ParseTuple(args, "OO|i:fits", &mobj, &lobj, &threads))
+        return NULL;
+    if (PyObject_GetBuffer(mobj, &mb, PyBUF_C_CONTIGUOUS | PyBUF_ND) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(lobj, &lb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto done;
+    if (mb.ndim != 2 || mb.itemsize != 1 || lb.itemsize != 8 || lb.len / 8 != mb.shape[0]
+        || (lb.format != NULL && strcmp(lb.format, "l") && strcmp(lb.format, "q") && strcmp(lb.format, "<q")
+            && strcmp(lb.format, "<l") && strcmp(lb.format, "=q") && strcmp(lb.format, "=l"))) {
+        PyErr_SetString(PyExc_ValueError, "fits: a 2-D byte matrix and one int64 length per row");
+        goto done;
+    }
+    Py_ssize_t n = mb.shape[0], width = mb.shape[1];
+    const int64_t *lens = lb.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lens[i] < 0 || lens[i] > width) {
+            PyErr_SetString(PyExc_ValueError, "fits: a length is negative or longer than the matrix row");
+            goto done;
+        }
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (out == NULL || n == 0)
+        goto done;
+    int nt = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    if (n / nt < ROWS_PER_THREAD)
+        nt = n / ROWS_PER_THREAD > 1 ? (int)(n / ROWS_PER_THREAD) : 1;
+    FitChunk chunk[MAX_THREADS];
+    int started[MAX_THREADS] = {0}, failed = 0;
+    memset(chunk, 0, sizeof(chunk));
+    for (int t = 0; t < nt; t++) {
+        FitChunk *c = &chunk[t];
+        c->r = r;
+        c->m = mb.buf;
+        c->stride = width;
+        c->lens = lens;
+        c->out = (unsigned char *)PyBytes_AS_STRING(out);
+        c->a = n * t / nt;
+        c->z = n * (t + 1) / nt;
+        if (r->check == C_MD5 && (c->memo = PyMem_RawCalloc(1, sizeof(struct Md5Memo))) == NULL)
+            failed = 1;  /* computed without a memo */
+        if (t > 0 && (c->done = PyThread_allocate_lock()) == NULL)
+            failed = 2;
+    }
+    if (failed == 2) {
+        PyErr_NoMemory();
+        Py_CLEAR(out);
+        goto free_chunks;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 1; t < nt; t++) {
+        PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);
+        started[t] = PyThread_start_new_thread(fit_thread, &chunk[t]) != PYTHREAD_INVALID_THREAD_ID;
+        if (!started[t]) {
+            PyThread_release_lock(chunk[t].done);
+            fit_rows(&chunk[t]);
+        }
+    }
+    fit_rows(&chunk[0]);
+    for (int t = 1; t < nt; t++)
+        if (started[t]) {
+            PyThread_acquire_lock(chunk[t].done, WAIT_LOCK);
+            PyThread_release_lock(chunk[t].done);
+        }
+    Py_END_ALLOW_THREADS
+free_chunks:
+    for (int t = 0; t < nt; t++) {
+        PyMem_RawFree(chunk[t].memo);
+        if (chunk[t].done != NULL)
+            PyThread_free_lock(chunk[t].done);
+    }
+done:
+    if (lb.obj != NULL)
+        PyBuffer_Release(&lb);
+    PyBuffer_Release(&mb);
+    return out;
+}
+
 static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(key) -> dict of the key's fields, or None when the Python decoder must decide"},
     {"columns", (PyCFunction)Reader_columns, METH_VARARGS,
      "columns(keys, arrow=False, field_width=True, threads=1, chunk_rows=16384) -> a column per field (see _native.c), or None when some key is left to Python"},
+    {"fits", (PyCFunction)Reader_fits, METH_VARARGS,
+     "fits(matrix, lengths, threads=1) -> bytes, a code per key: 0 fits, 1 does not read as the layout, 2 wrong salt, 3 the Python decoder decides"},
     {NULL},
 };
 

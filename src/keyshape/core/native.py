@@ -10,6 +10,8 @@ other). ``KEYSHAPE_NATIVE=0`` in the environment turns them off, to compare the 
 * :func:`md5` — the MD5 digest the reader's md5 salt check uses (held to :mod:`hashlib` by the tests);
 * :class:`Reader` — a row-key layout compiled once: ``read(key)`` gives the key's fields as a dict,
   salt re-checked when asked, or None when the Python decoder must decide (it never raises for a key);
+  ``fits(matrix, lengths, threads)`` a code per key of a KeyArray (fits, does not read as the layout,
+  wrong salt, or the decoder decides: :mod:`keyshape.schema.keycheck`), without the GIL;
 * :class:`Decoder` — ``Decoder(plain, verified, fallback)`` is ``decode(key, verify=True)`` as one
   C call: the Reader for that ``verify`` (or None), else ``fallback(key, verify)``.
 """

@@ -141,9 +141,20 @@ def _heatmap(a: Analysis, vmax: float | None = None) -> str:
     return interactive_heatmap(a, vmax=vmax) + f"<noscript>{still}</noscript>"
 
 
+def _key_check(a: Analysis) -> str:
+    """The line on real keys checked against the schema ("" for a generated workload); keys that
+    do not fit are also the first reason in the verdict block."""
+    check = a.key_check
+    if check is None:
+        return ""
+    style = ' style="color:#b45309;font-weight:600"' if check.foreign or check.wrong_salt else ""
+    return f'<p class="sub key-check"{style}>{escape(check.summary())}</p>'
+
+
 def _design_sections(a: Analysis, level: str = "h2", vmax: float | None = None) -> str:
     parts = [
         _verdict_block(a),
+        _key_check(a),
         _cards(a),
         f"<{level}>Writes over time × key space</{level}>",
         '<p class="sub">Each column is a slice of the write stream, each row a region in key order '

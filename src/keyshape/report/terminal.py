@@ -215,6 +215,10 @@ def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None)
         parts.append(Text.assemble(("  → ", "bold cyan"), advice))
     for finding in analysis.lint:
         parts.append(Text.assemble(("  lint: ", "dim"), finding))
+    check = analysis.key_check
+    if check is not None and not (check.foreign or check.wrong_salt):
+        # (keys that do not fit lead the reasons instead: the numbers above are of those keys)
+        parts.append(Text(f"  {check.summary()}", style="dim"))
     return Group(*parts)
 
 
