@@ -130,6 +130,19 @@ def test_keys_file_is_analyzed_like_a_workload(tmp_path: Path) -> None:
     d = analyze_json(EXAMPLES / "sequential.toml", "--keys", str(csv), "--column", "rowkey")
     assert d["rows"] == 20_000 and d["verdict"] == "hotspot"
     assert d["increasing_fraction"] == 1.0
+    assert d["key_check"]["checked"] == 20_000 and d["key_check"]["fit"] == 20_000
+
+
+def test_two_foreign_keys_are_refused_not_judged_balanced(tmp_path: Path) -> None:
+    """Two keys of another format spread over 2 of 20 regions: no verdict without the flag, and
+    with it the counts lead the reasons."""
+    csv = tmp_path / "two.csv"
+    csv.write_text("rowkey\nevent-1\nzz-2\n")
+    proc = run("analyze", str(EXAMPLES / "orders.toml"), "--keys", str(csv), ok=(2,))
+    assert "2 of 2 (100.0%) do not fit" in proc.stderr and "BALANCED" not in proc.stdout
+    d = analyze_json(EXAMPLES / "orders.toml", "--keys", str(csv), "--allow-foreign-keys")
+    assert d["key_check"]["foreign"] == 2 and d["key_check"]["fit"] == 0
+    assert d["reasons"][0].startswith("keys checked against the schema")
 
 
 def test_compare_puts_designs_side_by_side(tmp_path: Path) -> None:

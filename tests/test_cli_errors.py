@@ -102,6 +102,32 @@ def test_keys_unreadable_parquet_names_the_file_and_the_fix(tmp_path: Path) -> N
     assert "keys.parquet" in line and "not a readable Parquet file" in line and "CSV" in line
 
 
+def _orders_keys(n: int) -> list[bytes]:
+    from keyshape.schema import KeySchema
+    from keyshape.workload import generate
+
+    s = KeySchema.load(ORDERS)
+    return s.encode_many(next(generate(s, n, seed=4, chunk_rows=n)))
+
+
+def test_keys_with_a_wrong_salt_are_refused_with_the_counts(tmp_path: Path) -> None:
+    """Every key salted 00 (a writer that lost its hash): one line with the counts and examples."""
+    keys = _orders_keys(20_000)
+    salt00 = tmp_path / "salt00.csv"
+    salt00.write_bytes(b"rowkey\n" + b"".join(b"00" + k[2:] + b"\n" for k in keys))
+    line = error_line("analyze", str(ORDERS), "--keys", str(salt00))
+    wrong = sum(k[:2] != b"00" for k in keys)
+    assert f"{wrong:,} of 20,000" in line and "wrong salt" in line and "'00_user" in line
+    assert "--allow-foreign-keys" in line
+
+
+def test_keys_of_another_format_are_refused_with_the_counts(tmp_path: Path) -> None:
+    evt = tmp_path / "evt.csv"
+    evt.write_text("rowkey\n" + "".join(f"evt-{i:08d}\n" for i in range(5_000)))
+    line = error_line("analyze", str(ORDERS), "--keys", str(evt))
+    assert "5,000 of 5,000 (100.0%) do not fit" in line and "'evt-00000000' at row 0" in line
+
+
 @pytest.mark.parametrize("args", [
     ("scan", str(ORDERS), "--limit", "3"),
     ("create", str(ORDERS)),
