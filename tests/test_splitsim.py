@@ -288,3 +288,36 @@ def test_readme_auto_split_command_predicts_the_first_split_of_a_load() -> None:
         [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
          "--value-bytes", "-1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode != 0 and "--value-bytes" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# --- how long HBase takes: an input of the model (issue 28 item 6) -----------------------------
+
+def test_flush_and_split_durations_delay_the_splits_they_belong_to() -> None:
+    """A flush that takes 0.5 s at 10,000 rows/s moves the first split ~5,000 writes later (the
+    file and the split check come when it is written); a split that takes 3 s keeps the parent
+    taking the writes for 30,000 more, and with references cleaned every second a table whose
+    splits take that long ends with fewer regions (what a busy machine showed: HBase 3 regions
+    where the instant model said 6-7)."""
+    keys = seq(300_000)
+    fast = replace(SMALL, cleaner_interval=1.0)
+    instant = run(keys, fast)
+    flushed = run(keys, replace(fast, flush_seconds=0.5))
+    assert flushed.splits[0].write_index - instant.splits[0].write_index == pytest.approx(5_000, abs=1_500)
+    slow = run(keys, replace(fast, split_seconds=3.0))
+    assert slow.splits[0].write_index == instant.splits[0].write_index  # the request is not later
+    assert len(slow.region_map) < len(instant.region_map)
+    assert int(slow.rows.sum()) == int(instant.rows.sum()) == 300_000
+    # the daughters open 3 s (30,000 writes) after the request: the write index of the second
+    # split comes at least that much after the first
+    assert slow.splits[1].write_index - slow.splits[0].write_index >= 30_000
+    with pytest.raises(ValueError, match="seconds >= 0"):
+        SplitModel(split_seconds=-1)
+
+
+def test_chunking_does_not_change_the_result_with_durations() -> None:
+    keys = salted(150_000)
+    model = replace(SMALL, cleaner_interval=1.0, flush_seconds=0.3, split_seconds=1.5)
+    whole, pieces = run(keys, model), run(keys, model, chunk=6_101)
+    assert whole.region_map == pieces.region_map and whole.splits
+    assert [e.write_index for e in whole.splits] == [e.write_index for e in pieces.splits]
+    assert whole.rows.tolist() == pieces.rows.tolist()

@@ -62,6 +62,14 @@ class SplitModel:
     a small cell; ``cell_size`` computes it for a family, qualifier and value) and
     ``cell_overhead`` more in the memstore (its heap size); ``compression`` is the store file's
     size over the serialized cells' (1.0 uncompressed; ``COMPRESSION_RATIOS`` has estimates). ``seed`` drives the jitter and the discharger phase.
+
+    How long HBase takes is an input, not a constant of the model (it depends on the machine and
+    its load): ``flush_seconds`` from a memstore reaching the flush size to its file being written
+    and the split check (writes meanwhile go to a new memstore), ``split_seconds`` from the split
+    request to the daughters being open (the parent keeps taking the writes until then; the
+    daughters compact their references ``compaction_delay`` after opening). 0 (the default) is
+    an instant flush and split; ``keyshape.ops.split_history.split_seconds`` measures the split
+    time of a real table from hbase:meta.
     """
 
     policy: str = "stepping"
@@ -77,6 +85,8 @@ class SplitModel:
     compaction_ratio: float = 1.2
     compaction_delay: float = 1.0
     cleaner_interval: float = 120.0
+    flush_seconds: float = 0.0
+    split_seconds: float = 0.0
     initial_size: int | None = None
     prefix_length: int | None = None
     delimiter: bytes | None = None
@@ -105,6 +115,8 @@ class SplitModel:
                              f"{self.compression}")
         if self.cleaner_interval <= 0 or self.compaction_delay < 0:
             raise ValueError("cleaner_interval must be positive and compaction_delay >= 0 seconds")
+        if not (self.flush_seconds >= 0 and self.split_seconds >= 0):
+            raise ValueError("flush_seconds and split_seconds are durations: give seconds >= 0")
         if self.policy == "key-prefix" and not (self.prefix_length and self.prefix_length > 0):
             raise ValueError("the key-prefix policy needs prefix_length >= 1 (the table's "
                              "KeyPrefixRegionSplitPolicy.prefix_length)")

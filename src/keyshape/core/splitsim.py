@@ -23,7 +23,10 @@ What HBase 2.6 does, and what ``SplitSimulator`` models of it:
 - Minor compactions: after a flush, when ``compaction_min`` (3) or more files qualify under the
   exploring policy's ratio rule (each file at most ``compaction_ratio`` x the others together).
 
-Not modelled: the time a flush, compaction or split takes (writes continue as if instant), blocked
+How long a flush and a split take are inputs (``SplitModel.flush_seconds``, ``split_seconds``;
+0 by default, as if instant): a flush's file and its split check come that long after the memstore
+filled, the daughters open that long after the split request, the parent taking the writes until
+then. Not modelled: compactions' own duration (``compaction_delay`` stands for it), blocked
 writes (``hbase.hstore.blockingStoreFiles``), the balancer moving regions, overwrites shrinking
 files at compaction, major compactions and region merges.
 
@@ -36,6 +39,7 @@ from those samples (the writes a region takes after its last split are counted e
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,6 +93,8 @@ class _Region:
     sample_pos: list[int] = field(default_factory=list)
     stride: int = 1
     limit: int = 0  # the 'rows' policy's row limit for this region
+    flushing: list[_File] = field(default_factory=list)  # flushes under way (flush_seconds)
+    split_pending: bool = False  # a split requested, its daughters not yet open (split_seconds)
 
     @property
     def size(self) -> int:
@@ -158,6 +164,9 @@ class SplitSimulator:
         self._lineage: dict[int, tuple[int, int]] = {}
         self._pos = 0
         self._last_time: float | None = None
+        # Flushes and splits under way: (time done, order, kind, region node, payload).
+        self._pending: list[tuple[float, int, str, int, _File | tuple[bytes, float, int]]] = []
+        self._order = 0
 
     # -- region bookkeeping -------------------------------------------------------------------
 
@@ -216,18 +225,27 @@ class SplitSimulator:
         heap = lengths + (self._cell + m.cell_overhead)
         i = 0
         while i < n:
-            idx = self._map.assign(keys[i:])
+            # A flush or split under way ends at its time: the writes before it see the regions
+            # as they were, those from then on the new file or the daughters.
+            hi = n
+            if times is not None and self._pending:
+                while self._pending and self._pending[0][0] <= times[i]:
+                    self._finish_pending()
+                if self._pending:
+                    hi = i + int(np.searchsorted(times[i:], self._pending[0][0], side="left"))
+                    hi = max(hi, i + 1)
+            idx = self._map.assign(keys[i:hi])
             R = len(self._regions)
             # Where, in this block, does each region next reach its event (a flush, or for the
             # 'rows' policy its row limit)? Only the earliest event needs per-write attention.
             order = np.argsort(idx, kind="stable")
             sidx = idx[order]
             if m.policy == "rows":
-                step = np.ones(n - i, dtype=np.int64)
+                step = np.ones(hi - i, dtype=np.int64)
                 have = np.array([x.writes for x in self._regions], dtype=np.int64)
                 limit = np.array([x.limit for x in self._regions], dtype=np.int64)
             else:
-                step = heap[i:]
+                step = heap[i:hi]
                 have = np.array([x.mem_heap for x in self._regions], dtype=np.int64)
                 limit = np.full(R, int(m.flush_size), dtype=np.int64)
             cs = np.cumsum(step[order])
@@ -236,8 +254,9 @@ class SplitSimulator:
             running = cs - base[sidx] + have[sidx]
             crossing = order[running > limit[sidx]] if m.policy == "rows" else order[running >= limit[sidx]]
             if crossing.size == 0:
-                self._apply(keys, lengths, times, i, n, idx)
-                break
+                self._apply(keys, lengths, times, i, hi, idx)
+                i = hi
+                continue
             e = int(crossing.min())
             self._apply(keys, lengths, times, i, i + e + 1, idx[: e + 1])
             r = int(idx[e])
@@ -324,12 +343,40 @@ class SplitSimulator:
 
     def _flush(self, r: int, t: float | None) -> None:
         x = self._regions[r]
-        if x.mem_rows:
-            x.files.append(_File(x.mem_bytes, x.mem_rows, _quantiles(x.mem_keys)))
+        made = _File(x.mem_bytes, x.mem_rows, _quantiles(x.mem_keys)) if x.mem_rows else None
         x.mem_heap = x.mem_bytes = x.mem_rows = 0
         x.mem_keys = []
+        if made is not None and t is not None and self.model.flush_seconds > 0:
+            # The snapshot is written while new writes fill a new memstore; the file, the
+            # compaction and the split check come when the flush is done.
+            x.flushing.append(made)
+            self._later(t + self.model.flush_seconds, "flush", x.node, made)
+            return
+        if made is not None:
+            x.files.append(made)
         self._compact(x)
         self._try_split(r, t, self._pos - 1)
+
+    def _later(self, when: float, kind: str, node: int,
+               payload: _File | tuple[bytes, float, int]) -> None:
+        self._order += 1
+        heapq.heappush(self._pending, (when, self._order, kind, node, payload))
+
+    def _finish_pending(self) -> None:
+        """End the earliest flush or split under way, at its own time."""
+        when, _, _kind, node, payload = heapq.heappop(self._pending)
+        r = next((i for i, x in enumerate(self._regions) if x.node == node), None)
+        if r is None:
+            return  # its region split meanwhile: the closing region flushed the snapshot
+        x = self._regions[r]
+        if isinstance(payload, _File):
+            x.flushing = [f for f in x.flushing if f is not payload]
+            x.files.append(payload)
+            self._compact(x)
+            self._try_split(r, when, self._pos - 1)
+        else:
+            point, requested, write_index = payload
+            self._split(r, point, requested, write_index, opened=when)
 
     def _compact(self, x: _Region) -> None:
         """ExploringCompactionPolicy, simplified: the longest run of consecutive files (oldest
@@ -361,7 +408,7 @@ class SplitSimulator:
             ordered = sorted(x.sample_keys)
             point = ordered[len(ordered) // 2]
         else:
-            if t is not None and t < x.refs_until:
+            if x.split_pending or (t is not None and t < x.refs_until):
                 return
             if not x.files or x.size <= self._size_to_check(r):
                 return
@@ -381,11 +428,21 @@ class SplitSimulator:
             # every write (each retry costs a pass over the block).
             x.limit = max(x.limit, 2 * x.writes)
             return
+        if t is not None and m.policy != "rows" and m.split_seconds > 0:
+            x.split_pending = True
+            self._later(t + m.split_seconds, "split", x.node, (point, t, write_index))
+            return
         self._split(r, point, t, write_index)
 
-    def _split(self, r: int, point: bytes, t: float | None, write_index: int) -> None:
+    def _split(self, r: int, point: bytes, t: float | None, write_index: int,
+               opened: float | None = None) -> None:
+        """Split region ``r`` at ``point``, requested at ``t`` after write ``write_index``; the
+        daughters open at ``opened`` (default ``t``)."""
         m = self.model
         parent = self._regions[r]
+        opened = t if opened is None else opened
+        parent.files.extend(parent.flushing)  # a closing region finishes its flushes
+        parent.flushing = []
         if parent.mem_rows:  # a closing region flushes its memstore first
             parent.files.append(_File(parent.mem_bytes, parent.mem_rows, _quantiles(parent.mem_keys)))
         low, high = self._new_region(parent.server), self._new_region(parent.server)
@@ -402,8 +459,8 @@ class SplitSimulator:
             # until the discharger's next run, and no split is possible before that.
             if len(d.files) > 1:
                 d.files = [_merge(d.files)]
-            if t is not None:
-                ready = t + m.compaction_delay
+            if opened is not None:
+                ready = opened + m.compaction_delay
                 ticks = math.ceil((ready - self._phase) / m.cleaner_interval)
                 d.refs_until = self._phase + ticks * m.cleaner_interval
             d.stride = parent.stride

@@ -3,6 +3,7 @@
 - ``split_events`` reads the splits out of hbase:meta's region rows (``HBaseStore.
   region_history``): both daughters of a split carry the split's time as their region id, and
   the upper daughter starts at the split key.
+- ``split_seconds`` reads how long the splits took (request to daughters open) from the same rows.
 - ``WriteClock`` maps wall-clock times to write indices from a load's progress reports.
 - ``busiest_shares`` replays the keys against regions that split at given write indices and
   returns, per window, the share of its writes the busiest region then alive took: the number a
@@ -22,7 +23,7 @@ from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap
 from keyshape.store.base import RegionRecord
 
-__all__ = ["WriteClock", "busiest_shares", "split_events"]
+__all__ = ["WriteClock", "busiest_shares", "split_events", "split_seconds"]
 
 
 def split_events(records: Sequence[RegionRecord]) -> list[tuple[int, bytes]]:
@@ -47,6 +48,19 @@ def split_events(records: Sequence[RegionRecord]) -> list[tuple[int, bytes]]:
             if low.end == high.start and high.start:
                 events.append((created, high.start))
     return sorted(events)
+
+
+def split_seconds(records: Sequence[RegionRecord]) -> float | None:
+    """How long the table's splits took, from hbase:meta: the median over the open daughters of
+    a split of (the time it turned OPEN - its region id, the split request's time); None when
+    no daughter is open. It is ``SplitModel.split_seconds`` for that table on that cluster at
+    that load (2 busy cores: 1-5 s; it grows with the machine's load, not with the table)."""
+    if not records:
+        return None
+    first = min(r.created_ms for r in records)
+    took = sorted(r.opened_ms - r.created_ms for r in records
+                  if r.created_ms != first and r.opened_ms is not None and r.opened_ms >= r.created_ms)
+    return float(np.median(took)) / 1000.0 if took else None
 
 
 @dataclass

@@ -51,7 +51,9 @@ class RegionInfo:
 class RegionRecord:
     """One region row of hbase:meta, online or not: ``created_ms`` is its region id (the time it
     was created: table creation, or the split/merge that made it), ``split`` marks a split
-    parent (offline, kept until the catalog janitor removes it)."""
+    parent (offline, kept until the catalog janitor removes it), ``opened_ms`` when its state
+    became OPEN (None when it is not open): for a split's daughter, ``opened_ms - created_ms``
+    is how long the split took."""
 
     name: str
     start: bytes
@@ -59,6 +61,7 @@ class RegionRecord:
     created_ms: int
     split: bool
     offline: bool
+    opened_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -252,12 +252,16 @@ class HBaseStore(HBaseClient):
         namespace, name = split_table_name(table)
         try:
             rows = self.cluster.read_meta(namespace, name)
+            # info:state's cell time: when the region turned OPEN (meta keeps the newest first)
+            opened = {result.cell[0].row: next((c.timestamp for c in result.cell
+                                                if c.qualifier == b"state" and c.value == b"OPEN"), None)
+                      for result in self.cluster._meta_results(namespace, name)}
         except (ConnectionLost, ServerError) as exc:
             raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
         if not rows:
             raise self.not_found(table)
         records = [RegionRecord(to_string_binary(r.name), r.start, r.end, int(i.region_id),
-                                bool(i.split), bool(i.offline))
+                                bool(i.split), bool(i.offline), opened.get(r.name))
                    for r, i, _ in rows if i.replica_id == 0]
         return sorted(records, key=lambda x: (x.start, x.created_ms))
 
