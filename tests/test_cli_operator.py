@@ -329,3 +329,24 @@ def test_a_port_where_nothing_listens_says_zookeeper_cannot_be_reached() -> None
     s.close()  # nothing listens there now
     line = one_error_line(run("analyze", "--hbase", f"127.0.0.1:{port}", "--table", "t"))
     assert f"cannot reach ZooKeeper at 127.0.0.1:{port}" in line
+
+
+@pytest.mark.hbase
+def test_watch_on_an_idle_table_reports_its_regions_and_exits_0(hbase) -> None:  # type: ignore[no-untyped-def]
+    """It exited 2 ('no write requests were counted') without any report."""
+    import uuid
+
+    from keyshape.schema import FamilySpec, TableSpec
+    from keyshape.store import ensure_table, open_store
+
+    name = f"idle_{uuid.uuid4().hex[:8]}"
+    store = open_store(hbase.url)
+    try:
+        ensure_table(store, TableSpec(name=name, families=[FamilySpec("cf")]), [b"m"])
+        proc = run("watch", name, "--hbase", hbase.url, "--interval", "1", "--samples", "2")
+        assert proc.returncode == 0, proc.stderr
+        assert f"{name}: 2 region(s), idle" in proc.stdout and "IDLE" in proc.stdout
+        assert "no write requests in 2 poll(s)" in proc.stdout
+    finally:
+        store.delete_table(name)
+        store.close()

@@ -366,6 +366,17 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
         store.close()
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
+    if not heat.matrix(metric).sum():
+        # An idle table is an answer too: its regions as they stand, and no verdict to give.
+        seconds = heat.samples[-1].at - heat.samples[0].at if len(heat.samples) > 1 else interval
+        out.print(_regions_table(list(heat.latest), f"{table}: {len(heat.latest)} region(s), idle"))
+        out.print(f"IDLE      {table}: no {metric} requests in {len(heat.samples)} poll(s) over "
+                  f"{seconds:.0f} s, so there is nothing to judge; watch while it is written to "
+                  "(keyshape load, or your writers)")
+        for path in (html_path, png_path):
+            if path:
+                _console(stderr=True).print(f"no report written to {path}: nothing was counted", highlight=False)
+        return
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
     if schema is not None:
         analysis = with_key_labels(analysis, schema)

@@ -114,8 +114,14 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
     if max_region_mb is not None:
         if max_region_mb <= 0:
             raise KeyshapeError(f"--max-region-mb must be positive, got {max_region_mb}")
-        pieces = [min(max(math.ceil(r.region.store_size_bytes / 2**20 / max_region_mb), 1), c)
-                  for r, c in zip(regions, capacity)]
+        wanted = [max(math.ceil(r.region.store_size_bytes / 2**20 / max_region_mb), 1) for r in regions]
+        if max(wanted) == 1:
+            # Nothing is over the limit: an answer, not a failure (it said "too few distinct keys").
+            largest = max(r.region.store_size_bytes for r in regions) / 2**20
+            return SplitPlan(sample.table, sample.split_keys, [],
+                             [f"every region holds at most {max_region_mb:g} MB (the largest "
+                              f"{largest:.1f} MB): nothing to split"])
+        pieces = [min(w, c) for w, c in zip(wanted, capacity)]
     else:
         pieces = _pieces(estimates, capacity, int(target_regions or 0))
     splits: list[PlannedSplit] = []
