@@ -80,7 +80,7 @@ def servers_command(url: str) -> None:
     servers = _run(url, lambda s: s.region_servers())
     table = Table(title=f"{len(servers)} live region server(s)", title_justify="left",
                   header_style="bold")
-    for col in ("server", "regions", "reads", "writes", "requests/s", "heap MB"):
+    for col in ("server", "regions", "reads", "writes", "requests/s", "heap MiB"):
         table.add_column(col, justify="left" if col == "server" else "right", no_wrap=True)
     for s in servers:
         table.add_row(s.name, str(s.regions), f"{s.read_requests:,}", f"{s.write_requests:,}",

@@ -37,7 +37,7 @@ def _store(url: str) -> Store:
 @click.option("--target-regions", type=click.IntRange(min=2), default=None, metavar="N",
               help="Split the biggest regions until the table has N regions.")
 @click.option("--max-region-mb", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="M", help="Split every region bigger than M MB (store size reported by HBase).")
+              metavar="M", help="Split every region bigger than M MiB (2^20 bytes, as HBase counts sizes; the store size its region servers report).")
 @click.option("--sample-per-region", type=click.IntRange(min=2), default=1000, show_default=True,
               help="Keys sampled per region (key-only scans) to place the cuts.")
 @click.option("--partial-buckets", is_flag=True,

@@ -279,7 +279,7 @@ def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | N
     top = max((r.share for r in live.regions), default=0.0)
     table = Table(title=f"{len(live.regions)} regions: write requests read back from the store",
                   title_justify="left", header_style="bold")
-    for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MB"):
+    for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MiB"):
         table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
     from keyshape.core.hbytes import to_string_binary
 
@@ -289,7 +289,7 @@ def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | N
                       f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
                       "" if p is None else f"{100 * p:.1f}%",
                       servers[r.server] if servers else str(r.server),
-                      f"{r.bytes / 1e6:.1f}")
+                      f"{r.bytes / 2**20:.1f}")
     return table
 
 

@@ -119,8 +119,8 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
             # Nothing is over the limit: an answer, not a failure (it said "too few distinct keys").
             largest = max(r.region.store_size_bytes for r in regions) / 2**20
             return SplitPlan(sample.table, sample.split_keys, [],
-                             [f"every region holds at most {max_region_mb:g} MB (the largest "
-                              f"{largest:.1f} MB): nothing to split"])
+                             [f"every region holds at most {max_region_mb:g} MiB (the largest "
+                              f"{largest:.1f} MiB): nothing to split"])
         pieces = [min(w, c) for w, c in zip(wanted, capacity)]
     else:
         pieces = _pieces(estimates, capacity, int(target_regions or 0))
