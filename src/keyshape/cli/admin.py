@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from keyshape.cli.hbase import _console, _open, _regions_table
+from keyshape.cli.options import hbase_option
 
 __all__ = ["admin_group"]
 
-_URL = click.option("--hbase", "url", required=True, metavar="HOST:PORT",
-                    help="The HBase to administer: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT).")
+_URL = hbase_option(required=True, what="The HBase to administer:")
 
 
 def _run(url: str, call: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH
+from keyshape.cli.options import hbase_option, OUTPUT_FILE, OUTPUT_FILE_OR_DASH
 
 _LEVELS = ("skewed", "hotspot")
 EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
@@ -215,8 +215,7 @@ def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str 
 @click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
               help="Regions shown in the terminal table (busiest and quietest when more).")
 # --- live tables: sample the keys of an existing table (keyshape.ops.sample)
-@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
-              help="With --table: analyze a live table of this HBase (ZooKeeper HOST:PORT).")
+@hbase_option(what="With --table: analyze a live table of this HBase.", embedded=False)
 @click.option("--table", "live_table", default=None, metavar="NS:NAME",
               help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
               "given, decodes them).")

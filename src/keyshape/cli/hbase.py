@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE
+from keyshape.cli.options import hbase_option, OUTPUT_FILE
 
 from keyshape.errors import KeyshapeError, StoreError
 
@@ -24,10 +24,6 @@ if TYPE_CHECKING:  # annotations only
     from keyshape.store.base import Store
 
 __all__ = ["create_command", "load_command", "watch_command"]
-
-_HBASE_HELP = ("A real HBase: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). Without it the "
-               "command runs on a fresh in-process embedded store, a preview that keeps nothing.")
-
 
 _USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
               "else the login user). HBase checks ACLs against it.")
@@ -101,7 +97,7 @@ def _print_connection(out: Any, url: str | None, store: Store) -> None:
 
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
-@click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@hbase_option()
 @_user_option
 @click.option("--dry-run", is_flag=True,
               help="Print the equivalent HBase shell statements instead; needs no HBase.")
@@ -170,7 +166,7 @@ def _servers_table(shares: list[Any], metric: str) -> Any:
 
 @click.command("load")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
-@click.option("--hbase", "url", default=None, metavar="HOST:PORT", help=_HBASE_HELP)
+@hbase_option()
 @_user_option
 @click.option("--rows", type=click.IntRange(min=1), default=None,
               help="Rows to write (default: the schema's [workload] rows).")
@@ -308,9 +304,8 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 
 @click.command("watch")
 @click.argument("table")
-@click.option("--hbase", "url", default=None, metavar="HOST:PORT",
-              help="The HBase to watch: HOST:PORT of its ZooKeeper (or hbase://HOST:PORT). "
-                   "Required: an embedded table lives only in the process that wrote it.")
+@hbase_option(what="The HBase to watch (required: an embedded table lives only in the process that wrote it).",
+              embedded=False)
 @_user_option
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               metavar="SECONDS", help="Seconds between polls of the region loads.")

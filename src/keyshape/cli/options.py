@@ -39,3 +39,17 @@ class OutputFile(click.ParamType):
 
 OUTPUT_FILE = OutputFile()
 OUTPUT_FILE_OR_DASH = OutputFile(allow_dash=True)
+
+
+# One description of --hbase for every command: the same value works everywhere (open_store).
+HBASE_URL_HELP = ("HOST:PORT of the HBase's ZooKeeper, or hbase://HOST:PORT; on a secured cluster "
+                  "hbase://HOST:PORT?auth=kerberos with principal, keytab, protection, tls and tls_ca as "
+                  "further &name=value parameters (README: Secure clusters).")
+EMBEDDED_HELP = " Without it: keyshape's in-process embedded store, empty in every new process."
+
+
+def hbase_option(*, required: bool = False, what: str = "", embedded: bool = True) -> Any:
+    """The ``--hbase URL`` option (into the parameter ``url``): ``what`` says which HBase it is for
+    this command; ``embedded`` notes the default store when the option is not required."""
+    text = (f"{what} " if what else "") + HBASE_URL_HELP + ("" if required or not embedded else EMBEDDED_HELP)
+    return click.option("--hbase", "url", required=required, default=None, metavar="URL", help=text)

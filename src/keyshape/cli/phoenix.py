@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from keyshape.cli.options import hbase_option
+
 from keyshape.errors import KeyshapeError
 
 __all__ = ["phoenix_group"]
@@ -151,7 +153,7 @@ def phoenix_key_ranges(ddl_path: str, values: tuple[str, ...], table_name: str |
 
 @phoenix_group.command("catalog")
 @click.argument("table_name", metavar="TABLE")
-@click.option("--hbase", "url", required=True, help="ZooKeeper of the HBase that Phoenix runs on (HOST:PORT).")
+@hbase_option(required=True, what="The HBase that Phoenix runs on:")
 @click.option("--tenant", default=None, help="Tenant id of a tenant-specific table.")
 def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
     """Print TABLE's CREATE TABLE as Phoenix's SYSTEM.CATALOG describes it (no JDBC needed)."""
@@ -171,7 +173,7 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
 @click.option("--buckets", type=int, required=True, help="The new SALT_BUCKETS.")
 @click.option("--target", "target_name", required=True, help="Name of the re-salted copy.")
 @_TABLE
-@click.option("--hbase", "url", default=None, help="With --apply: the HBase that Phoenix runs on.")
+@hbase_option(what="With --apply: the HBase that Phoenix runs on.", embedded=False)
 @click.option("--apply", is_flag=True, help="Copy every row into TARGET (created in Phoenix from the printed DDL) and verify.")
 def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None,
                    apply: bool) -> None:

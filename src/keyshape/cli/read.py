@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from keyshape.cli.options import hbase_option
+
 from keyshape.errors import KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
@@ -61,8 +63,7 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @click.command("scan")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
-@click.option("--hbase", "url", default=None, metavar="URL",
-              help="A real HBase (hbase://HOST:PORT or HOST:PORT of ZooKeeper). Default: the embedded store.")
+@hbase_option()
 @click.option("--user", default=None, metavar="NAME",
               help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user).")
 @click.option("--load-rows", type=int, default=None, metavar="N",

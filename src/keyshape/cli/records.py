@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from keyshape.cli.options import hbase_option
+
 from keyshape.errors import KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
@@ -26,9 +28,7 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["get_command", "ids_group", "index_group", "put_command"]
 
-_HBASE = click.option("--hbase", "url", default=None, metavar="URL",
-                      help="A real HBase (HOST:PORT of its ZooKeeper, or hbase://HOST:PORT). "
-                           "Default: the embedded store, empty in every new process.")
+_HBASE = hbase_option()
 
 
 def _schema(path: str) -> KeySchema:
