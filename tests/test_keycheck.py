@@ -114,8 +114,12 @@ def test_the_c_route_equals_the_decoder_key_by_key(name: str, seed: int, edits: 
     ka = KeyArray.from_keys(keys)
     want = np.array([keycheck._classify(schema, k) for k in keys], dtype=np.uint8)
     assert (want[: len(good)] == FITS).all()
+    batch = keycheck._batch_codes(schema, ka)
+    if schema.prefix.name == "random":  # nothing to re-derive: the bucket must be one it writes
+        for codes in (want, batch):
+            codes[(codes == FITS) & ~keycheck._prefix_form(schema, ka)] = WRONG_SALT
     assert fit_codes(schema, ka).tolist() == want.tolist()
-    assert keycheck._batch_codes(schema, ka).tolist() == want.tolist()
+    assert batch.tolist() == want.tolist()
     assert fit_codes(schema, ka, threads=4).tolist() == want.tolist()
 
 

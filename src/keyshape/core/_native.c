@@ -1491,6 +1491,21 @@ salt_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n,
     return differs(s, pre, r->pwidth) ? FIT_WRONG_SALT : FIT_OK;
 }
 
+/* 1 when every byte of p[0:n] (inverted when desc) is ASCII: eight bytes a step. */
+static inline int
+ascii_only(const unsigned char *p, Py_ssize_t n, int desc)
+{
+    uint64_t acc = 0, w;
+    Py_ssize_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        memcpy(&w, p + j, 8);
+        acc |= desc ? ~w : w;
+    }
+    for (; j < n; j++)
+        acc |= (uint64_t)(unsigned char)(desc ? ~p[j] : p[j]);
+    return !(acc & 0x8080808080808080ull);
+}
+
 /* The code of one key s[0:n]: the layout cut as read_rows cuts it, each value checked as the
  * Python decoder checks it (digits are digits; text that is not ASCII is the decoder's to judge
  * as UTF-8), then the salt. No Python API: runs without the GIL. */
@@ -1504,11 +1519,9 @@ fit_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, 
         const unsigned char *p = s + span[i][0];
         Py_ssize_t len = span[i][1] - span[i][0];
         if (f->kind == K_STR) {
-            unsigned char x = f->desc ? 0xFF : 0, bad = 0;
-            p += strip_pad(f, p, &len);
-            for (Py_ssize_t j = 0; j < len; j++)
-                bad |= (unsigned char)(p[j] ^ x) & 0x80;
-            if (bad)
+            if (f->has_pad)
+                p += strip_pad(f, p, &len);
+            if (!ascii_only(p, len, f->desc))
                 return FIT_DOUBT;
         }
         else if (f->kind == K_DIGITS) {
