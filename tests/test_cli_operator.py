@@ -350,3 +350,41 @@ def test_watch_on_an_idle_table_reports_its_regions_and_exits_0(hbase) -> None: 
     finally:
         store.delete_table(name)
         store.close()
+
+
+@pytest.mark.hbase
+def test_watch_json_to_stdout_is_pure_json(hbase) -> None:  # type: ignore[no-untyped-def]
+    """watch had no --json; with `--json -` stdout holds the JSON alone (the view goes to stderr)."""
+    import json
+    import threading
+    import uuid
+
+    from keyshape.schema import FamilySpec, TableSpec
+    from keyshape.store import ensure_table, open_store
+
+    name = f"wjson_{uuid.uuid4().hex[:8]}"
+    store = open_store(hbase.url)
+    ensure_table(store, TableSpec(name=name, families=[FamilySpec("cf")]), [b"m"])
+    stop = threading.Event()
+
+    def write() -> None:  # a steady trickle of puts while watch polls
+        i = 0
+        while not stop.is_set():
+            store.put(name, f"k{i:08d}".encode(), {b"cf:q": b"v"})
+            i += 1
+            time.sleep(0.005)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        proc = run("watch", name, "--hbase", hbase.url, "--interval", "1", "--samples", "3", "--json", "-")
+    finally:
+        stop.set()
+        writer.join()
+        store.delete_table(name)
+        store.close()
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["name"] == name and data["verdict"] in ("balanced", "skewed", "hotspot")
+    assert data["rows"] > 0 and len(data["regions"]) == 2
+    assert "busiest region" in proc.stderr

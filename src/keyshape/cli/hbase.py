@@ -9,14 +9,13 @@ and ``watch`` refuses, since an embedded table exists only inside the process th
 from __future__ import annotations
 
 import sys
-
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import hbase_option, OUTPUT_FILE
-
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
+from keyshape.cli.output import write_json, write_reports
 from keyshape.errors import KeyshapeError, StoreError
 
 if TYPE_CHECKING:  # annotations only
@@ -196,8 +195,8 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
         shares_by_server,
         wait_for_writes,
     )
-    from keyshape.report.terminal import progress_bar
     from keyshape.phoenix.schema import load_schema
+    from keyshape.report.terminal import progress_bar
 
     schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
@@ -319,11 +318,13 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the live heat map report as self-contained HTML.")
 @click.option("--png", "png_path", type=OUTPUT_FILE, default=None,
               help="Write the time x key-space heat map as PNG.")
+@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None,
+              help="Write the analysis as JSON (- for stdout: the rest goes to stderr).")
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The table's key schema: region labels show start keys decoded by it.")
 def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
-                  png_path: str | None, schema_path: str | None) -> None:
+                  png_path: str | None, json_path: str | None, schema_path: str | None) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
 
     Every --interval seconds the per-region request counters are read and their increase since
@@ -339,7 +340,7 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
                                "only inside the keyshape process that wrote them")
-    out = _console()
+    out = _console(stderr=json_path == "-")  # with --json - the JSON owns stdout
     store = _open(url, user)
     _print_connection(out, url, store)
 
@@ -362,6 +363,8 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
     if not heat.samples:
         raise KeyshapeError("stopped before the second poll: nothing to show")
     if not heat.matrix(metric).sum():
+        from keyshape.core.hbytes import to_string_binary
+
         # An idle table is an answer too: its regions as they stand, and no verdict to give.
         seconds = heat.samples[-1].at - heat.samples[0].at if len(heat.samples) > 1 else interval
         out.print(_regions_table(list(heat.latest), f"{table}: {len(heat.latest)} region(s), idle"))
@@ -371,13 +374,20 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
         for path in (html_path, png_path):
             if path:
                 _console(stderr=True).print(f"no report written to {path}: nothing was counted", highlight=False)
+        if json_path:
+            write_json(json_path, {"name": table, "verdict": "idle", "samples": len(heat.samples),
+                                    "seconds": seconds, "metric": metric,
+                                    "regions": [{"start": to_string_binary(r.start), "end": to_string_binary(r.end),
+                                                 "server": r.server, "store_size_bytes": r.store_size_bytes}
+                                                for r in heat.latest]}, out)
         return
     analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
     if schema is not None:
         analysis = with_key_labels(analysis, schema)
-    from keyshape.cli.analyze import write_reports
     from keyshape.report.terminal import analysis_view
 
     out.print(analysis_view(analysis, width=out.width))
     out.print(_servers_table(shares_by_server(heat, analysis), metric))
+    if json_path:
+        write_json(json_path, analysis.to_dict(), out)
     write_reports(out, analysis, html_path, png_path)
