@@ -8,14 +8,19 @@ side by side in one run, by:
 - ``pyarrow read_table``: pyarrow reading the whole column at once with its thread pool;
 - ``read_keys``: the way before this engine, a Python ``bytes`` per key into the Analyzer;
 - ``local engine, 1 / 2 threads``: ``feed_key_files`` (Arrow buffers -> KeyArray, row groups
-  counted in parallel and merged) plus ``finish`` (statistics and verdict);
-- ``analyze_schema``: the whole ``keyshape analyze --keys`` call (schema, lint, report data);
+  counted in parallel and merged) plus ``finish`` (statistics and verdict), without and with every
+  key checked against the schema (``keyshape.schema.keycheck``: decoded, salt re-derived); the
+  check's cost is the ratio of the two;
+- ``analyze_schema``: the whole ``keyshape analyze --keys`` call (schema, key check, lint, report data);
+- whole processes, start-up included: ``keyshape analyze SCHEMA --keys FILE`` against a Python
+  process that only streams the same file with pyarrow (best of the interleaved rounds);
 - ``Spark local[1] / local[2]``: ``keyshape.spark.analyze`` on the same file, each master in its
   own process; the session start-up is reported apart from the analysis.
 
 Local timings are the best of ``--repeat`` interleaved rounds (other load only adds time); Spark
 runs once. The load average at the end is printed and stored: the machine is shared.
 Run: .venv/bin/python benchmarks/bench_keys_io.py [--rows N] [--quick] [--no-spark]
+(the key-check and whole-process targets: check <= 10% of the engine, process <= 1.5x pyarrow's)
 """
 
 from __future__ import annotations
@@ -78,9 +83,11 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
     from keyshape.analysis.designs import analyze_schema
     from keyshape.analysis.keyfiles import feed_key_files
     from keyshape.schema import KeySchema
+    from keyshape.schema.keycheck import KeyCheck
     from keyshape.workload import read_keys
 
-    splits = KeySchema.load(SCHEMA).split_keys()
+    schema = KeySchema.load(SCHEMA)
+    splits = schema.split_keys()
 
     def bare_stream() -> int:
         return sum(b.num_rows for b in pq.ParquetFile(path).iter_batches(batch_size=131_072))
@@ -94,10 +101,13 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
             acc.update(chunk)
         return acc.finish().verdict
 
-    def engine(workers: int):  # type: ignore[no-untyped-def]
+    def engine(workers: int, check: bool = False):  # type: ignore[no-untyped-def]
         def run() -> str:
             acc = Analyzer(splits, total_rows=rows)
-            return feed_key_files(acc, path, workers=workers).finish().verdict
+            checked = KeyCheck.of(schema) if check else None
+            verdict = feed_key_files(acc, path, workers=workers, check=checked).finish().verdict
+            assert checked is None or checked.fitting == rows
+            return verdict
         return run
 
     def whole() -> str:
@@ -106,6 +116,8 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
     cases = [("pyarrow iter_batches (floor)", bare_stream), ("pyarrow read_table (threads)", bare_table),
              ("read_keys: a bytes object per key", bytes_per_key),
              ("local engine, 1 thread", engine(1)), ("local engine, 2 threads", engine(2)),
+             ("local engine, 1 thread + key check", engine(1, True)),
+             ("local engine, 2 threads + key check", engine(2, True)),
              ("analyze_schema --keys (end to end)", whole)]
     # Rounds interleave the readers, so a burst of load from other users of the machine hits
     # all of them alike instead of one reader's every run.
@@ -118,6 +130,23 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
             best[name] = min(best[name], (seconds, result), key=lambda t: t[0])
     return [{"what": name, "seconds": best[name][0], "keys_per_s": rows / best[name][0],
              "result": best[name][1]} for name, _ in cases]
+
+
+def run_processes(path: Path, repeat: int) -> list[dict]:
+    """Whole processes, start-up included, interleaved round by round: ``keyshape analyze --keys``
+    and a Python process that only streams the file with pyarrow (the floor a user compares with)."""
+    read = ("import pyarrow.parquet as pq, sys; f = pq.ParquetFile(sys.argv[1]); "
+            "print(sum(b.num_rows for b in f.iter_batches(batch_size=131072)))")
+    cases = [("process: python + pyarrow streaming read", [sys.executable, "-c", read, str(path)]),
+             ("process: keyshape analyze --keys", [sys.executable, "-m", "keyshape.cli", "analyze",
+                                                   str(SCHEMA), "--keys", str(path)])]
+    best = {name: float("inf") for name, _ in cases}
+    for _ in range(repeat):
+        for name, cmd in cases:
+            t0 = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, check=True, env={**os.environ, "COLUMNS": "120"})
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return [{"what": name, "seconds": best[name]} for name, _ in cases]
 
 
 def main() -> None:
@@ -136,6 +165,7 @@ def main() -> None:
         width = make_file(path, rows)
         repeat = 1 if args.quick else args.repeat
         local = run_local(path, rows, repeat)
+        processes = run_processes(path, max(3, repeat))
         spark: list[dict] = []
         if not args.no_spark and not args.quick:
             for master in ("local[1]", "local[2]"):
@@ -152,6 +182,17 @@ def main() -> None:
                 ["reader", "seconds", "M keys/s", "x pyarrow floor"], table)
     for r in spark:
         print(f"{r['what']}: session start-up {r['startup_s']:.1f} s (not in the time above)")
+    by_name = {r["what"]: r for r in local}
+    check_cost = {w: by_name[f"local engine, {w} + key check"]["seconds"] / by_name[f"local engine, {w}"]["seconds"] - 1
+                  for w in ("1 thread", "2 threads")}
+    for w, cost in check_cost.items():
+        print(f"key check, {w}: +{100 * cost:.1f}% over the engine without it (target <= 10%)")
+    floor_process = processes[0]["seconds"]
+    for r in processes:
+        print(f"{r['what']}: {r['seconds']:.2f} s = {r['seconds'] / floor_process:.2f}x the pyarrow process")
+    process_ratio = processes[1]["seconds"] / floor_process
+    print(f"keyshape analyze --keys as a whole process: {process_ratio:.2f}x a process that only "
+          f"reads the file with pyarrow (target <= 1.5x)")
     engine2 = next(r for r in local if r["what"] == "local engine, 2 threads")
     print(f"local engine, 2 threads: {engine2['keys_per_s'] / 1e6:.2f} M keys/s "
           f"(target 5.0) = {engine2['seconds'] / floor:.2f}x pyarrow's bare streaming read")
@@ -160,6 +201,8 @@ def main() -> None:
           f"on {os.cpu_count()} cores")
     path_out = write_json("bench_keys_io", args.out, {
         "rows": rows, "key_bytes": width, "local": local, "spark": spark, "load_average": load,
+        "processes": processes, "process_over_pyarrow": process_ratio,
+        "key_check_cost": check_cost,
         "engine_2_threads_keys_per_s": engine2["keys_per_s"],
         "engine_over_pyarrow_floor": engine2["seconds"] / floor})
     print(f"-> {path_out}")

@@ -271,3 +271,18 @@ def test_generated_workloads_carry_no_key_check() -> None:
     a = analyze_schema(ORDERS, rows=2_000)
     assert a.key_check is None and a.to_dict()["key_check"] is None
 
+
+
+def test_analyze_keys_does_not_import_pandas(tmp_path: Path, orders_keys: list[bytes]) -> None:
+    """pyarrow imports pandas on its first pa.array call only to ask whether the input is a
+    pandas object (0.2 s, as long as reading 3M keys): the local engine's process keeps it out."""
+    import subprocess
+    import sys
+
+    f = _parquet(tmp_path / "k.parquet", orders_keys[:10_000])
+    code = ("import sys; from keyshape.cli.main import main; sys.argv = ['keyshape', 'analyze', sys.argv[1], "
+            "'--keys', sys.argv[2]]\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    proc = subprocess.run([sys.executable, "-c", code, str(ORDERS), str(f)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
