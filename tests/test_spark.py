@@ -202,3 +202,29 @@ def test_write_to_hbase_stores_exactly_n_rows(spark: Any, hbase: Any) -> None:
     finally:
         store.delete_table(spec.full_name)
         store.close()
+
+
+def test_engine_spark_checks_the_keys_as_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """Issue 28 item 3 on Spark: a key set salted 00 throughout is refused with the local
+    engine's counts, and with allow_foreign_keys analysed with the same key_check."""
+    from keyshape.analysis.designs import analyze_schema
+    from keyshape.errors import KeysDoNotFit
+    from keyshape.spark import analyze
+
+    schema = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "orders.toml")
+    keys = schema.encode_many(next(generate(schema, 60_000, chunk_rows=60_000)))
+    keys[10] = b"evt-1"
+    out = tmp_path / "salt00"
+    out.mkdir()
+    for i, part in enumerate((keys[:20_000], keys[20_000:])):
+        pq.write_table(pa.table({"rowkey": pa.array([b"00" + k[2:] if k[:1] != b"e" else k for k in part],
+                                                    pa.binary())}), out / f"part-{i:05d}.parquet", row_group_size=25_000)
+    with pytest.raises(KeysDoNotFit) as local:
+        analyze_schema(schema, keys_file=out)
+    with pytest.raises(KeysDoNotFit) as remote:
+        analyze(str(out), schema, spark=spark)
+    assert str(remote.value) == str(local.value) and "wrong salt" in str(remote.value)
+    a = analyze(str(out), schema, spark=spark, allow_foreign_keys=True)
+    b = analyze_schema(schema, keys_file=out, allow_foreign_keys=True)
+    assert a.key_check is not None and b.key_check is not None
+    assert a.key_check.to_dict() == b.key_check.to_dict() and a.key_check.foreign == 1

@@ -375,17 +375,28 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
             done += len(keys)
             if progress is not None:
                 progress(done, total)
-    if check is not None and check.refused and not allow_foreign_keys:
-        raise KeysDoNotFit(check.refusal(), check)
+    if check is not None:
+        refuse_foreign_keys(check, allow_foreign_keys)
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
     analysis = finish_schema(acc, schema, source=source, name=name, heavy=heavy,
                              real_keys=keys_file is not None)
-    if check is not None:
-        analysis.key_check = check
-        if check.foreign or check.wrong_salt:
-            # First among the reasons: the numbers below are of keys the schema does not describe.
-            analysis.reasons.insert(0, check.summary())
+    return analysis if check is None else with_key_check(analysis, check)
+
+
+def refuse_foreign_keys(check: KeyCheck, allow_foreign_keys: bool = False) -> None:
+    """Raise ``KeysDoNotFit`` when ``check`` is past its limits (any wrong salt, more than 1% of
+    the keys not fitting: ``KeyCheck.refused``), unless ``allow_foreign_keys``."""
+    if check.refused and not allow_foreign_keys:
+        raise KeysDoNotFit(check.refusal(), check)
+
+
+def with_key_check(analysis: Analysis, check: KeyCheck) -> Analysis:
+    """``analysis`` (changed in place and returned) carrying ``check``; keys that do not fit lead
+    the reasons: the numbers after it are of keys the schema does not describe."""
+    analysis.key_check = check
+    if check.foreign or check.wrong_salt:
+        analysis.reasons.insert(0, check.summary())
     return analysis
 
 

@@ -266,7 +266,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
             raise click.UsageError("--auto-split replays the writes in one pass; use --engine local")
         assert keys_file is not None  # --engine spark without --keys is refused above
         analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
-                                servers=servers, windows=windows)
+                                servers=servers, windows=windows, allow_foreign_keys=allow_foreign_keys)
     else:
         from keyshape.phoenix.schema import load_schema
 

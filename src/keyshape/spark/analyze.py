@@ -22,10 +22,17 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from keyshape.analysis.analyze import Analysis, Analyzer
-from keyshape.analysis.designs import finish_schema, schema_analyzer, with_regions
+from keyshape.analysis.designs import (
+    finish_schema,
+    refuse_foreign_keys,
+    schema_analyzer,
+    with_key_check,
+    with_regions,
+)
 from keyshape.core.arrowkeys import from_arrow
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
+from keyshape.schema.keycheck import KeyCheck
 from keyshape.spark.encode import encode_keys
 from keyshape.spark.session import as_schema, pyspark, session
 from keyshape.spark.splits import key_column, sample_splits
@@ -134,12 +141,15 @@ def _group_offsets(pos_df: Any, order: str,
 
 
 def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str,
-                    batches: Iterator[Any], by_file: bool = False) -> Iterator[Any]:
-    """One record batch holding this partition's Analyzer, pickled (the mergeable partial).
+                    batches: Iterator[Any], by_file: bool = False,
+                    check: KeyCheck | None = None) -> Iterator[Any]:
+    """One record batch holding this partition's Analyzer, pickled (the mergeable partial); with
+    ``check``, the pair (Analyzer, this partition's KeyCheck of the keys against its schema).
     With ``by_file`` the groups are file URIs, looked up by :func:`file_key`."""
     import pyarrow as pa
 
     part = template.empty_like()
+    checked = check.empty_like() if check is not None else None
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -148,8 +158,12 @@ def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str
         names = groups.dictionary.to_pylist()
         starts = np.array([offsets[file_key(g) if by_file else g] for g in names], dtype=np.int64)
         index = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
-        part.update(keys, positions=starts[groups.indices.to_numpy(zero_copy_only=False)] + index)
-    yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part)], pa.binary())], ["partial"])
+        positions = starts[groups.indices.to_numpy(zero_copy_only=False)] + index
+        part.update(keys, positions=positions)
+        if checked is not None:
+            checked.check(keys, positions)
+    blob = pickle.dumps(part if checked is None else (part, checked))
+    yield pa.RecordBatch.from_arrays([pa.array([blob], pa.binary())], ["partial"])
 
 
 def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None = None, *,
@@ -157,7 +171,7 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
             sample_regions: int | None = None, table: str | None = None, url: str | None = None,
             servers: int | None = None, windows: int = 50, value_bytes: int | None = None,
             cells_per_row: int | None = None, key_format: str = "binary",
-            spark: Any = None) -> Analysis:
+            spark: Any = None, allow_foreign_keys: bool = False) -> Analysis:
     """The analyzer's statistics over the row keys of a DataFrame or of key files, on Spark.
 
     ``df_or_path`` is a DataFrame or a Parquet / ORC / CSV file, directory or glob. ``column``
@@ -166,7 +180,9 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     are, in order of preference: ``split_keys``; the live regions of ``table`` on the HBase at
     ``url``; ``sample_regions`` regions from :func:`sample_splits`; else the schema's splits
     (re-cut to ``regions`` when given). The result equals ``analyze_schema(schema,
-    keys_file=path)`` (and ``Analyzer`` over the same keys) number for number.
+    keys_file=path)`` (and ``Analyzer`` over the same keys) number for number, the keys
+    checked against ``schema`` as there (``KeysDoNotFit`` past the limits unless
+    ``allow_foreign_keys``).
     """
     pyspark()
     schema = as_schema(schema)
@@ -197,9 +213,10 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     acc = schema_analyzer(schema, total, split_keys=split_keys, servers=servers,
                           windows=windows, value_bytes=value_bytes, cells_per_row=cells_per_row)
     template = acc.empty_like()
+    check = KeyCheck.of(schema)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        return partial_batches(template, offsets, key_format, batches, order == "row_index")
+        return partial_batches(template, offsets, key_format, batches, order == "row_index", check)
 
     from pyspark.sql.types import BinaryType, StructField, StructType
 
@@ -207,10 +224,13 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     # collect, not toLocalIterator: that runs the partitions one job at a time, on one core.
     # A partial is O(regions x windows), so all of them fit the driver.
     for blob in _collect_with_batch_rows(spark_of(pos_df), pos_df.mapInArrow(run, out)):
-        acc.merge(pickle.loads(blob))
+        part, checked = pickle.loads(blob)
+        acc.merge(part)
+        check.merge(checked)
+    refuse_foreign_keys(check, allow_foreign_keys)
     if named:
         source += f" column {named}"
-    return finish_schema(acc, schema, source=source, real_keys=True)
+    return with_key_check(finish_schema(acc, schema, source=source, real_keys=True), check)
 
 
 _BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
@@ -245,7 +265,7 @@ def _live_splits(table: str, url: str | None) -> list[bytes]:
 def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str | None = None,
                  master: str | None = None, regions: int | None = None,
                  auto_split_rows: int | None = None, servers: int | None = None,
-                 windows: int = 50) -> Analysis:
+                 windows: int = 50, allow_foreign_keys: bool = False) -> Analysis:
     """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
     if auto_split_rows is not None:
         raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; "
@@ -253,7 +273,7 @@ def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str |
     spark = session(master)
     try:
         return analyze(str(path), schema, column, regions=regions, servers=servers,
-                       windows=windows, spark=spark)
+                       windows=windows, spark=spark, allow_foreign_keys=allow_foreign_keys)
     except KeyshapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - Py4J / PySpark errors: one line for the CLI
