@@ -534,6 +534,10 @@ def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int,
     with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
         # The csv module reads the header as pyarrow reads the data: quoted names may hold commas.
         names = [h.strip() for h in next(csv.reader(fh), [])]
+    if not names:
+        # pyarrow's own word for it is a traceback ("Empty CSV file").
+        raise KeyshapeError(f"{p}: empty file: a key CSV starts with a header line naming its columns, "
+                            "then one key per line")
     missing = [c for c in columns or [] if c not in names]
     if missing:
         shown = ", ".join(names)

@@ -343,10 +343,12 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     if time_field is not None:
         field = next((f for f in schema.fields if f.name == time_field), None)
         if field is None or field.type != "timestamp" or split_model is None or keys_file:
+            stamps = [f.name for f in schema.fields if f.type == "timestamp"]
+            which = (f"the key's timestamp field(s): {', '.join(stamps)}" if stamps
+                     else "this key has no timestamp field")
             raise KeyshapeError(
-                f"write times from field {time_field!r}: it must be a timestamp field of the "
-                "schema's key (" + ", ".join(f.name for f in schema.fields if f.type == "timestamp")
-                + "), with --auto-split and a generated workload; or give rows per second")
+                f"write times from field {time_field!r}: give a timestamp field of the key ({which}), "
+                "with --auto-split and a generated workload; or give rows per second, e.g. --write-rate 10000")
     done = 0
     check = KeyCheck.of(schema) if keys_file is not None else None
     if keys_file is not None and acc.split_model is None:

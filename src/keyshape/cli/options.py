@@ -52,4 +52,7 @@ def hbase_option(*, required: bool = False, what: str = "", embedded: bool = Tru
     """The ``--hbase URL`` option (into the parameter ``url``): ``what`` says which HBase it is for
     this command; ``embedded`` notes the default store when the option is not required."""
     text = (f"{what} " if what else "") + HBASE_URL_HELP + ("" if required or not embedded else EMBEDDED_HELP)
-    return click.option("--hbase", "url", required=required, default=None, metavar="URL", help=text)
+    if required:
+        # No default at all: click 8.5 treats an explicit default=None as given and skips the check.
+        return click.option("--hbase", "url", required=True, metavar="URL", help=text)
+    return click.option("--hbase", "url", default=None, metavar="URL", help=text)

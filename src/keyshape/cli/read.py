@@ -66,14 +66,15 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @hbase_option()
 @click.option("--user", default=None, metavar="NAME",
               help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user).")
-@click.option("--load-rows", type=int, default=None, metavar="N",
+@click.option("--load-rows", type=click.IntRange(min=1), default=None, metavar="N",
               help="Embedded store only: it starts EMPTY in every new process, so first create the "
                    "table and write N rows of the schema's [workload] to try the read path locally.")
 @click.option("--start", default=None, help="Smallest original key (prefix stripped), toStringBinary.")
 @click.option("--stop", default=None, help="Original key to stop before, toStringBinary.")
-@click.option("--limit", type=int, default=None, help="At most N rows (ignored with --page-size).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N rows (ignored with --page-size).")
 @click.option("--reverse", is_flag=True, help="Descending original-key order.")
-@click.option("--page-size", type=int, default=None, help="Print one page of N rows and the next page token.")
+@click.option("--page-size", type=click.IntRange(min=1), default=None,
+              help="Print one page of N rows and the next page token.")
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
 @click.option("--parallel", type=click.IntRange(min=0), default=0, show_default=True,
