@@ -140,6 +140,14 @@ def row_values(first: int, count: int, size: int = LOAD_VALUE_BYTES) -> list[byt
 def _default_generator(f: FieldSpec) -> GeneratorSpec:
     if f.type == "timestamp":
         return GeneratorSpec("sequential-time", {"start": parse_timestamp(DEFAULT_START), "step_ms": 1000})
+    width = f.width if f.type in ("string", "bytes") and getattr(f, "truncate", "error") == "error" else None
+    if width is not None and width < 36:
+        # A UUID does not fit a fixed width: values that do, and that never start with a pad
+        # character ('s' then digits; digits for bytes, whose pad is 0x00), so none is refused.
+        lead = "s" if f.type == "string" else ""
+        digits = max(1, min(18, width - len(lead)))  # int64 values
+        return GeneratorSpec("uniform", {"low": 1, "high": 10 ** digits - 1, "cardinality": None,
+                                         "format": lead + "{}"})
     if f.type in ("string", "bytes"):
         return GeneratorSpec("uuid", {})
     return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "cardinality": None, "format": "{}"})
