@@ -388,3 +388,21 @@ def test_watch_json_to_stdout_is_pure_json(hbase) -> None:  # type: ignore[no-un
     assert data["name"] == name and data["verdict"] in ("balanced", "skewed", "hotspot")
     assert data["rows"] > 0 and len(data["regions"]) == 2
     assert "busiest region" in proc.stderr
+
+
+def test_lint_of_a_schema_without_workload_does_not_invent_values_too_wide(tmp_path: Path) -> None:
+    """lint and load used default UUIDs (36 bytes) for a width-4 field and failed on them."""
+    schema = tmp_path / "narrow.toml"
+    schema.write_text('[table]\nname = "t"\n[key]\nseparator = "_"\n[[key.fields]]\nname = "code"\ntype = "string"\n'
+                      'width = 4\n[[key.fields]]\nname = "raw"\ntype = "bytes"\nwidth = 3\n')
+    proc = run("lint", str(schema))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "workload-invalid" not in proc.stdout + proc.stderr
+    from keyshape import KeySchema
+    from keyshape.workload import generate
+
+    s = KeySchema.load(schema)
+    cols = next(generate(s, rows=2_000, seed=1, chunk_rows=2_000))
+    keys = s.encode_many(cols)
+    assert all(len(k) == 4 + 1 + 3 for k in keys)
+    assert all(s.decode(k) == {"code": c, "raw": r} for k, c, r in zip(keys[:200], cols["code"][:200], cols["raw"][:200]))
