@@ -406,3 +406,71 @@ def test_lint_of_a_schema_without_workload_does_not_invent_values_too_wide(tmp_p
     keys = s.encode_many(cols)
     assert all(len(k) == 4 + 1 + 3 for k in keys)
     assert all(s.decode(k) == {"code": c, "raw": r} for k, c, r in zip(keys[:200], cols["code"][:200], cols["raw"][:200]))
+
+
+ATTRS_TOML = """[table]
+name = "{name}"
+max_filesize = 4194304
+memstore_flushsize = 2097152
+durability = "ASYNC_WAL"
+region_replication = 1
+split_policy = "constant"
+[key]
+[[key.fields]]
+name = "id"
+type = "int64"
+[splits]
+algorithm = "uniform"
+regions = 3
+"""
+
+
+def test_table_attributes_appear_in_the_shell_statement(tmp_path: Path) -> None:
+    schema = tmp_path / "attrs.toml"
+    schema.write_text(ATTRS_TOML.format(name="attrs_t"))
+    proc = run("create", str(schema), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    for part in ("MAX_FILESIZE => '4194304'", "MEMSTORE_FLUSHSIZE => '2097152'", "DURABILITY => 'ASYNC_WAL'",
+                 "SPLIT_POLICY => 'org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy'"):
+        assert part in proc.stdout
+
+
+@pytest.mark.parametrize("line,words", [
+    ("max_filesize = 1000", "max_filesize"),
+    ("memstore_flushsize = 10", "memstore_flushsize"),
+    ('durability = "MAYBE"', "durability"),
+    ('split_policy = "sometimes"', "unknown split policy 'sometimes'"),
+    ("region_replication = 0", "region_replication"),
+])
+def test_bad_table_attributes_are_one_line_errors(tmp_path: Path, line: str, words: str) -> None:
+    schema = tmp_path / "bad.toml"
+    schema.write_text(ATTRS_TOML.format(name="t").replace("durability = \"ASYNC_WAL\"", line
+                                                          if line.startswith("durability") else 'durability = "ASYNC_WAL"')
+                      .replace("max_filesize = 4194304", line if line.startswith("max_") else "max_filesize = 4194304")
+                      .replace("memstore_flushsize = 2097152", line if line.startswith("memstore") else "memstore_flushsize = 2097152")
+                      .replace('split_policy = "constant"', line if line.startswith("split") else 'split_policy = "constant"')
+                      .replace("region_replication = 1", line if line.startswith("region_") else "region_replication = 1"))
+    line_out = one_error_line(run("create", str(schema), "--dry-run"))
+    assert words in line_out
+
+
+@pytest.mark.hbase
+def test_create_applies_the_table_attributes_of_the_schema(hbase, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """No way to set MAX_FILESIZE, MEMSTORE_FLUSHSIZE (or any table attribute) from a schema."""
+    import uuid
+
+    from keyshape.store import open_store
+
+    name = f"attrs_{uuid.uuid4().hex[:8]}"
+    schema = tmp_path / "attrs.toml"
+    schema.write_text(ATTRS_TOML.format(name=name))
+    assert run("create", str(schema), "--hbase", hbase.url).returncode == 0
+    store = open_store(hbase.url)
+    try:
+        got = store.table_attributes(name)  # type: ignore[attr-defined]
+        assert got["MAX_FILESIZE"] == "4194304" and got["MEMSTORE_FLUSHSIZE"] == "2097152"
+        assert got["DURABILITY"] == "ASYNC_WAL"
+        assert got["SPLIT_POLICY"].endswith("ConstantSizeRegionSplitPolicy")
+    finally:
+        store.delete_table(name)
+        store.close()

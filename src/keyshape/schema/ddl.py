@@ -113,8 +113,12 @@ def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[b
     if table.namespace and table.namespace != "default":
         lines.append(f"create_namespace {_quote(table.namespace)}")
     args = [_quote(table.full_name)] + [shell_family(f) for f in table.families]
+    # Table-level settings share the shell's last dictionary with SPLITS (admin.rb reads both there).
+    table_args = [f"{k} => {_quote(v)}" for k, v in getattr(table, "attributes", {}).items()]
     if keys:
-        args.append("{SPLITS => [" + ", ".join(shell_quote(k) for k in keys) + "]}")
+        table_args.insert(0, "SPLITS => [" + ", ".join(shell_quote(k) for k in keys) + "]")
+    if table_args:
+        args.append("{" + ", ".join(table_args) + "}")
     lines.append("create " + ", ".join(args))
     return "\n".join(lines) + "\n"
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from keyshape.errors import SchemaError
 from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
-from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
+from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, SplitSpec, TableSpec
 
 __all__ = ["Section", "fail", "KeyParts", "SPLIT_ALGORITHMS", "parse_table", "parse_key", "parse_field",
            "parse_prefix", "parse_splits", "opentsdb_metric_width"]
@@ -168,8 +168,24 @@ def parse_table(t: Section) -> TableSpec:
                                        choices=("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")),
         ))
         fs.done()
+    attributes: dict[str, str] = {}
+    # HBase's own sanity checks refuse a MAX_FILESIZE under 2 MiB and a flush size under 1 MiB.
+    max_filesize = t.get("max_filesize", int, None, minimum=2 << 20)
+    flush = t.get("memstore_flushsize", int, None, minimum=1 << 20)
+    durability = t.get("durability", str, None,
+                       choices=("USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"))
+    replication = t.get("region_replication", int, None, minimum=1)
+    policy = t.get("split_policy", str, None)
+    if policy is not None and policy not in SPLIT_POLICIES and "." not in policy:
+        t.fail("split_policy", f"unknown split policy {policy!r}",
+               f"use one of {', '.join(SPLIT_POLICIES)} or a full Java class name")
+    for key, value in (("max_filesize", max_filesize), ("memstore_flushsize", flush), ("durability", durability),
+                       ("region_replication", replication),
+                       ("split_policy", SPLIT_POLICIES.get(policy, policy) if policy else None)):
+        if value is not None:
+            attributes[TABLE_ATTRIBUTES[key]] = str(value)
     t.done()
-    return TableSpec(name, ns, families or [FamilySpec("d")])
+    return TableSpec(name, ns, families or [FamilySpec("d")], attributes)
 
 
 def parse_key(key: Section) -> KeyParts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FamilySpec", "TableSpec", "SplitSpec"]
+__all__ = ["FamilySpec", "SPLIT_POLICIES", "SplitSpec", "TABLE_ATTRIBUTES", "TableSpec"]
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,34 @@ class FamilySpec:
     data_block_encoding: str = "NONE"
 
 
+# The [table] settings keyshape applies on create, by their HBase table-descriptor names.
+TABLE_ATTRIBUTES = {
+    "max_filesize": "MAX_FILESIZE",
+    "memstore_flushsize": "MEMSTORE_FLUSHSIZE",
+    "durability": "DURABILITY",
+    "region_replication": "REGION_REPLICATION",
+    "split_policy": "SPLIT_POLICY",
+}
+# split_policy short names -> HBase's classes (a full class name is taken as it is).
+SPLIT_POLICIES = {
+    "stepping": "org.apache.hadoop.hbase.regionserver.SteppingSplitPolicy",
+    "increasing": "org.apache.hadoop.hbase.regionserver.IncreasingToUpperBoundRegionSplitPolicy",
+    "constant": "org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy",
+    "disabled": "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy",
+    "busy": "org.apache.hadoop.hbase.regionserver.BusyRegionSplitPolicy",
+}
+
+
 @dataclass(frozen=True)
 class TableSpec:
-    """A table: name, namespace and column families."""
+    """A table: name, namespace, column families and table-descriptor attributes (HBase names:
+    ``MAX_FILESIZE``, ``MEMSTORE_FLUSHSIZE``, ``DURABILITY``, ``REGION_REPLICATION``,
+    ``SPLIT_POLICY``; values as HBase stores them, text)."""
 
     name: str
     namespace: str = "default"
     families: list[FamilySpec] = field(default_factory=lambda: [FamilySpec("d")])
+    attributes: dict[str, str] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:

@@ -139,7 +139,8 @@ class HBaseAdmin:
         request.table_schema.table_name.namespace = namespace.encode()
         request.table_schema.table_name.qualifier = name.encode()
         request.table_schema.column_families.extend(families)
-        for key, value in (attributes or {}).items():
+        # The spec's own attributes ([table] max_filesize, ...), then any given here on top.
+        for key, value in {**getattr(spec, "attributes", {}), **(attributes or {})}.items():
             request.table_schema.attributes.add(first=str(key).encode(), second=str(value).encode())
         response = self._master("CreateTable", request, Master_pb2.CreateTableResponse, full, "create table")
         try:
@@ -195,6 +196,13 @@ class HBaseAdmin:
         if schema is None:
             raise self.not_found(name)
         return {f.name.decode(): read_family_options(f) for f in schema.column_families}
+
+    def table_attributes(self, name: str) -> dict[str, str]:
+        """The table descriptor's own values as HBase stores them (``MAX_FILESIZE``, ...)."""
+        schema = self._descriptor(name)
+        if schema is None:
+            raise self.not_found(name)
+        return {a.first.decode(): a.second.decode() for a in schema.attributes}
 
     def families(self, name: str) -> set[bytes]:
         """The table's family names (cached per store; TableNotFound if absent)."""
