@@ -17,6 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = [
+    ("key decode examples/phoenix/events.sql 0161636d65007ffffe64892557ffffffffff800000000000002a",
+     "decode it with keyshape phoenix key decode examples/phoenix/events.sql --hex 0161636d"),
+    ("key decode examples/sequential.toml 0000000000000001", "looks like hex, but KEY is read in toStringBinary form"),
     ('analyze /nonexistent.toml', '/nonexistent.toml'),
     ('analyze {tmp}/bad.toml', '{tmp}/bad.toml'),
     ('analyze {tmp}/bin.toml', '{tmp}/bin.toml'),

@@ -79,14 +79,28 @@ def key_decode(schema_path: str, key: str) -> None:
     also be a Phoenix DDL file (.sql)."""
     from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 
+    looks_hex = len(key) >= 4 and len(key) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in key)
     if _is_ddl(schema_path):
         from keyshape.cli.phoenix import phoenix_key_decode
 
-        return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key,
-                                                  table_name=None, as_hex=False)
+        try:
+            return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key,
+                                                      table_name=None, as_hex=False)
+        except KeyshapeError as exc:
+            if looks_hex:  # a key copied from a log or the shell in hex, read here as its characters
+                raise KeyshapeError(f"{exc}; {key!r} looks like hex: decode it with keyshape phoenix key decode "
+                                    f"{schema_path} --hex {key}") from None
+            raise
 
     schema = _schema(schema_path)
-    for name, value in schema.decode(to_bytes_binary(key, strict=True)).items():
+    try:
+        decoded = schema.decode(to_bytes_binary(key, strict=True))
+    except KeyshapeError as exc:
+        if looks_hex:
+            raise KeyshapeError(f"{exc}; {key!r} looks like hex, but KEY is read in toStringBinary form "
+                                "(\\xNN for other bytes): write each byte as \\xNN") from None
+        raise
+    for name, value in decoded.items():
         shown = to_string_binary(value) if isinstance(value, bytes) else value
         click.echo(f"{name}={shown}")
 
