@@ -474,3 +474,16 @@ def test_create_applies_the_table_attributes_of_the_schema(hbase, tmp_path: Path
     finally:
         store.delete_table(name)
         store.close()
+
+
+@pytest.mark.parametrize("share,cell,prose", [(0.0625, "6.3%", "6.3%"), (0.125, "12.5%", "12.5%"),
+                                              (0.00125, "0.1%", "0.1%"), (0.0004, "0.0%", "0.04%"), (1 / 3, "33.3%", "33.3%"),
+                                              (1.0, "100.0%", "100%"), (0.0, "0.0%", "0%")])
+def test_shares_round_half_up_everywhere(share: float, cell: str, prose: str) -> None:
+    """The table said 6.2% where the heat map's hover (JavaScript's toFixed) said 6.3%; the prose
+    said 'fair share 12%' for 12.5%."""
+    from keyshape.analysis.stats import percent, percent_cell
+    from keyshape.report.heatmap_html import HEATMAP_JS
+
+    assert percent_cell(share) == cell and percent(share) == prose
+    assert "(100 * x).toFixed(1)" in HEATMAP_JS

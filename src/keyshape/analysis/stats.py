@@ -6,6 +6,7 @@ same numbers can be computed for a simulated workload, a file of real keys or a 
 
 from __future__ import annotations
 
+import decimal
 import functools
 from dataclasses import dataclass
 
@@ -25,7 +26,19 @@ def percent(x: float) -> str:
     if pct == 0 or pct >= 99.95:
         return f"{pct:.0f}%"
     digits = 1 if pct >= 0.1 else 2 if pct >= 0.01 else 3
-    return f"{pct:.{digits}f}".rstrip("0").rstrip(".") + "%"
+    return _half_up(pct, digits).rstrip("0").rstrip(".") + "%"
+
+
+def percent_cell(x: float) -> str:
+    """A share in a table column: always one decimal, rounded half up like the HTML report's hover
+    (JavaScript's toFixed), so 6.25% reads 6.3% in the table and on the heat map alike."""
+    return _half_up(100 * x, 1) + "%"
+
+
+def _half_up(value: float, digits: int) -> str:
+    # The float's exact binary value, rounded half up: what JavaScript's toFixed does (Python's
+    # format rounds ties to even: 6.25 -> "6.2" where the browser shows "6.3").
+    return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP))
 
 
 def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:

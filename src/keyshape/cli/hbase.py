@@ -16,6 +16,7 @@ import click
 
 from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
 from keyshape.cli.output import write_json, write_reports
+from keyshape.analysis.stats import percent_cell
 from keyshape.errors import KeyshapeError, StoreError
 
 if TYPE_CHECKING:  # annotations only
@@ -158,7 +159,7 @@ def _servers_table(shares: list[Any], metric: str) -> Any:
     for col in ("server", "regions", f"{metric}s", "share", ""):
         table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
     for s in shares:
-        table.add_row(s.server, str(s.regions), f"{s.requests:,}", f"{100 * s.share:.1f}%",
+        table.add_row(s.server, str(s.regions), f"{s.requests:,}", percent_cell(s.share),
                       _bar(s.share, top))
     return table
 
@@ -281,8 +282,8 @@ def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | N
     for r in live.regions:
         p = predicted.get(r.start)
         table.add_row(str(r.index), Text(to_string_binary(r.start) if r.start else "(start)"),
-                      f"{r.rows:,}", f"{100 * r.share:.1f}%", _bar(r.share, top),
-                      "" if p is None else f"{100 * p:.1f}%",
+                      f"{r.rows:,}", percent_cell(r.share), _bar(r.share, top),
+                      "" if p is None else percent_cell(p),
                       servers[r.server] if servers else str(r.server),
                       f"{r.bytes / 2**20:.1f}")
     return table

@@ -56,7 +56,7 @@ HEATMAP_JS = r"""
     return "rgb(" + c.join(",") + ")";
   }
   function fmt(n) { return Number(n).toLocaleString("en-US"); }
-  function pct(x) { return (100 * x).toFixed(x >= 0.1 ? 0 : 1) + "%"; }
+  function pct(x) { return (100 * x).toFixed(1) + "%"; }  // as the tables: stats.percent_cell
 
   function init(root) {
     var data = JSON.parse(root.querySelector(".ks-data").textContent);

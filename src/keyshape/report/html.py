@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 
 from keyshape import __version__
+from keyshape.analysis.stats import percent_cell
 from keyshape.analysis import Analysis
 from keyshape.core.hbytes import to_string_binary
 from keyshape.report.heatmap_html import HEATMAP_CSS, HEATMAP_JS, interactive_heatmap
@@ -58,7 +59,7 @@ def _img(png: bytes, alt: str) -> str:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    return percent_cell(x)
 
 
 def _verdict_block(a: Analysis) -> str:

@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyshape.analysis import Analysis, RegionLoad
-from keyshape.analysis.stats import percent
+from keyshape.analysis.stats import percent, percent_cell
 from keyshape.core.hbytes import shared_prefix_length, to_string_binary
 
 Justify = Literal["default", "left", "center", "right", "full"]
@@ -150,9 +150,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     return table
 
 
-def percent_cell(share: float) -> str:
-    """A share in a table column: one decimal, as the column's other rows."""
-    return f"{100 * share:.1f}%"
+
 
 
 def _cut(text: str, chars: int) -> str:
@@ -226,7 +224,7 @@ def compare_table(analyses: Sequence[Analysis]) -> Table:
     """One row per design: verdict and headline numbers, side by side."""
     cells = [
         [a.name, a.verdict, str(len(a.regions)), f"{a.max_over_mean:.2f}", f"{a.cv:.3f}",
-         f"{a.gini:.3f}", f"{a.deviation_rate:.2f}", f"{100 * a.hot_window_share:.1f}%",
+         f"{a.gini:.3f}", f"{a.deviation_rate:.2f}", percent_cell(a.hot_window_share),
          f"{a.key_length_mean:.1f}"]
         for a in analyses
     ]
