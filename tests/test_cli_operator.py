@@ -487,3 +487,19 @@ def test_shares_round_half_up_everywhere(share: float, cell: str, prose: str) ->
 
     assert percent_cell(share) == cell and percent(share) == prose
     assert "(100 * x).toFixed(1)" in HEATMAP_JS
+
+
+def test_a_barely_split_salted_table_is_told_to_pre_split_not_to_hash_another_field() -> None:
+    import random
+
+    from keyshape.analysis import analyze
+    from keyshape.analysis.verdict import SchemaHints
+
+    rng = random.Random(5)
+    # 16 salt buckets over 2 regions (split at bucket 8); 80% of the writes in buckets 0..7.
+    keys = [bytes([rng.randrange(8) if rng.random() < 0.8 else rng.randrange(8, 16)]) + rng.randbytes(8)
+            for _ in range(40_000)]
+    a = analyze(keys, [bytes([8])], hints=SchemaHints(prefix_strategy="mod", buckets=16, real_keys=True))
+    assert a.verdict in ("skewed", "hotspot"), a.reasons
+    assert any("pre-split it on the buckets" in x for x in a.advice), a.advice
+    assert not any("higher-cardinality field" in x for x in a.advice), a.advice
