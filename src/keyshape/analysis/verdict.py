@@ -233,7 +233,15 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
             "prefix in front (e.g. a bucket byte from a hash of a stable id) and pre-split on the "
             "buckets, so consecutive writes land on different regions.")
     heavy = [x for x in h.heavy if x[0] in h.hash_fields and x[2] >= 0.5 / max(R, 1)]
-    if total_hot and not monotonic_keys and ev.hottest_edge and not heavy:
+    barely_split = bool(h.buckets and h.buckets > 1 and 1 < R < h.buckets and R < 2 * ev.servers)
+    if verdict != BALANCED and barely_split and not heavy:
+        # A salted table that is barely split: the salt already spreads the keys, the regions do
+        # not. Hashing another field would change nothing until the table is split.
+        out.append(f"The key is salted {h.buckets} ways but the table has only {R} regions: pre-split it "
+                   f"on the buckets ([splits] algorithm = \"prefix\", regions = a divisor of {h.buckets} "
+                   "of at least a few per region server), or split it now with keyshape split-plan "
+                   "--schema SCHEMA, which cuts at bucket starts.")
+    elif total_hot and not monotonic_keys and ev.hottest_edge and not heavy:
         out.append(f"The split keys do not cover the key space: the edge region "
                    f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
                    "([splits] algorithm = \"prefix\" for a salted key, \"sample\" otherwise).")
@@ -272,13 +280,6 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         elif verdict == BALANCED:
             out.append("No change needed for writes. On a generated workload, confirm with your "
                        "production row count (--rows) and a sample of real keys (--keys).")
-        elif verdict != BALANCED and h.buckets and h.buckets > 1 and R < h.buckets and R < 2 * ev.servers:
-            # A salted table that is barely split: the salt already spreads the keys, the regions
-            # do not. Hashing another field would change nothing until the table is split.
-            out.append(f"The key is salted {h.buckets} ways but the table has only {R} region(s): pre-split it "
-                       f"on the buckets ([splits] algorithm = \"prefix\", regions = a divisor of {h.buckets} "
-                       "of at least a few per region server), or split it now with keyshape split-plan "
-                       "--schema SCHEMA, which cuts at bucket starts.")
         elif verdict == SKEWED and h.real_keys:
             out.append("Take split points from quantiles of these keys (keyshape.sample_splits, "
                        "then [splits] algorithm = \"explicit\") or hash a higher-cardinality field "
