@@ -503,3 +503,23 @@ def test_a_barely_split_salted_table_is_told_to_pre_split_not_to_hash_another_fi
     assert a.verdict in ("skewed", "hotspot"), a.reasons
     assert any("pre-split it on the buckets" in x for x in a.advice), a.advice
     assert not any("higher-cardinality field" in x for x in a.advice), a.advice
+
+
+def test_a_hot_region_walking_through_a_live_table_is_not_told_to_take_sampled_splits() -> None:
+    """watch on a time-leading table (request counters: no keys, so no write order) advised split
+    points from quantiles, while analyze said sampled splits cannot cover future keys."""
+    import numpy as np
+
+    from keyshape.analysis.stats import distribution, uniform_baseline
+    from keyshape.analysis.verdict import Evidence, SchemaHints, judge
+
+    totals = np.full(8, 1_000)
+    ev = Evidence(rows=8_000, regions=8, total=distribution(totals), total_baseline=uniform_baseline(8_000, 8),
+                  hot_window_share=0.97, hot_window_baseline=0.2, hot_direction=1.0, hot_regions_seen=8,
+                  hottest_label="r7", hottest_edge=True, increasing=0.0, decreasing=0.0,
+                  hints=SchemaHints(real_keys=True))
+    v = judge(ev)
+    assert v.verdict == "hotspot"
+    text = " ".join(v.advice)
+    assert "walks up the key space" in text and "salt or hash prefix" in text
+    assert "quantiles" not in text and "sample" not in text.replace("sampled or not", "")

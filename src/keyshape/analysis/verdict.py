@@ -198,6 +198,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
     R = ev.regions
     out: list[str] = []
     monotonic_keys = ev.increasing >= 0.9 or ev.decreasing >= 0.9
+    walking_hot = time_hot and ev.hot_regions_seen > 2 and abs(ev.hot_direction) >= 0.8
     mono_field, gen = h.monotonic_field, ""
     if h.monotonic_generator:
         gen = f" ({h.monotonic_generator})"
@@ -225,6 +226,14 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
                 f"Split points sampled from past data cannot cover future keys of {mono_field}: "
                 "every key written after the sample sorts after the last split point, so the last "
                 "region takes all new writes; sampling again only moves the cliff, a prefix removes it.")
+    elif walking_hot and not monotonic_keys:
+        # Request counters carry no keys, but the hot region moving steadily through the key space
+        # is what a growing leading value (a time or a sequence) does.
+        way = "up" if ev.hot_direction > 0 else "down"
+        out.append(
+            f"The hot region walks {way} the key space ({ev.hot_regions_seen} regions in turn): the key leads "
+            "with a value that grows in write order (a time or a sequence). Split points, sampled or not, "
+            "cannot cover future keys; put a salt or hash prefix in front and pre-split on its buckets.")
     elif monotonic_keys and (time_hot or total_hot or R == 1):
         way = "increase" if ev.increasing >= 0.9 else "decrease"
         share = ev.increasing if ev.increasing >= 0.9 else ev.decreasing

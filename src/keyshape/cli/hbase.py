@@ -382,7 +382,10 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
                                                  "server": r.server, "store_size_bytes": r.store_size_bytes}
                                                 for r in heat.latest]}, out)
         return
-    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}")
+    from keyshape.analysis.designs import schema_hints
+
+    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}",
+                             hints=schema_hints(schema) if schema is not None else None)
     if schema is not None:
         analysis = with_key_labels(analysis, schema)
     from keyshape.report.terminal import analysis_view
