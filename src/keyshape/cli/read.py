@@ -77,13 +77,16 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
               help="Print one page of N rows and the next page token.")
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
+@click.option("--count", "count_only", is_flag=True,
+              help="Print only how many rows match (no table drawn; with --limit, at most that many).")
 @click.option("--parallel", type=click.IntRange(min=0), default=0, show_default=True,
               help="Read the salt buckets' scanners on N threads (0: one after the other); the rows are "
               "merged in key order either way, so only the time changes.")
 def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, user: str | None,
                  load_rows: int | None,
                  start: str | None, stop: str | None, limit: int | None, reverse: bool,
-                 page_size: int | None, page_token: str | None, columns: str | None, parallel: int) -> None:
+                 page_size: int | None, page_token: str | None, columns: str | None, count_only: bool,
+                 parallel: int) -> None:
     """Rows of SCHEMA's table in original-key order, merged over every salt bucket.
 
     FIELD=VALUE pins leading key fields (the last may be FIELD=LO..HI). Rows print with their
@@ -104,6 +107,8 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
         raise KeyshapeError("--page-token needs --page-size (the size of the pages)")
     if user is not None and url is None:
         raise KeyshapeError("--user applies to --hbase only: the embedded store has no users")
+    if count_only and page_size is not None:
+        raise KeyshapeError("--count counts every matching row; drop --page-size")
     store = open_store(url, user=user)
     try:
         table = schema.table.full_name
@@ -115,6 +120,12 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
         low = None if start is None else to_bytes_binary(start, strict=True)
         high = None if stop is None else to_bytes_binary(stop, strict=True)
         token = None
+        if count_only:
+            # Rows are counted as they stream in: nothing is kept, nothing is drawn.
+            n = sum(1 for _ in scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse,
+                                    columns=cols, parallel=parallel, where=leading))
+            click.echo(f"{n}")
+            return
         if page_size is not None:
             page = scan_page(store, schema, page_size, page_token, start=low, stop=high, reverse=reverse,
                              columns=cols, parallel=parallel, where=leading)
