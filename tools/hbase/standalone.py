@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import types
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,8 @@ class Standalone:
         Idempotent: an instance already running from this run folder is reused. Data in
         data/ is kept across start/kill, so a restart after `kill()` recovers from the WAL.
         """
+        if thrift:
+            require_happybase()  # before any JVM starts: a missing client must not leave a master behind
         self.fetch()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.master_pid() is None:
@@ -352,13 +355,7 @@ class Standalone:
 
     def start_thrift(self, deadline: float) -> None:
         """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
-        try:
-            import happybase
-        except ImportError:
-            # Readiness is a real Thrift call; without the client that makes it, say so at once
-            # instead of retrying an import until the timeout.
-            raise StartFailed("thrift", "the Python package happybase is needed to check the gateway; "
-                              "pip install happybase", None) from None
+        happybase = require_happybase()
         if self.thrift_pid() is None:
             if _port_open(self.thrift_port):
                 raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
@@ -459,6 +456,17 @@ def copy_jars(pom: Path, lib: Path, marker: str, log: Path) -> bool:
     return True
 
 
+def require_happybase() -> "types.ModuleType":
+    """The happybase module, which the Thrift gateway's readiness check calls through; StartFailed
+    (at once, not after the start timeout) when it is not installed."""
+    try:
+        import happybase
+    except ImportError:
+        raise StartFailed("thrift", "the Python package happybase is needed to check the gateway; "
+                          "pip install happybase (or pip install -e '.[bench]')", None) from None
+    return happybase
+
+
 def start_scratch(run_dir: Path, timeout: float | None = None,
                   site: dict[str, str] | None = None) -> Standalone:
     """A started standalone HBase on free loopback ports in ``run_dir``, for one test session or
@@ -521,8 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--regionservers", type=int, default=None, metavar="N",
                    help="a pseudo-distributed cluster: ZooKeeper, HMaster and N region server JVMs")
     p.add_argument("--timeout", type=float, default=240.0)
-    p = sub.add_parser("stop", help="shut down and delete the data")
-    p.add_argument("--keep-data", action="store_true")
+    p = sub.add_parser("stop", help="shut down (the data stays for the next start unless --delete-data)")
+    p.add_argument("--delete-data", action="store_true", help="also delete the data folder")
+    p.add_argument("--keep-data", action="store_true", help="(the default; kept for old scripts)")
     sub.add_parser("kill", help="SIGKILL the master (keeps data)")
     p = sub.add_parser("status", help="print whether it runs; exit 0 if it does")
     p.add_argument("--json", action="store_true", help="print pids and ports as JSON")
@@ -569,8 +578,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}"
                   + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else ""))
         elif args.cmd == "stop":
-            hb.stop(keep_data=args.keep_data)
-            print("HBase stopped" + ("" if args.keep_data else f"; deleted {hb.data_dir}"))
+            # Deleting a user's tables is never the default of a command called "stop".
+            hb.stop(keep_data=not args.delete_data)
+            print("HBase stopped" + (f"; deleted {hb.data_dir}" if args.delete_data else f"; data kept in {hb.data_dir}"))
         elif args.cmd == "kill":
             hb.kill()
             print("HBase master killed; data kept")
