@@ -537,3 +537,27 @@ def test_scan_count_prints_the_number_of_matching_rows() -> None:
     shown = int(re.search(r": (\d+) rows", listed.stdout).group(1))  # type: ignore[union-attr]
     assert counted.stdout.strip() == str(shown)
     assert run("scan", str(ORDERS), "--load-rows", "3000", "--count", "--limit", "10").stdout.strip() == "10"
+
+
+def test_a_long_run_without_a_terminal_says_once_how_long_it_will_take() -> None:
+    """--rows huge: piped output draws no bar, but a run of minutes says so after its first seconds."""
+    import io
+
+    from rich.console import Console
+
+    from keyshape.report.terminal import progress_bar
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=200)
+    with progress_bar(console, 1_000_000, "generating and assigning keys") as update:
+        update(1_000)  # too early to judge
+        time.sleep(2.1)
+        update(10_000)
+        update(20_000)
+    lines = buf.getvalue().strip().splitlines()
+    assert len(lines) == 1 and "1,000,000 rows at ~" in lines[0] and "min in all" in lines[0]
+    quiet = io.StringIO()
+    with progress_bar(Console(file=quiet, force_terminal=False), 1_000, "short") as update:
+        time.sleep(2.1)
+        update(999)
+    assert quiet.getvalue() == ""

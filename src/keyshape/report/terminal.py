@@ -7,6 +7,7 @@ prints on its own.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
@@ -242,16 +243,38 @@ def compare_table(analyses: Sequence[Analysis]) -> Table:
     return table
 
 
+ESTIMATE_AFTER = 15.0  # seconds: runs projected to take longer say so once when no bar is drawn
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
 @contextmanager
 def progress_bar(console: Console, total: int | None, description: str
                  ) -> Iterator[Callable[[int], None]]:
     """A transient rich progress bar; yields ``update(done)`` taking the number of rows done.
 
-    When the console is not a terminal nothing is drawn (the callback does nothing), so piped
-    output and CI logs stay clean.
+    When the console is not a terminal no bar is drawn, so piped output and CI logs stay clean;
+    a long run (known total, over ESTIMATE_AFTER seconds projected) says once, on that console,
+    how long it will take, measured on its first few seconds.
     """
     if not console.is_terminal:
-        yield lambda done: None
+        started = time.monotonic()
+        said = [total is None]
+
+        def estimate(done: int) -> None:
+            spent = time.monotonic() - started
+            if said[0] or done <= 0 or spent < 2.0:
+                return
+            said[0] = True
+            rate = done / spent
+            left = (int(total or 0) - done) / rate
+            if spent + left >= ESTIMATE_AFTER:
+                console.print(f"{description}: {int(total or 0):,} rows at ~{rate:,.0f} rows/s, about "
+                              f"{_duration(spent + left)} in all", highlight=False)
+
+        yield estimate
         return
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                # show_speed: rows/s where the total is unknown (a migration's copy)
