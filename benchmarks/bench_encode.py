@@ -167,7 +167,7 @@ def _orders(key: bytes) -> dict[str, Any]:
 
 def _inbox(key: bytes) -> dict[str, Any]:
     return {"user_id": key[2:14].decode().lstrip("0"), "received": MAX_LONG - _q(key, 14)[0],
-            "message_id": key[22:38].decode().lstrip("0")}
+            "message_id": key[22:38].decode()}  # pad = "none": 16 hex digits, leading zeros kept
 
 
 def _iot(key: bytes) -> dict[str, Any]:

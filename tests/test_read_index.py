@@ -54,7 +54,7 @@ def test_read_by_index_returns_main_rows_in_index_order(prefix: Any) -> None:
     want = sorted((o for o in ORDERS if o["product_id"] == "p1"), key=lambda o: (-o["order_time"],))
     # order_time is descending in the index key (it reuses the key field's encoding)
     assert [r.key for r in rows] == [schema.encode(o) for o in want]
-    assert all(r.cells[b"d:product"] == b"p1".rjust(4, b"0") for r in rows)
+    assert all(r.cells[b"d:product"] == b"p1" for r in rows)  # the value, not its padded key bytes
     assert [r.fields["order_id"] for r in read_by_index(store, schema, "by_product", product_id="p1",
                                                         limit=2)] == [o["order_id"] for o in want[:2]]
 

@@ -141,13 +141,19 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
     if f.type == "timestamp":
         return GeneratorSpec("sequential-time", {"start": parse_timestamp(DEFAULT_START), "step_ms": 1000})
     width = f.width if f.type in ("string", "bytes") and getattr(f, "truncate", "error") == "error" else None
-    if width is not None and width < 36:
-        # A UUID does not fit a fixed width: values that do, and that never start with a pad
-        # character ('s' then digits; digits for bytes, whose pad is 0x00), so none is refused.
+    padded = width is not None and getattr(f, "pad", "none") != "none"
+    if width is not None and (width < 36 or padded):
+        # A UUID does not fit a fixed width, and one in 16 starts with '0', a value a '0' pad
+        # refuses (it would share its key with the value without it): values that fit, and never
+        # start (left pad) or end (right pad) with the pad character ('s' then digits; digits for
+        # bytes, whose pad is 0x00; another letter first, or one last, where the pad is one of those).
         lead = "s" if f.type == "string" else ""
-        digits = max(1, min(18, width - len(lead)))  # int64 values
+        if f.pad == "left" and f.pad_char in (lead or "123456789"):
+            lead = "x"
+        tail = "e" if f.pad == "right" and f.pad_char in "0123456789" else ""
+        digits = max(1, min(18, width - len(lead) - len(tail)))  # int64 values
         return GeneratorSpec("uniform", {"low": 1, "high": 10 ** digits - 1, "cardinality": None,
-                                         "format": lead + "{}"})
+                                         "format": lead + "{}" + tail})
     if f.type in ("string", "bytes"):
         return GeneratorSpec("uuid", {})
     return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "cardinality": None, "format": "{}"})

@@ -70,7 +70,7 @@ def _values_from_row(schema: KeySchema, index: IndexSpec, main_key: bytes,
                 raw = cells.get(index.columns[f.name])
                 if raw is None:
                     return None
-                values[f.name], _ = f.decode_at(raw, 0, len(raw))
+                values[f.name] = f.cell_value(raw)
     except KeyshapeError:
         return None
     return values

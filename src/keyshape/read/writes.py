@@ -128,11 +128,12 @@ class IndexedWriter:
                     raise KeyshapeError(f"record lacks {f.name!r}, a field of index {spec.name!r} "
                                         f"(table {spec.table.full_name}); give it a {f.type} value")
                 try:
-                    encoded = f.encode(record[f.name])
+                    # the main row keeps the value as given (not its padded key bytes)
+                    cell = f.cell_bytes(record[f.name])
                 except (KeyshapeError, TypeError, ValueError, OverflowError) as exc:
                     raise KeyshapeError(f"field {f.name!r} of index {spec.name!r}: {exc}") from None
                 if f.name in spec.columns:
-                    columns[spec.columns[f.name]] = encoded
+                    columns[spec.columns[f.name]] = cell
             ikeys[index_key(spec, record, key)] = spec  # prefix and separators too, before buffering
         return columns, ikeys
 
@@ -217,7 +218,7 @@ class IndexedWriter:
                 if raw is None:
                     return None  # never indexed: no index row to remove
                 try:
-                    values[f.name], _ = f.decode_at(raw, 0, len(raw))
+                    values[f.name] = f.cell_value(raw)
                 except KeyshapeError:
                     return None
         return values

@@ -117,6 +117,9 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                 lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
         else:
             just = "rjust" if f.pad == "left" else "ljust"
+            # A value stored whole with the pad byte at its padded end is refused (it would share
+            # its key with the value without it): the generic path words the error.
+            edge = f"{p} and {p}[{0 if f.pad == 'left' else -1}] == {pad[0]}"  # an int compare, no slice
             if len(pad) != 1:
                 lines += [f"        {p} = {F}.encode({v})"]
             elif f.truncate == "keep-last":
@@ -127,11 +130,14 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                     f"                {p} = {F}.encode({v})",
                     "            else:",
                     f"                {p} = {p}[-{w}:]" + (".translate(_INVERT)" if desc else ""),
+                    f"        elif {edge}:",
+                    f"            {p} = {F}.encode({v})",
                     "        else:",
                     f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
                     "    else:", "    " + slow[0]]
             else:
-                return lines + [f"        if len({p}) > {w}:", f"            {p} = {F}.encode({v})", "        else:",
+                return lines + [f"        if len({p}) > {w} or {edge}:", f"            {p} = {F}.encode({v})",
+                                "        else:",
                                 f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
                                 "    else:", "    " + slow[0]]
         return lines + ["    else:", "    " + slow[0]]

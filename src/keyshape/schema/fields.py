@@ -34,11 +34,21 @@ to plain UTF-8, as in every hand-written HBase key.
 
 ``width`` for string/bytes (``text``/``hbase``) fixes the byte length: a shorter value is padded
 with ``pad_char`` (default ``"0"`` for strings, 0x00 for bytes) on the ``pad`` side (``"left"``,
-the default for strings, or ``"right"``; bytes default to ``"none"``: a value must be exactly
-``width`` bytes, as binary ids are, so nothing is stripped on decode); a longer one is an error (``truncate = "error"``, the default) or
-keeps its last ``width`` bytes (``truncate = "keep-last"``, e.g. keeping the last digits of an order number).
-:meth:`FieldSpec.decode_at` strips the padding again, so values that themselves start (left pad) or
-end (right pad) with the pad character do not round-trip exactly.
+the default for strings, or ``"right"``; ``"none"``, the default for bytes: a value must be
+exactly ``width`` bytes, as binary ids and zero-padded ids given whole are, and nothing is stripped
+on decode); a longer one is an error (``truncate = "error"``, the default) or keeps its last
+``width`` bytes (``truncate = "keep-last"``, e.g. keeping the last digits of an order number).
+
+Padding never gives two values one key. :meth:`FieldSpec.decode_at` strips the padding, so a value
+stored whole that itself starts (left pad) or ends (right pad) with the pad byte would share its
+key with the value without it (``"0abc"`` and ``"abc"`` are both ``0abc`` at width 4) and decode
+as that other value: such a value is refused, with the fix (a ``pad_char`` the values never hold
+at that end, or ``pad = "none"``). Every accepted value then has its own key and decodes back
+exactly, and every key decodes to the one value that encodes to it. ``order = "desc"`` applies
+the rule before the inversion. A value cut by ``keep-last`` is lossy by declaration: its key is
+its last ``width`` bytes, shared with every value that ends in them and with the shorter value
+those bytes pad from (``"1000123"``, ``"2000123"`` and ``"123"`` at width 6), and decode returns
+those bytes without their padding; it is taken whatever they start with.
 """
 
 from __future__ import annotations
@@ -227,6 +237,9 @@ class FieldSpec:
             if self.type == "string":  # do not start inside a UTF-8 sequence
                 while raw and 0x80 <= raw[0] < 0xC0:
                     raw = raw[1:]
+        elif self.pad != "none" and (raw.startswith(self._pad_byte()) if self.pad == "left"
+                                     else raw.endswith(self._pad_byte())):
+            raise self._pad_refusal(raw)
         if self.pad == "none" and len(raw) != w:
             raise KeyshapeError(
                 f"field {self.name!r}: value {hbytes.to_string_binary(raw)} is {len(raw)} bytes, not "
@@ -237,6 +250,23 @@ class FieldSpec:
 
     def _pad_byte(self) -> bytes:
         return self.pad_char.encode("latin-1") if self.type == "bytes" else self.pad_char.encode("utf-8")
+
+    def _pad_refusal(self, raw: bytes) -> KeyshapeError:
+        """The error for ``raw``, a value stored whole whose padded end already holds the pad byte:
+        decode strips the padding, so it would share its key with the value without that byte."""
+        pb, w = self._pad_byte(), self.width
+        left = self.pad == "left"
+        twin = raw.lstrip(pb) if left else raw.rstrip(pb)
+        if self.type == "string":
+            show, pad = (lambda b: repr(b.decode("utf-8", "replace"))), f"pad character {self.pad_char!r}"
+        else:
+            show, pad = hbytes.to_string_binary, f"pad byte {hbytes.to_string_binary(pb)}"
+        end = "start" if left else "end"
+        return KeyshapeError(
+            f"field {self.name!r}: value {show(raw)} {end}s with the {pad}, so it would share its key with "
+            f"{show(twin) if twin else 'the empty value'} ({self.pad} padding to width {w} is stripped on decode); "
+            f"give values that do not {end} with it, a pad_char they never {end} with, "
+            f"or pad = 'none' (every value exactly {w} bytes)")
 
     def encode(self, value: Any) -> bytes:
         """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
@@ -270,6 +300,36 @@ class FieldSpec:
         raw = v.encode("utf-8") if t == "string" else v
         raw = self._fit(raw)
         return raw.translate(_INVERT) if desc else raw
+
+    # -------------------------------------------------------------------- a value in a cell
+
+    def _plain_in_cells(self) -> bool:
+        return self.type in ("string", "bytes") and self.encoding != "ordered"
+
+    def cell_bytes(self, value: Any) -> bytes:
+        """``value`` as a cell holds it (an index field kept in a main-row column): text as its
+        UTF-8 bytes and bytes unchanged, as given (no padding, no cut, no inversion: what a
+        reader of the row expects); other fields in their key encoding. Checked as a key value
+        first, so a value the key would refuse is refused here too."""
+        encoded = self.encode(value)
+        if not self._plain_in_cells():
+            return encoded
+        v = self.coerce(value)
+        return v.encode("utf-8") if self.type == "string" else bytes(v)
+
+    def cell_value(self, raw: bytes) -> Any:
+        """The value of a cell written by :meth:`cell_bytes`, or by the writers before it, which
+        stored the key bytes (padded, cut, inverted): a cell that is not a value this field takes
+        whole is read as those."""
+        if self._plain_in_cells():
+            try:
+                value = raw.decode("utf-8") if self.type == "string" else bytes(raw)
+                self.encode(value)
+                if self.width is None or len(raw) <= self.width or self.truncate == "keep-last":
+                    return value
+            except (KeyshapeError, UnicodeDecodeError):
+                pass
+        return self.decode_at(raw, 0, len(raw))[0]
 
     def decode_at(self, key: bytes, pos: int, end: int | None) -> tuple[Any, int]:
         """Read this field from ``key`` at ``pos``; return ``(value, position after it)``.
@@ -403,6 +463,13 @@ class FieldSpec:
             return None
         if self.pad == "none" and (lengths != w).any():
             return None
+        if self.pad != "none" and matrix.shape[1]:
+            # the pad rule (see _fit): a value stored whole must not hold the pad byte at its padded end
+            edge = matrix[:, 0] if self.pad == "left" else matrix[np.arange(n), np.maximum(lengths - 1, 0)]
+            bad = (edge == pad[0]) & (lengths > 0) & (lengths <= w)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self._pad_refusal(matrix[i, : lengths[i]].tobytes())
         first, last = int(lengths.min()), int(lengths.max())
         if first == last:  # one length (the usual case): move whole columns
             out = np.full((n, w), pad[0], dtype=np.uint8)
@@ -442,6 +509,7 @@ class FieldSpec:
         raw = [v.encode("utf-8") for v in vals] if want is str else list(vals)
         w = self.width
         if w is not None:
+            whole = raw
             if max(map(len, raw), default=0) > w:
                 ascii_only = want is bytes or b"".join(raw).isascii()
                 if self.truncate != "keep-last" or not ascii_only:
@@ -450,6 +518,12 @@ class FieldSpec:
             if self.pad == "none" and min(map(len, raw), default=w) != w:
                 return None
             pb = self._pad_byte()
+            if self.pad != "none":  # the pad rule (see _fit), on the values stored whole
+                edges = list(map(operator.itemgetter(slice(0, 1) if self.pad == "left" else slice(-1, None)), whole))
+                if pb in edges:
+                    for r, e in zip(whole, edges):
+                        if e == pb and len(r) <= w:
+                            raise self._pad_refusal(r)
             raw = [r.rjust(w, pb) for r in raw] if self.pad == "left" else [r.ljust(w, pb) for r in raw]
         if self.descending:
             raw = [r.translate(_INVERT) for r in raw]

@@ -12,8 +12,9 @@ scan by the index fields finds the main rows::
     prefix = { strategy = "mod", buckets = 8 }   # optional, like key.prefix (not random); up to
                                           # 256 buckets, the table is created with one region each
     [[index.columns]]                     # index fields that are not key fields: type + where the
-    name = "product_id"                   # main row keeps the value (encoded as in the index key;
-    type = "string"                       # column default "<first family>:<name>")
+    name = "product_id"                   # main row keeps the value (text and bytes as given, not
+    type = "string"                       # padded; numbers as in the index key; column default
+                                          # "<first family>:<name>")
     width = 8
     column = "d:product_id"
 

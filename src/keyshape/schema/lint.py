@@ -8,7 +8,12 @@ leads an unprefixed key, so every write goes to the last region), ``no-presplit`
 ``random-prefix`` (warning), ``hbase-negative`` (warning) / ``hbase-signed`` (info),
 ``desc-variable-width`` (warning), ``md5-full`` (info), ``workload-invalid`` (error),
 ``encode-only`` (warning: variable-width fields run together with no separator, so keys encode
-byte-exactly but cannot be decoded or scanned by a leading value).
+byte-exactly but cannot be decoded or scanned by a leading value), ``pad-collision`` (error: the
+workload gives a fixed-width field values that start (left pad) or end (right pad) with its pad
+character; each would share its key with the value without it, so encode refuses them) /
+``pad-ambiguous`` (info: the pad character is one values plausibly start or end with, such as
+``'0'`` or ``' '``), ``truncate-shares-keys`` (info: a ``keep-last`` field gives every value that
+ends in the same ``width`` bytes one key, by declaration).
 """
 
 from __future__ import annotations
@@ -77,11 +82,91 @@ def _sample(schema: KeySchema, out: list[Finding]) -> tuple[dict[str, Any], list
 
     try:
         cols = next(generate(schema, rows=_SAMPLE_ROWS, seed=0, chunk_rows=_SAMPLE_ROWS))
+        # rows padding would refuse are reported as pad-collision, the rest still sampled
+        cols = _padding(schema, cols, out)
+        if not len(next(iter(cols.values()), ())):
+            return None
         return cols, schema.encode_many(cols)
     except (KeyshapeError, ValueError) as exc:
         out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}",
                            "fix [workload] or the field widths"))
         return None
+
+
+# Pad characters values plausibly begin or end with (digits, letters, blanks, id punctuation):
+# a '0' pad refuses every zero-padded id given whole, so lint says so even when the sample does not.
+_PLAUSIBLE_PAD = set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ \t-_.:/+")
+
+
+def _padded(f: Any) -> bool:
+    return f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None and f.pad != "none"
+
+
+def _pad_clash(f: Any, raw: bytes) -> bool:
+    """True when ``raw`` (a value's bytes) is stored whole with the pad byte at its padded end."""
+    pb = f._pad_byte()
+    return len(raw) <= f.width and (raw.startswith(pb) if f.pad == "left" else raw.endswith(pb))
+
+
+def _raw(f: Any, v: Any) -> bytes:
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)
+    return str(v).encode("utf-8") if f.type == "string" else f.coerce(v)
+
+
+def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dict[str, Any]:
+    """pad-collision / pad-ambiguous / truncate-shares-keys findings; ``cols`` without the rows
+    whose values padding refuses (the other checks run on the rest)."""
+    n = len(next(iter(cols.values()), ()))
+    keep = np.ones(n, dtype=bool)
+    seen = set()
+    index_fields = [f for spec in getattr(schema, "indexes", []) for f in spec.fields]
+    for f in [*schema.fields, *index_fields]:
+        if f.name in seen:
+            continue
+        seen.add(f.name)
+        if f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None \
+                and f.truncate == "keep-last":
+            out.append(Finding("info", "truncate-shares-keys",
+                               f"{f.name} keeps the last {f.width} bytes of longer values: values ending in the same "
+                               f"{f.width} bytes share one key, and decode returns those bytes",
+                               "fine for ids whose last digits are unique among the rows that meet; "
+                               "raise width where two such values must stay apart"))
+        if not _padded(f):
+            continue
+        end = "start" if f.pad == "left" else "end"
+        shown = f"pad character {f.pad_char!r}" if f.type == "string" else f"pad byte {f._pad_byte()!r}"
+        fix = (f"give {f.name} pad = 'none' if its values are always {f.width} bytes, "
+               f"or a pad_char its values never {end} with")
+        bad: list[str] = []
+        gen = schema.workload.fields.get(f.name) if schema.workload is not None else None
+        if gen is not None and gen.kind == "categorical":
+            listed = [v for v in gen.options["values"] if _pad_clash(f, _raw(f, v))]
+            if listed:
+                bad.append(f"{len(listed)} of the {len(gen.options['values'])} categorical values of {f.name} "
+                           f"{end} with the {shown} (e.g. {listed[0]!r})")
+        if f.name in cols:
+            clash = np.fromiter((_pad_clash(f, _raw(f, v)) for v in cols[f.name]), dtype=bool, count=n)
+            if clash.any():
+                first = cols[f.name][int(np.argmax(clash))]
+                bad.append(f"{int(clash.sum())} of {n} sampled values of {f.name} {end} with the {shown} "
+                           f"(e.g. {first!r})")
+                keep &= ~clash
+        if bad:
+            out.append(Finding("error", "pad-collision",
+                               "; ".join(bad) + f": each would share its key with the value without it "
+                               f"({f.pad} padding to width {f.width} is stripped on decode), so encode refuses them",
+                               fix))
+        elif f.pad_char in _PLAUSIBLE_PAD or (f.type == "bytes" and f.pad_char in "\x00\xff"):
+            whole = f" of at most {f.width} bytes" if f.truncate == "keep-last" else ""
+            out.append(Finding("info", "pad-ambiguous",
+                               f"{f.name} is padded to width {f.width} with {f.pad_char!r} on the {f.pad}: a value{whole} "
+                               f"that {end}s with {f.pad_char!r} is refused, since it would share its key with the value "
+                               "without it", f"if values can {end} with it (zero-padded ids given whole), " + fix))
+    if keep.all():
+        return cols
+    return {name: (v[keep] if isinstance(v, np.ndarray) else [x for x, k in zip(v, keep) if k])
+            for name, v in cols.items()}
 
 
 def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:

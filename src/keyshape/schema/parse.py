@@ -248,8 +248,10 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     width = s.get("width", int, None, minimum=1)
     numeric = ftype in ("int32", "int64", "float64", "timestamp")
     text_like = not numeric and encoding != "ordered"
-    pad_choices = ("none", "left", "right") if ftype == "bytes" else ("left", "right")
-    pad = s.get("pad", str, pad_choices[0], choices=pad_choices) if text_like else "left"
+    # "none": every value exactly width bytes (binary ids; zero-padded ids given whole, which a
+    # "0" pad would refuse: see fields.py, padding never gives two values one key)
+    pad = s.get("pad", str, "none" if ftype == "bytes" else "left", choices=("none", "left", "right")) \
+        if text_like else "left"
     pad_char = s.get("pad_char", str, "\x00" if ftype == "bytes" else "0") if text_like else "0"
     truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
     if text_like and len(pad_char) != 1:
