@@ -8,8 +8,8 @@ salted schema a cut snaps to the nearest bucket start inside the region, so no r
 without a whole bucket; a region inside one bucket is not cut unless ``partial_buckets``.
 
 ``apply_plan`` performs the cuts through the store's Admin API (``Store.split_region``: split at an
-explicit key, wait for the daughters), then reads the boundaries back and checks they are
-exactly the old ones plus the planned keys.
+explicit key, wait for the daughters) in rounds of a balanced tree per region (7 cuts: 3 rounds),
+then reads the boundaries back and checks they are exactly the old ones plus the planned keys.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import bisect
 import math
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from keyshape.core.hbytes import to_string_binary
@@ -141,52 +142,81 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
     return SplitPlan(sample.table, sample.split_keys, splits, notes)
 
 
-def _split_order(plan: SplitPlan) -> list[bytes]:
-    """Every region's middle cut first, the others after: the first pass splits only regions
-    that have not been split yet, which HBase does at once."""
+def _split_levels(plan: SplitPlan) -> list[list[bytes]]:
+    """The planned keys in rounds: each region's cuts as a balanced binary tree (its middle cut
+    in the first round, the middles of the two halves in the second...), so every round cuts
+    only regions the round before made, each at most once, and n cuts of a region take
+    ceil(log2(n + 1)) rounds (rounds cut in key order took up to n: each later cut fell in a
+    daughter of the one before)."""
+    levels: list[list[bytes]] = []
+
+    def place(keys: list[bytes], depth: int) -> None:
+        if not keys:
+            return
+        if len(levels) == depth:
+            levels.append([])
+        mid = len(keys) // 2
+        levels[depth].append(keys[mid])
+        place(keys[:mid], depth + 1)
+        place(keys[mid + 1:], depth + 1)
+
     by_region: dict[int, list[bytes]] = {}
     for s in plan.splits:
         by_region.setdefault(s.region, []).append(s.key)
-    first, rest = [], []
     for keys in by_region.values():
-        keys = sorted(keys)
-        mid = len(keys) // 2
-        first.append(keys[mid])
-        rest.extend(keys[:mid] + keys[mid + 1:])
-    return sorted(first) + sorted(rest)
+        place(sorted(keys), 0)
+    return [sorted(level) for level in levels]
 
 
 def apply_plan(store: Store, plan: SplitPlan, *, patience: float = 300.0, wait: float = 3.0,
-               timeout: float = 120.0, progress: Callable[[int, bytes], None] | None = None
-               ) -> list[RegionInfo]:
+               timeout: float = 120.0, progress: Callable[[int, bytes], None] | None = None,
+               workers: int = 4) -> list[RegionInfo]:
     """Split ``plan.table`` at every planned key and return its regions after checking they are
     exactly the old boundaries plus the planned keys (StoreError otherwise).
 
-    A daughter of a split cannot be split again while it holds reference files to its parent's
-    store files: HBase compacts them away and its discharger deletes the old files (every
-    2 minutes by default), so a region with several cuts gets its middle cut first and a refused
-    later cut is retried every ``wait`` seconds for up to ``patience`` seconds per cut."""
+    The cuts go in rounds (``_split_levels``): a round splits regions of its own (up to
+    ``workers`` at a time), so a region cut 7 times takes 3 rounds. A daughter cut again in the
+    next round must first lose its parent's files: ``store.split_region`` waits for that (on
+    HBase: the daughter's compaction, then a reopen, a few seconds instead of HBase's discharger
+    interval, 2 minutes by default). A refused cut is retried every ``wait`` seconds for up to
+    ``patience`` seconds. ``progress(n, key)`` is called (in this thread) after each split, n
+    counting from 1 in the order they finish."""
     current = [r.start for r in store.regions(plan.table)[1:]]
     if current != plan.boundaries:
         raise StoreError(f"table {plan.table!r} has split or merged since the plan was made "
                          f"({len(current) + 1} regions now, {len(plan.boundaries) + 1} then); plan again")
-    keys = _split_order(plan)
-    for done, key in enumerate(keys, 1):
+    total = len(plan.splits)
+
+    def split(key: bytes) -> None:
         deadline = time.monotonic() + patience
         attempt = 0
         while True:
             try:
                 store.split_region(plan.table, key, timeout=timeout)
-                break
+                return
             except StoreError as exc:
                 attempt += 1
                 if time.monotonic() > deadline or "already starts" in str(exc):
                     raise StoreError(f"split of {plan.table!r} at {to_string_binary(key)!r} failed "
-                                     f"after {attempt} attempt(s) ({done - 1} of {len(keys)} "
-                                     f"splits done): {exc}") from exc
+                                     f"after {attempt} attempt(s): {exc}") from exc
                 time.sleep(wait)
-        if progress is not None:
-            progress(done, key)
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="split") as pool:
+        for level in _split_levels(plan):
+            futures = {pool.submit(split, key): key for key in level}
+            failed: StoreError | None = None
+            for future in as_completed(futures):
+                try:
+                    future.result()
+                except StoreError as exc:
+                    failed = failed or exc
+                    continue
+                done += 1
+                if progress is not None:
+                    progress(done, futures[future])
+            if failed is not None:
+                raise StoreError(f"{failed} ({done} of {total} splits done)") from failed
     regions = store.regions(plan.table)
     check_regions(regions, plan.boundaries + plan.keys, plan.table)
     return regions

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hbasedriver.protobuf_py import ClusterStatus_pb2, HBase_pb2, Master_pb2
+from hbasedriver.protobuf_py import Admin_pb2, ClusterStatus_pb2, HBase_pb2, Master_pb2
 
 from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 from keyshape.core.splits import verify_split_keys
@@ -32,6 +32,9 @@ _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
 # MD5 of the part before it); MoveRegion wants ENCODED.
 _ENCODED_RE = re.compile(rb"\.([0-9a-f]{32})\.$")
 _HEX32_RE = re.compile(rb"^[0-9a-f]{32}$")
+# A store file that still belongs to the region a split came from: a reference half-file
+# ("HFILE.PARENTENCODED", StoreFileInfo's REF_NAME_PATTERN) or a link ("table=region-hfile").
+_PARENT_FILE_RE = re.compile(r"[.=]")
 
 
 class HBaseAdmin:
@@ -258,14 +261,25 @@ class HBaseAdmin:
                 return region, info
         return None
 
-    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0) -> list[RegionInfo]:
+    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0, *,
+                     reopen: bool = True) -> list[RegionInfo]:
         """Split the region of ``table`` holding ``split_key`` at exactly that key (HBase Admin
         ``split(table, splitPoint)``, the master's SplitTableRegionProcedure), wait until hbase:meta
         shows both daughters online, and return them (lower first).
 
+        A daughter of an earlier split cannot be split again at once: HBase refuses while its
+        stores hold files of its parent, and that lasts until the compaction it runs on opening
+        has finished AND its CompactedHFilesDischarger chore has archived the compacted files
+        (HStore.hasReferences counts them too, HBASE-20940; the chore runs every
+        ``hbase.hfile.compaction.discharger.interval``, 2 minutes by default). With ``reopen``
+        (the default) such a region is made splittable here: wait for its compaction (ask for a
+        major one if none starts within seconds), then close and open it again (MasterService
+        UnassignRegion + AssignRegion; closing a store archives its compacted files), which
+        takes it offline for about 2 s. Other regions and tables are not touched.
+
         StoreError when the key already starts a region (HBase refuses to split at a region's
-        start key), when HBase refuses (e.g. the region still holds references from an earlier
-        split until it is compacted) or when the daughters are not online after ``timeout`` s.
+        start key), when HBase refuses, when the region still cannot split after ``timeout`` s
+        (with ``reopen=False``: at once) or when the daughters are not online after ``timeout`` s.
         """
         key = as_bytes(split_key, "a split key")
         if not key:
@@ -283,6 +297,8 @@ class HBaseAdmin:
         if parent.start == key:
             raise StoreError(f"cannot split {table!r} at {shown!r}: a region already starts there "
                              f"({to_string_binary(parent.name)}); pick a key inside a region")
+        if reopen:
+            parent, info = self._ready_to_split(table, parent, info, shown, timeout)
         request = Master_pb2.SplitTableRegionRequest(region_info=info, split_row=key,
                                                      nonce_group=self._nonce_group,
                                                      nonce=secrets.randbits(63))
@@ -302,6 +318,104 @@ class HBaseAdmin:
                 raise StoreError(f"{what}: the daughter regions are not online after {timeout:.0f} s")
             time.sleep(0.1)
         return [r for r in self.regions(table) if (r.start, r.end) in ((parent.start, key), (key, parent.end))]
+
+    def _split_state(self, region: Region) -> tuple[bool, bool, list[str]]:
+        """``(splittable, compacting, parent files)`` of an online region, asked of its server:
+        GetRegionInfo's ``splittable`` (what the master's split procedure checks) and
+        ``compaction_state``, and the store files (GetStoreFile) still of a split's parent."""
+        conn = self.cluster.connection(region.host, region.port, "AdminService")
+        info = conn.call("GetRegionInfo", Admin_pb2.GetRegionInfoRequest(
+            region=region.spec(), compaction_state=True), Admin_pb2.GetRegionInfoResponse)
+        if info.splittable:
+            return True, False, []
+        files = conn.call("GetStoreFile", Admin_pb2.GetStoreFileRequest(region=region.spec()),
+                          Admin_pb2.GetStoreFileResponse).store_file
+        compacting = info.compaction_state != Admin_pb2.GetRegionInfoResponse.NONE
+        return False, compacting, [f for f in files if _PARENT_FILE_RE.search(f.rsplit("/", 1)[-1])]
+
+    def _reopen_region(self, table: str, region: Region, timeout: float) -> tuple[Region, HBase_pb2.RegionInfo]:
+        """Close ``region`` and open it again (UnassignRegion, AssignRegion: each returns once
+        its procedure is done) and wait until hbase:meta shows it open; the region keeps its
+        name and may land on another server."""
+        namespace, name = split_table_name(table)
+        shown = to_string_binary(region.name)
+        what = f"reopen region {shown!r}"
+        self._master("UnassignRegion", Master_pb2.UnassignRegionRequest(region=region.spec()),
+                     Master_pb2.UnassignRegionResponse, table, what)
+        try:
+            self._master("AssignRegion", Master_pb2.AssignRegionRequest(region=region.spec()),
+                         Master_pb2.AssignRegionResponse, table, what)
+        except StoreError as exc:
+            encoded = _ENCODED_RE.search(region.name)
+            raise StoreError(f"{what}: it is closed and HBase did not open it again ({exc}); open "
+                             f"it in the HBase shell: assign '{encoded.group(1).decode() if encoded else shown}'"
+                             ) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self._online_region(namespace, name, lambda r: r.name == region.name)
+            if found is not None:
+                self.cluster.forget(namespace, name)
+                return found
+            if time.monotonic() > deadline:
+                raise StoreError(f"{what}: not open again after {timeout:.0f} s (see the master's "
+                                 "log for the region's assignment)")
+            time.sleep(0.1)
+
+    def _ready_to_split(self, table: str, region: Region, info: HBase_pb2.RegionInfo, shown: str,
+                        timeout: float) -> tuple[Region, HBase_pb2.RegionInfo]:
+        """Wait until ``region`` can split (see ``split_region``): its parent's files compacted
+        away (a major compaction asked for if none has started after 5 s), then, if it still
+        cannot, reopen it once. Returns the region as it is online now."""
+        namespace, name = split_table_name(table)
+        deadline = time.monotonic() + timeout
+        idle_since: float | None = None
+        compaction_asked = reopened = False
+        why = "its server did not answer"
+        while True:
+            try:
+                splittable, compacting, parent_files = self._split_state(region)
+            except (ServerError, ConnectionLost) as exc:  # moving, or its server is restarting
+                why = f"its server did not answer ({exc})"
+                found = self._online_region(namespace, name, lambda r: r.name == region.name)
+                if found is not None:
+                    region, info = found
+            else:
+                if splittable:
+                    return region, info
+                now = time.monotonic()
+                if compacting:
+                    idle_since = None
+                    why = (f"it is compacting {len(parent_files)} file(s) it holds of the region it "
+                           "was split from")
+                elif parent_files:
+                    idle_since = idle_since or now
+                    why = (f"it holds {len(parent_files)} file(s) of the region it was split from "
+                           "and no compaction is running"
+                           + (" (a major compaction was requested)" if compaction_asked else ""))
+                    if not compaction_asked and now - idle_since > 5.0:
+                        self._compact_region(table, region)
+                        compaction_asked = True
+                elif not reopened:
+                    region, info = self._reopen_region(table, region, max(deadline - now, 10.0))
+                    reopened = True
+                    continue
+                else:
+                    why = "HBase says it cannot split, though it holds no file of its parent"
+            if time.monotonic() > deadline:
+                raise StoreError(f"cannot split {table!r} at {shown!r}: region "
+                                 f"{to_string_binary(region.name)!r} is not splittable after "
+                                 f"{timeout:.0f} s: {why}; try again later")
+            time.sleep(0.2)
+
+    def _compact_region(self, table: str, region: Region) -> None:
+        """Ask the region's server for a major compaction (AdminService CompactRegion; queued,
+        the call returns at once)."""
+        conn = self.cluster.connection(region.host, region.port, "AdminService")
+        try:
+            conn.call("CompactRegion", Admin_pb2.CompactRegionRequest(region=region.spec(), major=True),
+                      Admin_pb2.CompactRegionResponse)
+        except ServerError as exc:
+            raise self.refused(exc, table, f"compact region {to_string_binary(region.name)!r}") from None
 
     def _full_region_name(self, region_name: str | bytes) -> bytes:
         """The full region name (the hbase:meta row) for a full name in bytes or toStringBinary
