@@ -218,10 +218,15 @@ class FieldSpec:
         lo, hi = self.int_domain()
         if not lo <= v <= hi:
             how = f"{self.encoding} encoding" + (" with order='desc'" if self.descending else "")
-            raise KeyshapeError(
-                f"field {self.name!r}: {v} is outside [{lo}, {hi}] allowed by {how}; "
-                "use encoding='ordered' for negative values"
-            )
+            if v > _MAX[self.type] or v < _MIN[self.type]:
+                fix = {"int32": "an int32 cannot hold it: use type = 'int64'",
+                       "timestamp": "a timestamp is ms since 1970, 0 up to 2^63-1"}.get(
+                    self.type, f"no {self.type} can hold it: give a value in range, or type = 'string'")
+            elif v < lo:
+                fix = "use encoding = 'ordered', the encoding that sorts negative values"
+            else:
+                fix = f"raise width (text digits: {self.text_width}) or use encoding = 'hbase' or 'ordered'"
+            raise KeyshapeError(f"field {self.name!r}: {v} is outside [{lo}, {hi}] allowed by {how}; {fix}")
 
     def _fit(self, raw: bytes) -> bytes:
         w = self.width
