@@ -561,3 +561,20 @@ def test_a_long_run_without_a_terminal_says_once_how_long_it_will_take() -> None
         time.sleep(2.1)
         update(999)
     assert quiet.getvalue() == ""
+
+
+def test_a_broken_socket_is_an_error_line_while_a_closed_stdout_is_quiet(tmp_path: Path) -> None:
+    """Only stdout's reader going away ends quietly; a connection that breaks mid-command (an
+    HBase server dying: BrokenPipeError on its socket) is reported, not swallowed."""
+    script = tmp_path / "boom.py"
+    script.write_text(
+        "import click, sys\n"
+        "from keyshape.cli.main import _Group\n"
+        "@click.group(cls=_Group)\n"
+        "def g():\n    pass\n"
+        "@g.command()\n"
+        "def boom():\n    raise BrokenPipeError(32, 'Broken pipe (connection to 127.0.0.1:16020)')\n"
+        "g()\n")
+    proc = subprocess.run([sys.executable, str(script), "boom"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: [Errno 32] Broken pipe (connection to 127.0.0.1:16020)"

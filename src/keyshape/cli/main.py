@@ -3,12 +3,25 @@ library, and prints; each command group lives in its own module."""
 
 from __future__ import annotations
 
+import select
 import sys
 from typing import Any
 
 import click
 
 from keyshape.errors import KeyshapeError
+
+
+def _stdout_closed() -> bool:
+    """Whether whoever reads our stdout has gone (so a BrokenPipeError is theirs, not a socket's)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return False
+    # A pipe whose reader has gone polls as an error at once; a live one, a file or a tty does not.
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
 
 class _Group(click.Group):
@@ -19,8 +32,12 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:
-            raise  # the reader went away (`| head`): click ends quietly (exit 1), as Unix tools do
+        except BrokenPipeError as exc:
+            if _stdout_closed():
+                raise  # the reader went away (`| head`): click ends quietly (exit 1), as Unix tools do
+            # Another pipe or socket broke (an HBase connection): that is an error to report.
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
         except (KeyshapeError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
@@ -48,6 +65,7 @@ def main() -> None:
 
 
 # Command groups register here, after ``main`` exists (each module is a plain click command).
+from keyshape.cli.acl import grant_command, revoke_command  # noqa: E402
 from keyshape.cli.admin import admin_group  # noqa: E402
 from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
 from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
@@ -61,5 +79,5 @@ from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
                  lint_command, scan_command, create_command, load_command, watch_command,
                  get_command, put_command, index_group, ids_group, admin_group, split_plan_command,
-                 migrate_command, phoenix_group):
+                 migrate_command, phoenix_group, grant_command, revoke_command):
     main.add_command(_command)
