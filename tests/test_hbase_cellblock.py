@@ -16,7 +16,7 @@ from keyshape.store import ensure_table
 from keyshape.store.hbase import cellblock
 from keyshape.store.hbase.cellblock import CellBlockError, rows_of
 from keyshape.store.hbase.client import cells_of
-from keyshape.store.hbase.scan import scan_rows, versions_of
+from keyshape.store.hbase.scan import keys_only_filter, scan_rows, stamp_of, versions_of
 
 
 def pairs(columns: tuple[list[bytes], list[Any]]) -> list[tuple[bytes, Any]]:
@@ -48,6 +48,8 @@ def test_rows_of_reads_every_cell_and_keeps_the_first_of_a_column(results: list[
     every = pairs(cellblock.versions_of(block, counts))
     assert [(row, {c: v[0][1] for c, v in cells.items()}) for row, cells in every] == want
     assert [sum(len(v) for v in cells.values()) for _, cells in every] == [len(c) for _, c in results]
+    # a key-only scan's row and first-cell timestamp
+    assert pairs(cellblock.stamps_of(block, counts)) == [(row, 1700000000000) for row, _ in results]
     if block:
         with pytest.raises(CellBlockError):
             rows_of(block[:-1], counts)
@@ -101,6 +103,12 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
                                        max_versions=2**31 - 1, convert=lambda r: versions_of(r)))
         assert [(r, {c: v[0][1] for c, v in cells.items()}) for r, cells in every] == rows
         assert max(len(v) for _, cells in every for v in cells.values()) == 3
+        # keys with their first cell's timestamp: the cell-block route against the protobuf one
+        timed = [kt for keys, stamps in store.scan_key_times(table, batch_size=17) for kt in zip(keys, stamps)]
+        assert timed == list(scan_rows(store, table, (None, True), (None, True), False, None, [], 17,
+                                       filter=keys_only_filter(), convert=lambda r: stamp_of(r)))
+        assert [k for k, _ in timed] == [r for r, _ in rows]
+        assert {t for _, t in timed} == {1_767_225_600_000, 1_767_225_600_002}  # the newest version
     finally:
         store.delete_table(table)
 

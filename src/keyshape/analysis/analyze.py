@@ -109,6 +109,9 @@ class Analysis:
     walk: float = 0.0  # how much the writes dwell in one region before moving on (timeline.dwell)
     walk_chance: float = 0.0  # ... if writes were independent with the same per-region totals
     key_check: KeyCheck | None = None  # real keys checked against the schema (None: generated keys)
+    # A live table's rows and how they were found (exact counts, or estimates with a bound):
+    # keyshape.ops.sample.RowCount.to_dict(); None for keys the analysis was given.
+    row_count: dict[str, Any] | None = None
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -184,6 +187,7 @@ class Analysis:
             "lint": list(self.lint),
             "label_legend": self.label_legend,
             "key_check": self.key_check.to_dict() if self.key_check is not None else None,
+            "row_count": self.row_count,
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -354,8 +358,10 @@ class Analyzer:
 
     def finish(self, *, name: str = "", hints: SchemaHints | None = None,
                schema_text: str | None = None, lint: Sequence[str] = (),
-               source: str = "") -> Analysis:
-        """Compute the statistics and the verdict for everything seen so far."""
+               source: str = "", write_order: WriteOrder | None = None) -> Analysis:
+        """Compute the statistics and the verdict for everything seen so far. ``write_order``:
+        the keys' order measured elsewhere (a live table's sampled keys in their real write
+        order), instead of the order of the stream given, whose keys then stand for many rows."""
         auto = None
         live_hot: np.ndarray | None = None
         live_server_hot: np.ndarray | None = None
@@ -412,7 +418,8 @@ class Analyzer:
             hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
             hottest_label=loads[int(np.argmax(self._rows))].label,
             hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
-            increasing=self._order.increasing, decreasing=self._order.decreasing,
+            increasing=(write_order or self._order).increasing,
+            decreasing=(write_order or self._order).decreasing,
             servers=self.servers, servers_assumed=self.servers_assumed,
             hot_window_server_share=hot_server,
             moment_rows=width, walk=walk, walk_chance=chance_walk,

@@ -212,7 +212,13 @@ def _finish(code: int) -> None:
               help="With --table: keys sampled per region (key-only scans).")
 @click.option("--time-field", default=None, metavar="FIELD",
               help="With --table: the key field that orders rows in time (default: the schema's "
-              "timestamp field).")
+              "timestamp field, else the rows' cell timestamps).")
+@click.option("--count-rows", type=click.IntRange(min=0), default=5_000_000, show_default=True,
+              metavar="N", help="With --table: rows read to count regions exactly (key-only "
+              "scans, smallest regions first); the rest are estimated from their store size, with "
+              "a bound. --exact counts them all.")
+@click.option("--exact", "count_all", is_flag=True, default=False,
+              help="With --table: count every region's rows exactly, however long it takes.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="Who reads --keys: this machine (all its cores) or Spark.")
 @click.option("--master", default=None, metavar="URL",
@@ -226,7 +232,8 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
                     fail_on: str | None, keys_file: str | None, column: str | None, top: int,
                     url: str | None, live_table: str | None, sample_per_region: int,
                     time_field: str | None, engine: str, master: str | None, workers: int | None,
-                    value_bytes: int | None, allow_foreign_keys: bool = False) -> None:
+                    value_bytes: int | None, allow_foreign_keys: bool = False,
+                    count_rows: int = 5_000_000, count_all: bool = False) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
@@ -253,11 +260,13 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
             raise click.UsageError("--rows, --regions, --auto-split and --value-bytes shape a generated workload; "
                                    "a live table (--table) has its own rows and regions")
         analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
-                                  windows, seed, keys_file)
+                                  windows, seed, keys_file, None if count_all else count_rows)
     elif schema is None:
         raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
     elif time_field is not None:
         raise click.UsageError("--time-field works with --table (a live table's keys)")
+    elif count_all or count_rows != 5_000_000:
+        raise click.UsageError("--exact and --count-rows count a live table's rows; give --table and --hbase")
     elif engine == "spark":
         from keyshape.phoenix.schema import load_schema
         from keyshape.spark import analyze_path
@@ -286,7 +295,7 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
 
 def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | None,
                    per_region: int, time_field: str | None, windows: int, seed: int,
-                   keys_file: str | None) -> Any:
+                   keys_file: str | None, count_rows: int | None = 5_000_000) -> Any:
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
     from keyshape.cli.hbase import _open
     from keyshape.ops.sample import analyze_live, sample_table
@@ -303,8 +312,8 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
               else load_schema(schema) if schema else None)
     store = _open(url)
     try:
-        with err.status(f"sampling the keys of {table}"):
-            sample = sample_table(store, table, per_region)
+        with err.status(f"counting and sampling the keys of {table}"):
+            sample = sample_table(store, table, per_region, count_rows=count_rows)
         live = analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed)
     finally:
         store.close()

@@ -1,25 +1,38 @@
-"""Diagnose a live table from its own keys: a bounded key sample per region, weighted by what the
-cluster reports, analyzed against the table's ACTUAL region boundaries.
+"""Diagnose a live table from its own keys: its rows counted, a bounded key sample per region,
+analyzed against the table's ACTUAL region boundaries.
 
-``sample_table`` reads each region with key-only scans (no values cross the wire). A region with
-at most ``per_region * scan_factor`` rows is read whole (``exhausted``: its row count is exact)
-and thinned to ``per_region`` evenly spaced keys; a bigger one is probed at evenly spaced points
-of its key range (``Bytes.split`` between its first and last key), a few keys per probe, so
-the sample covers the whole region rather than its first rows. A time budget bounds the lot.
+``sample_table`` reads regions with key-only scans that also return each row's cell timestamp (no
+values cross the wire). Regions are counted whole, the smallest (by store size) first, while the
+rows read stay within ``count_rows`` (default 5,000,000: about 10 s on one region server; None
+counts every region): a region read whole has an EXACT row count (``exhausted``) and keeps
+``per_region`` keys evenly spaced over all its rows. A region beyond the budget is probed at
+evenly spaced points of its key range (``Bytes.split`` between its first and last key), a few
+keys per probe, so the sample covers the whole region rather than its first rows. A time budget
+bounds the lot.
 
-``analyze_live`` turns the sample into the analyzer's input: each region stands for its row count
-(exact when read whole, else estimated from its store size or request counters), the keys are put
-in write order by a time field decoded from them (``time_field``, the schema's first
-``timestamp`` field, or a field its workload writes monotonically), and ``Analyzer`` judges them
-with the regions the cluster has. Without any time source the order is a seeded shuffle: the
-verdict then rests on how rows spread over regions, and a reason line says so.
+``row_counts`` says how many rows each region holds, and how well it knows: exact for regions read
+whole; for the others an ESTIMATE from the store size the region server reports, at the bytes a
+row measured on the regions counted whole, with a low-high bound (HBase reports store file and
+memstore sizes in whole MB, rounded down: a region's bytes are in ``[S, S + 2 MiB)``), never
+less than the rows read from it. Without a region counted whole there is no bytes-a-row to go by:
+the rows read are given as lower bounds and the report says so.
+
+``analyze_live`` turns the sample into the analyzer's input. The keys are put in write order by
+``time_field``, else the schema's first ``timestamp`` field, else the rows' CELL TIMESTAMPS (when
+they tell rows apart: a bulk load with one timestamp does not), else a field the schema's
+workload writes monotonically. Each sampled key stands for the rows between it and the next
+sampled key of its region, written between their times; "keys increasing in write order" is
+how often, of two sampled keys written at different times, the later is the larger
+(``write_order``). Without any time source the order is a seeded shuffle: the verdict then rests on how rows
+spread over regions, and a reason line says so. The analysis reports the counted rows, not the
+size of the sample it was drawn from.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,28 +40,34 @@ import numpy as np
 from keyshape.analysis import Analysis
 from keyshape.analysis.analyze import Analyzer
 from keyshape.analysis.designs import MONOTONIC_GENERATORS, schema_hints
+from keyshape.analysis.signals import WriteOrder
 from keyshape.core.hbytes import split as bytes_split
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["LiveKeys", "RegionSample", "TableSample", "analyze_live", "order_field", "region_estimates",
-           "sample_table"]
+__all__ = ["CELL_TIMESTAMPS", "COUNT_ROWS", "LiveKeys", "RegionCount", "RegionSample", "RowCount",
+           "TableSample", "analyze_live", "order_field", "region_estimates", "row_counts", "sample_table"]
 
 MAX_UNDECODABLE = 0.03  # above this share of sampled keys, the schema does not describe the table
 PSEUDO_ROWS = 200_000  # rows the weighted sample is expanded to for the analyzer
+COUNT_ROWS = 5_000_000  # rows sample_table reads to count regions whole (~10 s on one server)
+CELL_TIMESTAMPS = "cell timestamps"  # LiveKeys.order when the rows' cell timestamps order them
+_SIZE_STEP = 2 * 2**20  # HBase's store size is two whole-MB figures rounded down (store files, memstore)
 
 
 @dataclass
 class RegionSample:
     """Keys sampled from one region; ``exhausted`` when every key of the region was read
-    (``scanned`` is then its exact row count)."""
+    (``scanned`` is then its exact row count). ``times``: each key's cell timestamp (ms), in
+    the order of ``keys`` (empty when the store gave none)."""
 
     region: RegionInfo
     keys: list[bytes]
     scanned: int
     exhausted: bool
+    times: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -69,10 +88,14 @@ class TableSample:
 
 def _even(keys: Sequence[bytes], n: int) -> list[bytes]:
     """``n`` evenly spaced keys of ``keys`` (all when there are no more)."""
-    if len(keys) <= n:
-        return list(keys)
-    step = len(keys) / n
-    return [keys[int(i * step)] for i in range(n)]
+    return [keys[i] for i in _even_index(len(keys), n)]
+
+
+def _even_index(length: int, n: int) -> list[int]:
+    if length <= n:
+        return list(range(length))
+    step = length / n
+    return [int(i * step) for i in range(n)]
 
 
 def _last_key(store: Store, table: str, region: RegionInfo) -> bytes | None:
@@ -94,46 +117,195 @@ def _probe_points(first: bytes, top: bytes, probes: int) -> list[bytes]:
     return [first] + sorted({k for k in inner if first < k < top})
 
 
+def _read_thinned(store: Store, table: str, region: RegionInfo, cap: int, keep: int,
+                  batch_size: int) -> tuple[list[bytes], list[int], int, bool]:
+    """Read up to ``cap`` rows of ``region`` (key-only, with cell timestamps), keeping rows at
+    a stride that doubles whenever more than ``2 * keep`` are kept, so the kept rows are evenly
+    spaced over everything read. Returns (keys, times, rows read, whole region read)."""
+    keys: list[bytes] = []
+    times: list[int] = []
+    stride, read = 1, 0
+    for batch, stamps in store.scan_key_times(table, region.start, region.end, limit=cap + 1,
+                                              batch_size=batch_size):
+        offset = (-read) % stride
+        keys.extend(batch[offset::stride])
+        times.extend(stamps[offset::stride])
+        read += len(batch)
+        while len(keys) > 2 * keep:
+            keys, times, stride = keys[::2], times[::2], stride * 2
+    index = _even_index(len(keys), keep)
+    return [keys[i] for i in index], [times[i] for i in index], min(read, cap + 1), read <= cap
+
+
 def sample_table(store: Store, table: str, per_region: int = 500, *, scan_factor: int = 20,
-                 probes: int = 16, time_limit: float = 60.0, batch_size: int = 1000) -> TableSample:
-    """A key sample of every region of ``table`` (see the module docstring). TableNotFound for
-    a missing table; ``time_limit`` seconds bound the whole sample (regions not reached keep
-    what they have, ``timed_out`` says so)."""
+                 probes: int = 16, time_limit: float = 60.0, batch_size: int = 5000,
+                 count_rows: int | None = COUNT_ROWS) -> TableSample:
+    """A key sample of every region of ``table`` (see the module docstring). ``count_rows``: rows
+    that may be read to count regions whole (None: every region, however long it takes; 0:
+    only regions of at most ``per_region * scan_factor`` rows). TableNotFound for a missing
+    table; ``time_limit`` seconds bound the sampling of regions not counted (regions not reached
+    keep what they have, ``timed_out`` says so)."""
     if per_region < 1:
         raise KeyshapeError(f"--sample-per-region must be at least 1, got {per_region}")
+    if count_rows is not None and count_rows < 0:
+        raise KeyshapeError(f"--count-rows must not be negative, got {count_rows}")
     started = time.monotonic()
     regions = store.regions(table)
-    out: list[RegionSample] = []
+    out: dict[int, RegionSample] = {}
     timed_out = False
-    for region in regions:
-        if time.monotonic() - started > time_limit:
-            timed_out = True
-            out.append(RegionSample(region, [], 0, False))
-            continue
-        limit = per_region * scan_factor
-        read = list(store.scan_keys(table, region.start, region.end, limit=limit + 1,
-                                    batch_size=min(batch_size, limit + 1)))
-        if len(read) <= limit:
-            out.append(RegionSample(region, _even(read, per_region), len(read), True))
+    budget = None if count_rows is None else int(count_rows)
+    small = per_region * scan_factor
+    # The smallest regions first: as many as the budget allows are counted exactly, and those
+    # measure the bytes a row that the estimates of the rest go by.
+    order = sorted(range(len(regions)), key=lambda i: (regions[i].store_size_bytes, i))
+    for i in order:
+        region = regions[i]
+        if budget is None:
+            cap = 2**62
+        else:
+            cap = max(small, budget)
+            if time.monotonic() - started > time_limit and budget < small:
+                timed_out = True
+                out[i] = RegionSample(region, [], 0, False)
+                continue
+        keys, times, read, whole = _read_thinned(store, table, region, cap, per_region,
+                                                 min(batch_size, cap + 1))
+        if budget is not None:
+            budget = max(budget - read, 0)
+        if whole:
+            out[i] = RegionSample(region, keys, read, True, times)
             continue
         # probe between the first and the last key: the unused key space above the last row of
         # an open-ended region would otherwise swallow most probes
-        points = _probe_points(read[0], _last_key(store, table, region) or region.end, probes)
+        points = _probe_points(keys[0], _last_key(store, table, region) or region.end, probes)
         each = max(per_region // len(points), 1)
-        keys: list[bytes] = []
+        found: dict[bytes, int] = {}
         for point in points:
             if time.monotonic() - started > time_limit:
                 timed_out = True
                 break
-            keys.extend(store.scan_keys(table, point, region.end, limit=each, batch_size=each))
-        keys = sorted(set(keys))
-        out.append(RegionSample(region, _even(keys, per_region), limit + 1, False))
-    return TableSample(table, out, time.monotonic() - started, timed_out)
+            for batch, stamps in store.scan_key_times(table, point, region.end, limit=each,
+                                                      batch_size=each):
+                found.update(zip(batch, stamps))
+        ordered = sorted(found)
+        picked = _even(ordered, per_region)
+        out[i] = RegionSample(region, picked, read, False, [found[k] for k in picked])
+    return TableSample(table, [out[i] for i in range(len(regions))], time.monotonic() - started,
+                       timed_out)
+
+
+# ------------------------------------------------------------------------------- row counts
+
+
+@dataclass(frozen=True)
+class RegionCount:
+    """Rows of one region: exact (``low == rows == high``) or an estimate in ``[low, high]``
+    (``high`` None: no upper bound is known)."""
+
+    rows: int
+    low: int
+    high: int | None
+    exact: bool
+
+
+@dataclass(frozen=True)
+class RowCount:
+    """Rows per region of a sampled table and how they were found (``method``, one sentence)."""
+
+    regions: list[RegionCount]
+    method: str
+    bytes_per_row: tuple[float, float] | None = None  # the range the estimates went by
+
+    @property
+    def rows(self) -> int:
+        return sum(r.rows for r in self.regions)
+
+    @property
+    def low(self) -> int:
+        return sum(r.low for r in self.regions)
+
+    @property
+    def high(self) -> int | None:
+        highs = [r.high for r in self.regions]
+        return None if any(h is None for h in highs) else sum(h for h in highs if h is not None)
+
+    @property
+    def exact(self) -> bool:
+        return all(r.exact for r in self.regions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "low": self.low, "high": self.high, "exact": self.exact,
+                "method": self.method,
+                "bytes_per_row": list(self.bytes_per_row) if self.bytes_per_row else None,
+                "regions": [{"rows": r.rows, "low": r.low, "high": r.high, "exact": r.exact}
+                            for r in self.regions]}
+
+
+def row_counts(sample: TableSample) -> RowCount:
+    """Rows per region (see the module docstring): exact where a region was read whole, else
+    estimated from its store size with a bound, else the rows read as a lower bound."""
+    regions = sample.regions
+    exact = [r for r in regions if r.exhausted]
+    if len(exact) == len(regions):
+        return RowCount([RegionCount(r.scanned, r.scanned, r.scanned, True) for r in regions],
+                        f"rows counted exactly (key-only scan of every region, {sum(r.scanned for r in regions):,} "
+                        "rows)")
+    # Bytes a row on the regions counted whole: the store size is rounded down to whole MB
+    # twice, so each region's true bytes are in [S, S + 2 MiB); only regions of a few MB say
+    # much. Their common range, if they agree; the widest, if not.
+    rated = [r for r in exact if r.scanned > 0 and r.region.store_size_bytes > 0]
+    counts: list[RegionCount] = []
+    per_row: tuple[float, float] | None = None
+    if rated:
+        lows = [r.region.store_size_bytes / r.scanned for r in rated]
+        highs = [(r.region.store_size_bytes + _SIZE_STEP) / r.scanned for r in rated]
+        lo, hi = max(lows), min(highs)
+        if lo > hi:
+            lo, hi = min(lows), max(highs)
+        per_row = (lo, hi)
+    for r in regions:
+        if r.exhausted:
+            counts.append(RegionCount(r.scanned, r.scanned, r.scanned, True))
+        elif per_row is not None:
+            size = r.region.store_size_bytes
+            low = max(r.scanned, int(size / per_row[1]))
+            high = max(low, int((size + _SIZE_STEP) / per_row[0]))
+            mid = (size + _SIZE_STEP / 2) / ((per_row[0] + per_row[1]) / 2)
+            counts.append(RegionCount(min(max(int(round(mid)), low), high), low, high, False))
+        else:
+            counts.append(RegionCount(r.scanned, r.scanned, None, False))
+    counted = sum(c.rows for c in counts if c.exact)
+    n_exact, n = len(exact), len(regions)
+    rest = [c for c in counts if not c.exact]
+    if per_row is not None:
+        method = (f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} "
+                  f"estimated from their store size at {per_row[0]:.1f}-{per_row[1]:.1f} bytes a row "
+                  f"as measured on the counted regions (HBase reports sizes in whole MB): "
+                  f"{sum(c.low for c in rest):,}-{sum(c.high or 0 for c in rest):,} rows")
+    else:
+        method = (f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} not "
+                  "read whole and no counted region to measure bytes a row by: their rows read "
+                  f"({sum(c.rows for c in rest):,}) are lower bounds (pass --count-rows to count more)")
+    return RowCount(counts, method, per_row)
+
+
+def region_estimates(sample: TableSample) -> tuple[list[int], str]:
+    """Rows per region (``row_counts``) and the sentence saying how they were found."""
+    counts = row_counts(sample)
+    return [c.rows for c in counts.regions], counts.method
+
+
+# ------------------------------------------------------------------------------- write order
 
 
 def order_field(schema: KeySchema, time_field: str | None = None) -> str | None:
     """The field that orders rows in time: ``time_field``, else the first ``timestamp`` field,
     else the first field the schema's workload writes monotonically; None if there is none."""
+    named = _named_order_field(schema, time_field)
+    return named if named is not None else _workload_order_field(schema)
+
+
+def _named_order_field(schema: KeySchema, time_field: str | None) -> str | None:
     if time_field is not None:
         if time_field not in schema.field_names:
             raise KeyshapeError(f"--time-field {time_field!r} is not a key field of "
@@ -142,12 +314,62 @@ def order_field(schema: KeySchema, time_field: str | None = None) -> str | None:
     for f in schema.fields:
         if f.type == "timestamp":
             return f.name
+    return None
+
+
+def _workload_order_field(schema: KeySchema) -> str | None:
     fields = getattr(schema.workload, "fields", None) or {}
     for f in schema.fields:
         spec = fields.get(f.name)
         if spec is not None and getattr(spec, "kind", None) in MONOTONIC_GENERATORS:
             return f.name
     return None
+
+
+def _informative(times: Sequence[int], keys: int) -> bool:
+    """Whether cell timestamps tell the sampled rows' write order: enough distinct times. A bulk
+    load or an import with one timestamp gives none; a batch of puts shares one timestamp
+    (HBase stamps a mini-batch at once), so many ties are normal."""
+    return keys >= 2 and len(set(times)) >= min(10, max(2, keys // 2))
+
+
+def _rank(values: Sequence[Any]) -> np.ndarray:
+    """Dense ranks of comparable values (equal values, equal rank)."""
+    distinct = sorted(set(values))
+    where = {v: i for i, v in enumerate(distinct)}
+    return np.array([where[v] for v in values], dtype=np.float64)
+
+
+ORDER_KEYS = 3000  # write_order compares every pair of at most this many sampled keys
+
+
+def write_order(keys: Sequence[bytes], times: np.ndarray, rng: np.random.Generator) -> WriteOrder:
+    """Increasing / decreasing keys in write order, over the distinct sampled ``keys`` written
+    at ``times``: of every two keys written at different times (at most :data:`ORDER_KEYS`
+    keys, drawn at random), how often the later one is the larger, or the smaller. Not
+    neighbours in time alone: batches in flight at once land in any order within milliseconds,
+    and a sampled key stands for hundreds of rows, so a key walking through the key space shows
+    in pairs far apart, a random one in none. The classic designs read as in the analyzer:
+    sequential ~1 increasing, reverse ~1 decreasing, hashed or salted ~0.5 each. Keys written
+    at the same time are in no known order: such pairs are left out."""
+    order = WriteOrder()
+    n = len(keys)
+    if n < 2:
+        return order
+    pick = rng.permutation(n)[:ORDER_KEYS]
+    ranks = _rank([keys[i] for i in pick])
+    t = np.asarray(times, dtype=np.float64)[pick]
+    for lo in range(0, len(pick), 500):  # blocks of rows: 500 x 3000 comparisons at a time
+        dt = np.sign(t[None, :] - t[lo:lo + 500, None])
+        dk = np.sign(ranks[None, :] - ranks[lo:lo + 500, None])
+        # each unordered pair is met twice (i, j) and (j, i) with the same product: halve
+        order.pairs += int(np.count_nonzero(dt)) // 2
+        order.up += int(np.count_nonzero((dt * dk) > 0)) // 2
+        order.down += int(np.count_nonzero((dt * dk) < 0)) // 2
+    return order
+
+
+# ------------------------------------------------------------------------------- analysis
 
 
 @dataclass
@@ -162,26 +384,7 @@ class LiveKeys:
     undecodable: int = 0
     example: str = ""
     notes: list[str] = field(default_factory=list)
-
-
-def region_estimates(sample: TableSample) -> tuple[list[int], str]:
-    """Rows per region (exact for regions read whole, else estimated from the store size or
-    request counters the cluster reports) and a phrase saying which."""
-    regions = sample.regions
-    if all(r.exhausted for r in regions):
-        return [r.scanned for r in regions], "exact row counts (every region read whole)"
-    for name, metric in (("store file size", lambda r: r.store_size_bytes),
-                         ("request counters", lambda r: r.read_requests + r.write_requests)):
-        m = np.array([metric(r.region) for r in regions], dtype=float)
-        if m.sum() <= 0:
-            continue
-        shares = m / m.sum()
-        big = [i for i, r in enumerate(regions) if not r.exhausted and shares[i] > 0]
-        total = max((regions[i].scanned / shares[i] for i in big), default=0.0)
-        est = [r.scanned if r.exhausted else max(r.scanned, int(shares[i] * total))
-               for i, r in enumerate(regions)]
-        return est, f"rows estimated from the regions' {name}"
-    return [r.scanned for r in regions], "rows read per region (lower bounds: no size reported)"
+    counts: RowCount | None = None
 
 
 def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
@@ -196,18 +399,12 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
     if sample.keys == 0:
         raise KeyshapeError(f"table {sample.table!r} holds no rows to analyze")
     rng = np.random.default_rng(seed)
-    estimates, weights = region_estimates(sample)
-    scale = min(1.0, pseudo_rows / max(sum(estimates), 1))
-    stream: list[bytes] = []
-    for r, est in zip(sample.regions, estimates):
-        if r.keys:
-            n = max(int(round(est * scale)), 1)
-            stream.extend(r.keys[i % len(r.keys)] for i in range(n))
-    order = None if schema is None else order_field(schema, time_field)
+    counts = row_counts(sample)
+    estimates = [c.rows for c in counts.regions]
     bad = 0
     example = ""
+    decoded: dict[bytes, Any] = {}
     if schema is not None:
-        decoded: dict[bytes, Any] = {}
         for r in sample.regions:
             for k in r.keys:
                 try:
@@ -220,16 +417,61 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
                 f"the schema {schema.source} does not match table {sample.table!r}: {bad} of "
                 f"{sample.keys} sampled keys do not decode, e.g. {example}; pass the schema the "
                 "table was written with, or none to analyze the raw keys")
-        stream = [k for k in stream if k in decoded]
-    perm = rng.permutation(len(stream))
-    stream = [stream[i] for i in perm]
-    if order is not None:
-        stream.sort(key=lambda k: decoded[k][order])
-    notes = [f"Live keys of {sample.table}: {sample.keys:,} sampled in {len(sample.regions)} "
-             f"region(s) in {sample.seconds:.1f} s; weights: {weights}."]
+    # The keys each region contributes (decodable ones, with a schema), in key order, and their
+    # cell timestamps.
+    per_region: list[tuple[list[bytes], list[int]]] = []
+    for r in sample.regions:
+        pairs = sorted((k, t) for k, t in zip(r.keys, r.times or [0] * len(r.keys))
+                       if schema is None or k in decoded)
+        per_region.append(([k for k, _ in pairs], [t for _, t in pairs]))
+    all_keys = [k for keys, _ in per_region for k in keys]
+    all_times = [t for r in sample.regions for t in r.times]
+    # The write-order source, most trusted first (module docstring).
+    order = None if schema is None else _named_order_field(schema, time_field)
+    if order is None and len(all_times) == sample.keys and _informative(all_times, len(all_keys)):
+        order = CELL_TIMESTAMPS
+    if order is None and schema is not None:
+        order = _workload_order_field(schema)
     if order is None:
-        notes.append("No time field (--time-field F or a timestamp field in the schema): the time "
-                     "axis is not known, so the verdict rests on how rows spread over regions.")
+        when = None
+    elif order == CELL_TIMESTAMPS:
+        when = _rank([t for _, times in per_region for t in times])
+    else:
+        when = _rank([decoded[k][order] for k in all_keys])
+    # The stream: every region's rows in proportion to its count, each sampled key standing for
+    # the rows between it and the next sampled key of its region, written between their times.
+    scale = min(1.0, pseudo_rows / max(sum(estimates), 1))
+    stream: list[bytes] = []
+    stamps: list[float] = []
+    at = 0
+    for (keys, _), est in zip(per_region, estimates):
+        m = len(keys)
+        if m:
+            n = max(int(round(est * scale)), 1)
+            copies = np.full(m, n // m) + (np.arange(m) < n % m)
+            if when is not None:
+                t = when[at:at + m]
+                nxt = np.append(t[1:], t[-1])
+                for i in range(m):
+                    c = int(copies[i])
+                    stamps.extend((t[i] + (nxt[i] - t[i]) * np.arange(c) / max(c, 1)).tolist())
+            for k, c in zip(keys, copies.tolist()):
+                stream.extend([k] * c)
+        at += m
+    perm = rng.permutation(len(stream))
+    if when is not None:
+        perm = perm[np.argsort(np.asarray(stamps)[perm], kind="stable")]
+    stream = [stream[i] for i in perm]
+    measured = (write_order(all_keys, when, rng) if when is not None else WriteOrder())
+    seconds = f"{sample.seconds:.1f} s"
+    notes = [f"Live keys of {sample.table}: {sample.keys:,} sampled in {len(sample.regions)} "
+             f"region(s) in {seconds}; rows: {counts.method}."]
+    if order is None:
+        notes.append("No time source (--time-field F, a timestamp field in the schema, or cell "
+                     "timestamps that tell the rows apart): the write order is not known, so the "
+                     "verdict rests on how rows spread over regions.")
+    elif order == CELL_TIMESTAMPS:
+        notes.append("Write order from the rows' cell timestamps (the schema names no time field).")
     if sample.timed_out:
         notes.append("The sample hit its time limit: some regions are under-sampled.")
     if bad:
@@ -239,8 +481,18 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
     acc.update(stream)
     if progress is not None:
         progress(len(stream))
+    source = (f"live keys of {sample.table}" + (f", time from field {order}" if order and order != CELL_TIMESTAMPS
+                                               else ", time from cell timestamps" if order else ""))
     analysis = acc.finish(name=sample.table, hints=schema_hints(schema) if schema else None,
-                          source=f"live keys of {sample.table}"
-                          + (f", time from field {order}" if order else ""))
+                          source=source, write_order=measured)
+    # The analysis counts the stream it was given; the table's rows are the counted ones.
+    total = counts.rows
+    if analysis.rows:
+        factor = total / analysis.rows
+        analysis.server_rows = np.asarray(analysis.server_rows, dtype=np.float64) * factor
+    analysis.regions = [replace(load, rows=est, share=est / total if total else 0.0)
+                        for load, est in zip(analysis.regions, estimates)]
+    analysis.rows = total
+    analysis.row_count = counts.to_dict()
     analysis.reasons = notes + analysis.reasons
-    return LiveKeys(analysis, sample, estimates, weights, order, bad, example, notes)
+    return LiveKeys(analysis, sample, estimates, counts.method, order, bad, example, notes, counts)

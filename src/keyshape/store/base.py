@@ -310,6 +310,15 @@ class Store(Protocol):
         on the server (a key-only scan)."""
         ...
 
+    def scan_key_times(
+        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[tuple[list[bytes], list[int]]]:
+        """``scan_keys`` a batch at a time, with the timestamp (ms) of each row's first cell
+        (for a row written once: when it was written): non-empty ``(keys, timestamps)`` columns
+        in key order, at most ``limit`` rows in all."""
+        ...
+
     def delete(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> None:
         """Delete the whole row, or all versions of the selected columns/families."""
         ...

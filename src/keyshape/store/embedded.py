@@ -379,6 +379,25 @@ class EmbeddedStore:
         """Row keys in ``[start, stop)``, at most ``limit``."""
         return (row for row, _ in self.scan(table, start, stop, limit=limit, batch_size=batch_size))
 
+    def scan_key_times(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+                       batch_size: int = 1000) -> Iterator[tuple[list[bytes], list[int]]]:
+        """Row keys in ``[start, stop)`` with the newest timestamp of each row's first column
+        (what HBase's key-only scan returns), ``batch_size`` rows at a time, at most ``limit``."""
+        keys: list[bytes] = []
+        stamps: list[int] = []
+        for row, cells in self.scan_versions(table, start, stop, batch_size=batch_size):
+            if limit is not None and len(keys) >= limit:
+                break
+            first = cells[min(cells)]
+            keys.append(row)
+            stamps.append(first[0][0])
+            if len(keys) % batch_size == 0:
+                yield keys, stamps
+                keys, stamps = [], []
+                limit = None if limit is None else limit - batch_size
+        if keys:
+            yield keys, stamps
+
     # --- regions ---------------------------------------------------------------------------
 
     def regions(self, table: str) -> list[RegionInfo]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["CellBlockError", "rows_of", "versions_of"]
+__all__ = ["CellBlockError", "rows_of", "stamps_of", "versions_of"]
 
 _HEAD = struct.Struct(">iiiH").unpack_from  # total, key length, value length, row length
 
@@ -147,3 +147,27 @@ def versions_of(block: bytes, counts: Iterable[int]) -> tuple[list[bytes], list[
     if p != len(block):
         raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
     return keys, out
+
+
+def stamps_of(block: bytes, counts: Iterable[int]) -> tuple[list[bytes], list[int]]:
+    """Row keys and, row for row, the timestamp (ms) of the row's first cell: what a key-only
+    scan (FirstKeyOnlyFilter) returns, the newest version of the row's first column, i.e. when
+    a row written once was written (:func:`keyshape.store.hbase.scan.stamp_of` from protobuf)."""
+    keys: list[bytes] = []
+    stamps: list[int] = []
+    p = 0
+    try:
+        for n in counts:
+            if not n:
+                continue
+            total, klen, _vlen, rlen = _HEAD(block, p)
+            keys.append(block[p + 14 : p + 14 + rlen])
+            stamps.append(_TS(block, p + 12 + klen - 9)[0])
+            p += 4 + total
+            for _ in range(n - 1):
+                p += 4 + _HEAD(block, p)[0]
+    except (struct.error, IndexError) as exc:
+        raise CellBlockError(f"a cell block ended inside a cell at byte {p} of {len(block)}") from exc
+    if p != len(block):
+        raise CellBlockError(f"a cell block holds {len(block) - p} bytes after the cells its response announced")
+    return keys, stamps

@@ -44,9 +44,14 @@ def versions_of(result: Client_pb2.Result) -> dict[bytes, list[tuple[int, bytes]
     return out
 
 
+def stamp_of(result: Client_pb2.Result) -> int:
+    """The timestamp (ms) of a Result's first cell (a key-only scan's one cell per row)."""
+    return int(result.cell[0].timestamp)
+
+
 # The conversions whose rows are read from a cell block instead (the same rows: tests/test_hbase_cellblock.py).
 _BLOCK_READERS: dict[Convert, Callable[[bytes, Any], Batch]] = {
-    cells_of: cellblock.rows_of, versions_of: cellblock.versions_of}
+    cells_of: cellblock.rows_of, versions_of: cellblock.versions_of, stamp_of: cellblock.stamps_of}
 
 
 def keys_only_filter() -> Filter_pb2.Filter:

@@ -32,7 +32,7 @@ from keyshape.store.hbase.rpc import (
     RpcConnection,
     ServerError,
 )
-from keyshape.store.hbase.scan import keys_only_filter, scan_batches, scan_rows, versions_of
+from keyshape.store.hbase.scan import keys_only_filter, scan_batches, scan_rows, stamp_of, versions_of
 from keyshape.store.hbase.writer import HBaseWriter, run_multi
 
 __all__ = ["HBaseStore"]
@@ -168,6 +168,15 @@ class HBaseStore(HBaseClient):
         rows = scan_rows(self, table, low, high, False, limit, [], batch_size,
                          filter=keys_only_filter(), convert=lambda result: None)
         return (row for row, _ in rows)
+
+    def scan_key_times(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+                       batch_size: int = 1000) -> Iterator[tuple[list[bytes], list[int]]]:
+        """Row keys in ``[start, stop)`` with the timestamp (ms) of each row's first cell, a
+        server response at a time, at most ``limit`` rows; no values sent (the key-only filters)."""
+        low, high = scan_bounds(start, stop, None, False, limit, batch_size)
+        self.require_table(table)
+        return scan_batches(self, table, low, high, False, limit, [], batch_size,
+                            filter=keys_only_filter(), convert=stamp_of)
 
     # --- regions -----------------------------------------------------------------------------
 
