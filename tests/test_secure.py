@@ -231,6 +231,20 @@ def _denied(store: Any, call: Any) -> str:
     return text
 
 
+def _eventually(read: Any, seconds: float = 60.0) -> Any:
+    """``read()`` once it is no longer refused (PermissionDenied) within ``seconds``."""
+    from keyshape.store.hbase.acl import PermissionDenied
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return read()
+        except PermissionDenied:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def test_denial_names_the_requests_own_table_or_namespace(secure_hbase: Any) -> None:
     """HBase's read check says "(table=sc_acl, action=READ)" (TableName.toString: no "default:"),
     its table and namespace checks "scope=default:t" and "scope=ns": the line names the table the
@@ -256,7 +270,9 @@ def test_denial_names_the_requests_own_table_or_namespace(secure_hbase: Any) -> 
             suggested = re.search(r"grant '(\w+)', '(\w)', '([^']+)'", line)
             assert suggested and suggested.groups() == ("bob", "R", name), line
             grant(admin, *suggested.groups())
-            assert [k for k, _ in bob.scan(name)] == [b"r1"]
+            # The master stores the grant at once; region servers learn it through ZooKeeper a moment
+            # later (a busy machine: seconds), so bob's read is retried until it is let in.
+            assert _eventually(lambda: [k for k, _ in bob.scan(name)]) == [b"r1"]
         # creating a table is checked on its namespace: that is what the line names
         other = make_schema("none", 1, "_", False, name=f"i28_8_new_{tag}", namespace=namespace).table
         line = _denied(bob, lambda s: s.create_table(other))
