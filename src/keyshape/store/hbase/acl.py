@@ -1,5 +1,7 @@
-"""HBase access control (the AccessController): granting permissions, and turning the server's
-AccessDeniedException into one line naming the user, the table and the permission missing."""
+"""HBase access control (the AccessController): granting and revoking permissions (the master's
+Grant/Revoke of AccessControlService, messages from hbase-driver's ``AccessControl_pb2``), and
+turning the server's AccessDeniedException into one line naming the user, the table and the
+permission missing."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from hbasedriver.protobuf_py import AccessControl_pb2
 from keyshape.errors import KeyshapeError, StoreError
 from keyshape.store.base import join_table_name, split_table_name
 
-__all__ = ["PermissionDenied", "denied_line", "grant"]
+__all__ = ["PermissionDenied", "denied_line", "grant", "revoke", "scope_label"]
 
 ACTIONS = {"R": "READ", "W": "WRITE", "X": "EXEC", "C": "CREATE", "A": "ADMIN"}
 
@@ -20,29 +22,85 @@ class PermissionDenied(StoreError):
     """The server's AccessController refused an operation; the message names who lacks what."""
 
 
-def grant(client: Any, user: str, actions: str, table: str | None = None) -> None:
-    """Grant ``user`` the ``actions`` (letters of ``RWXCA``, as in HBase shell's ``grant``) on
-    ``table``, or globally when ``table`` is None. Needs a user with ADMIN (e.g. the superuser)."""
+def _permission(actions: str, scope: str | None) -> Any:
+    """An ``AccessControl_pb2.Permission`` of ``actions`` (letters of RWXCA; "" for none, as a
+    revoke of everything sends) on ``scope``: a table (``t``, ``ns:t``), a namespace (``@ns``),
+    or the cluster (None), as HBase shell writes them."""
     unknown = set(actions.upper()) - set(ACTIONS)
-    if unknown or not actions:
+    if unknown:
         raise StoreError(f"permission {actions!r}: use letters of RWXCA (read, write, exec, create, admin)")
     Action = AccessControl_pb2.Permission.Action
     codes = [Action.Value(ACTIONS[a]) for a in dict.fromkeys(actions.upper())]
     permission = AccessControl_pb2.Permission()
-    if table is None:
+    if scope is None:
         permission.type = AccessControl_pb2.Permission.Global
         permission.global_permission.action.extend(codes)
+    elif scope.startswith("@"):
+        namespace = scope[1:]
+        if not namespace or ":" in namespace:
+            raise StoreError(f"namespace {scope!r}: write a namespace as @NAME (HBase shell's '@ns')")
+        permission.type = AccessControl_pb2.Permission.Namespace
+        permission.namespace_permission.namespace_name = namespace.encode()
+        permission.namespace_permission.action.extend(codes)
     else:
-        namespace, name = split_table_name(table)
+        namespace, name = split_table_name(scope)
         permission.type = AccessControl_pb2.Permission.Table
         permission.table_permission.table_name.namespace = namespace.encode()
         permission.table_permission.table_name.qualifier = name.encode()
         permission.table_permission.action.extend(codes)
+    return permission
+
+
+def scope_label(scope: str | None) -> str:
+    """``scope`` in words: "table 't'", "namespace 'ns'" or "the whole cluster (global)"."""
+    if scope is None:
+        return "the whole cluster (global permissions)"
+    if scope.startswith("@"):
+        return f"namespace {scope[1:]!r}"
+    return f"table {_table_as_named(scope)!r}"
+
+
+def _check(client: Any, user: str, scope: str | None) -> None:
+    """A user name, and a table or namespace that exists: HBase itself stores permissions for
+    any name (a typo would grant nothing anyone notices); HBase shell checks as here."""
+    if not user or not user.strip() or user.strip() != user:
+        raise StoreError(f"user {user!r}: give a user name (bob, bob@REALM) or a group (@admins)")
+    _permission("", scope)  # the scope's own form first
+    if scope is not None and scope.startswith("@"):
+        if not client.namespace_exists(scope[1:]):
+            raise StoreError(f"namespace {scope[1:]!r} does not exist; check the name (a table is "
+                             "given without '@')")
+    elif scope is not None and not client.table_exists(scope):
+        raise StoreError(f"table {_table_as_named(scope)!r} does not exist; check the name (ns:table; "
+                         "a namespace is given as @ns)")
+
+
+def grant(client: Any, user: str, actions: str, table: str | None = None, merge: bool = True) -> None:
+    """Grant ``user`` (``@group`` for a group) the ``actions`` (letters of ``RWXCA``, as in HBase
+    shell's ``grant``) on ``table`` (``t`` or ``ns:t``), a namespace (``@ns``), or globally when
+    ``table`` is None. ``merge``: add to the permissions the user holds there already (False:
+    replace them, as HBase shell's ``grant`` does). Needs ADMIN there (e.g. the superuser)."""
+    if not actions:
+        raise StoreError("no permission given: use letters of RWXCA (read, write, exec, create, admin)")
+    _permission(actions, None)  # bad letters before any request
+    _check(client, user, table)
     request = AccessControl_pb2.GrantRequest(
-        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=permission),
-        merge_existing_permissions=True)
+        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)),
+        merge_existing_permissions=merge)
     client._master("Grant", request, AccessControl_pb2.GrantResponse, table or "(global)",
-                   f"grant {actions} to {user}")
+                   f"grant {actions} to {user} on")
+
+
+def revoke(client: Any, user: str, table: str | None = None, actions: str = "") -> None:
+    """Revoke ``user``'s permissions on ``table`` (``t``, ``ns:t``), a namespace (``@ns``) or
+    globally (None): all of them, as HBase shell's ``revoke``, or only ``actions`` (letters of
+    RWXCA) when given. Revoking what the user does not hold is not an error (HBase ignores it).
+    Needs ADMIN there."""
+    _check(client, user, table)
+    request = AccessControl_pb2.RevokeRequest(
+        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)))
+    client._master("Revoke", request, AccessControl_pb2.RevokeResponse, table or "(global)",
+                   f"revoke {actions or 'the permissions'} of {user} on")
 
 
 # HBase 2.6.1's AccessController words a denial two ways:
