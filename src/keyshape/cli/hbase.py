@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # annotations only
 __all__ = ["create_command", "load_command", "watch_command"]
 
 _USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
-              "else the login user). HBase checks ACLs against it.")
+              "else the login user). HBase checks ACLs against it. Refused under auth=kerberos, where "
+              "the principal acts.")
 
 
 def _user_option(fn: Any) -> Any:
@@ -90,9 +91,14 @@ def _where(url: str | None) -> str:
 
 
 def _print_connection(out: Any, url: str | None, store: Store) -> None:
-    """The HBase address and the user every request acts as (what HBase's ACLs check)."""
+    """The HBase address and the user every request acts as (what HBase's ACLs check): under
+    Kerberos the authenticated principal, else the SIMPLE user name."""
     if url:
-        out.print(f"[dim]connected to HBase at {url} as user {getattr(store, 'user', '?')}[/dim]")
+        security = getattr(getattr(store, "cluster", None), "security", None)
+        who = "Kerberos principal" if security is not None and security.auth == "kerberos" else "user"
+        # soft_wrap: one line however long the URL (it is copied, and searched for in logs)
+        out.print(f"[dim]connected to HBase at {url} as {who} {getattr(store, 'user', '?')}[/dim]",
+                  highlight=False, soft_wrap=True)
 
 
 @click.command("create")

@@ -65,7 +65,8 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @hbase_option()
 @click.option("--user", default=None, metavar="NAME",
-              help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user).")
+              help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user); "
+              "refused under auth=kerberos, where the principal acts.")
 @click.option("--load-rows", type=click.IntRange(min=1), default=None, metavar="N",
               help="Embedded store only: it starts EMPTY in every new process, so first create the "
                    "table and write N rows of the schema's [workload] to try the read path locally.")

@@ -26,18 +26,26 @@ import socket
 import ssl
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from keyshape.errors import StoreError
 
-__all__ = ["Channel", "Security", "SecurityError", "open_channel"]
+__all__ = ["Channel", "Security", "SecurityError", "client_principal", "keytab_principals", "open_channel"]
+
+T = TypeVar("T")
 
 PROTECTIONS = {"authentication": 0x01, "integrity": 0x02, "privacy": 0x04}
 _SWITCH_TO_SIMPLE = -88
 # The client's receive buffer it advertises; HBase's Java client wraps whole messages regardless.
 _MAX_BUFFER = 1 << 16
+# How long one exchange with the KDC (a ticket from a keytab, a service ticket) may take. MIT
+# libkrb5 1.20 has no setting for it and waits ~50 s for a KDC that accepts a connection but
+# never answers (kinit gives up at 25 s); a healthy KDC answers in milliseconds, a distant one
+# listed after a dead one in a few seconds.
+KDC_TIMEOUT = 20.0
 
 
 class SecurityError(StoreError):
@@ -237,7 +245,9 @@ def credentials(security: Security) -> Any:
             # A fresh in-memory cache per acquisition: it never holds an expired ticket.
             store = {b"client_keytab": security.keytab.encode(),
                      b"ccache": f"MEMORY:keyshape-{os.getpid()}-{next(_CACHE_IDS)}".encode()}
-            return gssapi.Credentials(name=name, usage="initiate", store=store)
+            # Acquiring from a keytab asks the KDC for a ticket right away: bounded.
+            return _within_kdc_timeout(f"a ticket for {_canonical(security.principal or '')}",
+                                       lambda: gssapi.Credentials(name=name, usage="initiate", store=store))
         creds = gssapi.Credentials(name=name, usage="initiate")
         if creds.lifetime == 0:
             raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
@@ -247,8 +257,126 @@ def credentials(security: Security) -> Any:
         raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
                             "(principal=...&keytab=...)") from None
     except gssapi.exceptions.GSSError as exc:
-        raise SecurityError(f"no usable Kerberos credentials{' for ' + security.principal if security.principal else ''}"
-                            f" ({_gss_message(exc)}); run kinit, or give principal=...&keytab=...") from None
+        raise SecurityError(_credentials_problem(security, _gss_message(exc))) from None
+
+
+def _canonical(principal: str) -> str:
+    """``principal`` with its realm (krb5.conf's default realm when it names none)."""
+    try:
+        gssapi = _import_gssapi()
+        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
+        return str(name.canonicalize(gssapi.MechType.kerberos))
+    except Exception:  # noqa: BLE001 - no default realm configured: the name as given
+        return principal
+
+
+def _realm(principal: str) -> str:
+    return principal.rpartition("@")[2]
+
+
+def _krb5_conf() -> str:
+    return os.environ.get("KRB5_CONFIG", "/etc/krb5.conf")
+
+
+def _credentials_problem(security: Security, reason: str) -> str:
+    """One line for credentials that could not be acquired: what is actually wrong (MIT's own
+    words are often beside the point, e.g. "No credentials cache found" for a principal the
+    keytab holds no key for) and how to fix it."""
+    given = security.principal
+    principal = _canonical(given) if given else ""
+    default_realm = _realm(_canonical("x"))
+    other_realm = bool(principal) and _realm(principal) != default_realm
+    hint = (f" (krb5.conf's default realm is {default_realm}: principal={given.split('@')[0]}@{default_realm}?)"
+            if other_realm and given else "")
+    if security.keytab and principal:
+        held = keytab_principals(security.keytab)
+        if held is not None and principal not in held:
+            return (f"keytab {security.keytab} holds no key for {principal}{hint}; it holds "
+                    f"{', '.join(held) or 'no keys'}: give one of those as principal=, or {principal}'s keytab")
+    if "Cannot find KDC for realm" in reason:
+        realm = _realm(principal) if principal else reason.split('"')[-2] if '"' in reason else "?"
+        return (f"Kerberos realm {realm} is unknown to this client: {_krb5_conf()} names no KDC for it"
+                f"{hint}; check the principal's realm, or add {realm} to [realms] in krb5.conf")
+    if "not found in Kerberos database" in reason and "Client" in reason:
+        return (f"the KDC of realm {_realm(principal) or default_realm} does not know the principal "
+                f"{principal or reason}{hint}; check its name, or have it created (kadmin: addprinc)")
+    if "Cannot contact any KDC" in reason:
+        return (f"cannot reach a Kerberos KDC ({reason}); is the KDC running, and does {_krb5_conf()} "
+                "name it under [realms]?")
+    if "Can't find client principal" in reason:
+        return (f"the Kerberos credential cache holds no ticket for {principal}{hint}; kinit {principal}, "
+                "or give principal=...&keytab=...")
+    return (f"no usable Kerberos credentials{' for ' + principal if principal else ''} ({reason}); run "
+            "kinit, or give principal=...&keytab=...")
+
+
+def keytab_principals(path: str) -> list[str] | None:
+    """The principals a keytab holds keys for (MIT's keytab file format, versions 1 and 2), or
+    None when the file cannot be read as one (MIT then says what is wrong)."""
+    try:
+        data = open(path, "rb").read()
+    except OSError:
+        return None
+    if len(data) < 2 or data[0] != 5 or data[1] not in (1, 2):
+        return None
+    version, pos, found = data[1], 2, []
+    try:
+        while pos + 4 <= len(data):
+            size = struct.unpack_from(">i", data, pos)[0]
+            pos += 4
+            if size < 0:  # a hole left by a removed entry
+                pos -= size
+                continue
+            if size == 0:
+                break
+            entry, pos = data[pos:pos + size], pos + size
+
+            def counted(at: int) -> tuple[bytes, int]:
+                n = struct.unpack_from(">H", entry, at)[0]
+                return entry[at + 2:at + 2 + n], at + 2 + n
+
+            count = struct.unpack_from(">H", entry, 0)[0] - (1 if version == 1 else 0)
+            realm, at = counted(2)
+            parts = []
+            for _ in range(count):
+                part, at = counted(at)
+                parts.append(part.decode(errors="replace"))
+            name = "/".join(parts) + "@" + realm.decode(errors="replace")
+            if name not in found:
+                found.append(name)
+    except struct.error:
+        return None
+    return found
+
+
+def _within_kdc_timeout(what: str, call: Callable[[], T]) -> T:
+    """``call`` (which may wait for the KDC), given up after ``KDC_TIMEOUT`` seconds. It runs on
+    a daemon thread (python-gssapi releases the GIL while libkrb5 waits), which is left to
+    finish on its own when the KDC does not answer."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name="keyshape-kdc", daemon=True)
+    worker.start()
+    worker.join(KDC_TIMEOUT)
+    if not outcome:
+        raise SecurityError(f"the Kerberos KDC did not answer within {KDC_TIMEOUT:.0f} s (asking for {what}); "
+                            f"is the KDC that {_krb5_conf()} names under [realms] running and reachable?")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+def client_principal(security: Security) -> str:
+    """The principal a Kerberos connection made with ``security`` authenticates as (from its
+    keytab or credential cache); SecurityError when there are no usable credentials."""
+    return _canonical(str(_cached_credentials(security).name))
 
 
 def _gss_message(exc: Exception) -> str:
@@ -293,17 +421,24 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
                                      creds=creds, usage="initiate", flags=flags)
     where = f"{host}:{port}"
     try:
-        token = context.step()
+        # The first step asks the KDC for a service ticket (unless cached): bounded.
+        token = _within_kdc_timeout(f"a ticket for {target}", context.step)
     except gssapi.exceptions.GSSError as exc:
-        raise SecurityError(f"Kerberos: cannot get a ticket for {target} ({_gss_message(exc)}); check "
+        reason = _gss_message(exc)
+        if "Server" in reason and "not found" in reason:
+            raise SecurityError(f"Kerberos: the KDC does not know the server principal {target} "
+                                f"({reason}); check server_principal (default hbase/_HOST)") from None
+        if "Cannot contact any KDC" in reason or "Cannot find KDC" in reason or "Client" in reason:
+            raise SecurityError(_credentials_problem(security, reason)) from None
+        raise SecurityError(f"Kerberos: cannot get a ticket for {target} ({reason}); check "
                             "server_principal and that the KDC is reachable") from None
     sock.sendall(b"HBas\x00\x51" + struct.pack(">I", len(token)) + token)
     try:
         while not context.complete:
-            reply = _sasl_reply(sock, where, security)
+            reply = _sasl_reply(sock, host, port, security)
             token = context.step(reply) or b""
             sock.sendall(struct.pack(">I", len(token)) + token)
-        offer = context.unwrap(_sasl_reply(sock, where, security)).message
+        offer = context.unwrap(_sasl_reply(sock, host, port, security)).message
     except gssapi.exceptions.GSSError as exc:
         raise SecurityError(f"Kerberos handshake with {where} failed ({_gss_message(exc)})") from None
     if len(offer) != 4:
@@ -322,10 +457,17 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     return Channel(sock, where, user, context, encrypt=wanted == 0x04)
 
 
-def _sasl_reply(sock: socket.socket, where: str, security: Security) -> bytes:
+def _sasl_reply(sock: socket.socket, host: str, port: int, security: Security) -> bytes:
+    where = f"{host}:{port}"
     try:
         status, size = struct.unpack(">Ii", _recv_exact(sock, 8))
     except (ConnectionError, TimeoutError, OSError) as exc:
+        # A server that accepts only TLS hangs up on the plaintext preamble without a word: ask
+        # it (a TLS handshake on a new connection) before blaming the principal.
+        if not security.tls and _speaks_tls(host, port, sock.gettimeout() or 5.0):
+            raise SecurityError(f"{where} accepts only TLS connections (it hung up on plaintext): connect "
+                                "with tls=true&tls_ca=CA.pem (and tls_cert/tls_key if it asks for a "
+                                "client certificate)") from None
         raise SecurityError(f"{where} closed the connection during the Kerberos handshake ({exc}); "
                             f"is server_principal {security.server_principal!r} right?") from None
     if status != 0:
@@ -338,6 +480,23 @@ def _sasl_reply(sock: socket.socket, where: str, security: Security) -> bytes:
         raise SecurityError(f"{where} does not use Kerberos (hbase.security.authentication=simple); "
                             "connect without auth=kerberos")
     return _recv_exact(sock, size)
+
+
+def _speaks_tls(host: str, port: int, timeout: float) -> bool:
+    """Whether ``host:port`` answers a TLS handshake (certificates unchecked: this only asks
+    whether the server speaks TLS). A server alert (e.g. for a missing client certificate) is a
+    TLS answer too; a reset, an end of stream or a non-TLS reply is not."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=min(timeout, 5.0)) as raw:
+            with context.wrap_socket(raw, server_hostname=host):
+                return True
+    except ssl.SSLError as exc:
+        return "ALERT" in str(exc.reason or "").upper()
+    except OSError:
+        return False
 
 
 def _read_rest(sock: socket.socket) -> bytes:

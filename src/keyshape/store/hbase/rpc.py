@@ -35,7 +35,7 @@ from kazoo.exceptions import NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from keyshape.errors import StoreError
-from keyshape.store.hbase.auth import Security, open_channel
+from keyshape.store.hbase.auth import Security, client_principal, open_channel
 
 __all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError",
            "effective_user", "quiet_driver_logs"]
@@ -99,9 +99,8 @@ def _auth_required(host: str, port: int, detail: str) -> AuthenticationRequired:
     return AuthenticationRequired(
         f"HBase at {host}:{port} requires SASL (Kerberos) authentication ({first}); this connection "
         "uses SIMPLE: connect with auth=kerberos (hbase://HOST:PORT?auth=kerberos after kinit, or "
-        "with principal=...&keytab=...), or set hbase.ipc.server.fallback-to-simple-auth-allowed on "
-        "the servers"
-    )
+        "with principal=...&keytab=...)"
+    )  # never advise letting unauthenticated clients in (fallback-to-simple-auth on the servers)
 
 
 def quiet_driver_logs() -> None:
@@ -471,7 +470,17 @@ class Cluster:
                  user: str | None = None, security: Security | None = None) -> None:
         quiet_driver_logs()
         self.quorum = quorum
-        self.user = effective_user(user)
+        if security is not None and security.auth == "kerberos":
+            if user is not None:
+                # HBase would take any other name than the principal for impersonation (and
+                # refuse it); ignoring it silently would act as someone the caller did not name.
+                acting = f" ({security.principal})" if security.principal else " (the ticket's, from kinit)"
+                raise StoreError(f"user {user!r} (--user) names the user of SIMPLE connections; under Kerberos "
+                                 f"the connection acts as its principal{acting}: drop --user, or authenticate "
+                                 f"as {user} (principal={user}&keytab=..., or kinit {user})")
+            self.user = ""  # the principal: read from the credentials once the servers are found
+        else:
+            self.user = effective_user(user)
         self.security = security
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -483,6 +492,9 @@ class Cluster:
         self._meta: tuple[str, int] = ("", 0)
         self._check_zookeeper()
         self._locate()
+        if security is not None and security.auth == "kerberos":
+            # The identity every request acts as (and HBase's ACLs check): the principal.
+            self.user = client_principal(security)
 
     # -- discovery ---------------------------------------------------------------------------
 
