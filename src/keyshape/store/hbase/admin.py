@@ -18,6 +18,7 @@ from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 from keyshape.core.splits import verify_split_keys
 from keyshape.errors import KeyshapeError, StoreError, TableNotFound
 from keyshape.store.base import RegionInfo, ServerInfo, as_bytes, join_table_name, split_table_name
+from keyshape.store.hbase.acl import PermissionDenied
 from keyshape.store.hbase.families import family_schema, read_family_options
 from keyshape.store.hbase.rpc import Cluster, ConnectionLost, Region, ServerError
 
@@ -191,7 +192,13 @@ class HBaseAdmin:
         return response.table_schema[0] if response.table_schema else None
 
     def table_exists(self, name: str) -> bool:
-        return self._descriptor(name) is not None
+        """Whether the table exists. A user who may read and write the table but not describe it
+        (the AccessController wants CREATE or ADMIN for its descriptor) is answered from
+        hbase:meta, which every user may read, as HBase's own ``Admin.tableExists`` does."""
+        try:
+            return self._descriptor(name) is not None
+        except PermissionDenied:
+            return bool(self.cluster.region_list(*split_table_name(name), refresh=True).regions)
 
     def describe_table(self, name: str) -> dict[str, dict[str, str]]:
         """Each family's attributes as HBase reports them (``VERSIONS``, ``COMPRESSION`` ...)."""
