@@ -4,7 +4,10 @@ protection level, authorization with the AccessController, TLS beside plaintext)
 
 Usage: python tools/hbase/secure.py start|stop   (run folder: tools/hbase/run/secure, or
 KEYSHAPE_HBASE_RUN_DIR). `start` prints the environment clients need (KRB5_CONFIG) and the
-keyshape URL. Everything lives in the run folder: kdc/ (database, krb5.conf, keytabs, kdc.log),
+keyshape URL. Ports: KEYSHAPE_HBASE_ZK_PORT, _MASTER_PORT, _RS_PORT, _THRIFT_PORT and
+KEYSHAPE_HBASE_KDC_PORT when set, else free ones (so it runs beside a plain instance on the
+defaults); `stop` finds them in the run folder. Everything listens on loopback only.
+Everything lives in the run folder: kdc/ (database, krb5.conf, keytabs, kdc.log),
 tls/ (a test CA and a certificate for localhost/127.0.0.1), and HBase's own conf/data/logs.
 
 Needs Debian's krb5-kdc, krb5-admin-server and krb5-user (kdb5_util, kadmin.local, krb5kdc) and
@@ -42,7 +45,8 @@ def _tool(name: str) -> str:
 
 @dataclass
 class KDC:
-    """An MIT KDC for realm EXAMPLE.COM on a free loopback port (TCP and UDP)."""
+    """An MIT KDC for realm EXAMPLE.COM on a free loopback port (TCP and UDP), listening on
+    127.0.0.1 only."""
 
     root: Path
     port: int = field(default_factory=standalone.free_port)
@@ -76,12 +80,15 @@ class KDC:
             shutil.rmtree(self.root)
         self.root.mkdir(parents=True)
         self.write_krb5_conf(self.port)
+        # kdc_listen/kdc_tcp_listen with an address (MIT 1.15+): the ports alone would bind
+        # 0.0.0.0 and [::], i.e. every interface.
+        listen = f"127.0.0.1:{self.port}"
         self.kdc_conf.write_text(
-            f"[kdcdefaults]\n  kdc_ports = {self.port}\n  kdc_tcp_ports = {self.port}\n"
+            f"[kdcdefaults]\n  kdc_listen = {listen}\n  kdc_tcp_listen = {listen}\n"
             f"[realms]\n  {REALM} = {{\n"
             f"    database_name = {self.root}/principal\n    key_stash_file = {self.root}/stash\n"
             f"    acl_file = {self.root}/kadm5.acl\n    admin_keytab = {self.root}/kadm5.keytab\n"
-            f"    kdc_ports = {self.port}\n    kdc_tcp_ports = {self.port}\n"
+            f"    kdc_listen = {listen}\n    kdc_tcp_listen = {listen}\n"
             f"    max_life = 10h\n    max_renewable_life = 1d\n"
             f"    supported_enctypes = {ENCTYPES}\n  }}\n"
             f"[logging]\n  kdc = FILE:{self.log}\n")
@@ -141,8 +148,13 @@ def make_tls(root: Path) -> dict[str, Path]:
         (root / f"{name}.ext").write_text(f"subjectAltName={san}\n")
         run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
             "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")
-    # HBase's PEM keystore: the PKCS#8 private key and the certificate chain in one file.
-    (root / "server-keystore.pem").write_text((root / "server.key").read_text() + (root / "server.pem").read_text())
+    # HBase's PEM keystore: the PKCS#8 private key and the certificate chain in one file,
+    # readable by its owner only, as openssl leaves the .key files (created so, never widened).
+    keystore = root / "server-keystore.pem"
+    keystore.unlink(missing_ok=True)
+    fd = os.open(keystore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write((root / "server.key").read_text() + (root / "server.pem").read_text())
     return {n: root / f"{n}.pem" for n in ("ca", "server", "client", "other")} | {
         "client_key": root / "client.key", "other_key": root / "other.key"}
 
@@ -209,6 +221,8 @@ class SecureStandalone(standalone.Standalone):
             "</configuration>\n")
         if not (self.tls_dir / "server-keystore.pem").exists():
             make_tls(self.tls_dir)
+        else:  # made by an older version, readable by all
+            (self.tls_dir / "server-keystore.pem").chmod(0o600)
 
     def _java_cmd(self, name: str, log_file: str, main: str, *args: str) -> list[str]:
         assert self.kdc is not None
@@ -262,12 +276,26 @@ class SecureStandalone(standalone.Standalone):
             shutil.rmtree(self.data_dir)
 
 
+PORTS = ("zk_port", "master_port", "rs_port", "thrift_port")
+
+
+def env_ports() -> dict[str, int]:
+    """The ports KEYSHAPE_HBASE_{ZK,MASTER,RS,THRIFT,KDC}_PORT set (as ``secure_instance`` and
+    ``KDC`` name them); the command line honours them, test fixtures take free ports."""
+    out = {}
+    for name in (*PORTS, "kdc_port"):
+        port = standalone._env_port(f"KEYSHAPE_HBASE_{name.split('_')[0].upper()}_PORT", 0)
+        if port:
+            out[name] = port
+    return out
+
+
 def secure_instance(run_dir: Path, kdc: KDC, **options: object) -> SecureStandalone:
     """A ``SecureStandalone`` on free loopback ports in ``run_dir`` (not started)."""
     run_dir = run_dir.resolve()
-    base = standalone.Standalone.with_free_ports(run_dir)
-    return SecureStandalone(run_dir=run_dir, zk_port=base.zk_port, master_port=base.master_port,
-                            rs_port=base.rs_port, thrift_port=base.thrift_port, kdc=kdc, **options)  # type: ignore[arg-type]
+    # Ports given in ``options`` (zk_port=...) are used, the others are free ones.
+    ports = {name: options.pop(name, None) or standalone.free_port() for name in PORTS}
+    return SecureStandalone(run_dir=run_dir, kdc=kdc, **ports, **options)  # type: ignore[arg-type]
 
 
 def start_secure(run_dir: Path, timeout: float = 300.0, kdc: KDC | None = None, **options: object) -> SecureStandalone:
@@ -302,18 +330,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cmd", choices=["start", "stop"])
     args = ap.parse_args(argv)
     run_dir = Path(os.environ.get("KEYSHAPE_HBASE_RUN_DIR", standalone.HERE / "run" / "secure"))
+    ports_file = run_dir / "ports.txt"
     if args.cmd == "stop":
-        kdc = KDC(run_dir / "kdc")
-        inst = SecureStandalone(run_dir=run_dir, kdc=kdc)
+        # The ports it was started on (not the defaults, which may be another instance's).
+        try:
+            saved = dict(zip((*PORTS, "kdc_port"), map(int, ports_file.read_text().split())))
+        except (OSError, ValueError):
+            saved = env_ports()
+        old_kdc = KDC(run_dir / "kdc", **({"port": saved.pop("kdc_port")} if "kdc_port" in saved else {}))
+        inst = SecureStandalone(run_dir=run_dir, kdc=old_kdc, **saved)  # type: ignore[arg-type]
         stop_secure(inst)
+        ports_file.unlink(missing_ok=True)
         print("secure HBase and KDC stopped")
         return 0
+    kdc: KDC | None = None
     try:
-        inst = start_secure(run_dir)
-    except standalone.StartFailed as e:
+        ports = env_ports()
+        if "kdc_port" in ports:  # start_secure starts a KDC itself only on a free port
+            kdc = KDC(run_dir.resolve() / "kdc", port=ports.pop("kdc_port"))
+            kdc.start()
+        inst = start_secure(run_dir, kdc=kdc, **ports)
+    except (standalone.StartFailed, ValueError) as e:
+        if kdc is not None:
+            kdc.stop()
         print(e, file=sys.stderr)
         return 2
     assert inst.kdc is not None
+    ports_file.write_text(f"{inst.zk_port} {inst.master_port} {inst.rs_port} {inst.thrift_port} {inst.kdc.port}\n")
     print(f"export KRB5_CONFIG={inst.kdc.krb5_conf}\n"
           f"keyshape URL: {inst.secure_url(auth='kerberos', keytab=str(inst.kdc.keytab('alice')), principal='alice')}\n"
           f"stop with: python tools/hbase/secure.py stop (ports {inst.zk_port}/{inst.master_port}/{inst.rs_port})")
