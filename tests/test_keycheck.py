@@ -61,6 +61,13 @@ LAYOUTS = {
     "padded": _schema({"strategy": "mod", "buckets": 10},
                       [{"name": "c", "type": "string", "width": 5, "pad": "right", "pad_char": " "},
                        {"name": "v", "type": "int32", "encoding": "text", "width": 10}], hash_fields=["c"]),
+    # a value that ends at a separator (searched for), descending text (inverted bytes) and a
+    # descending padded one, the salt from the second field
+    "var-desc": _schema({"strategy": "mod", "buckets": 100},
+                        [{"name": "u", "type": "string"}, {"name": "v", "type": "string", "order": "desc"},
+                         {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
+                         {"name": "w", "type": "string", "width": 4, "order": "desc", "pad": "right",
+                          "pad_char": "x"}], hash_fields=["v"]),
     **{p.stem: KeySchema.load(p) for p in sorted(EXAMPLES.glob("*.toml"))},
 }
 
@@ -121,6 +128,38 @@ def test_the_c_route_equals_the_decoder_key_by_key(name: str, seed: int, edits: 
     assert fit_codes(schema, ka).tolist() == want.tolist()
     assert batch.tolist() == want.tolist()
     assert fit_codes(schema, ka, threads=4).tolist() == want.tolist()
+    # The C route takes its template of the common key shape from a batch's first key: the
+    # mutated keys first, so that a key that does not fit can be the template too.
+    back = KeyArray.from_keys(keys[::-1])
+    assert fit_codes(schema, back).tolist() == want[::-1].tolist()
+    # ... and a key without the non-ASCII text _records puts in every 7th (another length) first
+    turn = KeyArray.from_keys(keys[1:] + keys[:1])
+    assert fit_codes(schema, turn).tolist() == want[1:].tolist() + want[:1].tolist()
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason="the C kernels are not built")
+def test_the_c_template_route_keeps_every_limit_of_the_decoder() -> None:
+    """Keys of the template's length are checked by word masks and digit bounds (Reader.fits'
+    common-shape route): each limit at and past its edge gives the decoder's own code."""
+    schema = LAYOUTS["orders"]
+    good = schema.encode({"user_id": "user0000042", "order_time": 1_700_000_000_000, "order_id": "123456"})
+    t = good.index(b"_", 3) + 1  # the 19 reverse-time digits
+
+    def at(key: bytes, i: int, b: bytes) -> bytes:
+        return key[:i] + b + key[i + len(b):]
+
+    keys = [good]
+    for digits in (b"9223372036854775807", b"9223372036854775808", b"9999999999999999999",
+                   b"0000000000000000000", b"9223372036854775706", b"922337203685477580/",
+                   b"922337203685477580:", b"9223372036854775\x807"):
+        keys.append(at(good, t, digits))
+    for i in range(len(good)):  # every position: a separator, a digit, a high byte, a letter
+        for b in (b"_", b"0", b"\x80", b"\xff", b"a", b"\x00"):
+            keys.append(at(good, i, b))
+    want = [keycheck._classify(schema, k) for k in keys]
+    assert {FITS, FOREIGN, WRONG_SALT} <= set(want)
+    got = fit_codes(schema, KeyArray.from_keys(keys))
+    assert got.tolist() == want
 
 
 def test_wrong_salts_and_foreign_keys_are_counted_with_examples() -> None:

@@ -46,21 +46,30 @@ differs(const void *a, const void *b, Py_ssize_t n)
 static inline int
 ascii_hash(const unsigned char *s, Py_ssize_t n, uint32_t *out)
 {
+    /* 31**0 .. 31**7 modulo 2**32: the last n % 8 bytes weighted independently, then h moved
+     * on by 31**(n % 8) in one multiply (no chain of one multiply per byte) */
+    static const uint32_t p31[8] = {1u, 31u, 961u, 29791u, 923521u, 28629151u, 887503681u, 1742810335u};
     uint32_t h = 0;
-    unsigned any = 0;
+    uint64_t any = 0, w;
     Py_ssize_t i = 0;
 #define UB(k) ((uint32_t)s[i + (k)])
     for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        any |= w;
         h = HASH8(h, UB);
-        any |= s[i] | s[i + 1] | s[i + 2] | s[i + 3] | s[i + 4] | s[i + 5] | s[i + 6] | s[i + 7];
     }
 #undef UB
-    for (; i < n; i++) {
-        h = 31u * h + s[i];
-        any |= s[i];
+    if (i < n) {
+        Py_ssize_t r = n - i;
+        uint32_t t = 0;
+        for (Py_ssize_t k = 0; k < r; k++) {
+            t += p31[r - 1 - k] * s[i + k];
+            any |= s[i + k];
+        }
+        h = h * p31[r] + t;
     }
     *out = h;
-    return any >= 0x80;
+    return (any & 0x8080808080808080ull) != 0;
 }
 
 /* Arrays.hashCode(byte[]): h = 31*h + byte from h = 1, bytes signed, as Java's int. */
@@ -1469,41 +1478,162 @@ done:
  * reads but its prefix is not the one its fields give; or the Python decoder must decide. */
 enum { FIT_OK = 0, FIT_FOREIGN = 1, FIT_WRONG_SALT = 2, FIT_DOUBT = 3 };
 
-/* The prefix J gives compared with the key's (salt_differs with the undecidable case apart):
- * FIT_OK, FIT_WRONG_SALT, or FIT_DOUBT when the Python decoder must compute it. */
+/* salt_code() for every salt but the common one (a function of its own, so that the key loop
+ * inlines the common one without this one's prefix buffer). */
 static int
-salt_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+salt_code_other(Reader *r, struct Md5Memo *memo, const unsigned char *s, const unsigned char *j,
+                Py_ssize_t len, Py_ssize_t (*span)[2])
 {
     unsigned char pre[64];
     int undecided;
-    if (r->from_k)
-        undecided = r->check == C_MD5 ? md5_salt(r, memo, s + r->head, n - r->head, pre)
-                                      : salt_of(r, s + r->head, n - r->head, pre);
-    else if (r->nh == 1) {
-        const unsigned char *j = s + span[r->hidx[0]][0];
-        Py_ssize_t len = span[r->hidx[0]][1] - span[r->hidx[0]][0];
-        undecided = r->check == C_MD5 ? md5_salt(r, memo, j, len, pre) : salt_of(r, j, len, pre);
-    }
-    else
+    if (j == NULL)
         undecided = joined_salt(r, memo, s, span, pre);
+    else
+        undecided = r->check == C_MD5 ? md5_salt(r, memo, j, len, pre) : salt_of(r, j, len, pre);
     if (undecided)
         return FIT_DOUBT;
     return differs(s, pre, r->pwidth) ? FIT_WRONG_SALT : FIT_OK;
 }
 
-/* 1 when every byte of p[0:n] (inverted when desc) is ASCII: eight bytes a step. */
+/* The prefix J gives compared with the key's (salt_differs with the undecidable case apart):
+ * FIT_OK, FIT_WRONG_SALT, or FIT_DOUBT when the Python decoder must compute it. */
+static inline int
+salt_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    const unsigned char *j = NULL;  /* NULL: J is several fields joined */
+    Py_ssize_t len = 0;
+    if (r->from_k) {
+        j = s + r->head;
+        len = n - r->head;
+    }
+    else if (r->nh == 1) {
+        j = s + span[r->hidx[0]][0];
+        len = span[r->hidx[0]][1] - span[r->hidx[0]][0];
+    }
+    if (j != NULL && r->check == C_MOD && r->pwidth <= 9) {
+        /* The common salt, read the other way round: the key's digits as a number against the
+         * bucket (salt_of writes the bucket's digits and compares bytes: a loop of divisions).
+         * The same answers: a bucket wider than the prefix is the decoder's to word, anything
+         * but digits or another bucket is a wrong salt. */
+        uint32_t h, b, v = 0, lim = 1;
+        if (ascii_hash(j, len, &h))
+            return FIT_DOUBT;
+        b = fastmod(h & 0x7FFFFFFFu, r->modm, (uint32_t)r->buckets);
+        for (Py_ssize_t i = 0; i < r->pwidth; i++) {
+            unsigned d = (unsigned)s[i] - '0';
+            if (d > 9)
+                v = UINT32_MAX;  /* not a bucket number; b < 10**9 never equals it */
+            else if (v != UINT32_MAX)
+                v = v * 10 + d;
+            lim *= 10;
+        }
+        if (b >= lim)
+            return FIT_DOUBT;
+        return v == b ? FIT_OK : FIT_WRONG_SALT;
+    }
+    return salt_code_other(r, memo, s, j, len, span);
+}
+
+/* 1 when every byte of p[0:n] (inverted when desc) is ASCII: eight bytes a step, the last ones
+ * in one word ending at p + n (overlapping what was read) or in 4/2/1-byte pieces. */
 static inline int
 ascii_only(const unsigned char *p, Py_ssize_t n, int desc)
 {
-    uint64_t acc = 0, w;
+    uint64_t acc = 0, w, x = desc ? ~0ull : 0;
     Py_ssize_t j = 0;
     for (; j + 8 <= n; j += 8) {
         memcpy(&w, p + j, 8);
-        acc |= desc ? ~w : w;
+        acc |= w ^ x;
     }
-    for (; j < n; j++)
-        acc |= (uint64_t)(unsigned char)(desc ? ~p[j] : p[j]);
+    if (j < n) {
+        if (n >= 8) {
+            memcpy(&w, p + n - 8, 8);
+            acc |= w ^ x;
+        }
+        else {
+            uint32_t w4;
+            uint16_t w2;
+            if (j + 4 <= n) {
+                memcpy(&w4, p + j, 4);
+                acc |= (uint32_t)(w4 ^ (uint32_t)x);
+                j += 4;
+            }
+            if (j + 2 <= n) {
+                memcpy(&w2, p + j, 2);
+                acc |= (uint16_t)(w2 ^ (uint16_t)x);
+                j += 2;
+            }
+            if (j < n)
+                acc |= (unsigned char)(p[j] ^ (unsigned char)x);
+        }
+    }
     return !(acc & 0x8080808080808080ull);
+}
+
+/* The first c in s[a:n] at or after a (its offset), or -1: eight bytes a step (a byte equal to c
+ * is a zero byte of the word xor c repeated; the lowest flagged byte is exact), then byte by byte. */
+static inline Py_ssize_t
+find_byte(const unsigned char *s, Py_ssize_t a, Py_ssize_t n, unsigned char c)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, cc = ones * c;
+    for (; a + 8 <= n; a += 8) {
+        uint64_t w;
+        memcpy(&w, s + a, 8);
+        w ^= cc;
+        uint64_t z = (w - ones) & ~w & highs;
+        if (z)
+            return a + (__builtin_ctzll(z) >> 3);
+    }
+    for (; a < n; a++)
+        if (s[a] == c)
+            return a;
+    return -1;
+}
+
+/* cut() for fits (not Phoenix keys, no salt): the same spans and the same refusals, the
+ * separator after a variable value found a word at a time. */
+static inline int
+fit_cut(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
+{
+    Py_ssize_t nf = r->nf, ls = r->lsep;
+    if (n < r->head || (r->sepcheck && differs(s + r->pwidth, r->sep, ls)))
+        return 1;
+    Py_ssize_t pos = r->head;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        const Field *f = &r->f[i];
+        Py_ssize_t e;
+        if (f->width >= 0) {
+            e = pos + f->width;
+            if (e > n)
+                return 1;
+        }
+        else if (f->plan < 0) {
+            /* the first place the whole separator starts: its first byte, then the rest */
+            e = pos;
+            for (;;) {
+                e = find_byte(s, e, n - ls + 1, (unsigned char)r->sep[0]);
+                if (e < 0)
+                    return 1;
+                if (ls == 1 || !differs(s + e, r->sep, ls))
+                    break;
+                e++;
+            }
+        }
+        else {
+            e = n - f->plan;
+            if (e < pos)
+                return 1;
+        }
+        span[i][0] = pos;
+        span[i][1] = e;
+        pos = e;
+        if (i < nf - 1 && ls) {
+            if (pos + ls > n || differs(s + pos, r->sep, ls))
+                return 1;
+            pos += ls;
+        }
+    }
+    return pos != n;
 }
 
 /* The code of one key s[0:n]: the layout cut as read_rows cuts it, each value checked as the
@@ -1512,7 +1642,7 @@ ascii_only(const unsigned char *p, Py_ssize_t n, int desc)
 static unsigned char
 fit_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2])
 {
-    if (cut(r, NULL, 0, s, n, span))
+    if (r->phoenix ? cut(r, NULL, 0, s, n, span) : fit_cut(r, s, n, span))
         return r->phoenix ? FIT_DOUBT : FIT_FOREIGN;  /* a Phoenix NULL is cut_phoenix's doubt, not a misfit */
     for (Py_ssize_t i = 0; i < r->nf; i++) {
         const Field *f = &r->f[i];
@@ -1549,6 +1679,173 @@ fit_code(Reader *r, struct Md5Memo *memo, const unsigned char *s, Py_ssize_t n, 
     return r->check ? (unsigned char)salt_code(r, memo, s, n, span) : FIT_OK;
 }
 
+/* A key shape most key sets repeat: one length, so every field and separator at one offset.
+ * Keys of that length are checked by masks over their 8-byte words (separators where they must
+ * be, none inside a value that ends at one, digits, ASCII text, a number's bounds compared as
+ * its digits), a few operations a word instead of a walk per field; a key that passes is exactly
+ * one fit_code() would cut at these offsets and pass up to its salt, which salt_code() then
+ * checks as there. Anything else (another length, a failed mask) goes to fit_code(), which
+ * gives its code. */
+#define TMPL_WORDS 8
+typedef struct {
+    Py_ssize_t n, words;            /* the key length; 0: no template (fit_code for every key) */
+    Py_ssize_t at[TMPL_WORDS];      /* each word's offset (the last ends at n, overlapping) */
+    uint64_t eq[TMPL_WORDS];        /* 0xFF where the byte is the separator */
+    uint64_t ne[TMPL_WORDS];        /* 0x80 where it must not be (a value ending at one) */
+    uint64_t dg[TMPL_WORDS];        /* 0xF0 where it is a digit */
+    uint64_t asc[TMPL_WORDS];       /* 0x80 where text's high bit is checked ... */
+    uint64_t hi[TMPL_WORDS];        /* ... and must be set (descending text, inverted) */
+    uint64_t sepw;                  /* the separator byte, repeated */
+    int any_ne;                     /* some value ends at a separator (ne is not all 0) */
+    Py_ssize_t nb;                  /* number fields with a domain: their digits against bounds, */
+    struct {                        /* as big-endian words (the last ending at the digits' end) */
+        Py_ssize_t at[3], words;
+        uint64_t lo[3], hi[3];
+    } bound[8];
+} Tmpl;
+
+/* p[0:8] as a big-endian number: words of digits compare as the digits do */
+static inline uint64_t
+be64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+}
+
+/* decimal digits of v (0 <= v < 10**len) into out[0:len] */
+static void
+digits_into(i128 v, Py_ssize_t len, unsigned char *out)
+{
+    for (Py_ssize_t i = len - 1; i >= 0; i--, v /= 10)
+        out[i] = (unsigned char)('0' + (int)(v % 10));
+}
+
+/* The template of the key s[0:n] (a row fit_cut() cuts), or t->n = 0 when its layout has what
+ * the masks do not cover: a Phoenix key, a separator of several bytes, integer fields, more than
+ * 64 bytes, digits past 19, a number whose domain no digits of its width meet, non-ASCII pads. */
+static void
+tmpl_make(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2], Tmpl *t)
+{
+    unsigned char eq[64] = {0}, ne[64] = {0}, dg[64] = {0}, asc[64] = {0}, hi[64] = {0};
+    memset(t, 0, sizeof(*t));
+    if (r->phoenix || r->lsep > 1 || n < 8 || n > 8 * TMPL_WORDS || fit_cut(r, s, n, span))
+        return;
+    unsigned char sep = r->lsep ? (unsigned char)r->sep[0] : 0;
+    if (r->sepcheck)
+        eq[r->pwidth] = 1;
+    for (Py_ssize_t i = 0; i < r->nf; i++) {
+        const Field *f = &r->f[i];
+        Py_ssize_t a = span[i][0], e = span[i][1];
+        if (i < r->nf - 1 && r->lsep)
+            eq[e] = 1;
+        if (f->width < 0 && f->plan < 0)
+            for (Py_ssize_t k = a; k < e; k++)
+                ne[k] = t->any_ne = 1;
+        if (f->kind == K_STR) {
+            if (f->has_pad)
+                for (int b = 0x80; b < 256; b++)
+                    if (f->pad[b])
+                        return;  /* a non-ASCII pad: stripping it changes what is checked */
+            for (Py_ssize_t k = a; k < e; k++) {
+                asc[k] = 1;
+                hi[k] = (unsigned char)f->desc;
+            }
+        }
+        else if (f->kind == K_DIGITS) {
+            Py_ssize_t len = e - a;
+            if (len < 1 || len > 19)
+                return;
+            for (Py_ssize_t k = a; k < e; k++)
+                dg[k] = 1;
+            if (f->domain) {
+                /* x = u (or maxv - u, descending) within [lo, hi] <=> u within [ulo, uhi] */
+                i128 top = 1;
+                for (Py_ssize_t k = 0; k < len; k++)
+                    top *= 10;
+                i128 ulo = f->desc ? (i128)f->maxv - f->hi : (i128)f->lo;
+                i128 uhi = f->desc ? (i128)f->maxv - f->lo : (i128)f->hi;
+                if (ulo < 0)
+                    ulo = 0;
+                if (uhi > top - 1)
+                    uhi = top - 1;
+                if (ulo > uhi || t->nb == 8 || len < 8)
+                    return;  /* (fewer than 8 digits: not as words; fit_code checks them) */
+                unsigned char lo[19], hi[19];
+                digits_into(ulo, len, lo);
+                digits_into(uhi, len, hi);
+                Py_ssize_t words = (len + 7) / 8;
+                t->bound[t->nb].words = words;
+                for (Py_ssize_t w = 0; w < words; w++) {
+                    Py_ssize_t at = w < words - 1 ? 8 * w : len - 8;
+                    t->bound[t->nb].at[w] = a + at;
+                    t->bound[t->nb].lo[w] = be64(lo + at);
+                    t->bound[t->nb].hi[w] = be64(hi + at);
+                }
+                t->nb++;
+            }
+        }
+        else if (f->kind != K_BYTES && f->kind != K_FLOAT64)
+            return;
+    }
+    t->words = (n + 7) / 8;
+    for (Py_ssize_t w = 0; w < t->words; w++) {
+        Py_ssize_t at = w < t->words - 1 ? 8 * w : n - 8;
+        t->at[w] = at;
+        for (int b = 0; b < 8; b++) {  /* little-endian: byte at + b is bits 8b..8b+7 */
+            Py_ssize_t k = at + b;
+            t->eq[w] |= (uint64_t)(eq[k] ? 0xFF : 0) << (8 * b);
+            t->ne[w] |= (uint64_t)(ne[k] ? 0x80 : 0) << (8 * b);
+            t->dg[w] |= (uint64_t)(dg[k] ? 0xF0 : 0) << (8 * b);
+            t->asc[w] |= (uint64_t)(asc[k] ? 0x80 : 0) << (8 * b);
+            t->hi[w] |= (uint64_t)(hi[k] ? 0x80 : 0) << (8 * b);
+        }
+    }
+    t->sepw = 0x0101010101010101ull * sep;
+    t->n = n;
+}
+
+/* 1 when the key s[0:t->n] passes every mask and bound of the template (see Tmpl). */
+static inline int
+tmpl_fits(const Tmpl *t, const unsigned char *s)
+{
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full, f0 = 0xF0F0F0F0F0F0F0F0ull, three = 0x3030303030303030ull;
+    uint64_t bad = 0;
+    for (Py_ssize_t w = 0; w < t->words; w++) {
+        uint64_t v, x;
+        memcpy(&v, s + t->at[w], 8);
+        x = v ^ t->sepw;
+        bad |= x & t->eq[w];
+        if (t->any_ne)
+            bad |= ~(((x & lo7) + lo7) | x) & t->ne[w];  /* 0x80 in a byte equal to the separator */
+        /* a digit: high nibble 3, and still 3 with 6 added (a carry out of a byte past 0xF9
+         * makes the next byte fail, never pass) */
+        bad |= (((v & f0) ^ three) | (((v + 0x0606060606060606ull) & f0) ^ three)) & t->dg[w];
+        bad |= ((v ^ t->hi[w]) & t->asc[w]);
+    }
+    if (bad)
+        return 0;
+    for (Py_ssize_t i = 0; i < t->nb; i++) {
+        /* digits of one width compare as their numbers, and as their big-endian words in order
+         * (the overlapping last word compares the digits the others left once they were equal) */
+        int below = 0, above = 0, lo_open = 0, hi_open = 0;
+        for (Py_ssize_t w = 0; w < t->bound[i].words; w++) {
+            uint64_t v = be64(s + t->bound[i].at[w]);
+            if (!lo_open && v != t->bound[i].lo[w]) {
+                below = v < t->bound[i].lo[w];
+                lo_open = 1;
+            }
+            if (!hi_open && v != t->bound[i].hi[w]) {
+                above = v > t->bound[i].hi[w];
+                hi_open = 1;
+            }
+        }
+        if (below || above)
+            return 0;
+    }
+    return 1;
+}
+
 typedef struct {
     Reader *r;
     const unsigned char *m;  /* the key matrix: row i at m + i * stride, lens[i] bytes */
@@ -1565,12 +1862,40 @@ fit_rows(void *arg)
 {
     FitChunk *c = arg;
     Reader *r = c->r;
-    Py_ssize_t stack[16][2], (*span)[2] = stack;
+    Py_ssize_t stack[16][2] = {{0}}, (*span)[2] = stack;
     if (r->nf > 16 && (span = PyMem_RawMalloc(r->nf * sizeof(*span))) == NULL) {
         memset(c->out + c->a, FIT_DOUBT, c->z - c->a);
         return;
     }
-    for (Py_ssize_t row = c->a; row < c->z; row++)
+    Tmpl t;
+    Py_ssize_t row = c->a;
+    /* the template from the chunk's first row (its words are all read within each key: the
+     * last one ends at the key's end) */
+    t.n = 0;
+    if (row < c->z)
+        tmpl_make(r, c->m + row * c->stride, (Py_ssize_t)c->lens[row], span, &t);
+    if (r->nf <= 16 && !r->phoenix) {
+        Py_ssize_t tspan[16][2];
+        int missed = 0;
+        memcpy(tspan, span, r->nf * sizeof(*span));
+        for (; row < c->z; row++) {
+            const unsigned char *s = c->m + row * c->stride;
+            Py_ssize_t n = (Py_ssize_t)c->lens[row];
+            if (t.n && n == t.n && tmpl_fits(&t, s)) {
+                c->out[row] = r->check ? (unsigned char)salt_code(r, c->memo, s, n, tspan) : FIT_OK;
+                continue;
+            }
+            c->out[row] = fit_code(r, c->memo, s, n, span);
+            /* keys that fit but not the template (the first row was an odd one, or the shape
+             * changed): after 32 of them, the template is taken from the one just read */
+            if (c->out[row] == FIT_OK && ++missed >= 32) {
+                missed = 0;
+                tmpl_make(r, s, n, span, &t);
+                memcpy(tspan, span, r->nf * sizeof(*span));
+            }
+        }
+    }
+    for (; row < c->z; row++)
         c->out[row] = fit_code(r, c->memo, c->m + row * c->stride, (Py_ssize_t)c->lens[row], span);
     if (span != stack)
         PyMem_RawFree(span);

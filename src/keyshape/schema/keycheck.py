@@ -80,7 +80,7 @@ def fit_codes(schema: KeySchema, keys: KeyArray, threads: int = 1) -> np.ndarray
     codes = _native_codes(schema, keys, threads)
     if codes is None:
         codes = _batch_codes(schema, keys)
-    else:
+    elif codes.any():  # (one pass when all fit, the common case: nothing to look up)
         doubt = np.flatnonzero(codes == _DOUBT)
         if doubt.size:
             rows = keys.matrix[doubt]
@@ -216,6 +216,8 @@ class KeyCheck:
         """Count ``codes`` (from :func:`fit_codes`) of ``keys``; ``start`` is the first key's
         position in the whole stream, or one position per key."""
         self.checked += len(codes)
+        if not codes.any():
+            return  # all fit: no kind to count (one pass instead of one per kind)
         for code, count_attr, examples in ((FOREIGN, "foreign", self.foreign_examples),
                                            (WRONG_SALT, "wrong_salt", self.wrong_salt_examples)):
             rows = np.flatnonzero(codes == code)
