@@ -138,3 +138,66 @@ def test_key_commands_accept_a_ddl_file_as_the_schema(ddl_file: Path) -> None:
     assert decoded.stdout.splitlines() == ["A=user1", "N=1"]
     ranges = key("ranges", str(ddl_file), "A=user1")
     assert len(ranges.stdout.splitlines()) == 16  # one per salt bucket
+
+
+def _scan_case(table: str, *columns: str) -> dict:
+    return next(s for s in GOLDEN["scans"] if s["ddl"].split()[2] == table and list(s["leading"]) == list(columns))
+
+
+@pytest.mark.parametrize("command", [("phoenix", "key", "ranges"), ("key", "ranges")])
+def test_key_ranges_start_where_phoenix_scans(tmp_path: Path, command: tuple[str, ...]) -> None:
+    # issue 28 item 7: A=a on PK(A VARCHAR NOT NULL, B VARCHAR) printed 'a\x00' .. 'a\x01' and missed
+    # the row (a, NULL), whose key is 'a'; Phoenix scans [61, 6101)
+    case = _scan_case("SC1", "A")
+    ddl = tmp_path / "sc1.sql"
+    ddl.write_text(case["ddl"] + ";\n")
+    out = subprocess.run([sys.executable, "-m", "keyshape.cli", *command, str(ddl), "A=a"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (start, stop), = case["scans"]
+    from keyshape.core.hbytes import to_bytes_binary
+    assert [tuple(to_bytes_binary(p).hex() for p in line.split("\t")) for line in out.stdout.splitlines()] == [(start, stop)]
+
+
+def test_split_points_equal_after_padding_are_one_line_errors(tmp_path: Path) -> None:
+    # issue 28 item 7: 'g' and X'6700' pad to one boundary on (A VARCHAR, N INTEGER); keyshape kept one
+    case = next(s for s in GOLDEN["splits"] if "SPLIT ON ('g', X'6700')" in s["ddl"])
+    ddl = tmp_path / "dup.sql"
+    ddl.write_text(case["ddl"] + ";\n")
+    for args in (("lint", str(ddl)), ("ddl", str(ddl))):
+        out = run(*args)
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+        assert "All split keys must be unique" in out.stderr and "'g'" in out.stderr, out.stderr
+
+
+def test_varchar_length_counts_utf16_units_on_every_encode_route() -> None:
+    # issue 28 item 7: Phoenix refuses 'a😀' for VARCHAR(2) (3 Java chars); keyshape counted 2 code points
+    case = next(c for c in GOLDEN["cases"] if c["ddl"][0].startswith("CREATE TABLE") and "VARCHAR(2) NOT NULL" in c["ddl"][0]
+                and "K ASC" in c["ddl"][0])
+    key = parse_ddl(case["ddl"][0]).key
+    for row in case["rows"]:
+        value = bytes.fromhex(row["values"]["K"].split(":")[1]).decode()
+        if "refused" in row:
+            with pytest.raises(PhoenixKeyError, match="VARCHAR"):
+                key.encode({"K": value})  # the compiled route
+            with pytest.raises(PhoenixKeyError, match="VARCHAR"):
+                key.encode_unsalted({"K": value})  # the general composer
+            with pytest.raises(PhoenixKeyError, match="VARCHAR"):
+                key.encode_many([{"K": "ab"}, {"K": value}])
+        else:
+            assert key.encode({"K": value}).hex() == row["keys"][case["name"]]
+            assert key.encode_many([{"K": value}])[0].hex() == row["keys"][case["name"]]
+
+
+def test_index_keys_of_timestamp_double_boolean_columns_decode_and_encode_back() -> None:
+    # issue 28 item 7: the index stores these as DECIMAL; keyshape refused the data row's own values
+    case = next(c for c in GOLDEN["cases"] if c["name"] == "D3")
+    tables: dict = {}
+    for ddl in case["ddl"]:
+        t = parse_ddl(ddl, tables)
+        tables[t.name] = t
+    for row in case["rows"]:
+        for name, hexkey in row["keys"].items():
+            key = tables[name].key
+            assert key.encode(key.decode(bytes.fromhex(hexkey))).hex() == hexkey, name

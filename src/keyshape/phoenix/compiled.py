@@ -53,7 +53,10 @@ def _column(i: int, name: str, type_name: str, length: int | None, width: int | 
     if type_name == "BOOLEAN":
         return f"type({v}) is bool", f"(b'\\x01' if {v} else b'\\x00')"
     if type_name == "VARCHAR":
-        limit = f" and len({v}) <= {length}" if length is not None else ""
+        # VARCHAR(n) counts UTF-16 units: text that may hold a surrogate pair too many goes to the
+        # general composer, which counts them
+        limit = (f" and len({v}) <= {length} and ({v}.isascii() or len({v}) <= {length // 2})"
+                 if length is not None else "")
         return f"type({v}) is str and {v}{limit}", f"{v}.encode()"
     if type_name == "CHAR":
         return (f"type({v}) is str and {v} and {v}.isascii() and len({v}) <= {width}",

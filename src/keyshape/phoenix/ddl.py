@@ -155,10 +155,15 @@ def _literal(tokens: _Tokens) -> tuple[bytes, str]:
             value = inner_text[1:-1]
         elif "." in inner_text or "e" in inner_text.lower():
             value = Decimal(inner_text)
+            if target.name in _INTEGER_TYPES and value == value.to_integral_value():
+                value = int(value)  # CAST(1.5e3 AS BIGINT): Phoenix splits at 1500
         else:
             value = int(inner_text)
         if target.name in ("DECIMAL",):
             value = Decimal(str(value))
+            # Phoenix encodes a CAST split literal without the target's precision and scale:
+            # CAST(12.7 AS DECIMAL(5)) splits at 12.7, not at 12.
+            target = phoenix_type("DECIMAL")
         try:
             return target.encode(value), f"CAST({inner_text} AS {target.sql})"
         except PhoenixTypeError as exc:
@@ -167,16 +172,26 @@ def _literal(tokens: _Tokens) -> tuple[bytes, str]:
                           "prints the bytes: keyshape phoenix ddl)")
 
 
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT",
+                  "UNSIGNED_INT", "UNSIGNED_LONG")
+
+
 def split_literal(number: str) -> bytes:
     """How Phoenix encodes a numeric SPLIT ON literal: a non-negative whole number as INTEGER when it
-    fits (``ParseNodeFactory.wholeNumber``), a larger or negative one as BIGINT, a number with a
-    point or exponent as DECIMAL."""
+    fits (``ParseNodeFactory.wholeNumber``), a larger or negative one as BIGINT, a number with an
+    exponent (``1e3``) as DOUBLE (Phoenix's grammar reads it as a double literal), any other number
+    with a point as DECIMAL."""
     if re.fullmatch(r"[-+]?\d+", number):
         value = int(number)
         # A minus sign makes the literal an expression, which Phoenix evaluates to a BIGINT.
         if 0 <= value < 2**31 and not number.startswith("-"):
             return phoenix_type("INTEGER").encode(value)
         return phoenix_type("BIGINT").encode(value)
+    if "e" in number.lower():
+        try:
+            return phoenix_type("DOUBLE").encode(float(number))
+        except PhoenixTypeError as exc:
+            raise PhoenixDDLError(f"SPLIT ON ({number}): {exc}") from None
     return phoenix_type("DECIMAL").encode(Decimal(number))
 
 
@@ -258,7 +273,17 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
         single = len(pk) == 1
         key_columns.append(PhoenixColumn(col, ctype, desc, nullable and not single))
     key = _key(key_columns, options)
+    _check_splits(key, split_on, literals)
     return PhoenixTable(name, columns, key, options, split_on, None, literals)
+
+
+def _check_splits(key: PhoenixKey, split_on: list[bytes], literals: list[str]) -> None:
+    """Refuse SPLIT ON points that pad to one region boundary (HBase refuses the table)."""
+    try:
+        key.region_boundaries(split_on)
+    except KeyshapeError as exc:
+        listed = "SPLIT ON (" + ", ".join(literals) + "): " if literals else ""
+        raise PhoenixDDLError(listed + str(exc)) from None
 
 
 def _key(columns: list[PhoenixColumn], options: dict[str, str]) -> PhoenixKey:
@@ -329,10 +354,13 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
         pk_col = next((c for c in data.key.columns if c.name == col), None)
         nullable = pk_col.nullable if pk_col is not None else nullable
         pad_to = None
+        data_type = None
         if nullable and ctype.fixed:
             pad_to = ctype.width if ctype.name in _INDEX_TYPE else None
+            # numbers, dates, times and BOOLEAN: the index holds the data value as a DECIMAL
+            data_type = None if ctype.name in _INDEX_TYPE else ctype
             ctype = phoenix_type(_INDEX_TYPE.get(ctype.name, "DECIMAL"))
-        indexed.append(PhoenixColumn(col, ctype, desc, nullable, pad_to))
+        indexed.append(PhoenixColumn(col, ctype, desc, nullable, pad_to, data_type))
         if tokens.accept(")"):
             break
         tokens.expect(",")
@@ -347,6 +375,7 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     if "SALT_BUCKETS" not in options and data.key.salt_buckets:
         options["SALT_BUCKETS"] = str(data.key.salt_buckets)
     key = _key(indexed + rest, options)
+    _check_splits(key, split_on, literals)
     columns = [(c.name, c.type, c.nullable) for c in key.columns]
     return PhoenixTable(name, columns, key, options, split_on, data_name, literals)
 

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from keyshape.core.hashing import java_bytes_hash, phoenix_salt, phoenix_salt_many
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError
-from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, fraction_digits, phoenix_type
+from keyshape.phoenix.types import (
+    PhoenixType,
+    PhoenixTypeError,
+    decimal_digits,
+    fraction_digits,
+    index_decimal,
+    phoenix_type,
+)
 
 _BYTE = [bytes((i,)) for i in range(256)]
 
@@ -52,6 +60,10 @@ class PhoenixColumn:
     # An index column that Phoenix turned from CHAR(n)/BINARY(n) into VARCHAR/VARBINARY still holds
     # the data table's padded bytes (IndexUtil.getIndexColumnDataType changes the type, not the value).
     pad_to: int | None = None
+    # An index column that Phoenix turned from a nullable fixed-width number, date, time or
+    # BOOLEAN into DECIMAL: the data column's type. The column takes the data row's values (a
+    # float, a PhoenixTimestamp, a bool ...) and stores the DECIMAL Phoenix coerces them to.
+    data_type: PhoenixType | None = None
 
     @classmethod
     def of(cls, name: str, sql_type: str, desc: bool = False, nullable: bool = False,
@@ -132,6 +144,9 @@ class PhoenixKey:
                 (value == b"" and c.type.name in ("VARBINARY", "BINARY")):
             return b""
         try:
+            if c.data_type is not None and not isinstance(value, Decimal):
+                # (a Decimal is the index's own value, as decode gives it back)
+                value = index_decimal(c.data_type, value)
             data = c.type.encode(value)
         except PhoenixTypeError as exc:
             raise PhoenixKeyError(f"column {c.name}: {exc}") from None
@@ -142,7 +157,18 @@ class PhoenixKey:
             return data
         if c.type.name == "DECIMAL" and c.type.scale is not None and fraction_digits(value) > c.type.scale:
             # PDecimal.coerceBytes rescales a DESC value by re-encoding it ASC and never inverts it
-            # again: Phoenix writes these bytes (and reads back another number; see lint).
+            # again: Phoenix writes these bytes (and reads back another number; see lint). It then
+            # checks the size of the number those bytes read as in DESC order, and fails outright
+            # when the cut value is 0 (a one-byte key it reads two bytes of): both refused here too.
+            digits = decimal_digits(_invert(data))
+            if digits is None:
+                raise PhoenixKeyError(f"column {c.name}: Phoenix 5.2.1 fails on {value} in {c.type.sql} DESC "
+                                      f"(cut to scale {c.type.scale} it is 0, which its DESC size check cannot "
+                                      "read: ArrayIndexOutOfBoundsException); round it before writing")
+            if c.type.length is not None and digits[0] - digits[1] > c.type.length - c.type.scale:
+                raise PhoenixKeyError(f"column {c.name}: Phoenix refuses {value} in {c.type.sql} DESC (\"The data "
+                                      "exceeds the max capacity\": it checks the size of the bytes it writes, "
+                                      "read in DESC order); round it to the column's scale before writing")
             return data
         return _invert(data)
 
@@ -297,7 +323,19 @@ class PhoenixKey:
         if not split_points:
             return self.salt_boundaries()
         layout = self._layout(salted=True)
-        return sorted({process_split(bytes(p), layout) for p in split_points})
+        padded = [process_split(bytes(p), layout) for p in split_points]
+        seen: dict[bytes, int] = {}
+        for i, point in enumerate(padded):
+            if point in seen:
+                # Phoenix passes both to HBase's createTable, which refuses the table ("All split
+                # keys must be unique"); keeping one would describe a table that cannot exist.
+                raise PhoenixKeyError(
+                    f"split points {seen[point] + 1} and {i + 1} ('{to_string_binary(bytes(split_points[seen[point]]))}' "
+                    f"and '{to_string_binary(bytes(split_points[i]))}') are the same region boundary "
+                    f"'{to_string_binary(point)}' once padded to the primary key; HBase refuses the table "
+                    "(\"All split keys must be unique\"): drop one")
+            seen[point] = i
+        return sorted(padded)
 
     def split_points(self, rows: Iterable[Mapping[str, Any]], buckets: Iterable[int] | None = None) -> list[bytes]:
         """Split keys for leading PK values (``rows`` of partial records), as bytes for a binary
@@ -314,16 +352,39 @@ class PhoenixKey:
         return sorted(out)
 
     def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
-        """``[start, stop)`` ranges that hold every row whose leading PK columns equal
-        ``leading`` (one per salt bucket on a salted table; ``stop == b""`` means to the end)."""
+        """``[start, stop)`` ranges that hold every row whose leading PK columns equal ``leading``,
+        as Phoenix's own scan for ``WHERE`` those columns equal those values: one per salt bucket
+        on a salted table (``stop == b""`` means to the end).
+
+        The start stops before the separator that ends the last given variable-width value:
+        a row whose remaining columns are all NULL has no separator there (trailing NULLs are not
+        written), so ``A = 'a'`` starts at ``61``, not ``6100`` (Phoenix scans ``[61, 6101)``).
+        Every PK column given is one row: ``[key, key + 00)``, in its own salt bucket only."""
         given = list(leading)
         if given != list(self._names[:len(given)]):
             raise PhoenixKeyError(f"scan ranges need leading PK columns in order; got {given}, the key "
                                   f"starts {list(self._names[:len(given) + 1])}")
+        if leading and len(given) == len(self.columns):
+            row = self.encode_unsalted(leading)
+            if self.salt_buckets is not None:
+                row = bytes([self.salt_of(row)]) + row
+            return [(row, row + b"\x00")]
         prefix = self.encode_unsalted(leading, partial=True) if leading else b""
+        start = prefix
+        given_values = [c for c, v in zip(self.columns, leading.values()) if self._column_bytes(c, v)]
+        if given_values and not given_values[-1].type.fixed and prefix.endswith(b"\x00") \
+                and self._separator(given_values[-1], False) == SEPARATOR:
+            start = prefix[:-1]
         if self.salt_buckets is None:
-            return [(prefix, next_prefix(prefix) if prefix else b"")]
-        return [(bytes([b]) + prefix, next_prefix(bytes([b]) + prefix)) for b in range(self.salt_buckets)]
+            return [(start, next_key(prefix))]
+        return [(bytes([b]) + start, next_key(bytes([b]) + prefix)) for b in range(self.salt_buckets)]
+
+
+def next_key(prefix: bytes) -> bytes:
+    """The stop row of a scan for ``prefix`` as Phoenix writes it (``ByteUtil.nextKey``): the same
+    length, incremented with carry (``9eff`` -> ``9f00``); b"" (to the end) for b"" or all 0xFF."""
+    stripped = next_prefix(prefix) if prefix else b""
+    return stripped + b"\x00" * (len(prefix) - len(stripped)) if stripped else b""
 
 
 def process_split(split: bytes, widths: Sequence[int | None]) -> bytes:

@@ -39,7 +39,8 @@ _FIELD_TYPE = {"TINYINT": "int32", "SMALLINT": "int32", "INTEGER": "int32", "UNS
 
 
 def _field(column: PhoenixColumn) -> FieldSpec:
-    kind = _FIELD_TYPE[column.type.name]
+    # an index column Phoenix stores as DECIMAL takes the data column's values (timestamps ...)
+    kind = _FIELD_TYPE[(column.data_type or column.type).name]
     encoding = {"string": "text", "bytes": "hbase"}.get(kind, "hbase")
     return FieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc",
                      column.type.width if kind in ("string", "bytes") else None)
@@ -49,7 +50,7 @@ def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
     """A workload value (numpy scalar, ms timestamp ...) as the Python value Phoenix's type takes."""
     if value is None:
         return None
-    name = column.type.name
+    name = (column.data_type or column.type).name
     if isinstance(value, np.generic):
         value = value.item()
     if name == "DECIMAL":

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from keyshape.errors import KeyshapeError
 
-__all__ = ["PhoenixTimestamp", "PhoenixType", "PhoenixTypeError", "phoenix_type", "TYPE_NAMES"]
+__all__ = ["PhoenixTimestamp", "PhoenixType", "PhoenixTypeError", "phoenix_type", "TYPE_NAMES", "utf16_length"]
 
 
 class PhoenixTypeError(KeyshapeError):
@@ -195,22 +195,80 @@ def _dec_unsigned_float(t: PhoenixType, data: bytes) -> float:
 # --- DECIMAL: Phoenix's base-100 form ---------------------------------------------------------
 
 def decimal_value(t: PhoenixType, value: Any) -> Decimal:
-    """``value`` as Phoenix stores it for ``t``: cut to the column's scale (ROUND_DOWN), checked
-    against its precision, rounded to 38 digits (HALF_UP) and stripped of trailing zeros."""
+    """``value`` as Phoenix stores it for ``t``: checked against the column's precision, cut to its
+    scale (ROUND_DOWN), rounded to 38 digits (HALF_UP) and stripped of trailing zeros."""
     try:
         d = value if isinstance(value, Decimal) else Decimal(str(value)) if not isinstance(value, bool) else None
     except InvalidOperation:
         d = None
     if d is None or not d.is_finite():
         raise PhoenixTypeError(f"DECIMAL needs a finite number, got {value!r}")
+    if t.length is not None:
+        # PDecimal.isSizeCompatible on the value as given, trailing zeros stripped (the bound
+        # literal's precision - scale): its integer digits, 1 for zero (so 0 does not fit
+        # DECIMAL(2,2) while 0.001 does, as in Phoenix), at most precision - scale.
+        integer_digits = 1 if d == 0 else d.adjusted() + 1
+        if integer_digits > t.length - (t.scale or 0):
+            raise PhoenixTypeError(f"{t.sql} cannot hold {value}")
     if t.scale is not None:
         d = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_DOWN)
-    if t.length is not None:
-        integer_digits = max(d.adjusted() + 1, 0)
-        if d != 0 and integer_digits > t.length - (t.scale or 0):
-            raise PhoenixTypeError(f"DECIMAL({t.length},{t.scale or 0}) cannot hold {value}")
     d = _DECIMAL_CONTEXT.plus(d)
     return d.normalize(_DECIMAL_CONTEXT) if d != 0 else Decimal(0)
+
+
+def decimal_digits(data: bytes) -> tuple[int, int] | None:
+    """(precision, scale) of DECIMAL bytes as ``PDataType.getDecimalPrecisionAndScale`` counts them
+    (Java byte arithmetic: a leading single digit and a trailing zero are not counted, a negative
+    scale moves into the precision); None where Phoenix 5.2.1 itself fails (a one-byte value that
+    is not zero: it reads the second byte). Phoenix checks a DESC value's size with this count
+    of its inverted key bytes (see PhoenixKey's DESC DECIMAL rescale)."""
+    if data == b"\x80":
+        return 0, 0
+    if len(data) < 2:
+        return None
+    signed = [_sbyte(b) for b in data]
+    if data[0] & 0x80:
+        signum, end, offset = 1, len(data), 1
+        scale = _sbyte(((data[0] & 0x7F) - 65) * -2)
+    else:
+        signum, end, offset = -1, len(data) - (1 if data[-1] == 102 else 0), -101
+        scale = _sbyte((~signed[0] - 65 - 128) * -2)
+    if end < 2:
+        return None
+    precision = 2 * (end - 1)
+    if (signum * signed[end - 1] - offset) % 10 == 0:
+        scale -= 1
+        precision -= 1
+    if signum * signed[1] - offset < 10:
+        precision -= 1
+    scale += (end - 2) * 2
+    if scale < 0:
+        precision, scale = precision - scale, 0
+    return precision, scale
+
+
+def index_decimal(t: PhoenixType, value: Any) -> Decimal | None:
+    """The DECIMAL a global index stores for a data value of type ``t`` (a nullable fixed-width
+    column: ``IndexUtil.getIndexColumnDataType``), as ``PDecimal.toObject`` coerces the data row's
+    bytes: integers, dates and times (epoch ms) as they are, FLOAT/DOUBLE by their shortest decimal
+    form (``BigDecimal.valueOf(double)``; a FLOAT widened from its 32 bits first), TIMESTAMP as ms
+    plus the nanoseconds below the ms / 10^6, BOOLEAN as 1 or 0. The value is checked against
+    ``t`` first (what the data row refuses, the index refuses too). None for NULL."""
+    if value is None:
+        return None
+    data = t.encode(value)  # the data row's own check of the value
+    back = t.decode(data)
+    if t.name == "BOOLEAN":
+        return Decimal(1 if back else 0)
+    if t.name in _FLOAT_FORMAT:
+        return Decimal(repr(float(back)))
+    if isinstance(back, PhoenixTimestamp):
+        # (nanos % 1e6) / 1e6 in Java double arithmetic, then BigDecimal.valueOf: a 6-digit
+        # fraction is exact in its shortest form
+        return Decimal(back.millis) + Decimal(repr(back.nanos / 1e6))
+    if isinstance(back, int):
+        return Decimal(back)
+    raise PhoenixTypeError(f"an index does not store {t.sql} values as DECIMAL")
 
 
 def fraction_digits(value: Any) -> int:
@@ -353,9 +411,18 @@ def _enc_text(t: PhoenixType, value: Any) -> bytes:
             raise PhoenixTypeError(f"CHAR holds single-byte characters only, got {value!r}")
         if t.length is not None and len(data) > t.length:
             raise PhoenixTypeError(f"CHAR({t.length}) cannot hold {len(data)} characters ({value!r})")
-    elif t.length is not None and len(value) > t.length:
-        raise PhoenixTypeError(f"VARCHAR({t.length}) cannot hold {len(value)} characters ({value!r})")
+    elif t.length is not None and len(value) > t.length // 2 and utf16_length(value) > t.length:
+        raise PhoenixTypeError(f"VARCHAR({t.length}) cannot hold {utf16_length(value)} characters ({value!r}; "
+                               "Phoenix counts Java chars: a character beyond U+FFFF counts twice)")
     return data
+
+
+def utf16_length(text: str) -> int:
+    """``text.length()`` in Java: UTF-16 code units (a character beyond U+FFFF is a surrogate pair),
+    the length Phoenix checks VARCHAR(n) against (``PVarchar.isSizeCompatible``)."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 def _dec_text(t: PhoenixType, data: bytes) -> str:
@@ -412,7 +479,9 @@ def phoenix_type(name: str, length: int | None = None, scale: int | None = None)
             raise PhoenixTypeError(f"DECIMAL precision must be 1..38, got {length}")
         if scale is not None and (length is None or not 0 <= scale <= length):
             raise PhoenixTypeError(f"DECIMAL scale must be 0..precision, got {scale}")
-        return PhoenixType(key, None, length, scale if length is not None else None)
+        # DECIMAL(p) is DECIMAL(p,0), as Phoenix's ColumnDef makes it (and SYSTEM.CATALOG stores);
+        # a bare DECIMAL keeps every digit up to 38.
+        return PhoenixType(key, None, length, (scale or 0) if length is not None else None)
     return PhoenixType(key, _FIXED.get(key), length)
 
 

@@ -15,10 +15,14 @@ import java.util.TreeSet;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.io.ImmutableBytesWritable;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.util.Pair;
+import org.apache.phoenix.compile.QueryPlan;
 import org.apache.phoenix.jdbc.PhoenixConnection;
+import org.apache.phoenix.jdbc.PhoenixPreparedStatement;
+import org.apache.phoenix.schema.PColumn;
 import org.apache.phoenix.schema.PTable;
 import org.apache.phoenix.schema.RowKeySchema;
 import org.apache.phoenix.schema.ValueSchema;
@@ -38,6 +42,11 @@ import org.apache.phoenix.util.PhoenixRuntime;
  *   QUERY sql param...             -> ROWS row... (each row's typed values joined by '|')
  *   GENERATE sql n param...        -> OK n (runs sql n times, i = 0..n-1; a param "i8:{i}" or
  *                                     "txt:name{i}" takes i; commits every 1000 rows)
+ *   COLUMNS table                  -> COLUMNS name:type:maxLength:scale:sortOrder:nullable ... (the
+ *                                     PColumns whose DATA_TYPE, COLUMN_SIZE, DECIMAL_DIGITS, SORT_ORDER
+ *                                     and NULLABLE MetaDataClient writes into SYSTEM.CATALOG)
+ *   SCAN  sql param...             -> SCANS start,stop ... (hex; the scans Phoenix's optimised plan
+ *                                     for the query would run, one per region and salt bucket)
  *
  * The first argument is the JDBC URL (default jdbc:phoenix:none, connectionless; a live cluster is
  * jdbc:phoenix:127.0.0.1:PORT).
@@ -168,6 +177,34 @@ public class PhoenixOracle {
     return sb.toString();
   }
 
+  static String columns(Connection c, String table) throws Exception {
+    StringBuilder sb = new StringBuilder("COLUMNS");
+    for (PColumn col : PhoenixRuntime.getTable(c, table).getColumns()) {
+      sb.append('\t').append(col.getName().getString()).append(':').append(col.getDataType().getSqlTypeName())
+        .append(':').append(col.getMaxLength()).append(':').append(col.getScale())
+        .append(':').append(col.getSortOrder()).append(':').append(col.isNullable());
+    }
+    return sb.toString();
+  }
+
+  static String scan(Connection c, String[] f) throws Exception {
+    StringBuilder sb = new StringBuilder("SCANS");
+    try (PreparedStatement ps = c.prepareStatement(f[1])) {
+      for (int i = 2; i < f.length; i++) bind(ps, i - 1, f[i]);
+      QueryPlan plan = ps.unwrap(PhoenixPreparedStatement.class).optimizeQuery();
+      plan.getExplainPlan();  // builds the parallel scans (nothing runs)
+      List<List<Scan>> scans = plan.getScans();
+      if (scans == null || scans.isEmpty()) {  // a plan that needs no parallel scans: its one scan
+        Scan s = plan.getContext().getScan();
+        return sb.append('\t').append(hex(s.getStartRow())).append(',').append(hex(s.getStopRow())).toString();
+      }
+      for (List<Scan> group : scans) {
+        for (Scan s : group) sb.append('\t').append(hex(s.getStartRow())).append(',').append(hex(s.getStopRow()));
+      }
+    }
+    return sb.toString();
+  }
+
   static String generate(Connection c, String[] f) throws Exception {
     int n = Integer.parseInt(f[2]);
     try (PreparedStatement ps = c.prepareStatement(f[1])) {
@@ -204,6 +241,8 @@ public class PhoenixOracle {
           case "COMMIT": c.commit(); answer = "OK"; break;
           case "QUERY": answer = query(c, f); break;
           case "GENERATE": answer = generate(c, f); break;
+          case "SCAN": answer = scan(c, f); break;
+          case "COLUMNS": answer = columns(c, f[1]); break;
           default: answer = "ERR unknown request " + f[0];
         }
       } catch (Exception e) {
