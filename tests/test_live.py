@@ -250,23 +250,49 @@ def test_watch_polls_at_the_interval_and_follows_a_split() -> None:
         slept.append(seconds)
         _put(store, *plan[len(slept) - 1])
 
-    heat = watch(store, "t", interval=2.5, samples=3, sleep=sleep, clock=lambda: float(next(ticks)))
+    heat = watch(store, "t", interval=2.5, samples=3, sleep=sleep, clock=lambda: float(next(ticks)),
+                 count_splits=False)
     assert slept == [2.5, 2.5, 2.5]
     # [,b) held a1..a5 after poll 2 (5 rows > 4): it split at its middle row a3.
     assert [r.start for r in heat.latest] == [b"", b"a3", b"b", b"d"]
     m = heat.matrix("write")
-    # Sample 1: [,b) took 2 writes; it has split since, so they go to its daughters in
-    # proportion to the daughters' first writes (sample 3: a6, all in [a3, b)).
     # Sample 2: a3, a4, a5 were counted by the parent, which split at a5 and took its counters
     # with it (HBase drops a split parent's RegionLoad the same way); the daughters start at 0.
     # The embedded store gives no report times, so the parent's last writes are not estimated.
+    # Sample 1: [,b) took 2 writes; it has split since and nothing was counted, so each daughter
+    # gets half of what the parent's counters saw (HBase splits at the middle of the data), the
+    # oldest to the lower one: the daughters' first writes (a6) went up, the keys walk up.
     assert m.shape == (3, 4)
     assert m.sum(axis=1).tolist() == [3, 0, 2]
-    assert m[0].tolist() == [0, 2, 0, 1]
+    assert m[0].tolist() == [1, 1, 0, 1]
     assert m[2].tolist() == [0, 1, 1, 0]  # a6 >= a3, c in [b, d)
+    assert heat.split_counts == (0, 1)
     gone = heat.samples[1].vanished
     assert [(v.start, v.end, v.writes) for v in gone] == [(b"", b"b", 0)]
     assert len(gone[0].children) == 2  # found by key range: the store names no parents
+
+
+def test_watch_counts_the_daughters_of_a_split_and_puts_each_write_where_it_is() -> None:
+    """The same writes, with the daughters counted when the watch sees them (the default): each
+    write is drawn in the interval it was made and the region that holds it now, the three the
+    split parent's counters lost included (in its last interval)."""
+    store = _abc_store(auto_split_rows=4)
+    ticks = iter(range(100))
+    plan = [[b"a1", b"a2", b"d1"], [b"a3", b"a4", b"a5"], [b"a6", b"c"]]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        _put(store, *plan[len(slept) - 1])
+
+    heat = watch(store, "t", interval=2.5, samples=4, sleep=sleep, clock=lambda: float(next(ticks)))
+    assert slept == [2.5, 2.5, 2.5]  # the fourth sample is the poll right after the count
+    assert [r.start for r in heat.latest] == [b"", b"a3", b"b", b"d"]
+    assert heat.split_counts == (1, 1)
+    m = heat.matrix("write")
+    assert m.tolist() == [[2, 0, 0, 1], [0, 3, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]]
+    rows = [sum(1 for _ in store.scan_keys("t", r.start, r.end)) for r in heat.latest]
+    assert m.sum(axis=0).tolist() == rows  # what a scan of each region finds
 
 
 def test_a_counter_that_restarts_counts_from_zero() -> None:

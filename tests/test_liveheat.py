@@ -54,8 +54,10 @@ def test_a_split_parents_last_writes_are_estimated_and_the_load_is_a_hotspot() -
     m = heat.matrix()
     # Every write is counted once: 1,000 a second for 5 s.
     assert m.sum() == 5000
-    # The parent's writes go where the writes were heading: the upper daughter.
-    assert m[:, 0].sum() == 0 and m[:, 1].sum() == 5000
+    # Nothing counted the daughters: each holds half of the parent's 1,500 rows (HBase splits at
+    # the middle of the data), the oldest in the lower one (the writes went on in the upper one).
+    assert m[:, 0].tolist() == [750, 0, 0, 0, 0] and m[:, 1].tolist() == [250, 1000, 1000, 1000, 1000]
+    assert heat.split_counts == (0, 1)
     a = live_analysis(heat, name="t")
     assert a.rows == 5000
     assert a.verdict == "hotspot", a.reasons
@@ -141,3 +143,24 @@ def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_clo
                       T + 2500, (T + 1750,))
     s = heat.add([low, high], 2.0)
     assert s is not None and s.vanished[0].writes == 1500  # 2,000/s for 0.75 s
+
+
+def test_counted_daughters_get_the_parents_writes_as_they_hold_them() -> None:
+    """The same sequential load, the daughters counted by key-only scans just after the poll that
+    found them: the lower held 800 rows, the upper 1,700 when counted (its own 500 since its
+    birth, and half of the 1,000 it took during the count and until the next poll)."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    heat.note_counts({parent.name: 0})  # empty when the watch began
+    heat.add([region(b"", b"", T - 5000, 1000, T + 1000)], 1.0)
+    low = region(b"", b"m", T + 1500, 0, T + 2000, parents=(parent.name,))
+    high = region(b"m", b"", T + 1500, 500, T + 2000, parents=(parent.name,))
+    heat.add([low, high], 2.0)
+    assert [r.name for r in heat.born] == [low.name, high.name]
+    heat.note_counts({low.name: 800, high.name: 1700})
+    heat.add([region(b"", b"m", T + 1500, 0, T + 3000, (parent.name,)),
+              region(b"m", b"", T + 1500, 1500, T + 3000, (parent.name,))], 3.0)
+    assert heat.split_counts == (1, 1)
+    m = heat.matrix()
+    assert m[:, 0].tolist() == [800, 0, 0] and m[:, 1].tolist() == [200, 1000, 1000]

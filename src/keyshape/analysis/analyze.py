@@ -112,6 +112,9 @@ class Analysis:
     # A live table's rows and how they were found (exact counts, or estimates with a bound):
     # keyshape.ops.sample.RowCount.to_dict(); None for keys the analysis was given.
     row_count: dict[str, Any] | None = None
+    # What RegionLoad.rows counts: rows for keys; "write requests" / "read requests" for a watch
+    # (counters of requests, not the rows a region holds).
+    count_label: str = "rows"
 
     # The headline numbers under the names the JSON report uses.
     @property
@@ -188,6 +191,7 @@ class Analysis:
             "label_legend": self.label_legend,
             "key_check": self.key_check.to_dict() if self.key_check is not None else None,
             "row_count": self.row_count,
+            "counted": self.count_label,
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -329,9 +329,13 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
               help="Write the analysis as JSON (- for stdout: the rest goes to stderr).")
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The table's key schema: region labels show start keys decoded by it.")
+@click.option("--count-splits/--no-count-splits", default=True, show_default=True,
+              help="Count the rows of each region a split makes (key-only scans, when a poll finds "
+              "it), so the parent's writes are drawn where they are; without, half to each daughter.")
 def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
                   duration: float | None, metric: str, html_path: str | None,
-                  png_path: str | None, json_path: str | None, schema_path: str | None) -> None:
+                  png_path: str | None, json_path: str | None, schema_path: str | None,
+                  count_splits: bool = True) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
 
     Every --interval seconds the per-region request counters are read and their increase since
@@ -364,7 +368,8 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
 
     try:
         store.regions(table)  # an unknown table fails now, not after the first interval
-        heat = watch(store, table, interval, samples, duration=duration, on_sample=show)
+        heat = watch(store, table, interval, samples, duration=duration, on_sample=show,
+                     count_splits=count_splits)
     finally:
         store.close()
     if not heat.samples:

@@ -30,7 +30,7 @@ from keyshape.schema import KeySchema
 from keyshape.store.base import BatchWriter, RegionInfo, Store
 from keyshape.workload import LOAD_QUALIFIER, LOAD_VALUE_BYTES, row_value_bytes, row_values
 
-__all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "live_analysis",
+__all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "count_rows", "live_analysis",
            "load_workload", "poller", "row_value", "shares_by_region", "shares_by_server",
            "wait_for_writes", "watch"]
 
@@ -180,11 +180,27 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
 # ----------------------------------------------------------------------------------- watch
 
 
+COUNT_AT_START_BYTES = 64 * 2**20  # watch counts the rows of regions up to this size as it begins
+
+
+def count_rows(store: Store, table: str, region: RegionInfo) -> int:
+    """The rows of one region, by a key-only scan (no values cross the wire)."""
+    return sum(len(keys) for keys, _ in store.scan_key_times(table, region.start, region.end,
+                                                              batch_size=5000))
+
+
 def watch(store: Store, table: str, interval: float = 5.0, samples: int | None = None, *,
           duration: float | None = None, on_sample: Callable[[Sample], Any] | None = None,
           heat: LiveHeat | None = None, sleep: Callable[[float], None] = time.sleep,
-          clock: Callable[[], float] = time.monotonic) -> LiveHeat:
+          clock: Callable[[], float] = time.monotonic, count_splits: bool = True) -> LiveHeat:
     """Poll ``store.regions(table)`` every ``interval`` seconds into a ``LiveHeat`` and return it.
+
+    With ``count_splits`` (the default) the rows of every region a split or merge made are
+    counted by key-only scans as soon as a poll finds it, and the table is polled again at once
+    (a sample of its own), so the heat map can deal a split parent's writes to its daughters as
+    they hold them (``LiveHeat.note_counts``); the regions of up to
+    :data:`COUNT_AT_START_BYTES` are counted at the baseline too (what they held before the
+    watch). Without it a parent's writes are shared equally (HBase splits at the data's middle).
 
     Stops after ``samples`` deltas (polls after the baseline) or once ``duration`` seconds have
     passed since the baseline, whichever comes first; with neither, runs until interrupted.
@@ -202,6 +218,9 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
     try:
         if heat._last is None:
             heat.add(store.regions(table), clock())
+            if count_splits:
+                heat.note_counts({r.name: count_rows(store, table, r) for r in heat.latest
+                                  if r.store_size_bytes <= COUNT_AT_START_BYTES})
         begun = clock()
         while samples is None or taken < samples:
             if duration is not None and clock() - begun >= duration:
@@ -211,6 +230,14 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
             taken += 1
             if on_sample is not None and sample is not None and on_sample(sample) is False:
                 break
+            if count_splits and heat.born and (samples is None or taken < samples):
+                # the daughters' rows now, then a poll at once: the writes during the count
+                # are that poll's (half of them are taken to have come before the count ended)
+                heat.note_counts({r.name: count_rows(store, table, r) for r in heat.born})
+                sample = heat.add(store.regions(table), clock())
+                taken += 1
+                if on_sample is not None and sample is not None and on_sample(sample) is False:
+                    break
     except KeyboardInterrupt:
         pass
     return heat
@@ -269,8 +296,10 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
                   hints: SchemaHints | None = None, source: str = "") -> Analysis:
     """Judge a live matrix like the analyzer judges a simulated one, as an ``Analysis``.
 
-    Regions are the latest poll's; a region's ``rows`` is its summed ``metric`` requests (one
-    write request per put, as HBase's RegionLoad counts them); ``bytes`` is the store size last
+    Regions are the latest poll's; a region's ``rows`` is the ``metric`` requests of the watch
+    that landed in its key range (one write request per put, as HBase's RegionLoad counts them;
+    ``count_label`` says so), those of regions that split since placed as ``LiveHeat.matrix``
+    places them; ``bytes`` is the store size last
     reported; servers are the distinct server names, numbered in key order of first appearance.
     Key lengths and write order are unknown from counters, so they are reported as 0. Raises
     ``KeyshapeError`` when no request was counted.
@@ -323,7 +352,21 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
         value_bytes=0, key_overhead_bytes=0, heat=heat_m, window_hot_shares=shares,
         hot_window_share=ev.hot_window_share, hot_window_server_share=ev.hot_window_server_share,
         hot_window_baseline=baseline, increasing_fraction=0.0, decreasing_fraction=0.0,
-        verdict=v.verdict, reasons=list(v.reasons), advice=list(v.advice), source=source)
+        verdict=v.verdict, reasons=list(v.reasons) + _split_note(heat, metric), advice=list(v.advice),
+        source=source, count_label=f"{metric} requests")
+
+
+def _split_note(heat: LiveHeat, metric: str) -> list[str]:
+    """How the writes of regions that split during the watch were placed on today's regions."""
+    counted, splits = heat.split_counts
+    if not splits or metric != "write":
+        return []
+    if counted == splits:
+        return [f"{splits} split(s) during the watch: each split's daughters were counted (key-only "
+                "scans) when seen, and the parent's writes placed as they hold them."]
+    return [f"{splits} split(s) during the watch, {counted} with their daughters counted: the "
+            f"writes of the other {splits - counted} are ESTIMATED on today's regions (half to each "
+            "daughter, as HBase splits at the middle of the data)."]
 
 
 def shares_by_region(analysis: Analysis) -> Mapping[bytes, float]:

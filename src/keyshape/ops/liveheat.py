@@ -28,11 +28,25 @@ ranges when meta no longer has it (the catalog janitor removed the parent): a ne
 gone region's range is its daughter.
 
 Each poll's deltas stay in that poll's own regions (``Sample``), so a verdict can judge every
-interval by the regions that existed then (``sample_shares``). ``matrix()`` projects everything
-onto the LATEST regions for the heat map: a past region now split into several has its delta
-divided in proportion to those regions' writes in the first later poll where they have any (the
-direction its writes were heading), evenly when they never have any; a past region inside a
-latest one (merged since) adds to it.
+interval by the regions that existed then (``sample_shares``). ``matrix()`` draws the writes on
+the LATEST regions, each interval's writes where they are now (the heat map of a sequential load
+is its diagonal): every region holds its writes as pieces (interval, amount), oldest first, and a
+merged region holds its parents'. When a region splits, nothing in the counters says which of its
+rows went to which daughter, so its pieces are dealt out by
+
+- the daughters' ROWS at the split, when they were counted (``note_counts``: key-only scans
+  just after the poll that found them, which ``watch`` makes): each daughter gets what it held
+  then less what it took since it was born (half the writes of the poll that follows the count
+  are taken to have come during the count); what the parent held beyond the pieces counted in
+  the watch was there before the watch began. Without counts each daughter gets an equal part
+  (HBase splits at the middle of the data by size) and ``split_counts`` says so;
+- the direction of the daughters' first writes: when nearly all (90%) go to the upper daughter
+  the keys walk up, so the parent's oldest rows are the lower daughter's (a sequential key);
+  nearly all to the lower one, the other way round (a reverse timestamp); otherwise every piece
+  is shared in proportion.
+
+The read metric has no rows to count: a split parent's reads are shared in proportion to the
+daughters' first reads.
 """
 
 from __future__ import annotations
@@ -136,6 +150,9 @@ class LiveHeat:
 
     def __init__(self) -> None:
         self.samples: list[Sample] = []
+        # region name -> (rows counted, index of the sample after whose poll they were counted)
+        self._counted: dict[str, tuple[int, int]] = {}
+        self.born: list[RegionInfo] = []  # regions of the latest poll a split or merge made
         self._last: dict[str, RegionInfo] | None = None
         self._rates: dict[str, tuple[float, float]] = {}  # name -> (writes/s, reads/s)
         self._t0: float | None = None
@@ -179,6 +196,8 @@ class LiveHeat:
         for name in list(self._rates):
             if name not in self._last:
                 del self._rates[name]
+        kids = {k for v in gone for k in v.children}
+        self.born = [r for r in regions if r.name in kids]
         sample = Sample(
             at=at - (self._t0 or 0.0),
             starts=tuple(r.start for r in regions), ends=tuple(r.end for r in regions),
@@ -271,37 +290,133 @@ class LiveHeat:
     def ends(self) -> list[bytes]:
         return [r.end for r in self.latest]
 
+    def note_counts(self, counts: dict[str, int]) -> None:
+        """Rows counted (key-only scans) in regions of the latest poll, right after it: what the
+        split daughters among them (``born``) held, or (after the baseline poll) what regions
+        held when the watch began; see the module docstring."""
+        index = len(self.samples) - 1
+        for name, rows in counts.items():
+            self._counted[name] = (int(rows), index)
+
+    @property
+    def split_counts(self) -> tuple[int, int]:
+        """(splits whose daughters were all counted, splits in all) over the samples."""
+        counted = total = 0
+        for i, s in enumerate(self.samples):
+            for v in s.vanished:
+                if len(v.children) > 1:
+                    total += 1
+                    counted += all(self._counted.get(k, (0, -1))[1] == i for k in v.children)
+        return counted, total
+
     def matrix(self, metric: str = "write") -> np.ndarray:
-        """The ``samples x regions`` deltas of ``metric`` ("write" or "read") over the latest
-        regions (see the module docstring for regions that split or merged since). Float64;
-        integral whenever the layout did not change. Zero rows before any sample."""
+        """The ``samples x regions`` ``metric`` requests ("write" or "read") on the latest
+        regions, each interval's where they are now (see the module docstring for regions that
+        split or merged since). Float64. Zero rows before any sample."""
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-        starts = self.starts
-        n = len(self.samples)
-        direct = np.zeros((n, len(starts)), dtype=np.float64)
-        spread: list[tuple[int, int, int, float]] = []
+        content = self._replay(metric)
+        out = np.zeros((len(self.samples), len(self.latest)), dtype=np.float64)
+        for j, r in enumerate(self.latest):
+            for i, amount in content.get(r.name, []):
+                if i >= 0:  # not the rows from before the watch
+                    out[i, j] += amount
+        return out
+
+    def _own(self, metric: str) -> list[dict[str, float]]:
+        """Per sample, each region's own delta of ``metric`` by name."""
+        return [dict(zip(s.names, (s.writes if metric == "write" else s.reads).tolist()))
+                for s in self.samples]
+
+    def _replay(self, metric: str) -> dict[str, list[tuple[int, float]]]:
+        """Every region's pieces (sample index, requests), oldest first, followed through the
+        splits and merges of all samples; -1 marks rows from before the watch."""
+        own = self._own(metric)
+        content: dict[str, list[tuple[int, float]]] = {}
+        # Regions whose rows from before the watch are known: counted at the baseline, or born
+        # during the watch (what they hold is dealt from a known parent or counted).
+        known: set[str] = set()
+        for name, (rows, index) in self._counted.items():
+            if index == -1 and metric == "write":
+                content[name] = [(-1, float(rows))] if rows else []
+                known.add(name)
         for i, s in enumerate(self.samples):
-            for start, end, _server, value in s.regions(metric):
-                if not value:
-                    continue
-                lo = max(bisect.bisect_right(starts, start) - 1, 0)
-                hi = len(starts) - 1 if not end else max(bisect.bisect_left(starts, end) - 1, lo)
-                if lo == hi:
-                    direct[i, lo] += value
-                else:
-                    spread.append((i, lo, hi, value))
-        out = direct.copy()
-        for i, lo, hi, value in spread:
-            weights = None
-            for j in range(i, n):
-                later = direct[j, lo:hi + 1]
-                if later.sum() > 0:
-                    weights = later / later.sum()
-                    break
-            if weights is None:
-                weights = np.full(hi - lo + 1, 1.0 / (hi - lo + 1))
-            out[i, lo:hi + 1] += value * weights
+            got: set[str] = set()
+            for v in s.vanished:
+                pieces = content.pop(v.name, []) + [(i, float(v.writes if metric == "write" else v.reads))]
+                kids = [k for k in v.children if k in own[i]]
+                if not kids:
+                    # no region took its range over (cannot happen with HBase's lineage): it
+                    # stays where it was, in the heat map's nearest region
+                    kids = [s.names[max(bisect.bisect_right(list(s.starts), v.start) - 1, 0)]]
+                kids.sort(key=lambda k: s.starts[s.names.index(k)])
+                dealt = self._deal(i, kids, pieces, own, metric, v.name in known)
+                for kid, part in zip(kids, dealt):
+                    content.setdefault(kid, []).extend(part)
+                    got.add(kid)
+                    if v.name in known or self._counted.get(kid, (0, -2))[1] == i:
+                        known.add(kid)
+            for name in got:  # a merged region's pieces from several parents: oldest first
+                content[name].sort(key=lambda p: p[0])
+            for name, value in own[i].items():
+                content.setdefault(name, []).append((i, float(value)))
+        return content
+
+    def _deal(self, i: int, kids: list[str], pieces: list[tuple[int, float]],
+              own: list[dict[str, float]], metric: str, known: bool) -> list[list[tuple[int, float]]]:
+        """A vanished region's ``pieces`` dealt to its daughters ``kids`` (key order) born in
+        sample ``i`` (see the module docstring). ``known``: the parent's rows from before the
+        watch are in its pieces, so rows the daughters hold beyond them were written in its last
+        interval and missed by its counters; otherwise they are taken for rows from before."""
+        if len(kids) == 1:
+            return [pieces]
+        # The direction: the daughters' first requests.
+        first = np.zeros(len(kids))
+        for later in own[i:]:
+            first = np.array([later.get(k, 0.0) for k in kids])
+            if first.sum() > 0:
+                break
+        watched = sum(a for _, a in pieces)
+        counted = [self._counted.get(k) for k in kids]
+        if metric == "write" and all(c is not None and c[1] == i for c in counted):
+            held = []
+            for k, c in zip(kids, counted):
+                assert c is not None
+                during = own[i + 1].get(k, 0.0) / 2 if i + 1 < len(own) else 0.0
+                held.append(max(c[0] - own[i].get(k, 0.0) - during, 0.0))
+            missed = max(sum(held) - watched, 0.0)
+            if missed > 0:
+                pieces = pieces + [(i, missed)] if known else [(-1, missed)] + pieces
+            total = watched + missed
+            target = (np.array(held) * (total / sum(held)) if sum(held) > 0
+                      else np.full(len(kids), total / len(kids)))
+        elif metric == "write":
+            target = np.full(len(kids), watched / len(kids))  # HBase splits at the data's middle
+        else:
+            target = (first / first.sum() * watched if first.sum() > 0
+                      else np.full(len(kids), watched / len(kids)))
+        shares = first / first.sum() if first.sum() > 0 else np.zeros(len(kids))
+        if metric == "write" and shares[-1] >= 0.9:
+            order = list(range(len(kids)))  # the keys walk up: the oldest rows are the lowest
+        elif metric == "write" and shares[0] >= 0.9:
+            order = list(range(len(kids)))[::-1]
+        else:
+            total = target.sum()
+            frac = target / total if total > 0 else np.full(len(kids), 1 / len(kids))
+            return [[(t, a * f) for t, a in pieces] for f in frac]
+        out: list[list[tuple[int, float]]] = [[] for _ in kids]
+        room = target.astype(np.float64).copy()
+        at = 0
+        for t, amount in pieces:
+            left = amount
+            while left > 1e-9:
+                while at < len(order) - 1 and room[order[at]] <= 1e-9:
+                    at += 1
+                j = order[at]
+                take = left if at == len(order) - 1 else min(left, room[j])
+                out[j].append((t, take))
+                room[j] -= take
+                left -= take
         return out
 
     def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray, np.ndarray,

@@ -89,7 +89,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     shown = pick_regions(regions, limit)
     skip = shared_prefix_length([r.start for r in regions] + [r.end for r in regions])
     numbers: list[tuple[str, Justify, int]] = [
-        ("rows", "right", max(len("rows"), *(len(f"{r.rows:,}") for r in regions))),
+        (analysis.count_label, "right", max(len(analysis.count_label), *(len(f"{r.rows:,}") for r in regions))),
         ("share", "right", len("100.0%")),
         ("", "left", 10),
         ("server", "right", max(len("server"), *(len(str(r.server)) for r in regions))),
@@ -173,7 +173,8 @@ def summary_table(analysis: Analysis) -> Table:
     table.add_column()
     fair = 1 / len(a.regions)
     rows = [
-        ("rows", f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} on {a.servers} server{'' if a.servers == 1 else 's'}"
+        (a.count_label, f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} "
+                        f"on {a.servers} server{'' if a.servers == 1 else 's'}"
                  + (" (assumed: --servers N)" if a.servers_assumed else "")),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
