@@ -578,3 +578,44 @@ def test_a_broken_socket_is_an_error_line_while_a_closed_stdout_is_quiet(tmp_pat
     proc = subprocess.run([sys.executable, str(script), "boom"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: [Errno 32] Broken pipe (connection to 127.0.0.1:16020)"
+
+
+def test_a_server_that_answered_before_and_now_closes_at_once_is_retried_not_called_tls() -> None:
+    """A region server dying under a load accepts and closes: that was 'it may require TLS or
+    Kerberos', a SecurityError that ended the load instead of a retry on the region's new server."""
+    import socket
+    import threading
+
+    from keyshape.store.hbase.auth import Channel, SecurityError
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        first, _ = server.accept()
+        first.sendall(b"x")  # the first connection is answered
+        second, _ = server.accept()
+        second.close()  # the second is closed without a word
+        first.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    where = f"127.0.0.1:{port}"
+    a = Channel(socket.create_connection(("127.0.0.1", port)), where)
+    assert a.recv(1) == b"x"
+    b = Channel(socket.create_connection(("127.0.0.1", port)), where)
+    with pytest.raises(ConnectionResetError):
+        b.recv(1)
+    t.join()
+    server.close()
+    # An address that never answered still gets the hint.
+    lone = socket.socket()
+    lone.bind(("127.0.0.1", 0))
+    lone.listen(1)
+    c = Channel(socket.create_connection(lone.getsockname()), f"127.0.0.1:{lone.getsockname()[1]}")
+    lone.accept()[0].close()
+    with pytest.raises(SecurityError, match="may require TLS"):
+        c.recv(1)
+    lone.close()

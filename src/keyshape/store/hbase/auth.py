@@ -48,6 +48,10 @@ _MAX_BUFFER = 1 << 16
 KDC_TIMEOUT = 20.0
 
 
+# Addresses that have answered a plain (SIMPLE, no TLS) connection in this process.
+_ANSWERED: set[str] = set()
+
+
 class SecurityError(StoreError):
     """Authentication, TLS or protection-level negotiation failed; retrying will not help."""
 
@@ -137,9 +141,15 @@ class Channel:
             data = self.sock.recv(n)
             if not data and not self._answered and self.user is None:
                 self.sock.close()
+                if self.where in _ANSWERED:
+                    # This address spoke plain RPC to us before: a server going down (or a new
+                    # process on its port during a failover), which the caller retries elsewhere.
+                    raise ConnectionResetError(f"{self.where} closed the connection without answering")
                 raise SecurityError(f"{self.where} closed the connection without answering: it may "
                                     "require TLS (tls=true, and a client certificate: tls_cert/tls_key) "
                                     "or Kerberos (auth=kerberos)")
+            if data and not self._answered:
+                _ANSWERED.add(self.where)
             self._answered = True
             return data
         if not self._buffer:
