@@ -351,12 +351,21 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                 "with --auto-split and a generated workload; or give rows per second, e.g. --write-rate 10000")
     done = 0
     check = KeyCheck.of(schema) if keys_file is not None else None
+    lint: list[str] | None = None
     if keys_file is not None and acc.split_model is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         from keyshape.analysis.keyfiles import feed_key_files
 
-        feed_key_files(acc, keys_file, column, workers=workers,
-                       progress=None if progress is None else lambda done: progress(done, total),
-                       check=check)
+        # The schema's lint reads no key: it runs beside the key threads instead of after them
+        # (its workload sample costs 0.05-0.1 s, mostly in numpy calls that let the GIL go, and
+        # a file of few row groups leaves a core idle while the last ones are read).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyshape-lint") as pool:
+            linted = pool.submit(_lint_lines, schema)
+            feed_key_files(acc, keys_file, column, workers=workers,
+                           progress=None if progress is None else lambda done: progress(done, total),
+                           check=check)
+            lint = linted.result()
     elif keys_file is not None:
         # An auto-split run replays the writes in order, in one pass.
         from keyshape.workload import read_key_arrays
@@ -382,7 +391,7 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
               if keys_file is not None else f"generated workload, seed {seed}")
     analysis = finish_schema(acc, schema, source=source, name=name, heavy=heavy,
-                             real_keys=keys_file is not None)
+                             real_keys=keys_file is not None, lint=lint)
     return analysis if check is None else with_key_check(analysis, check)
 
 
@@ -441,12 +450,15 @@ def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
 
 
 def finish_schema(acc: Analyzer, schema: KeySchema, *, source: str, name: str | None = None,
-                  heavy: dict[str, HeavyHitters] | None = None, real_keys: bool = False) -> Analysis:
+                  heavy: dict[str, HeavyHitters] | None = None, real_keys: bool = False,
+                  lint: list[str] | None = None) -> Analysis:
     """``acc.finish`` with what the schema says: its name, hints (``real_keys``: the keys came
-    from a file or a live table, not a generated workload), text, lint findings and region labels."""
+    from a file or a live table, not a generated workload), text, lint findings (``lint``: the
+    schema's lint lines when already made) and region labels."""
     hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=real_keys)
     analysis = acc.finish(name=name or schema.table.full_name, hints=hints,
-                          schema_text=_schema_text(schema), lint=_lint_lines(schema), source=source)
+                          schema_text=_schema_text(schema),
+                          lint=_lint_lines(schema) if lint is None else lint, source=source)
     return with_key_labels(analysis, schema)
 
 

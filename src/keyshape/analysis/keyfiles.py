@@ -70,12 +70,16 @@ class _Readers(threading.local):
 
 
 def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator[pa.RecordBatch]:
-    import pyarrow.orc as porc
-    import pyarrow.parquet as pq
-
     f = readers.open.get(unit.path)
     if f is None:
-        f = pq.ParquetFile(unit.path) if unit.kind == "parquet" else porc.ORCFile(unit.path)
+        if unit.kind == "parquet":
+            import pyarrow.parquet as pq
+
+            f = pq.ParquetFile(unit.path)
+        else:  # pyarrow.orc imports pyarrow.fs and ssl: only for ORC files
+            import pyarrow.orc as porc
+
+            f = porc.ORCFile(unit.path)
         readers.open[unit.path] = f
     names = f.schema_arrow.names if unit.kind == "parquet" else f.schema.names
     if column is not None and column not in names:

@@ -12,6 +12,7 @@ GBIF's ``ModulusSalt`` by its source and its own test's vectors (tests/test_gbif
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 import zlib
@@ -100,8 +101,17 @@ def java_bytes_hash(b: bytes) -> int:
 # contributes a*31 + b to a step of 31**2: bytes as unsigned values (POLY: the ASCII code units
 # of String.hashCode) or as Java's signed bytes (SIGNED_POLY: Arrays.hashCode).
 _S8 = [c - 256 if c > 127 else c for c in range(256)]
-_PAIR = [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
-_SIGNED_PAIR = [_S8[x >> 8] * 31 + _S8[x & 0xFF] for x in range(1 << 16)]
+
+
+@functools.lru_cache(maxsize=2)
+def _pairs(signed: bool) -> list[int]:
+    """The 65,536 pair values, made on first use (10 ms: every process importing keyshape paid
+    it at start-up, and with the C kernels built the per-key Python hashes seldom run)."""
+    if signed:
+        return [_S8[x >> 8] * 31 + _S8[x & 0xFF] for x in range(1 << 16)]
+    return [(x >> 8) * 31 + (x & 0xFF) for x in range(1 << 16)]
+
+
 _POW31 = [pow(31, k, 1 << 32) for k in range(257)]
 _POLY_MAX = 128  # longer keys take a loop (and the generated expression stays shallow)
 
@@ -125,8 +135,8 @@ class _Polys(dict):  # type: ignore[type-arg]
 
     def __init__(self, signed: bool) -> None:
         super().__init__()
+        self.signed = signed
         self.byte = byte = _S8 if signed else list(range(256))
-        self.pair = _SIGNED_PAIR if signed else _PAIR
 
         def loop(j: bytes) -> int:
             h = 0
@@ -138,7 +148,7 @@ class _Polys(dict):  # type: ignore[type-arg]
     def __missing__(self, n: int) -> Callable[[bytes], int]:
         if not 0 <= n <= _POLY_MAX:
             return self.loop
-        env: dict[str, Any] = {"P": self.pair, "B": self.byte, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
+        env: dict[str, Any] = {"P": _pairs(self.signed), "B": self.byte, "U": struct.Struct(f">{n & 1}x{n // 2}H").unpack}
         exec(compile(_poly_source(n), f"<keyshape poly {n}>", "exec"), env)  # noqa: S102
         fn: Callable[[bytes], int] = env["poly"]
         self[n] = fn
