@@ -619,3 +619,34 @@ def test_a_server_that_answered_before_and_now_closes_at_once_is_retried_not_cal
     with pytest.raises(SecurityError, match="may require TLS"):
         c.recv(1)
     lone.close()
+
+
+@pytest.mark.parametrize("command", [
+    "analyze examples/orders.toml", "get examples/records/orders.toml user_id=u1 order_id=4",
+    "put examples/records/orders.toml user_id=u1 order_id=4 product_id=p1",
+    "index lookup examples/records/orders.toml by_product product_id=p1", "ids take examples/records/orders.toml order_id"])
+def test_user_without_hbase_is_refused_on_every_command(command: str) -> None:
+    import shlex
+
+    line = one_error_line(run(*shlex.split(command), "--user", "bob"))
+    assert "--user applies to --hbase only" in line
+
+
+@pytest.mark.hbase
+def test_the_shared_user_option_is_the_user_the_connection_acts_as(hbase) -> None:  # type: ignore[no-untyped-def]
+    """--user was on 4 commands; the shared option reaches every store opened for a command."""
+    import click
+
+    from keyshape.cli.hbase import _open
+    from keyshape.cli.options import USER_KEY
+
+    with click.Context(click.Command("x")) as ctx:
+        ctx.meta[USER_KEY] = "bob"
+        store = _open(hbase.url)
+        try:
+            assert store.user == "bob"  # type: ignore[attr-defined]
+        finally:
+            store.close()
+    for command in (["split-plan", "--help"], ["migrate", "--help"], ["admin", "regions", "--help"],
+                    ["phoenix", "catalog", "--help"], ["grant", "--help"], ["get", "--help"]):
+        assert "--user NAME" in run(*command).stdout, command

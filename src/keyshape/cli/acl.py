@@ -4,15 +4,21 @@ Revoke), with HBase shell's arguments and meaning. Thin click commands over
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from keyshape.cli.hbase import _open
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import hbase_option, user_option
 
 __all__ = ["grant_command", "revoke_command"]
 
-_URL = hbase_option(required=True, what="The HBase whose permissions to change (as a user with ADMIN there, "
-                                        "e.g. auth=kerberos&principal=hbase/HOST&keytab=...):")
+_HBASE_OPTION = hbase_option(required=True, what="The HBase whose permissions to change (as a user with ADMIN "
+                             "there, e.g. auth=kerberos&principal=hbase/HOST&keytab=...):")
+
+
+def _URL(fn: Any) -> Any:  # noqa: N802 - used as a decorator like the option it was
+    return _HBASE_OPTION(user_option(fn))
 
 
 @click.command("grant")

@@ -9,11 +9,15 @@ from typing import Any
 import click
 
 from keyshape.cli.hbase import _console, _open, _regions_table
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import hbase_option, user_option
 
 __all__ = ["admin_group"]
 
-_URL = hbase_option(required=True, what="The HBase to administer:")
+_HBASE_OPTION = hbase_option(required=True, what="The HBase to administer:")
+
+
+def _URL(fn: Any) -> Any:  # noqa: N802 - used as a decorator like the option it was
+    return _HBASE_OPTION(user_option(fn))
 
 
 def _run(url: str, call: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, USER_KEY, hbase_option, user_option
 from keyshape.cli.output import write_json, write_reports
 
 _LEVELS = ("skewed", "hotspot")
@@ -205,6 +205,7 @@ def _finish(code: int) -> None:
               help="Regions shown in the terminal table (busiest and quietest when more).")
 # --- live tables: sample the keys of an existing table (keyshape.ops.sample)
 @hbase_option(what="With --table: analyze a live table of this HBase.", embedded=False)
+@user_option
 @click.option("--table", "live_table", default=None, metavar="NS:NAME",
               help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
               "given, decodes them).")
@@ -246,6 +247,8 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
 
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
+    if url is None and click.get_current_context().meta.get(USER_KEY) is not None:
+        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     if allow_foreign_keys and keys_file is None:
         raise click.UsageError("--allow-foreign-keys is for --keys FILE (real keys checked against the schema)")
     if engine == "spark" and keys_file is None:

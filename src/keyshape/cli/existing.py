@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import hbase_option, user_option
 
 from keyshape.errors import KeyshapeError
 
@@ -31,6 +31,7 @@ def _store(url: str) -> Store:
 @click.command("split-plan")
 @click.argument("table", metavar="NS:NAME")
 @hbase_option(required=True)
+@user_option
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The table's key schema: with a salt, cuts keep whole buckets.")
 @click.option("--target-regions", type=click.IntRange(min=2), default=None, metavar="N",
@@ -82,6 +83,7 @@ def split_plan_command(table: str, url: str, schema_path: str | None, target_reg
 @click.argument("old_path", metavar="OLD.toml", type=click.Path(exists=True, dir_okay=False))
 @click.argument("new_path", metavar="NEW.toml", type=click.Path(exists=True, dir_okay=False))
 @hbase_option(required=True)
+@user_option
 @click.option("--resume", is_flag=True, help="Continue an interrupted copy from its checkpoint.")
 @click.option("--verify-only", is_flag=True, help="Only compare source and target; copy nothing.")
 @click.option("--max-rows-per-sec", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option, USER_HELP, USER_KEY
 from keyshape.cli.output import write_json, write_reports
 from keyshape.analysis.stats import percent_cell
 from keyshape.errors import KeyshapeError, StoreError
@@ -25,19 +25,17 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["create_command", "load_command", "watch_command"]
 
-_USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, "
-              "else the login user). HBase checks ACLs against it. Refused under auth=kerberos, where "
-              "the principal acts.")
-
-
 def _user_option(fn: Any) -> Any:
-    return click.option("--user", default=None, metavar="NAME", help=_USER_HELP)(fn)
+    return click.option("--user", default=None, metavar="NAME", help=USER_HELP)(fn)
 
 
 def _open(url: str | None, user: str | None = None) -> Store:
     """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
     from keyshape.store import open_store
 
+    if user is None:  # given by the shared --user option (cli.options.user_option), if any
+        ctx = click.get_current_context(silent=True)
+        user = ctx.meta.get(USER_KEY) if ctx is not None else None
     if url is None and user is not None:
         raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     try:

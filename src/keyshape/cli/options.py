@@ -56,3 +56,20 @@ def hbase_option(*, required: bool = False, what: str = "", embedded: bool = Tru
         # No default at all: click 8.5 treats an explicit default=None as given and skips the check.
         return click.option("--hbase", "url", required=True, metavar="URL", help=text)
     return click.option("--hbase", "url", default=None, metavar="URL", help=text)
+
+
+USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, else the "
+             "login user). HBase checks ACLs against it. Refused under auth=kerberos, where the principal acts.")
+USER_KEY = "keyshape.user"  # where user_option leaves the name for cli.hbase._open (click's ctx.meta)
+
+
+def _remember_user(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.meta[USER_KEY] = value
+
+
+def user_option(fn: Any) -> Any:
+    """``--user NAME`` for a command that opens its store through ``cli.hbase._open``: the name
+    travels in the click context, so the command's own signature does not change."""
+    return click.option("--user", "acting_user", default=None, metavar="NAME", help=USER_HELP, expose_value=False,
+                        callback=_remember_user)(fn)

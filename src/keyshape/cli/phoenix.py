@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import hbase_option, user_option
 
 from keyshape.errors import KeyshapeError
 
@@ -154,14 +154,15 @@ def phoenix_key_ranges(ddl_path: str, values: tuple[str, ...], table_name: str |
 @phoenix_group.command("catalog")
 @click.argument("table_name", metavar="TABLE")
 @hbase_option(required=True, what="The HBase that Phoenix runs on:")
+@user_option
 @click.option("--tenant", default=None, help="Tenant id of a tenant-specific table.")
 def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
     """Print TABLE's CREATE TABLE as Phoenix's SYSTEM.CATALOG describes it (no JDBC needed)."""
     from keyshape.phoenix import create_table_sql
+    from keyshape.cli.hbase import _open
     from keyshape.phoenix.catalog import catalog_table
-    from keyshape.store import open_store
 
-    store = open_store(url)
+    store = _open(url)
     try:
         click.echo(create_table_sql(catalog_table(store, table_name, tenant)) + ";")
     finally:
@@ -174,6 +175,7 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
 @click.option("--target", "target_name", required=True, help="Name of the re-salted copy.")
 @_TABLE
 @hbase_option(what="With --apply: the HBase that Phoenix runs on.", embedded=False)
+@user_option
 @click.option("--apply", is_flag=True, help="Copy every row into TARGET (created in Phoenix from the printed DDL) and verify.")
 def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None,
                    apply: bool) -> None:
@@ -191,10 +193,10 @@ def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: st
         raise KeyshapeError("--apply needs --hbase HOST:PORT (the HBase that Phoenix runs on)")
     from rich.console import Console
 
+    from keyshape.cli.hbase import _open
     from keyshape.report.terminal import progress_bar
-    from keyshape.store import open_store
 
-    store = open_store(url)
+    store = _open(url)
     try:
         with progress_bar(Console(stderr=True), None, "copying rows") as advance:
             report = resalt(store, source, parse_ddl(ddl), progress=advance)

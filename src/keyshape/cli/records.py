@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import hbase_option, user_option
 
 from keyshape.errors import KeyshapeError
 
@@ -28,7 +28,11 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["get_command", "ids_group", "index_group", "put_command"]
 
-_HBASE = hbase_option()
+_HBASE_OPTION = hbase_option()
+
+
+def _HBASE(fn: Any) -> Any:  # noqa: N802 - used as a decorator like the option it was
+    return _HBASE_OPTION(user_option(fn))
 
 
 def _schema(path: str) -> KeySchema:
