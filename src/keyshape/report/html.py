@@ -75,15 +75,16 @@ def _cards(a: Analysis) -> str:
     items = [
         ("rows", f"{a.rows:,}"),
         ("regions", f"{len(a.regions)}"),
-        ("region servers", f"{a.servers}"),
+        ("region servers (assumed: --servers)" if a.servers_assumed else "region servers", f"{a.servers}"),
         ("max / mean", f"{a.max_over_mean:.2f}"),
         ("coefficient of variation", f"{a.cv:.3f}"),
         ("Gini", f"{a.gini:.3f}"),
         ("deviation rate (max-min)/mean", f"{a.deviation_rate:.2f}"),
         ("empty regions", f"{a.empty_regions}"),
-        ("hot window share (region)", _pct(a.hot_window_share)),
+        ("hot moment share (region)" + (f", a moment = {a.moment_rows:,} writes" if a.moment_rows else ""),
+         _pct(a.hot_window_share)),
         ("fair share", _pct(1 / len(a.regions))),
-        ("hot window share (server)", _pct(a.hot_window_server_share)),
+        ("hot moment share (server)", _pct(a.hot_window_server_share)),
     ]
     if a.key_length_max:  # a live table's request counters carry no keys
         items += [
