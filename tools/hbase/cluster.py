@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import standalone
-from standalone import LIB, StartFailed, Standalone, _port_open, _tail, _wait_gone, _wait_port_closed, free_port
+from standalone import StartFailed, Standalone, _port_open, _tail, _wait_gone, _wait_port_closed, free_port
 
 STATE_FILE = "cluster.json"
 RS_READY = "Serving as localhost,"
@@ -67,11 +67,13 @@ class Cluster(Standalone):
             raise ValueError("one port per region server is needed")
 
     @classmethod
-    def with_free_ports(cls, run_dir: Path, regionservers: int = 3) -> "Cluster":  # type: ignore[override]
+    def with_free_ports(cls, run_dir: Path, regionservers: int = 3,  # type: ignore[override]
+                        version: str | None = None) -> "Cluster":
         """A cluster on fresh free loopback ports, beside any other instance."""
         return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(), rs_port=0,
                    thrift_port=free_port(), regionservers=regionservers,
-                   rs_ports=[free_port() for _ in range(regionservers)])
+                   rs_ports=[free_port() for _ in range(regionservers)],
+                   version=standalone.line(version).version)
 
     @classmethod
     def load(cls, run_dir: Path) -> "Cluster | None":
@@ -82,7 +84,8 @@ class Cluster(Standalone):
             return None
         return cls(run_dir=run_dir, zk_port=state["zk_port"], master_port=state["master_port"],
                    rs_port=0, thrift_port=state["thrift_port"], regionservers=len(state["rs_ports"]),
-                   rs_ports=list(state["rs_ports"]))
+                   rs_ports=list(state["rs_ports"]),
+                   version=state.get("version", standalone.DEFAULT_VERSION))
 
     # -- paths -----------------------------------------------------------------------------------
     state_file = property(lambda self: self.run_dir / STATE_FILE)
@@ -166,13 +169,15 @@ class Cluster(Standalone):
                               what=f"HBase cluster ({self.regionservers} region servers)") from None
 
     def _start(self, thrift: bool, timeout: float) -> None:
+        if thrift:
+            self.require_thrift()
         self.fetch()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + timeout
         self.state_file.write_text(json.dumps({
             "zk_port": self.zk_port, "master_port": self.master_port, "thrift_port": self.thrift_port,
-            "rs_ports": self.rs_ports}) + "\n")
+            "rs_ports": self.rs_ports, "version": self.version}) + "\n")
         self.write_config()
         if self.zk_pid() is None:
             self._check_port_free(self.zk_port)
@@ -182,7 +187,7 @@ class Cluster(Standalone):
             # short as 2 s (HBase asks for session_timeout_ms).
             cmd = [self.java(), f"-Xmx{self.zk_heap}", "-Dzookeeper.admin.enableServer=false",
                    "-Dzookeeper.4lw.commands.whitelist=ruok,srvr",
-                   "-cp", f"{LIB}/*", ZK_MAIN, str(self.zk_port), str(zk_dir), "1000", "0"]
+                   "-cp", f"{self.lib}/*", ZK_MAIN, str(self.zk_port), str(zk_dir), "1000", "0"]
             self._spawn(cmd, self.zk_out, self.zk_pid_file)
         while not _port_open(self.zk_port):
             if self.zk_pid() is None or time.monotonic() > deadline:
@@ -282,7 +287,8 @@ class Cluster(Standalone):
             f.unlink(missing_ok=True)
 
 
-def start_scratch(run_dir: Path, regionservers: int = 3, timeout: float | None = None) -> Cluster:
+def start_scratch(run_dir: Path, regionservers: int = 3, timeout: float | None = None,
+                  version: str | None = None) -> Cluster:
     """A started cluster on free loopback ports in ``run_dir`` for one test session or benchmark
     (the caller stops it). What a killed earlier run left there is stopped first; if starting
     fails every JVM is killed (logs stay) and ``StartFailed`` names the step and the log."""
@@ -291,7 +297,7 @@ def start_scratch(run_dir: Path, regionservers: int = 3, timeout: float | None =
     old = Cluster.load(run_dir)
     if old is not None:
         old.stop()
-    instance = Cluster.with_free_ports(run_dir, regionservers)
+    instance = Cluster.with_free_ports(run_dir, regionservers, version)
     try:
         instance.start(timeout=timeout)
     except StartFailed:

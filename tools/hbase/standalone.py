@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Fetch, start, check and stop a standalone HBase (master + region server + ZooKeeper in one JVM).
 
-Usage: python tools/hbase/standalone.py fetch|start [--thrift]|stop [--keep-data]|kill|status|ready
+Usage: python tools/hbase/standalone.py [--version V] fetch|start [--thrift]|stop [--keep-data]|kill|status|ready
+
+`--version` (or KEYSHAPE_HBASE_VERSION) picks the HBase line: one of LINES below, default
+DEFAULT_VERSION. The default line's jars are tools/hbase/lib (pom.xml); any other line's are
+tools/hbase/lines/<version>/lib (lines/pom.xml). A running instance remembers its line in its run
+folder (line.txt), so stop/status/kill need no --version.
 
 Everything lives under one run folder (default tools/hbase/run/, env KEYSHAPE_HBASE_RUN_DIR):
 conf/ (hbase-site.xml, log4j2.properties), data/ (rootdir, ZooKeeper, tmp), logs/, *.pid.
@@ -34,6 +39,8 @@ from xml.sax.saxutils import escape
 HERE = Path(__file__).resolve().parent
 LIB = HERE / "lib"
 POM = HERE / "pom.xml"
+LINES_POM = HERE / "lines" / "pom.xml"
+LINE_FILE = "line.txt"
 READY_LINE = "Master has completed initialization"
 PROBE_TABLE = b"keyshape_ready_probe"
 
@@ -51,6 +58,65 @@ JDK17_FLAGS = [
         "java.base/jdk.internal.misc", "java.security.jgss/sun.security.krb5",
         "java.base/sun.net.dns", "java.base/sun.net.util")],
 ]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One HBase release line tools/hbase can run: the Maven Central artifact version of its
+    server jars (the ``-hadoop3`` build where Maven Central has one), and what else exists for it."""
+
+    version: str
+    artifact: str | None  # hbase-server's Maven version; None: its server cannot be assembled
+    hadoop: str  # the Hadoop line its jars are built against
+    extras: bool = False  # hbase-thrift and hbase-compression-aircompressor (Maven Central: plain 2.6.1 only)
+    phoenix: bool = False  # Phoenix 5.2.1's server side (phoenix-hbase-compat-2.6.0 is its only compat jar there)
+    missing: str = ""  # why the server cannot start, when artifact is None
+
+    @property
+    def lib(self) -> Path:
+        return LIB if self.version == DEFAULT_VERSION else HERE / "lines" / self.version / "lib"
+
+
+# Checked against Maven Central (2026-11-26) by resolving each line's whole dependency tree.
+DEFAULT_VERSION = "2.6.1"
+LINES: dict[str, Line] = {line.version: line for line in (
+    # 2.4 has no -hadoop3 artifacts on Maven Central: the plain build is the Hadoop 2.10 one.
+    Line("2.4.18", "2.4.18", hadoop="2.10"),
+    Line("2.5.11", "2.5.11-hadoop3", hadoop="3"),
+    Line("2.6.1", "2.6.1-hadoop3", hadoop="3", extras=True, phoenix=True),
+    Line("2.6.4", "2.6.4-hadoop3", hadoop="3", extras=True, phoenix=True),
+    # Maven Central has 3.0.0-beta-1's hbase-client, -common, -protocol-shaded and hbase-server
+    # jars, but not the server's own modules (hbase-zookeeper, -procedure, -http, -replication,
+    # -balancer, -asyncfs): its protocol and byte functions are checked, its server cannot run.
+    Line("3.0.0-beta-1", None, hadoop="3", missing=(
+        "HBase 3.0.0-beta-1 cannot be started from Maven Central: it serves the client jars "
+        "(hbase-client, -common, -protocol-shaded) but not the server's modules (hbase-zookeeper, "
+        "-procedure, -http, -replication, -balancer, -asyncfs); its protocol and golden vectors "
+        "are checked against its jars instead (tests/test_hbase_lines.py)")),
+)}
+
+
+class UnknownVersion(ValueError):
+    """--version names no line tools/hbase knows."""
+
+
+def line(version: str | None = None) -> Line:
+    """The Line for ``version`` (default: $KEYSHAPE_HBASE_VERSION, else DEFAULT_VERSION);
+    ``UnknownVersion`` (one line naming the known ones) for any other."""
+    version = (version or os.environ.get("KEYSHAPE_HBASE_VERSION", "") or DEFAULT_VERSION).strip()
+    found = LINES.get(version)
+    if found is None:
+        raise UnknownVersion(f"unknown HBase version {version!r}; tools/hbase runs {', '.join(LINES)} "
+                             f"(default {DEFAULT_VERSION})")
+    return found
+
+
+def _run_dir_line(run_dir: Path) -> str | None:
+    """The line an instance in ``run_dir`` was started with (line.txt), if any."""
+    try:
+        return (run_dir / LINE_FILE).read_text().strip() or None
+    except OSError:
+        return None
 
 
 class StartFailed(RuntimeError):
@@ -111,12 +177,25 @@ class Standalone:
     heap: str = "1g"
     # Extra hbase-site.xml properties over the defaults (a test that needs a server setting).
     site: dict[str, str] = field(default_factory=dict)
+    # The HBase line (a key of LINES); default $KEYSHAPE_HBASE_VERSION, else DEFAULT_VERSION.
+    version: str = field(default_factory=lambda: line().version)
 
     @classmethod
-    def with_free_ports(cls, run_dir: Path, site: dict[str, str] | None = None) -> "Standalone":
+    def with_free_ports(cls, run_dir: Path, site: dict[str, str] | None = None,
+                        version: str | None = None) -> "Standalone":
         """An instance on fresh free ports, so it can run beside a developer's instance."""
         return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(),
-                   rs_port=free_port(), thrift_port=free_port(), site=dict(site or {}))
+                   rs_port=free_port(), thrift_port=free_port(), site=dict(site or {}),
+                   version=line(version).version)
+
+    @property
+    def line(self) -> Line:
+        return line(self.version)
+
+    @property
+    def lib(self) -> Path:
+        """This line's jars (tools/hbase/lib for the default line)."""
+        return self.line.lib
 
     # -- paths ---------------------------------------------------------------------------------
     @property
@@ -140,8 +219,15 @@ class Standalone:
 
         Skipped when lib/ holds the jars for the current pom.xml (a stamp stores its hash).
         Maven caches downloads in ~/.m2, so a re-fetch after `rm -rf lib` is offline and quick.
+        Another line's jars go to tools/hbase/lines/<version>/lib from lines/pom.xml.
         """
-        return copy_jars(POM, LIB, "hbase-server-*.jar", self.fetch_log)
+        found = self.line
+        if found.artifact is None:
+            raise StartFailed("fetch", found.missing, None, what=f"HBase {found.version}")
+        if found.version == DEFAULT_VERSION:
+            return copy_jars(POM, LIB, "hbase-server-*.jar", self.fetch_log)
+        args = [f"-Dhbase.version={found.artifact}"] + (["-Dkeyshape.extras=true"] if found.extras else [])
+        return copy_jars(LINES_POM, found.lib, "hbase-server-*.jar", self.fetch_log, args)
 
     # -- config --------------------------------------------------------------------------------
     def site_properties(self) -> dict[str, str]:
@@ -184,11 +270,12 @@ class Standalone:
             "hbase.regionserver.msginterval": "1000",
             # Pure-Java codecs from hbase-compression-aircompressor (pom.xml): standalone HBase has
             # no native Hadoop codecs, so without these a SNAPPY/ZSTD/LZ4/LZO family fails to open.
-            **{
+            # Only the 2.6 lines have that jar (Maven Central: plain 2.6.1 only).
+            **({
                 f"hbase.io.compress.{algo}.codec":
                     f"org.apache.hadoop.hbase.io.compress.aircompressor.{cls}Codec"
                 for algo, cls in (("snappy", "Snappy"), ("zstd", "Zstd"), ("lz4", "Lz4"), ("lzo", "Lzo"))
-            },
+            } if self.line.extras else {}),
             **self.site,
         }
 
@@ -238,7 +325,7 @@ class Standalone:
         return [self.java(), f"-Xmx{heap or self.heap}", *JDK17_FLAGS,
                 f"-Dhbase.log.dir={self.log_dir}", f"-Dhbase.log.file={log_file}",
                 f"-Dlog4j2.configurationFile={conf_dir / 'log4j2.properties'}",
-                f"-Dproc_{name}", "-cp", f"{conf_dir}:{LIB}/*", main, *args]
+                f"-Dproc_{name}", "-cp", f"{conf_dir}:{self.lib}/*", main, *args]
 
     def _spawn(self, cmd: list[str], out: Path, pid_file: Path) -> int:
         with open(out, "ab") as o:
@@ -311,9 +398,15 @@ class Standalone:
         """
         if thrift:
             require_happybase()  # before any JVM starts: a missing client must not leave a master behind
+            self.require_thrift()
         self.fetch()
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        running = _run_dir_line(self.run_dir)
+        if self.master_pid() is not None and running not in (None, self.version):
+            raise StartFailed("launch", f"HBase {running} already runs from {self.run_dir}; stop it "
+                              f"before starting {self.version} there", None)
         if self.master_pid() is None:
+            (self.run_dir / LINE_FILE).write_text(self.version + "\n")
             for port in (self.zk_port, self.master_port, self.rs_port):
                 if not _wait_port_closed(port, 10.0):
                     raise StartFailed("launch", f"port {port} on 127.0.0.1 is already in use by another "
@@ -353,9 +446,16 @@ class Standalone:
                                       f"failed: {type(e).__name__}: {e}", self.master_log) from e
                 time.sleep(1.0)
 
+    def require_thrift(self) -> None:
+        """StartFailed at once when this line has no Thrift gateway jar."""
+        if not self.line.extras:
+            raise StartFailed("thrift", f"no Thrift gateway for HBase {self.version}: Maven Central has "
+                              "hbase-thrift only as 2.6.1, run with the 2.6 lines only", None)
+
     def start_thrift(self, deadline: float) -> None:
         """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
         happybase = require_happybase()
+        self.require_thrift()
         if self.thrift_pid() is None:
             if _port_open(self.thrift_port):
                 raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
@@ -430,12 +530,14 @@ class Standalone:
         return None
 
 
-def copy_jars(pom: Path, lib: Path, marker: str, log: Path) -> bool:
-    """Copy ``pom``'s runtime jars into ``lib`` with Maven; True if Maven ran. Skipped when
-    ``lib`` holds the jars for the current pom (a stamp stores its hash) and a jar matching the
-    glob ``marker``. A ``lib`` that is a link (another checkout's jars) is replaced by a folder."""
+def copy_jars(pom: Path, lib: Path, marker: str, log: Path, args: list[str] | None = None) -> bool:
+    """Copy ``pom``'s runtime jars into ``lib`` with Maven (extra Maven ``args``, e.g. a version
+    property); True if Maven ran. Skipped when ``lib`` holds the jars for the current pom and args
+    (a stamp stores their hash) and a jar matching the glob ``marker``. A ``lib`` that is a link
+    (another checkout's jars) is replaced by a folder."""
+    args = list(args or [])
     stamp = lib / ".pom.sha256"
-    want = hashlib.sha256(pom.read_bytes()).hexdigest()
+    want = hashlib.sha256(pom.read_bytes() + "".join(args).encode()).hexdigest()
     if stamp.exists() and stamp.read_text().strip() == want and any(lib.glob(marker)):
         return False
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -447,13 +549,49 @@ def copy_jars(pom: Path, lib: Path, marker: str, log: Path) -> bool:
     elif lib.exists():
         shutil.rmtree(lib)
     cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-           "-DincludeScope=runtime", f"-DoutputDirectory={lib}"]
+           "-DincludeScope=runtime", f"-DoutputDirectory={lib}", *args]
     with open(log, "w") as out:
         rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=pom.parent)
     if rc != 0 or not any(lib.glob(marker)):
         raise StartFailed("fetch", f"mvn exited with {rc} for {pom.name} (Maven Central reachable?)", log)
     stamp.write_text(want + "\n")
     return True
+
+
+CLIENT_MODULES = ("hbase-common", "hbase-client", "hbase-protocol-shaded", "hbase-server")
+
+
+def client_jars(version: str) -> list[Path]:
+    """``version``'s own hbase-common, -client, -protocol-shaded and -server jars (for the golden
+    vectors and the protocol check): from the line's lib when its server runs, else (3.0.0-beta-1)
+    copied one by one from Maven Central (`dependency:copy`, no dependency tree) into
+    tools/hbase/lines/<version>/client. The classes they need from other projects come from the
+    default line's lib (``LIB``)."""
+    found = line(version)
+    if found.artifact is not None:
+        Standalone(run_dir=HERE / "lines" / found.version, version=found.version).fetch()
+        jars = [next(found.lib.glob(f"{m}-{found.version}*.jar"), None) for m in CLIENT_MODULES]
+    else:
+        out = HERE / "lines" / found.version / "client"
+        out.mkdir(parents=True, exist_ok=True)
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise StartFailed("fetch", "Maven (mvn) is not on PATH; install it (apt-get install maven)", None)
+        for module in CLIENT_MODULES:
+            if not any(out.glob(f"{module}-{found.version}*.jar")):
+                log = out / "fetch.log"
+                with open(log, "w") as o:
+                    rc = subprocess.call([mvn, "-B", "-q", "dependency:copy", f"-DoutputDirectory={out}",
+                                          f"-Dartifact=org.apache.hbase:{module}:{found.version}"],
+                                         stdout=o, stderr=subprocess.STDOUT, cwd=out)
+                if rc != 0:
+                    raise StartFailed("fetch", f"mvn could not copy {module} {found.version}", log,
+                                      what=f"HBase {found.version}")
+        jars = [next(out.glob(f"{m}-{found.version}*.jar"), None) for m in CLIENT_MODULES]
+    missing = [m for m, j in zip(CLIENT_MODULES, jars) if j is None]
+    if missing:
+        raise StartFailed("fetch", f"no {', '.join(missing)} jar for {found.version}", None)
+    return [j for j in jars if j is not None]
 
 
 def require_happybase() -> "types.ModuleType":
@@ -468,7 +606,7 @@ def require_happybase() -> "types.ModuleType":
 
 
 def start_scratch(run_dir: Path, timeout: float | None = None,
-                  site: dict[str, str] | None = None) -> Standalone:
+                  site: dict[str, str] | None = None, version: str | None = None) -> Standalone:
     """A started standalone HBase on free loopback ports in ``run_dir``, for one test session or
     benchmark run beside a developer's own instance (the caller stops it).
 
@@ -479,7 +617,7 @@ def start_scratch(run_dir: Path, timeout: float | None = None,
     """
     if timeout is None:
         timeout = float(os.environ.get("KEYSHAPE_HBASE_START_TIMEOUT", "240"))
-    instance = Standalone.with_free_ports(run_dir, site)
+    instance = Standalone.with_free_ports(run_dir, site, version)
     instance.stop()
     try:
         instance.start(timeout=timeout)
@@ -523,8 +661,12 @@ def _tail(path: Path, n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
+    version_help = (f"the HBase line: {', '.join(LINES)} (default {DEFAULT_VERSION}, or "
+                    "$KEYSHAPE_HBASE_VERSION)")
+    p = sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
+    p.add_argument("--version", default=None, metavar="V", help=version_help)
     p = sub.add_parser("start", help="start and wait until ready")
+    p.add_argument("--version", default=None, metavar="V", help=version_help)
     p.add_argument("--thrift", action="store_true", help="also start the Thrift1 gateway")
     p.add_argument("--regionservers", type=int, default=None, metavar="N",
                    help="a pseudo-distributed cluster: ZooKeeper, HMaster and N region server JVMs")
@@ -543,18 +685,27 @@ def main(argv: list[str] | None = None) -> int:
     import cluster
 
     hb: Standalone
+    run_dir = Path(os.environ.get("KEYSHAPE_HBASE_RUN_DIR", HERE / "run"))
+    try:
+        # start/fetch: --version, else $KEYSHAPE_HBASE_VERSION, else the default line; the other
+        # commands act on what runs in the run folder, so they use the line it was started with.
+        version = line(getattr(args, "version", None) or (
+            None if args.cmd in ("start", "fetch") else _run_dir_line(run_dir))).version
+    except UnknownVersion as e:
+        print(e, file=sys.stderr)
+        return 2
     if args.cmd == "start" and args.regionservers is not None:
-        if Standalone().master_pid() is not None and cluster.Cluster.load(Standalone().run_dir) is None:
+        if Standalone(version=version).master_pid() is not None and cluster.Cluster.load(run_dir) is None:
             print("a standalone HBase runs from this run folder; stop it first (tools/hbase/stop.sh)",
                   file=sys.stderr)
             return 2
         try:
-            hb = cluster.Cluster(regionservers=args.regionservers)
+            hb = cluster.Cluster(regionservers=args.regionservers, version=version)
         except ValueError as e:
             print(e, file=sys.stderr)
             return 2
     else:
-        hb = cluster.Cluster.load(Standalone().run_dir) or Standalone()
+        hb = cluster.Cluster.load(run_dir) or Standalone(version=version)
     if args.cmd == "status" and args.json:
         if isinstance(hb, cluster.Cluster):
             state = hb.status()
@@ -569,12 +720,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "fetch":
             t = time.monotonic()
             ran = hb.fetch()
-            print(f"jars in {LIB}" + (f" (fetched in {time.monotonic() - t:.0f}s)" if ran else " (up to date)"))
+            print(f"HBase {hb.version} jars in {hb.lib}" + (f" (fetched in {time.monotonic() - t:.0f}s)" if ran else " (up to date)"))
         elif args.cmd == "start":
             t = time.monotonic()
             hb.start(thrift=args.thrift, timeout=args.timeout)
             servers = f" with {hb.regionservers} region servers" if isinstance(hb, cluster.Cluster) else ""
-            print(f"HBase{servers} ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
+            print(f"HBase {hb.version}{servers} ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
                   f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}"
                   + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else ""))
         elif args.cmd == "stop":
@@ -590,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("HBase is not running")
                 return 1
             tp = hb.thrift_pid()
-            print(f"HBase master pid {pid}, ZooKeeper {hb.url}, RSS {hb.rss_mb():.0f} MB"
+            print(f"HBase {hb.version} master pid {pid}, ZooKeeper {hb.url}, RSS {hb.rss_mb():.0f} MB"
                   + (f"; Thrift1 pid {tp} on 127.0.0.1:{hb.thrift_port}" if tp else ""))
         elif args.cmd == "ready":
             ok = hb.is_ready()
