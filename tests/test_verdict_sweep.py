@@ -161,6 +161,28 @@ def test_moments_of_a_stream_counted_in_pieces_merge_into_one_pass(seed: int, wi
     assert (merged.pairs, merged.same) == (one.pairs, one.same) == (idx.size - 1, int(np.sum(idx[1:] == idx[:-1])))
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), width=st.sampled_from([1, 2, 3, 16, 64]),
+       pieces=st.integers(1, 9), regions=st.sampled_from([1, 7, 40, 500]))
+def test_moments_of_consecutive_writes_are_the_general_count(seed: int, width: int, pieces: int,
+                                                               regions: int) -> None:
+    """A chunk of consecutive positions (the key-file engine's batches) is counted by slicing
+    its moments out; a chunk given in another order takes the general grouping: the same counts."""
+    rng = random.Random(seed)
+    n = rng.randrange(1, 700)
+    idx = np.array([rng.randrange(regions) for _ in range(n)])
+    server_of = np.arange(regions) % 3
+    cuts = sorted(rng.sample(range(1, n), min(pieces - 1, n - 1))) if n > 1 else []
+    run, general = Moments(width, regions, server_of), Moments(width, regions, server_of)
+    for lo, hi in zip([0, *cuts], [*cuts, n]):
+        run.update(idx[lo:hi], np.arange(lo, hi))
+        back = np.arange(hi - 1, lo - 1, -1)  # the same writes, positions descending
+        general.update(idx[back], back)
+    for got, want in zip(run.shares(), general.shares()):
+        np.testing.assert_array_equal(got, want)
+    assert (run.pairs, run.same) == (general.pairs, general.same)
+
+
 def test_moments_count_the_busiest_region_and_server_of_each_moment() -> None:
     # Regions 0..3 on servers 0, 1, 0, 1; moments of 4 writes.
     m = Moments(4, 4, np.array([0, 1, 0, 1]))

@@ -210,7 +210,9 @@ class Moments:
         pos = np.asarray(positions, dtype=np.int64)
         if idx.size == 0:
             return
-        self._walk(idx, pos)
+        if self._walk(idx, pos):
+            self._update_run(idx, int(pos[0]))
+            return
         mid = pos // self.width
         order = np.argsort(mid, kind="stable")
         if np.any(order != np.arange(order.size)):
@@ -225,6 +227,35 @@ class Moments:
             self._finish(mid[sel], idx[sel])
         for s, e in zip(starts[~whole].tolist(), ends[~whole].tolist()):
             self._add_partial(int(mid[s]), pos[s:e], idx[s:e])
+
+    def _update_run(self, idx: np.ndarray, start: int) -> None:
+        """:meth:`update` of writes at the consecutive positions ``start, start + 1, ...`` (what
+        the key-file engine gives, a batch at a time): the moments are slices of ``idx``, found
+        by arithmetic (no division, sort or grouping pass over the writes), and the whole ones
+        are counted as rows of a (moments, width) view."""
+        w, n = self.width, idx.size
+        head = min(n, -start % w)  # the writes that end a moment begun before this run
+        if head:
+            self._add_partial(start // w, np.arange(start, start + head, dtype=np.int64), idx[:head])
+        whole = (n - head) // w
+        if whole:
+            block = idx[head : head + whole * w].reshape(whole, w)
+            first = np.arange((start + head) // w, (start + head) // w + whole, dtype=np.int64)
+            self._done.append((first, self._max_per_block(block, self.regions),
+                               self._max_per_block(self._server_of[block], self._servers),
+                               np.full(whole, w, dtype=np.int64)))
+        tail = head + whole * w
+        if tail < n:
+            self._add_partial((start + tail) // w, np.arange(start + tail, start + n, dtype=np.int64), idx[tail:])
+
+    @classmethod
+    def _max_per_block(cls, block: np.ndarray, cols: int) -> np.ndarray:
+        """The largest count of one value per row of ``block`` (values in ``[0, cols)``)."""
+        rows, width = block.shape
+        if rows * cols <= max(4 * block.size, 1 << 16):
+            shifted = block + (np.arange(rows, dtype=np.int64) * cols)[:, None]
+            return np.bincount(shifted.ravel(), minlength=rows * cols).reshape(rows, cols).max(axis=1)
+        return cls._max_per_row(np.repeat(np.arange(rows, dtype=np.int64), width), block.ravel(), rows, cols)
 
     def _finish(self, mid: np.ndarray, idx: np.ndarray) -> None:
         """Record the moments behind ``mid`` (grouped, ascending) with their writes' regions."""
@@ -247,15 +278,23 @@ class Moments:
         np.maximum.at(out, pair[edge] // cols, counts)
         return out
 
-    def _walk(self, idx: np.ndarray, pos: np.ndarray) -> None:
+    def _walk(self, idx: np.ndarray, pos: np.ndarray) -> bool:
+        """Count the consecutive pairs of this chunk; True when its positions are one run."""
         adjacent = np.diff(pos) == 1
-        self.pairs += int(np.count_nonzero(adjacent))
+        pairs = int(np.count_nonzero(adjacent))
+        self.pairs += pairs
+        if pairs == idx.size - 1:  # one run of positions: every pair counts
+            self.same += int(np.count_nonzero(idx[1:] == idx[:-1]))
+            self._ends.append((int(pos[0]), int(idx[0]), int(pos[-1]), int(idx[-1])))
+            self._join()
+            return True
         self.same += int(np.count_nonzero(adjacent & (idx[1:] == idx[:-1])))
         breaks = np.flatnonzero(~adjacent) + 1
         for f, last in zip(np.concatenate([[0], breaks]).tolist(),
                            np.concatenate([breaks - 1, [idx.size - 1]]).tolist()):
             self._ends.append((int(pos[f]), int(idx[f]), int(pos[last]), int(idx[last])))
         self._join()
+        return False
 
     def _join(self) -> None:
         """Count the pair across two runs of positions that touch, and keep one run for both."""
