@@ -271,3 +271,12 @@ def test_thrift_on_a_line_without_the_gateway_jar_is_refused_before_any_jvm() ->
     with pytest.raises(standalone.StartFailed, match="Thrift.*2.6"):
         instance.start(thrift=True, timeout=1)
     assert instance.master_pid() is None
+
+
+def test_phoenix_on_a_line_without_its_compat_jar_is_one_line_before_any_jvm() -> None:
+    import phoenix_server  # tools/hbase/phoenix_server.py
+
+    instance = phoenix_server.PhoenixStandalone(run_dir=Path("/tmp/ks-no-such-run"), version="2.5.11")
+    with pytest.raises(standalone.StartFailed, match=r"Phoenix 5\.2\.1 .*compat-2\.6\.0.*2\.6 lines only") as info:
+        instance.start(timeout=1)
+    assert "\n" not in str(info.value) and instance.master_pid() is None

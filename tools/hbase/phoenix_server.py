@@ -2,7 +2,7 @@
 
 Maven Central has no phoenix-server-hbase-* jar, so the server classpath is assembled from
 phoenix-core-server, phoenix-core-client and phoenix-hbase-compat-2.6.0 (phoenix/pom.xml), placed
-after HBase 2.6.1's own jars so HBase's versions of shared libraries win. Phoenix needs its WAL
+after the HBase line's own jars (2.6.1, or 2.6.4 with version=) so HBase's versions of shared libraries win. Phoenix needs its WAL
 codec for mutable global indexes; SYSTEM.LOG is kept to one salt bucket so the first connection
 does not create 32 regions on a 2-core machine.
 """
@@ -23,6 +23,12 @@ class PhoenixStandalone(standalone.Standalone):
     """``standalone.Standalone`` plus Phoenix's server jars and settings."""
 
     def fetch(self) -> bool:
+        if not self.line.phoenix:
+            raise standalone.StartFailed(
+                "fetch", f"no Phoenix server for HBase {self.version}: Phoenix 5.2.1 supports the 2.4, 2.5 and "
+                "2.6 lines, but Maven Central has only its phoenix-hbase-compat-2.6.0 jar (not 2.4.1, 2.5.0 "
+                "or 2.5.4), so tools/hbase runs Phoenix on the 2.6 lines only", None,
+                what=f"Phoenix on HBase {self.version}")
         ran = super().fetch()
         return standalone.copy_jars(PHOENIX_POM, PHOENIX_LIB, "phoenix-core-server-*.jar",
                                     self.log_dir / "fetch-phoenix.log") or ran
@@ -44,12 +50,13 @@ class PhoenixStandalone(standalone.Standalone):
         return cmd
 
 
-def start_scratch(run_dir: Path, timeout: float = 300.0) -> PhoenixStandalone:
-    """A started Phoenix-enabled standalone HBase on free loopback ports (the caller stops it)."""
+def start_scratch(run_dir: Path, timeout: float = 300.0, version: str | None = None) -> PhoenixStandalone:
+    """A started Phoenix-enabled standalone HBase on free loopback ports (the caller stops it);
+    ``version``: the HBase line (default $KEYSHAPE_HBASE_VERSION, else the default line)."""
     run_dir = run_dir.resolve()
-    base = standalone.Standalone.with_free_ports(run_dir)
+    base = standalone.Standalone.with_free_ports(run_dir, version=version)
     instance = PhoenixStandalone(run_dir=run_dir, zk_port=base.zk_port, master_port=base.master_port,
-                                 rs_port=base.rs_port, thrift_port=base.thrift_port)
+                                 rs_port=base.rs_port, thrift_port=base.thrift_port, version=base.version)
     instance.stop()
     try:
         instance.start(timeout=timeout)
