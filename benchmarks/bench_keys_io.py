@@ -17,8 +17,13 @@ side by side in one run, by:
 - ``Spark local[1] / local[2]``: ``keyshape.spark.analyze`` on the same file, each master in its
   own process; the session start-up is reported apart from the analysis.
 
-Local timings are the best of ``--repeat`` interleaved rounds (other load only adds time); Spark
-runs once. The load average at the end is printed and stored: the machine is shared.
+Local timings are ``--repeat`` interleaved rounds, reported as the median (and the best: other
+load only adds time); the key check's cost and the process ratio are also taken round by round
+(each round's ratio of two runs side by side) and their median reported. The processes run with
+bytecode written (one warm-up round first, not timed), as an installed keyshape has it: with
+PYTHONDONTWRITEBYTECODE set, every module edited since its .pyc was written is compiled again at
+every start. Spark runs once. The load average at the end is printed and stored: the machine is
+shared.
 Run: .venv/bin/python benchmarks/bench_keys_io.py [--rows N] [--quick] [--no-spark]
 (the key-check and whole-process targets: check <= 10% of the engine, process <= 1.5x pyarrow's)
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,15 +127,20 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
              ("analyze_schema --keys (end to end)", whole)]
     # Rounds interleave the readers, so a burst of load from other users of the machine hits
     # all of them alike instead of one reader's every run.
-    best = {name: (float("inf"), None) for name, _ in cases}
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    results: dict[str, object] = {}
     for round_ in range(repeat):
         for name, fn in cases:
             if "per key" in name and round_:
                 continue  # the slow way: one run says enough
-            seconds, result = best_of(1, fn)
-            best[name] = min(best[name], (seconds, result), key=lambda t: t[0])
-    return [{"what": name, "seconds": best[name][0], "keys_per_s": rows / best[name][0],
-             "result": best[name][1]} for name, _ in cases]
+            seconds, results[name] = best_of(1, fn)
+            times[name].append(seconds)
+    out = []
+    for name, _ in cases:
+        median = statistics.median(times[name])
+        out.append({"what": name, "seconds": median, "best_s": min(times[name]), "runs_s": times[name],
+                    "keys_per_s": rows / median, "result": results[name]})
+    return out
 
 
 def run_processes(path: Path, repeat: int) -> list[dict]:
@@ -140,13 +151,22 @@ def run_processes(path: Path, repeat: int) -> list[dict]:
     cases = [("process: python + pyarrow streaming read", [sys.executable, "-c", read, str(path)]),
              ("process: keyshape analyze --keys", [sys.executable, "-m", "keyshape.cli", "analyze",
                                                    str(SCHEMA), "--keys", str(path)])]
-    best = {name: float("inf") for name, _ in cases}
-    for _ in range(repeat):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["COLUMNS"] = "120"
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for round_ in range(repeat + 1):
         for name, cmd in cases:
             t0 = time.perf_counter()
-            subprocess.run(cmd, capture_output=True, check=True, env={**os.environ, "COLUMNS": "120"})
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return [{"what": name, "seconds": best[name]} for name, _ in cases]
+            subprocess.run(cmd, capture_output=True, check=True, env=env)
+            if round_:  # round 0 writes the bytecode an installed package has
+                times[name].append(time.perf_counter() - t0)
+    return [{"what": name, "seconds": statistics.median(times[name]), "best_s": min(times[name]),
+             "runs_s": times[name]} for name, _ in cases]
+
+
+def paired(slow: list[float], fast: list[float]) -> float:
+    """The median over rounds of ``slow / fast``, each round's two runs side by side."""
+    return statistics.median(s / f for s, f in zip(slow, fast))
 
 
 def main() -> None:
@@ -176,23 +196,29 @@ def main() -> None:
                 r["keys_per_s"] = rows / r["seconds"]
                 spark.append(r)
     floor = local[0]["seconds"]
-    table = [[r["what"], r["seconds"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in local]
-    table += [[r["what"], r["seconds"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in spark]
-    print_table(f"{rows:,} keys of {width} bytes in one Parquet file (best of {repeat}; Spark once)",
-                ["reader", "seconds", "M keys/s", "x pyarrow floor"], table)
+    table = [[r["what"], r["seconds"], r["best_s"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in local]
+    table += [[r["what"], r["seconds"], r["seconds"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in spark]
+    print_table(f"{rows:,} keys of {width} bytes in one Parquet file (median and best of {repeat}; Spark once)",
+                ["reader", "median s", "best s", "M keys/s", "x pyarrow floor"], table)
     for r in spark:
         print(f"{r['what']}: session start-up {r['startup_s']:.1f} s (not in the time above)")
     by_name = {r["what"]: r for r in local}
     check_cost = {w: by_name[f"local engine, {w} + key check"]["seconds"] / by_name[f"local engine, {w}"]["seconds"] - 1
                   for w in ("1 thread", "2 threads")}
+    check_cost_paired = {w: paired(by_name[f"local engine, {w} + key check"]["runs_s"],
+                                   by_name[f"local engine, {w}"]["runs_s"]) - 1 for w in ("1 thread", "2 threads")}
     for w, cost in check_cost.items():
-        print(f"key check, {w}: +{100 * cost:.1f}% over the engine without it (target <= 10%)")
+        print(f"key check, {w}: {100 * cost:+.1f}% over the engine without it (medians; "
+              f"{100 * check_cost_paired[w]:+.1f}% as the median of each round's ratio; target <= 10%)")
     floor_process = processes[0]["seconds"]
     for r in processes:
-        print(f"{r['what']}: {r['seconds']:.2f} s = {r['seconds'] / floor_process:.2f}x the pyarrow process")
+        print(f"{r['what']}: median {r['seconds']:.2f} s (best {r['best_s']:.2f}) = "
+              f"{r['seconds'] / floor_process:.2f}x the pyarrow process")
     process_ratio = processes[1]["seconds"] / floor_process
+    process_paired = paired(processes[1]["runs_s"], processes[0]["runs_s"])
     print(f"keyshape analyze --keys as a whole process: {process_ratio:.2f}x a process that only "
-          f"reads the file with pyarrow (target <= 1.5x)")
+          f"reads the file with pyarrow (medians; {process_paired:.2f}x as the median of each round's "
+          f"ratio; target <= 1.5x)")
     engine2 = next(r for r in local if r["what"] == "local engine, 2 threads")
     print(f"local engine, 2 threads: {engine2['keys_per_s'] / 1e6:.2f} M keys/s "
           f"(target 5.0) = {engine2['seconds'] / floor:.2f}x pyarrow's bare streaming read")
@@ -202,7 +228,8 @@ def main() -> None:
     path_out = write_json("bench_keys_io", args.out, {
         "rows": rows, "key_bytes": width, "local": local, "spark": spark, "load_average": load,
         "processes": processes, "process_over_pyarrow": process_ratio,
-        "key_check_cost": check_cost,
+        "process_over_pyarrow_paired": process_paired,
+        "key_check_cost": check_cost, "key_check_cost_paired": check_cost_paired,
         "engine_2_threads_keys_per_s": engine2["keys_per_s"],
         "engine_over_pyarrow_floor": engine2["seconds"] / floor})
     print(f"-> {path_out}")
