@@ -1696,6 +1696,8 @@ typedef struct {
     uint64_t asc[TMPL_WORDS];       /* 0x80 where text's high bit is checked ... */
     uint64_t hi[TMPL_WORDS];        /* ... and must be set (descending text, inverted) */
     uint64_t sepw;                  /* the separator byte, repeated */
+    int mod;                        /* a mod salt read here: its digits in dg, J at jat, jlen */
+    Py_ssize_t jat, jlen;
     int any_ne;                     /* some value ends at a separator (ne is not all 0) */
     Py_ssize_t nb;                  /* number fields with a domain: their digits against bounds, */
     struct {                        /* as big-endian words (the last ending at the digits' end) */
@@ -1787,6 +1789,15 @@ tmpl_make(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2]
         }
         else if (f->kind != K_BYTES && f->kind != K_FLOAT64)
             return;
+    }
+    /* A mod salt of J in place: the prefix must be digits (a key whose prefix is not goes to
+     * fit_code, which says wrong salt), J is at one offset */
+    if (r->check == C_MOD && r->pwidth <= 9 && (r->from_k || r->nh == 1)) {
+        t->mod = 1;
+        t->jat = r->from_k ? r->head : span[r->hidx[0]][0];
+        t->jlen = r->from_k ? n - r->head : span[r->hidx[0]][1] - span[r->hidx[0]][0];
+        for (Py_ssize_t k = 0; k < r->pwidth; k++)
+            dg[k] = 1;
     }
     t->words = (n + 7) / 8;
     for (Py_ssize_t w = 0; w < t->words; w++) {
@@ -1882,6 +1893,20 @@ fit_rows(void *arg)
             const unsigned char *s = c->m + row * c->stride;
             Py_ssize_t n = (Py_ssize_t)c->lens[row];
             if (t.n && n == t.n && tmpl_fits(&t, s)) {
+                if (t.mod) {  /* salt_code's mod route, its digits known to be digits */
+                    uint32_t h, b, v = 0, lim = 1;
+                    if (ascii_hash(s + t.jat, t.jlen, &h)) {
+                        c->out[row] = FIT_DOUBT;
+                        continue;
+                    }
+                    b = fastmod(h & 0x7FFFFFFFu, r->modm, (uint32_t)r->buckets);
+                    for (Py_ssize_t i = 0; i < r->pwidth; i++) {
+                        v = v * 10 + (uint32_t)(s[i] - '0');
+                        lim *= 10;
+                    }
+                    c->out[row] = b >= lim ? FIT_DOUBT : v == b ? FIT_OK : FIT_WRONG_SALT;
+                    continue;
+                }
                 c->out[row] = r->check ? (unsigned char)salt_code(r, c->memo, s, n, tspan) : FIT_OK;
                 continue;
             }
