@@ -1698,10 +1698,12 @@ typedef struct {
     uint64_t sepw;                  /* the separator byte, repeated */
     int mod;                        /* a mod salt read here: its digits in dg, J at jat, jlen */
     Py_ssize_t jat, jlen;
+    uint32_t lim;                   /* 10 ** the prefix's width: buckets past it are the decoder's */
     int any_ne;                     /* some value ends at a separator (ne is not all 0) */
     Py_ssize_t nb;                  /* number fields with a domain: their digits against bounds, */
     struct {                        /* as big-endian words (the last ending at the digits' end) */
         Py_ssize_t at[3], words;
+        int lo_open, hi_open;       /* 1: that end is the width's own (0...0, 9...9): not compared */
         uint64_t lo[3], hi[3];
     } bound[8];
 } Tmpl;
@@ -1773,6 +1775,8 @@ tmpl_make(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2]
                     uhi = top - 1;
                 if (ulo > uhi || t->nb == 8 || len < 8)
                     return;  /* (fewer than 8 digits: not as words; fit_code checks them) */
+                t->bound[t->nb].lo_open = ulo == 0;
+                t->bound[t->nb].hi_open = uhi == top - 1;
                 unsigned char lo[19], hi[19];
                 digits_into(ulo, len, lo);
                 digits_into(uhi, len, hi);
@@ -1794,6 +1798,9 @@ tmpl_make(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2]
      * fit_code, which says wrong salt), J is at one offset */
     if (r->check == C_MOD && r->pwidth <= 9 && (r->from_k || r->nh == 1)) {
         t->mod = 1;
+        t->lim = 1;
+        for (Py_ssize_t k = 0; k < r->pwidth; k++)
+            t->lim *= 10;
         t->jat = r->from_k ? r->head : span[r->hidx[0]][0];
         t->jlen = r->from_k ? n - r->head : span[r->hidx[0]][1] - span[r->hidx[0]][0];
         for (Py_ssize_t k = 0; k < r->pwidth; k++)
@@ -1839,7 +1846,7 @@ tmpl_fits(const Tmpl *t, const unsigned char *s)
     for (Py_ssize_t i = 0; i < t->nb; i++) {
         /* digits of one width compare as their numbers, and as their big-endian words in order
          * (the overlapping last word compares the digits the others left once they were equal) */
-        int below = 0, above = 0, lo_open = 0, hi_open = 0;
+        int below = 0, above = 0, lo_open = t->bound[i].lo_open, hi_open = t->bound[i].hi_open;
         for (Py_ssize_t w = 0; w < t->bound[i].words; w++) {
             uint64_t v = be64(s + t->bound[i].at[w]);
             if (!lo_open && v != t->bound[i].lo[w]) {
@@ -1894,17 +1901,20 @@ fit_rows(void *arg)
             Py_ssize_t n = (Py_ssize_t)c->lens[row];
             if (t.n && n == t.n && tmpl_fits(&t, s)) {
                 if (t.mod) {  /* salt_code's mod route, its digits known to be digits */
-                    uint32_t h, b, v = 0, lim = 1;
+                    uint32_t h, b, v;
                     if (ascii_hash(s + t.jat, t.jlen, &h)) {
                         c->out[row] = FIT_DOUBT;
                         continue;
                     }
                     b = fastmod(h & 0x7FFFFFFFu, r->modm, (uint32_t)r->buckets);
-                    for (Py_ssize_t i = 0; i < r->pwidth; i++) {
-                        v = v * 10 + (uint32_t)(s[i] - '0');
-                        lim *= 10;
+                    if (r->pwidth == 2)  /* the usual two digits (00-99) */
+                        v = (uint32_t)(s[0] - '0') * 10 + (uint32_t)(s[1] - '0');
+                    else {
+                        v = 0;
+                        for (Py_ssize_t i = 0; i < r->pwidth; i++)
+                            v = v * 10 + (uint32_t)(s[i] - '0');
                     }
-                    c->out[row] = b >= lim ? FIT_DOUBT : v == b ? FIT_OK : FIT_WRONG_SALT;
+                    c->out[row] = b >= t.lim ? FIT_DOUBT : v == b ? FIT_OK : FIT_WRONG_SALT;
                     continue;
                 }
                 c->out[row] = r->check ? (unsigned char)salt_code(r, c->memo, s, n, tspan) : FIT_OK;
