@@ -360,7 +360,12 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
             # numbers, dates, times and BOOLEAN: the index holds the data value as a DECIMAL
             data_type = None if ctype.name in _INDEX_TYPE else ctype
             ctype = phoenix_type(_INDEX_TYPE.get(ctype.name, "DECIMAL"))
-        indexed.append(PhoenixColumn(col, ctype, desc, nullable, pad_to, data_type))
+        data_desc = None
+        data_order = pk_col.desc if pk_col is not None else False  # (cells are written ASC)
+        if ctype.name == "DECIMAL" and ctype.scale is not None and data_order != desc:
+            # in the other sort order than the data row: the number its bytes read as
+            data_type, data_desc = ctype, data_order
+        indexed.append(PhoenixColumn(col, ctype, desc, nullable, pad_to, data_type, data_desc))
         if tokens.accept(")"):
             break
         tokens.expect(",")
@@ -371,7 +376,7 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     options = _options(tokens)
     split_on, literals = _split_on(tokens)
     seen = {c.name for c in indexed}
-    rest = [c for c in data.key.columns if c.name not in seen]
+    rest = [c for c in data.key.columns if c.name not in seen]  # same order: the data row's bytes
     if "SALT_BUCKETS" not in options and data.key.salt_buckets:
         options["SALT_BUCKETS"] = str(data.key.salt_buckets)
     key = _key(indexed + rest, options)

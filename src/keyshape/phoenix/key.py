@@ -64,6 +64,9 @@ class PhoenixColumn:
     # BOOLEAN into DECIMAL: the data column's type. The column takes the data row's values (a
     # float, a PhoenixTimestamp, a bool ...) and stores the DECIMAL Phoenix coerces them to.
     data_type: PhoenixType | None = None
+    # An index column from a data DECIMAL(p,s) column in the other sort order: Phoenix takes the
+    # data row's bytes (written in the data column's order, data_desc) and inverts them.
+    data_desc: bool | None = None
 
     @classmethod
     def of(cls, name: str, sql_type: str, desc: bool = False, nullable: bool = False,
@@ -144,6 +147,12 @@ class PhoenixKey:
                 (value == b"" and c.type.name in ("VARBINARY", "BINARY")):
             return b""
         try:
+            if c.data_desc is not None and c.data_type is not None:
+                # the data row's bytes, inverted into the index's order (IndexMaintainer coerces
+                # same-type bytes by inverting them; a DESC value cut to its scale, which the data
+                # row holds ASC, is inverted as it stands)
+                data = self._column_bytes(PhoenixColumn(c.name, c.data_type, c.data_desc), value)
+                return data if c.data_desc == c.desc else _invert(data)
             if c.data_type is not None and not isinstance(value, Decimal):
                 # (a Decimal is the index's own value, as decode gives it back)
                 value = index_decimal(c.data_type, value)
