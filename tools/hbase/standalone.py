@@ -397,8 +397,10 @@ class Standalone:
         data/ is kept across start/kill, so a restart after `kill()` recovers from the WAL.
         """
         if thrift:
-            require_happybase()  # before any JVM starts: a missing client must not leave a master behind
+            # Before any JVM starts (a refusal must not leave a master behind): first whether the
+            # line has a gateway at all, then whether the client that checks it is installed.
             self.require_thrift()
+            require_happybase()
         self.fetch()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         running = _run_dir_line(self.run_dir)
