@@ -40,10 +40,10 @@ def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
 def machine() -> dict[str, Any]:
     """Cores, CPU, Python, numpy and the git commit (with a note when the tree has changes)."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip())
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = bool(
+            subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        )
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = "unknown", False
     cpu = platform.processor() or ""
@@ -88,7 +88,6 @@ def _fmt(v: Any) -> str:
 def write_json(name: str, out: Path | None, payload: dict[str, Any]) -> Path:
     path = out or RESULTS / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"benchmark": name, "machine": machine(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-            **payload}
+    data = {"benchmark": name, "machine": machine(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]), **payload}
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path

@@ -24,13 +24,21 @@ import standalone  # noqa: E402  (tools/hbase/standalone.py: a script folder, no
 
 
 def add_hbase_arg(p: argparse.ArgumentParser, cluster: bool = False) -> None:
-    p.add_argument("--hbase", metavar="HOST:PORT", default=os.environ.get("KEYSHAPE_HBASE_URL") or None,
-                   help="ZooKeeper of a running HBase (default: $KEYSHAPE_HBASE_URL, else start a "
-                        "standalone HBase from tools/hbase for this run and stop it afterwards)")
+    p.add_argument(
+        "--hbase",
+        metavar="HOST:PORT",
+        default=os.environ.get("KEYSHAPE_HBASE_URL") or None,
+        help="ZooKeeper of a running HBase (default: $KEYSHAPE_HBASE_URL, else start a "
+        "standalone HBase from tools/hbase for this run and stop it afterwards)",
+    )
     if cluster:
-        p.add_argument("--regionservers", type=int, default=None, metavar="N",
-                       help="start a pseudo-distributed HBase with N region server JVMs "
-                            "(tools/hbase/cluster.py) for this run instead of the standalone one")
+        p.add_argument(
+            "--regionservers",
+            type=int,
+            default=None,
+            metavar="N",
+            help="start a pseudo-distributed HBase with N region server JVMs (tools/hbase/cluster.py) for this run instead of the standalone one",
+        )
 
 
 # host:port of the Thrift gateway hbase_url(..., thrift=True) started beside its HBase
@@ -38,8 +46,7 @@ THRIFT: dict[str, str] = {}
 
 
 @contextmanager
-def hbase_url(url: str | None, regionservers: int | None = None,
-              thrift: bool = False) -> Iterator[tuple[str, bool]]:
+def hbase_url(url: str | None, regionservers: int | None = None, thrift: bool = False) -> Iterator[tuple[str, bool]]:
     """Yield ``(zookeeper address, started_here)``. Without ``url`` a standalone HBase (or, with
     ``regionservers``, a cluster of that many region servers) is started in tools/hbase/run/bench/
     on free ports (jars fetched by Maven on first use) and always stopped, its data deleted, when
@@ -47,8 +54,7 @@ def hbase_url(url: str | None, regionservers: int | None = None,
     if url:
         yield url.removeprefix("hbase://"), False
         return
-    what, folder = ((f"an HBase cluster with {regionservers} region servers", "bench-cluster") if regionservers
-                    else ("a standalone HBase", "bench"))
+    what, folder = (f"an HBase cluster with {regionservers} region servers", "bench-cluster") if regionservers else ("a standalone HBase", "bench")
     print(f"starting {what} (tools/hbase/run/{folder}) ...", flush=True)
     t0 = time.perf_counter()
     try:
@@ -74,10 +80,8 @@ def cluster_facts(store: Any, url: str, started_here: bool) -> dict[str, Any]:
     """HBase version and live region servers, from the master's cluster status."""
     from hbasedriver.protobuf_py import Master_pb2
 
-    status = store.cluster.master_call("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
-                                       Master_pb2.GetClusterStatusResponse).cluster_status
-    return {"url": url, "started_here": started_here, "version": status.hbase_version.version,
-            "region_servers": len(status.live_servers)}
+    status = store.cluster.master_call("GetClusterStatus", Master_pb2.GetClusterStatusRequest(), Master_pb2.GetClusterStatusResponse).cluster_status
+    return {"url": url, "started_here": started_here, "version": status.hbase_version.version, "region_servers": len(status.live_servers)}
 
 
 def scratch_name(stem: str) -> str:
@@ -96,8 +100,9 @@ def set_table_attributes(store: Any, table: str, attributes: Mapping[str, str]) 
     descriptor.attributes.extend(kept)
     for k, v in attributes.items():
         descriptor.attributes.add(first=k.encode(), second=str(v).encode())
-    request = Master_pb2.ModifyTableRequest(table_name=descriptor.table_name, table_schema=descriptor,
-                                            nonce_group=store._nonce_group, nonce=secrets.randbits(63))
+    request = Master_pb2.ModifyTableRequest(
+        table_name=descriptor.table_name, table_schema=descriptor, nonce_group=store._nonce_group, nonce=secrets.randbits(63)
+    )
     response = store._master("ModifyTable", request, Master_pb2.ModifyTableResponse, table, "modify table")
     store._wait_procedure(response.proc_id, f"modify table {table!r}")
 

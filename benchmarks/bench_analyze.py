@@ -32,8 +32,18 @@ def child(schema: str, rows: int) -> None:
     result = analyze_schema(schema, rows)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"rows": result.rows, "seconds": seconds, "cpu_seconds": cpu, "peak_rss_mb": peak / 1024,
-                      "rss_after_import_mb": base / 1024, "verdict": result.verdict}))
+    print(
+        json.dumps(
+            {
+                "rows": result.rows,
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "peak_rss_mb": peak / 1024,
+                "rss_after_import_mb": base / 1024,
+                "verdict": result.verdict,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -48,22 +58,23 @@ def main() -> None:
     sizes = [2_000, 20_000] if args.quick else [1_000_000, 10_000_000] + ([100_000_000] if args.large else [])
     results, rows = [], []
     for n in sizes:
-        proc = subprocess.run([sys.executable, __file__, "--schema", args.schema, "--child", str(n)],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run([sys.executable, __file__, "--schema", args.schema, "--child", str(n)], capture_output=True, text=True, check=True)
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         r["us_per_key"] = r["seconds"] / n * 1e6
         r["keys_per_s"] = n / r["seconds"]
         r["cpu_keys_per_s"] = n / r["cpu_seconds"]
         r["load_average"] = os.getloadavg()[0]
         results.append(r)
-        rows.append([n, r["seconds"], r["keys_per_s"], r["us_per_key"], r["cpu_seconds"], r["peak_rss_mb"],
-                     r["load_average"], r["verdict"]])
-    print_table(f"analyze_schema({Path(args.schema).name}), one fresh process per size",
-                ["keys", "seconds", "keys/s", "µs/key", "CPU s (all threads)", "peak RSS MB", "load avg",
-                 "verdict"], rows)
+        rows.append([n, r["seconds"], r["keys_per_s"], r["us_per_key"], r["cpu_seconds"], r["peak_rss_mb"], r["load_average"], r["verdict"]])
+    print_table(
+        f"analyze_schema({Path(args.schema).name}), one fresh process per size",
+        ["keys", "seconds", "keys/s", "µs/key", "CPU s (all threads)", "peak RSS MB", "load avg", "verdict"],
+        rows,
+    )
     growth = results[-1]["us_per_key"] / results[0]["us_per_key"]
-    path = write_json("bench_analyze", args.out, {"schema": Path(args.schema).name, "results": results,
-                                                  "per_key_cost_ratio_largest_over_smallest": growth})
+    path = write_json(
+        "bench_analyze", args.out, {"schema": Path(args.schema).name, "results": results, "per_key_cost_ratio_largest_over_smallest": growth}
+    )
     print(f"per-key cost, largest / smallest size: {growth:.2f} (1.0 = linear)  -> {path}")
 
 

@@ -41,7 +41,7 @@ def _peak(fn: Any) -> tuple[Any, float]:
 def _chunked(stream: KeyArray, model: SplitModel) -> Any:
     sim = SplitSimulator(model, windows=50)
     for lo in range(0, len(stream), CHUNK):
-        sim.feed(stream[lo:lo + CHUNK])
+        sim.feed(stream[lo : lo + CHUNK])
     return sim.finish()
 
 
@@ -66,18 +66,30 @@ def main() -> None:
         _, mem_new = _peak(lambda stream=stream: _chunked(stream, model))
         hbase = SplitModel(max_filesize=64 << 20, flush_size=16 << 20, write_rate=20_000)
         t_hb, hb = best_of(1, lambda stream=stream: _chunked(stream, hbase))
-        row = {"stream": name, "writes": n, "split_rows": limit,
-               "per_key_s": t_old, "chunked_s": t_new, "speedup": t_old / t_new,
-               "per_key_peak_mb": mem_old, "chunked_peak_mb": mem_new,
-               "memory_ratio": mem_old / max(mem_new, 1e-9),
-               "per_key_regions": len(old.region_map), "chunked_regions": len(new.region_map),
-               "hbase_model_s": t_hb, "hbase_model_regions": len(hb.region_map)}
+        row = {
+            "stream": name,
+            "writes": n,
+            "split_rows": limit,
+            "per_key_s": t_old,
+            "chunked_s": t_new,
+            "speedup": t_old / t_new,
+            "per_key_peak_mb": mem_old,
+            "chunked_peak_mb": mem_new,
+            "memory_ratio": mem_old / max(mem_new, 1e-9),
+            "per_key_regions": len(old.region_map),
+            "chunked_regions": len(new.region_map),
+            "hbase_model_s": t_hb,
+            "hbase_model_regions": len(hb.region_map),
+        }
         results.append(row)
-        rows.append([name, t_old, t_new, row["speedup"], mem_old, mem_new, row["memory_ratio"],
-                     f"{row['per_key_regions']}/{row['chunked_regions']}", t_hb])
-    print_table(f"Auto-split, {n:,} writes, split at {limit:,} rows (seconds, MB)",
-                ["stream", "per-key s", "chunked s", "speed-up", "per-key MB", "chunked MB",
-                 "memory ratio", "regions", "HBase model s"], rows)
+        rows.append(
+            [name, t_old, t_new, row["speedup"], mem_old, mem_new, row["memory_ratio"], f"{row['per_key_regions']}/{row['chunked_regions']}", t_hb]
+        )
+    print_table(
+        f"Auto-split, {n:,} writes, split at {limit:,} rows (seconds, MB)",
+        ["stream", "per-key s", "chunked s", "speed-up", "per-key MB", "chunked MB", "memory ratio", "regions", "HBase model s"],
+        rows,
+    )
     path = write_json("bench_autosplit", args.out, {"writes": n, "results": results})
     print(f"-> {path}")
 

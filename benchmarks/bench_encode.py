@@ -76,8 +76,8 @@ def seed_encoder(schema: KeySchema) -> Any:
     for f in schema.fields:
         t, enc, desc, w = f.type, f.encoding, f.order == "desc", f.width
         if t == "string" and enc in ("text", "hbase"):
-            def part(v: Any, w: int | None = w, keep: bool = f.truncate == "keep-last", pad: str = f.pad_char,
-                     desc: bool = desc) -> bytes:
+
+            def part(v: Any, w: int | None = w, keep: bool = f.truncate == "keep-last", pad: str = f.pad_char, desc: bool = desc) -> bytes:
                 s = str(v)
                 if w is not None:
                     s = s[-w:] if keep else s
@@ -85,15 +85,18 @@ def seed_encoder(schema: KeySchema) -> Any:
                 b = s.encode()
                 return bytes(255 - c for c in b) if desc else b
         elif t == "bytes" and enc == "hbase" and not desc:
+
             def part(v: Any) -> bytes:
                 return bytes(v)
         elif t in ("timestamp", "int64", "int32") and enc == "hbase":
             fmt, top = (">i", MAX_INT) if t == "int32" else (">q", MAX_LONG)
+
             def part(v: Any, fmt: str = fmt, top: int = top, desc: bool = desc) -> bytes:
                 return struct.pack(fmt, top - int(v) if desc else int(v))
         elif t in ("timestamp", "int64", "int32") and enc == "text":
             top = MAX_INT if t == "int32" else MAX_LONG
             digits = f.text_width
+
             def part(v: Any, top: int = top, desc: bool = desc, digits: int = digits) -> bytes:
                 return str(top - int(v) if desc else int(v)).zfill(digits).encode()
         else:
@@ -112,35 +115,44 @@ def seed_encoder(schema: KeySchema) -> Any:
         return lambda r: body(r)[1]
     if p.name == "mod":
         n, width = p.n, p.width
+
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             j = sep.join(ps[i] for i in hashed).decode()
             return ("%0*d" % (width, (_java_string_hash(j) & 0x7FFFFFFF) % n)).encode() + sep + k
+
         return key
     if p.name == "java-hash-short":
+
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             j = sep.join(ps[i] for i in hashed).decode()
             return struct.pack(">h", _java_string_hash(j) & 0x7FFF) + k
+
         return key
     if p.name in ("md5", "md5-full"):
         length = p.width
         full = p.name == "md5-full"
+
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             if full:
                 return hashlib.md5(k).hexdigest().encode()
             j = sep.join(ps[i] for i in hashed)
             return hashlib.md5(j).hexdigest()[:length].encode() + sep + k
+
         return key
     if p.name == "crc32":
+
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             j = sep.join(ps[i] for i in hashed)
             return ("%04x" % (zlib.crc32(j) & 0xFFFF)).encode() + sep + k
+
         return key
     if p.name == "opentsdb" and p.width == 1:
         n, mw = p.n, p.metric_width
+
         def key(r: dict[str, Any]) -> bytes:
             ps, k = body(r)
             j = b"".join(ps[i] for i in hashed)
@@ -148,13 +160,16 @@ def seed_encoder(schema: KeySchema) -> Any:
                 return b"\x00" + k
             h = _java_bytes_hash(j)
             return bytes([abs(h) % n if h >= 0 else abs(-(abs(h) % n))]) + k
+
         return key
     if p.name == "phoenix":
         n = p.n
+
         def key(r: dict[str, Any]) -> bytes:
             k = body(r)[1]
             h = _java_bytes_hash(k)
             return bytes([abs(h) % n if h >= 0 else abs(-(abs(h) % n))]) + k
+
         return key
     return None
 
@@ -166,13 +181,15 @@ def _orders(key: bytes) -> dict[str, Any]:
 
 
 def _inbox(key: bytes) -> dict[str, Any]:
-    return {"user_id": key[2:14].decode().lstrip("0"), "received": MAX_LONG - _q(key, 14)[0],
-            "message_id": key[22:38].decode()}  # pad = "none": 16 hex digits, leading zeros kept
+    return {
+        "user_id": key[2:14].decode().lstrip("0"),
+        "received": MAX_LONG - _q(key, 14)[0],
+        "message_id": key[22:38].decode(),
+    }  # pad = "none": 16 hex digits, leading zeros kept
 
 
 def _iot(key: bytes) -> dict[str, Any]:
-    return {"device_id": key[4:14].decode().lstrip("0"), "hour": _q(key, 14)[0], "ts": MAX_LONG - _q(key, 22)[0],
-            "metric": key[30:].decode()}
+    return {"device_id": key[4:14].decode().lstrip("0"), "hour": _q(key, 14)[0], "ts": MAX_LONG - _q(key, 22)[0], "metric": key[30:].decode()}
 
 
 def _opentsdb(key: bytes) -> dict[str, Any]:
@@ -188,7 +205,11 @@ def _timestamp_leading(key: bytes) -> dict[str, Any]:
 
 
 HAND_DECODERS: dict[str, Callable[[bytes], dict[str, Any]]] = {
-    "orders": _orders, "inbox": _inbox, "iot": _iot, "opentsdb": _opentsdb, "sequential": _sequential,
+    "orders": _orders,
+    "inbox": _inbox,
+    "iot": _iot,
+    "opentsdb": _opentsdb,
+    "sequential": _sequential,
     "timestamp-leading": _timestamp_leading,
 }
 
@@ -301,9 +322,12 @@ def cases() -> list[tuple[str, KeySchema]]:
     _EXAMPLES.update(dict(out))
     iot = KeySchema.load(ROOT / "examples" / "iot.toml")
     orders = KeySchema.load(ROOT / "examples" / "orders.toml")
-    out += [("iot", iot.with_prefix("md5-full", splits=None)), ("iot", iot.with_prefix("crc32", splits=None)),
-            ("orders", orders.with_prefix("java-hash-short", splits=None)),
-            ("orders", orders.with_prefix("phoenix", splits=None, buckets=16))]
+    out += [
+        ("iot", iot.with_prefix("md5-full", splits=None)),
+        ("iot", iot.with_prefix("crc32", splits=None)),
+        ("orders", orders.with_prefix("java-hash-short", splits=None)),
+        ("orders", orders.with_prefix("phoenix", splits=None, buckets=16)),
+    ]
     return out
 
 
@@ -357,11 +381,18 @@ def main() -> None:
                 assert out[f"duckdb{th}"].column(0).to_pylist() == keys, f"{stem}: DuckDB disagrees"
         label = f"{stem} ({schema.prefix.name})"
         row: dict[str, Any] = {
-            "schema": f"{stem}.toml", "case": label, "prefix": schema.prefix.name, "route": schema.prefix.route,
-            "salted": bool(schema.prefix.salted), "fields": len(schema.fields), "rows": rows_n,
-            "batch_keys_per_s": rows_n / t["many"], "batch_array_keys_per_s": rows_n / t["array"],
+            "schema": f"{stem}.toml",
+            "case": label,
+            "prefix": schema.prefix.name,
+            "route": schema.prefix.route,
+            "salted": bool(schema.prefix.salted),
+            "fields": len(schema.fields),
+            "rows": rows_n,
+            "batch_keys_per_s": rows_n / t["many"],
+            "batch_array_keys_per_s": rows_n / t["array"],
             "batch_array_np_keys_per_s": rows_n / t["array_np"],
-            "encode_keys_per_s": rows_n / t["encode"], "encode_nomemo_keys_per_s": rows_n / t["encode_nomemo"],
+            "encode_keys_per_s": rows_n / t["encode"],
+            "encode_nomemo_keys_per_s": rows_n / t["encode_nomemo"],
             "seed_loop_keys_per_s": rows_n / t["seed"] if "seed" in t else None,
             "duckdb1_keys_per_s": rows_n / t["duckdb1"] if "duckdb1" in t else None,
             "duckdb2_keys_per_s": rows_n / t["duckdb2"] if "duckdb2" in t else None,
@@ -405,70 +436,127 @@ def main() -> None:
             dt, dout = race(dfns, repeat)
             per = dout["decode"]
             many = dout["decode_many"]
-            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {
-                n: [r[n] for r in per] for n in schema.field_names}
+            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()} == {n: [r[n] for r in per] for n in schema.field_names}
             assert dout["decode_nomemo"] == per and dout["decode_plain"] == per
             assert dout["decode_py"] == per and dout["plain_py"] == per
-            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in dout["decode_many_plain"].items()} \
-                == {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()}
+            assert {n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in dout["decode_many_plain"].items()} == {
+                n: (v.tolist() if hasattr(v, "tolist") else v) for n, v in many.items()
+            }
             assert dout["decode_arrow"].to_pylist() == per
             if "hand" in dout:
                 assert dout["hand"] == per, f"{stem}: the hand-written decoder disagrees"
-            row.update({
-                "decode_keys_per_s": rows_n / dt["decode"], "decode_many_keys_per_s": rows_n / dt["decode_many"],
-                "hand_decode_keys_per_s": rows_n / dt["hand"] if "hand" in dt else None,
-                "decode_over_hand": dt["hand"] / dt["decode"] if "hand" in dt else None,
-                "decode_nomemo_keys_per_s": rows_n / dt["decode_nomemo"],
-                "decode_nomemo_over_hand": dt["hand"] / dt["decode_nomemo"] if "hand" in dt else None,
-                "decode_many_over_decode": dt["decode"] / dt["decode_many"],
-                "decode_arrow_keys_per_s": rows_n / dt["decode_arrow"],
-                "decode_arrow_over_decode": dt["decode"] / dt["decode_arrow"],
-                "decode_plain_keys_per_s": rows_n / dt["decode_plain"],
-                "decode_plain_over_hand": dt["hand"] / dt["decode_plain"] if "hand" in dt else None,
-                "decode_py_over_hand": dt["hand"] / dt["decode_py"] if "hand" in dt else None,
-                "plain_py_over_hand": dt["hand"] / dt["plain_py"] if "hand" in dt else None,
-                "decode_many_plain_over_decode_plain": dt["decode_plain"] / dt["decode_many_plain"],
-            })
-            dec_table.append([label, row["decode_keys_per_s"] / 1e6, row["decode_nomemo_keys_per_s"] / 1e6,
-                              row["hand_decode_keys_per_s"] and row["hand_decode_keys_per_s"] / 1e6,
-                              row["decode_many_keys_per_s"] / 1e6, row["decode_over_hand"],
-                              row["decode_nomemo_over_hand"], row["decode_many_over_decode"],
-                              row["decode_arrow_keys_per_s"] / 1e6, row["decode_arrow_over_decode"],
-                              row["decode_plain_keys_per_s"] / 1e6, row["decode_plain_over_hand"],
-                              row["decode_many_plain_over_decode_plain"], row["decode_py_over_hand"],
-                              row["plain_py_over_hand"]])
+            row.update(
+                {
+                    "decode_keys_per_s": rows_n / dt["decode"],
+                    "decode_many_keys_per_s": rows_n / dt["decode_many"],
+                    "hand_decode_keys_per_s": rows_n / dt["hand"] if "hand" in dt else None,
+                    "decode_over_hand": dt["hand"] / dt["decode"] if "hand" in dt else None,
+                    "decode_nomemo_keys_per_s": rows_n / dt["decode_nomemo"],
+                    "decode_nomemo_over_hand": dt["hand"] / dt["decode_nomemo"] if "hand" in dt else None,
+                    "decode_many_over_decode": dt["decode"] / dt["decode_many"],
+                    "decode_arrow_keys_per_s": rows_n / dt["decode_arrow"],
+                    "decode_arrow_over_decode": dt["decode"] / dt["decode_arrow"],
+                    "decode_plain_keys_per_s": rows_n / dt["decode_plain"],
+                    "decode_plain_over_hand": dt["hand"] / dt["decode_plain"] if "hand" in dt else None,
+                    "decode_py_over_hand": dt["hand"] / dt["decode_py"] if "hand" in dt else None,
+                    "plain_py_over_hand": dt["hand"] / dt["plain_py"] if "hand" in dt else None,
+                    "decode_many_plain_over_decode_plain": dt["decode_plain"] / dt["decode_many_plain"],
+                }
+            )
+            dec_table.append(
+                [
+                    label,
+                    row["decode_keys_per_s"] / 1e6,
+                    row["decode_nomemo_keys_per_s"] / 1e6,
+                    row["hand_decode_keys_per_s"] and row["hand_decode_keys_per_s"] / 1e6,
+                    row["decode_many_keys_per_s"] / 1e6,
+                    row["decode_over_hand"],
+                    row["decode_nomemo_over_hand"],
+                    row["decode_many_over_decode"],
+                    row["decode_arrow_keys_per_s"] / 1e6,
+                    row["decode_arrow_over_decode"],
+                    row["decode_plain_keys_per_s"] / 1e6,
+                    row["decode_plain_over_hand"],
+                    row["decode_many_plain_over_decode_plain"],
+                    row["decode_py_over_hand"],
+                    row["plain_py_over_hand"],
+                ]
+            )
         results.append(row)
         m = 1e6
-        table.append([label, row["encode_keys_per_s"] / m, row["encode_nomemo_keys_per_s"] / m,
-                      row["seed_loop_keys_per_s"] and row["seed_loop_keys_per_s"] / m,
-                      row["batch_keys_per_s"] / m, row["batch_array_keys_per_s"] / m,
-                      row["duckdb1_keys_per_s"] and row["duckdb1_keys_per_s"] / m,
-                      row["encode_over_seed"], row["encode_nomemo_over_seed"], row["array_over_seed"],
-                      row["array_over_duckdb1"]])
+        table.append(
+            [
+                label,
+                row["encode_keys_per_s"] / m,
+                row["encode_nomemo_keys_per_s"] / m,
+                row["seed_loop_keys_per_s"] and row["seed_loop_keys_per_s"] / m,
+                row["batch_keys_per_s"] / m,
+                row["batch_array_keys_per_s"] / m,
+                row["duckdb1_keys_per_s"] and row["duckdb1_keys_per_s"] / m,
+                row["encode_over_seed"],
+                row["encode_nomemo_over_seed"],
+                row["array_over_seed"],
+                row["array_over_duckdb1"],
+            ]
+        )
         if "from_jk" in t:
-            jk_table.append([label, row["batch_array_keys_per_s"] / m, row["array_over_duckdb1"],
-                             row["batch_array_np_keys_per_s"] / m, row["array_np_over_duckdb1"],
-                             row["from_jk_keys_per_s"] / m, row["duckdb1_keys_per_s"] and
-                             row["duckdb1_keys_per_s"] / m, row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
-                             row["from_jk_over_duckdb1"], row["from_jk_over_duckdb2"]])
-    print_table(f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
-                ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed",
-                 "array/seed", "array/duckdb1"], table)
-    print_table("md5/crc32 keys: keyshape from typed Python-list and numpy columns, and from the same J and K binary "
-                "columns as DuckDB (M keys/s)",
-                ["case", "array(list cols)", "/duckdb1", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1",
-                 "J,K/duckdb2"], jk_table)
-    print_table("Key decoding (M keys/s; decode* = memo off: every prefix re-hashed; plain = verify=False: "
-                "prefix stripped, not re-derived, as the hand parse does)",
-                ["case", "decode", "decode*", "hand", "decode_many", "decode/hand", "decode*/hand", "many/decode",
-                 "arrow", "arrow/decode", "plain", "plain/hand", "many/plain (both verify=False)", "py/hand",
-                 "plain_py/hand"],
-                dec_table)
+            jk_table.append(
+                [
+                    label,
+                    row["batch_array_keys_per_s"] / m,
+                    row["array_over_duckdb1"],
+                    row["batch_array_np_keys_per_s"] / m,
+                    row["array_np_over_duckdb1"],
+                    row["from_jk_keys_per_s"] / m,
+                    row["duckdb1_keys_per_s"] and row["duckdb1_keys_per_s"] / m,
+                    row["duckdb2_keys_per_s"] and row["duckdb2_keys_per_s"] / m,
+                    row["from_jk_over_duckdb1"],
+                    row["from_jk_over_duckdb2"],
+                ]
+            )
+    print_table(
+        f"Key encoding, {rows_n:,} rows per case, best of {repeat} interleaved (M keys/s; ratios = speed-ups)",
+        ["case", "encode", "encode*", "seed", "many", "array", "duckdb1", "enc/seed", "enc*/seed", "array/seed", "array/duckdb1"],
+        table,
+    )
+    print_table(
+        "md5/crc32 keys: keyshape from typed Python-list and numpy columns, and from the same J and K binary columns as DuckDB (M keys/s)",
+        ["case", "array(list cols)", "/duckdb1", "array(np cols)", "/duckdb1", "from J,K", "duckdb1", "duckdb2", "J,K/duckdb1", "J,K/duckdb2"],
+        jk_table,
+    )
+    print_table(
+        "Key decoding (M keys/s; decode* = memo off: every prefix re-hashed; plain = verify=False: "
+        "prefix stripped, not re-derived, as the hand parse does)",
+        [
+            "case",
+            "decode",
+            "decode*",
+            "hand",
+            "decode_many",
+            "decode/hand",
+            "decode*/hand",
+            "many/decode",
+            "arrow",
+            "arrow/decode",
+            "plain",
+            "plain/hand",
+            "many/plain (both verify=False)",
+            "py/hand",
+            "plain_py/hand",
+        ],
+        dec_table,
+    )
     kernel = _kernel_race(rows_n, repeat)
-    print_table("MD5 of distinct 10-byte ids alone (M/s)", ["route", "M/s", "vs hashlib loop"],
-                [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()])
-    print("routes: " + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results})) +
-          f"; per-record encode/decode: compiled per schema, {native.ROUTE}; threads: {batchhash.default_threads()}")
+    print_table(
+        "MD5 of distinct 10-byte ids alone (M/s)",
+        ["route", "M/s", "vs hashlib loop"],
+        [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()],
+    )
+    print(
+        "routes: "
+        + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results}))
+        + f"; per-record encode/decode: compiled per schema, {native.ROUTE}; threads: {batchhash.default_threads()}"
+    )
     salted = [r for r in results if r["salted"] and r["fields"] > 1]
     summary = {
         "salted_composite_best_keys_per_s": max(r["batch_array_keys_per_s"] for r in salted),
@@ -477,11 +565,19 @@ def main() -> None:
         "min_encode_over_seed": min(r["encode_over_seed"] for r in results if r["encode_over_seed"]),
         "md5_kernel_keys_per_s": kernel,
     }
-    path = write_json("bench_encode", args.out, {"rows": rows_n, "repeat": repeat, "threads": batchhash.default_threads(),
-                                                 "per_record_route": native.ROUTE,
-                                                 "results": results, "summary": summary})
-    print(f"smallest encode/seed {summary['min_encode_over_seed']:.2f}x, smallest encode_many/seed "
-          f"{summary['min_batch_over_seed']:.1f}x  ->  {path}")
+    path = write_json(
+        "bench_encode",
+        args.out,
+        {
+            "rows": rows_n,
+            "repeat": repeat,
+            "threads": batchhash.default_threads(),
+            "per_record_route": native.ROUTE,
+            "results": results,
+            "summary": summary,
+        },
+    )
+    print(f"smallest encode/seed {summary['min_encode_over_seed']:.2f}x, smallest encode_many/seed {summary['min_batch_over_seed']:.1f}x  ->  {path}")
 
 
 def _options(schema: KeySchema) -> dict[str, int]:

@@ -76,6 +76,7 @@ def workload_keys(schema: KeySchema, rows: int) -> list[bytes]:
 
 # --- CPU accounting ------------------------------------------------------------------------------
 
+
 def _listening_inodes(ports: set[int]) -> set[str]:
     inodes = set()
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -140,16 +141,15 @@ class Meter:
 
 # --- the clients -------------------------------------------------------------------------------
 
+
 def build_java() -> list[str]:
     """Compile IoBench.java when its class is missing or older; the java command prefix."""
     if shutil.which("javac") is None or not any(LIB.glob("*.jar")):
-        raise SystemExit("error: the Java reference client needs javac (JDK 11+) and the HBase jars "
-                         "(tools/hbase/fetch.sh)")
+        raise SystemExit("error: the Java reference client needs javac (JDK 11+) and the HBase jars (tools/hbase/fetch.sh)")
     target = JAVA_BUILD / "IoBench.class"
     if not target.exists() or target.stat().st_mtime < JAVA_SRC.stat().st_mtime:
         JAVA_BUILD.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", f"{LIB}/*", "-d", str(JAVA_BUILD), str(JAVA_SRC)],
-                       check=True, capture_output=True)
+        subprocess.run(["javac", "-nowarn", "-cp", f"{LIB}/*", "-d", str(JAVA_BUILD), str(JAVA_SRC)], check=True, capture_output=True)
     sys.path.insert(0, str(ROOT / "tools" / "hbase"))
     import standalone
 
@@ -163,11 +163,11 @@ def write_rows_file(path: Path, keys: list[bytes]) -> None:
 
 def run_java(java: list[str], url: str, rows_file: Path, tables: list[str]) -> list[dict[str, Any]]:
     try:
-        out = subprocess.run([*java, url, str(rows_file), "d", *tables], capture_output=True, text=True,
-                             timeout=JAVA_TIMEOUT)
+        out = subprocess.run([*java, url, str(rows_file), "d", *tables], capture_output=True, text=True, timeout=JAVA_TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise SystemExit(f"error: the Java reference client took over {JAVA_TIMEOUT} s (is every "
-                         "region server up? the client retries for minutes)") from None
+        raise SystemExit(
+            f"error: the Java reference client took over {JAVA_TIMEOUT} s (is every region server up? the client retries for minutes)"
+        ) from None
     if out.returncode != 0:
         tail = "\n".join(out.stderr.strip().splitlines()[-5:])
         raise SystemExit(f"error: the Java reference client failed ({out.returncode}):\n{tail}")
@@ -210,12 +210,16 @@ def happybase_write(conn: Any, table: str, keys: list[bytes]) -> int:
 
 # --- main ----------------------------------------------------------------------------------------
 
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows (default 200,000)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5); medians")
-    ap.add_argument("--thrift", default=None, help="HOST:PORT of a Thrift gateway for happybase (when "
-                    "this script starts its own HBase and happybase is installed, it starts one)")
+    ap.add_argument(
+        "--thrift",
+        default=None,
+        help="HOST:PORT of a Thrift gateway for happybase (when this script starts its own HBase and happybase is installed, it starts one)",
+    )
     add_hbase_arg(ap)
     args = ap.parse_args()
     # a plain `kill` still drops the scratch tables and stops an HBase started for the run
@@ -232,6 +236,7 @@ def main() -> None:
 
     try:
         import happybase  # noqa: F401
+
         thrift_here = not args.hbase and not args.thrift
     except ImportError:
         thrift_here = False
@@ -254,14 +259,16 @@ def main() -> None:
             print(f"server pids for CPU accounting: {meter.servers or 'not found'}", flush=True)
             for rnd in range(rounds):
                 print(f"round {rnd + 1}/{rounds} ...", flush=True)
-                tables = {name: orders_schema(rows, 100, 20, f"io_{name}")
-                          for name in ("writer", "writer1", "load", "java0", "java1", *(["hb"] if hb else []))}
+                tables = {
+                    name: orders_schema(rows, 100, 20, f"io_{name}")
+                    for name in ("writer", "writer1", "load", "java0", "java1", *(["hb"] if hb else []))
+                }
                 for s in tables.values():
                     created.append(s.table.full_name)
                     ensure_table(store, s.table, s.split_keys())
                 # rotate the order so no client always runs first (memstore, compactions)
                 order = ["writer", "writer1", "load", "java", "hb"][: 5 if hb else 4]
-                order = order[rnd % len(order):] + order[: rnd % len(order)]
+                order = order[rnd % len(order) :] + order[: rnd % len(order)]
                 for client in order:
                     if client == "writer":
                         m, n = meter(lambda: keyshape_writer(store, tables["writer"].table.full_name, keys))
@@ -276,12 +283,14 @@ def main() -> None:
                         names = [tables["java0"].table.full_name, tables["java1"].table.full_name]
                         m, lines = meter(lambda: run_java(java, url, rows_file, names))
                         for line in lines:
-                            label = f"Java {'mutator' if line['op'] == 'write' else 'scan'}" \
-                                    f" {'fresh' if line['round'] == 0 else 'warm'}"
+                            label = f"Java {'mutator' if line['op'] == 'write' else 'scan'} {'fresh' if line['round'] == 0 else 'warm'}"
                             # the JVM's CPU is split over its four timed steps by wall time
                             share = line["seconds"] / sum(x["seconds"] for x in lines)
-                            note(label, {"wall": line["seconds"], "client_cpu": m["client_cpu"] * share,
-                                         "server_cpu": m["server_cpu"] * share}, line["rows"])
+                            note(
+                                label,
+                                {"wall": line["seconds"], "client_cpu": m["client_cpu"] * share, "server_cpu": m["server_cpu"] * share},
+                                line["rows"],
+                            )
                     elif client == "hb":
                         m, n = meter(lambda: happybase_write(hb, tables["hb"].table.full_name, keys))
                         note("happybase batch", m, n)
@@ -292,9 +301,8 @@ def main() -> None:
                     ("ks merged 16", lambda: count(read.scan(store, s16))),
                 ]
                 if hb:
-                    scans.append(("happybase scan", lambda: count(
-                        hb.table(written.table.full_name).scan(batch_size=1000))))
-                for name, fn in scans[rnd % len(scans):] + scans[: rnd % len(scans)]:
+                    scans.append(("happybase scan", lambda: count(hb.table(written.table.full_name).scan(batch_size=1000))))
+                for name, fn in scans[rnd % len(scans) :] + scans[: rnd % len(scans)]:
                     m, n = meter(fn)
                     note(name, m, n)
                 for s in tables.values():
@@ -305,17 +313,22 @@ def main() -> None:
                 drop_quietly(store, table)
             store.close()
     results = summarize(samples, rows)
-    print_table(f"HBase I/O, {rows:,} rows of examples/orders.toml (100 buckets, 20 regions), HBase "
-                f"{facts['version']}, {facts['region_servers']} region server(s), medians of {rounds} "
-                "interleaved rounds",
-                ["client", "rows/s", "vs Java fresh", "vs Java warm", "client cores", "server cores"],
-                [[r["client"], r["rows_per_s"], r["vs_java_fresh"], r["vs_java_warm"],
-                  r["client_cores"], r["server_cores"]] for r in results])
-    print(f"client/server cores = CPU seconds per wall second (median); {os.cpu_count()} cores shared "
-          "by client and server" + ("" if meter.servers else "; server pids not found, server CPU is 0"))
-    path = write_json("bench_hbase_io", args.out, {"hbase": facts, "rows": rows, "rounds": rounds,
-                                                    "server_pids": meter.servers,
-                                                    "results": results, "samples": samples})
+    print_table(
+        f"HBase I/O, {rows:,} rows of examples/orders.toml (100 buckets, 20 regions), HBase "
+        f"{facts['version']}, {facts['region_servers']} region server(s), medians of {rounds} "
+        "interleaved rounds",
+        ["client", "rows/s", "vs Java fresh", "vs Java warm", "client cores", "server cores"],
+        [[r["client"], r["rows_per_s"], r["vs_java_fresh"], r["vs_java_warm"], r["client_cores"], r["server_cores"]] for r in results],
+    )
+    print(
+        f"client/server cores = CPU seconds per wall second (median); {os.cpu_count()} cores shared "
+        "by client and server" + ("" if meter.servers else "; server pids not found, server CPU is 0")
+    )
+    path = write_json(
+        "bench_hbase_io",
+        args.out,
+        {"hbase": facts, "rows": rows, "rounds": rounds, "server_pids": meter.servers, "results": results, "samples": samples},
+    )
     print(f"-> {path}")
 
 
@@ -333,13 +346,30 @@ def summarize(samples: dict[str, list[dict[str, float]]], rows: int) -> list[dic
         kind = "scan" if "scan" in name or "merged" in name else "mutator"
         fresh, warm = med(f"Java {kind} fresh"), med(f"Java {kind} warm")
         rate = med(name)
-        out.append({"client": name, "rows_per_s": rate,
-                    "vs_java_fresh": rate / fresh if rate and fresh else None,
-                    "vs_java_warm": rate / warm if rate and warm else None,
-                    "client_cores": med(name, "client_cpu"), "server_cores": med(name, "server_cpu")})
-    order = ["Java mutator fresh", "Java mutator warm", "happybase batch", "ks writer", "ks writer 1 in flight", "ks load",
-             "Java scan fresh", "Java scan warm", "ks plain scan", "ks merged 100", "ks merged 16",
-             "happybase scan"]
+        out.append(
+            {
+                "client": name,
+                "rows_per_s": rate,
+                "vs_java_fresh": rate / fresh if rate and fresh else None,
+                "vs_java_warm": rate / warm if rate and warm else None,
+                "client_cores": med(name, "client_cpu"),
+                "server_cores": med(name, "server_cpu"),
+            }
+        )
+    order = [
+        "Java mutator fresh",
+        "Java mutator warm",
+        "happybase batch",
+        "ks writer",
+        "ks writer 1 in flight",
+        "ks load",
+        "Java scan fresh",
+        "Java scan warm",
+        "ks plain scan",
+        "ks merged 100",
+        "ks merged 16",
+        "happybase scan",
+    ]
     return sorted(out, key=lambda r: order.index(r["client"]) if r["client"] in order else len(order))
 
 

@@ -113,12 +113,21 @@ def main() -> None:
                 t_seq, n_seq = best_of(repeat, lambda: count(read.scan(store, salted, parallel=0)))
                 t_par, n_par = best_of(repeat, lambda: count(read.scan(store, salted, parallel=args.parallel)))
                 assert n_seq == n_par == rows, (n_seq, n_par, rows)
-                scans.append({
-                    "buckets": b, "regions": regions, "rows": rows,
-                    "plain_rows_per_s": rows / t_plain, "plain_read_scan_rows_per_s": rows / t_plain_rows,
-                    "merged_seq_rows_per_s": rows / t_seq, "merged_par_rows_per_s": rows / t_par,
-                    "merged_seq_over_plain": t_plain / t_seq, "merged_par_over_plain": t_plain / t_par,
-                    "parallel_over_sequential": t_seq / t_par, "parallel": args.parallel})
+                scans.append(
+                    {
+                        "buckets": b,
+                        "regions": regions,
+                        "rows": rows,
+                        "plain_rows_per_s": rows / t_plain,
+                        "plain_read_scan_rows_per_s": rows / t_plain_rows,
+                        "merged_seq_rows_per_s": rows / t_seq,
+                        "merged_par_rows_per_s": rows / t_par,
+                        "merged_seq_over_plain": t_plain / t_seq,
+                        "merged_par_over_plain": t_plain / t_par,
+                        "parallel_over_sequential": t_seq / t_par,
+                        "parallel": args.parallel,
+                    }
+                )
                 records = sample_records(salted, rows, gets)
                 # the workload is the same for both tables; only the prefix differs
 
@@ -132,31 +141,50 @@ def main() -> None:
                 t_fanout, found_fanout = best_of(repeat, fanout)
                 # order ids are unique, so every record is exactly one row in either table
                 assert found_direct == found_fanout == len(records), (found_direct, found_fanout)
-                point.append({
-                    "buckets": b, "gets": len(records),
-                    "direct_gets_per_s": len(records) / t_direct,
-                    "random_salt_gets_per_s": len(records) / t_fanout,
-                    "random_over_direct": t_direct / t_fanout})
+                point.append(
+                    {
+                        "buckets": b,
+                        "gets": len(records),
+                        "direct_gets_per_s": len(records) / t_direct,
+                        "random_salt_gets_per_s": len(records) / t_fanout,
+                        "random_over_direct": t_direct / t_fanout,
+                    }
+                )
         finally:
             for table in created:
                 drop_quietly(store, table)
             store.close()
-    print_table(f"Scans of {rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
-                ["buckets", "plain scan", "merged seq", f"merged par{args.parallel}", "seq/plain",
-                 "par/plain", "par/seq"],
-                [[s["buckets"], s["plain_rows_per_s"], s["merged_seq_rows_per_s"], s["merged_par_rows_per_s"],
-                  s["merged_seq_over_plain"], s["merged_par_over_plain"], s["parallel_over_sequential"]]
-                 for s in scans])
-    print_table(f"Point reads of existing records, {gets:,} per design, best of {repeat} (gets/s)",
-                ["buckets", "direct (1 Get)", "random salt (B-key multi-get)", "random/direct"],
-                [[p["buckets"], p["direct_gets_per_s"], p["random_salt_gets_per_s"], p["random_over_direct"]]
-                 for p in point])
+    print_table(
+        f"Scans of {rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
+        ["buckets", "plain scan", "merged seq", f"merged par{args.parallel}", "seq/plain", "par/plain", "par/seq"],
+        [
+            [
+                s["buckets"],
+                s["plain_rows_per_s"],
+                s["merged_seq_rows_per_s"],
+                s["merged_par_rows_per_s"],
+                s["merged_seq_over_plain"],
+                s["merged_par_over_plain"],
+                s["parallel_over_sequential"],
+            ]
+            for s in scans
+        ],
+    )
+    print_table(
+        f"Point reads of existing records, {gets:,} per design, best of {repeat} (gets/s)",
+        ["buckets", "direct (1 Get)", "random salt (B-key multi-get)", "random/direct"],
+        [[p["buckets"], p["direct_gets_per_s"], p["random_salt_gets_per_s"], p["random_over_direct"]] for p in point],
+    )
     best = max(max(s["merged_seq_over_plain"], s["merged_par_over_plain"]) for s in scans)
-    print(f"merged/plain target >= 0.8: {'met' if best >= 0.8 else 'missed'} "
-          f"(best {best:.2f}; plain scan through keyshape.read.scan: {rows / t_plain_rows:,.0f} rows/s)")
-    path = write_json("bench_hbase_reads", args.out, {
-        "hbase": facts, "rows": rows, "repeat": repeat, "scans": scans, "gets": point,
-        "plain_read_scan_rows_per_s": rows / t_plain_rows})
+    print(
+        f"merged/plain target >= 0.8: {'met' if best >= 0.8 else 'missed'} "
+        f"(best {best:.2f}; plain scan through keyshape.read.scan: {rows / t_plain_rows:,.0f} rows/s)"
+    )
+    path = write_json(
+        "bench_hbase_reads",
+        args.out,
+        {"hbase": facts, "rows": rows, "repeat": repeat, "scans": scans, "gets": point, "plain_read_scan_rows_per_s": rows / t_plain_rows},
+    )
     print(f"-> {path}")
 
 

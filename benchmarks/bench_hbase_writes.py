@@ -65,18 +65,14 @@ def schemas(rows: int, regions: int) -> list[tuple[str, str, KeySchema]]:
     seq_splits = [to_string_binary(struct.pack(">q", rows * i // regions)) for i in range(1, regions)]
     designs: list[tuple[str, str, dict[str, Any], dict[str, Any] | None]] = [
         ("a", "seq", {"strategy": "none"}, None),
-        ("b", "seq, pre-split", {"strategy": "none"},
-         {"algorithm": "explicit", "keys": seq_splits}),
-        ("c", "md5, hex splits", {"strategy": "md5", "length": 8},
-         {"algorithm": "hex", "regions": regions}),
-        ("d", "salt, aligned", {"strategy": "mod", "buckets": regions},
-         {"algorithm": "prefix", "regions": regions}),
+        ("b", "seq, pre-split", {"strategy": "none"}, {"algorithm": "explicit", "keys": seq_splits}),
+        ("c", "md5, hex splits", {"strategy": "md5", "length": 8}, {"algorithm": "hex", "regions": regions}),
+        ("d", "salt, aligned", {"strategy": "mod", "buckets": regions}, {"algorithm": "prefix", "regions": regions}),
     ]
     out = []
     for case, label, prefix, splits in designs:
         d: dict[str, Any] = {
-            "table": {"name": scratch_name(f"writes_{case}"), "namespace": NAMESPACE,
-                      "families": [{"name": "d"}]},
+            "table": {"name": scratch_name(f"writes_{case}"), "namespace": NAMESPACE, "families": [{"name": "d"}]},
             "key": {"prefix": prefix, "fields": [field]},
             "workload": workload,
         }
@@ -100,8 +96,7 @@ def settle(store: Any, table: str, timeout: float = 20.0) -> list[Any]:
         time.sleep(1.5)
 
 
-def run_case(store: Any, case: str, label: str, schema: KeySchema, rows: int, batch: int,
-             attributes: dict[str, str]) -> dict[str, Any]:
+def run_case(store: Any, case: str, label: str, schema: KeySchema, rows: int, batch: int, attributes: dict[str, str]) -> dict[str, Any]:
     table = schema.table.full_name
     ensure_table(store, schema.table, schema.split_keys(), verify=True)
     if attributes:
@@ -124,27 +119,33 @@ def run_case(store: Any, case: str, label: str, schema: KeySchema, rows: int, ba
     per_region = np.bincount(RegionMap([r.start for r in regions[1:]]).assign(keys), minlength=len(regions))
     # by key: each batch's rows in the regions the table was created with (exact, no counter lag)
     created = RegionMap(schema.split_keys()).assign(keys)
-    batch_share = float(np.mean([np.bincount(created[lo:lo + batch]).max() / len(created[lo:lo + batch])
-                                 for lo in range(0, len(keys), batch)]))
+    batch_share = float(np.mean([np.bincount(created[lo : lo + batch]).max() / len(created[lo : lo + batch]) for lo in range(0, len(keys), batch)]))
     shares = [(s.writes.max() / s.total_writes, s.total_writes) for s in heat.samples if s.total_writes > 0]
     hot = sum(sh * w for sh, w in shares) / sum(w for _, w in shares) if shares else None
-    server_shares = [(max(by_server(s.servers, s.writes).values()) / s.total_writes, s.total_writes)
-                     for s in heat.samples if s.total_writes > 0]
-    hot_server = (sum(sh * w for sh, w in server_shares) / sum(w for _, w in server_shares)
-                  if server_shares else None)
+    server_shares = [(max(by_server(s.servers, s.writes).values()) / s.total_writes, s.total_writes) for s in heat.samples if s.total_writes > 0]
+    hot_server = sum(sh * w for sh, w in server_shares) / sum(w for _, w in server_shares) if server_shares else None
     per_server = by_server([r.server for r in regions], writes)
     server_total = sum(per_server.values())
     server_mean = server_total / len(per_server)
     return {
-        "case": case, "design": label, "table": table, "rows": result.rows,
-        "seconds": result.seconds, "rows_per_s": result.rows_per_second,
-        "regions_created": len(schema.split_keys()) + 1, "regions_end": len(regions),
+        "case": case,
+        "design": label,
+        "table": table,
+        "rows": result.rows,
+        "seconds": result.seconds,
+        "rows_per_s": result.rows_per_second,
+        "regions_created": len(schema.split_keys()) + 1,
+        "regions_end": len(regions),
         "splits_happened": len(regions) - (len(schema.split_keys()) + 1),
-        "write_requests_max": int(writes.max()), "write_requests_mean": float(writes.mean()),
+        "write_requests_max": int(writes.max()),
+        "write_requests_mean": float(writes.mean()),
         "write_requests_max_over_mean": float(writes.max() / writes.mean()) if writes.mean() > 0 else None,
-        "rows_per_region_max": int(per_region.max()), "rows_per_region_mean": float(per_region.mean()),
+        "rows_per_region_max": int(per_region.max()),
+        "rows_per_region_mean": float(per_region.mean()),
         "rows_max_over_mean": float(per_region.max() / per_region.mean()),
-        "hot_region_share": hot, "polls": len(heat.samples), "batch_hot_share": batch_share,
+        "hot_region_share": hot,
+        "polls": len(heat.samples),
+        "batch_hot_share": batch_share,
         "servers": sorted({r.server for r in regions}),
         "server_write_share": {k: v / server_total if server_total else None for k, v in sorted(per_server.items())},
         "server_writes_max_over_mean": max(per_server.values()) / server_mean if server_mean else None,
@@ -165,19 +166,26 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000, help="rows per table (default 200,000)")
     ap.add_argument("--regions", type=int, default=16, help="pre-split regions / buckets (default 16)")
     ap.add_argument("--batch", type=int, default=1000, help="rows per write batch (default 1000)")
-    ap.add_argument("--split-mb", type=int, default=2,
-                    help="MAX_FILESIZE in MB for every table (default 2; 0 = HBase's defaults, "
-                         "10 GB, so no split happens at these sizes)")
+    ap.add_argument(
+        "--split-mb",
+        type=int,
+        default=2,
+        help="MAX_FILESIZE in MB for every table (default 2; 0 = HBase's defaults, 10 GB, so no split happens at these sizes)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the tables (default: delete them)")
     add_hbase_arg(ap, cluster=True)
     args = ap.parse_args()
     rows = 5_000 if args.quick else args.rows
-    attributes = {} if args.split_mb <= 0 else {
-        "MAX_FILESIZE": str(args.split_mb * 2**20),
-        # HBase refuses flush sizes below 1 MB; a split needs flushed store files to measure
-        "MEMSTORE_FLUSHSIZE": str(max(1, args.split_mb // 2) * 2**20),
-        "SPLIT_POLICY": SPLIT_POLICY,
-    }
+    attributes = (
+        {}
+        if args.split_mb <= 0
+        else {
+            "MAX_FILESIZE": str(args.split_mb * 2**20),
+            # HBase refuses flush sizes below 1 MB; a split needs flushed store files to measure
+            "MEMSTORE_FLUSHSIZE": str(max(1, args.split_mb // 2) * 2**20),
+            "SPLIT_POLICY": SPLIT_POLICY,
+        }
+    )
     with hbase_url(args.hbase, args.regionservers) as (url, started):
         store = open_store(url)
         try:
@@ -195,30 +203,69 @@ def main() -> None:
     base = results[0]["rows_per_s"]
     for r in results:
         r["ratio_to_a"] = r["rows_per_s"] / base if base > 0 else None
-    print_table(f"Writes, {rows:,} rows in batches of {args.batch} on HBase {facts['version']} "
-                f"({facts['region_servers']} region server(s)); split at {args.split_mb or 'default'} MB",
-                ["design", "rows/s", "vs (a)", "regions", "splits", "writes max/mean",
-                 "rows max/mean", "hot share/poll", "hot share/batch", "servers", "server max/mean",
-                 "hot server/poll"],
-                [[f"({r['case']}) {r['design']}", r["rows_per_s"], r["ratio_to_a"], r["regions_end"],
-                  r["splits_happened"], r["write_requests_max_over_mean"], r["rows_max_over_mean"],
-                  r["hot_region_share"], r["batch_hot_share"], len(r["servers"]),
-                  r["server_writes_max_over_mean"], r["hot_server_share"]] for r in results])
+    print_table(
+        f"Writes, {rows:,} rows in batches of {args.batch} on HBase {facts['version']} "
+        f"({facts['region_servers']} region server(s)); split at {args.split_mb or 'default'} MB",
+        [
+            "design",
+            "rows/s",
+            "vs (a)",
+            "regions",
+            "splits",
+            "writes max/mean",
+            "rows max/mean",
+            "hot share/poll",
+            "hot share/batch",
+            "servers",
+            "server max/mean",
+            "hot server/poll",
+        ],
+        [
+            [
+                f"({r['case']}) {r['design']}",
+                r["rows_per_s"],
+                r["ratio_to_a"],
+                r["regions_end"],
+                r["splits_happened"],
+                r["write_requests_max_over_mean"],
+                r["rows_max_over_mean"],
+                r["hot_region_share"],
+                r["batch_hot_share"],
+                len(r["servers"]),
+                r["server_writes_max_over_mean"],
+                r["hot_server_share"],
+            ]
+            for r in results
+        ],
+    )
     if facts["region_servers"] > 1:
-        print_table("Write share per region server (final region loads)", ["design", *sorted(
-            {s for r in results for s in r["server_write_share"]})],
-            [[f"({r['case']}) {r['design']}", *(r["server_write_share"].get(s) for s in sorted(
-                {s for q in results for s in q["server_write_share"]}))] for r in results])
-        print(f"{facts['region_servers']} region server JVMs on {os.cpu_count()} cores: they share the "
-              "cores with this client, so rows/s shows no cluster speed-up here; the per-server "
-              "shares show where a real cluster's load would go.")
+        print_table(
+            "Write share per region server (final region loads)",
+            ["design", *sorted({s for r in results for s in r["server_write_share"]})],
+            [
+                [
+                    f"({r['case']}) {r['design']}",
+                    *(r["server_write_share"].get(s) for s in sorted({s for q in results for s in q["server_write_share"]})),
+                ]
+                for r in results
+            ],
+        )
+        print(
+            f"{facts['region_servers']} region server JVMs on {os.cpu_count()} cores: they share the "
+            "cores with this client, so rows/s shows no cluster speed-up here; the per-server "
+            "shares show where a real cluster's load would go."
+        )
     if facts["region_servers"] == 1:
-        print("One region server: every region shares one JVM, one WAL and one disk, so spreading "
-              "writes over regions cannot add write capacity here; the hot-region share shows "
-              "where the load went, which on a cluster decides which server saturates.")
-    path = write_json("bench_hbase_writes", args.out, {
-        "hbase": facts, "rows": rows, "batch": args.batch, "regions": args.regions,
-        "table_attributes": attributes, "results": results})
+        print(
+            "One region server: every region shares one JVM, one WAL and one disk, so spreading "
+            "writes over regions cannot add write capacity here; the hot-region share shows "
+            "where the load went, which on a cluster decides which server saturates."
+        )
+    path = write_json(
+        "bench_hbase_writes",
+        args.out,
+        {"hbase": facts, "rows": rows, "batch": args.batch, "regions": args.regions, "table_attributes": attributes, "results": results},
+    )
     print(f"-> {path}")
 
 

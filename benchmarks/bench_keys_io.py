@@ -77,9 +77,18 @@ def spark_child(path: str, master: str) -> None:
     t0 = time.perf_counter()
     result = analyze(path, str(SCHEMA), spark=spark)
     seconds = time.perf_counter() - t0
-    print(json.dumps({"master": master, "seconds": seconds, "startup_s": startup,
-                      "rows": result.rows, "verdict": result.verdict,
-                      "max_over_mean": result.max_over_mean}))
+    print(
+        json.dumps(
+            {
+                "master": master,
+                "seconds": seconds,
+                "startup_s": startup,
+                "rows": result.rows,
+                "verdict": result.verdict,
+                "max_over_mean": result.max_over_mean,
+            }
+        )
+    )
 
 
 def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
@@ -114,17 +123,22 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
             verdict = feed_key_files(acc, path, workers=workers, check=checked).finish().verdict
             assert checked is None or checked.fitting == rows
             return verdict
+
         return run
 
     def whole() -> str:
         return analyze_schema(str(SCHEMA), keys_file=path).verdict
 
-    cases = [("pyarrow iter_batches (floor)", bare_stream), ("pyarrow read_table (threads)", bare_table),
-             ("read_keys: a bytes object per key", bytes_per_key),
-             ("local engine, 1 thread", engine(1)), ("local engine, 2 threads", engine(2)),
-             ("local engine, 1 thread + key check", engine(1, True)),
-             ("local engine, 2 threads + key check", engine(2, True)),
-             ("analyze_schema --keys (end to end)", whole)]
+    cases = [
+        ("pyarrow iter_batches (floor)", bare_stream),
+        ("pyarrow read_table (threads)", bare_table),
+        ("read_keys: a bytes object per key", bytes_per_key),
+        ("local engine, 1 thread", engine(1)),
+        ("local engine, 2 threads", engine(2)),
+        ("local engine, 1 thread + key check", engine(1, True)),
+        ("local engine, 2 threads + key check", engine(2, True)),
+        ("analyze_schema --keys (end to end)", whole),
+    ]
     # Rounds interleave the readers, so a burst of load from other users of the machine hits
     # all of them alike instead of one reader's every run.
     times: dict[str, list[float]] = {name: [] for name, _ in cases}
@@ -138,19 +152,20 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
     out = []
     for name, _ in cases:
         median = statistics.median(times[name])
-        out.append({"what": name, "seconds": median, "best_s": min(times[name]), "runs_s": times[name],
-                    "keys_per_s": rows / median, "result": results[name]})
+        out.append(
+            {"what": name, "seconds": median, "best_s": min(times[name]), "runs_s": times[name], "keys_per_s": rows / median, "result": results[name]}
+        )
     return out
 
 
 def run_processes(path: Path, repeat: int) -> list[dict]:
     """Whole processes, start-up included, interleaved round by round: ``keyshape analyze --keys``
     and a Python process that only streams the file with pyarrow (the floor a user compares with)."""
-    read = ("import pyarrow.parquet as pq, sys; f = pq.ParquetFile(sys.argv[1]); "
-            "print(sum(b.num_rows for b in f.iter_batches(batch_size=131072)))")
-    cases = [("process: python + pyarrow streaming read", [sys.executable, "-c", read, str(path)]),
-             ("process: keyshape analyze --keys", [sys.executable, "-m", "keyshape.cli", "analyze",
-                                                   str(SCHEMA), "--keys", str(path)])]
+    read = "import pyarrow.parquet as pq, sys; f = pq.ParquetFile(sys.argv[1]); print(sum(b.num_rows for b in f.iter_batches(batch_size=131072)))"
+    cases = [
+        ("process: python + pyarrow streaming read", [sys.executable, "-c", read, str(path)]),
+        ("process: keyshape analyze --keys", [sys.executable, "-m", "keyshape.cli", "analyze", str(SCHEMA), "--keys", str(path)]),
+    ]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["COLUMNS"] = "120"
     times: dict[str, list[float]] = {name: [] for name, _ in cases}
@@ -160,8 +175,7 @@ def run_processes(path: Path, repeat: int) -> list[dict]:
             subprocess.run(cmd, capture_output=True, check=True, env=env)
             if round_:  # round 0 writes the bytecode an installed package has
                 times[name].append(time.perf_counter() - t0)
-    return [{"what": name, "seconds": statistics.median(times[name]), "best_s": min(times[name]),
-             "runs_s": times[name]} for name, _ in cases]
+    return [{"what": name, "seconds": statistics.median(times[name]), "best_s": min(times[name]), "runs_s": times[name]} for name, _ in cases]
 
 
 def paired(slow: list[float], fast: list[float]) -> float:
@@ -189,8 +203,7 @@ def main() -> None:
         spark: list[dict] = []
         if not args.no_spark and not args.quick:
             for master in ("local[1]", "local[2]"):
-                proc = subprocess.run([sys.executable, __file__, "--spark-child", str(path), master],
-                                      capture_output=True, text=True, check=True)
+                proc = subprocess.run([sys.executable, __file__, "--spark-child", str(path), master], capture_output=True, text=True, check=True)
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
                 r["what"] = f"Spark {master}"
                 r["keys_per_s"] = rows / r["seconds"]
@@ -198,40 +211,60 @@ def main() -> None:
     floor = local[0]["seconds"]
     table = [[r["what"], r["seconds"], r["best_s"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in local]
     table += [[r["what"], r["seconds"], r["seconds"], r["keys_per_s"] / 1e6, r["seconds"] / floor] for r in spark]
-    print_table(f"{rows:,} keys of {width} bytes in one Parquet file (median and best of {repeat}; Spark once)",
-                ["reader", "median s", "best s", "M keys/s", "x pyarrow floor"], table)
+    print_table(
+        f"{rows:,} keys of {width} bytes in one Parquet file (median and best of {repeat}; Spark once)",
+        ["reader", "median s", "best s", "M keys/s", "x pyarrow floor"],
+        table,
+    )
     for r in spark:
         print(f"{r['what']}: session start-up {r['startup_s']:.1f} s (not in the time above)")
     by_name = {r["what"]: r for r in local}
-    check_cost = {w: by_name[f"local engine, {w} + key check"]["seconds"] / by_name[f"local engine, {w}"]["seconds"] - 1
-                  for w in ("1 thread", "2 threads")}
-    check_cost_paired = {w: paired(by_name[f"local engine, {w} + key check"]["runs_s"],
-                                   by_name[f"local engine, {w}"]["runs_s"]) - 1 for w in ("1 thread", "2 threads")}
+    check_cost = {
+        w: by_name[f"local engine, {w} + key check"]["seconds"] / by_name[f"local engine, {w}"]["seconds"] - 1 for w in ("1 thread", "2 threads")
+    }
+    check_cost_paired = {
+        w: paired(by_name[f"local engine, {w} + key check"]["runs_s"], by_name[f"local engine, {w}"]["runs_s"]) - 1 for w in ("1 thread", "2 threads")
+    }
     for w, cost in check_cost.items():
-        print(f"key check, {w}: {100 * cost:+.1f}% over the engine without it (medians; "
-              f"{100 * check_cost_paired[w]:+.1f}% as the median of each round's ratio; target <= 10%)")
+        print(
+            f"key check, {w}: {100 * cost:+.1f}% over the engine without it (medians; "
+            f"{100 * check_cost_paired[w]:+.1f}% as the median of each round's ratio; target <= 10%)"
+        )
     floor_process = processes[0]["seconds"]
     for r in processes:
-        print(f"{r['what']}: median {r['seconds']:.2f} s (best {r['best_s']:.2f}) = "
-              f"{r['seconds'] / floor_process:.2f}x the pyarrow process")
+        print(f"{r['what']}: median {r['seconds']:.2f} s (best {r['best_s']:.2f}) = {r['seconds'] / floor_process:.2f}x the pyarrow process")
     process_ratio = processes[1]["seconds"] / floor_process
     process_paired = paired(processes[1]["runs_s"], processes[0]["runs_s"])
-    print(f"keyshape analyze --keys as a whole process: {process_ratio:.2f}x a process that only "
-          f"reads the file with pyarrow (medians; {process_paired:.2f}x as the median of each round's "
-          f"ratio; target <= 1.5x)")
+    print(
+        f"keyshape analyze --keys as a whole process: {process_ratio:.2f}x a process that only "
+        f"reads the file with pyarrow (medians; {process_paired:.2f}x as the median of each round's "
+        f"ratio; target <= 1.5x)"
+    )
     engine2 = next(r for r in local if r["what"] == "local engine, 2 threads")
-    print(f"local engine, 2 threads: {engine2['keys_per_s'] / 1e6:.2f} M keys/s "
-          f"(target 5.0) = {engine2['seconds'] / floor:.2f}x pyarrow's bare streaming read")
+    print(
+        f"local engine, 2 threads: {engine2['keys_per_s'] / 1e6:.2f} M keys/s "
+        f"(target 5.0) = {engine2['seconds'] / floor:.2f}x pyarrow's bare streaming read"
+    )
     load = os.getloadavg()
-    print(f"load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-          f"on {os.cpu_count()} cores")
-    path_out = write_json("bench_keys_io", args.out, {
-        "rows": rows, "key_bytes": width, "local": local, "spark": spark, "load_average": load,
-        "processes": processes, "process_over_pyarrow": process_ratio,
-        "process_over_pyarrow_paired": process_paired,
-        "key_check_cost": check_cost, "key_check_cost_paired": check_cost_paired,
-        "engine_2_threads_keys_per_s": engine2["keys_per_s"],
-        "engine_over_pyarrow_floor": engine2["seconds"] / floor})
+    print(f"load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores")
+    path_out = write_json(
+        "bench_keys_io",
+        args.out,
+        {
+            "rows": rows,
+            "key_bytes": width,
+            "local": local,
+            "spark": spark,
+            "load_average": load,
+            "processes": processes,
+            "process_over_pyarrow": process_ratio,
+            "process_over_pyarrow_paired": process_paired,
+            "key_check_cost": check_cost,
+            "key_check_cost_paired": check_cost_paired,
+            "engine_2_threads_keys_per_s": engine2["keys_per_s"],
+            "engine_over_pyarrow_floor": engine2["seconds"] / floor,
+        },
+    )
     print(f"-> {path_out}")
 
 

@@ -37,8 +37,7 @@ NAMESPACE = "kbench"
 def design(stem: str, rows: int, buckets: int | None) -> KeySchema:
     d: dict[str, Any] = {
         "table": {"name": scratch_name(stem), "namespace": NAMESPACE, "families": [{"name": "d"}]},
-        "key": {"separator": "_", "fields": [{"name": "event_id", "type": "int64", "encoding": "text",
-                                              "width": 12}]},
+        "key": {"separator": "_", "fields": [{"name": "event_id", "type": "int64", "encoding": "text", "width": 12}]},
         "workload": {"rows": rows, "fields": {"event_id": {"generator": "sequential", "start": 1}}},
     }
     if buckets:
@@ -74,13 +73,11 @@ def main() -> None:
                 direct, target = design("mig_direct16", rows, 16), design("mig_target16", rows, 16)
                 created += [direct.table.full_name, target.table.full_name]
                 create_table_from_schema(store, direct)
-                print(f"round {i + 1}/{repeat}: load into mod 16, migrate sequential -> mod 16 ...",
-                      flush=True)
+                print(f"round {i + 1}/{repeat}: load into mod 16, migrate sequential -> mod 16 ...", flush=True)
                 loaded = load_workload(store, direct, rows)
                 assert loaded.rows == rows
                 loads.append(loaded.rows_per_second)
-                result = migrate(store, source, target, state_path=Path(tmp) / f"state{i}.json",
-                                 batch_size=args.batch)
+                result = migrate(store, source, target, state_path=Path(tmp) / f"state{i}.json", batch_size=args.batch)
                 assert result.rows == rows and result.rejected == 0, result
                 migrations.append(result.rows_per_second)
                 for table in (direct.table.full_name, target.table.full_name):
@@ -97,19 +94,30 @@ def main() -> None:
     load_direct_rate = max(loads)
     migrate_rate = max(migrations)
     numbers = {
-        "rows": rows, "batch": args.batch, "repeat": repeat,
+        "rows": rows,
+        "batch": args.batch,
+        "repeat": repeat,
         "load_sequential_rows_per_s": load_seq.rows_per_second,
         "load_mod16_rows_per_s": load_direct_rate,
         "migrate_rows_per_s": migrate_rate,
-        "load_mod16_rounds": loads, "migrate_rounds": migrations,
+        "load_mod16_rounds": loads,
+        "migrate_rounds": migrations,
         "verify_rows_per_s": 2 * rows / t_verify,  # both sides are read
         "migrate_over_load_mod16": migrate_rate / load_direct_rate,
     }
-    print_table(f"{rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
-                ["load (sequential)", "load (mod 16)", "migrate seq -> mod 16", "verify (both sides)",
-                 "migrate / load (mod 16)"],
-                [[numbers["load_sequential_rows_per_s"], numbers["load_mod16_rows_per_s"], migrate_rate,
-                  numbers["verify_rows_per_s"], numbers["migrate_over_load_mod16"]]])
+    print_table(
+        f"{rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
+        ["load (sequential)", "load (mod 16)", "migrate seq -> mod 16", "verify (both sides)", "migrate / load (mod 16)"],
+        [
+            [
+                numbers["load_sequential_rows_per_s"],
+                numbers["load_mod16_rows_per_s"],
+                migrate_rate,
+                numbers["verify_rows_per_s"],
+                numbers["migrate_over_load_mod16"],
+            ]
+        ],
+    )
     path = write_json("bench_migrate", args.out, {"hbase": facts, **numbers})
     print(f"-> {path}")
 

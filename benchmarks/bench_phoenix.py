@@ -19,16 +19,21 @@ from keyshape.phoenix import parse_ddl  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
 from keyshape.workload import generate  # noqa: E402
 
-DDL = ("CREATE TABLE EVENTS (U VARCHAR NOT NULL, T BIGINT NOT NULL, K INTEGER NOT NULL, V VARCHAR "
-       "CONSTRAINT PK PRIMARY KEY (U, T DESC, K)) SALT_BUCKETS=16")
+DDL = (
+    "CREATE TABLE EVENTS (U VARCHAR NOT NULL, T BIGINT NOT NULL, K INTEGER NOT NULL, V VARCHAR "
+    "CONSTRAINT PK PRIMARY KEY (U, T DESC, K)) SALT_BUCKETS=16"
+)
 _Q, _I = struct.Struct(">Q"), struct.Struct(">I")
 
 
 def hand_written(record: dict) -> bytes:
     """What a user writes without keyshape for this table (checked equal to keyshape's bytes)."""
-    rest = (record["U"].encode() + b"\x00"
-            + bytes(255 - c for c in _Q.pack((record["T"] ^ -(1 << 63)) & (2**64 - 1)))
-            + _I.pack((record["K"] ^ -(1 << 31)) & (2**32 - 1)))
+    rest = (
+        record["U"].encode()
+        + b"\x00"
+        + bytes(255 - c for c in _Q.pack((record["T"] ^ -(1 << 63)) & (2**64 - 1)))
+        + _I.pack((record["K"] ^ -(1 << 31)) & (2**32 - 1))
+    )
     h = 1
     for c in rest:
         h = (31 * h + (c - 256 if c > 127 else c)) & 0xFFFFFFFF
@@ -43,8 +48,11 @@ _FLIP = bytes(range(255, -1, -1))
 def hand_decode(key: bytes) -> dict:
     """What a user writes to read this table's keys back (the salt byte skipped, nothing checked)."""
     e = key.index(b"\x00", 1)
-    return {"U": key[1:e].decode(), "T": _Q.unpack(key[e + 1:e + 9].translate(_FLIP))[0] - (1 << 63),
-            "K": _I.unpack(key[e + 9:e + 13])[0] - (1 << 31)}
+    return {
+        "U": key[1:e].decode(),
+        "T": _Q.unpack(key[e + 1 : e + 9].translate(_FLIP))[0] - (1 << 63),
+        "K": _I.unpack(key[e + 9 : e + 13])[0] - (1 << 31),
+    }
 
 
 def main() -> None:
@@ -81,11 +89,14 @@ def main() -> None:
         sample = [dict(zip(names, values)) for values in zip(*(list(columns[c]) for c in names))]
         t, _ = best_of(repeat, lambda: [schema.encode(r) for r in sample])
         results.append((f"KeySchema.encode {path.stem} (per record)", len(sample) / t, None))
-    print_table("Phoenix row keys beside the example schemas", ["path", "keys/s", "vs hand-written"],
-                [[name, f"{rate:,.0f}", "" if ratio is None else f"{ratio:.2f}x"] for name, rate, ratio in results])
-    write_json("bench_phoenix", args.out, {
-        "rows": rows, "ddl": DDL,
-        "results": [{"path": n, "keys_per_s": r, "vs_hand_written": x} for n, r, x in results]})
+    print_table(
+        "Phoenix row keys beside the example schemas",
+        ["path", "keys/s", "vs hand-written"],
+        [[name, f"{rate:,.0f}", "" if ratio is None else f"{ratio:.2f}x"] for name, rate, ratio in results],
+    )
+    write_json(
+        "bench_phoenix", args.out, {"rows": rows, "ddl": DDL, "results": [{"path": n, "keys_per_s": r, "vs_hand_written": x} for n, r, x in results]}
+    )
 
 
 if __name__ == "__main__":

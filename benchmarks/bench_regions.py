@@ -40,15 +40,24 @@ def main() -> None:
         t_vec, vec = best_of(repeat, lambda: region_map.assign(keys))
         t_list, vec_list = best_of(repeat, lambda: region_map.assign(key_list))
         assert vec.tolist() == loop and vec_list.tolist() == loop
-        row = {"regions": len(region_map), "keys": n, "bisect_s": t_loop, "assign_keyarray_s": t_vec,
-               "assign_list_s": t_list, "keyarray_over_bisect": t_loop / t_vec,
-               "list_over_bisect": t_loop / t_list,
-               "bisect_ns_per_key": t_loop / n * 1e9, "keyarray_ns_per_key": t_vec / n * 1e9}
+        row = {
+            "regions": len(region_map),
+            "keys": n,
+            "bisect_s": t_loop,
+            "assign_keyarray_s": t_vec,
+            "assign_list_s": t_list,
+            "keyarray_over_bisect": t_loop / t_vec,
+            "list_over_bisect": t_loop / t_list,
+            "bisect_ns_per_key": t_loop / n * 1e9,
+            "keyarray_ns_per_key": t_vec / n * 1e9,
+        }
         results.append(row)
-        rows.append([f"{len(region_map)} regions", t_loop, t_vec, t_list, row["keyarray_over_bisect"],
-                     row["list_over_bisect"]])
-    print_table(f"Region assignment, {n:,} keys of 16 bytes, best of {repeat} (seconds; ratio = speed-up)",
-                ["", "bisect loop", "assign(KeyArray)", "assign(list)", "KeyArray/bisect", "list/bisect"], rows)
+        rows.append([f"{len(region_map)} regions", t_loop, t_vec, t_list, row["keyarray_over_bisect"], row["list_over_bisect"]])
+    print_table(
+        f"Region assignment, {n:,} keys of 16 bytes, best of {repeat} (seconds; ratio = speed-up)",
+        ["", "bisect loop", "assign(KeyArray)", "assign(list)", "KeyArray/bisect", "list/bisect"],
+        rows,
+    )
 
     m = min(n, 1_000_000)
     seq = [i.to_bytes(8, "big") for i in range(m)]
@@ -56,10 +65,12 @@ def main() -> None:
     for name, stream in (("sequential", seq), ("random", key_list[:m])):
         t, sim = best_of(1, lambda stream=stream: simulate_auto_split(stream, max_rows=max(m // 64, 2)))
         auto.append({"stream": name, "keys": m, "seconds": t, "splits": len(sim.splits)})
-    print_table(f"Auto-split simulation, {m:,} writes, split at {max(m // 64, 2):,} rows",
-                ["stream", "seconds", "splits"], [[a["stream"], a["seconds"], a["splits"]] for a in auto])
-    path = write_json("bench_regions", args.out, {"keys": n, "repeat": repeat, "results": results,
-                                                  "auto_split": auto})
+    print_table(
+        f"Auto-split simulation, {m:,} writes, split at {max(m // 64, 2):,} rows",
+        ["stream", "seconds", "splits"],
+        [[a["stream"], a["seconds"], a["splits"]] for a in auto],
+    )
+    path = write_json("bench_regions", args.out, {"keys": n, "repeat": repeat, "results": results, "auto_split": auto})
     print(f"-> {path}")
 
 

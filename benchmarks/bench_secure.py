@@ -92,21 +92,27 @@ def main() -> None:
                 load, scan = one_round(url, rows, value)
                 old = best.setdefault(name, [load, scan])
                 best[name] = [min(old[0], load), min(old[1], scan)]
-                print(f"round {r + 1}/{rounds} {name}: load {rows / load:,.0f} rows/s, scan {rows / scan:,.0f} rows/s",
-                      flush=True)
+                print(f"round {r + 1}/{rounds} {name}: load {rows / load:,.0f} rows/s, scan {rows / scan:,.0f} rows/s", flush=True)
     finally:
         secure.stop_secure(inst)
     plain_load, plain_scan = (rows / s for s in best["plain (SIMPLE)"])
     results = []
     for name, (load, scan) in best.items():
-        results.append({"mode": name, "load_rows_per_s": rows / load, "scan_rows_per_s": rows / scan,
-                        "load_ratio": rows / load / plain_load, "scan_ratio": rows / scan / plain_scan})
-    print_table(f"{rows:,} rows, 100-byte values, best of {rounds} interleaved rounds",
-                ["mode", "load rows/s", "vs plain", "scan rows/s", "vs plain"],
-                [[r["mode"], r["load_rows_per_s"], r["load_ratio"], r["scan_rows_per_s"], r["scan_ratio"]]
-                 for r in results])
-    path = write_json("bench_secure", args.out, {"rows": rows, "rounds": rounds, "value_bytes": 100,
-                                                 "results": results})
+        results.append(
+            {
+                "mode": name,
+                "load_rows_per_s": rows / load,
+                "scan_rows_per_s": rows / scan,
+                "load_ratio": rows / load / plain_load,
+                "scan_ratio": rows / scan / plain_scan,
+            }
+        )
+    print_table(
+        f"{rows:,} rows, 100-byte values, best of {rounds} interleaved rounds",
+        ["mode", "load rows/s", "vs plain", "scan rows/s", "vs plain"],
+        [[r["mode"], r["load_rows_per_s"], r["load_ratio"], r["scan_rows_per_s"], r["scan_ratio"]] for r in results],
+    )
+    path = write_json("bench_secure", args.out, {"rows": rows, "rounds": rounds, "value_bytes": 100, "results": results})
     print(f"wrote {path}")
 
 

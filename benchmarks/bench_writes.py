@@ -32,11 +32,16 @@ from keyshape.store import create_table_from_schema, open_store  # noqa: E402
 
 
 def schema_for(strategy: str) -> KeySchema:
-    return KeySchema.from_dict({
-        "table": {"name": f"bw_{strategy}_{uuid.uuid4().hex[:8]}"},
-        "key": {"separator": "_", "prefix": {"strategy": strategy, "buckets": 16},
-                "fields": [{"name": "user", "type": "string", "width": 8}, {"name": "n", "type": "int64"}]},
-    })
+    return KeySchema.from_dict(
+        {
+            "table": {"name": f"bw_{strategy}_{uuid.uuid4().hex[:8]}"},
+            "key": {
+                "separator": "_",
+                "prefix": {"strategy": strategy, "buckets": 16},
+                "fields": [{"name": "user", "type": "string", "width": 8}, {"name": "n", "type": "int64"}],
+            },
+        }
+    )
 
 
 def hand(store: Any, schema: KeySchema, records: list[dict[str, Any]], value: bytes) -> None:
@@ -76,8 +81,7 @@ def main() -> None:
                         t0 = time.perf_counter()
                         fn(store, schema, records, value)
                         seconds = time.perf_counter() - t0
-                        results.append({"prefix": strategy, "writer": who, "pass": pass_name,
-                                        "records_per_s": n / seconds})
+                        results.append({"prefix": strategy, "writer": who, "pass": pass_name, "records_per_s": n / seconds})
                     results[-1]["copies_per_record"] = copies_per_record(store, schema, n)
                 finally:
                     store.delete_table(schema.table.full_name)
@@ -87,13 +91,16 @@ def main() -> None:
                 k = next(r for r in results if (r["prefix"], r["writer"], r["pass"]) == (strategy, "keyshape", pass_name))
                 ratio = k["records_per_s"] / h["records_per_s"]
                 k["ratio_to_hand"] = ratio
-                rows.append([f"{strategy} {pass_name}", h["records_per_s"], k["records_per_s"], ratio,
-                             h.get("copies_per_record"), k.get("copies_per_record")])
+                rows.append(
+                    [f"{strategy} {pass_name}", h["records_per_s"], k["records_per_s"], ratio, h.get("copies_per_record"), k.get("copies_per_record")]
+                )
     finally:
         store.close()
-    print_table(f"{n:,} records, batches of 1000, {'HBase ' + args.hbase if args.hbase else 'embedded store'}",
-                ["prefix / pass", "hand rec/s", "keyshape rec/s", "keyshape / hand", "hand copies", "keyshape copies"],
-                rows)
+    print_table(
+        f"{n:,} records, batches of 1000, {'HBase ' + args.hbase if args.hbase else 'embedded store'}",
+        ["prefix / pass", "hand rec/s", "keyshape rec/s", "keyshape / hand", "hand copies", "keyshape copies"],
+        rows,
+    )
     path = write_json("bench_writes", args.out, {"rows": n, "store": args.hbase or "embedded", "results": results})
     print(f"wrote {path}")
 

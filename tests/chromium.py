@@ -79,8 +79,7 @@ class Page:
         raise TimeoutError(f"no {method} in {self.timeout} s")
 
     def open(self, path: Path, width: int = 1280, height: int = 900) -> None:
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         self.events.clear()
         self.call("Page.navigate", url=path.resolve().as_uri())
         self.wait_for("Page.loadEventFired")
@@ -113,11 +112,24 @@ class Chromium:
     def __init__(self, binary: str, timeout: float = 60.0) -> None:
         self.profile = tempfile.mkdtemp(prefix="keyshape-chromium-")
         self.proc = subprocess.Popen(
-            [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage",
-             "--remote-debugging-port=0", "--remote-allow-origins=*",
-             f"--user-data-dir={self.profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                binary,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-port=0",
+                "--remote-allow-origins=*",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.port = self._devtools_port(timeout)
 
     def _devtools_port(self, timeout: float) -> int:

@@ -1,4 +1,5 @@
 """Shared pytest fixtures for keyshape's tests."""
+
 from hypothesis import settings
 
 from hbase_fixture import hbase, hbase_store  # noqa: F401  (a real standalone HBase; a store on it)

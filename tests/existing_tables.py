@@ -16,8 +16,9 @@ from keyshape.schema import KeySchema
 BASE_TIME = 1_767_225_600_000
 
 
-def schema_text(name: str, prefix: str = "none", buckets: int = 16, regions: int | None = None,
-                namespace: str = "mig", splits: list[str] | None = None) -> str:
+def schema_text(
+    name: str, prefix: str = "none", buckets: int = 16, regions: int | None = None, namespace: str = "mig", splits: list[str] | None = None
+) -> str:
     key = 'separator = "_"\n'
     if prefix != "none":
         key += f'prefix = {{ strategy = "{prefix}", buckets = {buckets} }}\nhash_fields = ["event_id"]\n'
@@ -76,8 +77,7 @@ def fill(store: Any, schema: KeySchema, rows: int, batch: int = 1000) -> list[by
         for i, key in enumerate(keys):
             for version in range(1 + i % 3):
                 w.put(key, {b"d:v": b"v%d.%d" % (i, version)}, timestamp=BASE_TIME + version)
-            w.put(key, {b"d:q%d" % (i % 4): b"x" * (i % 50), b"m:tag": b"t%d" % i},
-                  timestamp=BASE_TIME + 10 + i)
+            w.put(key, {b"d:q%d" % (i % 4): b"x" * (i % 50), b"m:tag": b"t%d" % i}, timestamp=BASE_TIME + 10 + i)
     for i in range(0, rows, 7):
         store.delete(table, keys[i], [b"d:q%d" % (i % 4)])
     return keys

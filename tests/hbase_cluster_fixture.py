@@ -7,6 +7,7 @@ data at the end. A start failure FAILS every test using it, naming the step and 
 Measurements the tests make (e.g. the time from a crash to the next acknowledged write) are
 printed in pytest's terminal summary.
 """
+
 from __future__ import annotations
 
 import time
@@ -53,8 +54,11 @@ class ClusterHandle:
         with HBaseStore.from_url(self.url) as store:
             while len(store.region_servers()) < self.cluster.regionservers:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"the master does not list {self.cluster.regionservers} live region "
-                                f"servers after {timeout:.0f} s; see {self.cluster.log_dir}", pytrace=False)
+                    pytest.fail(
+                        f"the master does not list {self.cluster.regionservers} live region "
+                        f"servers after {timeout:.0f} s; see {self.cluster.log_dir}",
+                        pytrace=False,
+                    )
                 time.sleep(0.5)
 
 

@@ -7,6 +7,7 @@
 - If fetching jars, finding Java or starting fails, every test using the fixture FAILS (never
   skips) with the step that failed and the log to read.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,7 @@ class HBaseHandle:
     def require_standalone(self) -> Any:
         """The started instance, for tests that kill/restart HBase; fails on an external one."""
         if self.standalone is None:
-            pytest.fail("this test kills and restarts HBase, so it needs the fixture-started "
-                        "instance; unset KEYSHAPE_HBASE_URL", pytrace=False)
+            pytest.fail("this test kills and restarts HBase, so it needs the fixture-started instance; unset KEYSHAPE_HBASE_URL", pytrace=False)
         return self.standalone
 
 

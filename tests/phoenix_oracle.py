@@ -14,9 +14,23 @@ from keyshape.phoenix import PhoenixTimestamp, PhoenixType
 
 ORACLE = Path(__file__).resolve().parents[1] / "tools" / "golden" / "phoenix" / "oracle.sh"
 _INT_KIND = {1: "i1", 2: "i2", 4: "i4", 8: "i8"}
-_SQL_TYPES = {"TINYINT": -6, "SMALLINT": 5, "INTEGER": 4, "BIGINT": -5, "FLOAT": 6, "DOUBLE": 8,
-              "DECIMAL": 3, "BOOLEAN": 16, "DATE": 91, "TIME": 92, "TIMESTAMP": 93, "CHAR": 1,
-              "VARCHAR": 12, "BINARY": -2, "VARBINARY": -3}
+_SQL_TYPES = {
+    "TINYINT": -6,
+    "SMALLINT": 5,
+    "INTEGER": 4,
+    "BIGINT": -5,
+    "FLOAT": 6,
+    "DOUBLE": 8,
+    "DECIMAL": 3,
+    "BOOLEAN": 16,
+    "DATE": 91,
+    "TIME": 92,
+    "TIMESTAMP": 93,
+    "CHAR": 1,
+    "VARCHAR": 12,
+    "BINARY": -2,
+    "VARBINARY": -3,
+}
 
 
 def to_param(t: PhoenixType, value: Any) -> str:
@@ -24,8 +38,7 @@ def to_param(t: PhoenixType, value: Any) -> str:
     name = t.name
     if value is None:
         return f"null:{_SQL_TYPES.get(name.replace('UNSIGNED_', '').replace('INT', 'INTEGER').replace('LONG', 'BIGINT'), 1111)}"
-    if name in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT",
-                "UNSIGNED_INT", "UNSIGNED_LONG"):
+    if name in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT", "UNSIGNED_INT", "UNSIGNED_LONG"):
         return f"{_INT_KIND[t.width or 8]}:{value}"
     if name in ("FLOAT", "UNSIGNED_FLOAT"):
         return "f4:" + struct.pack(">f", value).hex()
@@ -78,8 +91,7 @@ class PhoenixOracle:
     def __init__(self, url: str = "jdbc:phoenix:none") -> None:
         if shutil.which("java") is None or shutil.which("mvn") is None:
             raise RuntimeError("the Phoenix oracle needs a JDK and Maven (tools/golden/phoenix/oracle.sh)")
-        self.proc = subprocess.Popen([str(ORACLE), url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, encoding="utf-8", bufsize=1)
+        self.proc = subprocess.Popen([str(ORACLE), url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
         first = self._line()
         if first != "READY":
             raise RuntimeError(f"the Phoenix oracle did not start: {first!r}")

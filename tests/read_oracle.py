@@ -1,5 +1,6 @@
 """Shared helpers for the read-path tests: random salted schemas, a loaded table, and the
 brute-force oracle (every stored row sorted by (original key, stored key))."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,9 @@ from keyshape.store import ensure_table
 USERS = ["a", "b", "c", "d"]
 
 
-def make_schema(strategy: str, buckets: int, separator: str, hash_user_only: bool, seed: int = 0,
-                name: str = "t", namespace: str = "default") -> KeySchema:
+def make_schema(
+    strategy: str, buckets: int, separator: str, hash_user_only: bool, seed: int = 0, name: str = "t", namespace: str = "default"
+) -> KeySchema:
     prefix: dict[str, Any] = {"strategy": strategy}
     if strategy in ("mod", "phoenix", "random"):
         prefix["buckets"] = buckets
@@ -61,11 +63,20 @@ def load(store: Any, schema: KeySchema, recs: list[tuple[str, int]], create: boo
     return keys
 
 
-def oracle(schema: KeySchema, keys: set[bytes], *, u: str | None = None,
-           n: tuple[int | None, int | None] | None = None, start: bytes | None = None,
-           stop: bytes | None = None, reverse: bool = False, after: bytes | None = None,
-           limit: int | None = None) -> list[bytes]:
+def oracle(
+    schema: KeySchema,
+    keys: set[bytes],
+    *,
+    u: str | None = None,
+    n: tuple[int | None, int | None] | None = None,
+    start: bytes | None = None,
+    stop: bytes | None = None,
+    reverse: bool = False,
+    after: bytes | None = None,
+    limit: int | None = None,
+) -> list[bytes]:
     """The stored keys a merged scan must yield, by brute force."""
+
     def orig(k: bytes) -> bytes:
         return schema.prefix.strip(k)
 

@@ -8,6 +8,7 @@ secured standalone HBase instances started by tools/hbase/secure.py, stopped at 
 
 Both start in parallel. Failing to start FAILS every test using it (never skips).
 """
+
 from __future__ import annotations
 
 import os
@@ -54,9 +55,10 @@ def secure_hbase() -> Iterator[SecureHandle]:
     except standalone.StartFailed as e:
         pytest.fail(str(e), pytrace=False)
     os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)
-    threads = [threading.Thread(target=start, args=("full",)),
-               threading.Thread(target=start, args=("tls_only",),
-                                kwargs={"protection": "authentication", "authorization": False, "tls_only": True})]
+    threads = [
+        threading.Thread(target=start, args=("full",)),
+        threading.Thread(target=start, args=("tls_only",), kwargs={"protection": "authentication", "authorization": False, "tls_only": True}),
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -41,8 +41,7 @@ def test_gini_equals_mean_absolute_difference_form(counts: list[int]) -> None:
     """Gini = sum_i sum_j |x_i - x_j| / (2 n^2 mean), the textbook definition."""
     n = len(counts)
     total = sum(counts)
-    expected = 0.0 if total == 0 else sum(abs(a - b) for a in counts for b in counts) / (
-        2 * n * n * (total / n))
+    expected = 0.0 if total == 0 else sum(abs(a - b) for a in counts for b in counts) / (2 * n * n * (total / n))
     assert gini(counts) == pytest.approx(expected, abs=1e-9)
 
 
@@ -85,14 +84,12 @@ def test_key_overhead_is_key_bytes_times_cells() -> None:
 # -------------------------------------------------------------------------------- timeline
 
 
-@given(st.lists(st.integers(0, 4), min_size=1, max_size=400), st.integers(1, 12),
-       st.integers(1, 50))
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=400), st.integers(1, 12), st.integers(1, 50))
 @settings(max_examples=60)
-def test_timeline_known_total_puts_each_write_in_its_window(idx: list[int], windows: int,
-                                                           chunk: int) -> None:
+def test_timeline_known_total_puts_each_write_in_its_window(idx: list[int], windows: int, chunk: int) -> None:
     t = Timeline(windows, 5, total_rows=len(idx))
     for i in range(0, len(idx), chunk):
-        t.update(np.array(idx[i:i + chunk]))
+        t.update(np.array(idx[i : i + chunk]))
     m = t.matrix()
     w = min(windows, len(idx))
     expected = np.zeros((w, 5), dtype=np.int64)
@@ -101,14 +98,12 @@ def test_timeline_known_total_puts_each_write_in_its_window(idx: list[int], wind
     assert np.array_equal(m, expected)
 
 
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=3000), st.integers(1, 20),
-       st.integers(1, 700))
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=3000), st.integers(1, 20), st.integers(1, 700))
 @settings(max_examples=60)
-def test_timeline_unknown_total_keeps_every_write_in_order(idx: list[int], windows: int,
-                                                          chunk: int) -> None:
+def test_timeline_unknown_total_keeps_every_write_in_order(idx: list[int], windows: int, chunk: int) -> None:
     t = Timeline(windows, 4)
     for i in range(0, len(idx), chunk):
-        t.update(np.array(idx[i:i + chunk]))
+        t.update(np.array(idx[i : i + chunk]))
     m = t.matrix()
     assert m.shape[0] <= windows
     assert np.array_equal(m.sum(axis=0), np.bincount(idx, minlength=4))
@@ -117,7 +112,7 @@ def test_timeline_unknown_total_keeps_every_write_in_order(idx: list[int], windo
     start = 0
     for row in m:
         n = int(row.sum())
-        assert np.array_equal(row, np.bincount(idx[start:start + n], minlength=4))
+        assert np.array_equal(row, np.bincount(idx[start : start + n], minlength=4))
         start += n
 
 
@@ -191,9 +186,13 @@ def test_single_region_is_a_hotspot_with_presplit_advice() -> None:
 def test_monotonic_leading_field_advice_names_the_fields() -> None:
     keys = [b"%012d_u%05d" % (i, i % 977) for i in range(40_000)]
     splits = [b"%012d" % (i * 2_500) for i in range(1, 16)]
-    hints = SchemaHints(leading_field="order_time", monotonic_field="order_time",
-                        monotonic_generator="sequential-time", spread_field="user_id",
-                        prefix_strategy="none")
+    hints = SchemaHints(
+        leading_field="order_time",
+        monotonic_field="order_time",
+        monotonic_generator="sequential-time",
+        spread_field="user_id",
+        prefix_strategy="none",
+    )
     a = analyze(keys, splits, hints=hints)
     assert a.verdict == "hotspot"
     assert a.increasing_fraction == 1.0
@@ -205,8 +204,7 @@ def test_chunked_stream_counts_like_a_flat_list() -> None:
     rng = random.Random(6)
     keys = [_key(rng.randrange(R), rng) for _ in range(10_000)]
     flat = analyze(keys, SPLITS, total_rows=len(keys))
-    chunked = analyze((keys[i:i + 777] for i in range(0, len(keys), 777)), SPLITS,
-                      total_rows=len(keys))
+    chunked = analyze((keys[i : i + 777] for i in range(0, len(keys), 777)), SPLITS, total_rows=len(keys))
     assert [r.rows for r in flat.regions] == [r.rows for r in chunked.regions]
     assert np.array_equal(flat.heat, chunked.heat)
     assert flat.key_bytes == chunked.key_bytes == 11 * len(keys)
@@ -226,8 +224,7 @@ def test_json_has_the_documented_fields() -> None:
     rng = random.Random(7)
     a = analyze([_key(rng.randrange(R), rng) for _ in range(5_000)], SPLITS + [b"\xff\x00"])
     d = json.loads(a.to_json())
-    for name in ("rows", "regions", "max_over_mean", "cv", "gini", "deviation_rate",
-                 "hot_window_share", "verdict", "reasons"):
+    for name in ("rows", "regions", "max_over_mean", "cv", "gini", "deviation_rate", "hot_window_share", "verdict", "reasons"):
         assert name in d
     assert d["rows"] == 5_000
     assert d["regions"][0]["start"] == "" and d["regions"][-1]["end"] == ""
@@ -260,8 +257,7 @@ def test_strategy_variants_keep_the_design_and_change_only_the_prefix() -> None:
 
     orders = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "orders.toml")
     variants = strategy_variants(orders, ["none", "mod:16", "phoenix:8", "md5"])
-    assert [v.name for v in variants] == ["orders [none]", "orders [mod:16]", "orders [phoenix:8]",
-                                          "orders [md5:4]"]
+    assert [v.name for v in variants] == ["orders [none]", "orders [mod:16]", "orders [phoenix:8]", "orders [md5:4]"]
     for v in variants:
         assert v.schema.field_names == orders.field_names
         assert v.schema.hash_fields == ["user_id"] and v.schema.separator == b"_"
@@ -298,13 +294,16 @@ def test_strategy_variant_none_keeps_the_schemas_own_range_splits() -> None:
     assert crc.schema.split_keys()[0] == b"1000"  # bucket 4096 of 65536, "%04x"
 
 
-@pytest.mark.parametrize("entries, message", [
-    (["mod:1"], "key.prefix.buckets: 1 is out of range"),
-    (["bogus"], "unknown value 'bogus'"),
-    (["mod:x"], "not a whole number"),
-    (["none", ""], "empty"),
-    (["mod:16", "mod:16"], "listed twice"),
-])
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        (["mod:1"], "key.prefix.buckets: 1 is out of range"),
+        (["bogus"], "unknown value 'bogus'"),
+        (["mod:x"], "not a whole number"),
+        (["none", ""], "empty"),
+        (["mod:16", "mod:16"], "listed twice"),
+    ],
+)
 def test_bad_strategy_entries_are_refused(entries: list[str], message: str) -> None:
     from pathlib import Path
 
@@ -330,7 +329,7 @@ def test_monotonic_keys_are_not_told_to_pre_split_or_auto_split_as_they_are() ->
     for a in (analyze(keys, []), analyze(keys, [], auto_split_rows=2_000)):
         advice = " ".join(a.advice)
         assert "salt" in advice
-        assert "else \"sample\"" not in advice
+        assert 'else "sample"' not in advice
         assert "Pre-split to" not in advice
 
 

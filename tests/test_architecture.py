@@ -12,8 +12,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "keyshape"
 
 # Left to right; a module may import its own layer and those before it.
-LAYERS = ["errors", "core", "schema", "workload", "store", "read", "analysis", "report", "ops",
-          "phoenix", "spark", "cli"]
+LAYERS = ["errors", "core", "schema", "workload", "store", "read", "analysis", "report", "ops", "phoenix", "spark", "cli"]
 # Upward imports that are deliberate, each inside a function and with its reason.
 ALLOWED_UP = {
     # `splits.algorithm = "sample"` takes quantiles of the schema's own generated workload, and lint
@@ -43,8 +42,11 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keyshape"):
             names = [f"{node.module}.{a.name}" for a in node.names]
-            mods = [n for n in names if (SRC.parent / n.replace(".", "/")).with_suffix(".py").exists()
-                    or (SRC.parent / n.replace(".", "/") / "__init__.py").exists()]
+            mods = [
+                n
+                for n in names
+                if (SRC.parent / n.replace(".", "/")).with_suffix(".py").exists() or (SRC.parent / n.replace(".", "/") / "__init__.py").exists()
+            ]
             for m in mods or [node.module]:
                 out.append((m, id(node) in top))
         elif isinstance(node, ast.Import):
@@ -69,12 +71,13 @@ def test_no_import_goes_up_a_layer(module: str) -> None:
         theirs = _layer(target)
         if theirs is not None and theirs > mine:
             assert (module, ".".join(target.split(".")[:2])) in ALLOWED_UP, (
-                f"{module} (layer {LAYERS[mine]}) imports {target} (layer {LAYERS[theirs]})")
+                f"{module} (layer {LAYERS[mine]}) imports {target} (layer {LAYERS[theirs]})"
+            )
 
 
 def test_module_level_imports_have_no_cycle() -> None:
-    graph = {m: {t for t, top in _imports(p) if top and t in MODULES and t != m}
-             for m, p in MODULES.items()}
+    graph = {m: {t for t, top in _imports(p) if top and t in MODULES and t != m} for m, p in MODULES.items()}
+
     # A package's __init__ re-exporting its own modules is not a cycle between those modules.
     def edges(m: str) -> set[str]:
         return {t for t in graph[m] if not (MODULES[t].name == "__init__.py" and m.startswith(t + "."))}
@@ -87,7 +90,7 @@ def test_module_level_imports_have_no_cycle() -> None:
         stack.append(m)
         for t in edges(m):
             if state.get(t) == 1:
-                cycle = stack[stack.index(t):] + [t]
+                cycle = stack[stack.index(t) :] + [t]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if t not in state:
                 visit(t)

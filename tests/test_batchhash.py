@@ -19,8 +19,7 @@ from keyshape.core.keyarray import KeyArray
 def test_md5_and_crc32_equal_hashlib_and_zlib(keys, width, threads):
     ka = KeyArray.from_keys(keys)
     assert [bytes(r) for r in batchhash.md5_many(ka, threads)] == [hashlib.md5(k).digest() for k in keys]
-    assert [bytes(r) for r in batchhash.md5_hex_many(ka, width, threads)] == [
-        hashlib.md5(k).hexdigest()[:width].encode() for k in keys]
+    assert [bytes(r) for r in batchhash.md5_hex_many(ka, width, threads)] == [hashlib.md5(k).hexdigest()[:width].encode() for k in keys]
     assert batchhash.crc32_many(ka, threads).tolist() == [zlib.crc32(k) for k in keys]
 
 

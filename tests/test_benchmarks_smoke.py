@@ -18,8 +18,9 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 def run(script: str, tmp_path: Path, *extra: str) -> dict:
     out = tmp_path / f"{script}.json"
-    proc = subprocess.run([sys.executable, str(BENCH / f"{script}.py"), "--quick", "--out", str(out), *extra],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / f"{script}.py"), "--quick", "--out", str(out), *extra], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())
     assert data["benchmark"] == script
@@ -92,8 +93,14 @@ def test_bench_hbase_reads(tmp_path, hbase):
     assert [s["buckets"] for s in data["scans"]] == [8, 16, 100]
     for s in data["scans"]:
         assert s["rows"] == data["rows"] == 5_000
-        for k in ("plain_rows_per_s", "merged_seq_rows_per_s", "merged_par_rows_per_s",
-                  "merged_seq_over_plain", "merged_par_over_plain", "parallel_over_sequential"):
+        for k in (
+            "plain_rows_per_s",
+            "merged_seq_rows_per_s",
+            "merged_par_rows_per_s",
+            "merged_seq_over_plain",
+            "merged_par_over_plain",
+            "parallel_over_sequential",
+        ):
             assert positive(s[k]), (s["buckets"], k)
     assert [p["buckets"] for p in data["gets"]] == [8, 16, 100]
     for p in data["gets"]:
@@ -113,8 +120,7 @@ def test_bench_phoenix(tmp_path):
 def test_bench_secure(tmp_path):
     data = run("bench_secure", tmp_path)
     modes = [r["mode"] for r in data["results"]]
-    assert modes == ["plain (SIMPLE)", "kerberos authentication", "kerberos integrity", "kerberos privacy",
-                     "TLS (SIMPLE)", "TLS + kerberos privacy"]
+    assert modes == ["plain (SIMPLE)", "kerberos authentication", "kerberos integrity", "kerberos privacy", "TLS (SIMPLE)", "TLS + kerberos privacy"]
     for r in data["results"]:
         for k in ("load_rows_per_s", "scan_rows_per_s", "load_ratio", "scan_ratio"):
             assert positive(r[k]), (r["mode"], k)
@@ -123,15 +129,15 @@ def test_bench_secure(tmp_path):
 def test_bench_migrate(tmp_path, hbase):
     data = run("bench_migrate", tmp_path, "--hbase", hbase.url)
     assert data["rows"] == 3_000 and data["hbase"]["version"].startswith("2.")
-    for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s",
-              "verify_rows_per_s", "migrate_over_load_mod16"):
+    for k in ("load_sequential_rows_per_s", "load_mod16_rows_per_s", "migrate_rows_per_s", "verify_rows_per_s", "migrate_over_load_mod16"):
         assert positive(data[k]), k
 
 
 def test_bench_writes(tmp_path):
     data = run("bench_writes", tmp_path)
     assert {(r["prefix"], r["writer"], r["pass"]) for r in data["results"]} == {
-        (p, w, s) for p in ("mod", "random") for w in ("hand", "keyshape") for s in ("insert", "update")}
+        (p, w, s) for p in ("mod", "random") for w in ("hand", "keyshape") for s in ("insert", "update")
+    }
     for r in data["results"]:
         assert positive(r["records_per_s"])
     copies = {(r["prefix"], r["writer"]): r["copies_per_record"] for r in data["results"] if "copies_per_record" in r}
@@ -155,6 +161,14 @@ def test_bench_hbase_io(tmp_path, hbase):
     data = run("bench_hbase_io", tmp_path, "--hbase", hbase.url)
     by = {r["client"]: r for r in data["results"]}
     # the Java reference client ran (fresh and warm JVM) next to keyshape's writers and scans
-    for name in ("Java mutator fresh", "Java mutator warm", "Java scan fresh", "ks writer", "ks load",
-                 "ks plain scan", "ks merged 100", "ks merged 16"):
+    for name in (
+        "Java mutator fresh",
+        "Java mutator warm",
+        "Java scan fresh",
+        "ks writer",
+        "ks load",
+        "ks plain scan",
+        "ks merged 100",
+        "ks merged 16",
+    ):
         assert positive(by[name]["rows_per_s"]) and positive(by[name]["vs_java_fresh"]), name

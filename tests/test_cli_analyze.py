@@ -20,8 +20,7 @@ ROWS = "60000"
 
 def run(*args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
     cmd = [str(KEYSHAPE)] if KEYSHAPE.exists() else [sys.executable, "-m", "keyshape.cli"]
-    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=ROOT, timeout=300, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"})
     assert proc.returncode in ok, proc.stderr + proc.stdout
     return proc
 
@@ -102,13 +101,25 @@ def test_orders_example_names_its_heavy_user() -> None:
 
 def test_json_report_fields_and_files(tmp_path: Path) -> None:
     js, page, pic = tmp_path / "r.json", tmp_path / "r.html", tmp_path / "r.png"
-    proc = run("analyze", str(EXAMPLES / "timestamp-leading.toml"), "--rows", ROWS,
-               "--windows", "20", "--servers", "4", "--json", str(js), "--html", str(page),
-               "--png", str(pic))
+    proc = run(
+        "analyze",
+        str(EXAMPLES / "timestamp-leading.toml"),
+        "--rows",
+        ROWS,
+        "--windows",
+        "20",
+        "--servers",
+        "4",
+        "--json",
+        str(js),
+        "--html",
+        str(page),
+        "--png",
+        str(pic),
+    )
     assert "HOTSPOT" in proc.stdout
     d = json.loads(js.read_text())
-    for name in ("rows", "regions", "max_over_mean", "cv", "gini", "deviation_rate",
-                 "hot_window_share", "verdict", "reasons"):
+    for name in ("rows", "regions", "max_over_mean", "cv", "gini", "deviation_rate", "hot_window_share", "verdict", "reasons"):
         assert name in d, name
     assert d["rows"] == int(ROWS) and d["windows"] == 20 and len(d["servers"]) == 4
     assert {"start", "end", "rows", "share"} <= set(d["regions"][0])
@@ -119,8 +130,7 @@ def test_json_report_fields_and_files(tmp_path: Path) -> None:
 
 
 def test_fail_on_sets_the_exit_code() -> None:
-    run("analyze", str(EXAMPLES / "sequential.toml"), "--rows", "5000", "--fail-on", "hotspot",
-        ok=(3,))
+    run("analyze", str(EXAMPLES / "sequential.toml"), "--rows", "5000", "--fail-on", "hotspot", ok=(3,))
     run("analyze", str(EXAMPLES / "sequential.toml"), "--rows", "5000", ok=(0,))
 
 
@@ -147,9 +157,19 @@ def test_two_foreign_keys_are_refused_not_judged_balanced(tmp_path: Path) -> Non
 
 def test_compare_puts_designs_side_by_side(tmp_path: Path) -> None:
     page, pic = tmp_path / "c.html", tmp_path / "c.png"
-    proc = run("compare", str(EXAMPLES / "sequential.toml"),
-               str(EXAMPLES / "timestamp-leading.toml"), "--rows", ROWS, "--json", "-",
-               "--html", str(page), "--png", str(pic))
+    proc = run(
+        "compare",
+        str(EXAMPLES / "sequential.toml"),
+        str(EXAMPLES / "timestamp-leading.toml"),
+        "--rows",
+        ROWS,
+        "--json",
+        "-",
+        "--html",
+        str(page),
+        "--png",
+        str(pic),
+    )
     d = json.loads(proc.stdout)
     assert [x["name"] for x in d["designs"]] == ["sequential", "timestamp-leading"]
     assert all(x["rows"] == int(ROWS) for x in d["designs"])
@@ -162,8 +182,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     proc = run("analyze", str(bad), ok=(1, 2))
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error:")
-    proc = run("analyze", str(EXAMPLES / "sequential.toml"), "--rows", "1000", "--regions", "0",
-               ok=(2,))
+    proc = run("analyze", str(EXAMPLES / "sequential.toml"), "--rows", "1000", "--regions", "0", ok=(2,))
     assert "Traceback" not in proc.stderr
 
 
@@ -177,8 +196,7 @@ def test_compare_strategies_of_one_schema() -> None:
     """sequential.toml (no [splits]) as two variants on the same workload: without a prefix the
     sampled splits still leave one hot region at a time; a mod-16 salt over prefix-aligned splits
     spreads every moment's writes."""
-    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:16",
-               "--rows", ROWS, "--json", "-")
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:16", "--rows", ROWS, "--json", "-")
     d = json.loads(proc.stdout)
     by = {x["name"]: x for x in d["designs"]}
     assert list(by) == ["sequential [none]", "sequential [mod:16]"]
@@ -191,11 +209,9 @@ def test_compare_strategies_of_one_schema() -> None:
 
 
 def test_compare_strategies_errors_are_one_line() -> None:
-    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:1",
-               "--rows", "1000", ok=(2,))
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), "--strategies", "none,mod:1", "--rows", "1000", ok=(2,))
     assert proc.stderr.startswith("error:") and proc.stderr.strip().count("\n") == 0
     assert "'mod:1'" in proc.stderr and "buckets" in proc.stderr
-    proc = run("compare", str(EXAMPLES / "sequential.toml"), str(EXAMPLES / "orders.toml"),
-               "--strategies", "none,mod:16", "--rows", "1000", ok=(2,))
+    proc = run("compare", str(EXAMPLES / "sequential.toml"), str(EXAMPLES / "orders.toml"), "--strategies", "none,mod:16", "--rows", "1000", ok=(2,))
     assert proc.stderr.startswith("error:") and proc.stderr.strip().count("\n") == 0
     assert "exactly one SCHEMA" in proc.stderr and "Traceback" not in proc.stderr

@@ -17,8 +17,7 @@ SEQUENTIAL = ROOT / "examples" / "sequential.toml"
 
 
 def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def error_line(*args: str, timeout: float = 120) -> str:
@@ -128,12 +127,15 @@ def test_keys_of_another_format_are_refused_with_the_counts(tmp_path: Path) -> N
     assert "5,000 of 5,000 (100.0%) do not fit" in line and "'evt-00000000' at row 0" in line
 
 
-@pytest.mark.parametrize("args", [
-    ("scan", str(ORDERS), "--limit", "3"),
-    ("create", str(ORDERS)),
-    ("load", str(ORDERS), "--rows", "10"),
-    ("watch", "shop:orders", "--samples", "1"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", str(ORDERS), "--limit", "3"),
+        ("create", str(ORDERS)),
+        ("load", str(ORDERS), "--rows", "10"),
+        ("watch", "shop:orders", "--samples", "1"),
+    ],
+)
 def test_connection_refused_fails_with_a_hint(args: tuple[str, ...]) -> None:
     # Nothing listens on port 1. The subprocess timeout is a guard against a hang, not a timing test.
     line = error_line(*args, "--hbase", "127.0.0.1:1", timeout=60)
@@ -155,8 +157,7 @@ def _schema_copy(tmp_path: Path, family: str | None = None) -> tuple[Path, str]:
 
 @pytest.mark.hbase
 @pytest.mark.parametrize("command", ["watch", "scan"])
-def test_unknown_table_on_hbase_says_how_to_create_it(hbase: Any, tmp_path: Path,
-                                                      command: str) -> None:
+def test_unknown_table_on_hbase_says_how_to_create_it(hbase: Any, tmp_path: Path, command: str) -> None:
     path, table = _schema_copy(tmp_path)
     if command == "watch":
         line = error_line("watch", table, "--hbase", hbase.url, "--samples", "1")

@@ -17,8 +17,7 @@ SEQUENTIAL = ROOT / "examples" / "sequential.toml"
 
 
 def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -29,12 +28,15 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("option,path,words", [
-    ("--png", "/nonexistent/x.png", "folder '/nonexistent' does not exist"),
-    ("--html", "/nonexistent/r.html", "folder '/nonexistent' does not exist"),
-    ("--json", "/nonexistent/r.json", "folder '/nonexistent' does not exist"),
-    ("--html", "/tmp", "is a folder"),
-])
+@pytest.mark.parametrize(
+    "option,path,words",
+    [
+        ("--png", "/nonexistent/x.png", "folder '/nonexistent' does not exist"),
+        ("--html", "/nonexistent/r.html", "folder '/nonexistent' does not exist"),
+        ("--json", "/nonexistent/r.json", "folder '/nonexistent' does not exist"),
+        ("--html", "/tmp", "is a folder"),
+    ],
+)
 def test_an_unwritable_report_path_is_refused_before_the_analysis_runs(option: str, path: str, words: str) -> None:
     # 5M rows take many seconds to analyze: a refusal in well under that was made up front.
     started = time.monotonic()
@@ -61,19 +63,23 @@ def test_more_than_100000_regions_are_refused_with_the_bound() -> None:
     assert "--regions" in line and "100000" in line
 
 
-@pytest.mark.parametrize("args", [
-    ("splits", "hex", "--regions", "64"),
-    ("phoenix", "key", "ranges", str(ROOT / "examples" / "phoenix" / "events.sql")),
-    ("analyze", str(ORDERS), "--rows", "20000"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("splits", "hex", "--regions", "64"),
+        ("phoenix", "key", "ranges", str(ROOT / "examples" / "phoenix" / "events.sql")),
+        ("analyze", str(ORDERS), "--rows", "20000"),
+    ],
+)
 def test_a_reader_that_stops_reading_gets_no_error_message(args: tuple[str, ...]) -> None:
     """`keyshape ... | head`: the pipe's read end is closed before keyshape writes (deterministic
     SIGPIPE); it printed `error: [Errno 32] Broken pipe`."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "keyshape.cli", *args], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "keyshape.cli", *args], stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120
+        )
     finally:
         os.close(write_end)
     assert proc.returncode != 0
@@ -112,11 +118,14 @@ def test_admin_regions_at_80_columns_keeps_every_key_byte_and_region_name(hbase)
         store.close()
 
 
-@pytest.mark.parametrize("args", [
-    ("analyze", str(SEQUENTIAL), "--regions", "1000", "--top", "6"),
-    ("analyze", str(ORDERS), "--top", "6"),
-    ("analyze", str(ROOT / "examples" / "timestamp-leading.toml"), "--top", "6"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("analyze", str(SEQUENTIAL), "--regions", "1000", "--top", "6"),
+        ("analyze", str(ORDERS), "--top", "6"),
+        ("analyze", str(ROOT / "examples" / "timestamp-leading.toml"), "--top", "6"),
+    ],
+)
 def test_region_tables_fit_80_columns_without_cutting_numbers_or_headers(args: tuple[str, ...]) -> None:
     """A pipe or a CI log is 80 columns: region numbers showed as `…`, headers as `sha…`/`serv…`
     and binary keys as `…\\x000\\x…`. Now the keys give way (the end column first), nothing else."""
@@ -199,12 +208,15 @@ def test_put_writes_records_that_get_and_index_lookup_find(hbase, tmp_path: Path
     assert "2 rows" in p1.stdout and "2 rows" in p2.stdout
 
 
-@pytest.mark.parametrize("args,words", [
-    (("user_id=u1",), "no value for key field(s) order_id"),
-    (("user_id=u1", "order_id=x"), "field 'order_id'"),
-    (("user_id=u1", "order_id=4", "--family", "zz"), "--family 'zz' is not a family"),
-    ((), "no records"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (("user_id=u1",), "no value for key field(s) order_id"),
+        (("user_id=u1", "order_id=x"), "field 'order_id'"),
+        (("user_id=u1", "order_id=4", "--family", "zz"), "--family 'zz' is not a family"),
+        ((), "no records"),
+    ],
+)
 def test_put_refuses_bad_records_in_one_line(args: tuple[str, ...], words: str) -> None:
     line = one_error_line(run("put", str(ROOT / "tests" / "data" / "records.toml"), *args))
     assert words in line, line
@@ -223,8 +235,7 @@ def _schema_copy(tmp_path: Path, source: Path, table: str) -> Path:
 def _interrupt_after(args: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
     import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         time.sleep(seconds)
         assert proc.poll() is None, "finished before it could be interrupted"
@@ -274,8 +285,7 @@ def test_ctrl_c_during_migrate_names_the_checkpoint_and_resume_finishes(hbase, t
     new.write_text(new_text)
     assert run("load", str(old), "--hbase", hbase.url, "--rows", "20000", "--settle", "0").returncode == 0
     state = tmp_path / "state.json"
-    args = ["migrate", str(old), str(new), "--hbase", hbase.url, "--state", str(state),
-            "--max-rows-per-sec", "1000", "--batch-size", "100"]
+    args = ["migrate", str(old), str(new), "--hbase", hbase.url, "--state", str(state), "--max-rows-per-sec", "1000", "--batch-size", "100"]
     proc = _interrupt_after(args, 8)
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -393,8 +403,10 @@ def test_watch_json_to_stdout_is_pure_json(hbase) -> None:  # type: ignore[no-un
 def test_lint_of_a_schema_without_workload_does_not_invent_values_too_wide(tmp_path: Path) -> None:
     """lint and load used default UUIDs (36 bytes) for a width-4 field and failed on them."""
     schema = tmp_path / "narrow.toml"
-    schema.write_text('[table]\nname = "t"\n[key]\nseparator = "_"\n[[key.fields]]\nname = "code"\ntype = "string"\n'
-                      'width = 4\n[[key.fields]]\nname = "raw"\ntype = "bytes"\nwidth = 3\n')
+    schema.write_text(
+        '[table]\nname = "t"\n[key]\nseparator = "_"\n[[key.fields]]\nname = "code"\ntype = "string"\n'
+        'width = 4\n[[key.fields]]\nname = "raw"\ntype = "bytes"\nwidth = 3\n'
+    )
     proc = run("lint", str(schema))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "workload-invalid" not in proc.stdout + proc.stderr
@@ -430,26 +442,35 @@ def test_table_attributes_appear_in_the_shell_statement(tmp_path: Path) -> None:
     schema.write_text(ATTRS_TOML.format(name="attrs_t"))
     proc = run("create", str(schema), "--dry-run")
     assert proc.returncode == 0, proc.stderr
-    for part in ("MAX_FILESIZE => '4194304'", "MEMSTORE_FLUSHSIZE => '2097152'", "DURABILITY => 'ASYNC_WAL'",
-                 "SPLIT_POLICY => 'org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy'"):
+    for part in (
+        "MAX_FILESIZE => '4194304'",
+        "MEMSTORE_FLUSHSIZE => '2097152'",
+        "DURABILITY => 'ASYNC_WAL'",
+        "SPLIT_POLICY => 'org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy'",
+    ):
         assert part in proc.stdout
 
 
-@pytest.mark.parametrize("line,words", [
-    ("max_filesize = 1000", "max_filesize"),
-    ("memstore_flushsize = 10", "memstore_flushsize"),
-    ('durability = "MAYBE"', "durability"),
-    ('split_policy = "sometimes"', "unknown split policy 'sometimes'"),
-    ("region_replication = 0", "region_replication"),
-])
+@pytest.mark.parametrize(
+    "line,words",
+    [
+        ("max_filesize = 1000", "max_filesize"),
+        ("memstore_flushsize = 10", "memstore_flushsize"),
+        ('durability = "MAYBE"', "durability"),
+        ('split_policy = "sometimes"', "unknown split policy 'sometimes'"),
+        ("region_replication = 0", "region_replication"),
+    ],
+)
 def test_bad_table_attributes_are_one_line_errors(tmp_path: Path, line: str, words: str) -> None:
     schema = tmp_path / "bad.toml"
-    schema.write_text(ATTRS_TOML.format(name="t").replace("durability = \"ASYNC_WAL\"", line
-                                                          if line.startswith("durability") else 'durability = "ASYNC_WAL"')
-                      .replace("max_filesize = 4194304", line if line.startswith("max_") else "max_filesize = 4194304")
-                      .replace("memstore_flushsize = 2097152", line if line.startswith("memstore") else "memstore_flushsize = 2097152")
-                      .replace('split_policy = "constant"', line if line.startswith("split") else 'split_policy = "constant"')
-                      .replace("region_replication = 1", line if line.startswith("region_") else "region_replication = 1"))
+    schema.write_text(
+        ATTRS_TOML.format(name="t")
+        .replace('durability = "ASYNC_WAL"', line if line.startswith("durability") else 'durability = "ASYNC_WAL"')
+        .replace("max_filesize = 4194304", line if line.startswith("max_") else "max_filesize = 4194304")
+        .replace("memstore_flushsize = 2097152", line if line.startswith("memstore") else "memstore_flushsize = 2097152")
+        .replace('split_policy = "constant"', line if line.startswith("split") else 'split_policy = "constant"')
+        .replace("region_replication = 1", line if line.startswith("region_") else "region_replication = 1")
+    )
     line_out = one_error_line(run("create", str(schema), "--dry-run"))
     assert words in line_out
 
@@ -476,9 +497,18 @@ def test_create_applies_the_table_attributes_of_the_schema(hbase, tmp_path: Path
         store.close()
 
 
-@pytest.mark.parametrize("share,cell,prose", [(0.0625, "6.3%", "6.3%"), (0.125, "12.5%", "12.5%"),
-                                              (0.00125, "0.1%", "0.1%"), (0.0004, "0.0%", "0.04%"), (1 / 3, "33.3%", "33.3%"),
-                                              (1.0, "100.0%", "100%"), (0.0, "0.0%", "0%")])
+@pytest.mark.parametrize(
+    "share,cell,prose",
+    [
+        (0.0625, "6.3%", "6.3%"),
+        (0.125, "12.5%", "12.5%"),
+        (0.00125, "0.1%", "0.1%"),
+        (0.0004, "0.0%", "0.04%"),
+        (1 / 3, "33.3%", "33.3%"),
+        (1.0, "100.0%", "100%"),
+        (0.0, "0.0%", "0%"),
+    ],
+)
 def test_shares_round_half_up_everywhere(share: float, cell: str, prose: str) -> None:
     """The table said 6.2% where the heat map's hover (JavaScript's toFixed) said 6.3%; the prose
     said 'fair share 12%' for 12.5%."""
@@ -497,8 +527,7 @@ def test_a_barely_split_salted_table_is_told_to_pre_split_not_to_hash_another_fi
 
     rng = random.Random(5)
     # 16 salt buckets over 2 regions (split at bucket 8); 80% of the writes in buckets 0..7.
-    keys = [bytes([rng.randrange(8) if rng.random() < 0.8 else rng.randrange(8, 16)]) + rng.randbytes(8)
-            for _ in range(40_000)]
+    keys = [bytes([rng.randrange(8) if rng.random() < 0.8 else rng.randrange(8, 16)]) + rng.randbytes(8) for _ in range(40_000)]
     a = analyze(keys, [bytes([8])], hints=SchemaHints(prefix_strategy="mod", buckets=16, real_keys=True))
     assert a.verdict in ("skewed", "hotspot"), a.reasons
     assert any("pre-split it on the buckets" in x for x in a.advice), a.advice
@@ -514,10 +543,21 @@ def test_a_hot_region_walking_through_a_live_table_is_not_told_to_take_sampled_s
     from keyshape.analysis.verdict import Evidence, SchemaHints, judge
 
     totals = np.full(8, 1_000)
-    ev = Evidence(rows=8_000, regions=8, total=distribution(totals), total_baseline=uniform_baseline(8_000, 8),
-                  hot_window_share=0.97, hot_window_baseline=0.2, hot_direction=1.0, hot_regions_seen=8,
-                  hottest_label="r7", hottest_edge=True, increasing=0.0, decreasing=0.0,
-                  hints=SchemaHints(real_keys=True))
+    ev = Evidence(
+        rows=8_000,
+        regions=8,
+        total=distribution(totals),
+        total_baseline=uniform_baseline(8_000, 8),
+        hot_window_share=0.97,
+        hot_window_baseline=0.2,
+        hot_direction=1.0,
+        hot_regions_seen=8,
+        hottest_label="r7",
+        hottest_edge=True,
+        increasing=0.0,
+        decreasing=0.0,
+        hints=SchemaHints(real_keys=True),
+    )
     v = judge(ev)
     assert v.verdict == "hotspot"
     text = " ".join(v.advice)
@@ -574,7 +614,8 @@ def test_a_broken_socket_is_an_error_line_while_a_closed_stdout_is_quiet(tmp_pat
         "def g():\n    pass\n"
         "@g.command()\n"
         "def boom():\n    raise BrokenPipeError(32, 'Broken pipe (connection to 127.0.0.1:16020)')\n"
-        "g()\n")
+        "g()\n"
+    )
     proc = subprocess.run([sys.executable, str(script), "boom"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: [Errno 32] Broken pipe (connection to 127.0.0.1:16020)"
@@ -621,10 +662,16 @@ def test_a_server_that_answered_before_and_now_closes_at_once_is_retried_not_cal
     lone.close()
 
 
-@pytest.mark.parametrize("command", [
-    "analyze examples/orders.toml", "get examples/records/orders.toml user_id=u1 order_id=4",
-    "put examples/records/orders.toml user_id=u1 order_id=4 product_id=p1",
-    "index lookup examples/records/orders.toml by_product product_id=p1", "ids take examples/records/orders.toml order_id"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "analyze examples/orders.toml",
+        "get examples/records/orders.toml user_id=u1 order_id=4",
+        "put examples/records/orders.toml user_id=u1 order_id=4 product_id=p1",
+        "index lookup examples/records/orders.toml by_product product_id=p1",
+        "ids take examples/records/orders.toml order_id",
+    ],
+)
 def test_user_without_hbase_is_refused_on_every_command(command: str) -> None:
     import shlex
 
@@ -647,6 +694,12 @@ def test_the_shared_user_option_is_the_user_the_connection_acts_as(hbase) -> Non
             assert store.user == "bob"  # type: ignore[attr-defined]
         finally:
             store.close()
-    for command in (["split-plan", "--help"], ["migrate", "--help"], ["admin", "regions", "--help"],
-                    ["phoenix", "catalog", "--help"], ["grant", "--help"], ["get", "--help"]):
+    for command in (
+        ["split-plan", "--help"],
+        ["migrate", "--help"],
+        ["admin", "regions", "--help"],
+        ["phoenix", "catalog", "--help"],
+        ["grant", "--help"],
+        ["get", "--help"],
+    ):
         assert "--user NAME" in run(*command).stdout, command

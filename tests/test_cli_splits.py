@@ -12,9 +12,7 @@ from keyshape.core.hbytes import to_bytes_binary
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_splits_hex_shell_default():

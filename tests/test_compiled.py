@@ -52,9 +52,15 @@ FIELD_DEFS = [
     {"type": "bytes", "width": 2, "pad": "right", "pad_char": "\xff"},
 ]
 PREFIXES = [
-    {"strategy": "none"}, {"strategy": "md5", "length": 4}, {"strategy": "md5", "length": 5},
-    {"strategy": "md5-full"}, {"strategy": "mod", "buckets": 100}, {"strategy": "mod", "buckets": 7},
-    {"strategy": "crc32"}, {"strategy": "java-hash-short"}, {"strategy": "phoenix", "buckets": 13},
+    {"strategy": "none"},
+    {"strategy": "md5", "length": 4},
+    {"strategy": "md5", "length": 5},
+    {"strategy": "md5-full"},
+    {"strategy": "mod", "buckets": 100},
+    {"strategy": "mod", "buckets": 7},
+    {"strategy": "crc32"},
+    {"strategy": "java-hash-short"},
+    {"strategy": "phoenix", "buckets": 13},
 ]
 
 
@@ -66,8 +72,7 @@ def _value(d: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.one_of(st.binary(max_size=6), st.text(alphabet="ab\\x0", max_size=6))
     if t == "float64":
         return st.one_of(st.floats(allow_nan=False), st.integers(-10, 10))
-    return st.one_of(st.integers(-(2**64), 2**64), st.integers(-3, 3), st.sampled_from(["17", "2026-01-01T00:00:00Z", "x"]),
-                     st.booleans())
+    return st.one_of(st.integers(-(2**64), 2**64), st.integers(-3, 3), st.sampled_from(["17", "2026-01-01T00:00:00Z", "x"]), st.booleans())
 
 
 @st.composite
@@ -78,8 +83,7 @@ def schema_and_records(draw: Any) -> tuple[KeySchema, list[dict[str, Any]]]:
     prefix = draw(st.sampled_from(PREFIXES))
     hashed = draw(st.lists(st.sampled_from([f["name"] for f in fields]), min_size=1, unique=True))
     try:
-        schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-            "separator": sep, "prefix": prefix, "hash_fields": hashed, "fields": fields}})
+        schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": sep, "prefix": prefix, "hash_fields": hashed, "fields": fields}})
     except KeyshapeError:
         assume(False)
     records = draw(st.lists(st.fixed_dictionaries({f["name"]: _value(f) for f in fields}), min_size=1, max_size=8))
@@ -94,8 +98,10 @@ def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-ROUTES = ["python", pytest.param("native", marks=pytest.mark.skipif(
-    not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}"))]
+ROUTES = [
+    "python",
+    pytest.param("native", marks=pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")),
+]
 
 
 def _on_route(schema: KeySchema, route: str) -> KeySchema:
@@ -134,8 +140,11 @@ def test_compiled_encode_and_decode_equal_the_generic_path(route, sr, data):
         # Damaged keys: cut, extended, one byte changed: same value or the same error.
         cut = data.draw(st.integers(0, len(key)))
         flip = data.draw(st.integers(0, max(len(key) - 1, 0)))
-        bad = [key[:cut], key + data.draw(st.binary(min_size=1, max_size=3)),
-               key[:flip] + bytes([(key[flip] + 1) % 256]) + key[flip + 1 :] if key else b"x"]
+        bad = [
+            key[:cut],
+            key + data.draw(st.binary(min_size=1, max_size=3)),
+            key[:flip] + bytes([(key[flip] + 1) % 256]) + key[flip + 1 :] if key else b"x",
+        ]
         # verify=False: also a key whose prefix belongs to other fields (another key's prefix).
         first = _outcome(schema._encode_generic, records[0])
         if first[0] == "ok":
@@ -186,8 +195,15 @@ def test_native_readers_take_the_usual_layouts_and_leave_the_rest():
         assert native_reader(KeySchema.load(path), True) is not None, path
     iot = KeySchema.load(ex / "iot.toml")
     assert native_reader(iot.with_prefix("md5-full", splits=None), False) is None
-    floats = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "crc32"}, "fields": [
-        {"name": "a", "type": "string", "width": 2}, {"name": "x", "type": "float64", "encoding": "hbase"}]}})
+    floats = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "prefix": {"strategy": "crc32"},
+                "fields": [{"name": "a", "type": "string", "width": 2}, {"name": "x", "type": "float64", "encoding": "hbase"}],
+            },
+        }
+    )
     assert native_reader(floats, True) is None and native_reader(floats, False) is not None
     ordered = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "int64"}]}})
     assert native_reader(ordered, False) is None and not isinstance(ordered._decoder(), native.Decoder)
@@ -196,8 +212,7 @@ def test_native_readers_take_the_usual_layouts_and_leave_the_rest():
     reader = native_reader(orders, True)
     assert reader.read(key) == orders._decode_generic(key) == rec | {"order_id": "234567"}
     forged = b"00" + key[2:] if key[:2] != b"00" else b"01" + key[2:]
-    for bad in (forged, key[:-1], key + b"0", b"", b"__", bytearray(key), "text", None, 7,
-                key.replace(b"user", "üser".encode())):
+    for bad in (forged, key[:-1], key + b"0", b"", b"__", bytearray(key), "text", None, 7, key.replace(b"user", "üser".encode())):
         assert reader.read(bad) is None, bad
     assert native_reader(orders, False).read(forged) == orders._decode_generic(forged, verify=False)
     # The Decoder hands what its reader leaves to Python, with the call as it came.
@@ -257,8 +272,7 @@ def _many_arrow(schema: KeySchema, keys: list[bytes]) -> tuple[str, Any]:
     except KeyshapeError as exc:
         return "error", str(exc)
     assert table.column_names == [f.name for f in schema.fields]
-    return "ok", {n: [int(v) if isinstance(v, decimal.Decimal) else v
-                      for v in table.column(n).to_pylist()] for n in table.column_names}
+    return "ok", {n: [int(v) if isinstance(v, decimal.Decimal) else v for v in table.column(n).to_pylist()] for n in table.column_names}
 
 
 def _encodable(schema: KeySchema, records: list[dict[str, Any]]) -> list[bytes]:
@@ -370,8 +384,12 @@ def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
 
     from keyshape.schema.compiled_decode import native_readers
 
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "c", "type": "bytes"}]}})
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "|", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "c", "type": "bytes"}]},
+        }
+    )
     exercised = 0
     for change in ("rewrite", "clear"):
         for threshold in range(1, 10):  # the collection falls at a different allocation each time
@@ -406,8 +424,10 @@ def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
             exercised += inside
             if got is None:
                 continue  # the list changed before the reader read it
-            assert [np.frombuffer(t, dtype=f"U{w}").tolist() for w, t in got[:2]] == \
-                [[r["a"] for r in expected], [r["b"] for r in expected]], (change, threshold)
+            assert [np.frombuffer(t, dtype=f"U{w}").tolist() for w, t in got[:2]] == [[r["a"] for r in expected], [r["b"] for r in expected]], (
+                change,
+                threshold,
+            )
             assert got[2] == [r["c"] for r in expected], (change, threshold)
     if sys.version_info < (3, 12):  # (3.12 collects between bytecodes, never inside a C call)
         assert exercised  # some collection did change the list inside the reader
@@ -417,10 +437,14 @@ def test_a_collection_that_changes_the_list_cannot_reach_the_c_batch_reader():
 def test_a_reader_refuses_a_layout_it_would_read_outside_the_key_with():
     field = (1, 12, 0, b"", 0, 0, 0, 0, 0, 0)
     for head, pwidth, sep, sepcheck, fields in (
-            (-8, 0, b"", False, (field,)), (0, 2, b"", False, (field,)), (2, 2, b"_", True, (field,)),
-            (0, 65, b"", False, (field,)), (0, 0, b"", False, ((9, 1, -2, b"", 0, 0, 0, 0, 0, 0),)),
-            (0, 0, b"", False, ((0, -1, -1, b"", 0, 0, 0, 0, 0, 0),)),  # ends at a separator, none given
-            (0, 0, b"", False, ((4, 3, -2, b"", 0, 0, 0, 0, 0, 0),))):  # an int64 is 8 bytes
+        (-8, 0, b"", False, (field,)),
+        (0, 2, b"", False, (field,)),
+        (2, 2, b"_", True, (field,)),
+        (0, 65, b"", False, (field,)),
+        (0, 0, b"", False, ((9, 1, -2, b"", 0, 0, 0, 0, 0, 0),)),
+        (0, 0, b"", False, ((0, -1, -1, b"", 0, 0, 0, 0, 0, 0),)),  # ends at a separator, none given
+        (0, 0, b"", False, ((4, 3, -2, b"", 0, 0, 0, 0, 0, 0),)),
+    ):  # an int64 is 8 bytes
         with pytest.raises(ValueError):
             native.Reader(("a",), head, pwidth, sep, sepcheck, fields, None)
 
@@ -431,8 +455,15 @@ def test_decode_many_text_dtypes_do_not_depend_on_the_route():
     (C reader, vector, key by key) decodes the list."""
     from keyshape.schema import batchdecode
 
-    two_variable = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
-        {"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}, {"name": "f2", "type": "string", "width": 6}]}})
+    two_variable = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "_",
+                "fields": [{"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}, {"name": "f2", "type": "string", "width": 6}],
+            },
+        }
+    )
     keys = [two_variable.encode({"f0": "a", "f1": "b", "f2": "c"}), two_variable.encode({"f0": "", "f1": "", "f2": ""})]
     assert not batchdecode._vector_layout(two_variable)
     rows = batchdecode._decode_rows(two_variable, keys, True)
@@ -455,8 +486,9 @@ def test_encode_many_equals_encode_per_record(sr):
         expected = [key for _, key in outcomes]
         assert schema.encode_many(columns) == expected
         assert schema.encode_many(columns, as_array=True).tolist() == expected
-        text = {n: (np.array(v) if v and all(type(x) is str and "\x00" not in x for x in v) else v)
-                for n, v in columns.items()}  # numpy drops trailing NULs: not the same values
+        text = {
+            n: (np.array(v) if v and all(type(x) is str and "\x00" not in x for x in v) else v) for n, v in columns.items()
+        }  # numpy drops trailing NULs: not the same values
         assert schema.encode_many(text) == expected  # numpy str columns
     else:
         with pytest.raises(KeyshapeError):
@@ -486,9 +518,14 @@ def test_java_bytes_hash_fast_path_equals_the_reference(b):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(min_size=3, max_size=3) | st.just(b"\x00\x00\x00"), st.integers(-(2**31), 2**31 - 1),
-       st.binary(min_size=3, max_size=3), st.binary(min_size=3, max_size=3), st.sampled_from([1, 2, 5]),
-       st.sampled_from([1, 7, 20, 256]))
+@given(
+    st.binary(min_size=3, max_size=3) | st.just(b"\x00\x00\x00"),
+    st.integers(-(2**31), 2**31 - 1),
+    st.binary(min_size=3, max_size=3),
+    st.binary(min_size=3, max_size=3),
+    st.sampled_from([1, 2, 5]),
+    st.sampled_from([1, 7, 20, 256]),
+)
 def test_opentsdb_salt_compiled_equals_generic(metric, hour, tagk, tagv, width, buckets):
     base = KeySchema.load("examples/opentsdb.toml")
     schema = base.with_prefix("opentsdb", splits=None, buckets=buckets, width=width)
@@ -507,12 +544,26 @@ def test_decode_many_on_thousands_of_keys_equals_decode_per_key():
     """The paths only large batches take: keys of different lengths laid out by window gather,
     repeated bytes values shared through a dictionary (trailing NULs kept), distinct salt
     material hashed once, left-padded text stripped by gathering."""
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-        "separator": "", "prefix": {"strategy": "md5", "length": 4}, "hash_fields": ["tag", "dev"], "fields": [
-            {"name": "tag", "type": "bytes", "width": 3}, {"name": "dev", "type": "string", "width": 8},
-            {"name": "ts", "type": "timestamp", "order": "desc"}, {"name": "metric", "type": "string"}]}})
-    records = [{"tag": bytes([i % 5, 0, 0]) if i % 2 else b"a\x00\x00", "dev": f"d{i % 700}",
-                "ts": 1767225600000 + i, "metric": "m" * (i % 4)} for i in range(12_000)]
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "",
+                "prefix": {"strategy": "md5", "length": 4},
+                "hash_fields": ["tag", "dev"],
+                "fields": [
+                    {"name": "tag", "type": "bytes", "width": 3},
+                    {"name": "dev", "type": "string", "width": 8},
+                    {"name": "ts", "type": "timestamp", "order": "desc"},
+                    {"name": "metric", "type": "string"},
+                ],
+            },
+        }
+    )
+    records = [
+        {"tag": bytes([i % 5, 0, 0]) if i % 2 else b"a\x00\x00", "dev": f"d{i % 700}", "ts": 1767225600000 + i, "metric": "m" * (i % 4)}
+        for i in range(12_000)
+    ]
     keys = [schema.encode(r) for r in records]
     assert repr(_many(schema, keys)) == repr(_columns_of(schema, keys))
     assert repr(_many(schema, KeyArray.from_keys(keys))) == repr(_columns_of(schema, keys))
@@ -522,16 +573,25 @@ def test_decode_many_on_thousands_of_keys_equals_decode_per_key():
 def test_decode_many_as_arrow_keeps_nul_characters_of_the_row_by_row_route():
     # two variable-width fields: decoded key by key, then handed to Arrow, which reads a numpy
     # str value only up to its first NUL (found by hypothesis)
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
-        {"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}]}})
+    schema = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"separator": "_", "fields": [{"name": "f0", "type": "string"}, {"name": "f1", "type": "string"}]}}
+    )
     records = [{"f0": "", "f1": "\x000"}, {"f0": "a\x00", "f1": "\x00"}]
     keys = [schema._encode_generic(r) for r in records]
     assert schema.decode_many(keys, as_arrow=True).to_pylist() == [schema.decode(k) for k in keys] == records
 
 
-@pytest.mark.parametrize("path,prefix", [("examples/inbox.toml", None), ("examples/iot.toml", None),
-                                         ("examples/iot.toml", "crc32"), ("examples/opentsdb.toml", None),
-                                         ("examples/orders.toml", "java-hash-short"), ("series", "mod")])
+@pytest.mark.parametrize(
+    "path,prefix",
+    [
+        ("examples/inbox.toml", None),
+        ("examples/iot.toml", None),
+        ("examples/iot.toml", "crc32"),
+        ("examples/opentsdb.toml", None),
+        ("examples/orders.toml", "java-hash-short"),
+        ("series", "mod"),
+    ],
+)
 def test_decode_many_checks_every_salt_of_a_large_batch(path, prefix):
     """Large batches check each distinct salt material once (the head of the key, or J gathered
     from the key's columns): one key with another key's salt among 12,000 is still the error
@@ -539,14 +599,26 @@ def test_decode_many_checks_every_salt_of_a_large_batch(path, prefix):
     from keyshape.workload import generate
 
     if path == "series":  # J = two bytes fields after another field, joined by the separator
-        schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-            "separator": "|", "prefix": {"strategy": prefix, "buckets": 16}, "hash_fields": ["a", "b"], "fields": [
-                {"name": "ts", "type": "int32", "encoding": "hbase"}, {"name": "a", "type": "bytes", "width": 3},
-                {"name": "b", "type": "bytes", "width": 5}]}})
+        schema = KeySchema.from_dict(
+            {
+                "table": {"name": "t"},
+                "key": {
+                    "separator": "|",
+                    "prefix": {"strategy": prefix, "buckets": 16},
+                    "hash_fields": ["a", "b"],
+                    "fields": [
+                        {"name": "ts", "type": "int32", "encoding": "hbase"},
+                        {"name": "a", "type": "bytes", "width": 3},
+                        {"name": "b", "type": "bytes", "width": 5},
+                    ],
+                },
+            }
+        )
         rng = np.random.default_rng(7)
-        keys = [schema.encode({"ts": int(t), "a": bytes([x, 0, x]), "b": b"b\x00|%02d" % y})
-                for t, x, y in zip(rng.integers(0, 2**31, 12_000), rng.integers(0, 40, 12_000),
-                                   rng.integers(0, 90, 12_000))]
+        keys = [
+            schema.encode({"ts": int(t), "a": bytes([x, 0, x]), "b": b"b\x00|%02d" % y})
+            for t, x, y in zip(rng.integers(0, 2**31, 12_000), rng.integers(0, 40, 12_000), rng.integers(0, 90, 12_000))
+        ]
     else:
         schema = KeySchema.load(path)
         if prefix:
@@ -569,22 +641,37 @@ def test_unverified_decode_of_text_keys_reads_separators_inside_values_as_the_ge
     schema = KeySchema.load("examples/orders.toml")
     rec = {"user_id": "user0000042", "order_time": 1767225600000, "order_id": "1234567"}
     key = schema.encode(rec)
-    variants = [key, schema.encode({**rec, "user_id": "a_b_c"}), schema.encode({**rec, "order_id": "12_45"}),
-                key.replace(b"_user", b"__user"), key[:-1], key[:3] + b"x" + key[4:], key[:-9] + b"x" + key[-8:],
-                b"99" + key[2:], bytearray(key), memoryview(key), b"", b"___"]
+    variants = [
+        key,
+        schema.encode({**rec, "user_id": "a_b_c"}),
+        schema.encode({**rec, "order_id": "12_45"}),
+        key.replace(b"_user", b"__user"),
+        key[:-1],
+        key[:3] + b"x" + key[4:],
+        key[:-9] + b"x" + key[-8:],
+        b"99" + key[2:],
+        bytearray(key),
+        memoryview(key),
+        b"",
+        b"___",
+    ]
     for k in variants:
         for verify in (False, True):
-            assert repr(_outcome(lambda k: schema.decode(k, verify), k)) == \
-                repr(_outcome(lambda k: schema._decode_generic(bytes(k), verify=verify), k)), (k, verify)
+            assert repr(_outcome(lambda k: schema.decode(k, verify), k)) == repr(
+                _outcome(lambda k: schema._decode_generic(bytes(k), verify=verify), k)
+            ), (k, verify)
     assert schema.decode(key, False) == rec | {"order_id": "234567"}
 
 
 def test_bytes_like_keys_decode_as_bytes_with_the_salt_checked():
     """A memoryview or bytearray key decodes as its bytes would, also where the prefix check
     reads the key itself (a one-field J) and in a batch of keys of different lengths."""
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-        "prefix": {"strategy": "mod", "buckets": 16}, "hash_fields": ["u"],
-        "fields": [{"name": "u", "type": "string", "width": 4}]}})
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "mod", "buckets": 16}, "hash_fields": ["u"], "fields": [{"name": "u", "type": "string", "width": 4}]},
+        }
+    )
     key = schema.encode({"u": "abcd"})
     for k in (memoryview(key), bytearray(key)):
         assert schema.decode(k) == schema.decode(k, verify=False) == {"u": "abcd"}
@@ -600,11 +687,21 @@ def test_c_batch_reader_widens_and_narrows_a_variable_text_column_in_one_pass():
     """The C reader writes each text value while its key is read: a variable-width field's column
     starts at the first value's width, widens when a longer value comes (rows already written
     move) and closes up at the end when the widest value is narrower than the room it made."""
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "prefix": {"strategy": "mod", "buckets": 10},
-                                          "hash_fields": ["name"], "fields": [
-                                              {"name": "name", "type": "string"},
-                                              {"name": "n", "type": "int64", "encoding": "text", "width": 19},
-                                              {"name": "tail", "type": "string"}]}})
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "|",
+                "prefix": {"strategy": "mod", "buckets": 10},
+                "hash_fields": ["name"],
+                "fields": [
+                    {"name": "name", "type": "string"},
+                    {"name": "n", "type": "int64", "encoding": "text", "width": 19},
+                    {"name": "tail", "type": "string"},
+                ],
+            },
+        }
+    )
     lengths = [1, 2, 3, 5, 4, 9, 1, 17, 30, 2, 31, 0, 7]
     for order in (lengths, lengths[::-1], [3] * 5 + [40] + [3] * 5):
         recs = [{"name": "x" * (w or 1) + str(i), "n": 10**i % (10**19 - 1), "tail": "t" * w} for i, w in enumerate(order)]
@@ -625,9 +722,12 @@ def test_c_digit_reader_takes_every_width_and_refuses_a_bad_byte_anywhere(width)
     word: every width up to 19, the largest and smallest values, and a non-digit at each
     position (including ':' and '/', next to the digits, and bytes that carry when added to)
     leave the key to the Python decoder, whose error decode_many gives."""
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "a", "type": "int64", "encoding": "text", "width": width},
-        {"name": "b", "type": "string", "width": 2}]}})
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"fields": [{"name": "a", "type": "int64", "encoding": "text", "width": width}, {"name": "b", "type": "string", "width": 2}]},
+        }
+    )
     top = min(10**width - 1, 2**63 - 1)
     values = [0, 1, top, top // 7, int("1234567890123456789"[:width])]
     keys = [schema.encode({"a": v, "b": "ok"}) for v in values]
@@ -635,7 +735,7 @@ def test_c_digit_reader_takes_every_width_and_refuses_a_bad_byte_anywhere(width)
     assert _many_arrow(schema, keys) == _columns_of(schema, keys)
     for pos in range(width):
         for bad in (b":", b"/", b"\xfa", b"\xff", b" ", b"\x00"):
-            key = keys[2][:pos] + bad + keys[2][pos + 1:]
+            key = keys[2][:pos] + bad + keys[2][pos + 1 :]
             batch = [keys[0], key, keys[1]]
             assert native_reader(schema, True).columns(batch) is None
             assert _many(schema, batch) == _columns_of(schema, batch)
@@ -739,8 +839,9 @@ def test_one_long_key_does_not_widen_every_row_of_the_c_batch_reader():
     numpy's width is the widest value's, and the memory is the keys' order, not rows x 200 KB."""
     import tracemalloc
 
-    schema = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "|", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "bytes"}]}})
+    schema = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"separator": "|", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "bytes"}]}}
+    )
     keys = [b"user%07d|%d" % (i, i) for i in range(40_000)]
     keys[5] = b"x|" + b"y" * 200_000
     keys[33_333] = b"longer-user-name|z"

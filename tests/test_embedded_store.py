@@ -26,9 +26,7 @@ def test_auto_split_sequential_rows_split_the_last_region() -> None:
     regions = store.regions(table)
     assert len(regions) > 5
     assert [r.end for r in regions[:-1]] == [r.start for r in regions[1:]]
-    rows_per_region = [
-        sum(1 for _ in store.scan(table, r.start, r.end)) for r in regions
-    ]
+    rows_per_region = [sum(1 for _ in store.scan(table, r.start, r.end)) for r in regions]
     assert sum(rows_per_region) == 100
     assert all(n <= 10 for n in rows_per_region)
     assert all(n >= 5 for n in rows_per_region[:-1])  # cold regions left about half full

@@ -62,8 +62,7 @@ def test_wrong_schema_is_refused_and_raw_keys_still_analyze(store: EmbeddedStore
 
 def test_sample_of_a_big_region_spans_the_region(store: EmbeddedStore, tmp_path: Path) -> None:
     _, seq = loaded(store, tmp_path, "big", rows=3000)
-    sample = sample_table(store, seq.table.full_name, per_region=40, scan_factor=2, probes=8,
-                          count_rows=0)  # not counted whole: probed
+    sample = sample_table(store, seq.table.full_name, per_region=40, scan_factor=2, probes=8, count_rows=0)  # not counted whole: probed
     region = sample.regions[0]
     assert not region.exhausted and 8 <= len(region.keys) <= 40
     ids = sorted(seq.decode(k)["event_id"] for k in region.keys)
@@ -154,8 +153,7 @@ def test_undecodable_rows_go_to_the_reject_file(store: EmbeddedStore, tmp_path: 
     _, seq = loaded(store, tmp_path, "seq", rows=100)
     store.put(seq.table.full_name, b"junk-key", {b"d:v": b"?"})
     _, mod16 = write_schema(tmp_path, "mod16", prefix="mod", buckets=16)
-    result = migrate(store, seq, mod16, state_path=tmp_path / "s.json",
-                     reject_path=tmp_path / "rejects.tsv")
+    result = migrate(store, seq, mod16, state_path=tmp_path / "s.json", reject_path=tmp_path / "rejects.tsv")
     assert (result.rows, result.rejected) == (100, 1)
     lines = (tmp_path / "rejects.tsv").read_text().splitlines()
     assert len(lines) == 1 and lines[0].startswith("junk-key\t")
@@ -182,8 +180,7 @@ def test_dual_read_merges_both_designs_in_original_key_order(store: EmbeddedStor
         dual_scan(store, mod16, other)
 
 
-def test_split_plan_cuts_the_biggest_region_at_its_quantiles_and_applies_exactly(
-        store: EmbeddedStore, tmp_path: Path) -> None:
+def test_split_plan_cuts_the_biggest_region_at_its_quantiles_and_applies_exactly(store: EmbeddedStore, tmp_path: Path) -> None:
     from keyshape.ops.splitplan import apply_plan, plan_splits
 
     _, seq = loaded(store, tmp_path, "seq", rows=1000, splits=["000000000100"])
@@ -237,12 +234,10 @@ def test_resalt_phoenix_8_to_16_keeps_every_cell(store: EmbeddedStore, tmp_path:
     assert (result.rows, result.rejected) == (500, 0)
     assert len(store.regions(p16.table.full_name)) == 16
     assert verify_migration(store, p8, p16).ok
-    assert digest_rows(store.scan_versions(p16.table.full_name), p16) == \
-        digest_rows(store.scan_versions(p8.table.full_name), p8)
+    assert digest_rows(store.scan_versions(p16.table.full_name), p16) == digest_rows(store.scan_versions(p8.table.full_name), p8)
 
 
-def test_migrate_with_the_wrong_old_schema_is_refused_before_anything_is_written(
-        store: EmbeddedStore, tmp_path: Path) -> None:
+def test_migrate_with_the_wrong_old_schema_is_refused_before_anything_is_written(store: EmbeddedStore, tmp_path: Path) -> None:
     _, seq = loaded(store, tmp_path, "seq", rows=100)
     _, wrong = write_schema(tmp_path, "wrong", prefix="mod", buckets=16)
     wrong.table = seq.table  # the sequential table, described as mod 16 salted

@@ -33,8 +33,7 @@ SEQ_SPLITS = ["000000000750", "000000001500", "000000002250"]
 
 
 def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
@@ -89,20 +88,19 @@ def loaded(store: Any, tmp_path: Path, stem: str, rows: int = ROWS, **options: A
     return path, schema
 
 
-def test_live_keys_judge_a_sequential_table_hotspot_and_a_salted_one_balanced(
-        hbase: Any, store: Any, tmp_path: Path) -> None:
+def test_live_keys_judge_a_sequential_table_hotspot_and_a_salted_one_balanced(hbase: Any, store: Any, tmp_path: Path) -> None:
     seq_path, seq = loaded(store, tmp_path, "diag_seq", splits=SEQ_SPLITS)
     salt_path, salted = loaded(store, tmp_path, "diag_salt", prefix="mod", buckets=16, regions=8)
     png = tmp_path / "live.png"
-    hot = run("analyze", str(seq_path), "--hbase", hbase.url, "--table", seq.table.full_name,
-              "--sample-per-region", "200", "--json", "-", "--png", str(png))
+    hot = run(
+        "analyze", str(seq_path), "--hbase", hbase.url, "--table", seq.table.full_name, "--sample-per-region", "200", "--json", "-", "--png", str(png)
+    )
     assert hot.returncode == 0, hot.stderr
     assert png.read_bytes()[:4] == b"\x89PNG"  # the same reports as the offline analyzer
     report = json.loads(hot.stdout)
     assert report["verdict"] == "hotspot", report["reasons"]
     assert len(report["regions"]) == 4  # the table's actual regions
-    good = run("analyze", str(salt_path), "--hbase", hbase.url, "--table", salted.table.full_name,
-               "--json", "-")
+    good = run("analyze", str(salt_path), "--hbase", hbase.url, "--table", salted.table.full_name, "--json", "-")
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout)["verdict"] == "balanced"
     # raw keys, no schema: still analyzed against the real regions
@@ -110,8 +108,7 @@ def test_live_keys_judge_a_sequential_table_hotspot_and_a_salted_one_balanced(
     assert raw.returncode == 0, raw.stderr
     assert len(json.loads(raw.stdout)["regions"]) == 4
     # the wrong schema for the table is one clear line
-    one_error_line(run("analyze", str(salt_path), "--hbase", hbase.url, "--table",
-                       seq.table.full_name), "does not match table")
+    one_error_line(run("analyze", str(salt_path), "--hbase", hbase.url, "--table", seq.table.full_name), "does not match table")
 
 
 def test_split_plan_apply_gives_exactly_the_planned_boundaries(hbase: Any, store: Any, tmp_path: Path) -> None:
@@ -131,15 +128,13 @@ def test_split_plan_apply_gives_exactly_the_planned_boundaries(hbase: Any, store
     assert sum(1 for _ in store.scan_keys(table)) == 2000
 
 
-def test_migrate_sequential_to_mod16_then_resalt_to_32_preserves_every_cell(
-        hbase: Any, store: Any, tmp_path: Path) -> None:
+def test_migrate_sequential_to_mod16_then_resalt_to_32_preserves_every_cell(hbase: Any, store: Any, tmp_path: Path) -> None:
     seq_path, seq = loaded(store, tmp_path, "mig_seq", splits=SEQ_SPLITS)
     mod16_path, mod16 = write_schema(tmp_path, "mig_mod16", prefix="mod", buckets=16)
     mod32_path, mod32 = write_schema(tmp_path, "mig_mod32", prefix="mod", buckets=32)
     before = digest_rows(store.scan_versions(seq.table.full_name), seq)
     for old, new in ((seq_path, mod16_path), (mod16_path, mod32_path)):
-        proc = run("migrate", str(old), str(new), "--hbase", hbase.url,
-                   "--state", str(tmp_path / f"{Path(new).stem}.json"))
+        proc = run("migrate", str(old), str(new), "--hbase", hbase.url, "--state", str(tmp_path / f"{Path(new).stem}.json"))
         assert proc.returncode == 0, proc.stderr
         assert "verify: OK" in proc.stdout and f"copied {ROWS:,} rows" in proc.stdout
     # counts per source region equal, and the same cells under the new keys
@@ -151,28 +146,22 @@ def test_migrate_sequential_to_mod16_then_resalt_to_32_preserves_every_cell(
     ids = [r.fields["event_id"] for r in dual_scan(store, mod16, mod32)]
     assert ids == list(range(ROWS))
     # again without --resume into a target that holds rows: refused, nothing written
-    again = run("migrate", str(seq_path), str(mod16_path), "--hbase", hbase.url,
-                "--state", str(tmp_path / "again.json"))
+    again = run("migrate", str(seq_path), str(mod16_path), "--hbase", hbase.url, "--state", str(tmp_path / "again.json"))
     one_error_line(again, "already holds rows", "--resume")
-    assert run("migrate", str(seq_path), str(mod16_path), "--hbase", hbase.url,
-               "--verify-only").returncode == 0
+    assert run("migrate", str(seq_path), str(mod16_path), "--hbase", hbase.url, "--verify-only").returncode == 0
 
 
 def test_bad_input_is_one_line_each(hbase: Any, store: Any, tmp_path: Path) -> None:
     missing_path, missing = write_schema(tmp_path, "gone")
     new_path, _ = write_schema(tmp_path, "gone_new", prefix="mod", buckets=16)
-    one_error_line(run("migrate", str(missing_path), str(new_path), "--hbase", hbase.url,
-                       "--state", str(tmp_path / "s.json")), "does not exist")
-    one_error_line(run("analyze", "--hbase", hbase.url, "--table", missing.table.full_name),
-                   "does not exist")
+    one_error_line(run("migrate", str(missing_path), str(new_path), "--hbase", hbase.url, "--state", str(tmp_path / "s.json")), "does not exist")
+    one_error_line(run("analyze", "--hbase", hbase.url, "--table", missing.table.full_name), "does not exist")
     seq_path, seq = loaded(store, tmp_path, "wrong_old", rows=50)
     wrong_path = tmp_path / "wrong.toml"  # the sequential table described as mod 16 salted
     wrong_path.write_text(new_path.read_text().replace(new_path.stem, seq.table.name))
-    one_error_line(run("migrate", str(wrong_path), str(new_path), "--hbase", hbase.url,
-                       "--state", str(tmp_path / "w.json")), "does not match table")
+    one_error_line(run("migrate", str(wrong_path), str(new_path), "--hbase", hbase.url, "--state", str(tmp_path / "w.json")), "does not match table")
     _, single = loaded(store, tmp_path, "one_row", rows=1)
-    one_error_line(run("split-plan", single.table.full_name, "--hbase", hbase.url,
-                       "--target-regions", "4"), "holds 1 row")
+    one_error_line(run("split-plan", single.table.full_name, "--hbase", hbase.url, "--target-regions", "4"), "holds 1 row")
 
 
 def test_kill_9_mid_migration_then_resume_completes_and_verifies(hbase: Any, tmp_path: Path) -> None:
@@ -197,8 +186,7 @@ def test_kill_9_mid_migration_then_resume_completes_and_verifies(hbase: Any, tmp
 
     def copy() -> None:
         try:
-            outcome["result"] = migrate(copier, seq, mod16, state_path=state, batch_size=200,
-                                        progress=progress)
+            outcome["result"] = migrate(copier, seq, mod16, state_path=state, batch_size=200, progress=progress)
         except BaseException as exc:  # noqa: BLE001 - inspected in the test thread
             outcome["error"] = exc
 

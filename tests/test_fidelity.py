@@ -29,9 +29,7 @@ STRATEGY = {"rowKeyWithHashPrefix": "java-hash-short", "rowKeyByMD5": "md5-full"
 
 
 def concat_schema(n_fields: int, strategy: str, **extra: object) -> KeySchema:
-    d: dict = {"table": {"name": "classic"},
-               "key": {"prefix": strategy,
-                       "fields": [{"name": f"c{i}", "type": "string"} for i in range(n_fields)]}}
+    d: dict = {"table": {"name": "classic"}, "key": {"prefix": strategy, "fields": [{"name": f"c{i}", "type": "string"} for i in range(n_fields)]}}
     d.update(extra)
     return KeySchema.from_dict(d)
 
@@ -49,7 +47,7 @@ def test_encode_only_keys_equal_the_java_writers_bytes(function: str) -> None:
 
 
 def test_the_golden_rows_really_collide() -> None:
-    """"user"+"142", "user1"+"42" and "user14"+"2" are one key: why decode must refuse."""
+    """ "user"+"142", "user1"+"42" and "user14"+"2" are one key: why decode must refuse."""
     first3 = {c["rowKeyWithHashPrefix"] for c in GOLDEN[:3]}
     assert len(first3) == 1
 
@@ -70,12 +68,13 @@ def test_encode_only_decode_and_prefix_scans_refuse_with_the_reason() -> None:
 
 
 def test_decodable_layouts_are_not_encode_only() -> None:
-    with_sep = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
-    fixed = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "a", "type": "string", "width": 4}, {"name": "b", "type": "string"}]}})
-    last_var = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "a", "type": "int64"}, {"name": "b", "type": "string"}]}})
+    with_sep = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"separator": "_", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}}
+    )
+    fixed = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "string", "width": 4}, {"name": "b", "type": "string"}]}}
+    )
+    last_var = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "int64"}, {"name": "b", "type": "string"}]}})
     for s in (with_sep, fixed, last_var):
         assert s.encode_only is None
         assert not any(f.code == "encode-only" for f in s.lint())
@@ -84,9 +83,13 @@ def test_decodable_layouts_are_not_encode_only() -> None:
 def test_encode_only_schema_refuses_index_tables() -> None:
     """Index rows are built from decoded main keys: refused when the schema is parsed."""
     with pytest.raises(SchemaError, match="index: needs main-table keys that decode"):
-        KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-            {"name": "a", "type": "string"}, {"name": "b", "type": "string", "width": 4}]},
-            "index": [{"name": "by_b", "table": "t_by_b", "fields": ["b"]}]})
+        KeySchema.from_dict(
+            {
+                "table": {"name": "t"},
+                "key": {"fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string", "width": 4}]},
+                "index": [{"name": "by_b", "table": "t_by_b", "fields": ["b"]}],
+            }
+        )
 
 
 def test_md5_full_decode_still_says_the_fields_are_gone() -> None:
@@ -96,11 +99,12 @@ def test_md5_full_decode_still_says_the_fields_are_gone() -> None:
 
 
 def test_encode_only_lints_splits_analyzes_and_loads() -> None:
-    s = concat_schema(2, "java-hash-short",
-                      splits={"algorithm": "sample", "regions": 4, "sample_rows": 2000},
-                      workload={"rows": 4000, "fields": {
-                          "c0": {"generator": "uniform", "cardinality": 50, "format": "user{}"},
-                          "c1": {"generator": "sequential"}}})
+    s = concat_schema(
+        2,
+        "java-hash-short",
+        splits={"algorithm": "sample", "regions": 4, "sample_rows": 2000},
+        workload={"rows": 4000, "fields": {"c0": {"generator": "uniform", "cardinality": 50, "format": "user{}"}, "c1": {"generator": "sequential"}}},
+    )
     finding = next(f for f in s.lint() if f.code == "encode-only")
     assert finding.level == "warning" and "'c0'" in finding.message
     splits = s.split_keys()
@@ -124,8 +128,7 @@ TIME_LEADING = {
     "table": {"name": "events"},
     "key": {"fields": [{"name": "t", "type": "timestamp"}, {"name": "id", "type": "int32"}]},
     "splits": {"algorithm": "sample", "regions": 8, "sample_rows": 20_000},
-    "workload": {"rows": 100_000, "fields": {"t": {"generator": "sequential-time"},
-                                             "id": {"generator": "uniform", "cardinality": 1000}}},
+    "workload": {"rows": 100_000, "fields": {"t": {"generator": "sequential-time"}, "id": {"generator": "uniform", "cardinality": 1000}}},
 }
 
 
@@ -138,8 +141,7 @@ def test_generate_sample_strides_over_the_whole_workload() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(1, 3000), sample=st.integers(1, 400), chunk=st.integers(1, 700))
-def test_generate_sample_is_the_stride_of_generate_for_any_chunking(rows: int, sample: int,
-                                                                    chunk: int) -> None:
+def test_generate_sample_is_the_stride_of_generate_for_any_chunking(rows: int, sample: int, chunk: int) -> None:
     s = KeySchema.from_dict(TIME_LEADING)
     whole = [int(t) for c in generate(s, rows=rows, chunk_rows=chunk) for t in c["t"]]
     got = [int(t) for c in generate_sample(s, sample, rows=rows, chunk_rows=chunk) for t in c["t"]]
@@ -172,9 +174,13 @@ def test_uniform_cardinality_means_ids_0_to_n_minus_1() -> None:
 
 
 def test_real_keys_are_not_told_to_try_real_keys(tmp_path: Path) -> None:
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "mod", "buckets": 8},
-                             "separator": "_", "fields": [{"name": "u", "type": "string"}]},
-                             "splits": {"algorithm": "prefix"}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "mod", "buckets": 8}, "separator": "_", "fields": [{"name": "u", "type": "string"}]},
+            "splits": {"algorithm": "prefix"},
+        }
+    )
     keys = tmp_path / "keys.csv"
     keys.write_text("key\n" + "\n".join(s.encode({"u": f"user{i}"}).decode() for i in range(4000)) + "\n")
     a = analyze_schema(s, keys_file=keys, column="key")
@@ -183,13 +189,21 @@ def test_real_keys_are_not_told_to_try_real_keys(tmp_path: Path) -> None:
 
 
 def test_md5_prefix_with_hex_splits_draws_no_bucket_noise() -> None:
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-        "prefix": {"strategy": "md5", "length": 8}, "separator": "_",
-        "fields": [{"name": "u", "type": "string"}]}, "splits": {"algorithm": "hex", "regions": 16}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "md5", "length": 8}, "separator": "_", "fields": [{"name": "u", "type": "string"}]},
+            "splits": {"algorithm": "hex", "regions": 16},
+        }
+    )
     assert [f.code for f in s.lint() if f.code.startswith(("splits", "regions", "buckets"))] == []
-    s2 = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-        "prefix": {"strategy": "md5", "length": 8}, "separator": "_",
-        "fields": [{"name": "u", "type": "string"}]}, "splits": {"algorithm": "prefix", "regions": 10}})
+    s2 = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "md5", "length": 8}, "separator": "_", "fields": [{"name": "u", "type": "string"}]},
+            "splits": {"algorithm": "prefix", "regions": 10},
+        }
+    )
     assert [f.code for f in s2.lint() if f.code.startswith(("regions", "buckets"))] == []
 
 
@@ -202,6 +216,5 @@ def test_splits_hex_refuses_ten_million_regions_without_force() -> None:
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1
     assert "far more than an HBase table runs with" in p.stderr and "--force" in p.stderr
-    p = subprocess.run([*run[:-1], "12000", "--force", "--format", "file"], capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run([*run[:-1], "12000", "--force", "--format", "file"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and len(p.stdout.splitlines()) == 11_999

@@ -40,8 +40,7 @@ def assert_bucket_list_is(prefix, row: dict) -> None:
     assert [prefix.bucket(i) for i in (0, len(buckets) - 1)] == [buckets[0], buckets[-1]]
 
 
-@pytest.mark.parametrize("row", salt_golden()["opentsdb"]["salt_sets"],
-                         ids=lambda r: f"w{r['width']}-n{r['buckets']}")
+@pytest.mark.parametrize("row", salt_golden()["opentsdb"]["salt_sets"], ids=lambda r: f"w{r['width']}-n{r['buckets']}")
 def test_opentsdb_bucket_list_equals_the_real_salts(row):
     """Widths 5..8 wrap Java's int shifts (bucket 14 at width 5 is 0e 00 00 00 0e)."""
     p = make_prefix("opentsdb", b"", buckets=row["buckets"], width=row["width"], metric_width=3)
@@ -49,8 +48,7 @@ def test_opentsdb_bucket_list_equals_the_real_salts(row):
     assert [b.hex() for b in p.buckets()[:4]] == row["first"]
 
 
-@pytest.mark.parametrize("row", salt_golden()["opentsdb"]["sorted_salts"],
-                         ids=lambda r: f"w{r['width']}-n{r['buckets']}")
+@pytest.mark.parametrize("row", salt_golden()["opentsdb"]["sorted_salts"], ids=lambda r: f"w{r['width']}-n{r['buckets']}")
 def test_opentsdb_bucket_i_is_the_ith_real_salt_in_byte_order(row):
     """Where the salts are too many to list, bucket(i) (what ``prefix`` splits with ``regions``
     cut at) is still the i-th of the real salts in byte order."""
@@ -66,8 +64,7 @@ def test_opentsdb_width_5_bucket_14_wraps_like_java():
 
 
 # keyshape's phoenix strategy takes 2..256 buckets (SALT_BUCKETS = 1 is no salting).
-@pytest.mark.parametrize("row", [r for r in salt_golden()["phoenix"]["salt_sets"] if r["buckets"] >= 2],
-                         ids=lambda r: f"n{r['buckets']}")
+@pytest.mark.parametrize("row", [r for r in salt_golden()["phoenix"]["salt_sets"] if r["buckets"] >= 2], ids=lambda r: f"n{r['buckets']}")
 def test_phoenix_bucket_list_equals_the_real_salts(row):
     assert_bucket_list_is(make_prefix("phoenix", b"", buckets=row["buckets"]), row)
 

@@ -1,6 +1,7 @@
 """Scans read their cells from the KeyValue cell block HBase sends after a ScanResponse (the
 Java client's codec): the rows equal those read from protobuf Result messages, on a real HBase
 and on generated blocks."""
+
 from __future__ import annotations
 
 import struct
@@ -67,8 +68,7 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
     """Two families (one keeping 3 versions), rows of one to many columns, empty and 100 KB
     values, binary keys: every scan shape reads the same rows through both encodings."""
     store = hbase_store
-    spec = TableSpec(f"ks_cellblock_{uuid.uuid4().hex[:10]}",
-                     families=[FamilySpec("a"), FamilySpec("b", versions=3)])
+    spec = TableSpec(f"ks_cellblock_{uuid.uuid4().hex[:10]}", families=[FamilySpec("a"), FamilySpec("b", versions=3)])
     ensure_table(store, spec, [b"\x40", b"\x80"])
     table = spec.full_name
     try:
@@ -82,31 +82,30 @@ def test_cell_block_scans_equal_protobuf_scans(hbase_store: Any) -> None:
                 cells[b"a:big"] = bytes(range(256)) * 400
             for version in range(3 if i % 5 == 0 else 1):
                 # explicit timestamps: two puts in one millisecond would be one version
-                store.put(table, row, {c: v + b"#%d" % version for c, v in cells.items()},
-                          timestamp=1_767_225_600_000 + version)
+                store.put(table, row, {c: v + b"#%d" % version for c, v in cells.items()}, timestamp=1_767_225_600_000 + version)
             want[row] = {c: v + b"#%d" % (2 if i % 5 == 0 else 0) for c, v in cells.items()}
         rows = sorted(want.items())
         assert list(store.scan(table)) == rows
         assert any(c.cell_blocks for c in store.cluster._pool.values())  # the scans took that route
         assert list(store.scan(table, reverse=True, batch_size=7)) == rows[::-1]
         assert list(store.scan(table, columns=[b"b"], batch_size=13)) == [
-            (r, {c: v for c, v in cells.items() if c.startswith(b"b:")}) for r, cells in rows
-            if any(c.startswith(b"b:") for c in cells)]
-        assert list(store.scan(table, start=b"\x41", limit=20, batch_size=6)) == [
-            kv for kv in rows if kv[0] >= b"\x41"][:20]
-        protobuf = list(scan_rows(store, table, (None, True), (None, True), False, None, [], 11,
-                                  convert=lambda result: cells_of(result)))
+            (r, {c: v for c, v in cells.items() if c.startswith(b"b:")}) for r, cells in rows if any(c.startswith(b"b:") for c in cells)
+        ]
+        assert list(store.scan(table, start=b"\x41", limit=20, batch_size=6)) == [kv for kv in rows if kv[0] >= b"\x41"][:20]
+        protobuf = list(scan_rows(store, table, (None, True), (None, True), False, None, [], 11, convert=lambda result: cells_of(result)))
         assert protobuf == rows
         # every version: the cell-block route (scan_versions) against the protobuf one
         every = list(store.scan_versions(table, batch_size=9))
-        assert every == list(scan_rows(store, table, (None, True), (None, True), False, None, [], 9,
-                                       max_versions=2**31 - 1, convert=lambda r: versions_of(r)))
+        assert every == list(
+            scan_rows(store, table, (None, True), (None, True), False, None, [], 9, max_versions=2**31 - 1, convert=lambda r: versions_of(r))
+        )
         assert [(r, {c: v[0][1] for c, v in cells.items()}) for r, cells in every] == rows
         assert max(len(v) for _, cells in every for v in cells.values()) == 3
         # keys with their first cell's timestamp: the cell-block route against the protobuf one
         timed = [kt for keys, stamps in store.scan_key_times(table, batch_size=17) for kt in zip(keys, stamps)]
-        assert timed == list(scan_rows(store, table, (None, True), (None, True), False, None, [], 17,
-                                       filter=keys_only_filter(), convert=lambda r: stamp_of(r)))
+        assert timed == list(
+            scan_rows(store, table, (None, True), (None, True), False, None, [], 17, filter=keys_only_filter(), convert=lambda r: stamp_of(r))
+        )
         assert [k for k, _ in timed] == [r for r, _ in rows]
         assert {t for _, t in timed} == {1_767_225_600_000, 1_767_225_600_002}  # the newest version
     finally:
@@ -123,8 +122,11 @@ def test_rows_of_one_layout_read_by_stride(n: int, row_len: int, value_len: int,
     block = b"".join(keyvalue(r, b"cf", b"q", 1700000000000 + i, v) for i, (r, v) in enumerate(zip(rows, values)))
     assert pairs(rows_of(block, [1] * n)) == want
     odd = data.draw(st.integers(0, n - 1))
-    for other in ((rows[odd] + b"x", b"cf", b"q", values[odd]), (rows[odd], b"cf", b"qq", values[odd]),
-                  (rows[odd], b"cf", b"q", values[odd] + b"\x00")):
+    for other in (
+        (rows[odd] + b"x", b"cf", b"q", values[odd]),
+        (rows[odd], b"cf", b"qq", values[odd]),
+        (rows[odd], b"cf", b"q", values[odd] + b"\x00"),
+    ):
         mixed = list(want)
         mixed[odd] = (other[0], {other[1] + b":" + other[2]: other[3]})
         block = b"".join(keyvalue(r, *next(iter(c)).split(b":"), 1, v) for r, c in mixed for v in c.values())

@@ -6,6 +6,7 @@ What each test pins is HBase's own recovery (ServerCrashProcedure: the dead serv
 and its regions reopened elsewhere with every acknowledged edit) seen through keyshape's client:
 acknowledged rows are all there, scans neither repeat nor skip a row.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def keyshape(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def orders_schema(tmp_path: Path, rows: int) -> tuple[Path, str]:
@@ -72,20 +72,19 @@ def test_create_spreads_regions_and_load_and_watch_show_server_shares(hbase_clus
     schema_path, table = orders_schema(tmp_path, 20_000)
     created = keyshape("create", str(schema_path), "--hbase", hbase_cluster.url)
     assert created.returncode == 0, created.stderr
-    m = re.search(r"assignment: (\d+) servers hold the regions \((.*?); max/mean ([\d.]+)\)",
-                  " ".join(created.stdout.split()))
+    m = re.search(r"assignment: (\d+) servers hold the regions \((.*?); max/mean ([\d.]+)\)", " ".join(created.stdout.split()))
     assert m, created.stdout
     counts = dict(re.findall(r"(localhost:\d+) (\d+)", m.group(2)))
     assert int(m.group(1)) == 3 and sum(map(int, counts.values())) == 20
     assert all(int(n) >= 5 for n in counts.values()), counts  # round-robin: 7/7/6
     with HBaseStore.from_url(hbase_cluster.url) as store:
-        assert Counter(r.server for r in store.regions(table)) == Counter(
-            {name: int(n) for name, n in counts.items()})
+        assert Counter(r.server for r in store.regions(table)) == Counter({name: int(n) for name, n in counts.items()})
     MEASURED.append(f"create: 20 regions over 3 servers: {m.group(2)} (max/mean {m.group(3)})")
 
     watched: dict[str, subprocess.CompletedProcess[str]] = {}
-    watcher = threading.Thread(target=lambda: watched.setdefault("run", keyshape(
-        "watch", table, "--hbase", hbase_cluster.url, "--interval", "1", "--duration", "12")))
+    watcher = threading.Thread(
+        target=lambda: watched.setdefault("run", keyshape("watch", table, "--hbase", hbase_cluster.url, "--interval", "1", "--duration", "12"))
+    )
     watcher.start()
     loaded = keyshape("load", str(schema_path), "--hbase", hbase_cluster.url, "--settle", "10")
     watcher.join()
@@ -97,10 +96,16 @@ def test_create_spreads_regions_and_load_and_watch_show_server_shares(hbase_clus
         assert len(shares) == 3 and abs(sum(shares) - 100) < 0.5, out
         assert all(20 <= s <= 45 for s in shares), shares  # salted: every server takes its share
     assert watched["run"].returncode == 0, watched["run"].stderr
-    MEASURED.append("load: per-server write shares " + ", ".join(" ".join(pair) for pair in re.findall(
-        r"(localhost:\d+) │ +\d+ │ +[\d,]+ │ +([\d.]+%)", loaded.stdout)))
-    status = subprocess.run([str(ROOT / "tools" / "hbase" / "status.sh"), "--json"], capture_output=True,
-                            text=True, env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": str(hbase_cluster.cluster.run_dir)})
+    MEASURED.append(
+        "load: per-server write shares "
+        + ", ".join(" ".join(pair) for pair in re.findall(r"(localhost:\d+) │ +\d+ │ +[\d,]+ │ +([\d.]+%)", loaded.stdout))
+    )
+    status = subprocess.run(
+        [str(ROOT / "tools" / "hbase" / "status.sh"), "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": str(hbase_cluster.cluster.run_dir)},
+    )
     state = json.loads(status.stdout)
     assert status.returncode == 0 and state["zookeeper"] == hbase_cluster.url
     assert sorted(s["port"] for s in state["regionservers"]) == sorted(hbase_cluster.cluster.rs_ports)
@@ -127,8 +132,7 @@ def test_merged_scan_and_page_walk_survive_a_split_and_a_move(hbase_cluster: Any
                 admin.split_region(table, inside[len(inside) // 2])
 
             def move_bucket(bucket: int) -> str:
-                region = next(r for r in admin.regions(table) if r.start <= bucket_keys(bucket)[0]
-                              and (not r.end or bucket_keys(bucket)[0] < r.end))
+                region = next(r for r in admin.regions(table) if r.start <= bucket_keys(bucket)[0] and (not r.end or bucket_keys(bucket)[0] < r.end))
                 return admin.move_region(region.name) + f" (from {region.server})"
 
             # (a) merged scan, small batches so every bucket scanner is mid-region at each step
@@ -169,9 +173,13 @@ def test_kill_9_a_region_server_during_load_loses_no_acknowledged_row(hbase_clus
     assert keyshape("create", str(schema_path), "--hbase", hbase_cluster.url).returncode == 0
     with HBaseStore.from_url(hbase_cluster.url) as store:
         index, name = victim(hbase_cluster, store, table)
-        proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", "load", str(schema_path), "--hbase",
-                                 hbase_cluster.url, "--batch-size", "500", "--settle", "2"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "keyshape.cli", "load", str(schema_path), "--hbase", hbase_cluster.url, "--batch-size", "500", "--settle", "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         try:
             wait_for_written(store, table, rows // 6)
             killed_at = time.time()
@@ -184,16 +192,22 @@ def test_kill_9_a_region_server_during_load_loses_no_acknowledged_row(hbase_clus
         assert f"wrote {rows:,} rows" in out
         count = sum(1 for _ in store.scan(table, batch_size=5000))
     assert count == rows
-    m = re.search(r"longest wait for a batch acknowledgement: ([\d.]+) s, ended (\d\d:\d\d:\d\d\.\d+) UTC; "
-                  r"(\d+) transient", " ".join(out.split()))
+    m = re.search(
+        r"longest wait for a batch acknowledgement: ([\d.]+) s, ended (\d\d:\d\d:\d\d\.\d+) UTC; "
+        r"(\d+) transient",
+        " ".join(out.split()),
+    )
     assert m, out
-    ended = datetime.combine(datetime.fromtimestamp(killed_at, timezone.utc).date(),
-                             datetime.strptime(m.group(2), "%H:%M:%S.%f").time(), timezone.utc).timestamp()
+    ended = datetime.combine(
+        datetime.fromtimestamp(killed_at, timezone.utc).date(), datetime.strptime(m.group(2), "%H:%M:%S.%f").time(), timezone.utc
+    ).timestamp()
     recovery = ended - killed_at
     assert 0 < recovery < 120 and int(m.group(3)) > 0, (recovery, out)
-    MEASURED.append(f"kill -9 of region server {name} (pid {pid}) during `keyshape load` of {rows:,} rows: "
-                    f"first acknowledged batch {recovery:.1f} s after the kill; {m.group(3)} retries; "
-                    f"full scan counts {count:,}")
+    MEASURED.append(
+        f"kill -9 of region server {name} (pid {pid}) during `keyshape load` of {rows:,} rows: "
+        f"first acknowledged batch {recovery:.1f} s after the kill; {m.group(3)} retries; "
+        f"full scan counts {count:,}"
+    )
 
 
 # 3. -----------------------------------------------------------------------------------------
@@ -218,12 +232,14 @@ def test_kill_9_a_region_server_during_a_merged_scan(hbase_cluster: Any) -> None
             # The only other acceptable end: one error naming the region, never a short list.
             assert re.search(r"in region '.*' \(localhost:\d+\)", str(exc)), exc
             outcome = f"raised: {exc}"
-            assert got == want[:len(got)]
+            assert got == want[: len(got)]
         else:
             assert got == want, (len(got), len(set(got)), len(want))
-        MEASURED.append(f"kill -9 of region server {name} during a merged scan of {len(want):,} rows: "
-                        f"{outcome} {time.monotonic() - killed:.1f} s after the kill "
-                        f"(scan {time.monotonic() - started:.1f} s, {store.retry_count} retries)")
+        MEASURED.append(
+            f"kill -9 of region server {name} during a merged scan of {len(want):,} rows: "
+            f"{outcome} {time.monotonic() - killed:.1f} s after the kill "
+            f"(scan {time.monotonic() - started:.1f} s, {store.retry_count} retries)"
+        )
         store.delete_table(table)
 
 
@@ -237,11 +253,12 @@ def test_an_unsplit_table_on_the_cluster_splits_as_simulated(hbase_cluster: Any,
     rows = 150_000
     # 20,000 rows/s: three region servers and a master share the 2 cores, so flushes and splits
     # lag more than on the standalone
-    r = _load_and_simulate(hbase_cluster, _schema(tmp_path, "sequential.toml", "events_seq"), rows, [],
-                           rate=20_000)
+    r = _load_and_simulate(hbase_cluster, _schema(tmp_path, "sequential.toml", "events_seq"), rows, [], rate=20_000)
     _check(r, rows)
     assert r["real_regions"] >= 2, "the table did not split on the cluster; nothing was compared"
-    MEASURED.append(f"auto-split on the cluster, sequential {rows:,} rows: HBase {r['real_regions']} "
-                    f"regions {r['real_rows'].tolist()}, simulated {r['sim_regions']} "
-                    f"{r['sim_rows'].tolist()}; busiest share {r['real_share']:.3f} vs "
-                    f"{r['sim_share']:.3f}")
+    MEASURED.append(
+        f"auto-split on the cluster, sequential {rows:,} rows: HBase {r['real_regions']} "
+        f"regions {r['real_rows'].tolist()}, simulated {r['sim_regions']} "
+        f"{r['sim_rows'].tolist()}; busiest share {r['real_share']:.3f} vs "
+        f"{r['sim_share']:.3f}"
+    )

@@ -1,6 +1,7 @@
 """tools/hbase/cluster.py without starting Java: the configuration each JVM gets, the recorded
 state that status/stop read, and start failures naming the step (the running cluster is tested in
 test_hbase_cluster.py)."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,7 @@ def site(conf_dir: Path) -> dict[str, str]:
 
 
 def test_each_region_server_gets_its_own_port_and_the_cluster_settings(tmp_path: Path) -> None:
-    c = cluster.Cluster(run_dir=tmp_path / "run", zk_port=12181, master_port=12000, rs_port=12020,
-                        thrift_port=19090, regionservers=3)
+    c = cluster.Cluster(run_dir=tmp_path / "run", zk_port=12181, master_port=12000, rs_port=12020, thrift_port=19090, regionservers=3)
     assert c.rs_ports == [12020, 12021, 12022]
     c.write_config()
     for i in range(3):
@@ -66,7 +66,11 @@ def test_missing_java_names_the_step_and_the_cluster(tmp_path: Path, monkeypatch
 
 
 def test_start_script_refuses_zero_region_servers(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "start", "--regionservers", "0"],
-                          capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "KEYSHAPE_HBASE_RUN_DIR": str(tmp_path / "run")})
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "start", "--regionservers", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "KEYSHAPE_HBASE_RUN_DIR": str(tmp_path / "run")},
+    )
     assert proc.returncode == 2 and "at least 1" in proc.stderr

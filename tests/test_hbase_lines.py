@@ -10,6 +10,7 @@ on free loopback ports, stopped and deleted after its tests. The subset, each th
 over the salt buckets, region loads, split, watch, migrate. Kerberos on another line:
 tests/test_hbase_lines_secure.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,7 @@ pytestmark = [pytest.mark.hbase, pytest.mark.hbase_lines]
 
 
 def ks(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> str:
@@ -55,8 +55,7 @@ def ok(proc: subprocess.CompletedProcess[str]) -> str:
 def line_hbase(request: pytest.FixtureRequest) -> Iterator[Any]:
     version = request.param
     try:
-        instance = standalone.start_scratch(Path(standalone.HERE) / "run" / f"pytest-line-{version}",
-                                            version=version)
+        instance = standalone.start_scratch(Path(standalone.HERE) / "run" / f"pytest-line-{version}", version=version)
     except (standalone.StartFailed, standalone.UnknownVersion) as e:
         pytest.fail(str(e), pytrace=False)
     try:
@@ -161,8 +160,7 @@ def test_split_at_a_key(loaded: Any) -> None:
 
 
 def test_migrate_copies_every_row_and_verifies(loaded: Any, tmp_path: Path) -> None:
-    out = ok(ks("migrate", str(OLD), str(NEW), "--hbase", loaded.url, "--state", str(tmp_path / "m.state"),
-                timeout=900))
+    out = ok(ks("migrate", str(OLD), str(NEW), "--hbase", loaded.url, "--state", str(tmp_path / "m.state"), timeout=900))
     assert re.search(r"verif", out, re.I), out[-1500:]
     with store(loaded) as s:
         assert sum(1 for _ in s.scan("ns:events32", batch_size=2_000)) == ROWS
@@ -193,14 +191,16 @@ def test_a_compressed_family_works_where_the_line_has_a_codec(line_hbase: Any) -
 
 # --- no server needed: the line's own jars ------------------------------------------------------
 
+
 def _golden_classpath(version: str) -> str:
     jars = standalone.client_jars(version)
     found = standalone.LINES[version]
     if found.artifact is not None:
         return f"{found.lib}/*"
     # 3.0.0-beta-1: its own HBase jars, other projects' classes from the default line.
-    others = [p for p in sorted(standalone.LIB.glob("*.jar"))
-              if not p.name.startswith("hbase-") or p.name.startswith(("hbase-shaded-", "hbase-unsafe"))]
+    others = [
+        p for p in sorted(standalone.LIB.glob("*.jar")) if not p.name.startswith("hbase-") or p.name.startswith(("hbase-shaded-", "hbase-unsafe"))
+    ]
     return ":".join(str(p) for p in [*jars, *others])
 
 
@@ -211,10 +211,8 @@ def test_golden_vectors_are_the_same_on_every_line(version: str, tmp_path: Path)
     from 2.6.1): keyshape's byte functions hold on every line."""
     cp = _golden_classpath(version)
     src = ROOT / "tools" / "golden" / "GoldenVectors.java"
-    subprocess.run(["javac", "-nowarn", "-d", str(tmp_path), "-cp", cp, str(src)], check=True,
-                   capture_output=True, timeout=300)
-    out = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "GoldenVectors"], check=True,
-                         capture_output=True, text=True, timeout=300).stdout
+    subprocess.run(["javac", "-nowarn", "-d", str(tmp_path), "-cp", cp, str(src)], check=True, capture_output=True, timeout=300)
+    out = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "GoldenVectors"], check=True, capture_output=True, text=True, timeout=300).stdout
     assert json.loads(out) == json.loads((ROOT / "tests" / "data" / "hbase_golden.json").read_text())
 
 
@@ -223,9 +221,17 @@ def test_golden_vectors_are_the_same_on_every_line(version: str, tmp_path: Path)
 # RestoreSnapshotRequest.customSFT, ExceptionResponse.server_overloaded). keyshape sends and reads
 # none of them (checked against the store's source below); every other line has every field.
 ABSENT_ON = {
-    "2.4.18": {"BalanceRequest", "BalanceResponse", "ExceptionResponse", "ModifyColumnStoreFileTrackerRequest",
-               "ModifyColumnStoreFileTrackerResponse", "ModifyTableRequest", "ModifyTableStoreFileTrackerRequest",
-               "ModifyTableStoreFileTrackerResponse", "RestoreSnapshotRequest"},
+    "2.4.18": {
+        "BalanceRequest",
+        "BalanceResponse",
+        "ExceptionResponse",
+        "ModifyColumnStoreFileTrackerRequest",
+        "ModifyColumnStoreFileTrackerResponse",
+        "ModifyTableRequest",
+        "ModifyTableStoreFileTrackerRequest",
+        "ModifyTableStoreFileTrackerResponse",
+        "RestoreSnapshotRequest",
+    },
 }
 
 
@@ -241,26 +247,33 @@ def test_the_wire_protocol_keyshape_speaks_is_in_every_lines_proto_files(version
             path = next(n for n in names if n.endswith(f"/{module}.proto") or n == f"{module}.proto")
             missing |= _driver_fields(module) - _proto_fields(z.read(path).decode("utf-8"))
     source = "\n".join(p.read_text() for p in (ROOT / "src" / "keyshape" / "store" / "hbase").glob("*.py"))
-    used = {(m, f) for m, f, _ in missing
-            if re.search(rf"\b{re.escape(m.split('.')[-1])}\b", source) and re.search(rf"[.\s(]{f}\b\s*[=)]?", source)}
+    used = {(m, f) for m, f, _ in missing if re.search(rf"\b{re.escape(m.split('.')[-1])}\b", source) and re.search(rf"[.\s(]{f}\b\s*[=)]?", source)}
     assert not used, f"HBase {version} lacks fields keyshape uses: {sorted(used)}"
     assert {m for m, _, _ in missing} == ABSENT_ON.get(version, set()), sorted(missing)[:10]
 
 
 def test_an_unknown_version_is_one_line_and_exit_2() -> None:
     for args in (["start", "--version", "2.7.0"], ["fetch", "--version", "banana"]):
-        proc = subprocess.run([sys.executable, str(standalone.HERE / "standalone.py"), *args],
-                              capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": "/nonexistent/ks-run"})
+        proc = subprocess.run(
+            [sys.executable, str(standalone.HERE / "standalone.py"), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": "/nonexistent/ks-run"},
+        )
         assert proc.returncode == 2
         assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
         assert "unknown HBase version" in proc.stderr and "2.6.4" in proc.stderr
 
 
 def test_a_line_without_a_server_on_maven_central_says_why_in_one_line() -> None:
-    proc = subprocess.run([sys.executable, str(standalone.HERE / "standalone.py"), "start", "--version", "3.0.0-beta-1"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": "/tmp/ks-no-such-run"})
+    proc = subprocess.run(
+        [sys.executable, str(standalone.HERE / "standalone.py"), "start", "--version", "3.0.0-beta-1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KEYSHAPE_HBASE_RUN_DIR": "/tmp/ks-no-such-run"},
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "3.0.0-beta-1" in proc.stderr and "hbase-zookeeper" in proc.stderr

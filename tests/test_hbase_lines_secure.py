@@ -6,6 +6,7 @@ server runs (2.4.18, 2.5.11, 2.6.4; the default line has tests/test_secure.py). 
 (`hbase.server.netty.tls.*`) exists from HBase 2.6.0 on: on 2.4/2.5 the server ignores those
 settings, so only SASL/Kerberos (every protection level) is checked there.
 """
+
 from __future__ import annotations
 
 import os
@@ -57,8 +58,7 @@ def user_url(instance: Any, user: str) -> str:
 
 
 def ks(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT, env={**os.environ})
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ})
 
 
 def test_kerberos_create_load_scan_as_a_granted_user(secured: Any) -> None:
@@ -76,8 +76,7 @@ def test_kerberos_create_load_scan_as_a_granted_user(secured: Any) -> None:
 def test_every_protection_level_reads_back(secured: Any, protection: str) -> None:
     from keyshape.store.hbase import HBaseStore
 
-    url = secured.secure_url(auth="kerberos", principal="alice", keytab=str(secured.kdc.keytab("alice")),
-                             protection=protection)
+    url = secured.secure_url(auth="kerberos", principal="alice", keytab=str(secured.kdc.keytab("alice")), protection=protection)
     with HBaseStore.from_url(url) as store:
         store.put("ns:events", b"00_" + protection.encode(), {b"d:v": protection.encode()})
         assert store.get("ns:events", b"00_" + protection.encode()) == {b"d:v": protection.encode()}

@@ -2,6 +2,7 @@
 
 The `hbase`-marked test needs Java + Maven (or KEYSHAPE_HBASE_URL); the others run anywhere.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -20,8 +21,7 @@ def _family(name: bytes, **attrs: bytes):
     """
     from hbasedriver.protobuf_py.HBase_pb2 import BytesBytesPair, ColumnFamilySchema
 
-    return ColumnFamilySchema(name=name, attributes=[BytesBytesPair(first=k.encode(), second=v)
-                                                     for k, v in attrs.items()])
+    return ColumnFamilySchema(name=name, attributes=[BytesBytesPair(first=k.encode(), second=v) for k, v in attrs.items()])
 
 
 def _regions_from_meta(client, full_name: bytes) -> list[tuple[bytes, bytes]]:
@@ -56,17 +56,32 @@ def test_round_trip_pre_split_table_with_family_options(hbase: HBaseHandle) -> N
     admin = client.get_admin()
     tn = TableName.value_of(b"default", name)
     try:
-        admin.create_table(tn, [_family(b"f", VERSIONS=b"3", COMPRESSION=b"NONE", BLOOMFILTER=b"ROWCOL",
-                                        BLOCKSIZE=b"16384", TTL=b"86400",
-                                        DATA_BLOCK_ENCODING=b"FAST_DIFF")],
-                           split_keys=splits)
+        admin.create_table(
+            tn,
+            [
+                _family(
+                    b"f",
+                    VERSIONS=b"3",
+                    COMPRESSION=b"NONE",
+                    BLOOMFILTER=b"ROWCOL",
+                    BLOCKSIZE=b"16384",
+                    TTL=b"86400",
+                    DATA_BLOCK_ENCODING=b"FAST_DIFF",
+                )
+            ],
+            split_keys=splits,
+        )
         # The cluster, not our request, is the witness: regions and family options read back.
-        assert _regions_from_meta(client, name) == [(b"", b"\x10"), (b"\x10", b"\x20"),
-                                                     (b"\x20", b"m"), (b"m", b"")]
+        assert _regions_from_meta(client, name) == [(b"", b"\x10"), (b"\x10", b"\x20"), (b"\x20", b"m"), (b"m", b"")]
         family = admin.describe_table(tn).table_schema[0].column_families[0]
         attrs = {p.first: p.second for p in family.attributes}
-        assert (attrs[b"VERSIONS"], attrs[b"BLOOMFILTER"], attrs[b"BLOCKSIZE"], attrs[b"TTL"],
-                attrs[b"DATA_BLOCK_ENCODING"]) == (b"3", b"ROWCOL", b"16384", b"86400", b"FAST_DIFF")
+        assert (attrs[b"VERSIONS"], attrs[b"BLOOMFILTER"], attrs[b"BLOCKSIZE"], attrs[b"TTL"], attrs[b"DATA_BLOCK_ENCODING"]) == (
+            b"3",
+            b"ROWCOL",
+            b"16384",
+            b"86400",
+            b"FAST_DIFF",
+        )
 
         table = client.get_table(b"default", name)
         try:
@@ -97,13 +112,17 @@ def test_start_failure_names_the_step(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_config_binds_loopback_and_uses_the_chosen_ports(tmp_path: Path) -> None:
-    inst = sa.Standalone(run_dir=tmp_path / "run", zk_port=12181, master_port=12000,
-                         rs_port=12020, thrift_port=19090)
+    inst = sa.Standalone(run_dir=tmp_path / "run", zk_port=12181, master_port=12000, rs_port=12020, thrift_port=19090)
     inst.write_config()
     site = (tmp_path / "run" / "conf" / "hbase-site.xml").read_text()
-    for key, value in [("hbase.zookeeper.property.clientPort", "12181"), ("hbase.master.port", "12000"),
-                       ("hbase.regionserver.port", "12020"), ("hbase.master.ipc.address", "127.0.0.1"),
-                       ("hbase.regionserver.ipc.address", "127.0.0.1"), ("hbase.cluster.distributed", "false"),
-                       ("hbase.rootdir", f"file://{tmp_path / 'run' / 'data'}/hbase")]:
+    for key, value in [
+        ("hbase.zookeeper.property.clientPort", "12181"),
+        ("hbase.master.port", "12000"),
+        ("hbase.regionserver.port", "12020"),
+        ("hbase.master.ipc.address", "127.0.0.1"),
+        ("hbase.regionserver.ipc.address", "127.0.0.1"),
+        ("hbase.cluster.distributed", "false"),
+        ("hbase.rootdir", f"file://{tmp_path / 'run' / 'data'}/hbase"),
+    ]:
         assert f"<name>{key}</name><value>{value}</value>" in site
     assert inst.url == "127.0.0.1:12181"

@@ -44,8 +44,7 @@ def _name(prefix: str = "ks_hb") -> str:
 def make_table(store: HBaseStore) -> Iterator[Any]:
     created: list[str] = []
 
-    def make(splits: list[bytes], families: list[FamilySpec] | None = None,
-             namespace: str = "default") -> str:
+    def make(splits: list[bytes], families: list[FamilySpec] | None = None, namespace: str = "default") -> str:
         spec = TableSpec(_name(), namespace=namespace, families=families or [FamilySpec("cf")])
         ensure_table(store, spec, splits)
         created.append(spec.full_name)
@@ -166,28 +165,37 @@ def test_batches_over_128_kib_are_stored(store: HBaseStore, make_table: Any) -> 
 
 def test_family_options_are_stored_with_hbase_keys(store: HBaseStore, make_table: Any) -> None:
     """CLIENTS.md bug 6: options must use HBase's keys or HBase ignores them."""
-    family = FamilySpec("f", versions=4, compression="ZSTD", bloom_filter="ROWCOL", block_size=32768,
-                        ttl=86400, in_memory=True, data_block_encoding="FAST_DIFF")
+    family = FamilySpec(
+        "f", versions=4, compression="ZSTD", bloom_filter="ROWCOL", block_size=32768, ttl=86400, in_memory=True, data_block_encoding="FAST_DIFF"
+    )
     table = make_table([], [family])
     options = store.describe_table(table)["f"]
-    assert {k: options[k] for k in ("VERSIONS", "COMPRESSION", "BLOOMFILTER", "BLOCKSIZE", "TTL",
-                                    "IN_MEMORY", "DATA_BLOCK_ENCODING")} == {
-        "VERSIONS": "4", "COMPRESSION": "ZSTD", "BLOOMFILTER": "ROWCOL", "BLOCKSIZE": "32768",
-        "TTL": "86400", "IN_MEMORY": "true", "DATA_BLOCK_ENCODING": "FAST_DIFF"}
+    assert {k: options[k] for k in ("VERSIONS", "COMPRESSION", "BLOOMFILTER", "BLOCKSIZE", "TTL", "IN_MEMORY", "DATA_BLOCK_ENCODING")} == {
+        "VERSIONS": "4",
+        "COMPRESSION": "ZSTD",
+        "BLOOMFILTER": "ROWCOL",
+        "BLOCKSIZE": "32768",
+        "TTL": "86400",
+        "IN_MEMORY": "true",
+        "DATA_BLOCK_ENCODING": "FAST_DIFF",
+    }
     now_ms = time.time_ns() // 1_000_000  # inside the 1-day TTL
     for ts in range(1, 7):
         store.put(table, b"row", {b"f:q": b"%d" % ts}, timestamp=now_ms - 100 + ts)
     assert len(store.cells(table, b"row", b"f:q")) == 4
 
 
-@pytest.mark.parametrize(("option", "value", "named"), [
-    ("compression", "SNAPPY2", "compression"), ("bloom_filter", "ROWX", "bloom_filter"),
-    ("data_block_encoding", "PREFIX_TREE", "data_block_encoding"), ("block_size", 100, "block_size"),
-    ("versions", 0, "versions"),
-])
-def test_invalid_family_options_are_refused_before_sending(
-    store: HBaseStore, option: str, value: Any, named: str
-) -> None:
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [
+        ("compression", "SNAPPY2", "compression"),
+        ("bloom_filter", "ROWX", "bloom_filter"),
+        ("data_block_encoding", "PREFIX_TREE", "data_block_encoding"),
+        ("block_size", 100, "block_size"),
+        ("versions", 0, "versions"),
+    ],
+)
+def test_invalid_family_options_are_refused_before_sending(store: HBaseStore, option: str, value: Any, named: str) -> None:
     name = _name()
     spec = TableSpec(name, families=[dataclasses.replace(FamilySpec("f"), **{option: value})])
     with pytest.raises(StoreError, match=named) as info:

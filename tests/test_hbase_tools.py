@@ -19,8 +19,7 @@ def _run(tmp_path: Path, *args: str, shadow_happybase: bool = False) -> subproce
         shim.mkdir(exist_ok=True)
         (shim / "happybase.py").write_text("raise ImportError('happybase is not installed here')\n")
         env["PYTHONPATH"] = str(shim)
-    return subprocess.run([sys.executable, str(STANDALONE), *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([sys.executable, str(STANDALONE), *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_stop_keeps_the_data_unless_asked(tmp_path: Path) -> None:

@@ -33,8 +33,7 @@ def test_effective_user_prefers_option_then_hadoop_user_name_then_login(monkeypa
 
 def _procedures_of(store: HBaseStore, user: str) -> list[str]:
     """Class names of the procedures the master recorded with ``user`` as their owner."""
-    resp = store.cluster.master_call("GetProcedures", Master_pb2.GetProceduresRequest(),
-                                     Master_pb2.GetProceduresResponse)
+    resp = store.cluster.master_call("GetProcedures", Master_pb2.GetProceduresRequest(), Master_pb2.GetProceduresResponse)
     return [p.class_name for p in resp.procedure if p.owner == user]
 
 
@@ -69,8 +68,7 @@ def _refusing_server() -> tuple[socket.socket, threading.Thread]:
             conn.recv(6)  # "HBas", version, auth byte
             header = RPC_pb2.ResponseHeader(call_id=0xFFFFFFFF)  # Java int -1 as the uint32 field
             header.exception.exception_class_name = "org.apache.hadoop.hbase.security.AccessDeniedException"
-            header.exception.stack_trace = ("org.apache.hadoop.hbase.security.AccessDeniedException: "
-                                            "Authentication is required\n\tat ...")
+            header.exception.stack_trace = "org.apache.hadoop.hbase.security.AccessDeniedException: Authentication is required\n\tat ..."
             head = header.SerializeToString()
             frame = _encoder._VarintBytes(len(head)) + head  # delimited, as writeDelimitedTo
             conn.sendall(struct.pack(">I", len(frame)) + frame)

@@ -15,8 +15,7 @@ QV = Client_pb2.MutationProto.ColumnValue.QualifierValue
 CV = Client_pb2.MutationProto.ColumnValue
 
 names = st.binary(min_size=0, max_size=20).filter(lambda b: b":" not in b)
-cells = st.dictionaries(st.tuples(names.filter(bool), names).map(lambda t: t[0] + b":" + t[1]),
-                        st.binary(max_size=300), min_size=1, max_size=6)
+cells = st.dictionaries(st.tuples(names.filter(bool), names).map(lambda t: t[0] + b":" + t[1]), st.binary(max_size=300), min_size=1, max_size=6)
 
 
 def reference(row: bytes, cells: dict[bytes, bytes], timestamp: int | None) -> Client_pb2.MutationProto:
@@ -24,8 +23,9 @@ def reference(row: bytes, cells: dict[bytes, bytes], timestamp: int | None) -> C
     for column, value in cells.items():
         family, _, qualifier = column.partition(b":")
         grouped.setdefault(family, []).append(QV(qualifier=qualifier, value=value))
-    proto = Client_pb2.MutationProto(row=row, mutate_type=Client_pb2.MutationProto.PUT,
-                                     column_value=[CV(family=f, qualifier_value=q) for f, q in grouped.items()])
+    proto = Client_pb2.MutationProto(
+        row=row, mutate_type=Client_pb2.MutationProto.PUT, column_value=[CV(family=f, qualifier_value=q) for f, q in grouped.items()]
+    )
     if timestamp is not None:
         proto.timestamp = timestamp
     return proto
@@ -36,9 +36,15 @@ def test_put_mutation_equals_protobuf(row, cells, timestamp):
     assert wire.put_mutation(row, cells, timestamp) == reference(row, cells, timestamp).SerializeToString()
 
 
-@given(st.lists(st.tuples(st.binary(min_size=1, max_size=60), st.lists(
-    st.tuples(st.binary(min_size=1, max_size=50), cells), min_size=1, max_size=4)), min_size=1, max_size=4),
-    st.integers(0, 2**63 - 1), st.integers(0, 70_000))
+@given(
+    st.lists(
+        st.tuples(st.binary(min_size=1, max_size=60), st.lists(st.tuples(st.binary(min_size=1, max_size=50), cells), min_size=1, max_size=4)),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(0, 2**63 - 1),
+    st.integers(0, 70_000),
+)
 def test_multi_request_equals_protobuf(regions, nonce_group, first_index):
     ours, ref = [], Client_pb2.MultiRequest(nonceGroup=nonce_group)
     index = first_index

@@ -50,8 +50,7 @@ def test_background_failures_name_exactly_the_rows_not_written(store: HBaseStore
     assert [r for r, _ in store.scan(table)] == [r for r in rows if r not in bad]
 
 
-def test_a_with_block_reports_the_rows_of_a_put_error_and_of_the_final_flush(store: HBaseStore,
-                                                                             table: str) -> None:
+def test_a_with_block_reports_the_rows_of_a_put_error_and_of_the_final_flush(store: HBaseStore, table: str) -> None:
     rows = [b"r%03d" % i for i in range(400)]
     bad = {rows[i] for i in range(3, 400, 50)}
     put: list[bytes] = []
@@ -91,7 +90,7 @@ def test_kill_9_with_batches_in_flight_loses_no_acknowledged_row(hbase: Any) -> 
     restart = threading.Thread(target=lambda: (time.sleep(3), instance.start(timeout=240)))
     writer = store.writer(spec.full_name, batch_size=150, in_flight=3)
     for lo in range(0, len(rows), 1_000):
-        chunk = rows[lo:lo + 1_000]
+        chunk = rows[lo : lo + 1_000]
         if lo == 8_000:
             restart.join()  # the rest is written to the restarted HBase
         try:

@@ -33,9 +33,7 @@ def test_number_widths_and_known_values():
     assert MAX_LONG == 9223372036854775807
 
 
-@pytest.mark.parametrize(
-    "fn,bad", [(short, 2**15), (short, -(2**15) - 1), (int32, 2**31), (int64, 2**63), (int64, -(2**63) - 1)]
-)
+@pytest.mark.parametrize("fn,bad", [(short, 2**15), (short, -(2**15) - 1), (int32, 2**31), (int64, 2**63), (int64, -(2**63) - 1)])
 def test_out_of_range_numbers_raise(fn, bad):
     with pytest.raises(ValueError, match="does not fit"):
         fn(bad)

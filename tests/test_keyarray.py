@@ -62,8 +62,11 @@ def test_assign_keyarray_many_blocks_random():
     matrix = rng.integers(0, 256, size=(150_000, 5), dtype=np.uint8)
     matrix[::3, 1] = 0  # heads shared with one-byte split keys
     keys = KeyArray(matrix).tolist()
-    splits = sorted({bytes(r) for r in rng.integers(0, 256, size=(300, 2), dtype=np.uint8)}
-                    | {bytes([i]) for i in range(0, 256, 7)} | {b"\x10\x00", b"\x10\x00\x00"} - {b""})
+    splits = sorted(
+        {bytes(r) for r in rng.integers(0, 256, size=(300, 2), dtype=np.uint8)}
+        | {bytes([i]) for i in range(0, 256, 7)}
+        | {b"\x10\x00", b"\x10\x00\x00"} - {b""}
+    )
     expected = [bisect.bisect_right(splits, k) for k in keys]
     assert RegionMap(splits).assign(KeyArray(matrix)).tolist() == expected
 
@@ -90,8 +93,12 @@ def test_opentsdb_prefix_many_equals_prefix_for(width):
 ascii_text = st.text(alphabet="ab0_Z ", max_size=9)
 
 
-@given(st.lists(ascii_text, min_size=1, max_size=30), st.sampled_from(["left", "right"]),
-       st.sampled_from(["asc", "desc"]), st.sampled_from([None, 1, 4, 12]))
+@given(
+    st.lists(ascii_text, min_size=1, max_size=30),
+    st.sampled_from(["left", "right"]),
+    st.sampled_from(["asc", "desc"]),
+    st.sampled_from([None, 1, 4, 12]),
+)
 def test_text_column_equals_per_value(values, pad, order, width):
     f = FieldSpec("s", "string", "text", order, width, pad, "0", "keep-last")
 

@@ -35,19 +35,23 @@ EXAMPLES = ROOT / "examples"
 ORDERS = EXAMPLES / "orders.toml"
 
 
-def _schema(prefix: dict[str, Any], fields: list[dict[str, Any]], sep: str = "_",
-            hash_fields: list[str] | None = None) -> KeySchema:
+def _schema(prefix: dict[str, Any], fields: list[dict[str, Any]], sep: str = "_", hash_fields: list[str] | None = None) -> KeySchema:
     key: dict[str, Any] = {"separator": sep, "prefix": prefix, "fields": fields}
     if hash_fields:
         key["hash_fields"] = hash_fields
     return KeySchema.from_dict({"table": {"name": "i28_3"}, "key": key})
 
 
-_FIELDS: list[dict[str, Any]] = [{"name": "u", "type": "string"},
-           {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
-           {"name": "o", "type": "string", "width": 6, "truncate": "keep-last"}]
-_BIN: list[dict[str, Any]] = [{"name": "d", "type": "bytes", "width": 4}, {"name": "n", "type": "int64", "encoding": "hbase"},
-        {"name": "s", "type": "string"}]
+_FIELDS: list[dict[str, Any]] = [
+    {"name": "u", "type": "string"},
+    {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
+    {"name": "o", "type": "string", "width": 6, "truncate": "keep-last"},
+]
+_BIN: list[dict[str, Any]] = [
+    {"name": "d", "type": "bytes", "width": 4},
+    {"name": "n", "type": "int64", "encoding": "hbase"},
+    {"name": "s", "type": "string"},
+]
 
 LAYOUTS = {
     "mod": _schema({"strategy": "mod", "buckets": 100}, _FIELDS, hash_fields=["u"]),
@@ -58,16 +62,26 @@ LAYOUTS = {
     "phoenix": _schema({"strategy": "phoenix", "buckets": 16}, _BIN, sep=""),
     "none": _schema({"strategy": "none"}, _FIELDS),
     "none-binary": _schema({"strategy": "none"}, _BIN, sep=""),
-    "padded": _schema({"strategy": "mod", "buckets": 10},
-                      [{"name": "c", "type": "string", "width": 5, "pad": "right", "pad_char": " "},
-                       {"name": "v", "type": "int32", "encoding": "text", "width": 10}], hash_fields=["c"]),
+    "padded": _schema(
+        {"strategy": "mod", "buckets": 10},
+        [
+            {"name": "c", "type": "string", "width": 5, "pad": "right", "pad_char": " "},
+            {"name": "v", "type": "int32", "encoding": "text", "width": 10},
+        ],
+        hash_fields=["c"],
+    ),
     # a value that ends at a separator (searched for), descending text (inverted bytes) and a
     # descending padded one, the salt from the second field
-    "var-desc": _schema({"strategy": "mod", "buckets": 100},
-                        [{"name": "u", "type": "string"}, {"name": "v", "type": "string", "order": "desc"},
-                         {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
-                         {"name": "w", "type": "string", "width": 4, "order": "desc", "pad": "right",
-                          "pad_char": "x"}], hash_fields=["v"]),
+    "var-desc": _schema(
+        {"strategy": "mod", "buckets": 100},
+        [
+            {"name": "u", "type": "string"},
+            {"name": "v", "type": "string", "order": "desc"},
+            {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
+            {"name": "w", "type": "string", "width": 4, "order": "desc", "pad": "right", "pad_char": "x"},
+        ],
+        hash_fields=["v"],
+    ),
     **{p.stem: KeySchema.load(p) for p in sorted(EXAMPLES.glob("*.toml"))},
 }
 
@@ -96,13 +110,13 @@ def _mutate(key: bytes, kind: int, at: int, byte: int) -> bytes:
         return bytes([byte])
     at %= len(key)
     if kind == 0:
-        return key[:at] + bytes([byte]) + key[at + 1:]  # one byte changed (salt, digit, separator)
+        return key[:at] + bytes([byte]) + key[at + 1 :]  # one byte changed (salt, digit, separator)
     if kind == 1:
         return key[:at]  # cut short
     if kind == 2:
         return key + bytes([byte])  # a byte too many
     if kind == 3:
-        return key[:at] + key[at + 1:]  # a byte dropped
+        return key[:at] + key[at + 1 :]  # a byte dropped
     if kind == 4:
         return bytes([48 + byte % 10, 48 + (byte // 10) % 10]) + key[2:]  # another salt's digits
     return key
@@ -110,8 +124,11 @@ def _mutate(key: bytes, kind: int, at: int, byte: int) -> bytes:
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="the C kernels are not built")
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(sorted(LAYOUTS)), st.integers(0, 10_000),
-       st.lists(st.tuples(st.integers(0, 5), st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=40))
+@given(
+    st.sampled_from(sorted(LAYOUTS)),
+    st.integers(0, 10_000),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=40),
+)
 def test_the_c_route_equals_the_decoder_key_by_key(name: str, seed: int, edits: list[tuple[int, int, int]]) -> None:
     """Every code of Reader.fits (and of the decode_many route) is what decode itself says of
     the key: fits, does not fit, or reads with a wrong salt."""
@@ -146,12 +163,19 @@ def test_the_c_template_route_keeps_every_limit_of_the_decoder() -> None:
     t = good.index(b"_", 3) + 1  # the 19 reverse-time digits
 
     def at(key: bytes, i: int, b: bytes) -> bytes:
-        return key[:i] + b + key[i + len(b):]
+        return key[:i] + b + key[i + len(b) :]
 
     keys = [good]
-    for digits in (b"9223372036854775807", b"9223372036854775808", b"9999999999999999999",
-                   b"0000000000000000000", b"9223372036854775706", b"922337203685477580/",
-                   b"922337203685477580:", b"9223372036854775\x807"):
+    for digits in (
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"9999999999999999999",
+        b"0000000000000000000",
+        b"9223372036854775706",
+        b"922337203685477580/",
+        b"922337203685477580:",
+        b"9223372036854775\x807",
+    ):
         keys.append(at(good, t, digits))
     for i in range(len(good)):  # every position: a separator, a digit, a high byte, a letter
         for b in (b"_", b"0", b"\x80", b"\xff", b"a", b"\x00"):
@@ -192,7 +216,7 @@ def test_partial_checks_merge_into_one_pass() -> None:
     whole.check(KeyArray.from_keys(keys))
     parts = [KeyCheck.of(s) for _ in range(3)]
     for i, p in reversed(list(enumerate(parts))):  # merged in any order, the examples stay earliest
-        p.check(KeyArray.from_keys(keys[3000 * i: 3000 * (i + 1)]), 3000 * i)
+        p.check(KeyArray.from_keys(keys[3000 * i : 3000 * (i + 1)]), 3000 * i)
     merged = KeyCheck.of(s)
     for p in reversed(parts):
         merged.merge(p)
@@ -210,8 +234,11 @@ def test_md5_full_keys_are_checked_for_their_form() -> None:
 
 def test_encode_only_keys_are_checked_as_far_as_they_can_be() -> None:
     # "user" + "142" is also "user1" + "42": no decode, but the prefix and the length can be checked
-    s = _schema({"strategy": "mod", "buckets": 16}, [{"name": "a", "type": "string"}, {"name": "b", "type": "string"},
-                                                    {"name": "c", "type": "int32", "encoding": "hbase"}], sep="")
+    s = _schema(
+        {"strategy": "mod", "buckets": 16},
+        [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "c", "type": "int32", "encoding": "hbase"}],
+        sep="",
+    )
     assert s.encode_only is not None
     good = [s.encode({"a": f"user{i}", "b": str(i), "c": i}) for i in range(40)]
     bad_prefix = [b"99" + good[0][2:], b"zz" + good[1][2:]]  # no bucket 99 of 16; not digits
@@ -263,8 +290,7 @@ def test_a_file_salted_00_throughout_is_refused(tmp_path: Path, orders_keys: lis
 
 
 @pytest.mark.parametrize("share,refused", [(0.01, False), (0.015, True)])
-def test_foreign_keys_past_one_percent_are_refused(tmp_path: Path, orders_keys: list[bytes],
-                                                   share: float, refused: bool) -> None:
+def test_foreign_keys_past_one_percent_are_refused(tmp_path: Path, orders_keys: list[bytes], share: float, refused: bool) -> None:
     keys = list(orders_keys)
     rng = np.random.default_rng(7)
     rows = sorted(rng.choice(len(keys), int(share * len(keys)), replace=False).tolist())
@@ -311,7 +337,6 @@ def test_generated_workloads_carry_no_key_check() -> None:
     assert a.key_check is None and a.to_dict()["key_check"] is None
 
 
-
 def test_analyze_keys_does_not_import_pandas(tmp_path: Path, orders_keys: list[bytes]) -> None:
     """pyarrow imports pandas on its first pa.array call only to ask whether the input is a
     pandas object (0.2 s, as long as reading 3M keys): the local engine's process keeps it out."""
@@ -319,9 +344,10 @@ def test_analyze_keys_does_not_import_pandas(tmp_path: Path, orders_keys: list[b
     import sys
 
     f = _parquet(tmp_path / "k.parquet", orders_keys[:10_000])
-    code = ("import sys; from keyshape.cli.main import main; sys.argv = ['keyshape', 'analyze', sys.argv[1], "
-            "'--keys', sys.argv[2]]\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "assert 'pandas' not in sys.modules, 'pandas imported'")
-    proc = subprocess.run([sys.executable, "-c", code, str(ORDERS), str(f)], capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys; from keyshape.cli.main import main; sys.argv = ['keyshape', 'analyze', sys.argv[1], "
+        "'--keys', sys.argv[2]]\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(ORDERS), str(f)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

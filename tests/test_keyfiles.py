@@ -28,10 +28,10 @@ keys_strategy = st.lists(st.binary(max_size=12), max_size=60)
 def test_arrow_round_trip_is_exact(keys: list[bytes], cut: int) -> None:
     """Trailing NUL bytes, empty keys and sliced arrays (a non-zero offset) all survive."""
     for typ in (pa.binary(), pa.large_binary()):
-        arr = pa.array(keys, type=typ)[min(cut, len(keys)):]
+        arr = pa.array(keys, type=typ)[min(cut, len(keys)) :]
         ka = from_arrow(arr)
-        assert ka.tolist() == keys[min(cut, len(keys)):]
-        assert to_arrow(ka).to_pylist() == keys[min(cut, len(keys)):]
+        assert ka.tolist() == keys[min(cut, len(keys)) :]
+        assert to_arrow(ka).to_pylist() == keys[min(cut, len(keys)) :]
 
 
 @settings(max_examples=60, deadline=None)
@@ -91,8 +91,7 @@ def _write_parts(tmp_path: Path, keys: list[bytes]) -> Path:
     d.mkdir()
     # Three files (Spark part-file names), row groups of 700 rows, plus files readers must skip.
     for i, chunk in enumerate((keys[:2500], keys[2500:2600], keys[2600:])):
-        pq.write_table(pa.table({"rowkey": pa.array(chunk, pa.binary()), "v": range(len(chunk))}),
-                       d / f"part-{i:05d}.parquet", row_group_size=700)
+        pq.write_table(pa.table({"rowkey": pa.array(chunk, pa.binary()), "v": range(len(chunk))}), d / f"part-{i:05d}.parquet", row_group_size=700)
     (d / "_SUCCESS").write_text("")
     (d / ".part-00000.parquet.crc").write_text("x")
     return d
@@ -101,8 +100,7 @@ def _write_parts(tmp_path: Path, keys: list[bytes]) -> Path:
 def test_parallel_engine_equals_one_pass_over_bytes(tmp_path: Path) -> None:
     keys = _keys(6000)
     d = _write_parts(tmp_path, keys)
-    assert [f.name for f in key_files(d)] == ["part-00000.parquet", "part-00001.parquet",
-                                              "part-00002.parquet"]
+    assert [f.name for f in key_files(d)] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
     assert count_key_rows(d) == 6000
     assert len(units(d)) == 4 + 1 + 5
     splits = [b"%02d" % i for i in range(2, 16, 2)]
@@ -135,8 +133,7 @@ def test_missing_and_empty_sources_say_so(tmp_path: Path) -> None:
         key_files(tmp_path / "empty")
 
 
-def test_spark_engine_without_pyspark_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
-                                                         tmp_path: Path) -> None:
+def test_spark_engine_without_pyspark_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
     from click.testing import CliRunner
@@ -147,8 +144,7 @@ def test_spark_engine_without_pyspark_says_how_to_install(monkeypatch: pytest.Mo
     keys = tmp_path / "k.parquet"
     pq.write_table(pa.table({"k": pa.array([b"a"], pa.binary())}), keys)
     orders = Path(__file__).resolve().parents[1] / "examples" / "orders.toml"
-    res = CliRunner().invoke(cli, ["analyze", str(orders), "--keys", str(keys), "--engine", "spark"],
-                             standalone_mode=False)
+    res = CliRunner().invoke(cli, ["analyze", str(orders), "--keys", str(keys), "--engine", "spark"], standalone_mode=False)
     assert res.exit_code == 2
     assert "keyshape[spark]" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 

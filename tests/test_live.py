@@ -63,25 +63,42 @@ def test_dry_run_statement_for_orders_has_namespace_family_options_and_exact_spl
     assert before == ["create_namespace 'shop'"]
     assert table == "shop:orders"
     family = schema.table.families[0]
-    assert families == [{
-        "NAME": "d", "VERSIONS": "1", "COMPRESSION": "SNAPPY", "BLOOMFILTER": "ROW",
-        "BLOCKSIZE": str(family.block_size), "IN_MEMORY": "false", "DATA_BLOCK_ENCODING": "NONE",
-    }]
+    assert families == [
+        {
+            "NAME": "d",
+            "VERSIONS": "1",
+            "COMPRESSION": "SNAPPY",
+            "BLOOMFILTER": "ROW",
+            "BLOCKSIZE": str(family.block_size),
+            "IN_MEMORY": "false",
+            "DATA_BLOCK_ENCODING": "NONE",
+        }
+    ]
     assert splits == schema.split_keys()
     assert len(splits) == schema.splits.regions - 1
 
 
 def test_statement_in_default_namespace_with_ttl_in_memory_and_two_families() -> None:
-    spec = TableSpec("events", families=[
-        FamilySpec("d", versions=3, ttl=86400, in_memory=True, data_block_encoding="FAST_DIFF",
-                   bloom_filter="ROWCOL", block_size=8192),
-        FamilySpec("m")])
+    spec = TableSpec(
+        "events",
+        families=[
+            FamilySpec("d", versions=3, ttl=86400, in_memory=True, data_block_encoding="FAST_DIFF", bloom_filter="ROWCOL", block_size=8192),
+            FamilySpec("m"),
+        ],
+    )
     text = shell_create_statement(spec, [b"\x80"])
     before, table, families, splits = parse_statement(text)
     assert before == [] and table == "events"
-    assert families[0] == {"NAME": "d", "VERSIONS": "3", "COMPRESSION": "NONE",
-                           "BLOOMFILTER": "ROWCOL", "BLOCKSIZE": "8192", "IN_MEMORY": "true",
-                           "DATA_BLOCK_ENCODING": "FAST_DIFF", "TTL": "86400"}
+    assert families[0] == {
+        "NAME": "d",
+        "VERSIONS": "3",
+        "COMPRESSION": "NONE",
+        "BLOOMFILTER": "ROWCOL",
+        "BLOCKSIZE": "8192",
+        "IN_MEMORY": "true",
+        "DATA_BLOCK_ENCODING": "FAST_DIFF",
+        "TTL": "86400",
+    }
     assert families[1]["NAME"] == "m" and "TTL" not in families[1]
     assert splits == [b"\x80"]
     # VERSIONS and TTL are Ruby integers (JInteger.valueOf / setTimeToLive(int) in admin.rb).
@@ -90,9 +107,11 @@ def test_statement_in_default_namespace_with_ttl_in_memory_and_two_families() ->
 
 def test_statement_without_splits_has_no_splits_clause() -> None:
     text = shell_create_statement(TableSpec("t"), [])
-    assert text == ("create 't', {NAME => 'd', VERSIONS => 1, COMPRESSION => 'NONE', "
-                    "BLOOMFILTER => 'ROW', BLOCKSIZE => '65536', IN_MEMORY => 'false', "
-                    "DATA_BLOCK_ENCODING => 'NONE'}\n")
+    assert text == (
+        "create 't', {NAME => 'd', VERSIONS => 1, COMPRESSION => 'NONE', "
+        "BLOOMFILTER => 'ROW', BLOCKSIZE => '65536', IN_MEMORY => 'false', "
+        "DATA_BLOCK_ENCODING => 'NONE'}\n"
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -133,8 +152,7 @@ def _orders_store() -> tuple[EmbeddedStore, KeySchema]:
 def test_load_puts_every_row_with_its_write_index() -> None:
     store, schema = _orders_store()
     seen: list[int] = []
-    result = load_workload(store, schema, rows=5_000, batch_size=700,
-                           progress=lambda done, total: seen.append(done))
+    result = load_workload(store, schema, rows=5_000, batch_size=700, progress=lambda done, total: seen.append(done))
     keys = [k for cols in generate(schema, 5_000) for k in schema.encode_many(cols)]
     stored = dict(store.scan("shop:orders"))
     assert result.rows == 5_000 and result.requested == 5_000 and result.failed == []
@@ -194,8 +212,13 @@ def test_load_keep_going_goes_on_with_the_rest_of_a_batch_after_a_failure_inside
     # the writer's batches (300) end inside load's (1,000): the put that raises is the 600th row
     # of the first load batch, and rows 600..999 must still be written
     store, schema = _orders_store()
-    result = load_workload(_FailingStore(store, fail_on=2, batch_size=300), schema, rows=3_000,  # type: ignore[arg-type]
-                           batch_size=1_000, keep_going=True)
+    result = load_workload(
+        _FailingStore(store, fail_on=2, batch_size=300),
+        schema,
+        rows=3_000,  # type: ignore[arg-type]
+        batch_size=1_000,
+        keep_going=True,
+    )
     keys = [k for cols in generate(schema, 3_000) for k in schema.encode_many(cols)]
     assert result.failed == keys[300:600] and result.rows == 2_700
     assert [k for k, _ in store.scan("shop:orders")] == sorted(keys[:300] + keys[600:])
@@ -250,8 +273,7 @@ def test_watch_polls_at_the_interval_and_follows_a_split() -> None:
         slept.append(seconds)
         _put(store, *plan[len(slept) - 1])
 
-    heat = watch(store, "t", interval=2.5, samples=3, sleep=sleep, clock=lambda: float(next(ticks)),
-                 count_splits=False)
+    heat = watch(store, "t", interval=2.5, samples=3, sleep=sleep, clock=lambda: float(next(ticks)), count_splits=False)
     assert slept == [2.5, 2.5, 2.5]
     # [,b) held a1..a5 after poll 2 (5 rows > 4): it split at its middle row a3.
     assert [r.start for r in heat.latest] == [b"", b"a3", b"b", b"d"]
@@ -335,8 +357,7 @@ def _even_load(seed: int) -> tuple[EmbeddedStore, LiveHeat]:
     heat = LiveHeat()
     heat.add(store.regions("t"), 0)
     for t in range(1, 4):
-        _put(store, *[bytes([c]) + b"%06d" % rng.integers(1e6)
-                      for c in rng.choice([ord("a"), ord("b"), ord("d")], 3_000)])
+        _put(store, *[bytes([c]) + b"%06d" % rng.integers(1e6) for c in rng.choice([ord("a"), ord("b"), ord("d")], 3_000)])
         heat.add(store.regions("t"), t)
     return store, heat
 
@@ -367,8 +388,7 @@ def test_a_few_trailing_writes_in_one_region_do_not_make_an_even_load_skewed() -
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -407,8 +427,7 @@ def test_cli_connection_refused_is_one_line() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens once the socket closes
     url = f"127.0.0.1:{port}"
-    for args in (("watch", "t", "--hbase", url, "--samples", "1"),
-                 ("create", str(ORDERS), "--hbase", url)):
+    for args in (("watch", "t", "--hbase", url, "--samples", "1"), ("create", str(ORDERS), "--hbase", url)):
         line = one_error_line(run(*args))
         assert url in line
 
@@ -419,8 +438,7 @@ def test_cli_invalid_family_option_is_one_line(tmp_path: Path) -> None:
     line = one_error_line(run("create", str(bad), "--dry-run"))
     assert "compression" in line and "SNAPY" in line
     rowprefix = tmp_path / "rowprefix.toml"
-    rowprefix.write_text(ORDERS.read_text().replace('bloom_filter = "ROW"',
-                                                    'bloom_filter = "ROWPREFIX_FIXED_LENGTH"'))
+    rowprefix.write_text(ORDERS.read_text().replace('bloom_filter = "ROW"', 'bloom_filter = "ROWPREFIX_FIXED_LENGTH"'))
     line = one_error_line(run("create", str(rowprefix), "--dry-run"))
     assert "bloom_filter" in line
 

@@ -33,14 +33,12 @@ REGIONS = 8
 
 
 def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def scanned_rows(store: Any, table: str) -> list[int]:
     """Rows per region by a full key-only scan of each: the truth the counts are held to."""
-    return [sum(1 for _ in store.scan_keys(table, r.start, r.end, batch_size=5000))
-            for r in store.regions(table)]
+    return [sum(1 for _ in store.scan_keys(table, r.start, r.end, batch_size=5000)) for r in store.regions(table)]
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +51,12 @@ def sequential(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     name = f"i28_45_seq_{uuid.uuid4().hex[:8]}"
     path = tmp_path_factory.mktemp("i28_45") / f"{name}.toml"
     # 250-byte values: regions of ~29 MB, where HBase's whole-MB sizes bound an estimate well
-    path.write_text((ROOT / "examples" / "sequential.toml").read_text()
-                    .replace('name = "events_seq"', f'name = "{name}"', 1)
-                    .replace("rows = 200000", "rows = 200000\nvalue_bytes = 250", 1))
+    path.write_text(
+        (ROOT / "examples" / "sequential.toml")
+        .read_text()
+        .replace('name = "events_seq"', f'name = "{name}"', 1)
+        .replace("rows = 200000", "rows = 200000\nvalue_bytes = 250", 1)
+    )
     schema = KeySchema.load(path)
     assert schema.workload.value_bytes == 250
     store = open_store(hbase.url)
@@ -73,8 +74,7 @@ def sequential(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_live_rows_are_the_tables_rows_and_keys_increase_in_write_order(hbase: Any, sequential: Any) -> None:
     path, schema, store, truth = sequential
     assert sum(truth) == ROWS and len(truth) == REGIONS
-    proc = run("analyze", str(path), "--hbase", hbase.url, "--table", schema.table.full_name,
-               "--json", "-")
+    proc = run("analyze", str(path), "--hbase", hbase.url, "--table", schema.table.full_name, "--json", "-")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["rows"] == ROWS, report["reasons"]
@@ -107,8 +107,7 @@ def test_estimated_rows_say_so_and_their_bounds_hold_the_scanned_count(hbase: An
     assert live.analysis.rows == counts.rows and live.analysis.row_count is not None
     assert any("estimated" in r and "bytes a row" in r for r in live.analysis.reasons), live.analysis.reasons
     # the command: the same counts and bounds in its JSON
-    proc = run("analyze", str(path), "--hbase", hbase.url, "--table", table, "--count-rows",
-               str(3 * ROWS // REGIONS + 1000), "--json", "-")
+    proc = run("analyze", str(path), "--hbase", hbase.url, "--table", table, "--count-rows", str(3 * ROWS // REGIONS + 1000), "--json", "-")
     assert proc.returncode == 0, proc.stderr
     count = json.loads(proc.stdout)["row_count"]
     assert not count["exact"] and count["low"] <= ROWS <= count["high"]

@@ -37,8 +37,7 @@ ORDERS_SPLITS = [b"%02d" % (5 * i) for i in range(1, 20)]
 
 
 def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -112,8 +111,7 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
 
         heat = LiveHeat()
         heat.add(store.regions(table))
-        watcher = threading.Thread(target=watch, args=(store, table, 1.0),
-                                   kwargs={"duration": 240.0, "on_sample": on_sample, "heat": heat})
+        watcher = threading.Thread(target=watch, args=(store, table, 1.0), kwargs={"duration": 240.0, "on_sample": on_sample, "heat": heat})
         watcher.start()
         proc = run("load", str(path), "--hbase", hbase.url, "--rows", str(rows))
         watcher.join(300)
@@ -132,10 +130,30 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
     # `keyshape watch` draws the live heat map from the cluster while more rows are written.
     png, html = tmp_path / "live.png", tmp_path / "live.html"
     watcher_cli = subprocess.Popen(
-        [sys.executable, "-m", "keyshape.cli", "watch", table, "--hbase", hbase.url,
-         "--samples", "8", "--interval", "1", "--png", str(png), "--html", str(html),
-         "--schema", str(path)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "keyshape.cli",
+            "watch",
+            table,
+            "--hbase",
+            hbase.url,
+            "--samples",
+            "8",
+            "--interval",
+            "1",
+            "--png",
+            str(png),
+            "--html",
+            str(html),
+            "--schema",
+            str(path),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)  # past its baseline poll
     store = open_hbase(hbase.url)
     try:
@@ -170,8 +188,7 @@ def test_kill_and_restart_during_a_load_loses_no_acknowledged_row(hbase: Any, tm
 
     def load() -> None:
         try:
-            outcome["result"] = load_workload(store, schema, rows, batch, progress,
-                                              keep_going=True)
+            outcome["result"] = load_workload(store, schema, rows, batch, progress, keep_going=True)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
             outcome["error"] = exc
 
@@ -198,8 +215,7 @@ def test_kill_and_restart_during_a_load_loses_no_acknowledged_row(hbase: Any, tm
     store.close()
     stored = scan_after_restart(hbase.url, table)
     present = [k for _, k in acknowledged if k in stored]
-    assert len(present) == len(acknowledged), (
-        f"{len(acknowledged) - len(present)} acknowledged row(s) lost after kill -9 and restart")
+    assert len(present) == len(acknowledged), f"{len(acknowledged) - len(present)} acknowledged row(s) lost after kill -9 and restart"
     assert len(stored) >= len(acknowledged)
     for i, k in acknowledged[:: max(1, len(acknowledged) // 500)]:
         assert stored[k] == {b"d:v": row_value(i)}

@@ -26,20 +26,17 @@ ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 
 
-def test_watch_and_load_count_every_write_of_a_splitting_sequential_load(
-        hbase: Any, tmp_path: Path) -> None:
+def test_watch_and_load_count_every_write_of_a_splitting_sequential_load(hbase: Any, tmp_path: Path) -> None:
     from keyshape.store import open_store
 
     rows = 150_000
     name = f"splitwatch_{uuid.uuid4().hex[:8]}"
     path = tmp_path / f"{name}.toml"
-    path.write_text((ROOT / "examples" / "sequential.toml").read_text()
-                    .replace('name = "events_seq"', f'name = "{name}"', 1))
+    path.write_text((ROOT / "examples" / "sequential.toml").read_text().replace('name = "events_seq"', f'name = "{name}"', 1))
     schema = KeySchema.load(path)
     store = open_store(hbase.url)
     try:
-        store.create_table(schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB),
-                                                         "MEMSTORE_FLUSHSIZE": str(MIB)})
+        store.create_table(schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
         seen = {"writes": 0, "quiet": 0}
         loaded = threading.Event()
 
@@ -51,12 +48,15 @@ def test_watch_and_load_count_every_write_of_a_splitting_sequential_load(
 
         heat = LiveHeat()
         heat.add(store.regions(name))
-        watcher = threading.Thread(target=watch, args=(store, name, 1.0),
-                                   kwargs={"duration": 180.0, "on_sample": on_sample, "heat": heat})
+        watcher = threading.Thread(target=watch, args=(store, name, 1.0), kwargs={"duration": 180.0, "on_sample": on_sample, "heat": heat})
         watcher.start()
-        proc = subprocess.run([sys.executable, "-m", "keyshape.cli", "load", str(path), "--hbase",
-                               hbase.url, "--rows", str(rows)], capture_output=True, text=True,
-                              cwd=ROOT, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "keyshape.cli", "load", str(path), "--hbase", hbase.url, "--rows", str(rows)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+        )
         loaded.set()
         watcher.join(200)
         assert not watcher.is_alive()

@@ -20,8 +20,9 @@ def name(start: bytes, created: int) -> str:
     return f"{head}.{hashlib.md5(head.encode()).hexdigest()}."
 
 
-def region(start: bytes, end: bytes, created: int, writes: int, reported: int,
-           parents: tuple[str, ...] = (), server: str = "rs1:16020") -> RegionInfo:
+def region(
+    start: bytes, end: bytes, created: int, writes: int, reported: int, parents: tuple[str, ...] = (), server: str = "rs1:16020"
+) -> RegionInfo:
     return RegionInfo(start, end, name(start, created), server, 0, writes, 0, parents, reported)
 
 
@@ -48,9 +49,13 @@ def test_a_split_parents_last_writes_are_estimated_and_the_load_is_a_hotspot() -
     assert gone.writes == 500  # 1,000/s for the 0.5 s between its last report and the split
     assert sample.total_writes == 1000
     for t in range(3, 6):
-        heat.add([region(b"", b"m", T + 1500, 0, T + 1000 * t, (parent.name,)),
-                  region(b"m", b"", T + 1500, 500 + 1000 * (t - 2), T + 1000 * t, (parent.name,))],
-                 float(t))
+        heat.add(
+            [
+                region(b"", b"m", T + 1500, 0, T + 1000 * t, (parent.name,)),
+                region(b"m", b"", T + 1500, 500 + 1000 * (t - 2), T + 1000 * t, (parent.name,)),
+            ],
+            float(t),
+        )
     m = heat.matrix()
     # Every write is counted once: 1,000 a second for 5 s.
     assert m.sum() == 5000
@@ -78,8 +83,7 @@ def test_merged_regions_count_once_and_their_last_writes_are_estimated() -> None
     b = region(b"m", b"", T, 0, T, server="rs2:16020")
     heat = LiveHeat()
     heat.add([a, b], 0.0)
-    heat.add([region(b"", b"m", T, 200, T + 1000),
-              region(b"m", b"", T, 200, T + 1000, server="rs2:16020")], 1.0)
+    heat.add([region(b"", b"m", T, 200, T + 1000), region(b"m", b"", T, 200, T + 1000, server="rs2:16020")], 1.0)
     merged = region(b"", b"", T + 1250, 300, T + 2000, parents=(a.name, b.name))
     s = heat.add([merged], 2.0)
     assert s is not None
@@ -137,10 +141,8 @@ def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_clo
     heat = LiveHeat()
     heat.add([region(b"", b"", T, 0, 0)], 0.0)  # no report yet
     heat.add([region(b"", b"", T, 2000, T + 1000)], 1.0)  # 2,000 writes in its first second
-    low = RegionInfo(b"", b"m", name(b"", T + 1500), "rs1:16020", 0, 0, 0, (parent_name,),
-                     T + 2500, (T + 1750,))
-    high = RegionInfo(b"m", b"", name(b"m", T + 1500), "rs1:16020", 0, 300, 0, (parent_name,),
-                      T + 2500, (T + 1750,))
+    low = RegionInfo(b"", b"m", name(b"", T + 1500), "rs1:16020", 0, 0, 0, (parent_name,), T + 2500, (T + 1750,))
+    high = RegionInfo(b"m", b"", name(b"m", T + 1500), "rs1:16020", 0, 300, 0, (parent_name,), T + 2500, (T + 1750,))
     s = heat.add([low, high], 2.0)
     assert s is not None and s.vanished[0].writes == 1500  # 2,000/s for 0.75 s
 
@@ -159,8 +161,7 @@ def test_counted_daughters_get_the_parents_writes_as_they_hold_them() -> None:
     heat.add([low, high], 2.0)
     assert [r.name for r in heat.born] == [low.name, high.name]
     heat.note_counts({low.name: 800, high.name: 1700})
-    heat.add([region(b"", b"m", T + 1500, 0, T + 3000, (parent.name,)),
-              region(b"m", b"", T + 1500, 1500, T + 3000, (parent.name,))], 3.0)
+    heat.add([region(b"", b"m", T + 1500, 0, T + 3000, (parent.name,)), region(b"m", b"", T + 1500, 1500, T + 3000, (parent.name,))], 3.0)
     assert heat.split_counts == (1, 1)
     m = heat.matrix()
     assert m[:, 0].tolist() == [800, 0, 0] and m[:, 1].tolist() == [200, 1000, 1000]

@@ -15,18 +15,31 @@ import pytest
 from keyshape.core import native
 
 ROOT = Path(__file__).resolve().parents[1]
-CODEC_TESTS = ["tests/test_compiled.py", "tests/test_hashing.py", "tests/test_schema_decode.py",
-               "tests/test_golden_prefixes.py", "tests/test_phoenix_codec.py", "tests/test_pad_rule.py"]
+CODEC_TESTS = [
+    "tests/test_compiled.py",
+    "tests/test_hashing.py",
+    "tests/test_schema_decode.py",
+    "tests/test_golden_prefixes.py",
+    "tests/test_phoenix_codec.py",
+    "tests/test_pad_rule.py",
+]
 
 
 def test_the_codec_tests_pass_on_the_pure_python_route():
     env = dict(os.environ, KEYSHAPE_NATIVE="0")
-    probe = subprocess.run([sys.executable, "-c", "from keyshape.core import native; print(native.AVAILABLE)"],
-                           env=env, capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "from keyshape.core import native; print(native.AVAILABLE)"], env=env, capture_output=True, text=True, check=True
+    )
     assert probe.stdout.strip() == "False"
     # the codecs only: a test of a store here is run on the default route by the suite itself
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not hbase", *CODEC_TESTS],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not hbase", *CODEC_TESTS],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     tail = run.stdout[-3000:]
     assert run.returncode == 0, tail
     assert " passed" in tail and " failed" not in tail
@@ -43,11 +56,10 @@ def test_the_c_kernels_are_not_older_than_their_source():
     says nothing and keeps the module built before, so the tests would run old kernels. In a
     source tree the module must be at least as new as the file it is built from."""
     source = ROOT / "src" / "keyshape" / "core" / "_native.c"
-    built = sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.so")) + \
-        sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.pyd"))
+    built = sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.so")) + sorted((ROOT / "src" / "keyshape" / "core").glob("_native*.pyd"))
     if not built or not source.exists():
         pytest.skip("no C module built in the source tree (installed elsewhere, or no compiler)")
     newest = max(p.stat().st_mtime for p in built)
     assert newest >= source.stat().st_mtime, (
-        f"{built[-1].name} is older than _native.c: it did not rebuild (a compile error?); "
-        "run .venv/bin/pip install -e . and read its output")
+        f"{built[-1].name} is older than _native.c: it did not rebuild (a compile error?); run .venv/bin/pip install -e . and read its output"
+    )

@@ -121,8 +121,14 @@ def test_null_is_0x05_and_sorts_first():
     """OrderedBytes.encodeNull: NULL = 0x05, below every other header."""
     assert o.encode_null() == b"\x05"
     assert o.encode_null(descending=True) == b"\xfa"
-    for enc in (o.encode_int8(-128), o.encode_int64(MIN_LONG), o.encode_float64(-math.inf),
-                o.encode_string(""), o.encode_blob_var(b""), o.encode_blob_copy(b"")):
+    for enc in (
+        o.encode_int8(-128),
+        o.encode_int64(MIN_LONG),
+        o.encode_float64(-math.inf),
+        o.encode_string(""),
+        o.encode_blob_var(b""),
+        o.encode_blob_copy(b""),
+    ):
         assert o.encode_null() < enc
     assert o.decode(b"\x05rest") == (None, b"rest")
 
@@ -179,9 +185,7 @@ FLOAT32_VALS = [FLOAT32_MIN, 1.0, 0.0, FLOAT32_MAX / 2.0, FLOAT32_MAX]
 
 
 @pytest.mark.parametrize("descending", ORDERS)
-@pytest.mark.parametrize(
-    "fn, length, vals", [(o.encode_float32, 5, FLOAT32_VALS), (o.encode_float64, 9, FLOAT64_VALS)]
-)
+@pytest.mark.parametrize("fn, length, vals", [(o.encode_float32, 5, FLOAT32_VALS), (o.encode_float64, 9, FLOAT64_VALS)])
 def test_fixed_floats_like_testorderedbytes(fn, length, vals, descending):
     """TestOrderedBytes.testFloat32/testFloat64: length, bit-exact round trip, order preserved."""
     encoded = [fn(v, descending) for v in vals]
@@ -214,9 +218,23 @@ def test_string_rejects_lone_surrogate():
 
 
 BLOB_VALS = [
-    b"", b"foo", b"foobarbazbub",
-    b"\xaa" * 7, b"\xaa" * 12, b"\xaa" * 14, b"\x55" * 7, b"\x55" * 12, b"\x55" * 14,
-    b"1", b"22", b"333", b"4444", b"55555", b"666666", b"7777777", b"88888888",
+    b"",
+    b"foo",
+    b"foobarbazbub",
+    b"\xaa" * 7,
+    b"\xaa" * 12,
+    b"\xaa" * 14,
+    b"\x55" * 7,
+    b"\x55" * 12,
+    b"\x55" * 14,
+    b"1",
+    b"22",
+    b"333",
+    b"4444",
+    b"55555",
+    b"666666",
+    b"7777777",
+    b"88888888",
 ]
 
 
@@ -268,9 +286,15 @@ def test_blob_copy_descending_stops_at_terminator_like_skip():
 
 _ENCODERS = {
     "null": lambda v, d: o.encode_null(d),
-    "int8": o.encode_int8, "int16": o.encode_int16, "int32": o.encode_int32, "int64": o.encode_int64,
-    "float32": o.encode_float32, "float64": o.encode_float64, "string": o.encode_string,
-    "blob_var": o.encode_blob_var, "blob_copy": o.encode_blob_copy,
+    "int8": o.encode_int8,
+    "int16": o.encode_int16,
+    "int32": o.encode_int32,
+    "int64": o.encode_int64,
+    "float32": o.encode_float32,
+    "float64": o.encode_float64,
+    "string": o.encode_string,
+    "blob_var": o.encode_blob_var,
+    "blob_copy": o.encode_blob_copy,
 }
 
 
@@ -334,8 +358,7 @@ def test_compound_key_decodes_field_by_field():
 @pytest.mark.parametrize("descending", ORDERS)
 def test_float_total_order_matches_orderedbytes_javadoc(descending):
     """encodeFloat64 javadoc order: -inf < -MAX < -MIN < -0.0 < +0.0 < MIN < MAX < +inf < NaN."""
-    vals = [-math.inf, -1.7976931348623157e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 1.0,
-            1.7976931348623157e308, math.inf, math.nan]
+    vals = [-math.inf, -1.7976931348623157e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 1.0, 1.7976931348623157e308, math.inf, math.nan]
     encoded = [o.encode_float64(v, descending) for v in vals]
     assert encoded == sorted(encoded, reverse=descending)
     assert len(set(encoded)) == len(vals)
@@ -343,8 +366,7 @@ def test_float_total_order_matches_orderedbytes_javadoc(descending):
 
 def test_every_nan_encodes_like_java_canonical_nan():
     """Double.doubleToLongBits collapses NaNs: payload and sign bits do not reach the key."""
-    odd_nans = [struct.unpack(">d", h(x))[0] for x in ("fff8000000000000", "7ff0000000000001",
-                                                        "7fffffffffffffff")]
+    odd_nans = [struct.unpack(">d", h(x))[0] for x in ("fff8000000000000", "7ff0000000000001", "7fffffffffffffff")]
     for n in odd_nans:
         assert math.isnan(n)
         assert o.encode_float64(n) == o.encode_float64(math.nan)
@@ -430,8 +452,7 @@ def test_float64_round_trip_and_total_order(x, y, descending, suffix):
     assert cmp(ex, ey) == sign * cmp(float_key(x), float_key(y))
 
 
-@given(x=st.floats(width=32), y=st.floats(width=32), descending=st.booleans(),
-       suffix=st.binary(max_size=5))
+@given(x=st.floats(width=32), y=st.floats(width=32), descending=st.booleans(), suffix=st.binary(max_size=5))
 def test_float32_round_trip_and_total_order(x, y, descending, suffix):
     ex, ey = o.encode_float32(x, descending), o.encode_float32(y, descending)
     value, rest = o.decode(ex + suffix)
@@ -502,6 +523,7 @@ def test_compound_keys_sort_like_tuples(a, b, c, d):
 
 # --------------------------------------------------------------------------------- typed decoders
 
+
 @pytest.mark.parametrize("descending", ORDERS)
 @pytest.mark.parametrize(
     "decoder, fn, value",
@@ -526,6 +548,7 @@ def test_typed_decoders_accept_own_type_and_null_only(decoder, fn, value, descen
 
 
 # -------------------------------------------------------------------------------- malformed input
+
 
 @pytest.mark.parametrize(
     "raw, message",
@@ -572,6 +595,7 @@ def test_wrong_types_raise_valueerror(call):
 
 # ----------------------------------------------------------------------------- reverse timestamps
 
+
 def test_reverse_timestamp_is_long_max_minus_ms():
     """Bytes.toBytes(Long.MAX_VALUE - ms): 8 big-endian bytes."""
     assert o.reverse_timestamp(0) == h("7fffffffffffffff")
@@ -602,6 +626,7 @@ def test_reverse_timestamps_sort_newest_first(a, b):
 
 
 # ------------------------------------------------------------------------------- vectorized forms
+
 
 @given(values=st.lists(st.integers(MIN_LONG, MAX_LONG), max_size=30), descending=st.booleans())
 def test_encode_int64_many_matches_scalar(values, descending):

@@ -29,8 +29,10 @@ from keyshape.schema.lint import lint
 
 def _schema(prefix: dict[str, Any] | None = None, separator: str = "_", **code: Any) -> KeySchema:
     """The issue's layout: a fixed-width ``code`` first, then an int; ``prefix`` hashes ``code``."""
-    key: dict[str, Any] = {"separator": separator, "fields": [
-        {"name": "code", "type": "string", "width": 4, **code}, {"name": "n", "type": "int32", "encoding": "hbase"}]}
+    key: dict[str, Any] = {
+        "separator": separator,
+        "fields": [{"name": "code", "type": "string", "width": 4, **code}, {"name": "n", "type": "int32", "encoding": "hbase"}],
+    }
     if prefix:
         key["prefix"] = prefix
         key["hash_fields"] = ["code"]
@@ -74,14 +76,17 @@ def test_the_issue_two_values_one_key_is_refused_on_every_route():
         assert "pad_char" in text and "pad = 'none'" in text, (route, text)
 
 
-@pytest.mark.parametrize("field,bad,good", [
-    ({}, ["0", "00", "0ab", "0abc", "0000"], ["", "a", "a0", "a000", "ab0c"]),
-    ({"order": "desc"}, ["0ab", "0abc"], ["ab", "a00"]),
-    ({"pad": "right", "pad_char": " "}, ["a ", "abc ", " ", "    "], ["", " a", "a b", "abcd"]),
-    ({"pad": "right", "pad_char": "_", "order": "desc"}, ["ab_", "_"], ["_ab", "a_b"]),
-    ({"truncate": "keep-last"}, ["0ab", "0abc"], ["ab", "10abc", "00000", "1000123"]),
-    ({"pad": "none"}, ["abc", "abcde", ""], ["0abc", "0000", "abcd"]),
-])
+@pytest.mark.parametrize(
+    "field,bad,good",
+    [
+        ({}, ["0", "00", "0ab", "0abc", "0000"], ["", "a", "a0", "a000", "ab0c"]),
+        ({"order": "desc"}, ["0ab", "0abc"], ["ab", "a00"]),
+        ({"pad": "right", "pad_char": " "}, ["a ", "abc ", " ", "    "], ["", " a", "a b", "abcd"]),
+        ({"pad": "right", "pad_char": "_", "order": "desc"}, ["ab_", "_"], ["_ab", "a_b"]),
+        ({"truncate": "keep-last"}, ["0ab", "0abc"], ["ab", "10abc", "00000", "1000123"]),
+        ({"pad": "none"}, ["abc", "abcde", ""], ["0abc", "0000", "abcd"]),
+    ],
+)
 def test_which_values_are_refused(field, bad, good):
     """Left pad: a value starting with the pad byte; right pad: ending with it; ``desc`` is the
     same rule before the inversion; a keep-last value longer than the width is cut (lossy by
@@ -103,8 +108,7 @@ def test_which_values_are_refused(field, bad, good):
 
 
 def test_bytes_fields_with_a_nul_pad():
-    left = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "id", "type": "bytes", "width": 4, "pad": "left"}]}})
+    left = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "id", "type": "bytes", "width": 4, "pad": "left"}]}})
     assert left.encode({"id": b"ab"}) == b"\x00\x00ab" and left.decode(b"\x00\x00ab") == {"id": b"ab"}
     for v in (b"\x00ab", b"\x00abc", b"\x00"):
         with pytest.raises(KeyshapeError, match=r"field 'id': value \\x00.* starts with the pad byte \\x00"):
@@ -112,8 +116,7 @@ def test_bytes_fields_with_a_nul_pad():
         with pytest.raises(KeyshapeError, match="starts with the pad"):
             left.encode_many({"id": [b"ab", v]})
     # the default for bytes: pad = "none", every value exactly width bytes, any byte allowed
-    plain = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "id", "type": "bytes", "width": 4}]}})
+    plain = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "id", "type": "bytes", "width": 4}]}})
     assert plain.decode(plain.encode({"id": b"\x00\x00ab"})) == {"id": b"\x00\x00ab"}
 
 
@@ -158,22 +161,26 @@ def test_a_million_values_with_one_collision_in_the_middle():
             schema.encode_many({"code": column, "n": cols["n"]})
 
 
-FIELDS = st.fixed_dictionaries({
-    "type": st.sampled_from(["string", "bytes"]),
-    "width": st.integers(1, 6),
-    "pad": st.sampled_from(["left", "right", "none"]),
-    "pad_char": st.sampled_from(["0", " ", "_", "a", "\x00"]),
-    "order": st.sampled_from(["asc", "desc"]),
-    "truncate": st.sampled_from(["error", "keep-last"]),
-})
+FIELDS = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(["string", "bytes"]),
+        "width": st.integers(1, 6),
+        "pad": st.sampled_from(["left", "right", "none"]),
+        "pad_char": st.sampled_from(["0", " ", "_", "a", "\x00"]),
+        "order": st.sampled_from(["asc", "desc"]),
+        "truncate": st.sampled_from(["error", "keep-last"]),
+    }
+)
 PREFIXES = [None, {"strategy": "mod", "buckets": 7}, {"strategy": "md5", "length": 4}]
 
 
 def _routes_decode(schema: KeySchema, keys: list[bytes]) -> dict[str, list[Any]]:
     """``code`` of every key on every decode route that takes the layout."""
-    out = {"generic": [schema._decode_generic(k)["code"] for k in keys],
-           "compiled": [schema.decode(k)["code"] for k in keys],
-           "compiled-python": [compile_decoder(schema, use_native=False)(k)["code"] for k in keys]}
+    out = {
+        "generic": [schema._decode_generic(k)["code"] for k in keys],
+        "compiled": [schema.decode(k)["code"] for k in keys],
+        "compiled-python": [compile_decoder(schema, use_native=False)(k)["code"] for k in keys],
+    }
     many = schema.decode_many(keys)["code"]
     out["many"] = many.tolist() if hasattr(many, "tolist") else list(many)
     vec = schema.decode_many(KeyArray.from_keys(keys))["code"]
@@ -195,8 +202,13 @@ def test_distinct_accepted_values_never_share_a_key_and_round_trip_on_every_rout
     schema = _schema(prefix, sep, **field)
     alphabet = "ab" + field["pad_char"] + ("é" if field["type"] == "string" else "")
     text = st.text(alphabet=alphabet, max_size=field["width"] + 2)
-    values = data.draw(st.lists(text.map(lambda s: s.encode("latin-1" if field["type"] == "bytes" else "utf-8")
-                                         if field["type"] == "bytes" else s), max_size=12, unique=True))
+    values = data.draw(
+        st.lists(
+            text.map(lambda s: s.encode("latin-1" if field["type"] == "bytes" else "utf-8") if field["type"] == "bytes" else s),
+            max_size=12,
+            unique=True,
+        )
+    )
     keys: dict[bytes, Any] = {}
     accepted = []
     for v in values:
@@ -249,20 +261,28 @@ def _lint_codes(schema: KeySchema) -> dict[str, str]:
 
 
 def test_lint_names_the_padding_risk():
-    base = {"table": {"name": "t"}, "key": {"separator": "_", "fields": [
-        {"name": "code", "type": "string", "width": 6}, {"name": "n", "type": "int32"}]}}
+    base = {
+        "table": {"name": "t"},
+        "key": {"separator": "_", "fields": [{"name": "code", "type": "string", "width": 6}, {"name": "n", "type": "int32"}]},
+    }
     # a workload whose values start with the pad: an error with the count, not workload-invalid
-    hexids = {**base, "workload": {"rows": 1000, "fields": {
-        "code": {"generator": "sequential", "start": 1, "format": "{:06x}"},
-        "n": {"generator": "sequential"}}}}
+    hexids = {
+        **base,
+        "workload": {"rows": 1000, "fields": {"code": {"generator": "sequential", "start": 1, "format": "{:06x}"}, "n": {"generator": "sequential"}}},
+    }
     codes = _lint_codes(KeySchema.from_dict(hexids))
     assert "pad-collision" in codes and codes["pad-collision"].startswith("error:"), codes
     assert "2000 of 2000 sampled values of code start with the pad character '0'" in codes["pad-collision"], codes
     assert "pad = 'none'" in codes["pad-collision"]
     assert "workload-invalid" not in codes, codes
     # values that never start with it: a note that '0' is a plausible first character
-    safe = {**base, "workload": {"rows": 1000, "fields": {
-        "code": {"generator": "sequential", "start": 1, "format": "c{:05d}"}, "n": {"generator": "sequential"}}}}
+    safe = {
+        **base,
+        "workload": {
+            "rows": 1000,
+            "fields": {"code": {"generator": "sequential", "start": 1, "format": "c{:05d}"}, "n": {"generator": "sequential"}},
+        },
+    }
     codes = _lint_codes(KeySchema.from_dict(safe))
     assert "pad-collision" not in codes and codes["pad-ambiguous"].startswith("info:"), codes
     assert "'0'" in codes["pad-ambiguous"] and "code" in codes["pad-ambiguous"]
@@ -272,9 +292,13 @@ def test_lint_names_the_padding_risk():
         sch = {**safe, "key": {**base["key"], "fields": fields}}  # type: ignore[dict-item]
         assert not {"pad-collision", "pad-ambiguous"} & set(_lint_codes(KeySchema.from_dict(sch))), field
     # categorical values are checked one by one, however rare
-    cat = {**base, "workload": {"rows": 1000, "fields": {
-        "code": {"generator": "categorical", "values": ["abc", "0abc"], "weights": [100000, 1]},
-        "n": {"generator": "sequential"}}}}
+    cat = {
+        **base,
+        "workload": {
+            "rows": 1000,
+            "fields": {"code": {"generator": "categorical", "values": ["abc", "0abc"], "weights": [100000, 1]}, "n": {"generator": "sequential"}},
+        },
+    }
     codes = _lint_codes(KeySchema.from_dict(cat))
     assert "pad-collision" in codes and "'0abc'" in codes["pad-collision"], codes
 
@@ -306,17 +330,33 @@ def test_the_examples_keep_their_keys_and_decode_exactly():
 
 
 def _indexed_schema(table: str) -> KeySchema:
-    return KeySchema.from_dict({
-        "table": {"name": table},
-        "key": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 4}, "hash_fields": ["user_id"],
-                "fields": [{"name": "user_id", "type": "string", "width": 4}, {"name": "order_id", "type": "int64"}]},
-        "index": [{"name": "by_product", "table": f"{table}_by_product", "fields": ["product_id", "order_id"],
-                   "columns": [{"name": "product_id", "type": "string", "width": 4, "column": "d:product"},
-                               ]},
-                  {"name": "by_sku", "table": f"{table}_by_sku", "fields": ["sku", "order_id"],
-                   "columns": [{"name": "sku", "type": "string", "width": 6, "truncate": "keep-last",
-                                "column": "d:sku"}]}],
-    })
+    return KeySchema.from_dict(
+        {
+            "table": {"name": table},
+            "key": {
+                "separator": "_",
+                "prefix": {"strategy": "mod", "buckets": 4},
+                "hash_fields": ["user_id"],
+                "fields": [{"name": "user_id", "type": "string", "width": 4}, {"name": "order_id", "type": "int64"}],
+            },
+            "index": [
+                {
+                    "name": "by_product",
+                    "table": f"{table}_by_product",
+                    "fields": ["product_id", "order_id"],
+                    "columns": [
+                        {"name": "product_id", "type": "string", "width": 4, "column": "d:product"},
+                    ],
+                },
+                {
+                    "name": "by_sku",
+                    "table": f"{table}_by_sku",
+                    "fields": ["sku", "order_id"],
+                    "columns": [{"name": "sku", "type": "string", "width": 6, "truncate": "keep-last", "column": "d:sku"}],
+                },
+            ],
+        }
+    )
 
 
 @pytest.mark.parametrize("backend", ["embedded", pytest.param("hbase", marks=pytest.mark.hbase)])
@@ -360,9 +400,11 @@ def test_key_encode_on_the_command_line_refuses_the_padded_twin(tmp_path: Any) -
     import sys
 
     schema = tmp_path / "codes.toml"
-    schema.write_text('[table]\nname = "i28_2_cli"\n[key]\nseparator = "_"\n'
-                      '[[key.fields]]\nname = "code"\ntype = "string"\nwidth = 4\n'
-                      '[[key.fields]]\nname = "n"\ntype = "int64"\nencoding = "text"\n')
+    schema.write_text(
+        '[table]\nname = "i28_2_cli"\n[key]\nseparator = "_"\n'
+        '[[key.fields]]\nname = "code"\ntype = "string"\nwidth = 4\n'
+        '[[key.fields]]\nname = "n"\ntype = "int64"\nencoding = "text"\n'
+    )
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=120)

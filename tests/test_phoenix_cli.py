@@ -19,8 +19,7 @@ GOLDEN = json.loads((Path(__file__).parent / "data" / "phoenix_golden.json").rea
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", "phoenix", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", "phoenix", *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture
@@ -48,10 +47,11 @@ def test_ddl_export_uses_binary_split_points_that_reproduce_the_regions(ddl_file
     out = run("ddl", str(ddl_file), "--table", "SEQ")
     assert out.returncode == 0, out.stderr
     assert "SPLIT ON (X'8000006400000000', X'800000C800000000')" in out.stdout
-    exported = out.stdout[out.stdout.index("CREATE TABLE"):].rstrip().rstrip(";")
+    exported = out.stdout[out.stdout.index("CREATE TABLE") :].rstrip().rstrip(";")
     again = parse_ddl(exported)
-    assert again.region_boundaries() == parse_ddl(
-        "CREATE TABLE SEQ (ID BIGINT NOT NULL PRIMARY KEY, V VARCHAR) SPLIT ON (100, 200)").region_boundaries()
+    assert (
+        again.region_boundaries() == parse_ddl("CREATE TABLE SEQ (ID BIGINT NOT NULL PRIMARY KEY, V VARCHAR) SPLIT ON (100, 200)").region_boundaries()
+    )
 
 
 def test_lint_exit_codes_and_one_line_errors(ddl_file: Path, tmp_path: Path) -> None:
@@ -59,8 +59,12 @@ def test_lint_exit_codes_and_one_line_errors(ddl_file: Path, tmp_path: Path) -> 
     assert bad.returncode == 1 and "phoenix-split-on-integer-literal" in bad.stdout
     assert "CAST(100 AS BIGINT)" in bad.stdout
     assert run("lint", str(ddl_file)).returncode == 0
-    for args in (("ddl", str(tmp_path / "missing.sql")), ("key", "encode", str(ddl_file), "N=x"),
-                 ("key", "decode", str(ddl_file), "zz", "--hex"), ("ddl", str(ddl_file), "--table", "NOPE")):
+    for args in (
+        ("ddl", str(tmp_path / "missing.sql")),
+        ("key", "encode", str(ddl_file), "N=x"),
+        ("key", "decode", str(ddl_file), "zz", "--hex"),
+        ("ddl", str(ddl_file), "--table", "NOPE"),
+    ):
         r = run(*args)
         assert r.returncode != 0
         lines = r.stderr.strip().splitlines()
@@ -70,33 +74,33 @@ def test_lint_exit_codes_and_one_line_errors(ddl_file: Path, tmp_path: Path) -> 
 def test_lints_say_what_phoenix_does() -> None:
     codes = lambda ddl: {f.code for f in lint_phoenix(parse_ddl(ddl))}  # noqa: E731
     assert "phoenix-split-on-salted" in codes("CREATE TABLE A (K VARCHAR NOT NULL PRIMARY KEY) SALT_BUCKETS=4 SPLIT ON ('m')")
-    assert "phoenix-split-on-integer-literal" not in codes(
-        "CREATE TABLE A (K BIGINT NOT NULL PRIMARY KEY) SPLIT ON (CAST(100 AS BIGINT))")
-    assert "phoenix-desc-decimal-scale" in codes(
-        "CREATE TABLE A (K DECIMAL(10,2) NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (K DESC))")
+    assert "phoenix-split-on-integer-literal" not in codes("CREATE TABLE A (K BIGINT NOT NULL PRIMARY KEY) SPLIT ON (CAST(100 AS BIGINT))")
+    assert "phoenix-desc-decimal-scale" in codes("CREATE TABLE A (K DECIMAL(10,2) NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (K DESC))")
     assert "phoenix-desc-boolean" in codes("CREATE TABLE A (K BOOLEAN NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (K DESC))")
     assert "phoenix-monotonic-leading-column" in codes("CREATE TABLE A (TS TIMESTAMP NOT NULL PRIMARY KEY)")
     assert "phoenix-monotonic-leading-column" not in codes("CREATE TABLE A (TS TIMESTAMP NOT NULL PRIMARY KEY) SALT_BUCKETS=8")
     assert "phoenix-many-buckets" in codes("CREATE TABLE A (K VARCHAR NOT NULL PRIMARY KEY) SALT_BUCKETS=128")
 
 
-@pytest.mark.parametrize("ddl, message", [
-    ("CREATE TABLE A (K VARBINARY NOT NULL, J INTEGER NOT NULL CONSTRAINT PK PRIMARY KEY (K, J))", "last PK column"),
-    ("CREATE TABLE A (K INTEGER, J VARCHAR NOT NULL CONSTRAINT PK PRIMARY KEY (K, J))", "fixed width"),
-    ("CREATE TABLE A (K INTEGER ARRAY NOT NULL PRIMARY KEY)", "ARRAY"),
-    ("CREATE VIEW V AS SELECT * FROM A", "views"),
-    ("CREATE TABLE A (K INTEGER NOT NULL PRIMARY KEY) SPLIT ON (TO_DATE('2024-01-01'))", "not supported"),
-    ("CREATE TABLE A (K JSON NOT NULL PRIMARY KEY)", "JSON"),
-    ("CREATE TABLE A (K INTEGER NOT NULL)", "no PRIMARY KEY"),
-])
+@pytest.mark.parametrize(
+    "ddl, message",
+    [
+        ("CREATE TABLE A (K VARBINARY NOT NULL, J INTEGER NOT NULL CONSTRAINT PK PRIMARY KEY (K, J))", "last PK column"),
+        ("CREATE TABLE A (K INTEGER, J VARCHAR NOT NULL CONSTRAINT PK PRIMARY KEY (K, J))", "fixed width"),
+        ("CREATE TABLE A (K INTEGER ARRAY NOT NULL PRIMARY KEY)", "ARRAY"),
+        ("CREATE VIEW V AS SELECT * FROM A", "views"),
+        ("CREATE TABLE A (K INTEGER NOT NULL PRIMARY KEY) SPLIT ON (TO_DATE('2024-01-01'))", "not supported"),
+        ("CREATE TABLE A (K JSON NOT NULL PRIMARY KEY)", "JSON"),
+        ("CREATE TABLE A (K INTEGER NOT NULL)", "no PRIMARY KEY"),
+    ],
+)
 def test_unsupported_ddl_is_one_clear_error(ddl: str, message: str) -> None:
     with pytest.raises((PhoenixDDLError, PhoenixKeyError), match=message):
         parse_ddl(ddl)
 
 
 def test_values_phoenix_refuses_are_refused() -> None:
-    key = parse_ddl("CREATE TABLE A (K UNSIGNED_INT NOT NULL, C CHAR(2) NOT NULL, V VARCHAR "
-                    "CONSTRAINT PK PRIMARY KEY (K, C))").key
+    key = parse_ddl("CREATE TABLE A (K UNSIGNED_INT NOT NULL, C CHAR(2) NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (K, C))").key
     with pytest.raises(PhoenixKeyError, match="UNSIGNED_INT"):
         key.encode({"K": -1, "C": "ab"})
     with pytest.raises(PhoenixKeyError, match="CHAR"):
@@ -113,8 +117,7 @@ def test_create_table_round_trips_through_the_parser() -> None:
 
 
 def test_scan_ranges_cover_exactly_the_rows_with_leading_columns() -> None:
-    key = parse_ddl("CREATE TABLE A (U VARCHAR NOT NULL, T BIGINT NOT NULL, V VARCHAR "
-                    "CONSTRAINT PK PRIMARY KEY (U DESC, T)) SALT_BUCKETS=4").key
+    key = parse_ddl("CREATE TABLE A (U VARCHAR NOT NULL, T BIGINT NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (U DESC, T)) SALT_BUCKETS=4").key
     rows = [{"U": u, "T": t} for u in ("a", "ab", "b") for t in (1, 2)]
     ranges = key.scan_ranges(U="a")
     assert len(ranges) == 4
@@ -125,14 +128,14 @@ def test_scan_ranges_cover_exactly_the_rows_with_leading_columns() -> None:
 
 def test_key_commands_accept_a_ddl_file_as_the_schema(ddl_file: Path) -> None:
     def key(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "keyshape.cli", "key", *args], capture_output=True,
-                              text=True, timeout=120)
+        return subprocess.run([sys.executable, "-m", "keyshape.cli", "key", *args], capture_output=True, text=True, timeout=120)
 
     encoded = key("encode", str(ddl_file), "A=user1", "N=1")
     assert encoded.returncode == 0, encoded.stderr
     case = next(c for c in GOLDEN["cases"] if c["name"] == "S1")
     expected = next(r["keys"]["S1"] for r in case["rows"] if r["values"]["N"] == "i8:1")
     from keyshape.core.hbytes import to_bytes_binary
+
     assert to_bytes_binary(encoded.stdout.splitlines()[0]).hex() == expected
     decoded = key("decode", str(ddl_file), encoded.stdout.splitlines()[0])
     assert decoded.stdout.splitlines() == ["A=user1", "N=1"]
@@ -151,11 +154,11 @@ def test_key_ranges_start_where_phoenix_scans(tmp_path: Path, command: tuple[str
     case = _scan_case("SC1", "A")
     ddl = tmp_path / "sc1.sql"
     ddl.write_text(case["ddl"] + ";\n")
-    out = subprocess.run([sys.executable, "-m", "keyshape.cli", *command, str(ddl), "A=a"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "keyshape.cli", *command, str(ddl), "A=a"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    (start, stop), = case["scans"]
+    ((start, stop),) = case["scans"]
     from keyshape.core.hbytes import to_bytes_binary
+
     assert [tuple(to_bytes_binary(p).hex() for p in line.split("\t")) for line in out.stdout.splitlines()] == [(start, stop)]
 
 
@@ -173,8 +176,9 @@ def test_split_points_equal_after_padding_are_one_line_errors(tmp_path: Path) ->
 
 def test_varchar_length_counts_utf16_units_on_every_encode_route() -> None:
     # issue 28 item 7: Phoenix refuses 'a😀' for VARCHAR(2) (3 Java chars); keyshape counted 2 code points
-    case = next(c for c in GOLDEN["cases"] if c["ddl"][0].startswith("CREATE TABLE") and "VARCHAR(2) NOT NULL" in c["ddl"][0]
-                and "K ASC" in c["ddl"][0])
+    case = next(
+        c for c in GOLDEN["cases"] if c["ddl"][0].startswith("CREATE TABLE") and "VARCHAR(2) NOT NULL" in c["ddl"][0] and "K ASC" in c["ddl"][0]
+    )
     key = parse_ddl(case["ddl"][0]).key
     for row in case["rows"]:
         value = bytes.fromhex(row["values"]["K"].split(":")[1]).decode()

@@ -22,8 +22,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "UNSIGNED_LONG": st.integers(0, 2**63 - 1),
     "FLOAT": st.floats(width=32, allow_nan=False, allow_infinity=False),
     "DOUBLE": st.floats(allow_nan=False, allow_infinity=False),
-    "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, min_value=Decimal("-1e25"),
-                           max_value=Decimal("1e25"), places=6),
+    "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, min_value=Decimal("-1e25"), max_value=Decimal("1e25"), places=6),
     "DATE": st.integers(-(2**50), 2**50),
     "TIMESTAMP": st.builds(PhoenixTimestamp, st.integers(-(2**50), 2**50), st.integers(0, 999_999)),
     "VARCHAR": st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1),
@@ -63,11 +62,23 @@ def test_round_trip_and_order(type_name: str, desc: bool, data: st.DataObject) -
         assert ka == kb
 
 
-_LAYOUT = st.lists(st.tuples(st.sampled_from(["BIGINT", "INTEGER", "VARCHAR", "CHAR", "BINARY", "BOOLEAN",
-                                              "DATE", "UNSIGNED_INT", "DECIMAL", "VARBINARY"]),
-                             st.booleans(), st.booleans()), min_size=1, max_size=4)
-_ANY = st.one_of(st.none(), st.integers(-(2**64), 2**64), st.text(max_size=5), st.binary(max_size=5),
-                 st.booleans(), st.decimals(allow_nan=False, allow_infinity=False, places=2))
+_LAYOUT = st.lists(
+    st.tuples(
+        st.sampled_from(["BIGINT", "INTEGER", "VARCHAR", "CHAR", "BINARY", "BOOLEAN", "DATE", "UNSIGNED_INT", "DECIMAL", "VARBINARY"]),
+        st.booleans(),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=4,
+)
+_ANY = st.one_of(
+    st.none(),
+    st.integers(-(2**64), 2**64),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.booleans(),
+    st.decimals(allow_nan=False, allow_infinity=False, places=2),
+)
 
 
 def _columns(layout: list[tuple[str, bool, bool]]) -> list[PhoenixColumn]:
@@ -85,8 +96,7 @@ def _columns(layout: list[tuple[str, bool, bool]]) -> list[PhoenixColumn]:
 
 @settings(max_examples=400, deadline=None)
 @given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.data())
-def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, bool]], salt: int | None,
-                                                  data: st.DataObject) -> None:
+def test_compiled_encoder_equals_general_composer(layout: list[tuple[str, bool, bool]], salt: int | None, data: st.DataObject) -> None:
     columns = _columns(layout)
     key = PhoenixKey(columns, salt)
     record = {c.name: data.draw(_ANY) for c in columns if data.draw(st.booleans()) or True}
@@ -138,8 +148,12 @@ def test_a_key_changed_after_construction_encodes_and_decodes_as_changed():
     """The compiled functions are made anew when the columns, the salt or the DESC separator
     change (they hold what those were when made)."""
     key = PhoenixKey([PhoenixColumn.of("A", "VARCHAR"), PhoenixColumn.of("B", "VARCHAR", desc=True)], 16)
-    for change in ({"salt_buckets": 8}, {"salt_buckets": None}, {"row_key_order_optimizable": False},
-                   {"columns": [PhoenixColumn.of("A", "VARCHAR"), PhoenixColumn.of("C", "BIGINT")]}):
+    for change in (
+        {"salt_buckets": 8},
+        {"salt_buckets": None},
+        {"row_key_order_optimizable": False},
+        {"columns": [PhoenixColumn.of("A", "VARCHAR"), PhoenixColumn.of("C", "BIGINT")]},
+    ):
         for name, value in change.items():
             setattr(key, name, value)
         record = {n: ("x" if n != "C" else 7) for n in key.names}
@@ -150,19 +164,28 @@ def test_a_key_changed_after_construction_encodes_and_decodes_as_changed():
 
 @settings(max_examples=400, deadline=None)
 @given(_LAYOUT, st.sampled_from([None, 1, 7, 256]), st.booleans(), st.data())
-def test_compiled_decoder_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None,
-                                             optimizable: bool, data: st.DataObject) -> None:
+def test_compiled_decoder_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None, optimizable: bool, data: st.DataObject) -> None:
     layout = [(data.draw(st.sampled_from(["TINYINT", "UNSIGNED_LONG", "TIME", t])), d, n) for t, d, n in layout]
     """Keys written by the table (NULLs, trailing NULLs, DESC separators, pre-4.5 tables), cut,
     extended, with a byte changed or another salt: the compiled decoder gives the general walk's
     values, or its one-line error, verified or not."""
     columns = _columns(layout)
     key = PhoenixKey(columns, salt, row_key_order_optimizable=optimizable)
-    values = {"BIGINT": VALUES["BIGINT"], "INTEGER": VALUES["INTEGER"], "DATE": VALUES["DATE"],
-              "TINYINT": VALUES["TINYINT"], "UNSIGNED_LONG": VALUES["UNSIGNED_LONG"], "TIME": VALUES["DATE"],
-              "DECIMAL": VALUES["DECIMAL"], "BOOLEAN": st.booleans(), "UNSIGNED_INT": st.integers(0, 2**31 - 1),
-              "VARCHAR": st.text(max_size=4), "CHAR": st.text(alphabet="ab c", min_size=1, max_size=3),
-              "BINARY": st.binary(min_size=1, max_size=3), "VARBINARY": st.binary(max_size=4)}
+    values = {
+        "BIGINT": VALUES["BIGINT"],
+        "INTEGER": VALUES["INTEGER"],
+        "DATE": VALUES["DATE"],
+        "TINYINT": VALUES["TINYINT"],
+        "UNSIGNED_LONG": VALUES["UNSIGNED_LONG"],
+        "TIME": VALUES["DATE"],
+        "DECIMAL": VALUES["DECIMAL"],
+        "BOOLEAN": st.booleans(),
+        "UNSIGNED_INT": st.integers(0, 2**31 - 1),
+        "VARCHAR": st.text(max_size=4),
+        "CHAR": st.text(alphabet="ab c", min_size=1, max_size=3),
+        "BINARY": st.binary(min_size=1, max_size=3),
+        "VARBINARY": st.binary(max_size=4),
+    }
     keys = _keys_to_read(key, values, data)
     for k in [*keys, bytearray(keys[0])]:
         for verify in (True, False):
@@ -172,16 +195,20 @@ def test_compiled_decoder_equals_general_walk(layout: list[tuple[str, bool, bool
 def _keys_to_read(key: PhoenixKey, values: dict[str, Any], data: st.DataObject) -> list[bytes]:
     """A key the table writes for a drawn record (NULLs where the column allows; random bytes when
     the record is refused), and that key cut, extended, with a byte changed, and bytes of any kind."""
-    record = {c.name: (None if c.nullable and data.draw(st.booleans()) else data.draw(values[c.type.name]))
-              for c in key.columns}
+    record = {c.name: (None if c.nullable and data.draw(st.booleans()) else data.draw(values[c.type.name])) for c in key.columns}
     try:
         good = key.encode(record)
     except PhoenixKeyError:
         good = data.draw(st.binary(max_size=12))
     cut = data.draw(st.integers(0, len(good)))
     flip = data.draw(st.integers(0, max(len(good) - 1, 0)))
-    return [good, good[:cut], good + data.draw(st.binary(min_size=1, max_size=3)), data.draw(st.binary(max_size=10)),
-            good[:flip] + bytes([data.draw(st.integers(0, 255))]) + good[flip + 1:] if good else b"\xff"]
+    return [
+        good,
+        good[:cut],
+        good + data.draw(st.binary(min_size=1, max_size=3)),
+        data.draw(st.binary(max_size=10)),
+        good[:flip] + bytes([data.draw(st.integers(0, 255))]) + good[flip + 1 :] if good else b"\xff",
+    ]
 
 
 def _outcome(fn: Any, k: Any, verify: bool) -> tuple[str, Any]:
@@ -193,8 +220,7 @@ def _outcome(fn: Any, k: Any, verify: bool) -> tuple[str, Any]:
 
 def test_the_compiled_decoder_is_compiled():
     """A plain salted table gets a generated decoder (not the general walk behind another name)."""
-    key = PhoenixKey([PhoenixColumn.of("U", "VARCHAR"), PhoenixColumn.of("T", "BIGINT", desc=True),
-                      PhoenixColumn.of("K", "INTEGER")], 16)
+    key = PhoenixKey([PhoenixColumn.of("U", "VARCHAR"), PhoenixColumn.of("T", "BIGINT", desc=True), PhoenixColumn.of("K", "INTEGER")], 16)
     compiled = key._decode.fallback if native.AVAILABLE else key._decode  # C reader first, where built
     assert compiled.__name__ == "decode" and compiled is not key._decode_general
     k = key.encode({"U": "user1", "T": 1767225600000, "K": -5})
@@ -208,21 +234,30 @@ def test_the_compiled_decoder_is_compiled():
         assert "salt byte" in str(exc)
 
 
-_C_TYPES = ["VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT",
-            "UNSIGNED_INT", "UNSIGNED_LONG"]
-_C_VALUES = {"VARCHAR": st.text(max_size=4), "CHAR": st.text(alphabet="ab cé", min_size=1, max_size=3),
-             "TINYINT": st.integers(-128, 127), "SMALLINT": st.integers(-(2**15), 2**15 - 1),
-             "INTEGER": st.integers(-(2**31), 2**31 - 1), "BIGINT": st.integers(-(2**63), 2**63 - 1),
-             "UNSIGNED_TINYINT": st.integers(0, 127), "UNSIGNED_SMALLINT": st.integers(0, 2**15 - 1),
-             "UNSIGNED_INT": st.integers(0, 2**31 - 1), "UNSIGNED_LONG": st.integers(0, 2**63 - 1)}
+_C_TYPES = ["VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT", "UNSIGNED_INT", "UNSIGNED_LONG"]
+_C_VALUES = {
+    "VARCHAR": st.text(max_size=4),
+    "CHAR": st.text(alphabet="ab cé", min_size=1, max_size=3),
+    "TINYINT": st.integers(-128, 127),
+    "SMALLINT": st.integers(-(2**15), 2**15 - 1),
+    "INTEGER": st.integers(-(2**31), 2**31 - 1),
+    "BIGINT": st.integers(-(2**63), 2**63 - 1),
+    "UNSIGNED_TINYINT": st.integers(0, 127),
+    "UNSIGNED_SMALLINT": st.integers(0, 2**15 - 1),
+    "UNSIGNED_INT": st.integers(0, 2**31 - 1),
+    "UNSIGNED_LONG": st.integers(0, 2**63 - 1),
+}
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_C_TYPES), st.booleans(), st.booleans()), min_size=1, max_size=4),
-       st.sampled_from([None, 1, 7, 256]), st.booleans(), st.data())
-def test_c_phoenix_reader_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None,
-                                             optimizable: bool, data: st.DataObject) -> None:
+@given(
+    st.lists(st.tuples(st.sampled_from(_C_TYPES), st.booleans(), st.booleans()), min_size=1, max_size=4),
+    st.sampled_from([None, 1, 7, 256]),
+    st.booleans(),
+    st.data(),
+)
+def test_c_phoenix_reader_equals_general_walk(layout: list[tuple[str, bool, bool]], salt: int | None, optimizable: bool, data: st.DataObject) -> None:
     """Tables of VARCHAR, CHAR and integer columns are read by the C reader of their layout: for
     keys the table writes (NULLs, DESC separators, old tables' 0x00 after DESC values), keys cut,
     extended, with a byte changed, and bytes of any kind, verified or not, the values or the

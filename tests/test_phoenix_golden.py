@@ -48,8 +48,23 @@ def _same(a: Any, b: Any) -> bool:
 
 def test_the_golden_file_covers_what_it_claims() -> None:
     types = {c["ddl"][0].split("(K ")[1].split(" NOT NULL")[0] for c in CASES if c["name"].startswith("T")}
-    assert {"TINYINT", "BIGINT", "UNSIGNED_LONG", "FLOAT", "DOUBLE", "DECIMAL", "DECIMAL(10,2)", "BOOLEAN",
-            "DATE", "TIME", "TIMESTAMP", "UNSIGNED_TIMESTAMP", "CHAR(5)", "BINARY(4)", "VARCHAR"} <= types
+    assert {
+        "TINYINT",
+        "BIGINT",
+        "UNSIGNED_LONG",
+        "FLOAT",
+        "DOUBLE",
+        "DECIMAL",
+        "DECIMAL(10,2)",
+        "BOOLEAN",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "UNSIGNED_TIMESTAMP",
+        "CHAR(5)",
+        "BINARY(4)",
+        "VARCHAR",
+    } <= types
     assert any("SALT_BUCKETS" in d for c in CASES for d in c["ddl"])
     assert any("CREATE INDEX" in d for c in CASES for d in c["ddl"])
     assert any("MULTI_TENANT" in d for c in CASES for d in c["ddl"])
@@ -104,15 +119,15 @@ def test_decode_equals_phoenix_reading(name: str, i: int) -> None:
             assert _same(value, phoenix_value), (table_name, column.name, value, phoenix_value)
             if column.name in written and written[column.name] is not None and table_name == name:
                 expected = written[column.name]
-                quirk = (column.desc and column.type.name == "DECIMAL" and column.type.scale is not None
-                         and fraction_digits(expected) > column.type.scale)
+                quirk = (
+                    column.desc and column.type.name == "DECIMAL" and column.type.scale is not None and fraction_digits(expected) > column.type.scale
+                )
                 if column.type.name == "DECIMAL" and column.type.scale is not None and not quirk:
                     expected = Decimal(expected).quantize(Decimal(1).scaleb(-column.type.scale), rounding="ROUND_DOWN")
                 if column.type.name == "BINARY":
                     expected = expected.ljust(column.type.width, b"\x00")  # BINARY(n) reads back padded
                 if not quirk:
-                    assert _same(value, expected) or (isinstance(expected, str) and value == expected.rstrip(" ")), (
-                        column.name, value, expected)
+                    assert _same(value, expected) or (isinstance(expected, str) and value == expected.rstrip(" ")), (column.name, value, expected)
 
 
 @pytest.mark.parametrize("case", GOLDEN["splits"], ids=[s["ddl"].split()[2] for s in GOLDEN["splits"]])
@@ -142,8 +157,7 @@ def _phoenix_ranges(scans: list[list[str]]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-@pytest.mark.parametrize("case", GOLDEN["scans"], ids=[f"{s['ddl'].split()[2]}-{'-'.join(s['leading'])}"
-                                                       for s in GOLDEN["scans"]])
+@pytest.mark.parametrize("case", GOLDEN["scans"], ids=[f"{s['ddl'].split()[2]}-{'-'.join(s['leading'])}" for s in GOLDEN["scans"]])
 def test_scan_ranges_equal_phoenix_scans(case: dict[str, Any]) -> None:
     # issue 28 item 7: A = 'a' on PK(A VARCHAR NOT NULL, B VARCHAR) started at 6100 and missed the row
     # (a, NULL), whose key is 61; Phoenix scans [61, 6101).
@@ -159,7 +173,7 @@ def test_scan_ranges_hold_the_rows_phoenix_writes_with_trailing_nulls() -> None:
     for row in case["rows"]:
         a = from_param(row["values"]["A"])
         written = bytes.fromhex(row["keys"]["C1"])
-        (start, stop), = key.scan_ranges(A=a)
+        ((start, stop),) = key.scan_ranges(A=a)
         assert start <= written < stop, (a, written.hex())
 
 

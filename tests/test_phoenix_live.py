@@ -66,24 +66,29 @@ def _upsert(jdbc: PhoenixOracle, table: PhoenixTable, row: dict[str, Any]) -> No
     types = {c[0]: c[1] for c in table.columns}
     cols = list(row)
     params = [to_param(types[c], row[c]) for c in cols]
-    jdbc.ask("GENERATE", f"UPSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-             "1", *params)
+    jdbc.ask("GENERATE", f"UPSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", "1", *params)
 
 
-MIXED = ("CREATE TABLE LIVE_MIXED (T VARCHAR NOT NULL, ID BIGINT NOT NULL, AT TIMESTAMP NOT NULL, "
-         "PRICE DECIMAL(12,2), CODE CHAR(3) NOT NULL, FLAG BOOLEAN NOT NULL, NOTE VARCHAR, "
-         "CONSTRAINT PK PRIMARY KEY (T, ID DESC, AT, PRICE DESC, CODE, FLAG, NOTE DESC)) SALT_BUCKETS=6")
+MIXED = (
+    "CREATE TABLE LIVE_MIXED (T VARCHAR NOT NULL, ID BIGINT NOT NULL, AT TIMESTAMP NOT NULL, "
+    "PRICE DECIMAL(12,2), CODE CHAR(3) NOT NULL, FLAG BOOLEAN NOT NULL, NOTE VARCHAR, "
+    "CONSTRAINT PK PRIMARY KEY (T, ID DESC, AT, PRICE DESC, CODE, FLAG, NOTE DESC)) SALT_BUCKETS=6"
+)
 
 
 def _mixed_rows(n: int) -> list[dict[str, Any]]:
     rng = random.Random(7)
     rows = []
     for _ in range(n):
-        row: dict[str, Any] = {"T": rng.choice(["acme", "zeta", "ü-corp"]), "ID": rng.randint(-10**12, 10**12),
-                               "AT": PhoenixTimestamp(rng.randint(0, 2**41), rng.randint(0, 999_999)),
-                               "CODE": rng.choice(["ab", "xyz", "q"]), "FLAG": rng.random() < 0.5}
+        row: dict[str, Any] = {
+            "T": rng.choice(["acme", "zeta", "ü-corp"]),
+            "ID": rng.randint(-(10**12), 10**12),
+            "AT": PhoenixTimestamp(rng.randint(0, 2**41), rng.randint(0, 999_999)),
+            "CODE": rng.choice(["ab", "xyz", "q"]),
+            "FLAG": rng.random() < 0.5,
+        }
         if rng.random() < 0.7:
-            row["PRICE"] = Decimal(rng.randint(-10**8, 10**8)) / 100
+            row["PRICE"] = Decimal(rng.randint(-(10**8), 10**8)) / 100
         if rng.random() < 0.5:
             row["NOTE"] = rng.choice(["n", "note", "zz"])
         rows.append(row)
@@ -101,8 +106,7 @@ def test_rows_written_by_phoenix_decode_equal(jdbc: PhoenixOracle, store: HBaseS
         seen.append(table.key.decode(key))
 
     def norm(r: dict[str, Any]) -> tuple:
-        return tuple((c.name, r.get(c.name).rstrip(" ") if isinstance(r.get(c.name), str) else r.get(c.name))
-                     for c in table.key.columns)
+        return tuple((c.name, r.get(c.name).rstrip(" ") if isinstance(r.get(c.name), str) else r.get(c.name)) for c in table.key.columns)
 
     assert sorted(map(norm, seen), key=repr) == sorted(map(norm, rows), key=repr)
     # Phoenix reads the same values back through SQL.
@@ -110,14 +114,17 @@ def test_rows_written_by_phoenix_decode_equal(jdbc: PhoenixOracle, store: HBaseS
     assert count == len(seen) == len({norm(r) for r in rows})
 
 
-@pytest.mark.parametrize("ddl", [
-    MIXED.replace("LIVE_MIXED", "CAT_MIXED"),
-    "CREATE TABLE CAT_UNS (A UNSIGNED_INT NOT NULL, B UNSIGNED_LONG NOT NULL, C UNSIGNED_TIMESTAMP NOT NULL, "
-    "D UNSIGNED_DOUBLE, V VARCHAR(20) CONSTRAINT PK PRIMARY KEY (A DESC, B, C))",
-    "CREATE TABLE CAT_MT (TENANT_ID VARCHAR NOT NULL, K BINARY(4) NOT NULL, V VARCHAR "
-    "CONSTRAINT PK PRIMARY KEY (TENANT_ID, K DESC)) MULTI_TENANT=true",
-    "CREATE TABLE S.CAT_SCHEMA (D DATE NOT NULL PRIMARY KEY, F FLOAT, X TINYINT)",
-])
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        MIXED.replace("LIVE_MIXED", "CAT_MIXED"),
+        "CREATE TABLE CAT_UNS (A UNSIGNED_INT NOT NULL, B UNSIGNED_LONG NOT NULL, C UNSIGNED_TIMESTAMP NOT NULL, "
+        "D UNSIGNED_DOUBLE, V VARCHAR(20) CONSTRAINT PK PRIMARY KEY (A DESC, B, C))",
+        "CREATE TABLE CAT_MT (TENANT_ID VARCHAR NOT NULL, K BINARY(4) NOT NULL, V VARCHAR "
+        "CONSTRAINT PK PRIMARY KEY (TENANT_ID, K DESC)) MULTI_TENANT=true",
+        "CREATE TABLE S.CAT_SCHEMA (D DATE NOT NULL PRIMARY KEY, F FLOAT, X TINYINT)",
+    ],
+)
 def test_catalog_import_equals_ddl_import(jdbc: PhoenixOracle, store: HBaseStore, ddl: str) -> None:
     from_ddl = _create(jdbc, ddl)
     from_catalog = catalog_table(store, from_ddl.name)
@@ -126,12 +133,15 @@ def test_catalog_import_equals_ddl_import(jdbc: PhoenixOracle, store: HBaseStore
     assert from_catalog.options.get("SALT_BUCKETS") == from_ddl.options.get("SALT_BUCKETS")
 
 
-@pytest.mark.parametrize("ddl", [
-    "CREATE TABLE REG_SALT (A VARCHAR NOT NULL, N BIGINT NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (A, N)) SALT_BUCKETS=8",
-    "CREATE TABLE REG_SPLIT (K BIGINT NOT NULL PRIMARY KEY, V VARCHAR) SPLIT ON (100, CAST(200 AS BIGINT), -5)",
-    "CREATE TABLE REG_RAW (K VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) SALT_BUCKETS=4 SPLIT ON ('m')",
-    "CREATE TABLE REG_PAD (A CHAR(3) NOT NULL, B VARCHAR NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (A, B)) SALT_BUCKETS=5",
-])
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "CREATE TABLE REG_SALT (A VARCHAR NOT NULL, N BIGINT NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (A, N)) SALT_BUCKETS=8",
+        "CREATE TABLE REG_SPLIT (K BIGINT NOT NULL PRIMARY KEY, V VARCHAR) SPLIT ON (100, CAST(200 AS BIGINT), -5)",
+        "CREATE TABLE REG_RAW (K VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) SALT_BUCKETS=4 SPLIT ON ('m')",
+        "CREATE TABLE REG_PAD (A CHAR(3) NOT NULL, B VARCHAR NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (A, B)) SALT_BUCKETS=5",
+    ],
+)
 def test_real_region_boundaries_equal_keyshape(jdbc: PhoenixOracle, store: HBaseStore, ddl: str) -> None:
     table = _create(jdbc, ddl)
     live = [r.start for r in store.regions(table.hbase_table)][1:]
@@ -140,10 +150,14 @@ def test_real_region_boundaries_equal_keyshape(jdbc: PhoenixOracle, store: HBase
 
 def test_resalt_4_to_8_keeps_every_row(jdbc: PhoenixOracle, store: HBaseStore) -> None:
     src, dst = f"RS_SRC_{os.getpid()}", f"RS_DST_{os.getpid()}"
-    source = _create(jdbc, f"CREATE TABLE {src} (U VARCHAR NOT NULL, ID BIGINT NOT NULL, AMOUNT DECIMAL(10,2), "
-                           "NAME VARCHAR CONSTRAINT PK PRIMARY KEY (U, ID DESC)) SALT_BUCKETS=4")
-    jdbc.ask("GENERATE", f"UPSERT INTO {src} (U, ID, AMOUNT, NAME) VALUES (?, ?, ?, ?)", "50000",
-             "txt:user{i}", "i8:{i}", "dec:{i}.25", "txt:name-{i}")
+    source = _create(
+        jdbc,
+        f"CREATE TABLE {src} (U VARCHAR NOT NULL, ID BIGINT NOT NULL, AMOUNT DECIMAL(10,2), "
+        "NAME VARCHAR CONSTRAINT PK PRIMARY KEY (U, ID DESC)) SALT_BUCKETS=4",
+    )
+    jdbc.ask(
+        "GENERATE", f"UPSERT INTO {src} (U, ID, AMOUNT, NAME) VALUES (?, ?, ?, ?)", "50000", "txt:user{i}", "i8:{i}", "dec:{i}.25", "txt:name-{i}"
+    )
     ddl = target_ddl(source, dst, 8)
     target = _create(jdbc, ddl)
     assert target.key.salt_buckets == 8 and target.key.columns == source.key.columns
@@ -168,12 +182,15 @@ def _analyze(ddl_path: Path, url: str, table: str, *extra: str) -> Any:
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", "analyze", str(ddl_path), "--hbase", url,
-                           "--table", table, *extra], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "analyze", str(ddl_path), "--hbase", url, "--table", table, *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-def test_live_analysis_flags_regions_that_hold_several_salt_buckets(jdbc: PhoenixOracle, phoenix_url: str,
-                                                                    tmp_path: Path) -> None:
+def test_live_analysis_flags_regions_that_hold_several_salt_buckets(jdbc: PhoenixOracle, phoenix_url: str, tmp_path: Path) -> None:
     name = f"LA_RAW_{os.getpid()}"
     ddl = f"CREATE TABLE {name} (K VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) SALT_BUCKETS=4 SPLIT ON ('m')"
     _create(jdbc, ddl)
@@ -188,7 +205,8 @@ def test_live_analysis_flags_regions_that_hold_several_salt_buckets(jdbc: Phoeni
 
 
 def test_live_analysis_finds_the_hot_spot_of_an_unsalted_index_on_a_monotonic_column(
-        jdbc: PhoenixOracle, store: HBaseStore, phoenix_url: str, tmp_path: Path) -> None:
+    jdbc: PhoenixOracle, store: HBaseStore, phoenix_url: str, tmp_path: Path
+) -> None:
     data_table, index_table = f"LA_DATA_{os.getpid()}", f"LA_BY_CREATED_{os.getpid()}"
     data_ddl = f"CREATE TABLE {data_table} (ID BIGINT NOT NULL PRIMARY KEY, CREATED DATE, V VARCHAR) SALT_BUCKETS=4"
     tables = {data_table: _create(jdbc, data_ddl)}
@@ -196,12 +214,10 @@ def test_live_analysis_finds_the_hot_spot_of_an_unsalted_index_on_a_monotonic_co
     # keyshape: a nullable DATE is a DECIMAL in the index, so integer literals would split wrongly).
     plain = parse_ddl(f"CREATE INDEX {index_table} ON {data_table} (CREATED) SALT_BUCKETS=0", tables)
     points = plain.key.split_points([{"CREATED": Decimal(ms)} for ms in (2_000_000, 4_000_000, 6_000_000)])
-    index_ddl = (f"CREATE INDEX {index_table} ON {data_table} (CREATED) SALT_BUCKETS=0 SPLIT ON ("
-                 + ", ".join(f"X'{p.hex()}'" for p in points) + ")")
+    index_ddl = f"CREATE INDEX {index_table} ON {data_table} (CREATED) SALT_BUCKETS=0 SPLIT ON (" + ", ".join(f"X'{p.hex()}'" for p in points) + ")"
     index = _create(jdbc, index_ddl, tables)
     ddls = [data_ddl, index_ddl]
-    jdbc.ask("GENERATE", f"UPSERT INTO {data_table} (ID, CREATED, V) VALUES (?, ?, ?)", "8000",
-             "i8:{i}", "date:{i}000", "txt:v")
+    jdbc.ask("GENERATE", f"UPSERT INTO {data_table} (ID, CREATED, V) VALUES (?, ?, ?)", "8000", "i8:{i}", "date:{i}000", "txt:v")
     regions = store.regions(index.hbase_table)
     assert [r.start for r in regions][1:] == index.region_boundaries()
     counts = [sum(1 for _ in store.scan(index.hbase_table, r.start, r.end)) for r in regions]

@@ -41,17 +41,16 @@ _TYPES: dict[str, st.SearchStrategy[Any]] = {
     "UNSIGNED_LONG": st.integers(0, 2**63 - 1),
     "FLOAT": st.floats(width=32),
     "DOUBLE": st.floats(),
-    "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, places=None, min_value=Decimal("-1e30"),
-                           max_value=Decimal("1e30")).map(lambda d: Decimal(str(d))),
-    "DECIMAL(12,3)": st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=Decimal("-999999999"),
-                                 max_value=Decimal("999999999")),
+    "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, places=None, min_value=Decimal("-1e30"), max_value=Decimal("1e30")).map(
+        lambda d: Decimal(str(d))
+    ),
+    "DECIMAL(12,3)": st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=Decimal("-999999999"), max_value=Decimal("999999999")),
     "BOOLEAN": st.booleans(),
     "DATE": st.integers(-(2**45), 2**45),
     "TIMESTAMP": st.builds(PhoenixTimestamp, st.integers(-(2**45), 2**45), st.integers(0, 999_999)),
     "CHAR(4)": st.text(alphabet="abcxyz019 ", min_size=1, max_size=4).filter(lambda s: s.strip(" ") == s),
     "BINARY(3)": st.binary(min_size=1, max_size=3),
-    "VARCHAR": st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-                       min_size=1, max_size=8),
+    "VARCHAR": st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=8),
 }
 
 
@@ -73,12 +72,10 @@ def tables(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, bool, bool]], int
 def _ddl(name: str, cols: list[tuple[str, str, bool, bool]], salt: int | None) -> str:
     defs = ", ".join(f"{c} {t}{'' if nullable else ' NOT NULL'}" for c, t, _, nullable in cols)
     pk = ", ".join(f"{c}{' DESC' if desc else ''}" for c, _, desc, _ in cols)
-    return (f"CREATE TABLE {name} ({defs}, V VARCHAR CONSTRAINT PK PRIMARY KEY ({pk}))"
-            + (f" SALT_BUCKETS={salt}" if salt else ""))
+    return f"CREATE TABLE {name} ({defs}, V VARCHAR CONSTRAINT PK PRIMARY KEY ({pk}))" + (f" SALT_BUCKETS={salt}" if salt else "")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(table=tables(), data=st.data())
 def test_random_rows_equal_phoenix_and_decode_back(oracle: PhoenixOracle, table: Any, data: st.DataObject) -> None:
     name, cols, salt = table
@@ -97,8 +94,7 @@ def test_random_rows_equal_phoenix_and_decode_back(oracle: PhoenixOracle, table:
         names = list(row) + ["V"]
         params = [to_param(types[c], row[c]) for c in row] + ["str:78"]
         try:
-            theirs = oracle.keys(f"UPSERT INTO {name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                                 *params)[name]
+            theirs = oracle.keys(f"UPSERT INTO {name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", *params)[name]
         except PhoenixOracleError as exc:
             # Phoenix refused the row (e.g. every PK column NULL): keyshape must refuse it too.
             with pytest.raises(PhoenixKeyError):
@@ -112,7 +108,8 @@ def test_random_rows_equal_phoenix_and_decode_back(oracle: PhoenixOracle, table:
             value, wanted = back[c], row[c]
             if sql_type.startswith("DECIMAL") and wanted is not None:
                 assert value == key.columns[[k.name for k in key.columns].index(c)].type.decode(
-                    key.columns[[k.name for k in key.columns].index(c)].type.encode(wanted)), (c, value, wanted)
+                    key.columns[[k.name for k in key.columns].index(c)].type.encode(wanted)
+                ), (c, value, wanted)
             elif sql_type.startswith("BINARY"):
                 assert value == wanted.ljust(3, b"\x00")
             elif sql_type == "VARCHAR" and wanted == "":
@@ -129,16 +126,21 @@ def test_random_rows_equal_phoenix_and_decode_back(oracle: PhoenixOracle, table:
 
 _EDGE_PK_TYPES: dict[str, st.SearchStrategy[Any]] = {
     **{t: _TYPES[t] for t in ("INTEGER", "BIGINT", "DOUBLE", "CHAR(4)", "VARCHAR", "TIMESTAMP", "BINARY(3)")},
-    "DECIMAL(5)": st.one_of(*(st.decimals(allow_nan=False, allow_infinity=False, places=p, min_value=-200000,
-                                          max_value=200000) for p in (0, 1, 2))),
+    "DECIMAL(5)": st.one_of(*(st.decimals(allow_nan=False, allow_infinity=False, places=p, min_value=-200000, max_value=200000) for p in (0, 1, 2))),
     "DECIMAL(4,2)": st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-150, max_value=150),
     "VARCHAR(3)": st.text(alphabet="ab\u00e9\U0001f600", min_size=1, max_size=4),
 }
 _FINITE = st.floats(min_value=-1e100, max_value=1e100).filter(lambda f: f == 0 or abs(f) > 1e-100)
 _INDEXABLE: dict[str, st.SearchStrategy[Any]] = {
-    "TIMESTAMP": _TYPES["TIMESTAMP"], "DOUBLE": _FINITE, "FLOAT": st.floats(width=32, allow_nan=False, allow_infinity=False),
-    "BOOLEAN": st.booleans(), "INTEGER": _TYPES["INTEGER"], "TIME": _TYPES["DATE"], "CHAR(3)": st.text(alphabet="abz", min_size=1, max_size=3),
-    "VARCHAR": _TYPES["VARCHAR"], "UNSIGNED_DOUBLE": st.floats(min_value=0, max_value=1e100),
+    "TIMESTAMP": _TYPES["TIMESTAMP"],
+    "DOUBLE": _FINITE,
+    "FLOAT": st.floats(width=32, allow_nan=False, allow_infinity=False),
+    "BOOLEAN": st.booleans(),
+    "INTEGER": _TYPES["INTEGER"],
+    "TIME": _TYPES["DATE"],
+    "CHAR(3)": st.text(alphabet="abz", min_size=1, max_size=3),
+    "VARCHAR": _TYPES["VARCHAR"],
+    "UNSIGNED_DOUBLE": st.floats(min_value=0, max_value=1e100),
 }
 
 
@@ -169,8 +171,7 @@ def _edge_tables(draw: st.DrawFn) -> dict[str, Any]:
         fixed = not (sql_type.startswith("VARCHAR") or sql_type.startswith("DECIMAL"))
         nullable = not fixed and i > 0 and draw(st.booleans())
         cols.append((f"C{i}", sql_type, desc, nullable))
-    extra = [] if multi else [(f"X{i}", t) for i, t in enumerate(draw(st.lists(st.sampled_from(sorted(_INDEXABLE)),
-                                                                                   min_size=0, max_size=2)))]
+    extra = [] if multi else [(f"X{i}", t) for i, t in enumerate(draw(st.lists(st.sampled_from(sorted(_INDEXABLE)), min_size=0, max_size=2)))]
     indexes = []
     for name, _ in extra:
         with_pk = draw(st.booleans())
@@ -178,8 +179,7 @@ def _edge_tables(draw: st.DrawFn) -> dict[str, Any]:
         indexes.append(indexed)
     salt = None if multi else draw(st.sampled_from([None, None, 3]))
     splits = [] if salt else draw(st.lists(_split_literal(), max_size=3))
-    return {"name": f"E{next(_COUNTER)}", "cols": cols, "extra": extra, "indexes": indexes, "salt": salt,
-            "splits": splits, "multi": multi}
+    return {"name": f"E{next(_COUNTER)}", "cols": cols, "extra": extra, "indexes": indexes, "salt": salt, "splits": splits, "multi": multi}
 
 
 def _edge_ddl(t: dict[str, Any]) -> list[str]:
@@ -187,9 +187,11 @@ def _edge_ddl(t: dict[str, Any]) -> list[str]:
     defs += [f"{c} {ty}" for c, ty in t["extra"]]
     pk = ", ".join(f"{c}{' DESC' if desc else ''}" for c, _, desc, _ in t["cols"])
     options = [f"SALT_BUCKETS={t['salt']}"] * bool(t["salt"]) + ["MULTI_TENANT=true"] * t["multi"]
-    ddl = (f"CREATE TABLE {t['name']} ({', '.join(defs)}, V VARCHAR CONSTRAINT PK PRIMARY KEY ({pk}))"
-           + (" " + ", ".join(options) if options else "")
-           + (f" SPLIT ON ({', '.join(t['splits'])})" if t["splits"] else ""))
+    ddl = (
+        f"CREATE TABLE {t['name']} ({', '.join(defs)}, V VARCHAR CONSTRAINT PK PRIMARY KEY ({pk}))"
+        + (" " + ", ".join(options) if options else "")
+        + (f" SPLIT ON ({', '.join(t['splits'])})" if t["splits"] else "")
+    )
     out = [ddl]
     for i, indexed in enumerate(t["indexes"]):
         cols = ", ".join(f"{c}{' DESC' if d else ''}" for c, d in indexed)
@@ -228,8 +230,7 @@ def _phoenix_ranges(scans: list[str]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(t=_edge_tables(), data=st.data())
 def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, Any], data: st.DataObject) -> None:
     ddls = _edge_ddl(t)
@@ -261,8 +262,7 @@ def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, An
         names = list(row) + ["V"]
         params = [to_param(types[c], row[c]) for c in row] + ["str:78"]
         try:
-            theirs = oracle.keys(f"UPSERT INTO {name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                                 *params)
+            theirs = oracle.keys(f"UPSERT INTO {name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", *params)
         except PhoenixOracleError as exc:
             with pytest.raises(PhoenixKeyError):
                 tables[name].key.encode({c: row[c] for c, _, _, _ in t["cols"]})
@@ -280,8 +280,7 @@ def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, An
                 assert "Double.toString" in str(exc) and table_name != name, exc
                 continue
             assert ours == key_bytes, (ddls, table_name, row)
-            if not any((c.desc or c.data_desc) and c.type.name == "DECIMAL" and c.type.scale is not None
-                       for c in key.columns):
+            if not any((c.desc or c.data_desc) and c.type.name == "DECIMAL" and c.type.scale is not None for c in key.columns):
                 # (a DESC DECIMAL cut to its scale is written ASC and reads back as another number)
                 assert key.encode(key.decode(ours)) == ours, (table_name, row)
         # Phoenix's own scan for the leading PK columns equal to the row's (stored) values
@@ -292,8 +291,7 @@ def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, An
         if any(v is None for v in leading.values()) or any(c.type.name == "DECIMAL" and c.desc for c in key.columns[:k]):
             continue  # (a DESC DECIMAL cut to its scale reads back as another number: lint explains it)
         where = " AND ".join(f"{c} = ?" for c in leading)
-        scans = oracle.ask("SCAN", f"SELECT /*+ NO_INDEX */ * FROM {name} WHERE {where}",
-                           *(to_param(types[c], v) for c, v in leading.items()))
+        scans = oracle.ask("SCAN", f"SELECT /*+ NO_INDEX */ * FROM {name} WHERE {where}", *(to_param(types[c], v) for c, v in leading.items()))
         regions = oracle.regions(name)
         ranges = sorted(key.scan_ranges(**leading))
         assert _clipped(ranges, regions) == _clipped(_phoenix_ranges(scans), regions), (ddls[0], leading)

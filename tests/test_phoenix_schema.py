@@ -56,9 +56,12 @@ def _write(ddl: str) -> Path:
 
 
 def test_analyze_judges_phoenix_designs(tmp_path: Path) -> None:
-    seq = _toml(tmp_path, "CREATE TABLE SEQ (ID BIGINT NOT NULL PRIMARY KEY, V VARCHAR) "
-                          "SPLIT ON (CAST(50000 AS BIGINT), CAST(100000 AS BIGINT), CAST(150000 AS BIGINT))",
-                'rows = 200000\nfields.ID = { generator = "sequential", start = 0 }')
+    seq = _toml(
+        tmp_path,
+        "CREATE TABLE SEQ (ID BIGINT NOT NULL PRIMARY KEY, V VARCHAR) "
+        "SPLIT ON (CAST(50000 AS BIGINT), CAST(100000 AS BIGINT), CAST(150000 AS BIGINT))",
+        'rows = 200000\nfields.ID = { generator = "sequential", start = 0 }',
+    )
     assert analyze_schema(load_schema(seq)).verdict == "hotspot"
     salted = analyze_schema(load_schema(EXAMPLES / "phoenix/events.toml"))
     assert salted.verdict == "balanced"
@@ -81,8 +84,7 @@ def test_create_load_and_merged_scan_on_the_embedded_store() -> None:
 
 def test_cli_analyze_and_create_accept_phoenix_schemas(tmp_path: Path) -> None:
     def ks(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, timeout=300)
 
     out = ks("analyze", str(EXAMPLES / "phoenix/events.toml"), "--rows", "20000")
     assert out.returncode == 0, out.stderr

@@ -46,9 +46,11 @@ def java_rem(a: int, n: int) -> int:
 
 
 def make(prefix: dict, sep: str, hash_fields: list[str] | None = None) -> KeySchema:
-    key: dict = {"separator": sep, "prefix": prefix,
-                 "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"},
-                            {"name": "c", "type": "string"}]}
+    key: dict = {
+        "separator": sep,
+        "prefix": prefix,
+        "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "c", "type": "string"}],
+    }
     if hash_fields is not None:
         key["hash_fields"] = hash_fields
     return KeySchema.from_dict({"table": {"name": "t"}, "key": key})
@@ -113,8 +115,7 @@ def test_crc32_is_four_lower_hex_digits_of_the_low_16_bits(records, sep, hf):
     check(make({"strategy": "crc32"}, sep, hf), records, expected)
 
 
-@pytest.mark.parametrize("buckets,n", [(2, 2), (10, 2), (11, 2), (100, 2), (101, 3), (1000, 3), (1001, 4),
-                                       (123457, 6)])
+@pytest.mark.parametrize("buckets,n", [(2, 2), (10, 2), (11, 2), (100, 2), (101, 3), (1000, 3), (1001, 4), (123457, 6)])
 @settings(max_examples=25, deadline=None)
 @given(records=RECORDS, sep=SEPARATORS, hf=HASH_SUBSETS)
 def test_mod_is_percent_0nd_with_n_digits_of_buckets_minus_1_at_least_2(buckets, n, records, sep, hf):
@@ -173,18 +174,27 @@ OTSDB_UID = st.binary(min_size=3, max_size=3)
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 8])
 @settings(max_examples=30, deadline=None)
-@given(rows=st.lists(st.tuples(OTSDB_UID, st.integers(0, 2**31 - 1), OTSDB_UID, OTSDB_UID, OTSDB_UID, OTSDB_UID),
-                     min_size=1, max_size=8),
-       buckets=st.sampled_from([1, 7, 20, 300, 70000, 2**31 - 1]))
+@given(
+    rows=st.lists(st.tuples(OTSDB_UID, st.integers(0, 2**31 - 1), OTSDB_UID, OTSDB_UID, OTSDB_UID, OTSDB_UID), min_size=1, max_size=8),
+    buckets=st.sampled_from([1, 7, 20, 300, 70000, 2**31 - 1]),
+)
 def test_opentsdb_salts_metric_and_tags_only(width, rows, buckets):
     """RowKey.prefixKeyWithSalt: Arrays.hashCode(metric + tag pairs) (the base time excluded),
     |h % buckets| over ``width`` bytes; an all-zero metric UID is left unsalted (zeros)."""
-    s = KeySchema.from_dict({"table": {"name": "tsdb"}, "key": {
-        "prefix": {"strategy": "opentsdb", "buckets": buckets, "width": width},
-        "hash_fields": ["metric", "k1", "v1", "k2", "v2"],
-        "fields": [{"name": "metric", "type": "bytes", "width": 3},
-                   {"name": "base", "type": "int32", "encoding": "hbase"},
-                   *({"name": n, "type": "bytes", "width": 3} for n in ("k1", "v1", "k2", "v2"))]}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "tsdb"},
+            "key": {
+                "prefix": {"strategy": "opentsdb", "buckets": buckets, "width": width},
+                "hash_fields": ["metric", "k1", "v1", "k2", "v2"],
+                "fields": [
+                    {"name": "metric", "type": "bytes", "width": 3},
+                    {"name": "base", "type": "int32", "encoding": "hbase"},
+                    *({"name": n, "type": "bytes", "width": 3} for n in ("k1", "v1", "k2", "v2")),
+                ],
+            },
+        }
+    )
     records, expected = [], []
     for metric, base, k1, v1, k2, v2 in rows + [(b"\0\0\0", 3600, b"\0\0\1", b"\0\0\2", b"\0\0\3", b"\0\0\4")]:
         records.append({"metric": metric, "base": base, "k1": k1, "v1": v1, "k2": k2, "v2": v2})
@@ -199,10 +209,16 @@ def test_opentsdb_salts_metric_and_tags_only(width, rows, buckets):
 def test_opentsdb_metric_must_lead_the_hashed_fields():
     """The salt splits J at the metric's width, so the metric must come first in key order."""
     with pytest.raises(SchemaError, match=r"key\.hash_fields: the metric field 'metric'.*must come before"):
-        KeySchema.from_dict({"table": {"name": "tsdb"}, "key": {
-            "prefix": {"strategy": "opentsdb"}, "hash_fields": ["metric", "tagk"],
-            "fields": [{"name": "tagk", "type": "bytes", "width": 3},
-                       {"name": "metric", "type": "bytes", "width": 3}]}})
+        KeySchema.from_dict(
+            {
+                "table": {"name": "tsdb"},
+                "key": {
+                    "prefix": {"strategy": "opentsdb"},
+                    "hash_fields": ["metric", "tagk"],
+                    "fields": [{"name": "tagk", "type": "bytes", "width": 3}, {"name": "metric", "type": "bytes", "width": 3}],
+                },
+            }
+        )
 
 
 @settings(max_examples=40, deadline=None)

@@ -92,8 +92,7 @@ def test_mod_layout_zero_padded_like_java_percent_02d(buckets, digits):
 
 def test_phoenix_layout_salt_byte_over_k():
     """Phoenix SaltingUtil.getSaltingByte: abs(Arrays.hashCode(K) % n) as one byte before K."""
-    s = schema({"strategy": "phoenix", "buckets": 10}, separator=None,
-               fields=(("a", "int64"), ("b", "string")))
+    s = schema({"strategy": "phoenix", "buckets": 10}, separator=None, fields=(("a", "int64"), ("b", "string")))
     key = s.encode({"a": 5, "b": "hello"})
     k = key[1:]
     assert key[0] == java_abs_rem(arrays_hash(k), 10)
@@ -101,13 +100,21 @@ def test_phoenix_layout_salt_byte_over_k():
 
 def test_opentsdb_layout_salt_over_metric_and_tags():
     """RowKey.prefixKeyWithSalt: Arrays.hashCode(metric + tags) % buckets, timestamp excluded."""
-    s = KeySchema.from_dict({"table": {"name": "tsdb"}, "key": {
-        "prefix": {"strategy": "opentsdb", "buckets": 20, "width": 1},
-        "hash_fields": ["metric", "tagk", "tagv"],
-        "fields": [{"name": "metric", "type": "bytes", "width": 3},
-                   {"name": "base", "type": "int32", "encoding": "hbase"},
-                   {"name": "tagk", "type": "bytes", "width": 3},
-                   {"name": "tagv", "type": "bytes", "width": 3}]}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "tsdb"},
+            "key": {
+                "prefix": {"strategy": "opentsdb", "buckets": 20, "width": 1},
+                "hash_fields": ["metric", "tagk", "tagv"],
+                "fields": [
+                    {"name": "metric", "type": "bytes", "width": 3},
+                    {"name": "base", "type": "int32", "encoding": "hbase"},
+                    {"name": "tagk", "type": "bytes", "width": 3},
+                    {"name": "tagv", "type": "bytes", "width": 3},
+                ],
+            },
+        }
+    )
     rec = {"metric": b"\x00\x00\x07", "base": 1767225600, "tagk": b"\x00\x00\x01", "tagv": b"\x00\x01\x02"}
     key = s.encode(rec)
     expected_salt = java_abs_rem(arrays_hash(b"\x00\x00\x07\x00\x00\x01\x00\x01\x02"), 20)
@@ -132,8 +139,7 @@ def test_random_prefix_is_a_bucket_and_strips():
 
 
 def test_separator_empty_when_absent():
-    s = schema({"strategy": "md5", "length": 4}, separator=None,
-               fields=(("a", "string"),))
+    s = schema({"strategy": "md5", "length": 4}, separator=None, fields=(("a", "string"),))
     assert s.encode({"a": "zz"}) == hashlib.md5(b"zz").hexdigest()[:4].encode() + b"zz"
 
 
@@ -143,13 +149,16 @@ def test_md5_length_out_of_range_is_a_schema_error():
             schema({"strategy": "md5", "length": length})
 
 
-@pytest.mark.parametrize("strategy,count,first,last", [
-    ({"strategy": "mod", "buckets": 100}, 100, b"00", b"99"),
-    ({"strategy": "phoenix", "buckets": 16}, 16, b"\x00", b"\x0f"),
-    ({"strategy": "crc32"}, 65536, b"0000", b"ffff"),
-    ({"strategy": "md5", "length": 4}, 65536, b"0000", b"ffff"),
-    ({"strategy": "java-hash-short"}, 32768, b"\x00\x00", b"\x7f\xff"),
-])
+@pytest.mark.parametrize(
+    "strategy,count,first,last",
+    [
+        ({"strategy": "mod", "buckets": 100}, 100, b"00", b"99"),
+        ({"strategy": "phoenix", "buckets": 16}, 16, b"\x00", b"\x0f"),
+        ({"strategy": "crc32"}, 65536, b"0000", b"ffff"),
+        ({"strategy": "md5", "length": 4}, 65536, b"0000", b"ffff"),
+        ({"strategy": "java-hash-short"}, 32768, b"\x00\x00", b"\x7f\xff"),
+    ],
+)
 def test_buckets_sorted_complete(strategy, count, first, last):
     b = schema(strategy).buckets()
     assert len(b) == count and b == sorted(b) and len(set(b)) == count
@@ -165,21 +174,41 @@ def test_buckets_none_when_unsalted_and_error_when_too_many():
 
 def test_prefix_splits_one_region_per_bucket_match_bucket_splits():
     """regions == buckets: the boundaries are splits.bucket_splits (decimal for mod, byte for Phoenix)."""
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 16},
-                             "fields": [{"name": "a", "type": "string"}]}, "splits": {"algorithm": "prefix", "regions": 16}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 16}, "fields": [{"name": "a", "type": "string"}]},
+            "splits": {"algorithm": "prefix", "regions": 16},
+        }
+    )
     assert s.split_keys() == bucket_splits(16, "decimal", 2)
-    p = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "phoenix", "buckets": 8},
-                             "fields": [{"name": "a", "type": "string"}]}, "splits": {"algorithm": "prefix"}})
+    p = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "phoenix", "buckets": 8}, "fields": [{"name": "a", "type": "string"}]},
+            "splits": {"algorithm": "prefix"},
+        }
+    )
     assert p.split_keys() == bucket_splits(8, "byte")
 
 
 def test_prefix_splits_group_buckets_evenly():
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "mod", "buckets": 100},
-                             "fields": [{"name": "a", "type": "string"}]}, "splits": {"algorithm": "prefix", "regions": 20}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "mod", "buckets": 100}, "fields": [{"name": "a", "type": "string"}]},
+            "splits": {"algorithm": "prefix", "regions": 20},
+        }
+    )
     keys = s.split_keys()
     assert keys == [b"%02d" % (5 * i) for i in range(1, 20)]
-    h = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": {"strategy": "md5", "length": 8},
-                             "fields": [{"name": "a", "type": "string"}]}, "splits": {"algorithm": "prefix", "regions": 4}})
+    h = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"prefix": {"strategy": "md5", "length": 8}, "fields": [{"name": "a", "type": "string"}]},
+            "splits": {"algorithm": "prefix", "regions": 4},
+        }
+    )
     assert h.split_keys() == [b"40000000", b"80000000", b"c0000000"]
 
 

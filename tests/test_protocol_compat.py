@@ -37,8 +37,11 @@ def _proto_fields(text: str) -> set[tuple[str, str, int]]:
     """(message path, field name, number) of every field in a .proto file's text."""
     text = re.sub(r"//[^\n]*", "", text)
     out, stack = set(), []
-    for tok in re.finditer(r"(message|enum|oneof)\s+(\w+)\s*\{|\}|(?:(?:optional|required|repeated)\s+)?"
-                           r"([\w.]+)\s+(\w+)\s*=\s*(\d+)", text):
+    for tok in re.finditer(
+        r"(message|enum|oneof)\s+(\w+)\s*\{|\}|(?:(?:optional|required|repeated)\s+)?"
+        r"([\w.]+)\s+(\w+)\s*=\s*(\d+)",
+        text,
+    ):
         if tok.group(1):
             stack.append((tok.group(1), tok.group(2)))
         elif tok.group(0) == "}":

@@ -31,8 +31,9 @@ def test_bytes_compare_is_hbase_byte_order() -> None:
     assert keyshape.compare_designs is compare
 
 
-@pytest.mark.parametrize("generic", ["compare", "decode", "split", "get", "scan", "scan_page", "generate",
-                                     "short", "int32", "int64", "encode_string", "encode_int64"])
+@pytest.mark.parametrize(
+    "generic", ["compare", "decode", "split", "get", "scan", "scan_page", "generate", "short", "int32", "int64", "encode_string", "encode_int64"]
+)
 def test_no_generic_top_level_names(generic: str) -> None:
     """One name per thing, and it says what it is: ``keyshape.decode`` looked like key decoding but
     was OrderedBytes decoding."""

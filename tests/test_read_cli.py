@@ -1,4 +1,5 @@
 """``keyshape scan`` on the embedded store filled with --load-rows (deterministic workload)."""
+
 from __future__ import annotations
 
 import re

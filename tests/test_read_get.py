@@ -1,4 +1,5 @@
 """Point reads: one Get for deterministic prefixes, a multi-get over every bucket for random."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,9 +18,11 @@ class CallLog:
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
         if name in ("get", "get_many"):
+
             def wrapped(*a: Any, **kw: Any) -> Any:
                 self.calls.append((name, list(a[1]) if name == "get_many" else a[1]))
                 return attr(*a, **kw)
+
             return wrapped
         return attr
 
@@ -38,8 +41,9 @@ def test_get_finds_exactly_the_stored_rows(schema: Any, recs: list) -> None:
             assert [r.key for r in rows] == want
             assert all(r.cells == {b"d:v": b"%s:%d" % (u.encode(), n)} for r in rows)
             if schema.prefix.name == "random":
-                assert store.calls == [("get_many", [schema.prefix.apply(b, schema.prefix.strip(
-                    schema.encode({"u": u, "n": n}))) for b in schema.buckets()])]
+                assert store.calls == [
+                    ("get_many", [schema.prefix.apply(b, schema.prefix.strip(schema.encode({"u": u, "n": n}))) for b in schema.buckets()])
+                ]
             else:
                 assert store.calls == [("get", schema.encode({"u": u, "n": n}))]
 

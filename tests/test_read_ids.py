@@ -1,4 +1,5 @@
 """IdAllocator: blocks from an atomic increment; ids never collide across threads or processes."""
+
 from __future__ import annotations
 
 import json
@@ -120,10 +121,8 @@ def test_deleted_counter_never_repeats_an_id_hbase(hbase: Any) -> None:
 
 
 def test_counter_sections_of_a_schema() -> None:
-    base = {"table": {"name": "o", "families": [{"name": "d"}, {"name": "t", "ttl": 86400}]},
-            "key": {"fields": [{"name": "id", "type": "int64"}]}}
-    schema = KeySchema.from_dict({**base, "counter": [{"name": "order_id", "block": 50},
-                                                      {"name": "in_main", "table": "o", "family": "d"}]})
+    base = {"table": {"name": "o", "families": [{"name": "d"}, {"name": "t", "ttl": 86400}]}, "key": {"fields": [{"name": "id", "type": "int64"}]}}
+    schema = KeySchema.from_dict({**base, "counter": [{"name": "order_id", "block": 50}, {"name": "in_main", "table": "o", "family": "d"}]})
     c, m = schema.counters
     assert (c.table.full_name, c.row, c.column, c.block) == ("o_ids", b"order_id", b"c:next", 50)
     assert m.table is schema.table and m.column == b"d:next"
@@ -159,8 +158,10 @@ def test_two_processes_never_collide(hbase: Any) -> None:
     try:
         ensure_table(store, TableSpec(table, families=[FamilySpec("c")]))
         # four processes, small blocks of different sizes so their increments interleave
-        procs = [subprocess.Popen([sys.executable, "-c", _CHILD, hbase.url, table, str(block)],
-                                  stdout=subprocess.PIPE, text=True) for block in (7, 10, 13, 50)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", _CHILD, hbase.url, table, str(block)], stdout=subprocess.PIPE, text=True)
+            for block in (7, 10, 13, 50)
+        ]
         outs = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
         assert all(p.returncode == 0 for p in procs)
         ids = [i for out in outs for i in out]

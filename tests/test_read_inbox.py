@@ -1,4 +1,5 @@
 """The inbox pattern: index families inside one row, subjects byte-inverted via OrderedBytes."""
+
 from __future__ import annotations
 
 import pytest

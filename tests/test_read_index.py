@@ -1,4 +1,5 @@
 """Secondary index tables: writes through both tables, reads by index, repair of planted faults."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,25 +15,33 @@ from keyshape.store import EmbeddedStore, ensure_table
 
 def orders_schema(index_prefix: Any = None, **index_extra: Any) -> KeySchema:
     index: dict[str, Any] = {
-        "name": "by_product", "table": "orders_by_product",
+        "name": "by_product",
+        "table": "orders_by_product",
         "fields": ["product_id", "order_time", "order_id"],
         "columns": [{"name": "product_id", "type": "string", "width": 4, "column": "d:product"}],
         **index_extra,
     }
     if index_prefix is not None:
         index["prefix"] = index_prefix
-    return KeySchema.from_dict({
-        "table": {"name": "orders", "namespace": "shop"},
-        "key": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 8}, "hash_fields": ["user_id"],
-                "fields": [{"name": "user_id", "type": "string", "width": 4},
-                           {"name": "order_time", "type": "timestamp", "order": "desc"},
-                           {"name": "order_id", "type": "string", "width": 6}]},
-        "index": [index],
-    })
+    return KeySchema.from_dict(
+        {
+            "table": {"name": "orders", "namespace": "shop"},
+            "key": {
+                "separator": "_",
+                "prefix": {"strategy": "mod", "buckets": 8},
+                "hash_fields": ["user_id"],
+                "fields": [
+                    {"name": "user_id", "type": "string", "width": 4},
+                    {"name": "order_time", "type": "timestamp", "order": "desc"},
+                    {"name": "order_id", "type": "string", "width": 6},
+                ],
+            },
+            "index": [index],
+        }
+    )
 
 
-ORDERS = [{"user_id": f"u{i % 5}", "order_time": 1000 + i, "order_id": f"o{i:05d}", "product_id": f"p{i % 3}"}
-          for i in range(40)]
+ORDERS = [{"user_id": f"u{i % 5}", "order_time": 1000 + i, "order_id": f"o{i:05d}", "product_id": f"p{i % 3}"} for i in range(40)]
 
 
 def setup(schema: KeySchema) -> EmbeddedStore:
@@ -55,8 +64,7 @@ def test_read_by_index_returns_main_rows_in_index_order(prefix: Any) -> None:
     # order_time is descending in the index key (it reuses the key field's encoding)
     assert [r.key for r in rows] == [schema.encode(o) for o in want]
     assert all(r.cells[b"d:product"] == b"p1" for r in rows)  # the value, not its padded key bytes
-    assert [r.fields["order_id"] for r in read_by_index(store, schema, "by_product", product_id="p1",
-                                                        limit=2)] == [o["order_id"] for o in want[:2]]
+    assert [r.fields["order_id"] for r in read_by_index(store, schema, "by_product", product_id="p1", limit=2)] == [o["order_id"] for o in want[:2]]
 
 
 def test_index_rows_point_at_main_rows() -> None:
@@ -103,7 +111,8 @@ def test_repair_finds_and_fixes_planted_inconsistencies() -> None:
     assert again.consistent and again.index_rows_checked == 39
     p2 = {r.key for r in read_by_index(store, schema, "by_product", product_id="p2")}
     assert schema.encode(moved) in p2 and schema.encode(lost) in {
-        r.key for r in read_by_index(store, schema, "by_product", product_id=lost["product_id"])}
+        r.key for r in read_by_index(store, schema, "by_product", product_id=lost["product_id"])
+    }
 
 
 class FailingMain:
@@ -132,6 +141,7 @@ class FailingMain:
             def __exit__(self, *exc: Any) -> None:
                 w.flush()
                 raise WriteFailed("refused", [outer.bad])
+
         return W()
 
 
@@ -154,7 +164,8 @@ def test_failed_main_write_never_leaves_an_index_row() -> None:
 
 def test_index_schema_errors_name_the_fix() -> None:
     with pytest.raises(SchemaError, match="neither a key field"):
-        KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "string"}]},
-                             "index": [{"name": "x", "table": "t_x", "fields": ["b"]}]})
+        KeySchema.from_dict(
+            {"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "string"}]}, "index": [{"name": "x", "table": "t_x", "fields": ["b"]}]}
+        )
     with pytest.raises(SchemaError, match="random"):
         orders_schema({"strategy": "random", "buckets": 4})

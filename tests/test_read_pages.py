@@ -1,5 +1,6 @@
 """Paging a salted table: tokens (no gap, no duplicate, even with writes between pages),
 offset/limit and start-key paging, each checked against the brute-force oracle."""
+
 from __future__ import annotations
 
 import uuid
@@ -24,10 +25,15 @@ def leading_for(schema: Any, u: str | None) -> dict[str, Any]:
 
 
 @SETTINGS
-@given(schema=schemas, recs=records, page_size=st.integers(1, 7), reverse=st.booleans(),
-       u=st.none() | st.sampled_from(USERS), parallel=st.sampled_from([0, 2]))
-def test_token_pages_concatenate_to_the_oracle(schema: Any, recs: list, page_size: int, reverse: bool,
-                                               u: str | None, parallel: int) -> None:
+@given(
+    schema=schemas,
+    recs=records,
+    page_size=st.integers(1, 7),
+    reverse=st.booleans(),
+    u=st.none() | st.sampled_from(USERS),
+    parallel=st.sampled_from([0, 2]),
+)
+def test_token_pages_concatenate_to_the_oracle(schema: Any, recs: list, page_size: int, reverse: bool, u: str | None, parallel: int) -> None:
     store = EmbeddedStore()
     keys = load(store, schema, recs)
     lead = leading_for(schema, u)
@@ -46,11 +52,14 @@ def test_token_pages_concatenate_to_the_oracle(schema: Any, recs: list, page_siz
 
 
 @SETTINGS
-@given(schema=schemas, recs=records, page_size=st.integers(1, 5), reverse=st.booleans(),
-       inserts=st.lists(st.lists(st.tuples(st.sampled_from(USERS), st.integers(-3, 12)), max_size=4),
-                        max_size=8))
-def test_token_pages_under_concurrent_inserts(schema: Any, recs: list, page_size: int, reverse: bool,
-                                              inserts: list) -> None:
+@given(
+    schema=schemas,
+    recs=records,
+    page_size=st.integers(1, 5),
+    reverse=st.booleans(),
+    inserts=st.lists(st.lists(st.tuples(st.sampled_from(USERS), st.integers(-3, 12)), max_size=4), max_size=8),
+)
+def test_token_pages_under_concurrent_inserts(schema: Any, recs: list, page_size: int, reverse: bool, inserts: list) -> None:
     """Rows written between pages: each page is exactly the oracle's next rows after the cursor at
     that moment, so nothing repeats, nothing that existed before is skipped, and a row written
     ahead of the cursor is returned while one written behind it is not."""
@@ -104,8 +113,7 @@ def test_offset_pages_are_oracle_slices(schema: Any, recs: list, page_size: int,
 
 @SETTINGS
 @given(schema=schemas, recs=records, page_size=st.integers(1, 6), reverse=st.booleans())
-def test_start_key_pages_cover_distinct_original_keys(schema: Any, recs: list, page_size: int,
-                                                      reverse: bool) -> None:
+def test_start_key_pages_cover_distinct_original_keys(schema: Any, recs: list, page_size: int, reverse: bool) -> None:
     """Start-key paging moves by original key: it returns every row except later duplicates of an
     original key that ended a page (only possible with random salt)."""
     store = EmbeddedStore()
@@ -151,12 +159,16 @@ def test_token_is_compact_for_many_buckets() -> None:
 
 
 @pytest.mark.hbase
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(schema=schemas, recs=records, page_size=st.integers(1, 5), reverse=st.booleans())
 def test_token_pages_on_hbase(hbase: Any, schema: Any, recs: list, page_size: int, reverse: bool) -> None:
-    schema = make_schema(schema.prefix.name, getattr(schema.prefix, "n", 4), schema.separator.decode(),
-                         schema.hash_fields == ["u"], name=f"read_pages_{uuid.uuid4().hex[:12]}")
+    schema = make_schema(
+        schema.prefix.name,
+        getattr(schema.prefix, "n", 4),
+        schema.separator.decode(),
+        schema.hash_fields == ["u"],
+        name=f"read_pages_{uuid.uuid4().hex[:12]}",
+    )
     store = open_store(hbase.url)
     try:
         keys = load(store, schema, recs)

@@ -22,10 +22,11 @@ def fetchers(streams: list[list[tuple[bytes, bytes, int]]], sizes: list[int], re
     out = []
     for stream, size in zip(streams, sizes):
         ordered = sorted(stream, reverse=reverse)
-        chunks = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+        chunks = [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
         def fetch(chunks=chunks):
             return as_run(chunks.pop(0)) if chunks else None
+
         out.append(fetch)
     return out
 
@@ -34,8 +35,7 @@ def fetchers(streams: list[list[tuple[bytes, bytes, int]]], sizes: list[int], re
 def test_merge_runs_equals_sorting_everything(originals, data, reverse):
     # stored keys are unique across streams (bucket byte + index), originals may repeat (a random
     # salt stores one original in several buckets): equal originals go in stored-key order
-    streams = [[(o, bytes([b]) + o + b"%d" % i, i) for i, o in enumerate(stream)]
-               for b, stream in enumerate(originals)]
+    streams = [[(o, bytes([b]) + o + b"%d" % i, i) for i, o in enumerate(stream)] for b, stream in enumerate(originals)]
     sizes = [data.draw(st.integers(1, 12)) for _ in streams]
     merged = rows_of(merge_runs(fetchers(streams, sizes, reverse), reverse))
     assert merged == sorted((row for s in streams for row in s), reverse=reverse)

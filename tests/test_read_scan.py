@@ -1,5 +1,6 @@
 """Merged scans over salted tables vs a brute-force oracle (sort every row by original key, ties
 by stored key), on the embedded store; a smaller run against a real HBase is marked ``hbase``."""
+
 from __future__ import annotations
 
 import uuid
@@ -15,17 +16,19 @@ from keyshape.read import scan
 from keyshape.schema import KeySchema
 from keyshape.store import EmbeddedStore, ensure_table, open_store
 
-queries = st.fixed_dictionaries({
-    "u": st.none() | st.sampled_from(USERS),
-    "n": st.none() | st.tuples(st.none() | st.integers(-4, 13), st.none() | st.integers(-4, 13)),
-    "bounds": st.none() | st.tuples(st.sampled_from(USERS), st.sampled_from(USERS))
-    | st.tuples(st.tuples(st.sampled_from(USERS), st.integers(-3, 12)),
-                st.tuples(st.sampled_from(USERS), st.integers(-3, 12))),
-    "limit": st.none() | st.integers(0, 25),
-    "reverse": st.booleans(),
-    "parallel": st.sampled_from([0, 0, 1, 3]),
-    "batch_size": st.integers(1, 6),
-})
+queries = st.fixed_dictionaries(
+    {
+        "u": st.none() | st.sampled_from(USERS),
+        "n": st.none() | st.tuples(st.none() | st.integers(-4, 13), st.none() | st.integers(-4, 13)),
+        "bounds": st.none()
+        | st.tuples(st.sampled_from(USERS), st.sampled_from(USERS))
+        | st.tuples(st.tuples(st.sampled_from(USERS), st.integers(-3, 12)), st.tuples(st.sampled_from(USERS), st.integers(-3, 12))),
+        "limit": st.none() | st.integers(0, 25),
+        "reverse": st.booleans(),
+        "parallel": st.sampled_from([0, 0, 1, 3]),
+        "batch_size": st.integers(1, 6),
+    }
+)
 
 
 def run_query(store: Any, schema: Any, keys: set[bytes], q: dict[str, Any]) -> None:
@@ -47,9 +50,20 @@ def run_query(store: Any, schema: Any, keys: set[bytes], q: dict[str, Any]) -> N
             start, stop = schema.field("u").encode(lo), schema.field("u").encode(hi) + b"\x00"
         else:  # exact original keys, so range edges land on stored rows
             start, stop = (schema.prefix.strip(schema.encode({"u": v[0], "n": v[1]})) for v in (lo, hi))
-    got = [r.key for r in scan(store, schema, start=start, stop=stop, limit=q["limit"],
-                                reverse=q["reverse"], parallel=q["parallel"],
-                                batch_size=q["batch_size"], **leading)]
+    got = [
+        r.key
+        for r in scan(
+            store,
+            schema,
+            start=start,
+            stop=stop,
+            limit=q["limit"],
+            reverse=q["reverse"],
+            parallel=q["parallel"],
+            batch_size=q["batch_size"],
+            **leading,
+        )
+    ]
     want = oracle(schema, keys, u=u, n=n, start=start, stop=stop, reverse=q["reverse"], limit=q["limit"])
     assert got == want
 
@@ -73,8 +87,9 @@ def test_random_salt_ties_come_out_by_stored_key() -> None:
     heads = [schema.prefix.apply(b, b"") for b in schema.buckets()]
     for h in (heads[3], heads[0], heads[2]):  # written out of order on purpose
         store.put(schema.table.full_name, h + k, {b"d:v": b"x"})
-    store.put(schema.table.full_name, schema.prefix.apply(schema.buckets()[1], schema.prefix.strip(
-        schema.encode({"u": "a", "n": 0}))), {b"d:v": b"y"})
+    store.put(
+        schema.table.full_name, schema.prefix.apply(schema.buckets()[1], schema.prefix.strip(schema.encode({"u": "a", "n": 0}))), {b"d:v": b"y"}
+    )
     fwd = [r.key for r in scan(store, schema, u="a")]
     assert [r[:3] for r in fwd[1:]] == sorted(h for h in (heads[3], heads[0], heads[2]))
     assert fwd[1:] == sorted(fwd[1:])
@@ -118,6 +133,7 @@ class CountingStore:
                     yield batch
             finally:
                 self.closed += 1
+
         return gen()
 
 
@@ -186,12 +202,16 @@ def test_bad_arguments_are_refused() -> None:
 
 
 @pytest.mark.hbase
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(schema=schemas, recs=records, qs=st.lists(queries, min_size=1, max_size=3))
 def test_merged_scan_matches_oracle_on_hbase(hbase: Any, schema: Any, recs: list, qs: list) -> None:
-    schema = make_schema(schema.prefix.name, getattr(schema.prefix, "n", 4), schema.separator.decode(),
-                         schema.hash_fields == ["u"], name=f"read_scan_{uuid.uuid4().hex[:12]}")
+    schema = make_schema(
+        schema.prefix.name,
+        getattr(schema.prefix, "n", 4),
+        schema.separator.decode(),
+        schema.hash_fields == ["u"],
+        name=f"read_scan_{uuid.uuid4().hex[:12]}",
+    )
     store = open_store(hbase.url)
     try:
         keys = load(store, schema, recs)
@@ -209,12 +229,16 @@ def test_merged_scan_matches_oracle_on_hbase(hbase: Any, schema: Any, recs: list
 def test_variable_width_field_holding_the_separator_matches_exactly(strategy: str, limit: Any) -> None:
     """u="a" is planned as the range under b"a_", which also holds u="a_b" and u="a__": the merged
     scan decodes and drops those, and the limit counts only the rows it keeps."""
-    schema = KeySchema.from_dict({
-        "table": {"name": "t"},
-        "key": {"separator": "_", "prefix": {"strategy": strategy, "buckets": 3} if strategy != "none"
-                else {"strategy": "none"},
-                "fields": [{"name": "u", "type": "string"}, {"name": "n", "type": "int32"}]},
-    })
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "_",
+                "prefix": {"strategy": strategy, "buckets": 3} if strategy != "none" else {"strategy": "none"},
+                "fields": [{"name": "u", "type": "string"}, {"name": "n", "type": "int32"}],
+            },
+        }
+    )
     store = EmbeddedStore()
     ensure_table(store, schema.table, schema.split_keys())
     users = ["a", "a_b", "a__", "ab", "a_"]
@@ -242,8 +266,12 @@ def test_merged_scan_with_more_buckets_than_calls_in_flight(hbase: Any, monkeypa
     try:
         keys = load(store, schema, [(u, n) for u in USERS for n in range(12)])
         try:
-            for q in ({"limit": None, "reverse": False}, {"limit": None, "reverse": True},
-                      {"limit": 17, "reverse": False}, {"limit": 5, "reverse": True}):
+            for q in (
+                {"limit": None, "reverse": False},
+                {"limit": None, "reverse": True},
+                {"limit": 17, "reverse": False},
+                {"limit": 5, "reverse": True},
+            ):
                 got = [r.key for r in scan(store, schema, batch_size=2, **q)]
                 assert got == oracle(schema, keys, **q)
                 assert all(c.in_flight == 0 for c in store.cluster._pool.values())

@@ -39,7 +39,7 @@ def readme_commands() -> list[tuple[int, str]]:
             inside = line.strip() == "```bash" if not inside else False
             continue
         if inside and line.startswith("$ks "):
-            out.append((number, line[len("$ks "):]))
+            out.append((number, line[len("$ks ") :]))
     return out
 
 
@@ -78,8 +78,7 @@ def _run(command: str, cwd: Path, url: str | None = None) -> subprocess.Complete
     if url is not None:
         argv = [url if a == "localhost:2181" else a for a in argv]
     env = dict(os.environ, COLUMNS="100")
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", *argv], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=600)
+    return subprocess.run([sys.executable, "-m", "keyshape.cli", *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
 @pytest.mark.parametrize("number,command", LOCAL, ids=[f"line{n}" for n, _ in LOCAL])
@@ -99,8 +98,7 @@ def test_the_readme_commands_on_hbase_run_in_order(hbase, scratch: Path) -> None
 
     store = open_store(hbase.url)
     try:
-        for name in ("shop:orders", "EVENTS", "rec_orders", "rec_orders_by_product", "rec_ids",
-                     "ns:events", "ns:events32"):
+        for name in ("shop:orders", "EVENTS", "rec_orders", "rec_orders_by_product", "rec_ids", "ns:events", "ns:events32"):
             if store.table_exists(name):
                 store.delete_table(name)
     finally:

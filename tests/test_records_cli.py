@@ -1,5 +1,6 @@
 """``keyshape get``, ``keyshape index lookup|repair``, ``keyshape ids take|show`` and ``create``
 with index and counter tables: results on a real HBase, one error line for each bad input."""
+
 from __future__ import annotations
 
 import uuid
@@ -41,26 +42,28 @@ def unique_schema(tmp_path: Path) -> Path:
 def test_dry_run_prints_every_table() -> None:
     code, out, _ = invoke("create", RECORDS, "--dry-run")
     assert code == 0
-    assert [line.split(",")[0] for line in out.splitlines()] == [
-        "create 'rec_orders'", "create 'rec_orders_by_product'", "create 'rec_ids'"]
+    assert [line.split(",")[0] for line in out.splitlines()] == ["create 'rec_orders'", "create 'rec_orders_by_product'", "create 'rec_ids'"]
     assert "{NAME => 'i'" in out and "{NAME => 'c'" in out  # the index's and the counter's families
     assert out.splitlines()[1].endswith("{SPLITS => ['01']}")  # one region per bucket of the index's mod 2
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["get", RECORDS, "user_id=u1"], "no value for key field 'order_id'"),
-    (["get", RECORDS, "user_id=", "order_id=1"], "no value for key field 'user_id'"),
-    (["get", RECORDS, "user_id=u1", "order_id=x"], "field 'order_id' is int64; cannot use 'x'"),
-    (["get", RECORDS, "bogus=1"], "no field 'bogus' in the key"),
-    (["get", RECORDS, "user_id=u1", "user_id=u2", "order_id=1"], "field 'user_id' given twice"),
-    (["index", "lookup", RECORDS, "nope"], "no index 'nope'"),
-    (["index", "lookup", RECORDS, "by_product", "product_id="], "no value in 'product_id='"),
-    (["index", "lookup", RECORDS, "by_product", "user_id=u1"], "no field 'user_id'"),
-    (["index", "repair", RECORDS, "nope"], "no index 'nope'"),
-    (["ids", "take", RECORDS, "nope"], "no counter 'nope'"),
-    (["ids", "take", RECORDS, "order_id", "-n", "2.5"], "'2.5' is not a valid integer"),
-    (["get", RECORDS, "user_id=u1", "order_id=1", "--hbase", "nosuchscheme://x"], "unknown store"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["get", RECORDS, "user_id=u1"], "no value for key field 'order_id'"),
+        (["get", RECORDS, "user_id=", "order_id=1"], "no value for key field 'user_id'"),
+        (["get", RECORDS, "user_id=u1", "order_id=x"], "field 'order_id' is int64; cannot use 'x'"),
+        (["get", RECORDS, "bogus=1"], "no field 'bogus' in the key"),
+        (["get", RECORDS, "user_id=u1", "user_id=u2", "order_id=1"], "field 'user_id' given twice"),
+        (["index", "lookup", RECORDS, "nope"], "no index 'nope'"),
+        (["index", "lookup", RECORDS, "by_product", "product_id="], "no value in 'product_id='"),
+        (["index", "lookup", RECORDS, "by_product", "user_id=u1"], "no field 'user_id'"),
+        (["index", "repair", RECORDS, "nope"], "no index 'nope'"),
+        (["ids", "take", RECORDS, "nope"], "no counter 'nope'"),
+        (["ids", "take", RECORDS, "order_id", "-n", "2.5"], "'2.5' is not a valid integer"),
+        (["get", RECORDS, "user_id=u1", "order_id=1", "--hbase", "nosuchscheme://x"], "unknown store"),
+    ],
+)
 def test_bad_input_gives_one_line(args: list[Any], expected: str) -> None:
     assert expected in one_error(*args)
 

@@ -21,13 +21,20 @@ from keyshape.report import html, png, terminal
 from keyshape.schema.labels import key_label, label_legend
 
 
-def schema(prefix: object = "none", separator: str = "_", splits: dict | None = None,
-           rows: int = 4000) -> KeySchema:
-    d: dict = {"table": {"name": "t"}, "key": {"prefix": prefix, "separator": separator, "fields": [
-        {"name": "user", "type": "string"}, {"name": "ts", "type": "timestamp"},
-        {"name": "n", "type": "int32", "encoding": "text", "width": 6}]},
-        "workload": {"rows": rows, "fields": {"user": {"generator": "zipf", "cardinality": 500,
-                                                       "format": "user{:04d}"}}}}
+def schema(prefix: object = "none", separator: str = "_", splits: dict | None = None, rows: int = 4000) -> KeySchema:
+    d: dict = {
+        "table": {"name": "t"},
+        "key": {
+            "prefix": prefix,
+            "separator": separator,
+            "fields": [
+                {"name": "user", "type": "string"},
+                {"name": "ts", "type": "timestamp"},
+                {"name": "n", "type": "int32", "encoding": "text", "width": 6},
+            ],
+        },
+        "workload": {"rows": rows, "fields": {"user": {"generator": "zipf", "cardinality": 500, "format": "user{:04d}"}}},
+    }
     if splits:
         d["splits"] = splits
     return KeySchema.from_dict(d)
@@ -41,14 +48,16 @@ def test_bucket_start_keys_read_as_buckets() -> None:
     assert label_legend(s) == "bucket · user · ts · n"
     assert key_label(s, b"03") == "bucket 03"
     assert key_label(s, b"03_user0042") == "bucket 03 · user0042"
-    phoenix = KeySchema.from_dict({"table": {"name": "t"}, "key": {
-        "prefix": {"strategy": "phoenix", "buckets": 8}, "fields": [{"name": "a", "type": "int64"}]}})
+    phoenix = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"prefix": {"strategy": "phoenix", "buckets": 8}, "fields": [{"name": "a", "type": "int64"}]}}
+    )
     assert key_label(phoenix, b"\x05") == "bucket 5"
 
 
 def test_time_split_reads_as_a_time() -> None:
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "event_time", "type": "timestamp"}, {"name": "id", "type": "int32"}]}})
+    s = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"fields": [{"name": "event_time", "type": "timestamp"}, {"name": "id", "type": "int32"}]}}
+    )
     t = int(datetime(2026, 1, 1, 3, tzinfo=UTC).timestamp() * 1000)
     assert key_label(s, t.to_bytes(8, "big")) == "2026-01-01 03:00"
     assert key_label(s, (t + 1500).to_bytes(8, "big")) == "2026-01-01 03:00:01.500"
@@ -61,22 +70,24 @@ def test_partial_and_unreadable_keys() -> None:
     assert key_label(s, b"") == ""
     assert key_label(s, b"03_user0042_\x00\x00") == "bucket 03 · user0042…"
     assert key_label(s, b"\xff\xfe") == "\\xFF\\xFE"  # not a bucket of this schema
-    full = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": "md5-full", "fields": [
-        {"name": "a", "type": "string"}]}})
+    full = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": "md5-full", "fields": [{"name": "a", "type": "string"}]}})
     assert label_legend(full) == "a" and key_label(full, b"0f3a") == "0f3a"
 
 
 def test_encode_only_keys_show_what_can_be_read() -> None:
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"prefix": "java-hash-short", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+    s = KeySchema.from_dict(
+        {"table": {"name": "t"}, "key": {"prefix": "java-hash-short", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}}
+    )
     key = s.encode({"a": "user", "b": "142"})
     assert key_label(s, key) == f"hash {int.from_bytes(key[:2], 'big')} · user142"
 
 
 @settings(max_examples=60, deadline=None)
-@given(user=st.text(alphabet=st.characters(blacklist_characters="_", blacklist_categories=("Cs",)),
-                    min_size=1, max_size=12),
-       ts=st.integers(0, 4_102_444_800_000), n=st.integers(0, 999_999))
+@given(
+    user=st.text(alphabet=st.characters(blacklist_characters="_", blacklist_categories=("Cs",)), min_size=1, max_size=12),
+    ts=st.integers(0, 4_102_444_800_000),
+    n=st.integers(0, 999_999),
+)
 def test_whole_keys_read_back_every_field(user: str, ts: int, n: int) -> None:
     s = schema(MOD)
     label = key_label(s, s.encode({"user": user, "ts": ts, "n": n}))
@@ -106,10 +117,8 @@ def test_reports_show_decoded_labels() -> None:
 
 
 def test_compare_colour_scale_shared_or_per_panel() -> None:
-    hot = analyze_schema(schema(splits={"algorithm": "sample", "regions": 4}, rows=3000), windows=10,
-                         name="plain")
-    even = analyze_schema(schema(MOD, splits={"algorithm": "prefix", "regions": 4}, rows=3000),
-                          windows=10, name="salted")
+    hot = analyze_schema(schema(splits={"algorithm": "sample", "regions": 4}, rows=3000), windows=10, name="plain")
+    even = analyze_schema(schema(MOD, splits={"algorithm": "prefix", "regions": 4}, rows=3000), windows=10, name="salted")
     maxes = [float(hot.heat.max()), float(even.heat.max())]
     assert maxes[0] != maxes[1]
 
@@ -133,13 +142,25 @@ def test_cli_compare_colour_scale_reaches_the_html(tmp_path) -> None:
 
     examples = Path(__file__).resolve().parents[1] / "examples"
     page = tmp_path / "c.html"
-    args = [sys.executable, "-m", "keyshape.cli", "compare", str(examples / "sequential.toml"),
-            str(examples / "orders.toml"), "--rows", "3000", "--regions", "8", "--windows", "5",
-            "--html", str(page)]
+    args = [
+        sys.executable,
+        "-m",
+        "keyshape.cli",
+        "compare",
+        str(examples / "sequential.toml"),
+        str(examples / "orders.toml"),
+        "--rows",
+        "3000",
+        "--regions",
+        "8",
+        "--windows",
+        "5",
+        "--html",
+        str(page),
+    ]
     p = subprocess.run([*args, "--colour-scale", "per-panel"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    found = [json.loads(m)["vmax"] for m in
-             re.findall(r'class="ks-data">(.*?)</script>', page.read_text(encoding="utf-8"))]
+    found = [json.loads(m)["vmax"] for m in re.findall(r'class="ks-data">(.*?)</script>', page.read_text(encoding="utf-8"))]
     assert len(found) == 2 and found[0] != found[1]  # each design on its own scale
     p = subprocess.run([*args, "--colour-scale", "loud"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "per-panel" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -20,9 +20,7 @@ from keyshape.core.regions import RegionMap, simulate_auto_split
 
 # Bytes drawn mostly from the edge values that break naive encodings: NUL (stripped by numpy 'S'),
 # 0x01, the sign boundary 0x7f/0x80 and 0xff.
-edge_bytes = st.binary(max_size=6).map(
-    lambda b: bytes((0x00, 0x01, 0x7F, 0x80, 0xFF, 0x61)[x % 6] for x in b)
-)
+edge_bytes = st.binary(max_size=6).map(lambda b: bytes((0x00, 0x01, 0x7F, 0x80, 0xFF, 0x61)[x % 6] for x in b))
 split_sets = st.lists(edge_bytes.filter(bool), max_size=12, unique=True).map(sorted)
 
 
@@ -64,7 +62,12 @@ def test_boundaries_are_half_open_like_hbase() -> None:
     assert region_map.ends == [b"b", b"d", b""]
     # start key inclusive, end key exclusive
     assert region_map.assign([b"", b"a\xff", b"b", b"c\xff\xff", b"d", b"\xff" * 9]).tolist() == [
-        0, 0, 1, 1, 2, 2,
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
     ]
 
 
@@ -185,9 +188,7 @@ def test_no_limits_never_split() -> None:
 
 @settings(max_examples=200)
 @given(splits=split_sets, keys=st.lists(edge_bytes, max_size=30), width=st.integers(1, 10))
-def test_assign_fixed_width_arrays_match_reference(
-    splits: list[bytes], keys: list[bytes], width: int
-) -> None:
+def test_assign_fixed_width_arrays_match_reference(splits: list[bytes], keys: list[bytes], width: int) -> None:
     """2-D uint8 and 'V' arrays keep every byte, NULs included, so they must match bytes order."""
     fixed = [(k + b"\x00" * width)[:width] for k in keys]
     extra = [(s + b"\x00" * width)[:width] for s in splits]

@@ -27,7 +27,7 @@ def hot():
 def even():
     rng = random.Random(0)
     keys = [b"%02d_%06d" % (rng.randrange(8), rng.randrange(10**6)) for _ in range(8_000)]
-    return analyze(keys, SPLITS + [b"\xfe<\"&>"], name="salted")
+    return analyze(keys, SPLITS + [b'\xfe<"&>'], name="salted")
 
 
 def _assert_self_contained(page: str) -> None:

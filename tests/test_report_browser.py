@@ -28,16 +28,16 @@ SCHEMA = {
     "table": {"name": "events"},
     "key": {"fields": [{"name": "t", "type": "timestamp"}, {"name": "id", "type": "int32"}]},
     "splits": {"algorithm": "sample", "regions": 12, "sample_rows": 2000},
-    "workload": {"rows": 12_000, "fields": {"t": {"generator": "sequential-time"},
-                                            "id": {"generator": "uniform", "cardinality": 1000}}},
+    "workload": {"rows": 12_000, "fields": {"t": {"generator": "sequential-time"}, "id": {"generator": "uniform", "cardinality": 1000}}},
 }
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Chromium]:
     if BROWSER is None:
-        pytest.skip("no Chromium to run the browser tests: apt-get install -y chromium "
-                    "(.ci/run installs it), or set KEYSHAPE_CHROMIUM to a Chrome binary")
+        pytest.skip(
+            "no Chromium to run the browser tests: apt-get install -y chromium (.ci/run installs it), or set KEYSHAPE_CHROMIUM to a Chrome binary"
+        )
     c = Chromium(BROWSER)
     try:
         yield c
@@ -71,21 +71,17 @@ def _plot_box(page: Page, which: int = 0) -> dict[str, float]:
     }})()""")
 
 
-def _cell_centre(box: dict[str, float], region: int, window: int, lo: int = 0, hi: int | None = None
-                 ) -> tuple[float, float]:
+def _cell_centre(box: dict[str, float], region: int, window: int, lo: int = 0, hi: int | None = None) -> tuple[float, float]:
     hi = box["regions"] if hi is None else hi
     rh = box["height"] / (hi - lo)
-    return (box["left"] + (window + 0.5) * box["width"] / box["windows"],
-            box["top"] + (region - lo + 0.5) * rh)
+    return (box["left"] + (window + 0.5) * box["width"] / box["windows"], box["top"] + (region - lo + 0.5) * rh)
 
 
 def _tip(page: Page) -> str:
-    return page.js("(function(){var t=document.querySelector('.ks-tip');"
-                   "return t.style.display === 'block' ? t.textContent : ''})()")
+    return page.js("(function(){var t=document.querySelector('.ks-tip');return t.style.display === 'block' ? t.textContent : ''})()")
 
 
-def test_heat_map_loads_clean_and_hover_shows_region_time_and_count(
-        page: Page, analysis: Analysis, tmp_path: Path) -> None:
+def test_heat_map_loads_clean_and_hover_shows_region_time_and_count(page: Page, analysis: Analysis, tmp_path: Path) -> None:
     report = html.write_html(analysis, tmp_path / "report.html")
     page.open(report)
     assert page.errors == []
@@ -102,8 +98,7 @@ def test_heat_map_loads_clean_and_hover_shows_region_time_and_count(
     assert r.start_text and f"start decoded  {r.start_text}" in tip
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d", r.start_text)
     per_window = analysis.rows // 20
-    assert (f"time window {window + 1} of 20: writes {window * per_window + 1:,}–"
-            f"{(window + 1) * per_window:,}") in tip
+    assert (f"time window {window + 1} of 20: writes {window * per_window + 1:,}–{(window + 1) * per_window:,}") in tip
     assert f"{int(heat[window, region]):,} writes here" in tip
     # A quiet cell of the same window says so.
     quiet = int(np.argmin(heat[window]))
@@ -126,8 +121,7 @@ def test_heat_map_loads_clean_and_hover_shows_region_time_and_count(
     assert page.errors == []
 
 
-def test_dragging_over_a_key_range_zooms_into_it(page: Page, analysis: Analysis,
-                                                 tmp_path: Path) -> None:
+def test_dragging_over_a_key_range_zooms_into_it(page: Page, analysis: Analysis, tmp_path: Path) -> None:
     page.open(html.write_html(analysis, tmp_path / "zoom.html"))
     box = _plot_box(page)
     assert page.js("document.querySelector('.ks-reset').disabled") is True
@@ -149,21 +143,28 @@ def test_dragging_over_a_key_range_zooms_into_it(page: Page, analysis: Analysis,
     assert page.errors == []
 
 
-def test_compare_page_per_panel_scales_load_clean(page: Page, analysis: Analysis,
-                                                  tmp_path: Path) -> None:
-    even = analyze_schema(KeySchema.from_dict({**SCHEMA, "key": {
-        "prefix": {"strategy": "phoenix", "buckets": 12}, "fields": SCHEMA["key"]["fields"]},
-        "splits": {"algorithm": "prefix"}}), windows=20, name="salted")
+def test_compare_page_per_panel_scales_load_clean(page: Page, analysis: Analysis, tmp_path: Path) -> None:
+    even = analyze_schema(
+        KeySchema.from_dict(
+            {
+                **SCHEMA,
+                "key": {"prefix": {"strategy": "phoenix", "buckets": 12}, "fields": SCHEMA["key"]["fields"]},
+                "splits": {"algorithm": "prefix"},
+            }
+        ),
+        windows=20,
+        name="salted",
+    )
     report = html.write_compare_html([analysis, even], tmp_path / "cmp.html", "per-panel")
     page.open(report)
     assert page.errors == []
-    vmaxes = page.js("Array.prototype.map.call(document.querySelectorAll('.ks-data'),"
-                     "function (s) { return JSON.parse(s.textContent).vmax; })")
+    vmaxes = page.js("Array.prototype.map.call(document.querySelectorAll('.ks-data'),function (s) { return JSON.parse(s.textContent).vmax; })")
     assert vmaxes == [float(analysis.heat.max()), float(even.heat.max())]
     box = _plot_box(page, which=1)
     page.mouse("mouseMoved", *_cell_centre(box, 5, 0))
-    tips = page.js("Array.prototype.map.call(document.querySelectorAll('.ks-tip'),"
-                   "function (t) { return t.style.display === 'block' ? t.textContent : ''; })")
+    tips = page.js(
+        "Array.prototype.map.call(document.querySelectorAll('.ks-tip'),function (t) { return t.style.display === 'block' ? t.textContent : ''; })"
+    )
     assert tips[0] == "" and tips[1].startswith("region #5 ")
     assert "start  \\x05\n" in tips[1] and "start decoded  bucket 5\n" in tips[1]
     assert json.dumps(page.errors) == "[]"

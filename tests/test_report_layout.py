@@ -77,9 +77,11 @@ def test_drawing_a_png_leaves_the_callers_matplotlib_alone() -> None:
     import subprocess
     import sys
 
-    code = ("import matplotlib; matplotlib.use('svg'); import keyshape.report.png as png; "
-            "from keyshape.analysis import analyze; import matplotlib.pyplot as plt; "
-            "png.figure_png(png.heatmap_figure(analyze([bytes([i]) for i in range(50)], [b'\\x10'])));"
-            "print(matplotlib.get_backend(), len(plt.get_fignums()))")
+    code = (
+        "import matplotlib; matplotlib.use('svg'); import keyshape.report.png as png; "
+        "from keyshape.analysis import analyze; import matplotlib.pyplot as plt; "
+        "png.figure_png(png.heatmap_figure(analyze([bytes([i]) for i in range(50)], [b'\\x10'])));"
+        "print(matplotlib.get_backend(), len(plt.get_fignums()))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["svg", "0"]

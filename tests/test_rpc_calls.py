@@ -3,6 +3,7 @@ loopback socket: answers out of order reach their own callers, a caller whose an
 caller read takes it without waiting for the socket, and a scan whose read-ahead fails does not
 wait for an answer that will never come. (The real-server side of the same code runs in
 tests/test_hbase_store.py and every HBase test.)"""
+
 from __future__ import annotations
 
 import socket
@@ -98,8 +99,15 @@ def test_answers_out_of_order_reach_their_callers_across_threads() -> None:
     conn = RpcConnection("127.0.0.1", server.port, "ClientService", timeout=10)
     try:
         rows = [b"r1", b"r2", b"r3"]
-        calls = [conn.send("Get", Client_pb2.GetRequest(region=HBase_pb2.RegionSpecifier(
-            type=HBase_pb2.RegionSpecifier.REGION_NAME, value=b"x"), get=Client_pb2.Get(row=r))) for r in rows]
+        calls = [
+            conn.send(
+                "Get",
+                Client_pb2.GetRequest(
+                    region=HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.REGION_NAME, value=b"x"), get=Client_pb2.Get(row=r)
+                ),
+            )
+            for r in rows
+        ]
         got: dict[bytes, bytes] = {}
 
         def take(row: bytes, call: int) -> None:

@@ -51,15 +51,18 @@ type = "timestamp"
 """
 
 
-@pytest.mark.parametrize("prefix,extra,path,fix", [
-    ('{ strategy = "md6" }', "", "key.prefix.strategy", "use one of: none, md5"),
-    ('{ strategy = "md5", length = 40 }', "", "key.prefix.length", "4..32"),
-    ('{ strategy = "md5", buckets = 4 }', "", "key.prefix.buckets", "unknown key"),
-    ('"none"', 'encoding = "text"\norder = "desc"\nwidth = 13', "key.fields[1].width", "width >= 19"),
-    ('"none"', 'typ = "x"', "key.fields[1].typ", "unknown key"),
-    ('"none"', 'order = "down"', "key.fields[1].order", "use one of: asc, desc"),
-    ('"none"', 'width = "8"', "key.fields[1].width", "must be an integer"),
-])
+@pytest.mark.parametrize(
+    "prefix,extra,path,fix",
+    [
+        ('{ strategy = "md6" }', "", "key.prefix.strategy", "use one of: none, md5"),
+        ('{ strategy = "md5", length = 40 }', "", "key.prefix.length", "4..32"),
+        ('{ strategy = "md5", buckets = 4 }', "", "key.prefix.buckets", "unknown key"),
+        ('"none"', 'encoding = "text"\norder = "desc"\nwidth = 13', "key.fields[1].width", "width >= 19"),
+        ('"none"', 'typ = "x"', "key.fields[1].typ", "unknown key"),
+        ('"none"', 'order = "down"', "key.fields[1].order", "use one of: asc, desc"),
+        ('"none"', 'width = "8"', "key.fields[1].width", "must be an integer"),
+    ],
+)
 def test_malformed_schema_names_file_path_and_fix(tmp_path, prefix, extra, path, fix):
     p = write(tmp_path, BASE.format(prefix=prefix, extra=extra))
     with pytest.raises(SchemaError) as exc:
@@ -77,8 +80,7 @@ def test_missing_field_type_and_missing_table(tmp_path):
 
 def test_variable_width_middle_field_without_separator_is_encode_only():
     """Accepted (hand-written Java writers build such keys), but decode refuses it."""
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
+    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}]}})
     assert s.encode({"a": "ab", "b": "c"}) == b"abc"
     with pytest.raises(KeyshapeError, match="encode-only"):
         s.decode(b"abc")
@@ -92,9 +94,12 @@ def test_bad_toml_and_missing_file(tmp_path):
 
 
 def test_table_spec_full_name_and_families():
-    s = KeySchema.from_dict({"table": {"name": "orders", "namespace": "shop", "families": [
-        {"name": "d", "versions": 3, "compression": "SNAPPY", "ttl": 60}]},
-        "key": {"fields": [{"name": "a", "type": "string"}]}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "orders", "namespace": "shop", "families": [{"name": "d", "versions": 3, "compression": "SNAPPY", "ttl": 60}]},
+            "key": {"fields": [{"name": "a", "type": "string"}]},
+        }
+    )
     assert s.table.full_name == "shop:orders"
     assert s.table.families[0].versions == 3 and s.table.families[0].ttl == 60
     assert TableSpec("x").full_name == "x" and TableSpec("x").families[0].name == "d"
@@ -130,8 +135,11 @@ CASES = [
     ({"type": "string"}, TEXT, True),
     ({"type": "string", "encoding": "ordered"}, TEXT, True),
     ({"type": "string", "encoding": "ordered", "order": "desc"}, TEXT, True),
-    ({"type": "string", "width": 8, "pad": "left", "pad_char": " "},
-     st.text(alphabet="abcXYZ09", max_size=8).filter(lambda s: not s.startswith(" ")), False),
+    (
+        {"type": "string", "width": 8, "pad": "left", "pad_char": " "},
+        st.text(alphabet="abcXYZ09", max_size=8).filter(lambda s: not s.startswith(" ")),
+        False,
+    ),
     ({"type": "string", "width": 6, "order": "desc"}, st.text(alphabet="123456789", min_size=6, max_size=6), True),
     ({"type": "bytes"}, st.binary(max_size=20), True),
     # OrderedBytes BlobVar sorts exactly only among equal-length values, as in HBase
@@ -211,35 +219,57 @@ def _in(key: bytes, ranges, starts) -> bool:
 
 
 SCAN_SCHEMAS = {
-    "orders-text-desc": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 7}, "hash_fields": ["u"],
-                         "fields": [{"name": "u", "type": "string"},
-                                    {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
-                                    {"name": "o", "type": "string"}]},
-    "binary-none": {"fields": [{"name": "u", "type": "int32"},
-                               {"name": "t", "type": "timestamp", "order": "desc"},
-                               {"name": "o", "type": "string"}]},
-    "phoenix": {"prefix": {"strategy": "phoenix", "buckets": 5},
-                "fields": [{"name": "u", "type": "string", "encoding": "ordered"},
-                           {"name": "t", "type": "int64"},
-                           {"name": "o", "type": "bytes"}]},
-    "md5-hash-middle": {"separator": "/", "prefix": {"strategy": "md5", "length": 4}, "hash_fields": ["t"],
-                        "fields": [{"name": "u", "type": "string", "width": 3},
-                                   {"name": "t", "type": "int64", "encoding": "hbase"},
-                                   {"name": "o", "type": "string"}]},
-    "random": {"separator": "_", "prefix": {"strategy": "random", "buckets": 4, "seed": 3},
-               "fields": [{"name": "u", "type": "string"},
-                          {"name": "t", "type": "timestamp", "encoding": "ordered", "order": "desc"},
-                          {"name": "o", "type": "string"}]},
+    "orders-text-desc": {
+        "separator": "_",
+        "prefix": {"strategy": "mod", "buckets": 7},
+        "hash_fields": ["u"],
+        "fields": [
+            {"name": "u", "type": "string"},
+            {"name": "t", "type": "timestamp", "encoding": "text", "order": "desc"},
+            {"name": "o", "type": "string"},
+        ],
+    },
+    "binary-none": {"fields": [{"name": "u", "type": "int32"}, {"name": "t", "type": "timestamp", "order": "desc"}, {"name": "o", "type": "string"}]},
+    "phoenix": {
+        "prefix": {"strategy": "phoenix", "buckets": 5},
+        "fields": [{"name": "u", "type": "string", "encoding": "ordered"}, {"name": "t", "type": "int64"}, {"name": "o", "type": "bytes"}],
+    },
+    "md5-hash-middle": {
+        "separator": "/",
+        "prefix": {"strategy": "md5", "length": 4},
+        "hash_fields": ["t"],
+        "fields": [{"name": "u", "type": "string", "width": 3}, {"name": "t", "type": "int64", "encoding": "hbase"}, {"name": "o", "type": "string"}],
+    },
+    "random": {
+        "separator": "_",
+        "prefix": {"strategy": "random", "buckets": 4, "seed": 3},
+        "fields": [
+            {"name": "u", "type": "string"},
+            {"name": "t", "type": "timestamp", "encoding": "ordered", "order": "desc"},
+            {"name": "o", "type": "string"},
+        ],
+    },
     # The specification's orders layout: the one variable-width field is measured from the right, so user ids may
     # hold "_" and the binary reverse timestamp may hold 0x5F bytes.
-    "one-variable-binary-ts": {"separator": "_", "prefix": {"strategy": "mod", "buckets": 3}, "hash_fields": ["u"],
-                               "fields": [{"name": "u", "type": "string"},
-                                          {"name": "t", "type": "timestamp", "order": "desc"},
-                                          {"name": "o", "type": "string", "width": 3, "pad": "right", "pad_char": " "}]},
-    "hashshort-ordered-desc": {"prefix": {"strategy": "java-hash-short"}, "hash_fields": ["u"],
-                               "fields": [{"name": "u", "type": "string", "encoding": "ordered", "order": "desc"},
-                                          {"name": "t", "type": "float64", "order": "desc"},
-                                          {"name": "o", "type": "string"}]},
+    "one-variable-binary-ts": {
+        "separator": "_",
+        "prefix": {"strategy": "mod", "buckets": 3},
+        "hash_fields": ["u"],
+        "fields": [
+            {"name": "u", "type": "string"},
+            {"name": "t", "type": "timestamp", "order": "desc"},
+            {"name": "o", "type": "string", "width": 3, "pad": "right", "pad_char": " "},
+        ],
+    },
+    "hashshort-ordered-desc": {
+        "prefix": {"strategy": "java-hash-short"},
+        "hash_fields": ["u"],
+        "fields": [
+            {"name": "u", "type": "string", "encoding": "ordered", "order": "desc"},
+            {"name": "t", "type": "float64", "order": "desc"},
+            {"name": "o", "type": "string"},
+        ],
+    },
 }
 
 
@@ -347,14 +377,22 @@ def test_lint_flags_monotonic_leading_long_keys_random_and_alignment():
     assert "monotonic-leading" in {f.code for f in seq.lint()}
     long_key = one_field(type="string", width=120)
     assert [f.code for f in long_key.lint() if f.level == "error"] == ["key-too-long"]
-    rnd = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "prefix": {"strategy": "random", "buckets": 10},
-                               "fields": [{"name": "a", "type": "string", "width": 4}]},
-                               "splits": {"algorithm": "prefix", "regions": 4}})
+    rnd = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "_", "prefix": {"strategy": "random", "buckets": 10}, "fields": [{"name": "a", "type": "string", "width": 4}]},
+            "splits": {"algorithm": "prefix", "regions": 4},
+        }
+    )
     codes = {f.code for f in rnd.lint()}
     assert {"random-prefix", "regions-unaligned"} <= codes
-    sep = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "-", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]},
-        "workload": {"fields": {"a": {"generator": "uuid"}}}})
+    sep = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "-", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}]},
+            "workload": {"fields": {"a": {"generator": "uuid"}}},
+        }
+    )
     assert [f.code for f in sep.lint() if f.level == "error"] == ["separator-in-values"]
 
 

@@ -18,8 +18,7 @@ MAX_LONG = 2**63 - 1
 SPEC_EXAMPLE = Path(__file__).parent / "data" / "schema_spec_example.toml"
 SEPARATORS = ["_", "-", "::", "/", "é", "\x00"]
 # Text that often contains separator characters (and their bytes: "é" is C3 A9).
-SEP_TEXT = st.text(alphabet=st.one_of(st.sampled_from(list("_-:/é\x00a")),
-                                      st.characters(blacklist_categories=("Cs",))), max_size=10)
+SEP_TEXT = st.text(alphabet=st.one_of(st.sampled_from(list("_-:/é\x00a")), st.characters(blacklist_categories=("Cs",))), max_size=10)
 
 
 def spec_example() -> KeySchema:
@@ -33,10 +32,11 @@ def reverse_ts_with_sep_bytes(pattern: bytes) -> int:
 
 
 @settings(max_examples=300, deadline=None)
-@given(user=SEP_TEXT, ts=st.one_of(st.integers(0, MAX_LONG), st.sampled_from(
-           [reverse_ts_with_sep_bytes(b"_"), reverse_ts_with_sep_bytes(b"_" * 7), MAX_LONG - 0x5F])),
-       order=st.text(alphabet="_ab12é", max_size=6).filter(lambda s: not s.startswith("0")
-                                                             and len(s.encode()) <= 6))
+@given(
+    user=SEP_TEXT,
+    ts=st.one_of(st.integers(0, MAX_LONG), st.sampled_from([reverse_ts_with_sep_bytes(b"_"), reverse_ts_with_sep_bytes(b"_" * 7), MAX_LONG - 0x5F])),
+    order=st.text(alphabet="_ab12é", max_size=6).filter(lambda s: not s.startswith("0") and len(s.encode()) <= 6),
+)
 def test_spec_example_round_trips_values_with_separators(user, ts, order):
     """user_id (variable) may contain "_"; the 8-byte reverse timestamp may contain 0x5F bytes."""
     s = spec_example()
@@ -66,8 +66,7 @@ FIXED = [  # (definition, values): fixed width, any bytes (separator bytes inclu
     ({"type": "timestamp"}, st.integers(0, MAX_LONG)),
     ({"type": "timestamp", "order": "desc"}, st.integers(0, MAX_LONG)),
     ({"type": "bytes", "width": 3}, st.binary(min_size=3, max_size=3)),
-    ({"type": "string", "width": 4, "pad": "right", "pad_char": " "},
-     st.text(alphabet="_-:/a", max_size=4).filter(lambda v: not v.endswith(" "))),
+    ({"type": "string", "width": 4, "pad": "right", "pad_char": " "}, st.text(alphabet="_-:/a", max_size=4).filter(lambda v: not v.endswith(" "))),
     ({"type": "int32", "encoding": "text", "width": 5}, st.integers(0, 99999)),
     ({"type": "int64"}, st.integers(-(2**63), 2**63 - 1)),
 ]
@@ -80,8 +79,14 @@ VARIABLE = [  # not self-delimiting: needs the separator or the end of the key
     ({"type": "string", "order": "desc"}, SEP_TEXT),
     ({"type": "bytes"}, st.binary(max_size=10)),
 ]
-PREFIXES = ["none", {"strategy": "md5", "length": 4}, {"strategy": "mod", "buckets": 10},
-            {"strategy": "phoenix", "buckets": 7}, {"strategy": "java-hash-short"}, {"strategy": "crc32"}]
+PREFIXES = [
+    "none",
+    {"strategy": "md5", "length": 4},
+    {"strategy": "mod", "buckets": 10},
+    {"strategy": "phoenix", "buckets": 7},
+    {"strategy": "java-hash-short"},
+    {"strategy": "crc32"},
+]
 
 
 @st.composite
@@ -93,8 +98,7 @@ def one_variable_layout(draw):  # type: ignore[no-untyped-def]
     fields = [{"name": f"f{i}", **d} for i, (d, _) in enumerate(parts)]
     key = {"separator": draw(st.sampled_from(SEPARATORS)), "prefix": draw(st.sampled_from(PREFIXES)), "fields": fields}
     schema = KeySchema.from_dict({"table": {"name": "t"}, "key": key})
-    records = draw(st.lists(st.fixed_dictionaries({f"f{i}": v for i, (_, v) in enumerate(parts)}),
-                            min_size=1, max_size=6))
+    records = draw(st.lists(st.fixed_dictionaries({f"f{i}": v for i, (_, v) in enumerate(parts)}), min_size=1, max_size=6))
     return schema, records
 
 
@@ -115,8 +119,15 @@ def test_one_variable_field_decodes_whatever_its_bytes(layout):
 def test_two_variable_fields_are_ambiguous_and_decode_at_the_first_separator(a, b, sep):
     """Two variable-width fields: the first ends at the first separator, so only values without
     it round-trip; the schema says so (ambiguous_fields) and lint warns."""
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": sep, "fields": [
-        {"name": "a", "type": "string"}, {"name": "ts", "type": "timestamp"}, {"name": "b", "type": "string"}]}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": sep,
+                "fields": [{"name": "a", "type": "string"}, {"name": "ts", "type": "timestamp"}, {"name": "b", "type": "string"}],
+            },
+        }
+    )
     assert [f.name for f in s.ambiguous_fields] == ["a"]
     key = s.encode({"a": a, "ts": 1, "b": b})
     # The value round-trips when the first separator after the field's start is the one written
@@ -134,8 +145,12 @@ def test_two_variable_fields_are_ambiguous_and_decode_at_the_first_separator(a, 
 def test_variable_field_followed_by_an_ordered_string_is_ambiguous():
     """An ordered string after the variable field cannot be measured from the right: "x_" + 0x34
     "y_" ... parses two ways, so decode ends the variable field at the first separator."""
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": [
-        {"name": "a", "type": "string"}, {"name": "b", "type": "string", "encoding": "ordered"}]}})
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "_", "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string", "encoding": "ordered"}]},
+        }
+    )
     assert [f.name for f in s.ambiguous_fields] == ["a"]
     assert s.decode(s.encode({"a": "x", "b": "y"})) == {"a": "x", "b": "y"}
 
@@ -164,9 +179,17 @@ def test_lint_quiet_when_the_only_variable_field_holds_separators():
     """The specification's orders layout with user ids containing "_": decodable, so no separator finding."""
     s = spec_example()
     assert not {"separator-ambiguous", "separator-in-values"} & {f.code for f in s.lint()}
-    codes = lint_codes({"separator": "_", "fields": [
-        {"name": "user_id", "type": "string"}, {"name": "t", "type": "timestamp", "order": "desc"},
-        {"name": "o", "type": "string", "width": 6}]}, {"user_id": UNDERSCORE_USERS})
+    codes = lint_codes(
+        {
+            "separator": "_",
+            "fields": [
+                {"name": "user_id", "type": "string"},
+                {"name": "t", "type": "timestamp", "order": "desc"},
+                {"name": "o", "type": "string", "width": 6},
+            ],
+        },
+        {"user_id": UNDERSCORE_USERS},
+    )
     assert "separator-in-values" not in codes and "separator-ambiguous" not in codes
 
 
@@ -183,6 +206,9 @@ def test_spec_example_decodes_random_user_ids_made_of_separators():
     s = spec_example()
     rnd = random.Random(3)
     for _ in range(200):
-        rec = {"user_id": "".join(rnd.choice("_ab") for _ in range(rnd.randrange(0, 6))),
-               "order_time": rnd.randrange(0, MAX_LONG), "order_id": str(rnd.randrange(1, 999999))}
+        rec = {
+            "user_id": "".join(rnd.choice("_ab") for _ in range(rnd.randrange(0, 6))),
+            "order_time": rnd.randrange(0, MAX_LONG),
+            "order_id": str(rnd.randrange(1, 999999)),
+        }
         assert s.decode(s.encode(rec)) == rec

@@ -1,6 +1,7 @@
 """Secure clusters, against a real MIT KDC and real secured HBase instances (tests/secure_fixture.py):
 Kerberos at every protection level, TLS alone and with Kerberos, access control, and every bad
 input as one line within a bounded time."""
+
 from __future__ import annotations
 
 import os
@@ -86,8 +87,7 @@ def test_protection_level_round_trip_of_100k_rows_with_big_values(secure_hbase: 
 
 def test_tls_with_kerberos_privacy(secure_hbase: Any) -> None:
     schema = make_schema("mod", 4, "_", False, name=f"sec_tlskrb_{uuid.uuid4().hex[:8]}")
-    url = secure_hbase.user_url("alice", protection="privacy", tls="true",
-                                tls_ca=str(secure_hbase.full.tls_dir / "ca.pem"))
+    url = secure_hbase.user_url("alice", protection="privacy", tls="true", tls_ca=str(secure_hbase.full.tls_dir / "ca.pem"))
     store = open_store(url)
     try:
         ensure_table(store, schema.table, schema.split_keys())
@@ -159,10 +159,12 @@ def test_long_run_survives_ticket_expiry_with_a_keytab(secure_hbase: Any) -> Non
 
 # --- access control ---------------------------------------------------------------------------
 
+
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
     t = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})}
+    )
     return proc, time.monotonic() - t
 
 
@@ -185,8 +187,7 @@ def _schema_file(tmp_path: Path, table: str) -> Path:
 def test_alice_may_load_and_bob_is_denied_with_one_line_and_nothing_lost(secure_hbase: Any, tmp_path: Path) -> None:
     table = f"sec_acl_{uuid.uuid4().hex[:8]}"
     schema = _schema_file(tmp_path, table)
-    proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("alice"), "--rows", "3000",
-                   "--batch-size", "1000")
+    proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("alice"), "--rows", "3000", "--batch-size", "1000")
     assert proc.returncode == 0, proc.stderr
     assert "wrote 3,000 rows" in proc.stdout
     admin = open_store(secure_hbase.full.admin_url())
@@ -203,8 +204,9 @@ def test_alice_may_load_and_bob_is_denied_with_one_line_and_nothing_lost(secure_
             bob.close()
         # bob may describe (CREATE) and read the table, not write it
         grant(admin, "bob", "RC", table)
-        proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000",
-                       "--batch-size", "500", "--seed", "9", "--settle", "0")
+        proc, _ = _cli(
+            "load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000", "--batch-size", "500", "--seed", "9", "--settle", "0"
+        )
         line = _one_line(proc)
         assert "bob@EXAMPLE.COM has no WRITE on table '" + table + "'" in line, line
         acknowledged = int(re.search(r"\((\d[\d,]*) row\(s\) of [\d,]+ acknowledged", line).group(1).replace(",", ""))
@@ -288,6 +290,7 @@ def test_denial_names_the_requests_own_table_or_namespace(secure_hbase: Any) -> 
 
 # --- bad input and faults: one line, non-zero exit, bounded time -------------------------------
 
+
 def _watch_error(url: str, env: dict[str, str] | None = None) -> str:
     proc, seconds = _cli("watch", "hbase:meta", "--hbase", url, "--samples", "1", "--interval", "0.1", env=env)
     assert seconds < 30, (seconds, proc.stderr)
@@ -304,8 +307,7 @@ def test_expired_ticket_without_keytab(secure_hbase: Any, tmp_path: Path) -> Non
     cache = f"FILE:{tmp_path}/cc"
     env = {**os.environ, "KRB5CCNAME": cache}
     kinit = shutil.which("kinit") or "/usr/bin/kinit"
-    subprocess.run([kinit, "-l", "2s", "-k", "-t", secure_hbase.keytab("alice"), "alice"], env=env, check=True,
-                   timeout=30)
+    subprocess.run([kinit, "-l", "2s", "-k", "-t", secure_hbase.keytab("alice"), "alice"], env=env, check=True, timeout=30)
     time.sleep(3)
     line = _watch_error(secure_hbase.full.secure_url(auth="kerberos"), {"KRB5CCNAME": cache})
     assert "expired" in line and "kinit" in line
@@ -314,8 +316,7 @@ def test_expired_ticket_without_keytab(secure_hbase: Any, tmp_path: Path) -> Non
 def test_ticket_from_credential_cache(secure_hbase: Any, tmp_path: Path) -> None:
     cache = f"FILE:{tmp_path}/cc"
     env = {**os.environ, "KRB5CCNAME": cache}
-    subprocess.run([shutil.which("kinit") or "/usr/bin/kinit", "-k", "-t", secure_hbase.keytab("alice"), "alice"],
-                   env=env, check=True, timeout=30)
+    subprocess.run([shutil.which("kinit") or "/usr/bin/kinit", "-k", "-t", secure_hbase.keytab("alice"), "alice"], env=env, check=True, timeout=30)
     os.environ["KRB5CCNAME"] = cache
     try:
         store = open_store(secure_hbase.full.secure_url(auth="kerberos", protection="integrity"))
@@ -408,11 +409,13 @@ def test_tls_certificate_of_another_host(secure_hbase: Any) -> None:
 
 def test_bad_url_options(secure_hbase: Any) -> None:
     base = secure_hbase.full.secure_url()
-    for query, words in (("auth=ntlm", "auth=simple or auth=kerberos"),
-                         ("auth=kerberos&protection=secret", "authentication, integrity or privacy"),
-                         ("auth=kerberos&principal=alice&keytab=/no/such.keytab", "does not exist"),
-                         ("tlsca=/x", "unknown HBase URL option"),
-                         ("principal=alice", "need auth=kerberos")):
+    for query, words in (
+        ("auth=ntlm", "auth=simple or auth=kerberos"),
+        ("auth=kerberos&protection=secret", "authentication, integrity or privacy"),
+        ("auth=kerberos&principal=alice&keytab=/no/such.keytab", "does not exist"),
+        ("tlsca=/x", "unknown HBase URL option"),
+        ("principal=alice", "need auth=kerberos"),
+    ):
         line = _watch_error(f"{base}?{query}")
         assert words in line, line
 

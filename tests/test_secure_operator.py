@@ -2,6 +2,7 @@
 real MIT KDC and secured HBase instances of tests/secure_fixture.py: every mistake is one line
 saying what is true and how to fix it, within a bound; the line printed names the identity that
 acts; permissions are granted and revoked with keyshape itself; the test KDC and keys stay local."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,9 @@ TOOLS = ROOT / "tools" / "hbase"
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90) -> tuple[subprocess.CompletedProcess[str], float]:
     t = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})}
+    )
     return proc, time.monotonic() - t
 
 
@@ -61,14 +63,14 @@ def _keytab(tmp_path: Path, *principals: str) -> str:
     """A keytab holding keys (from a made-up password) for ``principals``: MIT's ktutil."""
     ktutil = shutil.which("ktutil") or "/usr/bin/ktutil"
     path = tmp_path / f"k{uuid.uuid4().hex[:6]}.keytab"
-    script = "".join(f"addent -password -p {p} -k 1 -e aes256-cts-hmac-sha1-96\nnot-the-password\n"
-                     for p in principals) + f"wkt {path}\nquit\n"
+    script = "".join(f"addent -password -p {p} -k 1 -e aes256-cts-hmac-sha1-96\nnot-the-password\n" for p in principals) + f"wkt {path}\nquit\n"
     subprocess.run([ktutil], input=script, text=True, capture_output=True, check=True, timeout=30)
     assert path.exists()
     return str(path)
 
 
 # --- 1-4: mistakes said as they are -------------------------------------------------------------
+
 
 def test_kerberos_without_tls_against_a_tls_only_server_is_told_to_use_tls(secure_hbase: Any) -> None:
     """Was: "closed the connection during the Kerberos handshake ...; is server_principal right?"."""
@@ -86,6 +88,7 @@ def test_kerberos_without_tls_against_a_tls_only_server_is_told_to_use_tls(secur
 
 def test_a_principal_the_keytab_or_the_kdc_does_not_know_is_told_so(secure_hbase: Any, tmp_path: Path) -> None:
     """Was: "no usable Kerberos credentials for alice@OTHER.ORG (No credentials cache found)"."""
+
     def url(principal: str, keytab: str) -> str:
         return str(secure_hbase.full.secure_url(auth="kerberos", principal=principal, keytab=keytab))
 
@@ -116,8 +119,7 @@ def test_a_kdc_that_accepts_but_never_answers_is_given_up_on_in_time(secure_hbas
 
     threading.Thread(target=accept, daemon=True).start()
     conf = tmp_path / "krb5.conf"
-    conf.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{silent.getsockname()[1]}",
-                           secure_hbase.kdc.krb5_conf.read_text()))
+    conf.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{silent.getsockname()[1]}", secure_hbase.kdc.krb5_conf.read_text()))
     try:
         t = time.monotonic()
         line = _watch_error(secure_hbase.user_url("alice"), {"KRB5_CONFIG": str(conf)}, bound=25)
@@ -138,6 +140,7 @@ def test_simple_against_kerberos_advises_the_client_never_weakening_the_server(s
 
 # --- 5: the identity that acts -------------------------------------------------------------------
 
+
 def test_commands_print_the_principal_that_acts_and_refuse_user(secure_hbase: Any, tmp_path: Path) -> None:
     """Was: "connected ... as user root" while alice@EXAMPLE.COM acted, and --user ignored."""
     table = f"sec_who_{uuid.uuid4().hex[:8]}"
@@ -147,8 +150,12 @@ def test_commands_print_the_principal_that_acts_and_refuse_user(secure_hbase: An
     assert proc.returncode == 0, proc.stderr
     assert f"connected to HBase at {url} as Kerberos principal alice@EXAMPLE.COM" in proc.stdout, proc.stdout
     assert "as user" not in proc.stdout
-    for args in (("load", str(schema), "--rows", "10"), ("create", str(schema)), ("watch", table, "--samples", "1"),
-                 ("scan", str(schema), "--limit", "1")):
+    for args in (
+        ("load", str(schema), "--rows", "10"),
+        ("create", str(schema)),
+        ("watch", table, "--samples", "1"),
+        ("scan", str(schema), "--limit", "1"),
+    ):
         proc, _ = _cli(*args, "--hbase", url, "--user", "bob")
         line = _one_line(proc)
         assert "'bob' (--user)" in line and "under Kerberos" in line and "(alice)" in line, (args, line)
@@ -161,6 +168,7 @@ def test_commands_print_the_principal_that_acts_and_refuse_user(secure_hbase: An
 
 
 # --- 6: grant and revoke -------------------------------------------------------------------------
+
 
 def _until(check: Any, seconds: float = 20) -> Any:
     """``check()`` once it stops raising PermissionDenied (or returns truthy), within ``seconds``:
@@ -237,11 +245,13 @@ def test_grant_and_revoke_as_hbase_shell(secure_hbase: Any) -> None:
         assert proc.returncode == 0, proc.stderr
         assert _until(lambda: _denied(bob, spaced.full_name))
         # bad input: one line each
-        for args, words in ((("grant", "bob", "RZ", plain.name), "use letters of RWXCA"),
-                            (("grant", "bob", "R", "@a:b"), "write a namespace as @NAME"),
-                            # HBase would store a grant on any name: a typo must not pass silently
-                            (("grant", "bob", "R", plain.name + "_typo"), "does not exist"),
-                            (("revoke", "bob", f"@{namespace}_typo"), "does not exist")):
+        for args, words in (
+            (("grant", "bob", "RZ", plain.name), "use letters of RWXCA"),
+            (("grant", "bob", "R", "@a:b"), "write a namespace as @NAME"),
+            # HBase would store a grant on any name: a typo must not pass silently
+            (("grant", "bob", "R", plain.name + "_typo"), "does not exist"),
+            (("revoke", "bob", f"@{namespace}_typo"), "does not exist"),
+        ):
             proc, _ = _cli(*args, "--hbase", admin_url)
             assert words in _one_line(proc), proc.stderr
         for spec in (plain, spaced):
@@ -253,6 +263,7 @@ def test_grant_and_revoke_as_hbase_shell(secure_hbase: Any) -> None:
 
 
 # --- 7: READ and WRITE are enough to load ---------------------------------------------------------
+
 
 def test_load_into_an_existing_table_with_read_and_write_only(secure_hbase: Any, tmp_path: Path) -> None:
     """Was: "bob has no CREATE on table ..." (load read the table's descriptor to see whether it
@@ -273,8 +284,7 @@ def test_load_into_an_existing_table_with_read_and_write_only(secure_hbase: Any,
             assert not bob.table_exists(table + "_none")
         finally:
             bob.close()
-        proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000",
-                       "--batch-size", "500", "--settle", "0")
+        proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000", "--batch-size", "500", "--settle", "0")
         assert proc.returncode == 0, proc.stderr
         assert "wrote 2,000 rows" in proc.stdout and "created" not in proc.stdout
         assert sum(1 for _ in admin.scan(table)) == 2000
@@ -284,6 +294,7 @@ def test_load_into_an_existing_table_with_read_and_write_only(secure_hbase: Any,
 
 
 # --- 8: the test KDC and keys stay local ----------------------------------------------------------
+
 
 def _listeners(port: int) -> list[str]:
     """Local addresses listening on ``port`` (TCP LISTEN, or bound UDP), from /proc/net."""
@@ -318,20 +329,23 @@ def test_secure_py_start_honours_the_port_variables(tmp_path: Path) -> None:
     import standalone
 
     ports = {name: standalone.free_port() for name in ("ZK", "MASTER", "RS", "THRIFT", "KDC")}
-    env = {**os.environ, "KEYSHAPE_HBASE_RUN_DIR": str(tmp_path / "run"),
-           **{f"KEYSHAPE_HBASE_{name}_PORT": str(port) for name, port in ports.items()}}
+    env = {
+        **os.environ,
+        "KEYSHAPE_HBASE_RUN_DIR": str(tmp_path / "run"),
+        **{f"KEYSHAPE_HBASE_{name}_PORT": str(port) for name, port in ports.items()},
+    }
     script = str(TOOLS / "secure.py")
     try:
-        started = subprocess.run([sys.executable, script, "start"], env=env, capture_output=True, text=True,
-                                 timeout=400)
+        started = subprocess.run([sys.executable, script, "start"], env=env, capture_output=True, text=True, timeout=400)
         assert started.returncode == 0, started.stderr
         assert f"hbase://127.0.0.1:{ports['ZK']}?" in started.stdout, started.stdout
         for name in ("ZK", "MASTER", "RS", "KDC"):
             assert _listeners(ports[name]), f"nothing listens on KEYSHAPE_HBASE_{name}_PORT={ports[name]}"
     finally:
         # without the ZooKeeper variable: stop must find the port it was started on by itself
-        stopped = subprocess.run([sys.executable, script, "stop"], env={**env, "KEYSHAPE_HBASE_ZK_PORT": ""},
-                                 capture_output=True, text=True, timeout=200)
+        stopped = subprocess.run(
+            [sys.executable, script, "stop"], env={**env, "KEYSHAPE_HBASE_ZK_PORT": ""}, capture_output=True, text=True, timeout=200
+        )
     assert stopped.returncode == 0, stopped.stderr
     for name, port in ports.items():
         assert not _listeners(port), f"{name} port {port} still open after stop"

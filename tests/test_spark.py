@@ -36,8 +36,7 @@ ORDERS = ROOT / "examples" / "orders.toml"
 def spark() -> Iterator[Any]:
     from keyshape.spark import session
 
-    s = session("local[2]", config={"spark.sql.shuffle.partitions": "4",
-                                    "spark.default.parallelism": "2"})
+    s = session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"})
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
@@ -45,8 +44,7 @@ def spark() -> Iterator[Any]:
 
 def _records(schema: KeySchema, rows: int) -> tuple[pa.Table, dict[str, Any]]:
     columns = next(generate(schema, rows, chunk_rows=rows))
-    table = pa.table({"row_id": np.arange(rows, dtype=np.int64),
-                      **{name: pa.array(values) for name, values in columns.items()}})
+    table = pa.table({"row_id": np.arange(rows, dtype=np.int64), **{name: pa.array(values) for name, values in columns.items()}})
     return table, columns
 
 
@@ -72,8 +70,7 @@ def _keys_dir(tmp_path: Path, schema: KeySchema, rows: int) -> Path:
     # follow that), several row groups each.
     cut = rows // 3
     for i, part in enumerate((keys[:cut], keys[cut:])):
-        pq.write_table(pa.table({"rowkey": pa.array(part, pa.binary())}),
-                       out / f"part-{i:05d}.parquet", row_group_size=25_000)
+        pq.write_table(pa.table({"rowkey": pa.array(part, pa.binary())}), out / f"part-{i:05d}.parquet", row_group_size=25_000)
     return out
 
 
@@ -88,16 +85,18 @@ def test_engine_spark_gives_the_local_numbers(spark: Any, tmp_path: Path) -> Non
     results = {}
     for engine in ("local", "spark"):
         extra = ["--master", "local[2]"] if engine == "spark" else []
-        res = runner.invoke(cli, ["analyze", str(schema.source), "--keys", str(keys),
-                                  "--engine", engine, *extra, "--json", "-"],
-                            standalone_mode=False, catch_exceptions=False)
+        res = runner.invoke(
+            cli,
+            ["analyze", str(schema.source), "--keys", str(keys), "--engine", engine, *extra, "--json", "-"],
+            standalone_mode=False,
+            catch_exceptions=False,
+        )
         assert res.exit_code == 0, res.output
-        results[engine] = json.loads(res.stdout[res.stdout.index("{"):])
+        results[engine] = json.loads(res.stdout[res.stdout.index("{") :])
     local, remote = results["local"], results["spark"]
     assert local["rows"] == 120_000
     assert local["verdict"] == "hotspot"  # a leading timestamp: the time view must survive
-    for name in ("regions", "heat", "max_over_mean", "hot_window_share", "verdict",
-                 "increasing_fraction", "key_length", "servers"):
+    for name in ("regions", "heat", "max_over_mean", "hot_window_share", "verdict", "increasing_fraction", "key_length", "servers"):
         assert remote[name] == local[name], name
     assert _numbers(remote) == _numbers(local)
     # Files cut into many splits (row groups spread over tasks, packed by size): same numbers.
@@ -124,8 +123,7 @@ def test_analyze_dataframe_in_partition_order_and_sampled_splits(spark: Any) -> 
     splits = sample_splits(df, 8, "k", sample_rows=50_000)  # whole set: the exact quantiles
     assert splits == core_splits.sample_splits(keys, 8)
     got = analyze(df, schema, "k", split_keys=splits, windows=10)
-    want = analyze_keys(keys, splits, windows=10, total_rows=len(keys), value_bytes=100,
-                        cells_per_row=len(schema.fields))
+    want = analyze_keys(keys, splits, windows=10, total_rows=len(keys), value_bytes=100, cells_per_row=len(schema.fields))
     for name in ("rows", "max_over_mean", "hot_window_share", "increasing_fraction", "verdict"):
         assert getattr(got, name) == getattr(want, name), name
     assert got.heat.tolist() == want.heat.tolist()
@@ -142,12 +140,10 @@ def test_csv_files_are_analyzed_in_file_order(spark: Any, tmp_path: Path) -> Non
     from keyshape.core.hbytes import to_string_binary
 
     for i, part in enumerate((keys[:2_000], keys[2_000:])):  # the small file comes first
-        (out / f"part-{i}.csv").write_text("rowkey\n" + "".join(to_string_binary(k) + "\n"
-                                                                 for k in part))
+        (out / f"part-{i}.csv").write_text("rowkey\n" + "".join(to_string_binary(k) + "\n" for k in part))
     splits = schema.split_keys()
     got = analyze(str(out), schema, windows=12)
-    want = analyze_keys(keys, splits, windows=12, total_rows=len(keys),
-                        value_bytes=got.value_bytes, cells_per_row=len(schema.fields))
+    want = analyze_keys(keys, splits, windows=12, total_rows=len(keys), value_bytes=got.value_bytes, cells_per_row=len(schema.fields))
     assert got.rows == 9_000 and got.increasing_fraction == want.increasing_fraction
     assert got.heat.tolist() == want.heat.tolist()
     assert got.distribution == want.distribution
@@ -178,8 +174,7 @@ def test_write_to_hbase_stores_exactly_n_rows(spark: Any, hbase: Any) -> None:
     schema = KeySchema.load(ORDERS)
     rows = 10_000
     table, columns = _records(schema, rows)
-    spec = TableSpec(f"ks_spark_{uuid.uuid4().hex[:10]}", namespace="default",
-                     families=list(schema.table.families))
+    spec = TableSpec(f"ks_spark_{uuid.uuid4().hex[:10]}", namespace="default", families=list(schema.table.families))
     store = open_store(hbase.url)
     ensure_table(store, spec, schema.split_keys())
     try:
@@ -194,8 +189,7 @@ def test_write_to_hbase_stores_exactly_n_rows(spark: Any, hbase: Any) -> None:
         # Regions of the live table: the analysis counts exactly what each region now holds.
         from keyshape.spark import analyze, encode_keys
 
-        live = analyze(encode_keys(df, schema), schema, "rowkey", table=spec.full_name,
-                       url=hbase.url)
+        live = analyze(encode_keys(df, schema), schema, "rowkey", table=spec.full_name, url=hbase.url)
         for region in live.regions:
             held = len(list(store.scan(spec.full_name, region.start, region.end)))
             assert region.rows == held, region.label
@@ -217,8 +211,11 @@ def test_engine_spark_checks_the_keys_as_the_local_engine(spark: Any, tmp_path: 
     out = tmp_path / "salt00"
     out.mkdir()
     for i, part in enumerate((keys[:20_000], keys[20_000:])):
-        pq.write_table(pa.table({"rowkey": pa.array([b"00" + k[2:] if k[:1] != b"e" else k for k in part],
-                                                    pa.binary())}), out / f"part-{i:05d}.parquet", row_group_size=25_000)
+        pq.write_table(
+            pa.table({"rowkey": pa.array([b"00" + k[2:] if k[:1] != b"e" else k for k in part], pa.binary())}),
+            out / f"part-{i:05d}.parquet",
+            row_group_size=25_000,
+        )
     with pytest.raises(KeysDoNotFit) as local:
         analyze_schema(schema, keys_file=out)
     with pytest.raises(KeysDoNotFit) as remote:

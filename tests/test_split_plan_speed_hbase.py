@@ -50,8 +50,7 @@ def test_cuts_go_in_rounds_of_a_balanced_tree() -> None:
     round). The old order (middle first, then the rest in key order) needed a round per cut."""
     a = [b"a%d" % i for i in range(1, 8)]
     b = [b"x1", b"x2"]
-    plan = SplitPlan("t", [b"m"], [PlannedSplit(0, b"", b"m", k) for k in a]
-                     + [PlannedSplit(1, b"m", b"", k) for k in b])
+    plan = SplitPlan("t", [b"m"], [PlannedSplit(0, b"", b"m", k) for k in a] + [PlannedSplit(1, b"m", b"", k) for k in b])
     levels = _split_levels(plan)
     assert levels == [[b"a4", b"x2"], [b"a2", b"a6", b"x1"], [b"a1", b"a3", b"a5", b"a7"]]
     bounds = [b"", b"m"]
@@ -114,9 +113,13 @@ def test_seven_splits_of_one_region_apply_in_seconds_and_keep_every_row(hbase: A
     other_before = [(r.name, r.opened_ms) for r in store.region_history(other)]
 
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "keyshape.cli", "split-plan", table, "--hbase",
-                           hbase.url, "--target-regions", "8", "--apply"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "split-plan", table, "--hbase", hbase.url, "--target-regions", "8", "--apply"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=1200,
+    )
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     planned = [to_bytes_binary(line.split(", ", 1)[1][1:-1]) for line in proc.stdout.splitlines()]

@@ -30,17 +30,15 @@ def salted(n: int, buckets: int = 16) -> KeyArray:
     return KeyArray.from_keys([b"%02d-%010d" % (i * 7919 % buckets, i) for i in range(n)])
 
 
-def run(keys: KeyArray, model: SplitModel, initial: list[bytes] | None = None,
-        chunk: int | None = None):  # type: ignore[no-untyped-def]
+def run(keys: KeyArray, model: SplitModel, initial: list[bytes] | None = None, chunk: int | None = None):  # type: ignore[no-untyped-def]
     sim = SplitSimulator(model, initial or [], windows=20)
     step = chunk or len(keys)
     for lo in range(0, len(keys), step):
-        sim.feed(keys[lo:lo + step])
+        sim.feed(keys[lo : lo + step])
     return sim.finish()
 
 
-SMALL = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000,
-                   cell_bytes=cell_size(1, 1, 8))
+SMALL = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000, cell_bytes=cell_size(1, 1, 8))
 
 
 def test_references_keep_a_fresh_table_at_two_regions_until_the_discharger_runs() -> None:
@@ -71,8 +69,7 @@ def test_split_point_is_the_largest_files_middle_key_not_the_regions_median() ->
 
 def test_stepping_uses_max_filesize_once_the_server_has_two_regions() -> None:
     """Two regions on one server split at MAX_FILESIZE (+-12.5 %); alone, at 2 x flush."""
-    big = SplitModel(max_filesize=4 * MIB, flush_size=MIB, write_rate=10_000,
-                     cell_bytes=cell_size(1, 1, 8))
+    big = SplitModel(max_filesize=4 * MIB, flush_size=MIB, write_rate=10_000, cell_bytes=cell_size(1, 1, 8))
     keys = seq(300_000)
     alone = run(keys, big)
     pair = run(keys, big, [keys.tolist()[150_000]])
@@ -93,9 +90,9 @@ def test_jitter_is_seeded_and_bounded() -> None:
 
 def test_key_prefix_and_delimited_policies_keep_a_prefix_in_one_region() -> None:
     keys = KeyArray.from_keys([b"user%03d_%08d" % (i % 50, i) for i in range(200_000)])
-    model = SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000,
-                       cleaner_interval=1.0, cell_bytes=cell_size(1, 1, 8),
-                       **parse_policy("key-prefix:7"))
+    model = SplitModel(
+        max_filesize=2 * MIB, flush_size=MIB, write_rate=10_000, cleaner_interval=1.0, cell_bytes=cell_size(1, 1, 8), **parse_policy("key-prefix:7")
+    )
     h = run(keys, model)
     assert h.splits and all(len(k) <= 7 for k in h.region_map.split_keys)
     d = run(keys, replace(model, prefix_length=None, **parse_policy("delimited:_")))
@@ -169,10 +166,29 @@ def test_analyze_auto_split_sequential_is_stuck_and_the_presplit_salted_is_even_
 
 def test_cli_auto_split_reports_time_in_regions() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--rows",
-         "200000", "--auto-split", "--write-rate", "40000", "--max-filesize", "2MiB",
-         "--flush-size", "1MiB", "--json", "-"], capture_output=True, text=True, cwd=ROOT,
-        timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "keyshape.cli",
+            "analyze",
+            "examples/sequential.toml",
+            "--rows",
+            "200000",
+            "--auto-split",
+            "--write-rate",
+            "40000",
+            "--max-filesize",
+            "2MiB",
+            "--flush-size",
+            "1MiB",
+            "--json",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     import json
 
@@ -182,9 +198,12 @@ def test_cli_auto_split_reports_time_in_regions() -> None:
     assert [s["regions"] for s in auto["stages"]] == [1, 2]
     assert auto["stages"][1]["seconds"] > auto["stages"][0]["seconds"]
     bad = subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml",
-         "--auto-split", "--split-policy", "median"], capture_output=True, text=True, cwd=ROOT,
-        timeout=60)
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split", "--split-policy", "median"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "median" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -196,17 +215,16 @@ def test_write_times_can_come_from_a_timestamp_field() -> None:
 
     model = SplitModel(max_filesize=2 * MIB, flush_size=MIB)
     # 100-byte values: enough bytes for several splits (load's 8-byte values fill 2 MiB once)
-    a = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, split_model=model,
-                       time_field="order_time", windows=10, value_bytes=100)
+    a = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, split_model=model, time_field="order_time", windows=10, value_bytes=100)
     assert a.auto_split is not None
     assert a.auto_split["seconds"] == pytest.approx(100_000 * 0.05, rel=0.01)
-    by_rate = analyze_schema(ROOT / "examples" / "orders.toml", 100_000, regions=1, windows=10,
-                             split_model=replace(model, write_rate=10_000), value_bytes=100)
+    by_rate = analyze_schema(
+        ROOT / "examples" / "orders.toml", 100_000, regions=1, windows=10, split_model=replace(model, write_rate=10_000), value_bytes=100
+    )
     assert by_rate.auto_split is not None and by_rate.auto_split["seconds"] < 11
     assert a.auto_split["final_regions"] > by_rate.auto_split["final_regions"]
     with pytest.raises(KeyshapeError, match="timestamp field"):
-        analyze_schema(ROOT / "examples" / "orders.toml", 1_000, split_model=model,
-                       time_field="user_id")
+        analyze_schema(ROOT / "examples" / "orders.toml", 1_000, split_model=model, time_field="user_id")
 
 
 def test_html_report_lists_the_regions_over_time(tmp_path: Path) -> None:
@@ -220,14 +238,13 @@ def test_html_report_lists_the_regions_over_time(tmp_path: Path) -> None:
 
 # --- the value size: what `keyshape load` writes, one definition (issue 28 item 6) ------------
 
+
 def _sim_model(schema: Any, **options: Any) -> SplitModel:
     from keyshape.analysis.designs import analyze_schema
 
-    a = analyze_schema(schema, 2_000, split_model=SplitModel(max_filesize=2 * MIB, flush_size=MIB,
-                                                             write_rate=40_000), windows=5, **options)
+    a = analyze_schema(schema, 2_000, split_model=SplitModel(max_filesize=2 * MIB, flush_size=MIB, write_rate=40_000), windows=5, **options)
     assert a.auto_split is not None
-    return SplitModel(**{k: (v.encode("latin-1") if k == "delimiter" and v else v)
-                         for k, v in a.auto_split["model"].items()})
+    return SplitModel(**{k: (v.encode("latin-1") if k == "delimiter" and v else v) for k, v in a.auto_split["model"].items()})
 
 
 def _workload_schema(tmp_path: Path, value_line: str = "") -> Path:
@@ -270,27 +287,70 @@ def test_readme_auto_split_command_predicts_the_first_split_of_a_load() -> None:
     2 x 1 MiB of store files with `load`'s cells (HBase: 54,000-64,000 of a load at 40,000 rows/s,
     tests/test_splitsim_hbase.py), not 18,003 as with 100-byte values."""
     proc = subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
-         "--write-rate", "40000", "--max-filesize", "2MiB", "--flush-size", "1MiB", "--json", "-"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "keyshape.cli",
+            "analyze",
+            "examples/sequential.toml",
+            "--auto-split",
+            "--write-rate",
+            "40000",
+            "--max-filesize",
+            "2MiB",
+            "--flush-size",
+            "1MiB",
+            "--json",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     import json
 
     auto = json.loads(proc.stdout)["auto_split"]
     assert 45_000 <= auto["first_split_write"] <= 70_000, auto["first_split_write"]
     with_values = subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
-         "--write-rate", "40000", "--max-filesize", "2MiB", "--flush-size", "1MiB", "--value-bytes",
-         "100", "--json", "-"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "keyshape.cli",
+            "analyze",
+            "examples/sequential.toml",
+            "--auto-split",
+            "--write-rate",
+            "40000",
+            "--max-filesize",
+            "2MiB",
+            "--flush-size",
+            "1MiB",
+            "--value-bytes",
+            "100",
+            "--json",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert with_values.returncode == 0, with_values.stderr
     assert json.loads(with_values.stdout)["auto_split"]["first_split_write"] < 25_000
     bad = subprocess.run(
-        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split",
-         "--value-bytes", "-1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        [sys.executable, "-m", "keyshape.cli", "analyze", "examples/sequential.toml", "--auto-split", "--value-bytes", "-1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "--value-bytes" in bad.stderr and "Traceback" not in bad.stderr
 
 
 # --- how long HBase takes: an input of the model (issue 28 item 6) -----------------------------
+
 
 def test_flush_and_split_durations_delay_the_splits_they_belong_to() -> None:
     """A flush that takes 0.5 s at 10,000 rows/s moves the first split ~5,000 writes later (the

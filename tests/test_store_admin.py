@@ -31,8 +31,7 @@ def _hbase(request: pytest.FixtureRequest) -> Store:
     return HBaseStore.from_url(request.getfixturevalue("hbase").url)
 
 
-@pytest.fixture(params=[pytest.param(_embedded, id="embedded"),
-                        pytest.param(_hbase, id="hbase", marks=pytest.mark.hbase)])
+@pytest.fixture(params=[pytest.param(_embedded, id="embedded"), pytest.param(_hbase, id="hbase", marks=pytest.mark.hbase)])
 def store(request: pytest.FixtureRequest) -> Iterator[Store]:
     opened = request.param(request)
     try:
@@ -58,8 +57,7 @@ def test_split_at_a_key_gives_exactly_the_two_daughters_and_keeps_rows(store: St
             w.put(row, {b"cf:q": row})
     daughters = store.split_region(table, b"k", timeout=60)
     assert [(d.start, d.end) for d in daughters] == [(b"g", b"k"), (b"k", b"p")]
-    assert [(r.start, r.end) for r in store.regions(table)] == [
-        (b"", b"g"), (b"g", b"k"), (b"k", b"p"), (b"p", b"")]
+    assert [(r.start, r.end) for r in store.regions(table)] == [(b"", b"g"), (b"g", b"k"), (b"k", b"p"), (b"p", b"")]
     assert [r for r, _ in store.scan(table)] == rows
     assert store.get(table, b"k-row") == {b"cf:q": b"k-row"}
 
@@ -128,15 +126,15 @@ def test_admin_cli_splits_lists_and_refuses_in_one_line(hbase: Any) -> None:
         name = f"ks_admin_cli_{uuid.uuid4().hex[:8]}"
         ensure_table(hb, TableSpec(name=name, families=[FamilySpec("cf")]), [b"\x10"])
         try:
+
             def cli(*args: str) -> subprocess.CompletedProcess[str]:
-                return subprocess.run([sys.executable, "-m", "keyshape.cli", "admin", *args,
-                                       "--hbase", hbase.url], capture_output=True, text=True,
-                                      timeout=120)
+                return subprocess.run(
+                    [sys.executable, "-m", "keyshape.cli", "admin", *args, "--hbase", hbase.url], capture_output=True, text=True, timeout=120
+                )
 
             done = cli("split", name, "\\x10\\x80")
             assert done.returncode == 0, done.stderr
-            assert [(r.start, r.end) for r in hb.regions(name)] == [
-                (b"", b"\x10"), (b"\x10", b"\x10\x80"), (b"\x10\x80", b"")]
+            assert [(r.start, r.end) for r in hb.regions(name)] == [(b"", b"\x10"), (b"\x10", b"\x10\x80"), (b"\x10\x80", b"")]
             listed = cli("regions", name)
             assert listed.returncode == 0 and "\\x10\\x80" in listed.stdout
             refused = cli("split", name, "\\x10")

@@ -198,20 +198,15 @@ RANGES = [(b"", b""), (b"b", b"c"), (b"b\x00", b"ba"), (b"a\xff", b"g"), (b"h", 
 
 @pytest.mark.parametrize(("start", "stop"), RANGES)
 @pytest.mark.parametrize("batch_size", [1, 3, 1000])
-def test_scan_forward_is_start_inclusive_stop_exclusive(
-    store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int
-) -> None:
+def test_scan_forward_is_start_inclusive_stop_exclusive(store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int) -> None:
     expected = [r for r in sorted(ROWS) if r >= start and (not stop or r < stop)]
     got = [row for row, _ in store.scan(scan_table, start, stop, batch_size=batch_size)]
     assert got == expected
 
 
-@pytest.mark.parametrize(("start", "stop"), [(b"", b""), (b"c", b"b"), (b"b\xff", b"b\x00"),
-                                             (b"", b"g"), (b"h", b""), (b"ba", b"")])
+@pytest.mark.parametrize(("start", "stop"), [(b"", b""), (b"c", b"b"), (b"b\xff", b"b\x00"), (b"", b"g"), (b"h", b""), (b"ba", b"")])
 @pytest.mark.parametrize("batch_size", [1, 1000])
-def test_reverse_scan_matches_hbase_reversed_scan(
-    store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int
-) -> None:
+def test_reverse_scan_matches_hbase_reversed_scan(store: Store, scan_table: str, start: bytes, stop: bytes, batch_size: int) -> None:
     """Reversed Scan: rows stop < row <= start, descending; empty start = from the last row."""
     expected = [r for r in sorted(ROWS, reverse=True) if (not start or r <= start) and r > stop]
     got = [r for r, _ in store.scan(scan_table, start, stop, reverse=True, batch_size=batch_size)]
@@ -235,19 +230,24 @@ def test_scan_limit_and_columns(store: Store, scan_table: str) -> None:
     assert dict(store.scan(scan_table, prefix=b"c", columns=[b"cf"])) == {b"c": {b"cf:v": b"c"}}
 
 
-@pytest.mark.parametrize(("start", "stop", "reverse", "limit"),
-                         [(b"", b"", False, None), (b"b", b"p", False, 4), (b"", b"", True, None),
-                          (b"p", b"b", True, 5), (b"h", b"", False, 0)])
+@pytest.mark.parametrize(
+    ("start", "stop", "reverse", "limit"),
+    [(b"", b"", False, None), (b"b", b"p", False, 4), (b"", b"", True, None), (b"p", b"b", True, 5), (b"h", b"", False, 0)],
+)
 @pytest.mark.parametrize("batch_size", [1, 3, 1000])
 def test_scan_batches_are_the_scan_rows_in_runs_of_at_most_batch_size(
-    store: Store, scan_table: str, start: bytes, stop: bytes, reverse: bool, limit: int | None,
+    store: Store,
+    scan_table: str,
+    start: bytes,
+    stop: bytes,
+    reverse: bool,
+    limit: int | None,
     batch_size: int,
 ) -> None:
     kw = {"reverse": reverse, "limit": limit, "batch_size": batch_size}
     batches = list(store.scan_batches(scan_table, start, stop, **kw))  # type: ignore[arg-type]
     assert all(0 < len(keys) == len(cells) <= batch_size for keys, cells in batches)
-    assert [row for keys, cells in batches for row in zip(keys, cells)] == list(
-        store.scan(scan_table, start, stop, **kw))  # type: ignore[arg-type]
+    assert [row for keys, cells in batches for row in zip(keys, cells)] == list(store.scan(scan_table, start, stop, **kw))  # type: ignore[arg-type]
     if limit == 0:
         assert batches == []
 
@@ -382,8 +382,7 @@ def _now_ms() -> int:
 @pytest.fixture
 def ttl_table(store: Store) -> Iterator[str]:
     """A fresh table with family ``t`` (TTL 60 s, 3 versions) and ``cf`` (no TTL)."""
-    spec = TableSpec(name=f"ks_contract_{uuid.uuid4().hex[:12]}",
-                     families=[FamilySpec("t", versions=3, ttl=60), FamilySpec("cf")])
+    spec = TableSpec(name=f"ks_contract_{uuid.uuid4().hex[:12]}", families=[FamilySpec("t", versions=3, ttl=60), FamilySpec("cf")])
     store.create_table(spec, SPLITS)
     try:
         yield spec.full_name
@@ -407,8 +406,7 @@ def test_family_ttl_hides_cells_older_than_ttl(store: Store, ttl_table: str) -> 
     assert store.cells(ttl_table, b"row", b"t:old") == []
     assert [v for _, v in store.cells(ttl_table, b"row", b"t:both")] == [b"fresh"]
     assert list(store.scan(ttl_table)) == [(b"row", visible)]
-    assert list(store.scan(ttl_table, reverse=True, columns=[b"t"])) == [
-        (b"row", {b"t:new": b"n", b"t:both": b"fresh"})]
+    assert list(store.scan(ttl_table, reverse=True, columns=[b"t"])) == [(b"row", {b"t:new": b"n", b"t:both": b"fresh"})]
     assert store.get_many(ttl_table, [b"gone", b"row"]) == [(b"row", visible)]
     # expired cells never come back, and a put that is already expired is never visible
     store.put(ttl_table, b"gone", {b"t:late": b"x"}, timestamp=old)
@@ -478,8 +476,7 @@ def test_increment_writes_after_a_future_timestamp(store: Store, table: str) -> 
     future = _now_ms() + 3_600_000
     store.put(table, b"ctr", {b"cf:n": (5).to_bytes(8, "big")}, timestamp=future)
     assert store.increment(table, b"ctr", b"cf:n") == 6
-    assert store.cells(table, b"ctr", b"cf:n") == [(future + 1, (6).to_bytes(8, "big")),
-                                                   (future, (5).to_bytes(8, "big"))]
+    assert store.cells(table, b"ctr", b"cf:n") == [(future + 1, (6).to_bytes(8, "big")), (future, (5).to_bytes(8, "big"))]
 
 
 @pytest.mark.parametrize("value", [b"", b"abc", b"\x00" * 4, b"\x00" * 9])
@@ -517,13 +514,10 @@ def test_scan_selects_a_family_or_one_column(store: Store, table: str) -> None:
     swallows its single columns; rows without a selected cell are skipped."""
     store.put(table, b"r1", {b"cf:a": b"1", b"cf:b": b"2", b"meta:m": b"3"})
     store.put(table, b"r2", {b"cf:b": b"4"})
-    assert list(store.scan(table, columns=[b"cf"])) == [
-        (b"r1", {b"cf:a": b"1", b"cf:b": b"2"}), (b"r2", {b"cf:b": b"4"})]
+    assert list(store.scan(table, columns=[b"cf"])) == [(b"r1", {b"cf:a": b"1", b"cf:b": b"2"}), (b"r2", {b"cf:b": b"4"})]
     assert list(store.scan(table, columns=[b"cf:a"])) == [(b"r1", {b"cf:a": b"1"})]
-    assert list(store.scan(table, columns=[b"cf:a", b"cf"], reverse=True)) == [
-        (b"r2", {b"cf:b": b"4"}), (b"r1", {b"cf:a": b"1", b"cf:b": b"2"})]
-    assert list(store.scan(table, columns=[b"cf:a", b"meta:m"])) == [
-        (b"r1", {b"cf:a": b"1", b"meta:m": b"3"})]
+    assert list(store.scan(table, columns=[b"cf:a", b"cf"], reverse=True)) == [(b"r2", {b"cf:b": b"4"}), (b"r1", {b"cf:a": b"1", b"cf:b": b"2"})]
+    assert list(store.scan(table, columns=[b"cf:a", b"meta:m"])) == [(b"r1", {b"cf:a": b"1", b"meta:m": b"3"})]
 
 
 HIGH_ROWS = [b"\xfe\xff", b"\xff", b"\xff\x00", b"\xff\xff", b"\xff\xff\x01"]
@@ -531,9 +525,7 @@ HIGH_ROWS = [b"\xfe\xff", b"\xff", b"\xff\x00", b"\xff\xff", b"\xff\xff\x01"]
 
 @pytest.mark.parametrize("prefix", [b"\xff", b"\xff\xff", b"\xfe"])
 @pytest.mark.parametrize("limit", [None, 1, 2])
-def test_reverse_prefix_scan_at_the_top_of_the_key_space(
-    store: Store, table: str, prefix: bytes, limit: int | None
-) -> None:
+def test_reverse_prefix_scan_at_the_top_of_the_key_space(store: Store, table: str, prefix: bytes, limit: int | None) -> None:
     """A prefix of 0xff bytes has no upper bound (next_prefix is b""); reversed, the scan starts
     at the table's last row inside the prefix."""
     for row in HIGH_ROWS + [b"a"]:
@@ -545,9 +537,7 @@ def test_reverse_prefix_scan_at_the_top_of_the_key_space(
 
 @pytest.mark.parametrize("row", [b"e", b"g", b"zz"])  # inside a region, a split key, past the end
 @pytest.mark.parametrize("reverse", [False, True])
-def test_scan_with_start_equal_to_stop_is_empty(
-    store: Store, table: str, row: bytes, reverse: bool
-) -> None:
+def test_scan_with_start_equal_to_stop_is_empty(store: Store, table: str, row: bytes, reverse: bool) -> None:
     """HBase 2.6 with withStartRow(r)/withStopRow(r) (stop exclusive) returns no row, even when
     r exists; it is not a Get (that needs includeStopRow)."""
     for r in (b"a", b"e", b"g", b"h", b"zz"):

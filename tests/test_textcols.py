@@ -10,8 +10,23 @@ from hypothesis import strategies as st
 
 from keyshape.core.textcols import format_ints, uuid_bytes_matrix, uuid_strings
 
-FORMATS = ["{}", "{:d}", "user{:07d}", "u{:011d}", "{:016x}", "dev{:07d}-x", "{:X}", "é{0:03d}ß", "{:02d}",
-           "{:30d}", "{!r}", "{{x}}{}", "{:>5}", "{:+d}", "a{}b{}"]
+FORMATS = [
+    "{}",
+    "{:d}",
+    "user{:07d}",
+    "u{:011d}",
+    "{:016x}",
+    "dev{:07d}-x",
+    "{:X}",
+    "é{0:03d}ß",
+    "{:02d}",
+    "{:30d}",
+    "{!r}",
+    "{{x}}{}",
+    "{:>5}",
+    "{:+d}",
+    "a{}b{}",
+]
 
 
 @settings(max_examples=200, deadline=None)

@@ -18,10 +18,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def _schema() -> KeySchema:
-    return KeySchema.from_dict({"table": {"name": "t"},
-                                "key": {"fields": [{"name": "id", "type": "int64"}],
-                                        "prefix": {"strategy": "mod", "buckets": 8}},
-                                "splits": {"algorithm": "hex", "regions": 4}})
+    return KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"fields": [{"name": "id", "type": "int64"}], "prefix": {"strategy": "mod", "buckets": 8}},
+            "splits": {"algorithm": "hex", "regions": 4},
+        }
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["hex", "decimal", "uniform"])
@@ -45,11 +48,12 @@ def test_encode_many_takes_a_run_time_as_array_flag() -> None:
 
 def test_phoenix_encode_many_takes_numpy_columns() -> None:
     schema = load_schema(EXAMPLES / "phoenix/events.toml")
-    records = [{"TENANT": f"tenant{i % 7:05d}", "EVENT_TIME": 1_767_225_600_000 + 5 * i, "EVENT_ID": i}
-               for i in range(40)]
-    columns = {"TENANT": np.array([r["TENANT"] for r in records]),
-               "EVENT_TIME": np.array([r["EVENT_TIME"] for r in records], dtype=np.int64),
-               "EVENT_ID": np.array([r["EVENT_ID"] for r in records], dtype=np.int64)}
+    records = [{"TENANT": f"tenant{i % 7:05d}", "EVENT_TIME": 1_767_225_600_000 + 5 * i, "EVENT_ID": i} for i in range(40)]
+    columns = {
+        "TENANT": np.array([r["TENANT"] for r in records]),
+        "EVENT_TIME": np.array([r["EVENT_TIME"] for r in records], dtype=np.int64),
+        "EVENT_ID": np.array([r["EVENT_ID"] for r in records], dtype=np.int64),
+    }
     expected = [schema.encode(r) for r in records]
     assert schema.encode_many(columns) == expected
     assert schema.encode_many(columns, as_array=True).tolist() == expected

@@ -26,7 +26,7 @@ MAX_REGIONS = 100_000
 
 
 def _be(values: np.ndarray, width: int) -> np.ndarray:
-    return np.asarray(values, dtype=np.uint64).astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width:]
+    return np.asarray(values, dtype=np.uint64).astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
 
 
 def _keys(*cols: np.ndarray) -> list[bytes]:
@@ -125,26 +125,22 @@ def test_the_heat_map_windows_do_not_change_the_verdict(name: str, regions: int)
     assert len({a.moment_rows for a in results}) == 1
 
 
-@pytest.mark.parametrize("rows,regions,expected", [
-    (200_000, 1, 65_536), (200_000, 16, 4_096), (200_000, 1_000, 64), (200_000, 100_000, 16),
-    (10, 3, 16), (0, 5, 16)])
-def test_a_moment_is_half_a_region_s_rows_as_a_power_of_two_and_at_least_16(rows: int, regions: int,
-                                                                             expected: int) -> None:
+@pytest.mark.parametrize(
+    "rows,regions,expected", [(200_000, 1, 65_536), (200_000, 16, 4_096), (200_000, 1_000, 64), (200_000, 100_000, 16), (10, 3, 16), (0, 5, 16)]
+)
+def test_a_moment_is_half_a_region_s_rows_as_a_power_of_two_and_at_least_16(rows: int, regions: int, expected: int) -> None:
     assert moment_rows(rows, regions) == expected
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), width=st.sampled_from([1, 2, 3, 16, 64]),
-       pieces=st.integers(1, 9), regions=st.integers(1, 40))
-def test_moments_of_a_stream_counted_in_pieces_merge_into_one_pass(seed: int, width: int, pieces: int,
-                                                                   regions: int) -> None:
+@given(seed=st.integers(0, 10_000), width=st.sampled_from([1, 2, 3, 16, 64]), pieces=st.integers(1, 9), regions=st.integers(1, 40))
+def test_moments_of_a_stream_counted_in_pieces_merge_into_one_pass(seed: int, width: int, pieces: int, regions: int) -> None:
     """Parquet row groups and Spark partitions count pieces of one stream apart: the merged moments,
     and the pairs of consecutive writes across the pieces' edges, are exactly one pass's."""
     rng = random.Random(seed)
     n = rng.randrange(1, 700)
     # Runs of one region (so moments and pairs are not all alike), in write order.
-    idx = np.repeat(np.array([rng.randrange(regions) for _ in range(n)]),
-                    [rng.randrange(1, 6) for _ in range(n)])[:n]
+    idx = np.repeat(np.array([rng.randrange(regions) for _ in range(n)]), [rng.randrange(1, 6) for _ in range(n)])[:n]
     server_of = np.arange(regions) % 3
     one = Moments(width, regions, server_of)
     one.update(idx, np.arange(idx.size))
@@ -162,10 +158,8 @@ def test_moments_of_a_stream_counted_in_pieces_merge_into_one_pass(seed: int, wi
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), width=st.sampled_from([1, 2, 3, 16, 64]),
-       pieces=st.integers(1, 9), regions=st.sampled_from([1, 7, 40, 500]))
-def test_moments_of_consecutive_writes_are_the_general_count(seed: int, width: int, pieces: int,
-                                                               regions: int) -> None:
+@given(seed=st.integers(0, 10_000), width=st.sampled_from([1, 2, 3, 16, 64]), pieces=st.integers(1, 9), regions=st.sampled_from([1, 7, 40, 500]))
+def test_moments_of_consecutive_writes_are_the_general_count(seed: int, width: int, pieces: int, regions: int) -> None:
     """A chunk of consecutive positions (the key-file engine's batches) is counted by slicing
     its moments out; a chunk given in another order takes the general grouping: the same counts."""
     rng = random.Random(seed)

@@ -32,21 +32,18 @@ MIB = 1 << 20
 ROWS = 300_000
 
 
-def test_watch_gives_each_final_region_the_writes_a_scan_finds_there_and_draws_the_diagonal(
-        hbase: Any, tmp_path: Path) -> None:
+def test_watch_gives_each_final_region_the_writes_a_scan_finds_there_and_draws_the_diagonal(hbase: Any, tmp_path: Path) -> None:
     from keyshape.store import open_store
 
     name = f"i28_45_watch_{uuid.uuid4().hex[:8]}"
     path = tmp_path / f"{name}.toml"
-    path.write_text((ROOT / "examples" / "sequential.toml").read_text()
-                    .replace('name = "events_seq"', f'name = "{name}"', 1))
+    path.write_text((ROOT / "examples" / "sequential.toml").read_text().replace('name = "events_seq"', f'name = "{name}"', 1))
     schema = KeySchema.load(path)
     store = open_store(hbase.url)
     loader = open_store(hbase.url)
     try:
         # HBase's smallest sizes: a sequential load of 300,000 rows splits a dozen times
-        store.create_table(schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB),
-                                                         "MEMSTORE_FLUSHSIZE": str(MIB)})
+        store.create_table(schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
         done = threading.Event()
         seen = {"quiet": 0}
 
@@ -58,8 +55,7 @@ def test_watch_gives_each_final_region_the_writes_a_scan_finds_there_and_draws_t
         heat = LiveHeat()
         heat.add(store.regions(name))
         heat.note_counts({r.name: count_rows(store, name, r) for r in heat.latest})  # as watch does
-        watcher = threading.Thread(target=watch, args=(store, name, 1.0),
-                                   kwargs={"duration": 150.0, "on_sample": on_sample, "heat": heat})
+        watcher = threading.Thread(target=watch, args=(store, name, 1.0), kwargs={"duration": 150.0, "on_sample": on_sample, "heat": heat})
         written = [0]
 
         def split_as_hbase_would() -> None:
@@ -96,8 +92,7 @@ def test_watch_gives_each_final_region_the_writes_a_scan_finds_there_and_draws_t
             watcher.join(180)
         assert not watcher.is_alive()
         regions = store.regions(name)
-        truth = np.array([sum(len(k) for k, _ in store.scan_key_times(name, r.start, r.end, batch_size=5000))
-                          for r in regions], dtype=np.float64)
+        truth = np.array([sum(len(k) for k, _ in store.scan_key_times(name, r.start, r.end, batch_size=5000)) for r in regions], dtype=np.float64)
     finally:
         try:
             store.delete_table(name)
@@ -113,8 +108,10 @@ def test_watch_gives_each_final_region_the_writes_a_scan_finds_there_and_draws_t
     interval = float(per_sample.max())
     m = heat.matrix()
     got = m.sum(axis=0)
-    print(f"{splits} splits, {len(regions)} regions; per region counted {got.astype(int).tolist()}, "
-          f"scanned {truth.astype(int).tolist()}; largest interval {interval:,.0f} writes")
+    print(
+        f"{splits} splits, {len(regions)} regions; per region counted {got.astype(int).tolist()}, "
+        f"scanned {truth.astype(int).tolist()}; largest interval {interval:,.0f} writes"
+    )
     # every final region: what the scan finds there, within one interval's writes per split
     assert np.abs(got - truth).max() <= interval, (got.tolist(), truth.tolist())
     assert abs(got.sum() - ROWS) <= splits * interval

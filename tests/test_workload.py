@@ -16,16 +16,18 @@ from keyshape.workload import generate, read_keys, read_records
 
 
 def schema(workload: dict, fields=None) -> KeySchema:
-    fields = fields or [{"name": "u", "type": "string"}, {"name": "t", "type": "timestamp"},
-                        {"name": "n", "type": "int64"}]
-    return KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": fields},
-                                "workload": workload})
+    fields = fields or [{"name": "u", "type": "string"}, {"name": "t", "type": "timestamp"}, {"name": "n", "type": "int64"}]
+    return KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": fields}, "workload": workload})
 
 
-W = {"rows": 1000, "fields": {
-    "u": {"generator": "zipf", "cardinality": 50, "skew": 1.5, "format": "user{:03d}"},
-    "t": {"generator": "sequential-time", "start": "2026-01-01T00:00:00Z", "step_ms": 50},
-    "n": {"generator": "sequential", "start": 10, "step": 2}}}
+W = {
+    "rows": 1000,
+    "fields": {
+        "u": {"generator": "zipf", "cardinality": 50, "skew": 1.5, "format": "user{:03d}"},
+        "t": {"generator": "sequential-time", "start": "2026-01-01T00:00:00Z", "step_ms": 50},
+        "n": {"generator": "sequential", "start": 10, "step": 2},
+    },
+}
 
 
 def collect(chunks):
@@ -62,10 +64,15 @@ def test_zipf_is_skewed_and_uniform_in_range():
 
 
 def test_categorical_uuid_constant_jitter_and_derived():
-    s = schema({"fields": {
-        "u": {"generator": "categorical", "values": ["a", "b"], "weights": [1, 0]},
-        "t": {"generator": "jittered-time", "start": 1000, "step_ms": 10, "jitter_ms": 5},
-        "n": {"generator": "derived", "source": "t", "floor_ms": 100}}})
+    s = schema(
+        {
+            "fields": {
+                "u": {"generator": "categorical", "values": ["a", "b"], "weights": [1, 0]},
+                "t": {"generator": "jittered-time", "start": 1000, "step_ms": 10, "jitter_ms": 5},
+                "n": {"generator": "derived", "source": "t", "floor_ms": 100},
+            }
+        }
+    )
     cols = collect(generate(s, rows=500))
     assert set(cols["u"]) == {"a"}
     t = np.asarray(cols["t"])
@@ -98,8 +105,7 @@ def test_read_keys_csv_binary_form_in_chunks(tmp_path):
 
 def test_read_keys_and_records_parquet(tmp_path):
     p = tmp_path / "k.parquet"
-    pq.write_table(pa.table({"k": pa.array([b"\x00a", b"\xffb", b"c"], pa.binary()),
-                             "n": pa.array([1, 2, 3], pa.int64())}), p)
+    pq.write_table(pa.table({"k": pa.array([b"\x00a", b"\xffb", b"c"], pa.binary()), "n": pa.array([1, 2, 3], pa.int64())}), p)
     assert sum(read_keys(p, "k", chunk_rows=2), []) == [b"\x00a", b"\xffb", b"c"]
     recs = list(read_records(p, ["n"]))
     assert isinstance(recs[0]["n"], np.ndarray) and list(recs[0]["n"]) == [1, 2, 3]
@@ -125,14 +131,30 @@ def test_csv_header_names_may_hold_quoted_commas(tmp_path):
 
 
 def test_text_arrays_give_the_same_values_and_keys():
-    fields = [{"name": "u", "type": "string"}, {"name": "c", "type": "string", "width": 4},
-              {"name": "k", "type": "string"}, {"name": "b", "type": "bytes", "width": 3},
-              {"name": "g", "type": "bytes"}, {"name": "n", "type": "int64"}]
-    s = KeySchema.from_dict({"table": {"name": "t"}, "key": {"separator": "_", "fields": fields}, "workload": {
-        "fields": {"u": {"generator": "zipf", "cardinality": 5000, "format": "u{:07d}"},
-                   "c": {"generator": "categorical", "values": ["ab", "c", "é"]},
-                   "k": {"generator": "uuid"}, "b": {"generator": "zipf", "cardinality": 300},
-                   "g": {"generator": "uuid"}, "n": {"generator": "constant", "value": "7"}}}})
+    fields = [
+        {"name": "u", "type": "string"},
+        {"name": "c", "type": "string", "width": 4},
+        {"name": "k", "type": "string"},
+        {"name": "b", "type": "bytes", "width": 3},
+        {"name": "g", "type": "bytes"},
+        {"name": "n", "type": "int64"},
+    ]
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {"separator": "_", "fields": fields},
+            "workload": {
+                "fields": {
+                    "u": {"generator": "zipf", "cardinality": 5000, "format": "u{:07d}"},
+                    "c": {"generator": "categorical", "values": ["ab", "c", "é"]},
+                    "k": {"generator": "uuid"},
+                    "b": {"generator": "zipf", "cardinality": 300},
+                    "g": {"generator": "uuid"},
+                    "n": {"generator": "constant", "value": "7"},
+                }
+            },
+        }
+    )
     lists = list(generate(s, rows=700, chunk_rows=256))
     arrays = list(generate(s, rows=700, chunk_rows=256, text_arrays=True))
     for a, b in zip(lists, arrays):
@@ -140,7 +162,6 @@ def test_text_arrays_give_the_same_values_and_keys():
         assert isinstance(b["u"], np.ndarray) and isinstance(b["k"], np.ndarray)
         assert {n: list(v) for n, v in a.items()} == {n: list(v) for n, v in b.items()}
         assert s.encode_many(a) == s.encode_many(b) == [s.encode({n: a[n][i] for n in a}) for i in range(len(a["n"]))]
-
 
 
 def test_int_bytes_equals_int_to_bytes():
@@ -152,8 +173,11 @@ def test_int_bytes_equals_int_to_bytes():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(0.0, 1e6, allow_nan=False), min_size=1, max_size=300).filter(lambda w: sum(w) > 0),
-       st.lists(st.floats(0.0, 1.0, allow_nan=False, exclude_max=True), min_size=1, max_size=200), st.data())
+@given(
+    st.lists(st.floats(0.0, 1e6, allow_nan=False), min_size=1, max_size=300).filter(lambda w: sum(w) > 0),
+    st.lists(st.floats(0.0, 1.0, allow_nan=False, exclude_max=True), min_size=1, max_size=200),
+    st.data(),
+)
 def test_inverse_cdf_guide_table_equals_searchsorted(weights, draws, data):
     """The generators' inverse CDF (a guide table, a few steps, then a direct search for what is
     left) gives np.searchsorted's index for every u and side: the u drawn, the CDF's own values and
@@ -163,8 +187,14 @@ def test_inverse_cdf_guide_table_equals_searchsorted(weights, draws, data):
     w = np.asarray(weights, dtype=np.float64)
     cdf = np.cumsum(w / w.sum())
     picks = data.draw(st.lists(st.integers(0, len(cdf) - 1), max_size=20))
-    u = np.array(draws + [float(cdf[i]) for i in picks] + [float(np.nextafter(cdf[i], 0)) for i in picks]
-                 + [float(np.nextafter(cdf[i], 1)) for i in picks] + [0.0], dtype=np.float64)
+    u = np.array(
+        draws
+        + [float(cdf[i]) for i in picks]
+        + [float(np.nextafter(cdf[i], 0)) for i in picks]
+        + [float(np.nextafter(cdf[i], 1)) for i in picks]
+        + [0.0],
+        dtype=np.float64,
+    )
     u = u[u < 1.0]
     inv = _InverseCDF(cdf)
     for side in ("left", "right"):

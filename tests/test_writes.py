@@ -1,6 +1,7 @@
 """Writes keep one copy of each record under every prefix strategy, never leave an index row
 without its main row, and never lose a re-put to a delete in the same millisecond; checked
 against a plain dict on the embedded store and on a real HBase."""
+
 from __future__ import annotations
 
 import uuid
@@ -42,11 +43,12 @@ def test_random_writes_match_the_oracle_hbase(hbase: Any, strategy: str, options
 
 
 def _random_schema(buckets: int = 8) -> KeySchema:
-    return KeySchema.from_dict({
-        "table": {"name": f"rs_{uuid.uuid4().hex[:8]}"},
-        "key": {"separator": "_", "prefix": {"strategy": "random", "buckets": buckets},
-                "fields": [{"name": "id", "type": "string", "width": 6}]},
-    })
+    return KeySchema.from_dict(
+        {
+            "table": {"name": f"rs_{uuid.uuid4().hex[:8]}"},
+            "key": {"separator": "_", "prefix": {"strategy": "random", "buckets": buckets}, "fields": [{"name": "id", "type": "string", "width": 6}]},
+        }
+    )
 
 
 @pytest.mark.parametrize("backend", ["embedded", pytest.param("hbase", marks=pytest.mark.hbase)])
@@ -67,8 +69,7 @@ def test_random_salt_put_then_delete_leaves_nothing_and_update_keeps_one_copy(ba
         rec = {"id": "dup"}
         put_record(store, schema, rec, {b"d:v": b"a"})
         first = get(store, schema, rec)[0].key
-        other = next(schema.prefix.apply(b, first[len(schema.prefix.bucket(0)) + 1:])
-                     for b in schema.prefix.buckets() if not first.startswith(b))
+        other = next(schema.prefix.apply(b, first[len(schema.prefix.bucket(0)) + 1 :]) for b in schema.prefix.buckets() if not first.startswith(b))
         store.put(schema.table.full_name, other, {b"d:v": b"b"})
         assert len(get(store, schema, rec)) == 2
         put_record(store, schema, rec, {b"d:v": b"c"})
@@ -104,14 +105,16 @@ def test_delete_then_put_within_a_millisecond_keeps_the_new_row(backend: str, re
 
 def test_a_failing_indexed_put_leaves_nothing_behind() -> None:
     store = EmbeddedStore()
-    schema = KeySchema.from_dict({
-        "table": {"name": "o", "families": [{"name": "d"}]},
-        "key": {"separator": "_", "fields": [{"name": "id", "type": "string", "width": 4}]},
-        "index": [
-            {"name": "a", "table": "o_a", "fields": ["id"]},
-            {"name": "b", "table": "o_b", "fields": ["n"], "columns": [{"name": "n", "type": "int32"}]},
-        ],
-    })
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "o", "families": [{"name": "d"}]},
+            "key": {"separator": "_", "fields": [{"name": "id", "type": "string", "width": 4}]},
+            "index": [
+                {"name": "a", "table": "o_a", "fields": ["id"]},
+                {"name": "b", "table": "o_b", "fields": ["n"], "columns": [{"name": "n", "type": "int32"}]},
+            ],
+        }
+    )
     create_table_from_schema(store, schema, verify=False)
     w = IndexedWriter(store, schema)
     with pytest.raises(KeyshapeError, match="lacks 'n', a field of index 'b'"):
@@ -128,12 +131,13 @@ def test_a_failing_indexed_put_leaves_nothing_behind() -> None:
 
 def test_index_column_outside_the_main_families_is_refused_at_load() -> None:
     with pytest.raises(SchemaError, match=r"index\[0\].columns\[0\].column: 'x:n' is not a column of a family"):
-        KeySchema.from_dict({
-            "table": {"name": "o", "families": [{"name": "d"}]},
-            "key": {"fields": [{"name": "id", "type": "string", "width": 4}]},
-            "index": [{"name": "b", "table": "o_b", "fields": ["n"],
-                       "columns": [{"name": "n", "type": "int32", "column": "x:n"}]}],
-        })
+        KeySchema.from_dict(
+            {
+                "table": {"name": "o", "families": [{"name": "d"}]},
+                "key": {"fields": [{"name": "id", "type": "string", "width": 4}]},
+                "index": [{"name": "b", "table": "o_b", "fields": ["n"], "columns": [{"name": "n", "type": "int32", "column": "x:n"}]}],
+            }
+        )
 
 
 def test_none_is_not_a_string_value() -> None:
@@ -187,6 +191,7 @@ class RefusingDeletes:
                     from keyshape.errors import WriteFailed
 
                     raise WriteFailed("refused", list(refused))
+
         return W()
 
 

@@ -3,6 +3,7 @@
 Shared by the embedded-store and real-HBase tests (tests/test_writes.py). The oracle knows
 nothing of keyshape: per (user, order) it holds the product and the cells the record should have.
 """
+
 from __future__ import annotations
 
 import random
@@ -16,8 +17,14 @@ from keyshape.store import create_table_from_schema
 
 # Every prefix strategy keyshape knows (opentsdb needs a metric-like first field: an int32 here).
 STRATEGIES: list[tuple[str, dict[str, int]]] = [
-    ("none", {}), ("md5", {"length": 4}), ("md5-full", {}), ("java-hash-short", {}), ("crc32", {}),
-    ("mod", {"buckets": 4}), ("random", {"buckets": 4}), ("phoenix", {"buckets": 4}),
+    ("none", {}),
+    ("md5", {"length": 4}),
+    ("md5-full", {}),
+    ("java-hash-short", {}),
+    ("crc32", {}),
+    ("mod", {"buckets": 4}),
+    ("random", {"buckets": 4}),
+    ("phoenix", {"buckets": 4}),
     ("opentsdb", {"buckets": 4, "width": 1}),
 ]
 USERS, ORDERS, PRODUCTS = 12, 6, 4
@@ -27,18 +34,27 @@ def schema_for(strategy: str, options: dict[str, int], suffix: str | None = None
     """Orders keyed (user, order) under ``strategy``, with an index on a value column (product)
     and one on a key field only (order), in tables of their own."""
     name = f"w_{strategy.replace('-', '_')}_{suffix or uuid.uuid4().hex[:8]}"
-    return KeySchema.from_dict({
-        "table": {"name": name, "families": [{"name": "d"}]},
-        "key": {"separator": "_" if strategy != "opentsdb" else "",
-                "prefix": {"strategy": strategy, **options}, "hash_fields": ["user", "order"],
-                "fields": [{"name": "user", "type": "int32"}, {"name": "order", "type": "int32"}]},
-        "index": [
-            {"name": "by_product", "table": f"{name}_p", "fields": ["product", "order"],
-             "prefix": {"strategy": "mod", "buckets": 2},
-             "columns": [{"name": "product", "type": "string", "width": 3, "column": "d:product"}]},
-            {"name": "by_order", "table": f"{name}_o", "fields": ["order"]},
-        ],
-    })
+    return KeySchema.from_dict(
+        {
+            "table": {"name": name, "families": [{"name": "d"}]},
+            "key": {
+                "separator": "_" if strategy != "opentsdb" else "",
+                "prefix": {"strategy": strategy, **options},
+                "hash_fields": ["user", "order"],
+                "fields": [{"name": "user", "type": "int32"}, {"name": "order", "type": "int32"}],
+            },
+            "index": [
+                {
+                    "name": "by_product",
+                    "table": f"{name}_p",
+                    "fields": ["product", "order"],
+                    "prefix": {"strategy": "mod", "buckets": 2},
+                    "columns": [{"name": "product", "type": "string", "width": 3, "column": "d:product"}],
+                },
+                {"name": "by_order", "table": f"{name}_o", "fields": ["order"]},
+            ],
+        }
+    )
 
 
 def drop_tables(store: Any, schema: KeySchema) -> None:
@@ -101,15 +117,17 @@ def check(store: Any, schema: KeySchema, oracle: dict[tuple[int, int], dict[str,
     assert not dupes, f"records stored more than once: {dupes}"
     assert set(seen) == set(oracle), f"missing records: {sorted(set(oracle) - set(seen))[:5]}"
     for spec in schema.indexes:
-        want_rows = {index_key(spec, {"user": r[0], "order": r[1], "product": v["product"]}, seen[r][0]): seen[r][0]
-                     for r, v in oracle.items()}
+        want_rows = {index_key(spec, {"user": r[0], "order": r[1], "product": v["product"]}, seen[r][0]): seen[r][0] for r, v in oracle.items()}
         got_rows = {k: c[spec.pointer_column] for k, c in store.scan(spec.table.full_name)}
-        assert got_rows == want_rows, (f"{spec.name}: {len(set(got_rows) - set(want_rows))} index rows too many, "
-                                       f"{len(set(want_rows) - set(got_rows))} missing")
+        assert got_rows == want_rows, (
+            f"{spec.name}: {len(set(got_rows) - set(want_rows))} index rows too many, {len(set(want_rows) - set(got_rows))} missing"
+        )
         if schema.prefix.name != "md5-full":  # repair decodes main keys
             report = repair_index(store, schema, spec, fix=False)
             assert report.consistent and not report.counts["unindexable"], (spec.name, report.counts)
     for p in range(PRODUCTS):
-        got = sorted(universe[r.key] if not random_salt else (r.fields["user"], r.fields["order"])
-                     for r in read_by_index(store, schema, "by_product", product=f"p{p}"))
+        got = sorted(
+            universe[r.key] if not random_salt else (r.fields["user"], r.fields["order"])
+            for r in read_by_index(store, schema, "by_product", product=f"p{p}")
+        )
         assert got == sorted(k for k, v in oracle.items() if v["product"] == f"p{p}")

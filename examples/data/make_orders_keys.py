@@ -17,6 +17,5 @@ HERE = Path(__file__).resolve().parent
 schema = KeySchema.load(HERE.parent / "orders.toml")
 columns = next(generate(schema, rows=20_000, seed=7, chunk_rows=20_000))
 keys = schema.encode_many(columns)
-pq.write_table(pa.table({"rowkey": pa.array(keys, type=pa.binary())}), HERE / "orders-keys.parquet",
-               row_group_size=5_000, compression="zstd")
+pq.write_table(pa.table({"rowkey": pa.array(keys, type=pa.binary())}), HERE / "orders-keys.parquet", row_group_size=5_000, compression="zstd")
 print(f"wrote {len(keys):,} keys to {HERE / 'orders-keys.parquet'}")

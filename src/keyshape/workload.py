@@ -58,9 +58,25 @@ from keyshape.schema.fields import FieldSpec, parse_timestamp
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["GENERATORS", "LOAD_QUALIFIER", "LOAD_VALUE_BYTES", "GeneratorSpec", "WorkloadSpec",
-           "count_key_rows", "generate", "generate_sample", "key_file_parts", "key_files", "record_columns",
-           "parse_workload", "read_key_arrays", "read_keys", "read_records", "row_value_bytes", "row_values"]
+__all__ = [
+    "GENERATORS",
+    "LOAD_QUALIFIER",
+    "LOAD_VALUE_BYTES",
+    "GeneratorSpec",
+    "WorkloadSpec",
+    "count_key_rows",
+    "generate",
+    "generate_sample",
+    "key_file_parts",
+    "key_files",
+    "record_columns",
+    "parse_workload",
+    "read_key_arrays",
+    "read_keys",
+    "read_records",
+    "row_value_bytes",
+    "row_values",
+]
 
 DEFAULT_START = "2026-01-01T00:00:00Z"
 # generator -> {option: (kind, default)}; a default of ... means required.
@@ -68,10 +84,8 @@ GENERATORS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "sequential": {"start": (int, 0), "step": (int, 1), "repeat": (int, 1), "format": (str, "{}")},
     "sequential-time": {"start": ((str, int), DEFAULT_START), "step_ms": (int, 1000)},
     "jittered-time": {"start": ((str, int), DEFAULT_START), "step_ms": (int, 1000), "jitter_ms": (int, None)},
-    "zipf": {"cardinality": (int, ...), "skew": (float, 1.1), "offset": (int, 0),
-             "shuffle": (bool, True), "format": (str, "{}")},
-    "uniform": {"low": ((int, float), 0), "high": ((int, float), 1_000_000), "cardinality": (int, None),
-                "format": (str, "{}")},
+    "zipf": {"cardinality": (int, ...), "skew": (float, 1.1), "offset": (int, 0), "shuffle": (bool, True), "format": (str, "{}")},
+    "uniform": {"low": ((int, float), 0), "high": ((int, float), 1_000_000), "cardinality": (int, None), "format": (str, "{}")},
     "uuid": {},
     "categorical": {"values": (list, ...), "weights": (list, None)},
     "constant": {"value": ((str, int, float), ...)},
@@ -122,13 +136,12 @@ def row_values(first: int, count: int, size: int = LOAD_VALUE_BYTES) -> list[byt
     if size < 0:
         raise KeyshapeError(f"value size must be >= 0 bytes, got {size}")
     if size <= LOAD_VALUE_BYTES:
-        return [_WRITE_INDEX.pack(i)[LOAD_VALUE_BYTES - size:] for i in range(first, first + count)]
+        return [_WRITE_INDEX.pack(i)[LOAD_VALUE_BYTES - size :] for i in range(first, first + count)]
     words = -(-(size - LOAD_VALUE_BYTES) // 8)
     index = np.arange(first, first + count, dtype=np.uint64)
     with np.errstate(over="ignore"):
         # splitmix64 of (index, word): different for every row and word, fixed for a row
-        x = index[:, None] * np.uint64(0x9E3779B97F4A7C15) + (
-            np.arange(1, words + 1, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9))
+        x = index[:, None] * np.uint64(0x9E3779B97F4A7C15) + (np.arange(1, words + 1, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9))
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         x ^= x >> np.uint64(31)
@@ -152,8 +165,7 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
             lead = "x"
         tail = "e" if f.pad == "right" and f.pad_char in "0123456789" else ""
         digits = max(1, min(18, width - len(lead) - len(tail)))  # int64 values
-        return GeneratorSpec("uniform", {"low": 1, "high": 10 ** digits - 1, "cardinality": None,
-                                         "format": lead + "{}" + tail})
+        return GeneratorSpec("uniform", {"low": 1, "high": 10**digits - 1, "cardinality": None, "format": lead + "{}" + tail})
     if f.type in ("string", "bytes"):
         return GeneratorSpec("uuid", {})
     return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "cardinality": None, "format": "{}"})
@@ -229,8 +241,9 @@ def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name
 # ------------------------------------------------------------------------------------ generate
 
 
-def generate(schema_or_spec: KeySchema | WorkloadSpec, rows: int | None = None, seed: int = 0,
-             chunk_rows: int = 100_000, text_arrays: bool = False) -> Iterator[dict[str, np.ndarray | list]]:
+def generate(
+    schema_or_spec: KeySchema | WorkloadSpec, rows: int | None = None, seed: int = 0, chunk_rows: int = 100_000, text_arrays: bool = False
+) -> Iterator[dict[str, np.ndarray | list]]:
     """Yield the workload as column chunks (field name -> values) in write order.
 
     ``schema_or_spec`` is a KeySchema (its ``[workload]``, or default generators when it has
@@ -247,8 +260,7 @@ def generate(schema_or_spec: KeySchema | WorkloadSpec, rows: int | None = None, 
         raise KeyshapeError(f"generate: rows must be >= 0 and chunk_rows >= 1, got {total}, {chunk_rows}")
     fields = list(spec.key_fields)
     streams = np.random.SeedSequence([spec.seed, seed]).spawn(len(fields))
-    state = {f.name: _Stream(f, spec.fields[f.name], np.random.default_rng(s), text_arrays)
-             for f, s in zip(fields, streams)}
+    state = {f.name: _Stream(f, spec.fields[f.name], np.random.default_rng(s), text_arrays) for f, s in zip(fields, streams)}
     order = sorted(fields, key=lambda f: spec.fields[f.name].kind == "derived")  # sources first
     done = 0
     while done < total:
@@ -260,8 +272,9 @@ def generate(schema_or_spec: KeySchema | WorkloadSpec, rows: int | None = None, 
         done += n
 
 
-def generate_sample(schema_or_spec: KeySchema | WorkloadSpec, sample_rows: int, rows: int | None = None, seed: int = 0,
-                    chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
+def generate_sample(
+    schema_or_spec: KeySchema | WorkloadSpec, sample_rows: int, rows: int | None = None, seed: int = 0, chunk_rows: int = 100_000
+) -> Iterator[dict[str, np.ndarray | list]]:
     """``sample_rows`` rows spread evenly over the whole workload, as column chunks in write order.
 
     Row ``i * rows // sample_rows`` for ``i = 0..sample_rows-1`` of what :func:`generate` yields
@@ -392,8 +405,7 @@ class _InverseCDF:
         guide = self._guide.get(side)
         if guide is None:
             at = np.arange(self.cells, dtype=np.float64) / self.cells
-            guide = self._guide[side] = np.searchsorted(self.cdf, at, side=side).astype(
-                np.int32 if len(self.cdf) < 2**31 else np.int64)
+            guide = self._guide[side] = np.searchsorted(self.cdf, at, side=side).astype(np.int32 if len(self.cdf) < 2**31 else np.int64)
         return guide
 
     def __len__(self) -> int:
@@ -466,9 +478,13 @@ def key_files(path: str | Path) -> list[Path]:
     if p.is_file():
         return [p]
     if p.is_dir():
-        found = sorted(f for f in p.rglob("*") if f.is_file()
-                       and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
-                       and (f.suffix.lower() in _KEY_FILE_SUFFIXES or not f.suffix))
+        found = sorted(
+            f
+            for f in p.rglob("*")
+            if f.is_file()
+            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+            and (f.suffix.lower() in _KEY_FILE_SUFFIXES or not f.suffix)
+        )
         if not found:
             raise KeyshapeError(f"{p}: the directory holds no Parquet, ORC or CSV files")
         return found
@@ -496,9 +512,11 @@ def _open_columnar(p: Path) -> tuple[str, Any, list[str]]:
             f = porc.ORCFile(p)
         names = f.schema_arrow.names if kind == "Parquet" else f.schema.names
     except (pa.ArrowException, OSError) as exc:
-        raise KeyshapeError(f"{p}: not a readable {kind} file ({exc}); give a {kind} file, "
-                            "or a CSV file with a name that does not end in "
-                            f"{'.parquet/.pq' if kind == 'Parquet' else '.orc'}") from None
+        raise KeyshapeError(
+            f"{p}: not a readable {kind} file ({exc}); give a {kind} file, "
+            "or a CSV file with a name that does not end in "
+            f"{'.parquet/.pq' if kind == 'Parquet' else '.orc'}"
+        ) from None
     return kind, f, names
 
 
@@ -525,16 +543,14 @@ def count_key_rows(path: str | Path) -> int | None:
     return None if parts is None else sum(p[3] for p in parts)
 
 
-def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int,
-             first_only: bool = False) -> Iterator[Any]:
+def _batches(path: str | Path, columns: list[str] | None, chunk_rows: int, first_only: bool = False) -> Iterator[Any]:
     """pyarrow RecordBatches of at most ``chunk_rows`` rows, read incrementally, file by file;
     ``columns`` None reads every column, or only the first with ``first_only``."""
     for f in key_files(path):
         yield from _file_batches(f, columns, chunk_rows, first_only)
 
 
-def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int,
-                  first_only: bool) -> Iterator[Any]:
+def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int, first_only: bool) -> Iterator[Any]:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -559,27 +575,25 @@ def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int,
         names = [h.strip() for h in next(csv.reader(fh), [])]
     if not names:
         # pyarrow's own word for it is a traceback ("Empty CSV file").
-        raise KeyshapeError(f"{p}: empty file: a key CSV starts with a header line naming its columns, "
-                            "then one key per line")
+        raise KeyshapeError(f"{p}: empty file: a key CSV starts with a header line naming its columns, then one key per line")
     missing = [c for c in columns or [] if c not in names]
     if missing:
         shown = ", ".join(names)
         if len(shown) > 200 or not shown.isprintable():
             # Not a header row (binary data, or a file without one): do not echo it back.
-            raise KeyshapeError(f"{p}: no column {missing[0]!r}; the first line is not a CSV header "
-                                "row: give a CSV whose first line names the columns, or Parquet")
+            raise KeyshapeError(
+                f"{p}: no column {missing[0]!r}; the first line is not a CSV header row: give a CSV whose first line names the columns, or Parquet"
+            )
         raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {shown}")
     # Read every column as text: keys like "007" must keep their zeros.
-    convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                  include_columns=columns, strings_can_be_null=False)
+    convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, include_columns=columns, strings_can_be_null=False)
     reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=1 << 22), convert_options=convert)
     for batch in reader:
         for start in range(0, batch.num_rows, chunk_rows):
             yield batch.slice(start, chunk_rows)
 
 
-def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int = 100_000,
-                    key_format: str = "binary") -> Iterator[KeyArray]:
+def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int = 100_000, key_format: str = "binary") -> Iterator[KeyArray]:
     """Stream row keys from Parquet, ORC or CSV files as KeyArrays: no Python object per key.
 
     ``path`` is a file, a directory of data files or a glob (see :func:`key_files`). ``column``
@@ -595,8 +609,7 @@ def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int
             raise KeyshapeError(f"{path}: {exc}") from None
 
 
-def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100_000,
-              key_format: str = "binary") -> Iterator[list[bytes]]:
+def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100_000, key_format: str = "binary") -> Iterator[list[bytes]]:
     """Stream row keys from a CSV, Parquet (``.parquet``/``.pq``) or ORC file, a directory of
     them or a glob, in chunks of bytes.
 
@@ -609,8 +622,7 @@ def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100
         yield keys.tolist()
 
 
-def read_records(path: str | Path, columns: list[str] | None = None,
-                 chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
+def read_records(path: str | Path, columns: list[str] | None = None, chunk_rows: int = 100_000) -> Iterator[dict[str, np.ndarray | list]]:
     """Stream records from CSV or Parquet as column chunks (name -> numpy array or list).
 
     Parquet numeric columns become numpy arrays; everything else (all CSV columns, read as text so

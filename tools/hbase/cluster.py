@@ -22,6 +22,7 @@ Each process gets its own conf dir (a region server's port is in its hbase-site.
 and log under the run folder; `cluster.json` there records the ports so status/stop work from any
 process.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,13 +68,23 @@ class Cluster(Standalone):
             raise ValueError("one port per region server is needed")
 
     @classmethod
-    def with_free_ports(cls, run_dir: Path, regionservers: int = 3,  # type: ignore[override]
-                        version: str | None = None) -> "Cluster":
+    def with_free_ports(
+        cls,
+        run_dir: Path,
+        regionservers: int = 3,  # type: ignore[override]
+        version: str | None = None,
+    ) -> "Cluster":
         """A cluster on fresh free loopback ports, beside any other instance."""
-        return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(), rs_port=0,
-                   thrift_port=free_port(), regionservers=regionservers,
-                   rs_ports=[free_port() for _ in range(regionservers)],
-                   version=standalone.line(version).version)
+        return cls(
+            run_dir=run_dir,
+            zk_port=free_port(),
+            master_port=free_port(),
+            rs_port=0,
+            thrift_port=free_port(),
+            regionservers=regionservers,
+            rs_ports=[free_port() for _ in range(regionservers)],
+            version=standalone.line(version).version,
+        )
 
     @classmethod
     def load(cls, run_dir: Path) -> "Cluster | None":
@@ -82,10 +93,16 @@ class Cluster(Standalone):
             state = json.loads((run_dir / STATE_FILE).read_text())
         except (OSError, ValueError):
             return None
-        return cls(run_dir=run_dir, zk_port=state["zk_port"], master_port=state["master_port"],
-                   rs_port=0, thrift_port=state["thrift_port"], regionservers=len(state["rs_ports"]),
-                   rs_ports=list(state["rs_ports"]),
-                   version=state.get("version", standalone.DEFAULT_VERSION))
+        return cls(
+            run_dir=run_dir,
+            zk_port=state["zk_port"],
+            master_port=state["master_port"],
+            rs_port=0,
+            thrift_port=state["thrift_port"],
+            regionservers=len(state["rs_ports"]),
+            rs_ports=list(state["rs_ports"]),
+            version=state.get("version", standalone.DEFAULT_VERSION),
+        )
 
     # -- paths -----------------------------------------------------------------------------------
     state_file = property(lambda self: self.run_dir / STATE_FILE)
@@ -106,16 +123,18 @@ class Cluster(Standalone):
         props = super().site_properties()
         props.pop("hbase.localcluster.assign.random.ports", None)
         props.pop("hbase.zookeeper.property.dataDir", None)  # ZooKeeper is its own process here
-        props.update({
-            "hbase.cluster.distributed": "true",
-            "hbase.regionserver.port": str(self.rs_ports[0]),
-            "zookeeper.session.timeout": str(self.session_timeout_ms),
-            "hbase.master.wait.on.regionservers.mintostart": str(self.regionservers),
-            # Small heaps: flush at 32 MB instead of 128 MB so one region's memstore never needs
-            # a large share of a 448 MB heap.
-            "hbase.hregion.memstore.flush.size": str(32 * 1024 * 1024),
-            "hbase.regionserver.global.memstore.size": "0.35",
-        })
+        props.update(
+            {
+                "hbase.cluster.distributed": "true",
+                "hbase.regionserver.port": str(self.rs_ports[0]),
+                "zookeeper.session.timeout": str(self.session_timeout_ms),
+                "hbase.master.wait.on.regionservers.mintostart": str(self.regionservers),
+                # Small heaps: flush at 32 MB instead of 128 MB so one region's memstore never needs
+                # a large share of a 448 MB heap.
+                "hbase.hregion.memstore.flush.size": str(32 * 1024 * 1024),
+                "hbase.regionserver.global.memstore.size": "0.35",
+            }
+        )
         return props
 
     def region_server_properties(self, i: int) -> dict[str, str]:
@@ -135,14 +154,12 @@ class Cluster(Standalone):
         return {
             "zookeeper": self.url,
             "master": {"pid": master, "port": self.master_port} if master else None,
-            "regionservers": [{"pid": self.rs_pid(i), "host": "localhost", "port": port}
-                              for i, port in enumerate(self.rs_ports) if self.rs_pid(i)],
+            "regionservers": [{"pid": self.rs_pid(i), "host": "localhost", "port": port} for i, port in enumerate(self.rs_ports) if self.rs_pid(i)],
             "thrift": {"pid": thrift, "port": self.thrift_port} if thrift else None,
         }
 
     def pids(self) -> list[int]:
-        found = [self.zk_pid(), self.master_pid(), self.thrift_pid(),
-                 *(self.rs_pid(i) for i in range(self.regionservers))]
+        found = [self.zk_pid(), self.master_pid(), self.thrift_pid(), *(self.rs_pid(i) for i in range(self.regionservers))]
         return [p for p in found if p]
 
     def rss_mb(self) -> float | None:
@@ -165,8 +182,7 @@ class Cluster(Standalone):
         try:
             self._start(thrift, timeout)
         except StartFailed as exc:
-            raise StartFailed(exc.step, exc.detail, exc.log,
-                              what=f"HBase cluster ({self.regionservers} region servers)") from None
+            raise StartFailed(exc.step, exc.detail, exc.log, what=f"HBase cluster ({self.regionservers} region servers)") from None
 
     def _start(self, thrift: bool, timeout: float) -> None:
         if thrift:
@@ -175,9 +191,18 @@ class Cluster(Standalone):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + timeout
-        self.state_file.write_text(json.dumps({
-            "zk_port": self.zk_port, "master_port": self.master_port, "thrift_port": self.thrift_port,
-            "rs_ports": self.rs_ports, "version": self.version}) + "\n")
+        self.state_file.write_text(
+            json.dumps(
+                {
+                    "zk_port": self.zk_port,
+                    "master_port": self.master_port,
+                    "thrift_port": self.thrift_port,
+                    "rs_ports": self.rs_ports,
+                    "version": self.version,
+                }
+            )
+            + "\n"
+        )
         self.write_config()
         if self.zk_pid() is None:
             self._check_port_free(self.zk_port)
@@ -185,20 +210,34 @@ class Cluster(Standalone):
             zk_dir.mkdir(parents=True, exist_ok=True)
             # ZooKeeper's AdminServer would take port 8080; tickTime 1 s lets sessions be as
             # short as 2 s (HBase asks for session_timeout_ms).
-            cmd = [self.java(), f"-Xmx{self.zk_heap}", "-Dzookeeper.admin.enableServer=false",
-                   "-Dzookeeper.4lw.commands.whitelist=ruok,srvr",
-                   "-cp", f"{self.lib}/*", ZK_MAIN, str(self.zk_port), str(zk_dir), "1000", "0"]
+            cmd = [
+                self.java(),
+                f"-Xmx{self.zk_heap}",
+                "-Dzookeeper.admin.enableServer=false",
+                "-Dzookeeper.4lw.commands.whitelist=ruok,srvr",
+                "-cp",
+                f"{self.lib}/*",
+                ZK_MAIN,
+                str(self.zk_port),
+                str(zk_dir),
+                "1000",
+                "0",
+            ]
             self._spawn(cmd, self.zk_out, self.zk_pid_file)
         while not _port_open(self.zk_port):
             if self.zk_pid() is None or time.monotonic() > deadline:
-                raise StartFailed("zookeeper", f"ZooKeeper did not listen on 127.0.0.1:{self.zk_port}; "
-                                  f"last output: {_tail(self.zk_out, 3)}", self.zk_out)
+                raise StartFailed(
+                    "zookeeper", f"ZooKeeper did not listen on 127.0.0.1:{self.zk_port}; last output: {_tail(self.zk_out, 3)}", self.zk_out
+                )
             time.sleep(0.3)
         if self.master_pid() is None:
             self._check_port_free(self.master_port)
             self.master_log.unlink(missing_ok=True)
-            self._spawn(self._java_cmd("master", self.master_log.name, "org.apache.hadoop.hbase.master.HMaster",
-                                       "start"), self.master_out, self.master_pid_file)
+            self._spawn(
+                self._java_cmd("master", self.master_log.name, "org.apache.hadoop.hbase.master.HMaster", "start"),
+                self.master_out,
+                self.master_pid_file,
+            )
         offsets = {i: self.start_regionserver(i, wait=False) for i in range(self.regionservers)}
         self._wait_master(deadline)
         for i, offset in offsets.items():
@@ -209,8 +248,9 @@ class Cluster(Standalone):
 
     def _check_port_free(self, port: int) -> None:
         if not _wait_port_closed(port, 10.0):
-            raise StartFailed("launch", f"port {port} on 127.0.0.1 is already in use by another process; "
-                              "stop it or pick other ports (KEYSHAPE_HBASE_*_PORT)", None)
+            raise StartFailed(
+                "launch", f"port {port} on 127.0.0.1 is already in use by another process; stop it or pick other ports (KEYSHAPE_HBASE_*_PORT)", None
+            )
 
     def start_regionserver(self, i: int, wait: bool = True, timeout: float = 120.0) -> int:
         """Start region server ``i`` unless it runs; with ``wait``, until it serves. Returns the
@@ -220,9 +260,11 @@ class Cluster(Standalone):
         if self.rs_pid(i) is None:
             self._check_port_free(self.rs_ports[i])
             self.write_config(self.rs_conf(i), self.region_server_properties(i))
-            self._spawn(self._java_cmd(f"regionserver{i}", log.name, RS_MAIN, "start",
-                                       conf_dir=self.rs_conf(i), heap=self.rs_heap),
-                        self.log_dir / f"hbase-regionserver-{i}.out", self.rs_pid_file(i))
+            self._spawn(
+                self._java_cmd(f"regionserver{i}", log.name, RS_MAIN, "start", conf_dir=self.rs_conf(i), heap=self.rs_heap),
+                self.log_dir / f"hbase-regionserver-{i}.out",
+                self.rs_pid_file(i),
+            )
         else:
             offset = 0
         if wait:
@@ -234,8 +276,7 @@ class Cluster(Standalone):
         while True:
             if self.rs_pid(i) is None:
                 out = self.log_dir / f"hbase-regionserver-{i}.out"
-                raise StartFailed(f"regionserver-{i}", "the HRegionServer JVM exited; last output: "
-                                  f"{_tail(out, 3) or _tail(log, 3)}", log)
+                raise StartFailed(f"regionserver-{i}", f"the HRegionServer JVM exited; last output: {_tail(out, 3) or _tail(log, 3)}", log)
             try:
                 with open(log, "rb") as f:
                     f.seek(offset)
@@ -282,13 +323,11 @@ class Cluster(Standalone):
             except ProcessLookupError:
                 pass
             _wait_gone(pid, 30)
-        for f in (self.zk_pid_file, self.master_pid_file, self.thrift_pid_file,
-                  *(self.rs_pid_file(i) for i in range(self.regionservers))):
+        for f in (self.zk_pid_file, self.master_pid_file, self.thrift_pid_file, *(self.rs_pid_file(i) for i in range(self.regionservers))):
             f.unlink(missing_ok=True)
 
 
-def start_scratch(run_dir: Path, regionservers: int = 3, timeout: float | None = None,
-                  version: str | None = None) -> Cluster:
+def start_scratch(run_dir: Path, regionservers: int = 3, timeout: float | None = None, version: str | None = None) -> Cluster:
     """A started cluster on free loopback ports in ``run_dir`` for one test session or benchmark
     (the caller stops it). What a killed earlier run left there is stopped first; if starting
     fails every JVM is killed (logs stay) and ``StartFailed`` names the step and the log."""

@@ -13,6 +13,7 @@ tls/ (a test CA and a certificate for localhost/127.0.0.1), and HBase's own conf
 Needs Debian's krb5-kdc, krb5-admin-server and krb5-user (kdb5_util, kadmin.local, krb5kdc) and
 openssl. Principals: hbase/localhost (the server), alice and bob (users), each with a keytab.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,7 @@ def _tool(name: str) -> str:
         path = shutil.which(name) if not folder else (folder + name if Path(folder + name).exists() else None)
         if path:
             return path
-    raise standalone.StartFailed("kdc", f"{name} not found; install Debian's krb5-kdc krb5-admin-server "
-                                 "krb5-user", None)
+    raise standalone.StartFailed("kdc", f"{name} not found; install Debian's krb5-kdc krb5-admin-server krb5-user", None)
 
 
 @dataclass
@@ -72,7 +72,8 @@ class KDC:
             "  rdns = false\n  dns_canonicalize_hostname = false\n  udp_preference_limit = 1\n"
             "  ticket_lifetime = 10h\n  renew_lifetime = 1d\n  forwardable = true\n"
             f"[realms]\n  {REALM} = {{\n    kdc = 127.0.0.1:{port}\n    admin_server = 127.0.0.1:{port}\n  }}\n"
-            f"[domain_realm]\n  localhost = {REALM}\n")
+            f"[domain_realm]\n  localhost = {REALM}\n"
+        )
 
     def start(self) -> None:
         self.stop()
@@ -91,7 +92,8 @@ class KDC:
             f"    kdc_listen = {listen}\n    kdc_tcp_listen = {listen}\n"
             f"    max_life = 10h\n    max_renewable_life = 1d\n"
             f"    supported_enctypes = {ENCTYPES}\n  }}\n"
-            f"[logging]\n  kdc = FILE:{self.log}\n")
+            f"[logging]\n  kdc = FILE:{self.log}\n"
+        )
         (self.root / "kadm5.acl").write_text("")
         self._run(_tool("kdb5_util"), "create", "-s", "-r", REALM, "-P", "keyshape-test-master")
         for principal in (SERVER_PRINCIPAL, *USERS, SHORT_LIVED):
@@ -100,8 +102,14 @@ class KDC:
             self.kadmin(f"addprinc -randkey{life} {principal}")
             self.kadmin(f"ktadd -k {self.keytab(principal)} {principal}")
         log = open(self.root / "krb5kdc.out", "ab")
-        p = subprocess.Popen([_tool("krb5kdc"), "-n", "-r", REALM], env=self.env, stdout=log,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(
+            [_tool("krb5kdc"), "-n", "-r", REALM],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.pid_file.write_text(f"{p.pid}\n")
         deadline = time.monotonic() + 20
         while not standalone._port_open(self.port):
@@ -139,15 +147,27 @@ def make_tls(root: Path) -> dict[str, Path]:
         if done.returncode != 0:
             raise standalone.StartFailed("tls", f"openssl {args[0]} failed: {done.stderr.strip()[:300]}", None)
 
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=keyshape test CA")
-    for name, san in (("server", "DNS:localhost,IP:127.0.0.1"), ("client", "DNS:localhost,IP:127.0.0.1"),
-                      ("other", "DNS:other.example.com")):
-        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-            "-subj", f"/CN={name}")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=keyshape test CA")
+    for name, san in (("server", "DNS:localhost,IP:127.0.0.1"), ("client", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example.com")):
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
         (root / f"{name}.ext").write_text(f"subjectAltName={san}\n")
-        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")
+        run(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.pem",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+        )
     # HBase's PEM keystore: the PKCS#8 private key and the certificate chain in one file,
     # readable by its owner only, as openssl leaves the .key files (created so, never widened).
     keystore = root / "server-keystore.pem"
@@ -155,8 +175,7 @@ def make_tls(root: Path) -> dict[str, Path]:
     fd = os.open(keystore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write((root / "server.key").read_text() + (root / "server.pem").read_text())
-    return {n: root / f"{n}.pem" for n in ("ca", "server", "client", "other")} | {
-        "client_key": root / "client.key", "other_key": root / "other.key"}
+    return {n: root / f"{n}.pem" for n in ("ca", "server", "client", "other")} | {"client_key": root / "client.key", "other_key": root / "other.key"}
 
 
 @dataclass
@@ -181,28 +200,34 @@ class SecureStandalone(standalone.Standalone):
         props = super().site_properties()
         keytab = str(self.kdc.keytab(SERVER_PRINCIPAL))
         access = "org.apache.hadoop.hbase.security.access.AccessController"
-        props.update({
-            "hadoop.security.authentication": "kerberos",
-            "hbase.security.authentication": "kerberos",
-            "hbase.security.authorization": str(self.authorization).lower(),
-            "hbase.master.kerberos.principal": f"hbase/_HOST@{REALM}",
-            "hbase.master.keytab.file": keytab,
-            "hbase.regionserver.kerberos.principal": f"hbase/_HOST@{REALM}",
-            "hbase.regionserver.keytab.file": keytab,
-            "hbase.rpc.protection": self.protection,
-            "hbase.server.netty.tls.enabled": "true",
-            "hbase.server.netty.tls.supportplaintext": str(not self.tls_only).lower(),
-            "hbase.server.netty.tls.client.auth.mode": "NEED" if self.tls_only else "WANT",
-            "hbase.server.netty.tls.verify.client.hostname": "false",
-            "hbase.rpc.tls.keystore.location": str(self.tls_dir / "server-keystore.pem"),
-            "hbase.rpc.tls.keystore.type": "PEM",
-            "hbase.rpc.tls.truststore.location": str(self.tls_dir / "ca.pem"),
-            "hbase.rpc.tls.truststore.type": "PEM",
-        })
+        props.update(
+            {
+                "hadoop.security.authentication": "kerberos",
+                "hbase.security.authentication": "kerberos",
+                "hbase.security.authorization": str(self.authorization).lower(),
+                "hbase.master.kerberos.principal": f"hbase/_HOST@{REALM}",
+                "hbase.master.keytab.file": keytab,
+                "hbase.regionserver.kerberos.principal": f"hbase/_HOST@{REALM}",
+                "hbase.regionserver.keytab.file": keytab,
+                "hbase.rpc.protection": self.protection,
+                "hbase.server.netty.tls.enabled": "true",
+                "hbase.server.netty.tls.supportplaintext": str(not self.tls_only).lower(),
+                "hbase.server.netty.tls.client.auth.mode": "NEED" if self.tls_only else "WANT",
+                "hbase.server.netty.tls.verify.client.hostname": "false",
+                "hbase.rpc.tls.keystore.location": str(self.tls_dir / "server-keystore.pem"),
+                "hbase.rpc.tls.keystore.type": "PEM",
+                "hbase.rpc.tls.truststore.location": str(self.tls_dir / "ca.pem"),
+                "hbase.rpc.tls.truststore.type": "PEM",
+            }
+        )
         if self.authorization:
-            props.update({"hbase.coprocessor.master.classes": access,
-                          "hbase.coprocessor.region.classes": access,
-                          "hbase.coprocessor.regionserver.classes": access})
+            props.update(
+                {
+                    "hbase.coprocessor.master.classes": access,
+                    "hbase.coprocessor.region.classes": access,
+                    "hbase.coprocessor.regionserver.classes": access,
+                }
+            )
         if self.tls_only:
             # The region server reaches the master over RPC inside the JVM: it must speak TLS too.
             props["hbase.client.netty.tls.enabled"] = "true"
@@ -218,7 +243,8 @@ class SecureStandalone(standalone.Standalone):
             '<?xml version="1.0"?>\n<configuration>\n'
             "  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>\n"
             "  <property><name>hadoop.security.authorization</name><value>true</value></property>\n"
-            "</configuration>\n")
+            "</configuration>\n"
+        )
         if not (self.tls_dir / "server-keystore.pem").exists():
             make_tls(self.tls_dir)
         else:  # made by an older version, readable by all
@@ -235,14 +261,19 @@ class SecureStandalone(standalone.Standalone):
         return f"hbase://127.0.0.1:{self.zk_port}" + (f"?{query}" if query else "")
 
     def tls_params(self) -> dict[str, str]:
-        return {"tls": "true", "tls_ca": str(self.tls_dir / "ca.pem"),
-                "tls_cert": str(self.tls_dir / "client.pem"), "tls_key": str(self.tls_dir / "client.key")}
+        return {
+            "tls": "true",
+            "tls_ca": str(self.tls_dir / "ca.pem"),
+            "tls_cert": str(self.tls_dir / "client.pem"),
+            "tls_key": str(self.tls_dir / "client.key"),
+        }
 
     def admin_url(self) -> str:
         """The server's own principal: HBase's superuser (creates tables, grants)."""
         assert self.kdc is not None
-        return self.secure_url(auth="kerberos", principal=SERVER_PRINCIPAL, keytab=str(self.kdc.keytab(SERVER_PRINCIPAL)),
-                               **(self.tls_params() if self.tls_only else {}))
+        return self.secure_url(
+            auth="kerberos", principal=SERVER_PRINCIPAL, keytab=str(self.kdc.keytab(SERVER_PRINCIPAL)), **(self.tls_params() if self.tls_only else {})
+        )
 
     def round_trip(self) -> None:
         from keyshape.schema.specs import FamilySpec, TableSpec
@@ -357,9 +388,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     assert inst.kdc is not None
     ports_file.write_text(f"{inst.zk_port} {inst.master_port} {inst.rs_port} {inst.thrift_port} {inst.kdc.port}\n")
-    print(f"export KRB5_CONFIG={inst.kdc.krb5_conf}\n"
-          f"keyshape URL: {inst.secure_url(auth='kerberos', keytab=str(inst.kdc.keytab('alice')), principal='alice')}\n"
-          f"stop with: python tools/hbase/secure.py stop (ports {inst.zk_port}/{inst.master_port}/{inst.rs_port})")
+    print(
+        f"export KRB5_CONFIG={inst.kdc.krb5_conf}\n"
+        f"keyshape URL: {inst.secure_url(auth='kerberos', keytab=str(inst.kdc.keytab('alice')), principal='alice')}\n"
+        f"stop with: python tools/hbase/secure.py stop (ports {inst.zk_port}/{inst.master_port}/{inst.rs_port})"
+    )
     return 0
 
 

@@ -18,6 +18,7 @@ Any failure raises `StartFailed`, whose message names the step that failed and t
 This file is importable as `standalone` (the tests and benchmarks/_hbase.py use it) and uses only
 the standard library, except for the round-trip check, which needs the `hbase-driver` package.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,13 +51,16 @@ JDK17_FLAGS = [
     "-XX:+UseG1GC",
     "-Djava.net.preferIPv4Stack=true",
     "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-    "--add-modules", "jdk.unsupported",
-    *[f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
-        "java.io", "java.nio", "sun.nio.ch", "java.lang", "jdk.internal.ref",
-        "java.lang.reflect", "java.util", "java.util.concurrent")],
-    *[f"--add-exports={m}=ALL-UNNAMED" for m in (
-        "java.base/jdk.internal.misc", "java.security.jgss/sun.security.krb5",
-        "java.base/sun.net.dns", "java.base/sun.net.util")],
+    "--add-modules",
+    "jdk.unsupported",
+    *[
+        f"--add-opens=java.base/{p}=ALL-UNNAMED"
+        for p in ("java.io", "java.nio", "sun.nio.ch", "java.lang", "jdk.internal.ref", "java.lang.reflect", "java.util", "java.util.concurrent")
+    ],
+    *[
+        f"--add-exports={m}=ALL-UNNAMED"
+        for m in ("java.base/jdk.internal.misc", "java.security.jgss/sun.security.krb5", "java.base/sun.net.dns", "java.base/sun.net.util")
+    ],
 ]
 
 
@@ -79,21 +83,30 @@ class Line:
 
 # Checked against Maven Central (2026-11-26) by resolving each line's whole dependency tree.
 DEFAULT_VERSION = "2.6.1"
-LINES: dict[str, Line] = {line.version: line for line in (
-    # 2.4 has no -hadoop3 artifacts on Maven Central: the plain build is the Hadoop 2.10 one.
-    Line("2.4.18", "2.4.18", hadoop="2.10"),
-    Line("2.5.11", "2.5.11-hadoop3", hadoop="3"),
-    Line("2.6.1", "2.6.1-hadoop3", hadoop="3", extras=True, phoenix=True),
-    Line("2.6.4", "2.6.4-hadoop3", hadoop="3", extras=True, phoenix=True),
-    # Maven Central has 3.0.0-beta-1's hbase-client, -common, -protocol-shaded and hbase-server
-    # jars, but not the server's own modules (hbase-zookeeper, -procedure, -http, -replication,
-    # -balancer, -asyncfs): its protocol and byte functions are checked, its server cannot run.
-    Line("3.0.0-beta-1", None, hadoop="3", missing=(
-        "HBase 3.0.0-beta-1 cannot be started from Maven Central: it serves the client jars "
-        "(hbase-client, -common, -protocol-shaded) but not the server's modules (hbase-zookeeper, "
-        "-procedure, -http, -replication, -balancer, -asyncfs); its protocol and golden vectors "
-        "are checked against its jars instead (tests/test_hbase_lines.py)")),
-)}
+LINES: dict[str, Line] = {
+    line.version: line
+    for line in (
+        # 2.4 has no -hadoop3 artifacts on Maven Central: the plain build is the Hadoop 2.10 one.
+        Line("2.4.18", "2.4.18", hadoop="2.10"),
+        Line("2.5.11", "2.5.11-hadoop3", hadoop="3"),
+        Line("2.6.1", "2.6.1-hadoop3", hadoop="3", extras=True, phoenix=True),
+        Line("2.6.4", "2.6.4-hadoop3", hadoop="3", extras=True, phoenix=True),
+        # Maven Central has 3.0.0-beta-1's hbase-client, -common, -protocol-shaded and hbase-server
+        # jars, but not the server's own modules (hbase-zookeeper, -procedure, -http, -replication,
+        # -balancer, -asyncfs): its protocol and byte functions are checked, its server cannot run.
+        Line(
+            "3.0.0-beta-1",
+            None,
+            hadoop="3",
+            missing=(
+                "HBase 3.0.0-beta-1 cannot be started from Maven Central: it serves the client jars "
+                "(hbase-client, -common, -protocol-shaded) but not the server's modules (hbase-zookeeper, "
+                "-procedure, -http, -replication, -balancer, -asyncfs); its protocol and golden vectors "
+                "are checked against its jars instead (tests/test_hbase_lines.py)"
+            ),
+        ),
+    )
+}
 
 
 class UnknownVersion(ValueError):
@@ -106,8 +119,7 @@ def line(version: str | None = None) -> Line:
     version = (version or os.environ.get("KEYSHAPE_HBASE_VERSION", "") or DEFAULT_VERSION).strip()
     found = LINES.get(version)
     if found is None:
-        raise UnknownVersion(f"unknown HBase version {version!r}; tools/hbase runs {', '.join(LINES)} "
-                             f"(default {DEFAULT_VERSION})")
+        raise UnknownVersion(f"unknown HBase version {version!r}; tools/hbase runs {', '.join(LINES)} (default {DEFAULT_VERSION})")
     return found
 
 
@@ -181,12 +193,17 @@ class Standalone:
     version: str = field(default_factory=lambda: line().version)
 
     @classmethod
-    def with_free_ports(cls, run_dir: Path, site: dict[str, str] | None = None,
-                        version: str | None = None) -> "Standalone":
+    def with_free_ports(cls, run_dir: Path, site: dict[str, str] | None = None, version: str | None = None) -> "Standalone":
         """An instance on fresh free ports, so it can run beside a developer's instance."""
-        return cls(run_dir=run_dir, zk_port=free_port(), master_port=free_port(),
-                   rs_port=free_port(), thrift_port=free_port(), site=dict(site or {}),
-                   version=line(version).version)
+        return cls(
+            run_dir=run_dir,
+            zk_port=free_port(),
+            master_port=free_port(),
+            rs_port=free_port(),
+            thrift_port=free_port(),
+            site=dict(site or {}),
+            version=line(version).version,
+        )
 
     @property
     def line(self) -> Line:
@@ -271,11 +288,14 @@ class Standalone:
             # Pure-Java codecs from hbase-compression-aircompressor (pom.xml): standalone HBase has
             # no native Hadoop codecs, so without these a SNAPPY/ZSTD/LZ4/LZO family fails to open.
             # Only the 2.6 lines have that jar (Maven Central: plain 2.6.1 only).
-            **({
-                f"hbase.io.compress.{algo}.codec":
-                    f"org.apache.hadoop.hbase.io.compress.aircompressor.{cls}Codec"
-                for algo, cls in (("snappy", "Snappy"), ("zstd", "Zstd"), ("lz4", "Lz4"), ("lzo", "Lzo"))
-            } if self.line.extras else {}),
+            **(
+                {
+                    f"hbase.io.compress.{algo}.codec": f"org.apache.hadoop.hbase.io.compress.aircompressor.{cls}Codec"
+                    for algo, cls in (("snappy", "Snappy"), ("zstd", "Zstd"), ("lz4", "Lz4"), ("lzo", "Lzo"))
+                }
+                if self.line.extras
+                else {}
+            ),
             **self.site,
         }
 
@@ -286,11 +306,11 @@ class Standalone:
         conf_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         props = "\n".join(
-            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
-            for k, v in (properties or self.site_properties()).items())
+            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>" for k, v in (properties or self.site_properties()).items()
+        )
         (conf_dir / "hbase-site.xml").write_text(
-            f'<?xml version="1.0"?>\n<!-- written by tools/hbase/standalone.py -->\n'
-            f"<configuration>\n{props}\n</configuration>\n")
+            f'<?xml version="1.0"?>\n<!-- written by tools/hbase/standalone.py -->\n<configuration>\n{props}\n</configuration>\n'
+        )
         (conf_dir / "log4j2.properties").write_text(
             "status = warn\n"
             "appender.file.type = File\n"
@@ -304,7 +324,8 @@ class Standalone:
             "logger.hadoop.name = org.apache.hadoop\n"
             "logger.hadoop.level = WARN\n"
             "logger.hbase.name = org.apache.hadoop.hbase\n"
-            "logger.hbase.level = INFO\n")
+            "logger.hbase.level = INFO\n"
+        )
 
     # -- java ----------------------------------------------------------------------------------
     def java(self) -> str:
@@ -319,20 +340,27 @@ class Standalone:
             raise StartFailed("java", f"HBase 2.6 needs JDK 11 or 17, found: {out.strip()[:80]}", None)
         return exe
 
-    def _java_cmd(self, name: str, log_file: str, main: str, *args: str, conf_dir: Path | None = None,
-                  heap: str | None = None) -> list[str]:
+    def _java_cmd(self, name: str, log_file: str, main: str, *args: str, conf_dir: Path | None = None, heap: str | None = None) -> list[str]:
         conf_dir = conf_dir or self.conf_dir
-        return [self.java(), f"-Xmx{heap or self.heap}", *JDK17_FLAGS,
-                f"-Dhbase.log.dir={self.log_dir}", f"-Dhbase.log.file={log_file}",
-                f"-Dlog4j2.configurationFile={conf_dir / 'log4j2.properties'}",
-                f"-Dproc_{name}", "-cp", f"{conf_dir}:{self.lib}/*", main, *args]
+        return [
+            self.java(),
+            f"-Xmx{heap or self.heap}",
+            *JDK17_FLAGS,
+            f"-Dhbase.log.dir={self.log_dir}",
+            f"-Dhbase.log.file={log_file}",
+            f"-Dlog4j2.configurationFile={conf_dir / 'log4j2.properties'}",
+            f"-Dproc_{name}",
+            "-cp",
+            f"{conf_dir}:{self.lib}/*",
+            main,
+            *args,
+        ]
 
     def _spawn(self, cmd: list[str], out: Path, pid_file: Path) -> int:
         with open(out, "ab") as o:
             # Own session: the server outlives this process (start.sh returns) and a Ctrl-C in
             # the terminal that ran it does not reach it.
-            p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=self.run_dir, start_new_session=True)
+            p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.run_dir, start_new_session=True)
         pid_file.write_text(f"{p.pid}\n")
         return p.pid
 
@@ -405,20 +433,22 @@ class Standalone:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         running = _run_dir_line(self.run_dir)
         if self.master_pid() is not None and running not in (None, self.version):
-            raise StartFailed("launch", f"HBase {running} already runs from {self.run_dir}; stop it "
-                              f"before starting {self.version} there", None)
+            raise StartFailed("launch", f"HBase {running} already runs from {self.run_dir}; stop it before starting {self.version} there", None)
         if self.master_pid() is None:
             (self.run_dir / LINE_FILE).write_text(self.version + "\n")
             for port in (self.zk_port, self.master_port, self.rs_port):
                 if not _wait_port_closed(port, 10.0):
-                    raise StartFailed("launch", f"port {port} on 127.0.0.1 is already in use by another "
-                                      "process; stop it or set KEYSHAPE_HBASE_*_PORT", None)
+                    raise StartFailed(
+                        "launch", f"port {port} on 127.0.0.1 is already in use by another process; stop it or set KEYSHAPE_HBASE_*_PORT", None
+                    )
             self.write_config()
             # Fresh log per start, so the readiness line we wait for is from this run.
             self.master_log.unlink(missing_ok=True)
-            self._spawn(self._java_cmd("master", self.master_log.name,
-                                       "org.apache.hadoop.hbase.master.HMaster", "start"),
-                        self.master_out, self.master_pid_file)
+            self._spawn(
+                self._java_cmd("master", self.master_log.name, "org.apache.hadoop.hbase.master.HMaster", "start"),
+                self.master_out,
+                self.master_pid_file,
+            )
         deadline = time.monotonic() + timeout
         self._wait_master(deadline)
         self._wait_round_trip(deadline)
@@ -433,8 +463,7 @@ class Standalone:
             if self.master_log.exists() and READY_LINE in self.master_log.read_text(errors="replace"):
                 return
             if time.monotonic() > deadline:
-                raise StartFailed("master-init", f"no '{READY_LINE}' in the log before the timeout",
-                                  self.master_log)
+                raise StartFailed("master-init", f"no '{READY_LINE}' in the log before the timeout", self.master_log)
             time.sleep(0.5)
 
     def _wait_round_trip(self, deadline: float) -> None:
@@ -444,15 +473,19 @@ class Standalone:
                 return
             except Exception as e:  # master may still be assigning meta/namespace regions
                 if time.monotonic() > deadline or self.master_pid() is None:
-                    raise StartFailed("round-trip", f"create/put/get/drop through hbase-driver "
-                                      f"failed: {type(e).__name__}: {e}", self.master_log) from e
+                    raise StartFailed(
+                        "round-trip", f"create/put/get/drop through hbase-driver failed: {type(e).__name__}: {e}", self.master_log
+                    ) from e
                 time.sleep(1.0)
 
     def require_thrift(self) -> None:
         """StartFailed at once when this line has no Thrift gateway jar."""
         if not self.line.extras:
-            raise StartFailed("thrift", f"no Thrift gateway for HBase {self.version}: Maven Central has "
-                              "hbase-thrift only as 2.6.1, run with the 2.6 lines only", None)
+            raise StartFailed(
+                "thrift",
+                f"no Thrift gateway for HBase {self.version}: Maven Central has hbase-thrift only as 2.6.1, run with the 2.6 lines only",
+                None,
+            )
 
     def start_thrift(self, deadline: float) -> None:
         """Start the Thrift1 gateway (happybase's server) on 127.0.0.1 and wait until it answers."""
@@ -461,9 +494,20 @@ class Standalone:
         if self.thrift_pid() is None:
             if _port_open(self.thrift_port):
                 raise StartFailed("thrift", f"port {self.thrift_port} is already in use", None)
-            self._spawn(self._java_cmd("thrift", "hbase-thrift.log", "org.apache.hadoop.hbase.thrift.ThriftServer",
-                                       "-b", "127.0.0.1", "-p", str(self.thrift_port), "start"),
-                        self.thrift_log, self.thrift_pid_file)
+            self._spawn(
+                self._java_cmd(
+                    "thrift",
+                    "hbase-thrift.log",
+                    "org.apache.hadoop.hbase.thrift.ThriftServer",
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.thrift_port),
+                    "start",
+                ),
+                self.thrift_log,
+                self.thrift_pid_file,
+            )
         log = self.log_dir / "hbase-thrift.log"
         while True:
             if self.thrift_pid() is None:
@@ -484,9 +528,12 @@ class Standalone:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_dir / "hbase-stop.out", "ab") as o:
             try:
-                subprocess.run(self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster",
-                                              "stop", "--shutDownCluster"),
-                               stdout=o, stderr=subprocess.STDOUT, timeout=timeout)
+                subprocess.run(
+                    self._java_cmd("stop", "hbase-stop.log", "org.apache.hadoop.hbase.master.HMaster", "stop", "--shutDownCluster"),
+                    stdout=o,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 pass
 
@@ -550,8 +597,7 @@ def copy_jars(pom: Path, lib: Path, marker: str, log: Path, args: list[str] | No
         lib.unlink()
     elif lib.exists():
         shutil.rmtree(lib)
-    cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-           "-DincludeScope=runtime", f"-DoutputDirectory={lib}", *args]
+    cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={lib}", *args]
     with open(log, "w") as out:
         rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=pom.parent)
     if rc != 0 or not any(lib.glob(marker)):
@@ -583,12 +629,14 @@ def client_jars(version: str) -> list[Path]:
             if not any(out.glob(f"{module}-{found.version}*.jar")):
                 log = out / "fetch.log"
                 with open(log, "w") as o:
-                    rc = subprocess.call([mvn, "-B", "-q", "dependency:copy", f"-DoutputDirectory={out}",
-                                          f"-Dartifact=org.apache.hbase:{module}:{found.version}"],
-                                         stdout=o, stderr=subprocess.STDOUT, cwd=out)
+                    rc = subprocess.call(
+                        [mvn, "-B", "-q", "dependency:copy", f"-DoutputDirectory={out}", f"-Dartifact=org.apache.hbase:{module}:{found.version}"],
+                        stdout=o,
+                        stderr=subprocess.STDOUT,
+                        cwd=out,
+                    )
                 if rc != 0:
-                    raise StartFailed("fetch", f"mvn could not copy {module} {found.version}", log,
-                                      what=f"HBase {found.version}")
+                    raise StartFailed("fetch", f"mvn could not copy {module} {found.version}", log, what=f"HBase {found.version}")
         jars = [next(out.glob(f"{m}-{found.version}*.jar"), None) for m in CLIENT_MODULES]
     missing = [m for m, j in zip(CLIENT_MODULES, jars) if j is None]
     if missing:
@@ -602,13 +650,13 @@ def require_happybase() -> "types.ModuleType":
     try:
         import happybase
     except ImportError:
-        raise StartFailed("thrift", "the Python package happybase is needed to check the gateway; "
-                          "pip install happybase (or pip install -e '.[bench]')", None) from None
+        raise StartFailed(
+            "thrift", "the Python package happybase is needed to check the gateway; pip install happybase (or pip install -e '.[bench]')", None
+        ) from None
     return happybase
 
 
-def start_scratch(run_dir: Path, timeout: float | None = None,
-                  site: dict[str, str] | None = None, version: str | None = None) -> Standalone:
+def start_scratch(run_dir: Path, timeout: float | None = None, site: dict[str, str] | None = None, version: str | None = None) -> Standalone:
     """A started standalone HBase on free loopback ports in ``run_dir``, for one test session or
     benchmark run beside a developer's own instance (the caller stops it).
 
@@ -663,15 +711,15 @@ def _tail(path: Path, n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    version_help = (f"the HBase line: {', '.join(LINES)} (default {DEFAULT_VERSION}, or "
-                    "$KEYSHAPE_HBASE_VERSION)")
+    version_help = f"the HBase line: {', '.join(LINES)} (default {DEFAULT_VERSION}, or $KEYSHAPE_HBASE_VERSION)"
     p = sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
     p.add_argument("--version", default=None, metavar="V", help=version_help)
     p = sub.add_parser("start", help="start and wait until ready")
     p.add_argument("--version", default=None, metavar="V", help=version_help)
     p.add_argument("--thrift", action="store_true", help="also start the Thrift1 gateway")
-    p.add_argument("--regionservers", type=int, default=None, metavar="N",
-                   help="a pseudo-distributed cluster: ZooKeeper, HMaster and N region server JVMs")
+    p.add_argument(
+        "--regionservers", type=int, default=None, metavar="N", help="a pseudo-distributed cluster: ZooKeeper, HMaster and N region server JVMs"
+    )
     p.add_argument("--timeout", type=float, default=240.0)
     p = sub.add_parser("stop", help="shut down (the data stays for the next start unless --delete-data)")
     p.add_argument("--delete-data", action="store_true", help="also delete the data folder")
@@ -691,15 +739,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # start/fetch: --version, else $KEYSHAPE_HBASE_VERSION, else the default line; the other
         # commands act on what runs in the run folder, so they use the line it was started with.
-        version = line(getattr(args, "version", None) or (
-            None if args.cmd in ("start", "fetch") else _run_dir_line(run_dir))).version
+        version = line(getattr(args, "version", None) or (None if args.cmd in ("start", "fetch") else _run_dir_line(run_dir))).version
     except UnknownVersion as e:
         print(e, file=sys.stderr)
         return 2
     if args.cmd == "start" and args.regionservers is not None:
         if Standalone(version=version).master_pid() is not None and cluster.Cluster.load(run_dir) is None:
-            print("a standalone HBase runs from this run folder; stop it first (tools/hbase/stop.sh)",
-                  file=sys.stderr)
+            print("a standalone HBase runs from this run folder; stop it first (tools/hbase/stop.sh)", file=sys.stderr)
             return 2
         try:
             hb = cluster.Cluster(regionservers=args.regionservers, version=version)
@@ -713,9 +759,12 @@ def main(argv: list[str] | None = None) -> int:
             state = hb.status()
         else:
             pid, tp = hb.master_pid(), hb.thrift_pid()
-            state = {"zookeeper": hb.url, "master": {"pid": pid, "port": hb.master_port} if pid else None,
-                     "regionservers": [{"pid": pid, "host": "localhost", "port": hb.rs_port}] if pid else [],
-                     "thrift": {"pid": tp, "port": hb.thrift_port} if tp else None}
+            state = {
+                "zookeeper": hb.url,
+                "master": {"pid": pid, "port": hb.master_port} if pid else None,
+                "regionservers": [{"pid": pid, "host": "localhost", "port": hb.rs_port}] if pid else [],
+                "thrift": {"pid": tp, "port": hb.thrift_port} if tp else None,
+            }
         print(json.dumps(state))
         return 0 if state["master"] else 1
     try:
@@ -727,9 +776,10 @@ def main(argv: list[str] | None = None) -> int:
             t = time.monotonic()
             hb.start(thrift=args.thrift, timeout=args.timeout)
             servers = f" with {hb.regionservers} region servers" if isinstance(hb, cluster.Cluster) else ""
-            print(f"HBase {hb.version}{servers} ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
-                  f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}"
-                  + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else ""))
+            print(
+                f"HBase {hb.version}{servers} ready in {time.monotonic() - t:.0f}s: ZooKeeper {hb.url} "
+                f"(export KEYSHAPE_HBASE_URL={hb.url}); logs in {hb.log_dir}" + (f"; Thrift1 on 127.0.0.1:{hb.thrift_port}" if args.thrift else "")
+            )
         elif args.cmd == "stop":
             # Deleting a user's tables is never the default of a command called "stop".
             hb.stop(keep_data=not args.delete_data)
@@ -743,8 +793,10 @@ def main(argv: list[str] | None = None) -> int:
                 print("HBase is not running")
                 return 1
             tp = hb.thrift_pid()
-            print(f"HBase {hb.version} master pid {pid}, ZooKeeper {hb.url}, RSS {hb.rss_mb():.0f} MB"
-                  + (f"; Thrift1 pid {tp} on 127.0.0.1:{hb.thrift_port}" if tp else ""))
+            print(
+                f"HBase {hb.version} master pid {pid}, ZooKeeper {hb.url}, RSS {hb.rss_mb():.0f} MB"
+                + (f"; Thrift1 pid {tp} on 127.0.0.1:{hb.thrift_port}" if tp else "")
+            )
         elif args.cmd == "ready":
             ok = hb.is_ready()
             print("ready" if ok else "not ready")

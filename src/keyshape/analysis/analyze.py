@@ -167,24 +167,26 @@ class Analysis:
             "walk_chance": self.walk_chance,
             "increasing_fraction": self.increasing_fraction,
             "decreasing_fraction": self.decreasing_fraction,
-            "key_length": {"min": self.key_length_min, "mean": self.key_length_mean,
-                           "max": self.key_length_max},
+            "key_length": {"min": self.key_length_min, "mean": self.key_length_mean, "max": self.key_length_max},
             "key_overhead": {
                 "bytes": self.key_overhead_bytes,
                 "cells_per_row": self.cells_per_row,
                 "basis": "HBase repeats the row key in every cell: total key bytes x cells per row",
             },
             "regions": [
-                {"index": r.index, "start": to_string_binary(r.start),
-                 "end": to_string_binary(r.end), "start_decoded": r.start_text,
-                 "rows": r.rows, "share": r.share,
-                 "bytes": r.bytes, "server": r.server}
+                {
+                    "index": r.index,
+                    "start": to_string_binary(r.start),
+                    "end": to_string_binary(r.end),
+                    "start_decoded": r.start_text,
+                    "rows": r.rows,
+                    "share": r.share,
+                    "bytes": r.bytes,
+                    "server": r.server,
+                }
                 for r in self.regions
             ],
-            "servers": [
-                {"server": i, "rows": int(n), "share": float(n) / self.rows if self.rows else 0.0}
-                for i, n in enumerate(self.server_rows)
-            ],
+            "servers": [{"server": i, "rows": int(n), "share": float(n) / self.rows if self.rows else 0.0} for i, n in enumerate(self.server_rows)],
             "heat": self.heat.tolist(),
             "auto_split": self.auto_split,
             "lint": list(self.lint),
@@ -226,10 +228,18 @@ def _chunks(keys: Iterable[bytes] | Iterable[Sequence[bytes]]) -> Iterable[Seque
 class Analyzer:
     """Chunk-by-chunk accumulator behind ``analyze``: ``update(keys)`` per chunk, then ``finish``."""
 
-    def __init__(self, regions: RegionMap | Sequence[bytes], *, servers: int | None = None,
-                 windows: int = 50, total_rows: int | None = None,
-                 auto_split_rows: int | None = None, value_bytes: int = 100,
-                 cells_per_row: int = 1, split_model: SplitModel | None = None) -> None:
+    def __init__(
+        self,
+        regions: RegionMap | Sequence[bytes],
+        *,
+        servers: int | None = None,
+        windows: int = 50,
+        total_rows: int | None = None,
+        auto_split_rows: int | None = None,
+        value_bytes: int = 100,
+        cells_per_row: int = 1,
+        split_model: SplitModel | None = None,
+    ) -> None:
         if servers is not None and servers < 1:
             raise KeyshapeError(f"servers must be at least 1, got {servers}")
         # Not given: the regions are spread over DEFAULT_SERVERS for the per-server numbers, and
@@ -249,13 +259,11 @@ class Analyzer:
         self.value_bytes = value_bytes
         self.cells_per_row = cells_per_row
         if auto_split_rows and split_model is not None:
-            raise ValueError("give auto_split_rows (the idealized row-count model) or split_model "
-                             "(HBase's flush- and size-driven splits), not both")
+            raise ValueError("give auto_split_rows (the idealized row-count model) or split_model (HBase's flush- and size-driven splits), not both")
         if auto_split_rows:
             split_model = SplitModel(policy="rows", max_rows=auto_split_rows)
         self.split_model = split_model
-        self._sim = (SplitSimulator(split_model, self.map.split_keys, windows=windows,
-                                    servers=servers) if split_model is not None else None)
+        self._sim = SplitSimulator(split_model, self.map.split_keys, windows=windows, servers=servers) if split_model is not None else None
         self._reset(self.map)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -269,9 +277,14 @@ class Analyzer:
     def empty_like(self) -> Analyzer:
         """A new Analyzer with the same regions and settings and nothing counted: what each
         worker of a parallel or distributed run fills, before they :meth:`merge`."""
-        return Analyzer(self.map, servers=None if self.servers_assumed else self.servers, windows=self.windows,
-                        total_rows=self.total_rows, value_bytes=self.value_bytes,
-                        cells_per_row=self.cells_per_row)
+        return Analyzer(
+            self.map,
+            servers=None if self.servers_assumed else self.servers,
+            windows=self.windows,
+            total_rows=self.total_rows,
+            value_bytes=self.value_bytes,
+            cells_per_row=self.cells_per_row,
+        )
 
     def _reset(self, rmap: RegionMap) -> None:
         n = len(rmap)
@@ -289,8 +302,7 @@ class Analyzer:
         self._moments: list[tuple[int, Moments]] = [(0, Moments(width, n, self._server_of))]
         self._sim_fed = 0  # keys fed to the auto-split simulation (their write positions)
 
-    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None,
-               times: np.ndarray | None = None) -> None:
+    def update(self, keys: Sequence[bytes] | KeyArray, positions: np.ndarray | None = None, times: np.ndarray | None = None) -> None:
         """Add one chunk of keys, in write order (a KeyArray is the fast path).
 
         ``positions`` gives each key's position in the whole write stream (needs ``total_rows``):
@@ -302,15 +314,13 @@ class Analyzer:
             self._count(keys, positions)
             return
         if positions is not None:
-            raise ValueError("the auto-split simulation replays the stream in one pass; "
-                             "it cannot take keys by position")
+            raise ValueError("the auto-split simulation replays the stream in one pass; it cannot take keys by position")
         # The regions change as the stream splits them: the simulator counts per region; only
         # the key statistics are gathered here.
         if len(keys) == 0:
             return
         self._sim.feed(keys, times)
-        lengths = (keys.lengths if isinstance(keys, KeyArray)
-                   else np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+        lengths = keys.lengths if isinstance(keys, KeyArray) else np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
         self._lengths.update(lengths)
         self._order.update(keys, self._sim_fed)
         self._sim_fed += len(keys)
@@ -360,9 +370,16 @@ class Analyzer:
                 return m
         return first
 
-    def finish(self, *, name: str = "", hints: SchemaHints | None = None,
-               schema_text: str | None = None, lint: Sequence[str] = (),
-               source: str = "", write_order: WriteOrder | None = None) -> Analysis:
+    def finish(
+        self,
+        *,
+        name: str = "",
+        hints: SchemaHints | None = None,
+        schema_text: str | None = None,
+        lint: Sequence[str] = (),
+        source: str = "",
+        write_order: WriteOrder | None = None,
+    ) -> Analysis:
         """Compute the statistics and the verdict for everything seen so far. ``write_order``:
         the keys' order measured elsewhere (a live table's sampled keys in their real write
         order), instead of the order of the stream given, whose keys then stand for many rows."""
@@ -391,8 +408,7 @@ class Analyzer:
         server_rows = server_heat.sum(axis=0)
         est = estimated_row_bytes(self._key_bytes, self._rows, self.cells_per_row, self.value_bytes)
         loads = [
-            RegionLoad(i, s, e, int(self._rows[i]), float(self._rows[i]) / rows,
-                       int(self._key_bytes[i]), int(est[i]), int(server_of[i]))
+            RegionLoad(i, s, e, int(self._rows[i]), float(self._rows[i]) / rows, int(self._key_bytes[i]), int(est[i]), int(server_of[i]))
             for i, (s, e) in enumerate(zip(rmap.starts, rmap.ends))
         ]
         total = distribution(self._rows)
@@ -404,8 +420,7 @@ class Analyzer:
             width = moments.width
             walk, chance_walk = dwell(moments.same, moments.pairs, self._rows)
             # The picture's line: per heat-map column, the mean of the moments it spans.
-            shares = np.asarray([part.mean() for part in np.array_split(moment_shares, heat.shape[0])
-                                 if part.size])
+            shares = np.asarray([part.mean() for part in np.array_split(moment_shares, heat.shape[0]) if part.size])
             hot_region, hot_server = float(moment_shares.mean()), float(moment_server_shares.mean())
         else:
             window_rows = heat.sum(axis=1)
@@ -417,53 +432,80 @@ class Analyzer:
         # windows before the splits caught up are exactly what pre-splitting would avoid.
         baseline = chance_top_share(width, R)
         ev = Evidence(
-            rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
-            hot_window_share=hot_region, hot_window_baseline=baseline,
-            hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
+            rows=rows,
+            regions=R,
+            total=total,
+            total_baseline=uniform_baseline(rows, R),
+            hot_window_share=hot_region,
+            hot_window_baseline=baseline,
+            hot_direction=moving_direction(hot),
+            hot_regions_seen=int(np.unique(hot).size),
             hottest_label=loads[int(np.argmax(self._rows))].label,
             hottest_edge=int(np.argmax(self._rows)) in (0, R - 1),
             increasing=(write_order or self._order).increasing,
             decreasing=(write_order or self._order).decreasing,
-            servers=self.servers, servers_assumed=self.servers_assumed,
+            servers=self.servers,
+            servers_assumed=self.servers_assumed,
             hot_window_server_share=hot_server,
-            moment_rows=width, walk=walk, walk_chance=chance_walk,
+            moment_rows=width,
+            walk=walk,
+            walk_chance=chance_walk,
             hints=hints or SchemaHints(),
         )
         v = judge(ev)
         reasons = list(v.reasons)
-        if history is not None and auto is not None and (
-                auto["splits"] or (history.model is not None and history.model.policy != "rows")):
+        if history is not None and auto is not None and (auto["splits"] or (history.model is not None and history.model.policy != "rows")):
             # With HBase's model the time in each region count is the point, splits or not.
             reasons.append(split_summary(history, self.auto_split_rows))
         if history is not None and auto is not None and auto["splits"]:
-            monotonic = (ev.increasing >= 0.9 or ev.decreasing >= 0.9
-                         or ev.hints.monotonic_field is not None)
+            monotonic = ev.increasing >= 0.9 or ev.decreasing >= 0.9 or ev.hints.monotonic_field is not None
             if monotonic:
                 # Each split of a monotonic key leaves a cold lower half behind and the writes
                 # move on to the upper daughter: pre-splitting the same key range changes nothing.
                 v.advice.append(
                     "Auto-split cannot spread a monotonic key: each split leaves a cold lower half "
                     "and the writes move on to the new last region; salt the key first, then "
-                    "pre-split on the buckets.")
+                    "pre-split on the buckets."
+                )
             elif auto["initial_regions"] < auto["final_regions"]:
                 v.advice.append(
                     f"Pre-split to {auto['final_regions']} regions up front (the layout auto-split "
                     f"ends with) so the first {auto['first_split_write']:,} writes do not queue on "
-                    f"{auto['initial_regions']} region(s).")
+                    f"{auto['initial_regions']} region(s)."
+                )
         return Analysis(
-            name=name, rows=rows, regions=loads, servers=self.servers, servers_assumed=self.servers_assumed,
+            name=name,
+            rows=rows,
+            regions=loads,
+            servers=self.servers,
+            servers_assumed=self.servers_assumed,
             server_rows=server_rows,
-            distribution=total, server_distribution=distribution(server_rows),
-            key_length_min=int(self._lengths.min or 0), key_length_mean=self._lengths.mean,
-            key_length_max=int(self._lengths.max or 0), key_bytes=int(self._lengths.total),
-            cells_per_row=self.cells_per_row, value_bytes=self.value_bytes,
+            distribution=total,
+            server_distribution=distribution(server_rows),
+            key_length_min=int(self._lengths.min or 0),
+            key_length_mean=self._lengths.mean,
+            key_length_max=int(self._lengths.max or 0),
+            key_bytes=int(self._lengths.total),
+            cells_per_row=self.cells_per_row,
+            value_bytes=self.value_bytes,
             key_overhead_bytes=key_overhead_bytes(self._lengths.total, self.cells_per_row),
-            heat=heat, window_hot_shares=shares, hot_window_share=ev.hot_window_share,
-            hot_window_server_share=ev.hot_window_server_share, hot_window_baseline=baseline,
-            increasing_fraction=ev.increasing, decreasing_fraction=ev.decreasing,
-            verdict=v.verdict, reasons=reasons, advice=list(v.advice), schema_text=schema_text,
-            lint=list(lint), source=source, auto_split=auto,
-            moment_rows=width if live_hot is None else 0, walk=walk, walk_chance=chance_walk,
+            heat=heat,
+            window_hot_shares=shares,
+            hot_window_share=ev.hot_window_share,
+            hot_window_server_share=ev.hot_window_server_share,
+            hot_window_baseline=baseline,
+            increasing_fraction=ev.increasing,
+            decreasing_fraction=ev.decreasing,
+            verdict=v.verdict,
+            reasons=reasons,
+            advice=list(v.advice),
+            schema_text=schema_text,
+            lint=list(lint),
+            source=source,
+            auto_split=auto,
+            moment_rows=width if live_hot is None else 0,
+            walk=walk,
+            walk_chance=chance_walk,
         )
 
 
@@ -480,10 +522,10 @@ def split_summary(history: SplitHistory, split_rows: int | None = None) -> str:
     if m is None or m.policy == "rows":
         how = f"at {split_rows or (m.max_rows if m else 0):,} rows"
     else:
-        how = (f"{m.policy} policy, MAX_FILESIZE {_mib(m.max_filesize)}, flush "
-               f"{_mib(m.flush_size)}" + (f", {m.write_rate:,.0f} rows/s" if m.write_rate else ""))
-    text = (f"Auto-split from {start} region(s) ({how}): {len(history.splits)} split(s), "
-            f"{len(history.region_map)} regions at the end")
+        how = f"{m.policy} policy, MAX_FILESIZE {_mib(m.max_filesize)}, flush {_mib(m.flush_size)}" + (
+            f", {m.write_rate:,.0f} rows/s" if m.write_rate else ""
+        )
+    text = f"Auto-split from {start} region(s) ({how}): {len(history.splits)} split(s), {len(history.region_map)} regions at the end"
     if first is not None:
         text += f"; the first split after {first.write_index + 1:,} writes"
         if first.seconds is not None:
@@ -498,17 +540,28 @@ def split_summary(history: SplitHistory, split_rows: int | None = None) -> str:
     shares, ends = history.window_hot_shares, history.window_seconds
     if shares.size and ends.size == shares.size:
         first_second = shares[: max(1, int(np.searchsorted(ends, 1.0)))]
-        text += (f"; the busiest region took {100 * float(first_second.mean()):.0f} % of the writes in "
-                 f"the first second and {100 * float(shares.mean()):.0f} % on average")
+        text += (
+            f"; the busiest region took {100 * float(first_second.mean()):.0f} % of the writes in "
+            f"the first second and {100 * float(shares.mean()):.0f} % on average"
+        )
     return text + "; until a split, its region took every write to its range."
 
 
-def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
-            regions: RegionMap | Sequence[bytes], *, servers: int | None = None, windows: int = 50,
-            total_rows: int | None = None, auto_split_rows: int | None = None,
-            value_bytes: int = 100, cells_per_row: int = 1, name: str = "",
-            hints: SchemaHints | None = None, progress: Progress | None = None,
-            split_model: SplitModel | None = None) -> Analysis:
+def analyze(
+    keys: Iterable[bytes] | Iterable[Sequence[bytes]],
+    regions: RegionMap | Sequence[bytes],
+    *,
+    servers: int | None = None,
+    windows: int = 50,
+    total_rows: int | None = None,
+    auto_split_rows: int | None = None,
+    value_bytes: int = 100,
+    cells_per_row: int = 1,
+    name: str = "",
+    hints: SchemaHints | None = None,
+    progress: Progress | None = None,
+    split_model: SplitModel | None = None,
+) -> Analysis:
     """Analyze row keys in write order against the regions of ``regions`` (split keys or a map).
 
     ``keys`` is a flat sequence of ``bytes`` or an iterable of chunks of keys (what
@@ -523,12 +576,18 @@ def analyze(keys: Iterable[bytes] | Iterable[Sequence[bytes]],
     ``cells_per_row`` feed the byte estimates. ``progress`` is called with the number of keys done
     after each chunk.
     """
-    if total_rows is None and isinstance(keys, (list, tuple, np.ndarray)) and (
-            len(keys) == 0 or not isinstance(keys[0], (list, tuple, np.ndarray))):
+    if total_rows is None and isinstance(keys, (list, tuple, np.ndarray)) and (len(keys) == 0 or not isinstance(keys[0], (list, tuple, np.ndarray))):
         total_rows = len(keys)  # a flat sequence: windows can be exact
-    acc = Analyzer(regions, servers=servers, windows=windows, total_rows=total_rows,
-                   auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                   cells_per_row=cells_per_row, split_model=split_model)
+    acc = Analyzer(
+        regions,
+        servers=servers,
+        windows=windows,
+        total_rows=total_rows,
+        auto_split_rows=auto_split_rows,
+        value_bytes=value_bytes,
+        cells_per_row=cells_per_row,
+        split_model=split_model,
+    )
     done = 0
     for chunk in _chunks(keys):
         acc.update(chunk)

@@ -58,8 +58,7 @@ def _generator(schema: KeySchema, field: str) -> str | None:
 def _is_monotonic(generator: str | None) -> bool:
     if generator is None:
         return False
-    return generator in MONOTONIC_GENERATORS or (generator.startswith("derived from ")
-                                                  and generator.split(", ")[-1] in MONOTONIC_GENERATORS)
+    return generator in MONOTONIC_GENERATORS or (generator.startswith("derived from ") and generator.split(", ")[-1] in MONOTONIC_GENERATORS)
 
 
 def _bucket_count(schema: KeySchema) -> int | None:
@@ -78,27 +77,30 @@ def _heavy_fields(schema: KeySchema) -> list[str]:
     return list(schema.hash_fields)[:3]
 
 
-def schema_hints(schema: KeySchema,
-                 heavy: dict[str, HeavyHitters] | None = None) -> SchemaHints:
+def schema_hints(schema: KeySchema, heavy: dict[str, HeavyHitters] | None = None) -> SchemaHints:
     """What the schema says about hotspots: a monotonic leading field, a field to hash instead,
     the prefix and its buckets, and the heaviest values seen in the workload."""
     lead = schema.fields[0].name
     strategy = schema.prefix.name
     gens = {f.name: _generator(schema, f.name) for f in schema.fields}
     mono = lead if strategy == "none" and _is_monotonic(gens[lead]) else None
-    spread = next((f.name for f in schema.fields[1:] if gens[f.name] is not None
-                   and not _is_monotonic(gens[f.name])), None)
+    spread = next((f.name for f in schema.fields[1:] if gens[f.name] is not None and not _is_monotonic(gens[f.name])), None)
     if spread is None and len(schema.fields) > 1:
         spread = next((f.name for f in schema.fields[1:] if not _is_monotonic(gens[f.name])), None)
     top: list[tuple[str, object, float]] = []
     for name, hh in (heavy or {}).items():
         top.extend((name, value, share) for value, share in hh.top(1))
     return SchemaHints(
-        leading_field=lead, monotonic_field=mono, monotonic_generator=gens[lead] if mono else None,
-        spread_field=spread, prefix_strategy=strategy,
+        leading_field=lead,
+        monotonic_field=mono,
+        monotonic_generator=gens[lead] if mono else None,
+        spread_field=spread,
+        prefix_strategy=strategy,
         hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
-        buckets=_bucket_count(schema), heavy=tuple(top),
-        split_algorithm=schema.splits.algorithm if schema.splits is not None else None)
+        buckets=_bucket_count(schema),
+        heavy=tuple(top),
+        split_algorithm=schema.splits.algorithm if schema.splits is not None else None,
+    )
 
 
 def with_regions(schema: KeySchema, regions: int) -> KeySchema:
@@ -120,13 +122,13 @@ def with_regions(schema: KeySchema, regions: int) -> KeySchema:
     if spec is None:
         algo = "prefix" if schema.prefix.bucket_count() is not None else "sample"
         if algo == "sample" and schema.workload is None:
-            raise KeyshapeError(f"{schema.source}: --regions needs [splits] in the schema or a "
-                                "[workload] to sample split points from")
+            raise KeyshapeError(f"{schema.source}: --regions needs [splits] in the schema or a [workload] to sample split points from")
         opts = {"sample_rows": 100_000, "seed": 0} if algo == "sample" else {}
         out.splits = SplitSpec(algo, regions, opts)
     elif spec.algorithm in ("buckets", "explicit"):
-        raise KeyshapeError(f"{schema.source}: [splits] algorithm = {spec.algorithm!r} fixes the "
-                            "region count itself; drop --regions or change the algorithm")
+        raise KeyshapeError(
+            f"{schema.source}: [splits] algorithm = {spec.algorithm!r} fixes the region count itself; drop --regions or change the algorithm"
+        )
     else:
         out.splits = dataclasses.replace(spec, regions=regions)
     return out
@@ -164,8 +166,9 @@ def parse_strategy(entry: str) -> tuple[str, dict[str, int]]:
     try:
         n = int(count.strip())
     except ValueError:
-        raise KeyshapeError(f"strategy {entry.strip()!r}: {count.strip()!r} is not a whole number; write "
-                            "name:n with n the buckets (the length for md5), e.g. mod:16") from None
+        raise KeyshapeError(
+            f"strategy {entry.strip()!r}: {count.strip()!r} is not a whole number; write name:n with n the buckets (the length for md5), e.g. mod:16"
+        ) from None
     return name, {_COUNT_OPTION.get(name, "buckets"): n}
 
 
@@ -179,8 +182,9 @@ def _region_count(schema: KeySchema) -> tuple[int, str]:
     return len(schema.split_keys()) + 1, "the schema's region count"
 
 
-def strategy_variants(schema: KeySchema | str | Path, entries: Sequence[str], *,
-                      regions: int | None = None, name: str | None = None) -> list[Variant]:
+def strategy_variants(
+    schema: KeySchema | str | Path, entries: Sequence[str], *, regions: int | None = None, name: str | None = None
+) -> list[Variant]:
     """One variant of ``schema`` per prefix strategy in ``entries`` (``"name[:n]"``, see
     :func:`parse_strategy`), for comparing strategies on the same workload.
 
@@ -198,8 +202,7 @@ def strategy_variants(schema: KeySchema | str | Path, entries: Sequence[str], *,
     if not entries:
         raise KeyshapeError("no strategies given; list at least one, e.g. none,mod:16")
     if name is None:
-        name = (Path(schema.source).stem if schema.source and not schema.source.startswith("<")
-                else schema.table.full_name)
+        name = Path(schema.source).stem if schema.source and not schema.source.startswith("<") else schema.table.full_name
     if regions is not None and regions < 1:
         raise KeyshapeError(f"regions must be at least 1, got {regions}")
     count, why = (regions, "as asked") if regions is not None else _region_count(schema)
@@ -222,8 +225,7 @@ def strategy_variants(schema: KeySchema | str | Path, entries: Sequence[str], *,
         elif n is not None:
             variant = with_regions(plain, count)  # prefix splits: the copy has no [splits]
             got = min(count, n)
-            note = (f"prefix splits, {got} regions ("
-                    + (f"one per bucket, {count} asked)" if got < count else f"{why})"))
+            note = f"prefix splits, {got} regions (" + (f"one per bucket, {count} asked)" if got < count else f"{why})")
         elif own is not None and own.algorithm != "prefix":
             variant = copy.copy(plain)
             variant.splits = own
@@ -232,8 +234,7 @@ def strategy_variants(schema: KeySchema | str | Path, entries: Sequence[str], *,
             note = f"the schema's own {own.algorithm} splits, {_region_count(variant)[0]} regions"
         else:
             variant = with_regions(plain, count)
-            note = (f"sample splits (workload quantiles), {count} regions ({why}"
-                    + ("; its own splits are prefix splits)" if own is not None else ")"))
+            note = f"sample splits (workload quantiles), {count} regions ({why}" + ("; its own splits are prefix splits)" if own is not None else ")")
         out.append(Variant(f"{name} [{label}]", label, variant, note))
     return out
 
@@ -250,8 +251,9 @@ def _lint_lines(schema: KeySchema) -> list[str]:
     return [str(getattr(f, "message", f)) for f in schema.lint()]
 
 
-def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, HeavyHitters],
-                   time_field: str | None = None) -> Iterator[KeyArray | tuple[KeyArray, np.ndarray]]:
+def _workload_keys(
+    schema: KeySchema, rows: int, seed: int, heavy: dict[str, HeavyHitters], time_field: str | None = None
+) -> Iterator[KeyArray | tuple[KeyArray, np.ndarray]]:
     from keyshape.workload import generate
 
     first: list[float] = []
@@ -273,14 +275,26 @@ def _workload_keys(schema: KeySchema, rows: int, seed: int, heavy: dict[str, Hea
         yield keys, times
 
 
-def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
-                   regions: int | None = None, keys_file: str | Path | None = None,
-                   column: str | None = None, auto_split_rows: int | None = None,
-                   servers: int | None = None, windows: int = 50, seed: int = 0,
-                   value_bytes: int | None = None, cells_per_row: int | None = None,
-                   name: str | None = None, progress: Progress | None = None,
-                   workers: int | None = None, split_model: SplitModel | None = None,
-                   time_field: str | None = None, allow_foreign_keys: bool = False) -> Analysis:
+def analyze_schema(
+    schema: KeySchema | str | Path,
+    rows: int | None = None,
+    *,
+    regions: int | None = None,
+    keys_file: str | Path | None = None,
+    column: str | None = None,
+    auto_split_rows: int | None = None,
+    servers: int | None = None,
+    windows: int = 50,
+    seed: int = 0,
+    value_bytes: int | None = None,
+    cells_per_row: int | None = None,
+    name: str | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    split_model: SplitModel | None = None,
+    time_field: str | None = None,
+    allow_foreign_keys: bool = False,
+) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
@@ -312,8 +326,9 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
     if regions is not None:
         schema = with_regions(schema, regions)
     if keys_file is None and schema.workload is None:
-        raise KeyshapeError(f"{schema.source}: no [workload] section to generate rows from; add one "
-                            "or pass a file of real keys (--keys FILE --column C)")
+        raise KeyshapeError(
+            f"{schema.source}: no [workload] section to generate rows from; add one or pass a file of real keys (--keys FILE --column C)"
+        )
     if rows is None:
         rows = int(getattr(schema.workload, "rows", None) or DEFAULT_ROWS)
     if rows < 1:
@@ -332,23 +347,30 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         codec = str(getattr(family, "compression", None) or "NONE").upper()
         stored = row_value_bytes(schema.workload) if value_bytes is None else value_bytes
         split_model = dataclasses.replace(
-            split_model, cell_bytes=cell_size(len(family_name.encode()), len(LOAD_QUALIFIER), stored),
-            compression=COMPRESSION_RATIOS.get(codec, 1.0))
+            split_model, cell_bytes=cell_size(len(family_name.encode()), len(LOAD_QUALIFIER), stored), compression=COMPRESSION_RATIOS.get(codec, 1.0)
+        )
     if value_bytes is None:
         value_bytes = _estimate_value_bytes(schema)
-    acc = schema_analyzer(schema, total, servers=servers, windows=windows,
-                          auto_split_rows=auto_split_rows, value_bytes=value_bytes,
-                          cells_per_row=cells_per_row, split_model=split_model)
+    acc = schema_analyzer(
+        schema,
+        total,
+        servers=servers,
+        windows=windows,
+        auto_split_rows=auto_split_rows,
+        value_bytes=value_bytes,
+        cells_per_row=cells_per_row,
+        split_model=split_model,
+    )
     heavy = {f: HeavyHitters() for f in _heavy_fields(schema)} if keys_file is None else {}
     if time_field is not None:
         field = next((f for f in schema.fields if f.name == time_field), None)
         if field is None or field.type != "timestamp" or split_model is None or keys_file:
             stamps = [f.name for f in schema.fields if f.type == "timestamp"]
-            which = (f"the key's timestamp field(s): {', '.join(stamps)}" if stamps
-                     else "this key has no timestamp field")
+            which = f"the key's timestamp field(s): {', '.join(stamps)}" if stamps else "this key has no timestamp field"
             raise KeyshapeError(
                 f"write times from field {time_field!r}: give a timestamp field of the key ({which}), "
-                "with --auto-split and a generated workload; or give rows per second, e.g. --write-rate 10000")
+                "with --auto-split and a generated workload; or give rows per second, e.g. --write-rate 10000"
+            )
     done = 0
     check = KeyCheck.of(schema) if keys_file is not None else None
     lint: list[str] | None = None
@@ -362,9 +384,9 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
         # a file of few row groups leaves a core idle while the last ones are read).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyshape-lint") as pool:
             linted = pool.submit(_lint_lines, schema)
-            feed_key_files(acc, keys_file, column, workers=workers,
-                           progress=None if progress is None else lambda done: progress(done, total),
-                           check=check)
+            feed_key_files(
+                acc, keys_file, column, workers=workers, progress=None if progress is None else lambda done: progress(done, total), check=check
+            )
             lint = linted.result()
     elif keys_file is not None:
         # An auto-split run replays the writes in order, in one pass.
@@ -388,10 +410,8 @@ def analyze_schema(schema: KeySchema | str | Path, rows: int | None = None, *,
                 progress(done, total)
     if check is not None:
         refuse_foreign_keys(check, allow_foreign_keys)
-    source = (f"keys from {keys_file}" + (f" column {column}" if column else "")
-              if keys_file is not None else f"generated workload, seed {seed}")
-    analysis = finish_schema(acc, schema, source=source, name=name, heavy=heavy,
-                             real_keys=keys_file is not None, lint=lint)
+    source = f"keys from {keys_file}" + (f" column {column}" if column else "") if keys_file is not None else f"generated workload, seed {seed}"
+    analysis = finish_schema(acc, schema, source=source, name=name, heavy=heavy, real_keys=keys_file is not None, lint=lint)
     return analysis if check is None else with_key_check(analysis, check)
 
 
@@ -421,8 +441,7 @@ def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
     """``analysis`` (changed in place and returned) with each region's start key decoded by
     ``schema`` into ``RegionLoad.start_text`` (``keyshape.schema.labels.key_label``: the bucket
     and the leading fields the key holds, toStringBinary when nothing decodes), for reports."""
-    analysis.regions = [dataclasses.replace(r, start_text=key_label(schema, r.start))
-                        for r in analysis.regions]
+    analysis.regions = [dataclasses.replace(r, start_text=key_label(schema, r.start)) for r in analysis.regions]
     analysis.label_legend = label_legend(schema)
     return analysis
 
@@ -434,36 +453,61 @@ def _estimate_value_bytes(schema: KeySchema) -> int:
     return DEFAULT_VALUE_BYTES if given is None else int(given)
 
 
-def schema_analyzer(schema: KeySchema, total_rows: int | None, *,
-                    split_keys: Sequence[bytes] | None = None, servers: int | None = None,
-                    windows: int = 50, auto_split_rows: int | None = None,
-                    value_bytes: int | None = None, cells_per_row: int | None = None,
-                    split_model: SplitModel | None = None) -> Analyzer:
+def schema_analyzer(
+    schema: KeySchema,
+    total_rows: int | None,
+    *,
+    split_keys: Sequence[bytes] | None = None,
+    servers: int | None = None,
+    windows: int = 50,
+    auto_split_rows: int | None = None,
+    value_bytes: int | None = None,
+    cells_per_row: int | None = None,
+    split_model: SplitModel | None = None,
+) -> Analyzer:
     """The Analyzer ``analyze_schema`` fills for ``schema``: its split keys (or ``split_keys``),
     ``value_bytes`` from its workload (else 100) and one cell per key field unless given."""
     if value_bytes is None:
         value_bytes = _estimate_value_bytes(schema)
-    return Analyzer(schema.split_keys() if split_keys is None else split_keys, servers=servers,
-                    windows=windows, total_rows=total_rows, auto_split_rows=auto_split_rows,
-                    value_bytes=value_bytes, cells_per_row=cells_per_row or len(schema.fields),
-                    split_model=split_model)
+    return Analyzer(
+        schema.split_keys() if split_keys is None else split_keys,
+        servers=servers,
+        windows=windows,
+        total_rows=total_rows,
+        auto_split_rows=auto_split_rows,
+        value_bytes=value_bytes,
+        cells_per_row=cells_per_row or len(schema.fields),
+        split_model=split_model,
+    )
 
 
-def finish_schema(acc: Analyzer, schema: KeySchema, *, source: str, name: str | None = None,
-                  heavy: dict[str, HeavyHitters] | None = None, real_keys: bool = False,
-                  lint: list[str] | None = None) -> Analysis:
+def finish_schema(
+    acc: Analyzer,
+    schema: KeySchema,
+    *,
+    source: str,
+    name: str | None = None,
+    heavy: dict[str, HeavyHitters] | None = None,
+    real_keys: bool = False,
+    lint: list[str] | None = None,
+) -> Analysis:
     """``acc.finish`` with what the schema says: its name, hints (``real_keys``: the keys came
     from a file or a live table, not a generated workload), text, lint findings (``lint``: the
     schema's lint lines when already made) and region labels."""
     hints = dataclasses.replace(schema_hints(schema, heavy), real_keys=real_keys)
-    analysis = acc.finish(name=name or schema.table.full_name, hints=hints,
-                          schema_text=_schema_text(schema),
-                          lint=_lint_lines(schema) if lint is None else lint, source=source)
+    analysis = acc.finish(
+        name=name or schema.table.full_name,
+        hints=hints,
+        schema_text=_schema_text(schema),
+        lint=_lint_lines(schema) if lint is None else lint,
+        source=source,
+    )
     return with_key_labels(analysis, schema)
 
 
-def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *,
-            names: Sequence[str] | None = None, **options: Any) -> list[Analysis]:
+def compare(
+    schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *, names: Sequence[str] | None = None, **options: Any
+) -> list[Analysis]:
     """Analyze several designs on the same workload size and seed (``analyze_schema`` options).
 
     ``rows`` defaults to the first schema's workload rows, so every design sees the same count.
@@ -475,6 +519,5 @@ def compare(schemas: Sequence[KeySchema | str | Path], rows: int | None = None, 
     if rows is None:
         rows = int(getattr(loaded[0].workload, "rows", None) or DEFAULT_ROWS)
     if names is None:
-        names = [Path(s.source).stem if s.source and not s.source.startswith("<")
-                 else s.table.full_name for s in loaded]
+        names = [Path(s.source).stem if s.source and not s.source.startswith("<") else s.table.full_name for s in loaded]
     return [analyze_schema(s, rows, name=n, **options) for s, n in zip(loaded, names)]

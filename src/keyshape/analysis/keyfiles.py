@@ -93,8 +93,9 @@ def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator
             yield batch
 
 
-def _count_unit(acc: Analyzer, unit: Unit, column: str | None, key_format: str,
-                readers: _Readers, check: KeyCheck | None) -> tuple[Analyzer, KeyCheck | None]:
+def _count_unit(
+    acc: Analyzer, unit: Unit, column: str | None, key_format: str, readers: _Readers, check: KeyCheck | None
+) -> tuple[Analyzer, KeyCheck | None]:
     part = acc.empty_like()
     checked = check.empty_like() if check is not None else None
     at = unit.start
@@ -108,8 +109,9 @@ def _count_unit(acc: Analyzer, unit: Unit, column: str | None, key_format: str,
             checked.check(keys, at)  # one thread: the units already run on every worker
         at += len(keys)
     if at != unit.start + unit.rows:
-        raise KeyshapeError(f"{unit.path}: the footer says {unit.rows} rows in part {unit.index}, "
-                            f"reading gave {at - unit.start}; the file is damaged")
+        raise KeyshapeError(
+            f"{unit.path}: the footer says {unit.rows} rows in part {unit.index}, reading gave {at - unit.start}; the file is damaged"
+        )
     return part, checked
 
 
@@ -122,10 +124,15 @@ def default_workers() -> int:
     return max(1, min(8, cores))
 
 
-def feed_key_files(acc: Analyzer, path: str | Path, column: str | None = None,
-                   key_format: str = "binary", workers: int | None = None,
-                   progress: Callable[[int], None] | None = None,
-                   check: KeyCheck | None = None) -> Analyzer:
+def feed_key_files(
+    acc: Analyzer,
+    path: str | Path,
+    column: str | None = None,
+    key_format: str = "binary",
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    check: KeyCheck | None = None,
+) -> Analyzer:
     """Count every key in the files behind ``path`` into ``acc`` and return it.
 
     With Parquet / ORC files and ``acc.total_rows`` equal to their row count (see

@@ -52,8 +52,7 @@ class WriteOrder:
         # Contiguous runs of positions seen: [first_pos, first_key, last_pos, last_key].
         self._runs: list[list] = []
 
-    def update(self, keys: Sequence[bytes] | KeyArray, start: int = 0,
-               positions: np.ndarray | None = None) -> None:
+    def update(self, keys: Sequence[bytes] | KeyArray, start: int = 0, positions: np.ndarray | None = None) -> None:
         """Count the order of one chunk of keys, at write positions ``start, start + 1, ...``
         (or at ``positions``, ascending within each contiguous stretch)."""
         ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(list(keys))
@@ -167,6 +166,6 @@ def _value_counts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         width = rows.dtype.itemsize
         counted = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(rows), [None, pa.py_buffer(rows)]).value_counts()
         values = counted.field("values")
-        data = np.frombuffer(values.buffers()[1], dtype=rows.dtype, count=len(values) + values.offset)[values.offset:]
+        data = np.frombuffer(values.buffers()[1], dtype=rows.dtype, count=len(values) + values.offset)[values.offset :]
         return data, counted.field("counts").to_numpy(zero_copy_only=False)
     return np.unique(arr, return_counts=True)

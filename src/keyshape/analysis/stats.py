@@ -216,13 +216,13 @@ def key_overhead_bytes(key_bytes_total: int, cells_per_row: int) -> int:
     return int(key_bytes_total) * int(cells_per_row)
 
 
-def estimated_row_bytes(key_bytes: np.ndarray, rows: np.ndarray, cells_per_row: int,
-                        value_bytes: int) -> np.ndarray:
+def estimated_row_bytes(key_bytes: np.ndarray, rows: np.ndarray, cells_per_row: int, value_bytes: int) -> np.ndarray:
     """Estimated uncompressed store bytes per region.
 
     Per row: ``cells_per_row`` KeyValues, each carrying the row key plus
     ``KEYVALUE_FIXED_BYTES`` (lengths, timestamp, type; family and qualifier names are ignored),
     plus ``value_bytes`` of values for the whole row.
     """
-    return (np.asarray(key_bytes, dtype=np.float64) * cells_per_row
-            + np.asarray(rows, dtype=np.float64) * (cells_per_row * KEYVALUE_FIXED_BYTES + value_bytes))
+    return np.asarray(key_bytes, dtype=np.float64) * cells_per_row + np.asarray(rows, dtype=np.float64) * (
+        cells_per_row * KEYVALUE_FIXED_BYTES + value_bytes
+    )

@@ -60,10 +60,8 @@ class Timeline:
         if idx.min() < 0 or idx.max() >= self.regions:
             raise KeyshapeError(f"region index out of range 0..{self.regions - 1}")
         if positions is not None and self.total_rows is None:
-            raise KeyshapeError("write positions need total_rows: windows of a stream counted in "
-                             "pieces can only be cut when its length is known")
-        pos = (np.arange(self.rows, self.rows + n, dtype=np.int64) if positions is None
-               else np.asarray(positions, dtype=np.int64))
+            raise KeyshapeError("write positions need total_rows: windows of a stream counted in pieces can only be cut when its length is known")
+        pos = np.arange(self.rows, self.rows + n, dtype=np.int64) if positions is None else np.asarray(positions, dtype=np.int64)
         if self.total_rows is not None:
             # Rows past the announced total land in the last window rather than being lost.
             total = max(self.total_rows, 1)
@@ -78,8 +76,7 @@ class Timeline:
 
     def merge(self, other: Timeline) -> None:
         """Add the writes another Timeline counted at other positions of the same stream."""
-        if (self.total_rows is None or other.total_rows != self.total_rows
-                or other._counts.shape != self._counts.shape):
+        if self.total_rows is None or other.total_rows != self.total_rows or other._counts.shape != self._counts.shape:
             raise ValueError("only timelines of the same stream length, windows and regions merge")
         self._counts += other._counts
         self.rows += other.rows
@@ -241,9 +238,14 @@ class Moments:
         if whole:
             block = idx[head : head + whole * w].reshape(whole, w)
             first = np.arange((start + head) // w, (start + head) // w + whole, dtype=np.int64)
-            self._done.append((first, self._max_per_block(block, self.regions),
-                               self._max_per_block(self._server_of[block], self._servers),
-                               np.full(whole, w, dtype=np.int64)))
+            self._done.append(
+                (
+                    first,
+                    self._max_per_block(block, self.regions),
+                    self._max_per_block(self._server_of[block], self._servers),
+                    np.full(whole, w, dtype=np.int64),
+                )
+            )
         tail = head + whole * w
         if tail < n:
             self._add_partial((start + tail) // w, np.arange(start + tail, start + n, dtype=np.int64), idx[tail:])
@@ -290,8 +292,7 @@ class Moments:
             return True
         self.same += int(np.count_nonzero(adjacent & (idx[1:] == idx[:-1])))
         breaks = np.flatnonzero(~adjacent) + 1
-        for f, last in zip(np.concatenate([[0], breaks]).tolist(),
-                           np.concatenate([breaks - 1, [idx.size - 1]]).tolist()):
+        for f, last in zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks - 1, [idx.size - 1]]).tolist()):
             self._ends.append((int(pos[f]), int(idx[f]), int(pos[last]), int(idx[last])))
         self._join()
         return False
@@ -340,8 +341,7 @@ class Moments:
         parts = list(self._done)
         for m, (p, r) in self._partial.items():
             one = lambda v: np.asarray([v], dtype=np.int64)  # noqa: E731
-            parts.append((one(m), one(np.bincount(r).max()), one(np.bincount(self._server_of[r]).max()),
-                          one(p.size)))
+            parts.append((one(m), one(np.bincount(r).max()), one(np.bincount(self._server_of[r]).max()), one(p.size)))
         if not parts:
             z = np.zeros(0)
             return z, z, z
@@ -349,7 +349,6 @@ class Moments:
         order = np.argsort(ids, kind="stable")
         w = writes[order].astype(np.float64)
         return region[order] / w, server[order] / w, w
-
 
 
 def dwell(same: int, pairs: int, region_counts: np.ndarray) -> tuple[float, float]:

@@ -104,8 +104,7 @@ def _pct(x: float) -> str:
 
 
 def _moment(ev: Evidence) -> str:
-    return f"; a moment is {ev.moment_rows:,} writes" if ev.moment_rows > 1 else (
-        "; a moment is one write" if ev.moment_rows == 1 else "")
+    return f"; a moment is {ev.moment_rows:,} writes" if ev.moment_rows > 1 else ("; a moment is one write" if ev.moment_rows == 1 else "")
 
 
 def judge(ev: Evidence) -> Verdict:
@@ -119,15 +118,13 @@ def judge(ev: Evidence) -> Verdict:
 
     if R == 1:
         verdict = HOTSPOT
-        reasons.append("The table has a single region, so one region server takes every write "
-                       "until HBase splits it.")
+        reasons.append("The table has a single region, so one region server takes every write until HBase splits it.")
     walk_excess = _excess(ev.walk, ev.walk_chance)
     walking = walk_excess >= WALK_HOT_EXCESS and R > 1
-    time_hot = R > 1 and ((ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS)
-                          or walking)
-    total_hot = R > 1 and (total_excess >= TOTAL_HOT_EXCESS
-                           or tot.max_over_mean >= max(TOTAL_HOT_MAX_OVER_MEAN,
-                                                       1.5 * ev.total_baseline.max_over_mean))
+    time_hot = R > 1 and ((ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS) or walking)
+    total_hot = R > 1 and (
+        total_excess >= TOTAL_HOT_EXCESS or tot.max_over_mean >= max(TOTAL_HOT_MAX_OVER_MEAN, 1.5 * ev.total_baseline.max_over_mean)
+    )
     if time_hot:
         verdict = HOTSPOT
         walk = ""
@@ -136,41 +133,43 @@ def judge(ev: Evidence) -> Verdict:
             walk = f"; the hot region walks {way} the key space"
         if walking and (ev.hot_window_share < TIME_HOT_SHARE or time_excess < TIME_HOT_EXCESS):
             # Too few rows per region for a moment to show it, but the order of the writes does.
-            moment = (f"the regions take their writes one after the other: {_pct(ev.walk)} of the "
-                      "consecutive writes that could stay in one region do (independent writes: "
-                      f"{_pct(ev.walk_chance)}), so one region takes the writes at any moment")
+            moment = (
+                f"the regions take their writes one after the other: {_pct(ev.walk)} of the "
+                "consecutive writes that could stay in one region do (independent writes: "
+                f"{_pct(ev.walk_chance)}), so one region takes the writes at any moment"
+            )
         else:
-            moment = (f"at any moment one region takes {_pct(ev.hot_window_share)} of the writes "
-                      f"(fair share {_pct(1 / R)}{_moment(ev)})")
+            moment = f"at any moment one region takes {_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}{_moment(ev)})"
         if not total_hot and tot.max_over_mean < SKEW_MAX_OVER_MEAN:
-            reasons.append(f"Hotspot in time: totals look even (max/mean {tot.max_over_mean:.2f}), but "
-                           f"{moment}{walk}.")
+            reasons.append(f"Hotspot in time: totals look even (max/mean {tot.max_over_mean:.2f}), but {moment}{walk}.")
         else:
             reasons.append(f"{moment[0].upper()}{moment[1:]}{walk}.")
     if total_hot:
         verdict = HOTSPOT
         reasons.append(
-            f"Region {ev.hottest_label} holds {_pct(tot.top_share)} of all rows, "
-            f"{tot.max_over_mean:.1f}x its fair share of {_pct(1 / R)}.")
+            f"Region {ev.hottest_label} holds {_pct(tot.top_share)} of all rows, {tot.max_over_mean:.1f}x its fair share of {_pct(1 / R)}."
+        )
     if verdict != HOTSPOT and R > 1:
         skew: list[str] = []
         cv_limit = max(SKEW_CV, 3 * ev.total_baseline.cv)
-        mom_limit = max(SKEW_MAX_OVER_MEAN, 1.25 * ev.total_baseline.max_over_mean,
-                        1.1 * ev.total_baseline.max_over_mean_upper)
+        mom_limit = max(SKEW_MAX_OVER_MEAN, 1.25 * ev.total_baseline.max_over_mean, 1.1 * ev.total_baseline.max_over_mean_upper)
         if tot.cv >= cv_limit or tot.max_over_mean >= mom_limit:
-            skew.append(f"Rows are uneven across regions: max/mean {tot.max_over_mean:.2f}, "
-                        f"CV {tot.cv:.2f}, Gini {tot.gini:.2f} (the busiest is {ev.hottest_label}).")
+            skew.append(
+                f"Rows are uneven across regions: max/mean {tot.max_over_mean:.2f}, "
+                f"CV {tot.cv:.2f}, Gini {tot.gini:.2f} (the busiest is {ev.hottest_label})."
+            )
         if time_excess >= TIME_SKEW_EXCESS or (
-                ev.hot_window_share >= TIME_SKEW_OVER_CHANCE * ev.hot_window_baseline
-                and time_excess >= TIME_SKEW_MIN_EXCESS):
-            skew.append(f"Writes bunch up over time: at a typical moment one region takes "
-                        f"{_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}"
-                        f"{_moment(ev)}).")
+            ev.hot_window_share >= TIME_SKEW_OVER_CHANCE * ev.hot_window_baseline and time_excess >= TIME_SKEW_MIN_EXCESS
+        ):
+            skew.append(
+                f"Writes bunch up over time: at a typical moment one region takes "
+                f"{_pct(ev.hot_window_share)} of the writes (fair share {_pct(1 / R)}"
+                f"{_moment(ev)})."
+            )
         # Regions left empty by chance vary by about their square root: only a clear excess counts.
         chance_empty = ev.total_baseline.empty
-        if tot.empty > chance_empty + 3 * chance_empty ** 0.5 + 1:
-            skew.append(f"{tot.empty} of {R} regions received no rows: their key ranges hold no "
-                        "keys of this workload.")
+        if tot.empty > chance_empty + 3 * chance_empty**0.5 + 1:
+            skew.append(f"{tot.empty} of {R} regions received no rows: their key ranges hold no keys of this workload.")
         if skew:
             verdict = SKEWED
             reasons.extend(skew)
@@ -178,10 +177,10 @@ def judge(ev: Evidence) -> Verdict:
         reasons.append(
             f"Rows spread evenly over {R} regions (max/mean {tot.max_over_mean:.2f}, CV {tot.cv:.2f})"
             f" and at any moment the busiest region takes {_pct(ev.hot_window_share)} of the "
-            f"writes (fair share {_pct(1 / R)}{_moment(ev)}).")
+            f"writes (fair share {_pct(1 / R)}{_moment(ev)})."
+        )
     if ev.rows < 100 * R:
-        reasons.append(f"Only {ev.rows} rows over {R} regions: run with more rows (--rows) for a "
-                       "firmer verdict.")
+        reasons.append(f"Only {ev.rows} rows over {R} regions: run with more rows (--rows) for a firmer verdict.")
     return Verdict(verdict, reasons, _advice(ev, verdict, time_hot, total_hot))
 
 
@@ -202,8 +201,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
     mono_field, gen = h.monotonic_field, ""
     if h.monotonic_generator:
         gen = f" ({h.monotonic_generator})"
-    if (mono_field is None and monotonic_keys and h.leading_field
-            and h.prefix_strategy in (None, "none")):
+    if mono_field is None and monotonic_keys and h.leading_field and h.prefix_strategy in (None, "none"):
         # No generator to go by (real keys): the write order itself shows the leading field grows.
         mono_field = h.leading_field
         way = "increase" if ev.increasing >= 0.9 else "decrease"
@@ -213,19 +211,22 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         if other:
             out.append(
                 f"Leading field {mono_field} is monotonic{gen}: add a prefix on {other} "
-                f"(prefix = {{ strategy = \"mod\", buckets = {_buckets(ev)} }}, hash_fields = "
-                f"[\"{other}\"], with [splits] algorithm = \"prefix\"), or move "
-                f"{mono_field} after {other}.")
+                f'(prefix = {{ strategy = "mod", buckets = {_buckets(ev)} }}, hash_fields = '
+                f'["{other}"], with [splits] algorithm = "prefix"), or move '
+                f"{mono_field} after {other}."
+            )
         else:
             out.append(
                 f"Leading field {mono_field} is monotonic{gen}: add a salt prefix "
-                f"(prefix = {{ strategy = \"phoenix\", buckets = {min(_buckets(ev), 256)} }}) and split on the "
-                "buckets ([splits] algorithm = \"prefix\"); reads then fan out to every bucket.")
+                f'(prefix = {{ strategy = "phoenix", buckets = {min(_buckets(ev), 256)} }}) and split on the '
+                'buckets ([splits] algorithm = "prefix"); reads then fan out to every bucket.'
+            )
         if h.split_algorithm == "sample" and R > 1:
             out.append(
                 f"Split points sampled from past data cannot cover future keys of {mono_field}: "
                 "every key written after the sample sorts after the last split point, so the last "
-                "region takes all new writes; sampling again only moves the cliff, a prefix removes it.")
+                "region takes all new writes; sampling again only moves the cliff, a prefix removes it."
+            )
     elif walking_hot and not monotonic_keys:
         # Request counters carry no keys, but the hot region moving steadily through the key space
         # is what a growing leading value (a time or a sequence) does.
@@ -233,70 +234,85 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         out.append(
             f"The hot region walks {way} the key space ({ev.hot_regions_seen} regions in turn): the key leads "
             "with a value that grows in write order (a time or a sequence). Split points, sampled or not, "
-            "cannot cover future keys; put a salt or hash prefix in front and pre-split on its buckets.")
+            "cannot cover future keys; put a salt or hash prefix in front and pre-split on its buckets."
+        )
     elif monotonic_keys and (time_hot or total_hot or R == 1):
         way = "increase" if ev.increasing >= 0.9 else "decrease"
         share = ev.increasing if ev.increasing >= 0.9 else ev.decreasing
         out.append(
             f"Keys {way} in write order ({_pct(share)} of consecutive writes): put a hash or salt "
             "prefix in front (e.g. a bucket byte from a hash of a stable id) and pre-split on the "
-            "buckets, so consecutive writes land on different regions.")
+            "buckets, so consecutive writes land on different regions."
+        )
     heavy = [x for x in h.heavy if x[0] in h.hash_fields and x[2] >= 0.5 / max(R, 1)]
     barely_split = bool(h.buckets and h.buckets > 1 and 1 < R < h.buckets and R < 2 * ev.servers)
     if verdict != BALANCED and barely_split and not heavy:
         # A salted table that is barely split: the salt already spreads the keys, the regions do
         # not. Hashing another field would change nothing until the table is split.
-        out.append(f"The key is salted {h.buckets} ways but the table has only {R} regions: pre-split it "
-                   f"on the buckets ([splits] algorithm = \"prefix\", regions = a divisor of {h.buckets} "
-                   "of at least a few per region server), or split it now with keyshape split-plan "
-                   "--schema SCHEMA, which cuts at bucket starts.")
+        out.append(
+            f"The key is salted {h.buckets} ways but the table has only {R} regions: pre-split it "
+            f'on the buckets ([splits] algorithm = "prefix", regions = a divisor of {h.buckets} '
+            "of at least a few per region server), or split it now with keyshape split-plan "
+            "--schema SCHEMA, which cuts at bucket starts."
+        )
     elif total_hot and not monotonic_keys and ev.hottest_edge and not heavy:
-        out.append(f"The split keys do not cover the key space: the edge region "
-                   f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
-                   "([splits] algorithm = \"prefix\" for a salted key, \"sample\" otherwise).")
+        out.append(
+            f"The split keys do not cover the key space: the edge region "
+            f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
+            '([splits] algorithm = "prefix" for a salted key, "sample" otherwise).'
+        )
     if R == 1 and (mono_field or monotonic_keys):
         # Split points taken from today's keys all sort below tomorrow's: only salting helps.
-        out.append("Pre-split the salted table on its buckets ([splits] algorithm = \"prefix\", "
-                   "regions = a few per region server); pre-splitting this key as it is would not "
-                   "help, since every new key sorts after every split point.")
+        out.append(
+            'Pre-split the salted table on its buckets ([splits] algorithm = "prefix", '
+            "regions = a few per region server); pre-splitting this key as it is would not "
+            "help, since every new key sorts after every split point."
+        )
     elif R == 1:
-        out.append("Pre-split the table: set [splits] regions to a few per region server "
-                   "(algorithm = \"prefix\" when the key is salted, else \"sample\").")
+        out.append(
+            'Pre-split the table: set [splits] regions to a few per region server (algorithm = "prefix" when the key is salted, else "sample").'
+        )
     for fname, value, share in heavy:
         if verdict != BALANCED:
             out.append(
                 f"{fname} {value!r} alone takes {_pct(share)} of the rows and its prefix keeps them "
                 f"in one bucket: salt that entity's rows with a random or bucket suffix in the "
-                f"prefix (or hash more fields than {fname}) so they spread over regions.")
+                f"prefix (or hash more fields than {fname}) so they spread over regions."
+            )
     if h.buckets and h.buckets > 1 and verdict != BALANCED and not (time_hot and h.monotonic_field):
         b = h.buckets
         if b > R and b % R:
-            out.append(f"Regions are not aligned to buckets: {b} buckets over {R} regions puts "
-                       f"{b // R} or {b // R + 1} buckets in each region; use a region count that "
-                       f"divides {b} or algorithm = \"prefix\".")
+            out.append(
+                f"Regions are not aligned to buckets: {b} buckets over {R} regions puts "
+                f"{b // R} or {b // R + 1} buckets in each region; use a region count that "
+                f'divides {b} or algorithm = "prefix".'
+            )
         elif R > b:
-            out.append(f"More regions ({R}) than buckets ({b}): within a bucket keys follow the "
-                       f"leading field, so extra regions per bucket fill unevenly; use buckets >= "
-                       f"regions (buckets = {R}).")
-    if (ev.servers > 1 and not ev.servers_assumed and R % ev.servers and verdict != HOTSPOT
-            and R < 4 * ev.servers):
-        out.append(f"{R} regions over {ev.servers} region servers cannot be even: use a multiple "
-                   f"of {ev.servers} regions.")
+            out.append(
+                f"More regions ({R}) than buckets ({b}): within a bucket keys follow the "
+                f"leading field, so extra regions per bucket fill unevenly; use buckets >= "
+                f"regions (buckets = {R})."
+            )
+    if ev.servers > 1 and not ev.servers_assumed and R % ev.servers and verdict != HOTSPOT and R < 4 * ev.servers:
+        out.append(f"{R} regions over {ev.servers} region servers cannot be even: use a multiple of {ev.servers} regions.")
     if not out:
         if verdict == BALANCED and h.real_keys:
-            out.append("No change needed for writes with these keys; run again when the key mix "
-                       "changes (new tenants, a new id range).")
+            out.append("No change needed for writes with these keys; run again when the key mix changes (new tenants, a new id range).")
         elif verdict == BALANCED:
-            out.append("No change needed for writes. On a generated workload, confirm with your "
-                       "production row count (--rows) and a sample of real keys (--keys).")
+            out.append(
+                "No change needed for writes. On a generated workload, confirm with your "
+                "production row count (--rows) and a sample of real keys (--keys)."
+            )
         elif verdict == SKEWED and h.real_keys:
-            out.append("Take split points from quantiles of these keys (keyshape.sample_splits, "
-                       "then [splits] algorithm = \"explicit\") or hash a higher-cardinality field "
-                       "into the prefix.")
+            out.append(
+                "Take split points from quantiles of these keys (keyshape.sample_splits, "
+                'then [splits] algorithm = "explicit") or hash a higher-cardinality field '
+                "into the prefix."
+            )
         elif verdict == SKEWED:
-            out.append("Choose split points from a sample of real keys ([splits] algorithm = "
-                       "\"sample\") or hash a higher-cardinality field into the prefix.")
+            out.append(
+                'Choose split points from a sample of real keys ([splits] algorithm = "sample") or hash a higher-cardinality field into the prefix.'
+            )
         else:
-            out.append("Spread the leading bytes of the key: hash or salt the part that "
-                       "concentrates the writes, then pre-split on the buckets.")
+            out.append("Spread the leading bytes of the key: hash or salt the part that concentrates the writes, then pre-split on the buckets.")
     return out

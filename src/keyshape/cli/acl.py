@@ -13,8 +13,9 @@ from keyshape.cli.options import hbase_option, user_option
 
 __all__ = ["grant_command", "revoke_command"]
 
-_HBASE_OPTION = hbase_option(required=True, what="The HBase whose permissions to change (as a user with ADMIN "
-                             "there, e.g. auth=kerberos&principal=hbase/HOST&keytab=...):")
+_HBASE_OPTION = hbase_option(
+    required=True, what="The HBase whose permissions to change (as a user with ADMIN there, e.g. auth=kerberos&principal=hbase/HOST&keytab=...):"
+)
 
 
 def _URL(fn: Any) -> Any:  # noqa: N802 - used as a decorator like the option it was
@@ -40,8 +41,9 @@ def grant_command(user: str, permissions: str, scope: str | None, url: str) -> N
         grant(store, user, permissions, scope, merge=False)
     finally:
         store.close()
-    click.echo(f"granted {permissions.upper()} to {user} on {scope_label(scope)}, replacing what {user} "
-               f"held there; granted as {getattr(store, 'user', '?')}")
+    click.echo(
+        f"granted {permissions.upper()} to {user} on {scope_label(scope)}, replacing what {user} held there; granted as {getattr(store, 'user', '?')}"
+    )
 
 
 @click.command("revoke")
@@ -59,6 +61,4 @@ def revoke_command(user: str, scope: str | None, url: str) -> None:
         revoke(store, user, scope)
     finally:
         store.close()
-    click.echo(f"revoked every permission of {user} on {scope_label(scope)}; revoked as "
-               f"{getattr(store, 'user', '?')}")
-
+    click.echo(f"revoked every permission of {user} on {scope_label(scope)}; revoked as {getattr(store, 'user', '?')}")

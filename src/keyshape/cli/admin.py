@@ -37,8 +37,14 @@ def admin_group() -> None:
 @click.argument("table")
 @click.argument("key")
 @_URL
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              metavar="SECONDS", help="How long to wait for the daughter regions to come online.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the daughter regions to come online.",
+)
 def split_command(table: str, key: str, url: str, timeout: float) -> None:
     """Split the region of TABLE holding KEY at exactly KEY and wait for both daughters.
 
@@ -55,8 +61,14 @@ def split_command(table: str, key: str, url: str, timeout: float) -> None:
 @click.argument("region")
 @click.argument("server", required=False)
 @_URL
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              metavar="SECONDS", help="How long to wait for the region to open on its new server.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the region to open on its new server.",
+)
 def move_command(region: str, server: str | None, url: str, timeout: float) -> None:
     """Move REGION (its full name as `keyshape admin regions` lists it, or its encoded name) to
     SERVER (HOST:PORT as `keyshape admin servers` lists it; default: the other live server with
@@ -82,13 +94,18 @@ def servers_command(url: str) -> None:
     from rich.table import Table
 
     servers = _run(url, lambda s: s.region_servers())
-    table = Table(title=f"{len(servers)} live region server(s)", title_justify="left",
-                  header_style="bold")
+    table = Table(title=f"{len(servers)} live region server(s)", title_justify="left", header_style="bold")
     for col in ("server", "regions", "reads", "writes", "requests/s", "heap MiB"):
         table.add_column(col, justify="left" if col == "server" else "right", no_wrap=True)
     for s in servers:
-        table.add_row(s.name, str(s.regions), f"{s.read_requests:,}", f"{s.write_requests:,}",
-                      f"{s.requests_per_second:,}", f"{s.used_heap_mb:,}/{s.max_heap_mb:,}")
+        table.add_row(
+            s.name,
+            str(s.regions),
+            f"{s.read_requests:,}",
+            f"{s.write_requests:,}",
+            f"{s.requests_per_second:,}",
+            f"{s.used_heap_mb:,}/{s.max_heap_mb:,}",
+        )
     _console().print(table)
 
 

@@ -29,51 +29,79 @@ T = TypeVar("T")
 def _common(fn: F) -> F:
     """Options shared by analyze and compare."""
     options = [
-        click.option("--rows", type=click.IntRange(min=1), default=None,
-                     help="Rows to generate (default: the schema's [workload] rows)."),
-        click.option("--regions", type=click.IntRange(min=1, max=MAX_ANALYZE_REGIONS), default=None,
-                     help="Override the schema's region count (splits recomputed; at most 100,000: "
-                     "more is beyond any HBase table, and the heat map alone would hold rows x regions)."),
-        click.option("--auto-split", "auto_split", default=None, is_flag=False,
-                     flag_value="hbase", metavar="[ROWS]",
-                     help="Start from the schema's splits and let the table split as it fills: "
-                     "alone, as HBase does (flushes, split policy, reference files; see "
-                     "--write-rate and the options below); with ROWS, the idealized model that "
-                     "splits a region at its median once it holds ROWS rows."),
-        click.option("--write-rate", default="10000", show_default=True,
-                     metavar="ROWS/S|FIELD",
-                     help="Auto-split: rows written per second, or a timestamp field of the key "
-                     "whose values are the write times."),
-        click.option("--max-filesize", type=SIZE, default="10GiB", show_default=True,
-                     help="Auto-split: the table's MAX_FILESIZE."),
-        click.option("--flush-size", type=SIZE, default="128MiB", show_default=True,
-                     help="Auto-split: the table's MEMSTORE_FLUSHSIZE."),
-        click.option("--split-policy", default="stepping", show_default=True,
-                     metavar="POLICY", help="Auto-split: stepping, increasing, constant, "
-                     "key-prefix:N or delimited:D."),
-        click.option("--value-bytes", type=click.IntRange(min=0), default=None, metavar="BYTES",
-                     help="Value bytes per row (default: the schema's [workload] value_bytes; "
-                     "else the auto-split simulation assumes the 8-byte value `keyshape load` "
-                     "writes, and size estimates 100)."),
-        click.option("--cleaner-interval", type=click.FloatRange(min=0, min_open=True),
-                     default=120.0, show_default=True, metavar="SECONDS",
-                     help="Auto-split: how often compacted reference files are removed "
-                     "(hbase.hfile.compaction.discharger.interval); a daughter cannot split "
-                     "before that."),
-        click.option("--servers", type=click.IntRange(min=1), default=None,
-                     help="Region servers sharing the regions round-robin (default: 3 assumed, and "
-                     "no advice on the server count)."),
-        click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True,
-                     help="Time windows the write stream is cut into."),
+        click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to generate (default: the schema's [workload] rows)."),
+        click.option(
+            "--regions",
+            type=click.IntRange(min=1, max=MAX_ANALYZE_REGIONS),
+            default=None,
+            help="Override the schema's region count (splits recomputed; at most 100,000: "
+            "more is beyond any HBase table, and the heat map alone would hold rows x regions).",
+        ),
+        click.option(
+            "--auto-split",
+            "auto_split",
+            default=None,
+            is_flag=False,
+            flag_value="hbase",
+            metavar="[ROWS]",
+            help="Start from the schema's splits and let the table split as it fills: "
+            "alone, as HBase does (flushes, split policy, reference files; see "
+            "--write-rate and the options below); with ROWS, the idealized model that "
+            "splits a region at its median once it holds ROWS rows.",
+        ),
+        click.option(
+            "--write-rate",
+            default="10000",
+            show_default=True,
+            metavar="ROWS/S|FIELD",
+            help="Auto-split: rows written per second, or a timestamp field of the key whose values are the write times.",
+        ),
+        click.option("--max-filesize", type=SIZE, default="10GiB", show_default=True, help="Auto-split: the table's MAX_FILESIZE."),
+        click.option("--flush-size", type=SIZE, default="128MiB", show_default=True, help="Auto-split: the table's MEMSTORE_FLUSHSIZE."),
+        click.option(
+            "--split-policy",
+            default="stepping",
+            show_default=True,
+            metavar="POLICY",
+            help="Auto-split: stepping, increasing, constant, key-prefix:N or delimited:D.",
+        ),
+        click.option(
+            "--value-bytes",
+            type=click.IntRange(min=0),
+            default=None,
+            metavar="BYTES",
+            help="Value bytes per row (default: the schema's [workload] value_bytes; "
+            "else the auto-split simulation assumes the 8-byte value `keyshape load` "
+            "writes, and size estimates 100).",
+        ),
+        click.option(
+            "--cleaner-interval",
+            type=click.FloatRange(min=0, min_open=True),
+            default=120.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="Auto-split: how often compacted reference files are removed "
+            "(hbase.hfile.compaction.discharger.interval); a daughter cannot split "
+            "before that.",
+        ),
+        click.option(
+            "--servers",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Region servers sharing the regions round-robin (default: 3 assumed, and no advice on the server count).",
+        ),
+        click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True, help="Time windows the write stream is cut into."),
         click.option("--seed", type=int, default=0, show_default=True, help="Workload seed."),
-        click.option("--html", "html_path", type=OUTPUT_FILE, default=None,
-                     help="Write a self-contained HTML report."),
-        click.option("--png", "png_path", type=OUTPUT_FILE, default=None,
-                     help="Write the time x key-space heat map as PNG."),
-        click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH,
-                     default=None, help="Write the numbers as JSON ('-' for stdout)."),
-        click.option("--fail-on", "fail_on", type=click.Choice(_LEVELS), default=None,
-                     help=f"Exit {EXIT_VERDICT} when a verdict is at least this bad (for CI)."),
+        click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write a self-contained HTML report."),
+        click.option("--png", "png_path", type=OUTPUT_FILE, default=None, help="Write the time x key-space heat map as PNG."),
+        click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the numbers as JSON ('-' for stdout)."),
+        click.option(
+            "--fail-on",
+            "fail_on",
+            type=click.Choice(_LEVELS),
+            default=None,
+            help=f"Exit {EXIT_VERDICT} when a verdict is at least this bad (for CI).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -91,7 +119,7 @@ class _Size(click.ParamType):
             return value
         text = str(value).strip().lower().replace("ib", "").rstrip("b")
         number = text.rstrip("kmgt")
-        unit = text[len(number):]
+        unit = text[len(number) :]
         try:
             size = int(float(number) * self._UNITS[unit])
         except (ValueError, KeyError):
@@ -104,9 +132,15 @@ class _Size(click.ParamType):
 SIZE = _Size()
 
 
-def split_options(auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
-                  split_policy: str, cleaner_interval: float,
-                  value_bytes: int | None = None) -> dict[str, Any]:
+def split_options(
+    auto_split: str | None,
+    write_rate: str,
+    max_filesize: int,
+    flush_size: int,
+    split_policy: str,
+    cleaner_interval: float,
+    value_bytes: int | None = None,
+) -> dict[str, Any]:
     """``analyze_schema`` keyword arguments for the --auto-split options and --value-bytes."""
     sized: dict[str, Any] = {} if value_bytes is None else {"value_bytes": value_bytes}
     if auto_split is None:
@@ -117,8 +151,9 @@ def split_options(auto_split: str | None, write_rate: str, max_filesize: int, fl
         except ValueError:
             rows = 0
         if rows < 1:
-            raise click.BadParameter(f"{auto_split!r}: give a row count >= 1, or --auto-split "
-                                     "alone for HBase's own splits", param_hint="--auto-split")
+            raise click.BadParameter(
+                f"{auto_split!r}: give a row count >= 1, or --auto-split alone for HBase's own splits", param_hint="--auto-split"
+            )
         return {"auto_split_rows": rows, **sized}
     from keyshape.core.splitsim import SplitModel, parse_policy
 
@@ -132,11 +167,12 @@ def split_options(auto_split: str | None, write_rate: str, max_filesize: int, fl
     except ValueError:
         rate, field = None, write_rate
     if rate is not None and not rate > 0:
-        raise click.BadParameter(f"{write_rate!r}: give positive rows per second or a timestamp "
-                                 "field", param_hint="--write-rate")
-    return {"split_model": SplitModel(max_filesize=max_filesize, flush_size=flush_size,
-                                      write_rate=rate, cleaner_interval=cleaner_interval,
-                                      **policy), "time_field": field, **sized}
+        raise click.BadParameter(f"{write_rate!r}: give positive rows per second or a timestamp field", param_hint="--write-rate")
+    return {
+        "split_model": SplitModel(max_filesize=max_filesize, flush_size=flush_size, write_rate=rate, cleaner_interval=cleaner_interval, **policy),
+        "time_field": field,
+        **sized,
+    }
 
 
 class _NoPandas:
@@ -192,49 +228,97 @@ def _finish(code: int) -> None:
 @click.command("analyze")
 @click.argument("schema", required=False, type=click.Path(exists=True, dir_okay=False))
 @_common
-@click.option("--keys", "keys_file", type=str, default=None, metavar="PATH",
-              help="Analyze real keys instead of the workload: a Parquet, ORC or CSV file, a "
-              "directory of them or a glob.")
-@click.option("--column", default=None, help="Column of --keys holding the row keys "
-              "(default: the first; CSV text in toStringBinary form).")
-@click.option("--allow-foreign-keys", is_flag=True, default=False,
-              help="Analyze --keys even when they do not match the schema: every key is checked "
-              "(decoded, salt re-derived) and the analysis refuses on any wrong salt or more than "
-              "1% of keys that do not fit; with this flag it goes on and reports the counts.")
-@click.option("--top", type=click.IntRange(min=4), default=24, show_default=True,
-              help="Regions shown in the terminal table (busiest and quietest when more).")
+@click.option(
+    "--keys",
+    "keys_file",
+    type=str,
+    default=None,
+    metavar="PATH",
+    help="Analyze real keys instead of the workload: a Parquet, ORC or CSV file, a directory of them or a glob.",
+)
+@click.option("--column", default=None, help="Column of --keys holding the row keys (default: the first; CSV text in toStringBinary form).")
+@click.option(
+    "--allow-foreign-keys",
+    is_flag=True,
+    default=False,
+    help="Analyze --keys even when they do not match the schema: every key is checked "
+    "(decoded, salt re-derived) and the analysis refuses on any wrong salt or more than "
+    "1% of keys that do not fit; with this flag it goes on and reports the counts.",
+)
+@click.option(
+    "--top", type=click.IntRange(min=4), default=24, show_default=True, help="Regions shown in the terminal table (busiest and quietest when more)."
+)
 # --- live tables: sample the keys of an existing table (keyshape.ops.sample)
 @hbase_option(what="With --table: analyze a live table of this HBase.", embedded=False)
 @user_option
-@click.option("--table", "live_table", default=None, metavar="NS:NAME",
-              help="Analyze this live table's own keys against its actual regions (SCHEMA, if "
-              "given, decodes them).")
-@click.option("--sample-per-region", type=click.IntRange(min=1), default=500, show_default=True,
-              help="With --table: keys sampled per region (key-only scans).")
-@click.option("--time-field", default=None, metavar="FIELD",
-              help="With --table: the key field that orders rows in time (default: the schema's "
-              "timestamp field, else the rows' cell timestamps).")
-@click.option("--count-rows", type=click.IntRange(min=0), default=5_000_000, show_default=True,
-              metavar="N", help="With --table: rows read to count regions exactly (key-only "
-              "scans, smallest regions first); the rest are estimated from their store size, with "
-              "a bound. --exact counts them all.")
-@click.option("--exact", "count_all", is_flag=True, default=False,
-              help="With --table: count every region's rows exactly, however long it takes.")
-@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
-              show_default=True, help="Who reads --keys: this machine (all its cores) or Spark.")
-@click.option("--master", default=None, metavar="URL",
-              help="Spark master for --engine spark: local[*], spark://HOST:7077, yarn, ...")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Threads of the local engine (default: the cores available).")
-def analyze_command(schema: str | None, rows: int | None, regions: int | None,
-                    auto_split: str | None, write_rate: str, max_filesize: int, flush_size: int,
-                    split_policy: str, cleaner_interval: float, servers: int | None, windows: int, seed: int,
-                    html_path: str | None, png_path: str | None, json_path: str | None,
-                    fail_on: str | None, keys_file: str | None, column: str | None, top: int,
-                    url: str | None, live_table: str | None, sample_per_region: int,
-                    time_field: str | None, engine: str, master: str | None, workers: int | None,
-                    value_bytes: int | None, allow_foreign_keys: bool = False,
-                    count_rows: int = 5_000_000, count_all: bool = False) -> None:
+@click.option(
+    "--table",
+    "live_table",
+    default=None,
+    metavar="NS:NAME",
+    help="Analyze this live table's own keys against its actual regions (SCHEMA, if given, decodes them).",
+)
+@click.option(
+    "--sample-per-region", type=click.IntRange(min=1), default=500, show_default=True, help="With --table: keys sampled per region (key-only scans)."
+)
+@click.option(
+    "--time-field",
+    default=None,
+    metavar="FIELD",
+    help="With --table: the key field that orders rows in time (default: the schema's timestamp field, else the rows' cell timestamps).",
+)
+@click.option(
+    "--count-rows",
+    type=click.IntRange(min=0),
+    default=5_000_000,
+    show_default=True,
+    metavar="N",
+    help="With --table: rows read to count regions exactly (key-only "
+    "scans, smallest regions first); the rest are estimated from their store size, with "
+    "a bound. --exact counts them all.",
+)
+@click.option("--exact", "count_all", is_flag=True, default=False, help="With --table: count every region's rows exactly, however long it takes.")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="Who reads --keys: this machine (all its cores) or Spark.",
+)
+@click.option("--master", default=None, metavar="URL", help="Spark master for --engine spark: local[*], spark://HOST:7077, yarn, ...")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Threads of the local engine (default: the cores available).")
+def analyze_command(
+    schema: str | None,
+    rows: int | None,
+    regions: int | None,
+    auto_split: str | None,
+    write_rate: str,
+    max_filesize: int,
+    flush_size: int,
+    split_policy: str,
+    cleaner_interval: float,
+    servers: int | None,
+    windows: int,
+    seed: int,
+    html_path: str | None,
+    png_path: str | None,
+    json_path: str | None,
+    fail_on: str | None,
+    keys_file: str | None,
+    column: str | None,
+    top: int,
+    url: str | None,
+    live_table: str | None,
+    sample_per_region: int,
+    time_field: str | None,
+    engine: str,
+    master: str | None,
+    workers: int | None,
+    value_bytes: int | None,
+    allow_foreign_keys: bool = False,
+    count_rows: int = 5_000_000,
+    count_all: bool = False,
+) -> None:
     """Show how a key design spreads rows and writes over regions, and judge it.
 
     Generates the schema's workload (or reads --keys), encodes the keys, assigns them to the
@@ -260,10 +344,12 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
     out, err = _consoles(json_path)
     if live_table is not None or url is not None:
         if rows is not None or regions is not None or auto_split is not None or value_bytes is not None:
-            raise click.UsageError("--rows, --regions, --auto-split and --value-bytes shape a generated workload; "
-                                   "a live table (--table) has its own rows and regions")
-        analysis = _live_analysis(err, schema, url, live_table, sample_per_region, time_field,
-                                  windows, seed, keys_file, None if count_all else count_rows)
+            raise click.UsageError(
+                "--rows, --regions, --auto-split and --value-bytes shape a generated workload; a live table (--table) has its own rows and regions"
+            )
+        analysis = _live_analysis(
+            err, schema, url, live_table, sample_per_region, time_field, windows, seed, keys_file, None if count_all else count_rows
+        )
     elif schema is None:
         raise click.UsageError("give a SCHEMA, or --table NS:NAME --hbase HOST:PORT for a live table")
     elif time_field is not None:
@@ -277,18 +363,36 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
         if auto_split is not None:
             raise click.UsageError("--auto-split replays the writes in one pass; use --engine local")
         assert keys_file is not None  # --engine spark without --keys is refused above
-        analysis = analyze_path(keys_file, load_schema(schema), column=column, master=master, regions=regions,
-                                servers=servers, windows=windows, allow_foreign_keys=allow_foreign_keys)
+        analysis = analyze_path(
+            keys_file,
+            load_schema(schema),
+            column=column,
+            master=master,
+            regions=regions,
+            servers=servers,
+            windows=windows,
+            allow_foreign_keys=allow_foreign_keys,
+        )
     else:
         from keyshape.phoenix.schema import load_schema
 
         analysis = _run_with_progress(
-            err, "generating and assigning keys", rows if keys_file is None else None,
-            analyze_schema, schema=load_schema(schema), rows=rows, regions=regions, keys_file=keys_file,
-            column=column, servers=servers, windows=windows, seed=seed, workers=workers,
+            err,
+            "generating and assigning keys",
+            rows if keys_file is None else None,
+            analyze_schema,
+            schema=load_schema(schema),
+            rows=rows,
+            regions=regions,
+            keys_file=keys_file,
+            column=column,
+            servers=servers,
+            windows=windows,
+            seed=seed,
+            workers=workers,
             allow_foreign_keys=allow_foreign_keys,
-            **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
-                            cleaner_interval, value_bytes))
+            **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy, cleaner_interval, value_bytes),
+        )
     out.print(analysis_view(analysis, limit=top, width=out.width))
     if json_path:
         write_json(json_path, analysis.to_dict(), out)
@@ -296,9 +400,18 @@ def analyze_command(schema: str | None, rows: int | None, regions: int | None,
     _finish(_exit_code([analysis.verdict], fail_on))
 
 
-def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | None,
-                   per_region: int, time_field: str | None, windows: int, seed: int,
-                   keys_file: str | None, count_rows: int | None = 5_000_000) -> Any:
+def _live_analysis(
+    err: Any,
+    schema: str | None,
+    url: str | None,
+    table: str | None,
+    per_region: int,
+    time_field: str | None,
+    windows: int,
+    seed: int,
+    keys_file: str | None,
+    count_rows: int | None = 5_000_000,
+) -> Any:
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
     from keyshape.cli.hbase import _open
     from keyshape.ops.sample import analyze_live, sample_table
@@ -311,8 +424,7 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
     from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema
 
     # A Phoenix DDL file may hold several tables and indexes: take the one named by --table.
-    loaded = (load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql")
-              else load_schema(schema) if schema else None)
+    loaded = load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql") else load_schema(schema) if schema else None
     store = _open(url)
     try:
         with err.status(f"counting and sampling the keys of {table}"):
@@ -332,19 +444,44 @@ def _live_analysis(err: Any, schema: str | None, url: str | None, table: str | N
 @click.command("compare")
 @click.argument("schemas", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @_common
-@click.option("--strategies", default=None, metavar="LIST",
-              help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
-              "crc32 (n = buckets, or the md5 length); each gets splits matched to it.")
-@click.option("--colour-scale", "--color-scale", "colour_scale", type=click.Choice(["shared", "per-panel"]),
-              default="shared", show_default=True,
-              help="Heat maps in --html/--png: one colour scale for all designs (brightness "
-              "compares across them) or one per panel (each design's own pattern shows).")
-def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | None,
-                    auto_split: str | None, write_rate: str, max_filesize: int,
-                    flush_size: int, split_policy: str, cleaner_interval: float, servers: int | None,
-                    windows: int, seed: int, html_path: str | None, png_path: str | None,
-                    json_path: str | None, fail_on: str | None, strategies: str | None,
-                    colour_scale: str, value_bytes: int | None) -> None:
+@click.option(
+    "--strategies",
+    default=None,
+    metavar="LIST",
+    help="Compare prefix strategies of ONE schema, e.g. none,mod:16,md5:4,phoenix:16,"
+    "crc32 (n = buckets, or the md5 length); each gets splits matched to it.",
+)
+@click.option(
+    "--colour-scale",
+    "--color-scale",
+    "colour_scale",
+    type=click.Choice(["shared", "per-panel"]),
+    default="shared",
+    show_default=True,
+    help="Heat maps in --html/--png: one colour scale for all designs (brightness "
+    "compares across them) or one per panel (each design's own pattern shows).",
+)
+def compare_command(
+    schemas: tuple[str, ...],
+    rows: int | None,
+    regions: int | None,
+    auto_split: str | None,
+    write_rate: str,
+    max_filesize: int,
+    flush_size: int,
+    split_policy: str,
+    cleaner_interval: float,
+    servers: int | None,
+    windows: int,
+    seed: int,
+    html_path: str | None,
+    png_path: str | None,
+    json_path: str | None,
+    fail_on: str | None,
+    strategies: str | None,
+    colour_scale: str,
+    value_bytes: int | None,
+) -> None:
     """Compare key designs on the same workload: one table, heat maps side by side.
 
     Every schema generates the same number of rows (--rows, else the first schema's workload
@@ -359,18 +496,17 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
     from keyshape.report.terminal import compare_table, verdict_line
 
     out, err = _consoles(json_path)
-    splitting = split_options(auto_split, write_rate, max_filesize, flush_size, split_policy,
-                              cleaner_interval, value_bytes)
+    splitting = split_options(auto_split, write_rate, max_filesize, flush_size, split_policy, cleaner_interval, value_bytes)
     notes: list[str | None] = [None] * len(schemas)
     if strategies is None:
         loaded = [load_schema(s) for s in schemas]
         names = [Path(s).stem for s in schemas]
     elif len(schemas) != 1:
-        raise click.UsageError(f"--strategies compares the strategies of one schema; give exactly "
-                               f"one SCHEMA (got {len(schemas)}), or drop --strategies")
+        raise click.UsageError(
+            f"--strategies compares the strategies of one schema; give exactly one SCHEMA (got {len(schemas)}), or drop --strategies"
+        )
     else:
-        variants = strategy_variants(load_schema(schemas[0]), strategies.split(","),
-                                     regions=regions, name=Path(schemas[0]).stem)
+        variants = strategy_variants(load_schema(schemas[0]), strategies.split(","), regions=regions, name=Path(schemas[0]).stem)
         loaded, names = [v.schema for v in variants], [v.name for v in variants]
         notes, regions = [v.splits for v in variants], None  # the variants carry their regions
         for v in variants:
@@ -379,10 +515,22 @@ def compare_command(schemas: tuple[str, ...], rows: int | None, regions: int | N
         rows = int(getattr(loaded[0].workload, "rows", 0) or 200_000)
     analyses = []
     for schema, name in zip(loaded, names):
-        analyses.append(_run_with_progress(
-            err, f"{name}: generating and assigning keys", rows, analyze_schema, schema=schema,
-            rows=rows, regions=regions, servers=servers, windows=windows, seed=seed,
-            name=name, **splitting))
+        analyses.append(
+            _run_with_progress(
+                err,
+                f"{name}: generating and assigning keys",
+                rows,
+                analyze_schema,
+                schema=schema,
+                rows=rows,
+                regions=regions,
+                servers=servers,
+                windows=windows,
+                seed=seed,
+                name=name,
+                **splitting,
+            )
+        )
     out.print(compare_table(analyses))
     for a in analyses:
         out.print(verdict_line(a))

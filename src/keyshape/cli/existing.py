@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["migrate_command", "split_plan_command"]
 
+
 def _store(url: str) -> Store:
     from keyshape.cli.hbase import _open
 
@@ -32,21 +33,42 @@ def _store(url: str) -> Store:
 @click.argument("table", metavar="NS:NAME")
 @hbase_option(required=True)
 @user_option
-@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="The table's key schema: with a salt, cuts keep whole buckets.")
-@click.option("--target-regions", type=click.IntRange(min=2), default=None, metavar="N",
-              help="Split the biggest regions until the table has N regions.")
-@click.option("--max-region-mb", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="M", help="Split every region bigger than M MiB (2^20 bytes, as HBase counts sizes; the store size its region servers report).")
-@click.option("--sample-per-region", type=click.IntRange(min=2), default=1000, show_default=True,
-              help="Keys sampled per region (key-only scans) to place the cuts.")
-@click.option("--partial-buckets", is_flag=True,
-              help="Allow cuts inside a salt bucket (a region may be left without a whole bucket).")
-@click.option("--apply", "apply_", is_flag=True,
-              help="Perform the splits through the Admin API, wait for the daughters, verify.")
-def split_plan_command(table: str, url: str, schema_path: str | None, target_regions: int | None,
-                       max_region_mb: float | None, sample_per_region: int,
-                       partial_buckets: bool, apply_: bool) -> None:
+@click.option(
+    "--schema",
+    "schema_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The table's key schema: with a salt, cuts keep whole buckets.",
+)
+@click.option(
+    "--target-regions", type=click.IntRange(min=2), default=None, metavar="N", help="Split the biggest regions until the table has N regions."
+)
+@click.option(
+    "--max-region-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="M",
+    help="Split every region bigger than M MiB (2^20 bytes, as HBase counts sizes; the store size its region servers report).",
+)
+@click.option(
+    "--sample-per-region",
+    type=click.IntRange(min=2),
+    default=1000,
+    show_default=True,
+    help="Keys sampled per region (key-only scans) to place the cuts.",
+)
+@click.option("--partial-buckets", is_flag=True, help="Allow cuts inside a salt bucket (a region may be left without a whole bucket).")
+@click.option("--apply", "apply_", is_flag=True, help="Perform the splits through the Admin API, wait for the daughters, verify.")
+def split_plan_command(
+    table: str,
+    url: str,
+    schema_path: str | None,
+    target_regions: int | None,
+    max_region_mb: float | None,
+    sample_per_region: int,
+    partial_buckets: bool,
+    apply_: bool,
+) -> None:
     """Split points for a live table's biggest regions, from its own keys.
 
     Prints HBase shell lines (split 'ns:t', 'key'); with --apply performs them and checks the
@@ -62,14 +84,19 @@ def split_plan_command(table: str, url: str, schema_path: str | None, target_reg
     schema = load_schema(schema_path) if schema_path else None
     store = _store(url)
     try:
-        plan = plan_splits(sample_table(store, table, sample_per_region), schema=schema,
-                           target_regions=target_regions, max_region_mb=max_region_mb,
-                           partial_buckets=partial_buckets)
+        plan = plan_splits(
+            sample_table(store, table, sample_per_region),
+            schema=schema,
+            target_regions=target_regions,
+            max_region_mb=max_region_mb,
+            partial_buckets=partial_buckets,
+        )
         for note in plan.notes:
             click.echo(f"# {note}", err=True)
         for line in plan.shell_lines():
             click.echo(line)
         if apply_:
+
             def done(n: int, key: bytes) -> None:
                 click.echo(f"# split {n}/{len(plan.keys)} at {to_string_binary(key)} done", err=True)
 
@@ -86,17 +113,37 @@ def split_plan_command(table: str, url: str, schema_path: str | None, target_reg
 @user_option
 @click.option("--resume", is_flag=True, help="Continue an interrupted copy from its checkpoint.")
 @click.option("--verify-only", is_flag=True, help="Only compare source and target; copy nothing.")
-@click.option("--max-rows-per-sec", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="R", help="Throttle the copy to R rows per second.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Rows per read and write batch (checkpoints follow acknowledged batches, at most every 0.5 s).")
-@click.option("--state", "state_path", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint file (default: .keyshape-migrate-OLD-to-NEW.json here).")
-@click.option("--rejects", "reject_path", type=click.Path(dir_okay=False), default=None,
-              help="Where rows whose key does not decode go (default: next to the checkpoint).")
-def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify_only: bool,
-                    max_rows_per_sec: float | None, batch_size: int, state_path: str | None,
-                    reject_path: str | None) -> None:
+@click.option(
+    "--max-rows-per-sec", type=click.FloatRange(min=0, min_open=True), default=None, metavar="R", help="Throttle the copy to R rows per second."
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Rows per read and write batch (checkpoints follow acknowledged batches, at most every 0.5 s).",
+)
+@click.option(
+    "--state", "state_path", type=click.Path(dir_okay=False), default=None, help="Checkpoint file (default: .keyshape-migrate-OLD-to-NEW.json here)."
+)
+@click.option(
+    "--rejects",
+    "reject_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where rows whose key does not decode go (default: next to the checkpoint).",
+)
+def migrate_command(
+    old_path: str,
+    new_path: str,
+    url: str,
+    resume: bool,
+    verify_only: bool,
+    max_rows_per_sec: float | None,
+    batch_size: int,
+    state_path: str | None,
+    reject_path: str | None,
+) -> None:
     """Copy OLD's table into NEW's key design (e.g. a re-salt), then verify nothing was lost.
 
     Creates NEW's table pre-split (if missing), copies every cell (all families, qualifiers,
@@ -121,25 +168,39 @@ def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify
         if not verify_only:
             copied = [0]
             with progress_bar(err, None, f"copying {old.table.full_name} -> {new.table.full_name}") as update:
+
                 def progress(rows: int) -> None:
                     copied[0] = rows
                     update(rows)
 
                 try:
-                    result = migrate(store, old, new, resume=resume, state_path=state_path,
-                                     reject_path=reject_path, max_rows_per_sec=max_rows_per_sec,
-                                     batch_size=batch_size, progress=progress)
+                    result = migrate(
+                        store,
+                        old,
+                        new,
+                        resume=resume,
+                        state_path=state_path,
+                        reject_path=reject_path,
+                        max_rows_per_sec=max_rows_per_sec,
+                        batch_size=batch_size,
+                        progress=progress,
+                    )
                 except KeyboardInterrupt:
                     # ops.migrate checkpoints every acknowledged batch before the interrupt ends it.
                     where = state_path or default_state_path(old, new)
-                    click.echo(f"interrupted: {copied[0]:,} rows copied and acknowledged by HBase in this run; "
-                               f"the checkpoint {where} holds every acknowledged batch: run the same "
-                               "command with --resume to continue", err=True)
+                    click.echo(
+                        f"interrupted: {copied[0]:,} rows copied and acknowledged by HBase in this run; "
+                        f"the checkpoint {where} holds every acknowledged batch: run the same "
+                        "command with --resume to continue",
+                        err=True,
+                    )
                     sys.exit(130)
             rejected = result.rejected
-            click.echo(f"copied {result.rows:,} rows ({result.cells:,} cells) in "
-                       f"{result.seconds:.1f} s, {result.rows_per_second:,.0f} rows/s; "
-                       f"{result.total_rows:,} rows copied in all; checkpoint {result.state_path}")
+            click.echo(
+                f"copied {result.rows:,} rows ({result.cells:,} cells) in "
+                f"{result.seconds:.1f} s, {result.rows_per_second:,.0f} rows/s; "
+                f"{result.total_rows:,} rows copied in all; checkpoint {result.state_path}"
+            )
         with progress_bar(err, None, "verifying") as update:
             check = verify_migration(store, old, new, progress=update)
     finally:
@@ -147,9 +208,11 @@ def migrate_command(old_path: str, new_path: str, url: str, resume: bool, verify
     for line in check.lines():
         click.echo(line)
     if rejected:
-        raise KeyshapeError(f"{rejected} row(s) of {old.table.full_name} could not be decoded with "
-                            f"{old_path} and were not copied; see {result.reject_path}")
+        raise KeyshapeError(
+            f"{rejected} row(s) of {old.table.full_name} could not be decoded with {old_path} and were not copied; see {result.reject_path}"
+        )
     if not check.ok:
-        raise KeyshapeError(f"verify failed: {len(check.differences)} difference(s) between "
-                            f"{old.table.full_name} and {new.table.full_name} (listed above)")
+        raise KeyshapeError(
+            f"verify failed: {len(check.differences)} difference(s) between {old.table.full_name} and {new.table.full_name} (listed above)"
+        )
     click.echo("verify: OK, source and target hold the same rows and cells")

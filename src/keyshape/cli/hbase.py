@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["create_command", "load_command", "watch_command"]
 
+
 def _user_option(fn: Any) -> Any:
     return click.option("--user", default=None, metavar="NAME", help=USER_HELP)(fn)
 
@@ -78,9 +79,13 @@ def _regions_table(regions: list[Any], title: str) -> Any:
     table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
     table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(encoded(r.name)) for r in regions)]))
     for i, r in enumerate(regions):
-        table.add_row(str(i), Text(to_string_binary(r.start) if r.start else "(start)"),
-                      Text(to_string_binary(r.end) if r.end else "(end)"), Text(r.server),
-                      Text(encoded(r.name)))
+        table.add_row(
+            str(i),
+            Text(to_string_binary(r.start) if r.start else "(start)"),
+            Text(to_string_binary(r.end) if r.end else "(end)"),
+            Text(r.server),
+            Text(encoded(r.name)),
+        )
     return table
 
 
@@ -95,16 +100,14 @@ def _print_connection(out: Any, url: str | None, store: Store) -> None:
         security = getattr(getattr(store, "cluster", None), "security", None)
         who = "Kerberos principal" if security is not None and security.auth == "kerberos" else "user"
         # soft_wrap: one line however long the URL (it is copied, and searched for in logs)
-        out.print(f"[dim]connected to HBase at {url} as {who} {getattr(store, 'user', '?')}[/dim]",
-                  highlight=False, soft_wrap=True)
+        out.print(f"[dim]connected to HBase at {url} as {who} {getattr(store, 'user', '?')}[/dim]", highlight=False, soft_wrap=True)
 
 
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @hbase_option()
 @_user_option
-@click.option("--dry-run", is_flag=True,
-              help="Print the equivalent HBase shell statements instead; needs no HBase.")
+@click.option("--dry-run", is_flag=True, help="Print the equivalent HBase shell statements instead; needs no HBase.")
 def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
@@ -129,8 +132,7 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
         store.close()
     out = _console()
     _print_connection(out, url, store)
-    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: "
-                                      f"{len(regions)} regions, as the schema asks"))
+    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: {len(regions)} regions, as the schema asks"))
     from keyshape.schema.ddl import schema_tables
 
     for role, spec, splits in schema_tables(schema)[1:]:
@@ -145,8 +147,10 @@ def _assignment(regions: list[Any]) -> str:
         counts[r.server] = counts.get(r.server, 0) + 1
     mean = len(regions) / len(counts)
     parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-    return (f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} {'holds' if len(counts) == 1 else 'hold'} the regions "
-            f"({parts}; max/mean {max(counts.values()) / mean:.2f})")
+    return (
+        f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} {'holds' if len(counts) == 1 else 'hold'} the regions "
+        f"({parts}; max/mean {max(counts.values()) / mean:.2f})"
+    )
 
 
 def _servers_table(shares: list[Any], metric: str) -> Any:
@@ -157,14 +161,15 @@ def _servers_table(shares: list[Any], metric: str) -> Any:
 
     top = max((s.share for s in shares), default=0.0)
     mean = sum(s.share for s in shares) / len(shares) if shares else 0.0
-    table = Table(title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} "
-                        f"share per server (max/mean {top / mean if mean else 0:.2f})",
-                  title_justify="left", header_style="bold")
+    table = Table(
+        title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} share per server (max/mean {top / mean if mean else 0:.2f})",
+        title_justify="left",
+        header_style="bold",
+    )
     for col in ("server", "regions", f"{metric}s", "share", ""):
         table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
     for s in shares:
-        table.add_row(s.server, str(s.regions), f"{s.requests:,}", percent_cell(s.share),
-                      _bar(s.share, top))
+        table.add_row(s.server, str(s.regions), f"{s.requests:,}", percent_cell(s.share), _bar(s.share, top))
     return table
 
 
@@ -172,16 +177,18 @@ def _servers_table(shares: list[Any], metric: str) -> Any:
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @hbase_option()
 @_user_option
-@click.option("--rows", type=click.IntRange(min=1), default=None,
-              help="Rows to write (default: the schema's [workload] rows).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Rows per acknowledged batch.")
+@click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to write (default: the schema's [workload] rows).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, help="Rows per acknowledged batch.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Workload seed.")
-@click.option("--settle", type=click.FloatRange(min=0), default=15.0, show_default=True,
-              metavar="SECONDS", help="How long to wait for the region servers to report the "
-              "writes in their region loads.")
-def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int,
-                 seed: int, settle: float) -> None:
+@click.option(
+    "--settle",
+    type=click.FloatRange(min=0),
+    default=15.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the region servers to report the writes in their region loads.",
+)
+def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int, seed: int, settle: float) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -205,8 +212,7 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
 
     schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
-        raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one "
-                            "or pass --rows N (default generators)")
+        raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one or pass --rows N (default generators)")
     if rows is None:
         rows = int(getattr(schema.workload, "rows", 0) or 100_000)
     table = schema.table.full_name
@@ -235,39 +241,51 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
             try:
                 result = load_workload(store, schema, rows, batch_size, progress=progress, seed=seed)
             except KeyboardInterrupt:
-                err.print(f"interrupted: {acknowledged[0]:,} of {rows:,} rows written and acknowledged by "
-                          f"{_where(url)} before Ctrl-C (batches still in flight may be stored too)",
-                          highlight=False)
+                err.print(
+                    f"interrupted: {acknowledged[0]:,} of {rows:,} rows written and acknowledged by "
+                    f"{_where(url)} before Ctrl-C (batches still in flight may be stored too)",
+                    highlight=False,
+                )
                 sys.exit(130)
-        out.print(f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: "
-                  f"{result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})")
+        out.print(
+            f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: {result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})"
+        )
         ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
-        out.print(f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended "
-                  f"{ended} UTC; {getattr(store, 'retry_count', 0)} transient error(s) retried")
+        out.print(
+            f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended "
+            f"{ended} UTC; {getattr(store, 'retry_count', 0)} transient error(s) retried"
+        )
         wait_for_writes(store, table, baseline, result.rows, timeout=settle, heat=heat)
     finally:
         store.close()
     # Writes a region took between its last load report and its split are in no counter; the
     # loader knows its own count, so they go to the regions that split, on their key ranges.
     reconciled = heat.reconcile(result.rows + len(result.failed))
-    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)),
-                           schema)
+    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)), schema)
     predicted = analyze_schema(schema, rows, seed=seed, windows=1)
     counted = int(live.rows)
     if counted < result.rows:
-        err.print(f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
-                  f"writes after {settle:.0f} s; writes a region took just before it split or "
-                  "moved are in no counter")
-    out.print(_load_table(live, dict(shares_by_region(predicted)),
-                          list(dict.fromkeys(r.server for r in heat.latest))))
+        err.print(
+            f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
+            f"writes after {settle:.0f} s; writes a region took just before it split or "
+            "moved are in no counter"
+        )
+    out.print(_load_table(live, dict(shares_by_region(predicted)), list(dict.fromkeys(r.server for r in heat.latest))))
     out.print(_servers_table(shares_by_server(heat, live), "write"))
     estimated = sum(s.estimated_writes for s in heat.samples)
-    _print_verdict(out, live, f"live: {counted:,} write requests" + (
-        f" ({estimated:,} of them written to regions that split before reporting them"
-        + (", counted from the loader's own total" if reconciled else ", estimated") + ")"
-        if estimated else ""))
-    out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: "
-              f"{predicted.verdict}[/dim]")
+    _print_verdict(
+        out,
+        live,
+        f"live: {counted:,} write requests"
+        + (
+            f" ({estimated:,} of them written to regions that split before reporting them"
+            + (", counted from the loader's own total" if reconciled else ", estimated")
+            + ")"
+            if estimated
+            else ""
+        ),
+    )
+    out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: {predicted.verdict}[/dim]")
 
 
 def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | None = None) -> Any:
@@ -277,19 +295,23 @@ def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | N
     from keyshape.report.terminal import _bar
 
     top = max((r.share for r in live.regions), default=0.0)
-    table = Table(title=f"{len(live.regions)} regions: write requests read back from the store",
-                  title_justify="left", header_style="bold")
+    table = Table(title=f"{len(live.regions)} regions: write requests read back from the store", title_justify="left", header_style="bold")
     for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MiB"):
         table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
     from keyshape.core.hbytes import to_string_binary
 
     for r in live.regions:
         p = predicted.get(r.start)
-        table.add_row(str(r.index), Text(to_string_binary(r.start) if r.start else "(start)"),
-                      f"{r.rows:,}", percent_cell(r.share), _bar(r.share, top),
-                      "" if p is None else percent_cell(p),
-                      servers[r.server] if servers else str(r.server),
-                      f"{r.bytes / 2**20:.1f}")
+        table.add_row(
+            str(r.index),
+            Text(to_string_binary(r.start) if r.start else "(start)"),
+            f"{r.rows:,}",
+            percent_cell(r.share),
+            _bar(r.share, top),
+            "" if p is None else percent_cell(p),
+            servers[r.server] if servers else str(r.server),
+            f"{r.bytes / 2**20:.1f}",
+        )
     return table
 
 
@@ -308,32 +330,47 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 
 @click.command("watch")
 @click.argument("table")
-@hbase_option(what="The HBase to watch (required: an embedded table lives only in the process that wrote it).",
-              embedded=False)
+@hbase_option(what="The HBase to watch (required: an embedded table lives only in the process that wrote it).", embedded=False)
 @_user_option
-@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              metavar="SECONDS", help="Seconds between polls of the region loads.")
-@click.option("--samples", type=click.IntRange(min=1), default=None,
-              help="Stop after N samples (default: until --duration or Ctrl-C).")
-@click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
-              help="Stop after this many seconds.")
-@click.option("--metric", type=click.Choice(["write", "read"]), default="write",
-              show_default=True, help="Which request counter to draw.")
-@click.option("--html", "html_path", type=OUTPUT_FILE, default=None,
-              help="Write the live heat map report as self-contained HTML.")
-@click.option("--png", "png_path", type=OUTPUT_FILE, default=None,
-              help="Write the time x key-space heat map as PNG.")
-@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None,
-              help="Write the analysis as JSON (- for stdout: the rest goes to stderr).")
-@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="The table's key schema: region labels show start keys decoded by it.")
-@click.option("--count-splits/--no-count-splits", default=True, show_default=True,
-              help="Count the rows of each region a split makes (key-only scans, when a poll finds "
-              "it), so the parent's writes are drawn where they are; without, half to each daughter.")
-def watch_command(table: str, url: str | None, user: str | None, interval: float, samples: int | None,
-                  duration: float | None, metric: str, html_path: str | None,
-                  png_path: str | None, json_path: str | None, schema_path: str | None,
-                  count_splits: bool = True) -> None:
+@click.option(
+    "--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS", help="Seconds between polls of the region loads."
+)
+@click.option("--samples", type=click.IntRange(min=1), default=None, help="Stop after N samples (default: until --duration or Ctrl-C).")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS", help="Stop after this many seconds.")
+@click.option("--metric", type=click.Choice(["write", "read"]), default="write", show_default=True, help="Which request counter to draw.")
+@click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the live heat map report as self-contained HTML.")
+@click.option("--png", "png_path", type=OUTPUT_FILE, default=None, help="Write the time x key-space heat map as PNG.")
+@click.option(
+    "--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the analysis as JSON (- for stdout: the rest goes to stderr)."
+)
+@click.option(
+    "--schema",
+    "schema_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The table's key schema: region labels show start keys decoded by it.",
+)
+@click.option(
+    "--count-splits/--no-count-splits",
+    default=True,
+    show_default=True,
+    help="Count the rows of each region a split makes (key-only scans, when a poll finds "
+    "it), so the parent's writes are drawn where they are; without, half to each daughter.",
+)
+def watch_command(
+    table: str,
+    url: str | None,
+    user: str | None,
+    interval: float,
+    samples: int | None,
+    duration: float | None,
+    metric: str,
+    html_path: str | None,
+    png_path: str | None,
+    json_path: str | None,
+    schema_path: str | None,
+    count_splits: bool = True,
+) -> None:
     """Poll TABLE's region loads and draw the live time x key-space heat map.
 
     Every --interval seconds the per-region request counters are read and their increase since
@@ -347,8 +384,7 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
 
     schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
     if url is None:
-        raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live "
-                               "only inside the keyshape process that wrote them")
+        raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live only inside the keyshape process that wrote them")
     out = _console(stderr=json_path == "-")  # with --json - the JSON owns stdout
     store = _open(url, user)
     _print_connection(out, url, store)
@@ -359,15 +395,12 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
         total = int(values.sum()) + gone
         busiest = int(values.argmax())
         share = values[busiest] / total if total else 0.0
-        split = f"  ({len(sample.vanished)} region(s) split/merged, ~{gone:,} estimated)" \
-            if sample.vanished else ""
-        out.print(f"t={sample.at:7.1f}s  {metric}s {total:>10,}  busiest region #{busiest} "
-                  f"{100 * share:5.1f}% of {len(values)}{split}")
+        split = f"  ({len(sample.vanished)} region(s) split/merged, ~{gone:,} estimated)" if sample.vanished else ""
+        out.print(f"t={sample.at:7.1f}s  {metric}s {total:>10,}  busiest region #{busiest} {100 * share:5.1f}% of {len(values)}{split}")
 
     try:
         store.regions(table)  # an unknown table fails now, not after the first interval
-        heat = watch(store, table, interval, samples, duration=duration, on_sample=show,
-                     count_splits=count_splits)
+        heat = watch(store, table, interval, samples, duration=duration, on_sample=show, count_splits=count_splits)
     finally:
         store.close()
     if not heat.samples:
@@ -378,23 +411,41 @@ def watch_command(table: str, url: str | None, user: str | None, interval: float
         # An idle table is an answer too: its regions as they stand, and no verdict to give.
         seconds = heat.samples[-1].at - heat.samples[0].at if len(heat.samples) > 1 else interval
         out.print(_regions_table(list(heat.latest), f"{table}: {len(heat.latest)} region(s), idle"))
-        out.print(f"IDLE      {table}: no {metric} requests in {len(heat.samples)} poll(s) over "
-                  f"{seconds:.0f} s, so there is nothing to judge; watch while it is written to "
-                  "(keyshape load, or your writers)")
+        out.print(
+            f"IDLE      {table}: no {metric} requests in {len(heat.samples)} poll(s) over "
+            f"{seconds:.0f} s, so there is nothing to judge; watch while it is written to "
+            "(keyshape load, or your writers)"
+        )
         for path in (html_path, png_path):
             if path:
                 _console(stderr=True).print(f"no report written to {path}: nothing was counted", highlight=False)
         if json_path:
-            write_json(json_path, {"name": table, "verdict": "idle", "samples": len(heat.samples),
-                                    "seconds": seconds, "metric": metric,
-                                    "regions": [{"start": to_string_binary(r.start), "end": to_string_binary(r.end),
-                                                 "server": r.server, "store_size_bytes": r.store_size_bytes}
-                                                for r in heat.latest]}, out)
+            write_json(
+                json_path,
+                {
+                    "name": table,
+                    "verdict": "idle",
+                    "samples": len(heat.samples),
+                    "seconds": seconds,
+                    "metric": metric,
+                    "regions": [
+                        {
+                            "start": to_string_binary(r.start),
+                            "end": to_string_binary(r.end),
+                            "server": r.server,
+                            "store_size_bytes": r.store_size_bytes,
+                        }
+                        for r in heat.latest
+                    ],
+                },
+                out,
+            )
         return
     from keyshape.analysis.designs import schema_hints
 
-    analysis = live_analysis(heat, name=table, metric=metric, source=f"live, {_where(url)}",
-                             hints=schema_hints(schema) if schema is not None else None)
+    analysis = live_analysis(
+        heat, name=table, metric=metric, source=f"live, {_where(url)}", hints=schema_hints(schema) if schema is not None else None
+    )
     if schema is not None:
         analysis = with_key_labels(analysis, schema)
     from keyshape.report.terminal import analysis_view

@@ -62,8 +62,7 @@ def key_encode(schema_path: str, values: tuple[str, ...]) -> None:
     if _is_ddl(schema_path):
         from keyshape.cli.phoenix import phoenix_key_encode
 
-        return click.get_current_context().invoke(phoenix_key_encode, ddl_path=schema_path, values=values,
-                                                  table_name=None, as_hex=False)
+        return click.get_current_context().invoke(phoenix_key_encode, ddl_path=schema_path, values=values, table_name=None, as_hex=False)
 
     schema = _schema(schema_path)
     key = schema.encode(parse_assignments(schema, values, allow_range=False))
@@ -84,12 +83,10 @@ def key_decode(schema_path: str, key: str) -> None:
         from keyshape.cli.phoenix import phoenix_key_decode
 
         try:
-            return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key,
-                                                      table_name=None, as_hex=False)
+            return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key, table_name=None, as_hex=False)
         except KeyshapeError as exc:
             if looks_hex:  # a key copied from a log or the shell in hex, read here as its characters
-                raise KeyshapeError(f"{exc}; {key!r} looks like hex: decode it with keyshape phoenix key decode "
-                                    f"{schema_path} --hex {key}") from None
+                raise KeyshapeError(f"{exc}; {key!r} looks like hex: decode it with keyshape phoenix key decode {schema_path} --hex {key}") from None
             raise
 
     schema = _schema(schema_path)
@@ -97,8 +94,9 @@ def key_decode(schema_path: str, key: str) -> None:
         decoded = schema.decode(to_bytes_binary(key, strict=True))
     except KeyshapeError as exc:
         if looks_hex:
-            raise KeyshapeError(f"{exc}; {key!r} looks like hex, but KEY is read in toStringBinary form "
-                                "(\\xNN for other bytes): write each byte as \\xNN") from None
+            raise KeyshapeError(
+                f"{exc}; {key!r} looks like hex, but KEY is read in toStringBinary form (\\xNN for other bytes): write each byte as \\xNN"
+            ) from None
         raise
     for name, value in decoded.items():
         shown = to_string_binary(value) if isinstance(value, bytes) else value
@@ -119,8 +117,7 @@ def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
     if _is_ddl(schema_path):
         from keyshape.cli.phoenix import phoenix_key_ranges
 
-        return click.get_current_context().invoke(phoenix_key_ranges, ddl_path=schema_path, values=values,
-                                                  table_name=None)
+        return click.get_current_context().invoke(phoenix_key_ranges, ddl_path=schema_path, values=values, table_name=None)
 
     schema = _schema(schema_path)
     for start, stop in schema.scan_ranges(**parse_assignments(schema, values, allow_range=True)):

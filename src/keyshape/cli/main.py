@@ -76,8 +76,26 @@ from keyshape.cli.read import scan_command  # noqa: E402
 from keyshape.cli.records import get_command, ids_group, index_group, put_command  # noqa: E402
 from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 
-for _command in (splits_group, hash_command, analyze_command, compare_command, key_group,
-                 lint_command, scan_command, create_command, load_command, watch_command,
-                 get_command, put_command, index_group, ids_group, admin_group, split_plan_command,
-                 migrate_command, phoenix_group, grant_command, revoke_command):
+for _command in (
+    splits_group,
+    hash_command,
+    analyze_command,
+    compare_command,
+    key_group,
+    lint_command,
+    scan_command,
+    create_command,
+    load_command,
+    watch_command,
+    get_command,
+    put_command,
+    index_group,
+    ids_group,
+    admin_group,
+    split_plan_command,
+    migrate_command,
+    phoenix_group,
+    grant_command,
+    revoke_command,
+):
     main.add_command(_command)

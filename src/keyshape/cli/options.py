@@ -42,9 +42,11 @@ OUTPUT_FILE_OR_DASH = OutputFile(allow_dash=True)
 
 
 # One description of --hbase for every command: the same value works everywhere (open_store).
-HBASE_URL_HELP = ("HOST:PORT of the HBase's ZooKeeper, or hbase://HOST:PORT; on a secured cluster "
-                  "hbase://HOST:PORT?auth=kerberos with principal, keytab, protection, tls and tls_ca as "
-                  "further &name=value parameters (README: Secure clusters).")
+HBASE_URL_HELP = (
+    "HOST:PORT of the HBase's ZooKeeper, or hbase://HOST:PORT; on a secured cluster "
+    "hbase://HOST:PORT?auth=kerberos with principal, keytab, protection, tls and tls_ca as "
+    "further &name=value parameters (README: Secure clusters)."
+)
 EMBEDDED_HELP = " Without it: keyshape's in-process embedded store, empty in every new process."
 
 
@@ -58,8 +60,10 @@ def hbase_option(*, required: bool = False, what: str = "", embedded: bool = Tru
     return click.option("--hbase", "url", default=None, metavar="URL", help=text)
 
 
-USER_HELP = ("With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, else the "
-             "login user). HBase checks ACLs against it. Refused under auth=kerberos, where the principal acts.")
+USER_HELP = (
+    "With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, else the "
+    "login user). HBase checks ACLs against it. Refused under auth=kerberos, where the principal acts."
+)
 USER_KEY = "keyshape.user"  # where user_option leaves the name for cli.hbase._open (click's ctx.meta)
 
 
@@ -71,5 +75,4 @@ def _remember_user(ctx: click.Context, _param: click.Parameter, value: str | Non
 def user_option(fn: Any) -> Any:
     """``--user NAME`` for a command that opens its store through ``cli.hbase._open``: the name
     travels in the click context, so the command's own signature does not change."""
-    return click.option("--user", "acting_user", default=None, metavar="NAME", help=USER_HELP, expose_value=False,
-                        callback=_remember_user)(fn)
+    return click.option("--user", "acting_user", default=None, metavar="NAME", help=USER_HELP, expose_value=False, callback=_remember_user)(fn)

@@ -23,8 +23,7 @@ def write_json(path: str, payload: dict[str, Any], out: Any) -> None:
         out.print(f"[dim]wrote {path}[/dim]")
 
 
-def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None,
-                  colour_scale: str = "shared") -> None:
+def write_reports(out: Any, analysis: Any, html_path: str | None, png_path: str | None, colour_scale: str = "shared") -> None:
     """Write the --html and --png reports that were asked for and say where on ``out``: one
     Analysis as one design's report, a list of them as the side-by-side compare report (heat
     maps on one ``colour_scale``, or "per-panel")."""

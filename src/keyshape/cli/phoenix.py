@@ -71,8 +71,10 @@ def phoenix_ddl(ddl_path: str, table_name: str | None) -> None:
     table = _table(ddl_path, table_name)
     key = table.key
     salt = f"salt byte (SALT_BUCKETS={key.salt_buckets}) + " if key.salt_buckets else ""
-    click.echo(f"{table.name}: {salt}" + " + ".join(
-        f"{c.name} {c.type.sql}{' DESC' if c.desc else ''}{'' if c.nullable else ' NOT NULL'}" for c in key.columns))
+    click.echo(
+        f"{table.name}: {salt}"
+        + " + ".join(f"{c.name} {c.type.sql}{' DESC' if c.desc else ''}{'' if c.nullable else ' NOT NULL'}" for c in key.columns)
+    )
     bounds = table.region_boundaries()
     click.echo(f"regions: {len(bounds) + 1}")
     for b in bounds:
@@ -177,8 +179,7 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
 @hbase_option(what="With --apply: the HBase that Phoenix runs on.", embedded=False)
 @user_option
 @click.option("--apply", is_flag=True, help="Copy every row into TARGET (created in Phoenix from the printed DDL) and verify.")
-def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None,
-                   apply: bool) -> None:
+def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None, apply: bool) -> None:
     """Re-salt a table to BUCKETS: print the target's CREATE TABLE; with --apply copy and verify."""
     from keyshape.phoenix import parse_ddl
     from keyshape.phoenix.resalt import resalt, target_ddl

@@ -64,30 +64,52 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @hbase_option()
-@click.option("--user", default=None, metavar="NAME",
-              help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user); "
-              "refused under auth=kerberos, where the principal acts.")
-@click.option("--load-rows", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Embedded store only: it starts EMPTY in every new process, so first create the "
-                   "table and write N rows of the schema's [workload] to try the read path locally.")
+@click.option(
+    "--user",
+    default=None,
+    metavar="NAME",
+    help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user); refused under auth=kerberos, where the principal acts.",
+)
+@click.option(
+    "--load-rows",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Embedded store only: it starts EMPTY in every new process, so first create the "
+    "table and write N rows of the schema's [workload] to try the read path locally.",
+)
 @click.option("--start", default=None, help="Smallest original key (prefix stripped), toStringBinary.")
 @click.option("--stop", default=None, help="Original key to stop before, toStringBinary.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N rows (ignored with --page-size).")
 @click.option("--reverse", is_flag=True, help="Descending original-key order.")
-@click.option("--page-size", type=click.IntRange(min=1), default=None,
-              help="Print one page of N rows and the next page token.")
+@click.option("--page-size", type=click.IntRange(min=1), default=None, help="Print one page of N rows and the next page token.")
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
-@click.option("--count", "count_only", is_flag=True,
-              help="Print only how many rows match (no table drawn; with --limit, at most that many).")
-@click.option("--parallel", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Read the salt buckets' scanners on N threads (0: one after the other); the rows are "
-              "merged in key order either way, so only the time changes.")
-def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, user: str | None,
-                 load_rows: int | None,
-                 start: str | None, stop: str | None, limit: int | None, reverse: bool,
-                 page_size: int | None, page_token: str | None, columns: str | None, count_only: bool,
-                 parallel: int) -> None:
+@click.option("--count", "count_only", is_flag=True, help="Print only how many rows match (no table drawn; with --limit, at most that many).")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Read the salt buckets' scanners on N threads (0: one after the other); the rows are "
+    "merged in key order either way, so only the time changes.",
+)
+def scan_command(
+    schema_path: str,
+    values: tuple[str, ...],
+    url: str | None,
+    user: str | None,
+    load_rows: int | None,
+    start: str | None,
+    stop: str | None,
+    limit: int | None,
+    reverse: bool,
+    page_size: int | None,
+    page_token: str | None,
+    columns: str | None,
+    count_only: bool,
+    parallel: int,
+) -> None:
     """Rows of SCHEMA's table in original-key order, merged over every salt bucket.
 
     FIELD=VALUE pins leading key fields (the last may be FIELD=LO..HI). Rows print with their
@@ -123,17 +145,18 @@ def scan_command(schema_path: str, values: tuple[str, ...], url: str | None, use
         token = None
         if count_only:
             # Rows are counted as they stream in: nothing is kept, nothing is drawn.
-            n = sum(1 for _ in scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse,
-                                    columns=cols, parallel=parallel, where=leading))
+            n = sum(
+                1 for _ in scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse, columns=cols, parallel=parallel, where=leading)
+            )
             click.echo(f"{n}")
             return
         if page_size is not None:
-            page = scan_page(store, schema, page_size, page_token, start=low, stop=high, reverse=reverse,
-                             columns=cols, parallel=parallel, where=leading)
+            page = scan_page(
+                store, schema, page_size, page_token, start=low, stop=high, reverse=reverse, columns=cols, parallel=parallel, where=leading
+            )
             rows, token = page.rows, page.next_token
         else:
-            rows = list(scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse,
-                             columns=cols, parallel=parallel, where=leading))
+            rows = list(scan(store, schema, limit=limit, start=low, stop=high, reverse=reverse, columns=cols, parallel=parallel, where=leading))
         print_rows(schema, rows, f"{table}: {len(rows)} rows")
         if page_size is not None:
             click.echo(f"next page token: {token}" if token else "last page")

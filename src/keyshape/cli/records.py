@@ -63,8 +63,7 @@ def record_values(schema: KeySchema, items: dict[str, Any], where: str) -> dict[
     for f in schema.fields:
         text = items.get(f.name)
         if text is None or (isinstance(text, str) and not text.strip()):
-            raise KeyshapeError(f"{where}: no value for key field {f.name!r}; give all of: "
-                                f"{', '.join(schema.field_names)}")
+            raise KeyshapeError(f"{where}: no value for key field {f.name!r}; give all of: {', '.join(schema.field_names)}")
         out[f.name] = f.coerce(text)
     return out
 
@@ -88,8 +87,10 @@ def _csv_records(schema: KeySchema, path: str) -> list[dict[str, Any]]:
             header = reader.fieldnames or []
             lacking = [n for n in schema.field_names if n not in header]
             if lacking:
-                raise KeyshapeError(f"{path}: the header lacks key field(s) {', '.join(lacking)}; the first line "
-                                    f"must name the columns, e.g. {','.join(schema.field_names)}")
+                raise KeyshapeError(
+                    f"{path}: the header lacks key field(s) {', '.join(lacking)}; the first line "
+                    f"must name the columns, e.g. {','.join(schema.field_names)}"
+                )
             return [record_values(schema, row, f"{path} line {reader.line_num}") for row in reader]
     except UnicodeDecodeError as exc:
         raise KeyshapeError(f"{path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
@@ -102,12 +103,16 @@ def _columns(text: str | None) -> list[bytes] | None:
 @click.command("get")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
-@click.option("--csv", "csv_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Many records: a CSV whose header names the key fields (other columns are ignored).")
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Many records: a CSV whose header names the key fields (other columns are ignored).",
+)
 @click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
 @_HBASE
-def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, columns: str | None,
-                url: str | None) -> None:
+def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, columns: str | None, url: str | None) -> None:
     """The stored rows of one record (FIELD=VALUE for every key field) or of every record of a CSV.
 
     A deterministic prefix is one Get per record; a random prefix probes every bucket (one
@@ -137,8 +142,7 @@ def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
     found = {r.original for r in rows}
     missing = [r for r in records if original_key(schema, schema.encode(r)) not in found]
     for r in missing[:20]:
-        click.echo("not found: " + " ".join(f"{k}={to_string_binary(v) if isinstance(v, bytes) else v}"
-                                            for k, v in r.items()), err=True)
+        click.echo("not found: " + " ".join(f"{k}={to_string_binary(v) if isinstance(v, bytes) else v}" for k, v in r.items()), err=True)
     if len(missing) > 20:
         click.echo(f"... and {len(missing) - 20} more not found", err=True)
     _note_embedded(url, len(rows))
@@ -153,8 +157,7 @@ def _record_fields(schema: KeySchema) -> dict[str, Any]:
     return fields
 
 
-def _typed_record(schema: KeySchema, items: dict[str, Any], family: str, where: str
-                  ) -> tuple[dict[str, Any], dict[bytes, bytes]]:
+def _typed_record(schema: KeySchema, items: dict[str, Any], family: str, where: str) -> tuple[dict[str, Any], dict[bytes, bytes]]:
     """(record, cells) of one input row: key and index fields typed by the schema; any other
     column is a cell (``family:qualifier``, or a qualifier in ``family``) holding its UTF-8 text."""
     fields = _record_fields(schema)
@@ -174,13 +177,11 @@ def _typed_record(schema: KeySchema, items: dict[str, Any], family: str, where: 
             cells[column.encode()] = text.encode("utf-8")
     lacking = [n for n in schema.field_names if n not in record]
     if lacking:
-        raise KeyshapeError(f"{where}: no value for key field(s) {', '.join(lacking)}; give all of: "
-                            f"{', '.join(schema.field_names)}")
+        raise KeyshapeError(f"{where}: no value for key field(s) {', '.join(lacking)}; give all of: {', '.join(schema.field_names)}")
     return record, cells
 
 
-def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None
-                ) -> Iterator[tuple[dict[str, Any], str]]:
+def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None) -> Iterator[tuple[dict[str, Any], str]]:
     """(column -> value, where) of every input record, streamed."""
     if csv_path is not None:
         try:
@@ -200,11 +201,9 @@ def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str |
                 try:
                     item = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise KeyshapeError(f"{jsonl_path} line {number}: not JSON ({exc.msg}); "
-                                        "give one JSON object per line") from None
+                    raise KeyshapeError(f"{jsonl_path} line {number}: not JSON ({exc.msg}); give one JSON object per line") from None
                 if not isinstance(item, dict):
-                    raise KeyshapeError(f"{jsonl_path} line {number}: a JSON object is needed, got "
-                                        f"{type(item).__name__}")
+                    raise KeyshapeError(f"{jsonl_path} line {number}: a JSON object is needed, got {type(item).__name__}")
                 yield item, f"{jsonl_path} line {number}"
     else:
         yield _assignments(values), "arguments"
@@ -213,17 +212,26 @@ def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str |
 @click.command("put")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
-@click.option("--csv", "csv_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Many records: a CSV whose header names the columns (key fields, index fields, cells).")
-@click.option("--jsonl", "jsonl_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Many records: one JSON object per line.")
-@click.option("--family", default=None, metavar="NAME",
-              help="Family of the cells named without one (default: the table's first family).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Records per round of writes (the main table, then each index table).")
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Many records: a CSV whose header names the columns (key fields, index fields, cells).",
+)
+@click.option("--jsonl", "jsonl_path", type=click.Path(exists=True, dir_okay=False), default=None, help="Many records: one JSON object per line.")
+@click.option("--family", default=None, metavar="NAME", help="Family of the cells named without one (default: the table's first family).")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Records per round of writes (the main table, then each index table).",
+)
 @_HBASE
-def put_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None,
-                family: str | None, batch_size: int, url: str | None) -> None:
+def put_command(
+    schema_path: str, values: tuple[str, ...], csv_path: str | None, jsonl_path: str | None, family: str | None, batch_size: int, url: str | None
+) -> None:
     """Write records through the schema: the main row and every [[index]] row, one copy each.
 
     Each record gives every key field and every index field (FIELD=VALUE, typed by the schema);
@@ -241,8 +249,7 @@ def put_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
     families = [f.name for f in schema.table.families]
     family = family or families[0]
     if family not in families:
-        raise KeyshapeError(f"--family {family!r} is not a family of {schema.table.full_name}; "
-                            f"families: {', '.join(families)}")
+        raise KeyshapeError(f"--family {family!r} is not a family of {schema.table.full_name}; families: {', '.join(families)}")
     store = _open(url, schema)
     written = buffered = 0
     try:
@@ -255,15 +262,21 @@ def put_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
                     written = buffered  # the writer flushed this batch (it raises when it cannot)
         written = buffered
     except KeyboardInterrupt:
-        click.echo(f"interrupted: {written:,} record(s) written and acknowledged; the "
-                   f"{buffered - written:,} buffered after them were not written (put them again: a "
-                   "put of a stored record changes nothing)", err=True)
+        click.echo(
+            f"interrupted: {written:,} record(s) written and acknowledged; the "
+            f"{buffered - written:,} buffered after them were not written (put them again: a "
+            "put of a stored record changes nothing)",
+            err=True,
+        )
         sys.exit(130)
     finally:
         store.close()
     indexes = ", ".join(i.table.full_name for i in schema.indexes)
-    click.echo(f"put {written:,} record(s) into {schema.table.full_name}" + (f" and index table(s) {indexes}" if indexes else "")
-               + (f" on HBase at {url}" if url else " (the embedded store: gone when this process ends; use --hbase URL)"))
+    click.echo(
+        f"put {written:,} record(s) into {schema.table.full_name}"
+        + (f" and index table(s) {indexes}" if indexes else "")
+        + (f" on HBase at {url}" if url else " (the embedded store: gone when this process ends; use --hbase URL)")
+    )
 
 
 @click.group("index")
@@ -278,8 +291,7 @@ def index_group() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N rows.")
 @click.option("--reverse", is_flag=True, help="Descending index order.")
 @_HBASE
-def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: int | None,
-                 reverse: bool, url: str | None) -> None:
+def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: int | None, reverse: bool, url: str | None) -> None:
     """Main rows found through INDEX; FIELD=VALUE pins leading index fields (the last may be
     FIELD=LO..HI). Index rows whose main row is gone or changed are skipped."""
     from keyshape.cli.key import parse_assignments
@@ -306,8 +318,7 @@ def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: i
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("index")
 @click.option("--check", is_flag=True, help="Only report; exit 1 when the index is inconsistent.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Rows read, and rows fixed, per round trip.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, help="Rows read, and rows fixed, per round trip.")
 @_HBASE
 def index_repair(schema_path: str, index: str, check: bool, batch_size: int, url: str | None) -> None:
     """Check INDEX against the main table both ways and (without --check) fix it: delete index
@@ -323,8 +334,7 @@ def index_repair(schema_path: str, index: str, check: bool, batch_size: int, url
         report = repair_index(store, schema, index, fix=not check, batch_size=batch_size, max_listed=5)
     finally:
         store.close()
-    click.echo(f"index {report.index}: {report.index_rows_checked} index rows, "
-               f"{report.main_rows_checked} main rows checked")
+    click.echo(f"index {report.index}: {report.index_rows_checked} index rows, {report.main_rows_checked} main rows checked")
     for kind in ("dangling", "stale", "missing", "unindexable"):
         n = report.counts.get(kind, 0)
         keys = ", ".join(to_string_binary(k) for k in getattr(report, kind))
@@ -351,10 +361,14 @@ def _counter(schema: KeySchema, name: str) -> CounterSpec:
 @ids_group.command("take")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("counter")
-@click.option("-n", "count", type=click.IntRange(min=1, max=10**7), default=1, show_default=True,
-              help="How many ids.")
-@click.option("--floor", type=click.IntRange(min=0), default=0, show_default=True,
-              help="The highest id known to be used: refuse ids at or below it (a reset counter).")
+@click.option("-n", "count", type=click.IntRange(min=1, max=10**7), default=1, show_default=True, help="How many ids.")
+@click.option(
+    "--floor",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="The highest id known to be used: refuse ids at or below it (a reset counter).",
+)
 @_HBASE
 def ids_take(schema_path: str, counter: str, count: int, floor: int, url: str | None) -> None:
     """Print COUNT new ids of COUNTER, one per line."""
@@ -370,8 +384,7 @@ def ids_take(schema_path: str, counter: str, count: int, floor: int, url: str | 
         store.close()
     click.echo("\n".join(map(str, ids)))
     if url is None:
-        click.echo("(the embedded store starts empty in every process, so its counters start at 0; "
-                   "use --hbase URL)", err=True)
+        click.echo("(the embedded store starts empty in every process, so its counters start at 0; use --hbase URL)", err=True)
 
 
 @ids_group.command("show")

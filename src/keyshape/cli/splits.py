@@ -10,7 +10,11 @@ import click
 from keyshape.errors import KeyshapeError
 
 _FORMAT_OPTION = click.option(
-    "--format", "fmt", type=click.Choice(["shell", "file", "json"]), default="shell", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(["shell", "file", "json"]),
+    default="shell",
+    show_default=True,
     help="shell: an HBase shell create command; file: a SPLITS_FILE; json: a JSON document.",
 )
 
@@ -44,17 +48,16 @@ def _check_regions(regions: int, force: bool) -> None:
         raise KeyshapeError(
             f"--regions {regions:,} is far more than an HBase table runs with (a few hundred regions "
             f"per region server; {MAX_REGIONS:,} needs a very large cluster, and every region costs "
-            "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it")
+            "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it"
+        )
 
 
 def _split_command(fn: F, least: int = 2) -> F:
-    fn = click.option("--force", is_flag=True,
-                      help=f"Allow more than {MAX_REGIONS:,} regions.")(fn)
+    fn = click.option("--force", is_flag=True, help=f"Allow more than {MAX_REGIONS:,} regions.")(fn)
     fn = click.option("--family", default="f", show_default=True, help="Column family for --format shell/json.")(fn)
     fn = click.option("--table", default="t", show_default=True, help="Table name for --format shell/json.")(fn)
     fn = _FORMAT_OPTION(fn)
-    return click.option("--regions", "-n", type=click.IntRange(min=least), required=True,
-                        help=f"Number of regions (>= {least}).")(fn)
+    return click.option("--regions", "-n", type=click.IntRange(min=least), required=True, help=f"Number of regions (>= {least}).")(fn)
 
 
 def _range_split_command(fn: F) -> F:
@@ -85,8 +88,7 @@ def _string_split_command(name: str, algorithm: str, digits: str, last: str, doc
 
 
 splits_hex = _string_split_command("hex", "hex_string_split", "hex", "FFFFFFFF", "RegionSplitter HexStringSplit.")
-splits_decimal = _string_split_command("decimal", "decimal_string_split", "decimal", "99999999",
-                                       "RegionSplitter DecimalStringSplit.")
+splits_decimal = _string_split_command("decimal", "decimal_string_split", "decimal", "99999999", "RegionSplitter DecimalStringSplit.")
 
 
 @splits_group.command("uniform")
@@ -116,9 +118,14 @@ def splits_range(regions: int, fmt: str, table: str, family: str, force: bool, s
 
 @splits_group.command("buckets")
 @_split_command
-@click.option("--encoding", type=click.Choice(["byte", "decimal", "long"]), default="byte", show_default=True,
-              help="How the bucket id leads the key: byte (one unsigned byte, or --width bytes, as a Phoenix "
-              "or HBaseWD salt), decimal (zero-padded digits, as a %02d Java salt), long (Bytes.toBytes(long)).")
+@click.option(
+    "--encoding",
+    type=click.Choice(["byte", "decimal", "long"]),
+    default="byte",
+    show_default=True,
+    help="How the bucket id leads the key: byte (one unsigned byte, or --width bytes, as a Phoenix "
+    "or HBaseWD salt), decimal (zero-padded digits, as a %02d Java salt), long (Bytes.toBytes(long)).",
+)
 @click.option("--width", type=int, default=None, help="Bytes (byte) or digits (decimal) per bucket id.")
 def splits_buckets(regions: int, fmt: str, table: str, family: str, force: bool, encoding: str, width: int | None) -> None:
     """Boundaries of salt/partition buckets 0..regions-1 (one region per bucket)."""

@@ -77,7 +77,5 @@ def to_arrow(keys: KeyArray) -> Any:
         data = keys.matrix[np.arange(keys.width)[None, :] < lengths[:, None]]  # row-major
     total = int(offsets[-1])
     if total >= 2**31 - 1:
-        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
-                                                                    pa.py_buffer(data)])
-    return pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
-                                                        pa.py_buffer(data)])
+        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])

@@ -31,8 +31,12 @@ _CHUNK = 32768
 
 _S = [7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4
 _K = [int(abs(np.sin(np.float64(i + 1))) * 2**32) & 0xFFFFFFFF for i in range(64)]
-_G = [i for i in range(16)] + [(5 * i + 1) % 16 for i in range(16, 32)] + \
-     [(3 * i + 5) % 16 for i in range(32, 48)] + [(7 * i) % 16 for i in range(48, 64)]
+_G = (
+    [i for i in range(16)]
+    + [(5 * i + 1) % 16 for i in range(16, 32)]
+    + [(3 * i + 5) % 16 for i in range(32, 48)]
+    + [(7 * i) % 16 for i in range(48, 64)]
+)
 _INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476)
 
 
@@ -156,8 +160,7 @@ def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndar
             both = np.empty((len(rows), wl), dtype=np.uint8)
             both[:, :w] = rows
             both[:, w] = lengths
-        return pa.FixedSizeBinaryArray.from_buffers(pa.binary(wl), len(rows), [None, pa.py_buffer(both)]) \
-            .dictionary_encode()
+        return pa.FixedSizeBinaryArray.from_buffers(pa.binary(wl), len(rows), [None, pa.py_buffer(both)]).dictionary_encode()
 
     if len(encode(keys.matrix[:sample], keys.lengths[:sample]).dictionary) > sample * 15 // 16:
         return None

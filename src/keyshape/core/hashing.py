@@ -143,6 +143,7 @@ class _Polys(dict):  # type: ignore[type-arg]
             for c in j:
                 h = (h * 31 + byte[c]) & 0xFFFFFFFF
             return h
+
         self.loop = loop
 
     def __missing__(self, n: int) -> Callable[[bytes], int]:

@@ -131,26 +131,18 @@ def to_bytes_binary(s: str, strict: bool = False) -> bytes:
         ch = s[i]
         if ch == "\\" and i + 1 < n and s[i + 1] == "x":
             if i + 3 >= n:
-                raise KeyshapeError(
-                    f"truncated escape at position {i} in '{s}': write \\xNN with two hex digits"
-                )
+                raise KeyshapeError(f"truncated escape at position {i} in '{s}': write \\xNN with two hex digits")
             hd1, hd2 = s[i + 2], s[i + 3]
             if hd1 in _HEX_UPPER and hd2 in _HEX_UPPER:
                 out.append(int(hd1 + hd2, 16))
                 i += 4
                 continue
             if strict:
-                raise KeyshapeError(
-                    f"bad escape '{s[i:i + 4]}' at position {i} in '{s}': "
-                    "write \\xNN with two UPPER-case hex digits, e.g. \\xAB"
-                )
+                raise KeyshapeError(f"bad escape '{s[i : i + 4]}' at position {i} in '{s}': write \\xNN with two UPPER-case hex digits, e.g. \\xAB")
             i += 1  # HBase drops the backslash and reads on from the 'x'
             continue
         if strict and (ch == "\\" or ord(ch) > 0xFF):
-            raise KeyshapeError(
-                f"unexpected '{ch}' at position {i} in '{s}': "
-                "a literal backslash is \\x5C and other bytes are \\xNN"
-            )
+            raise KeyshapeError(f"unexpected '{ch}' at position {i} in '{s}': a literal backslash is \\x5C and other bytes are \\xNN")
         out.append(ord(ch) & 0xFF)
         i += 1
     return bytes(out)
@@ -172,10 +164,7 @@ def split(a: bytes, b: bytes, num: int, inclusive: bool = False) -> list[bytes]:
     width = max(len(a), len(b))
     a_pad, b_pad = a.ljust(width, b"\x00"), b.ljust(width, b"\x00")
     if a_pad >= b_pad:
-        raise KeyshapeError(
-            f"cannot split: end key '{to_string_binary(b)}' must sort after start key "
-            f"'{to_string_binary(a)}' (HBase: b <= a)"
-        )
+        raise KeyshapeError(f"cannot split: end key '{to_string_binary(b)}' must sort after start key '{to_string_binary(a)}' (HBase: b <= a)")
     if num <= 0:
         raise KeyshapeError(f"cannot split into num={num} pieces: num must be >= 1")
     first, last = a, b

@@ -96,15 +96,10 @@ def _fixed_int(value: Any, bits: int, header: int, descending: bool, name: str) 
     try:
         v = operator.index(value)
     except TypeError:
-        raise KeyshapeError(
-            f"{name} needs an integer, got {type(value).__name__} {value!r}; "
-            "convert it with int() first"
-        ) from None
+        raise KeyshapeError(f"{name} needs an integer, got {type(value).__name__} {value!r}; convert it with int() first") from None
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if not lo <= v <= hi:
-        raise KeyshapeError(
-            f"{name}: {v} is outside the signed {bits}-bit range [{lo}, {hi}]; use a wider type"
-        )
+        raise KeyshapeError(f"{name}: {v} is outside the signed {bits}-bit range [{lo}, {hi}]; use a wider type")
     # Flipping the sign bit of two's complement makes signed order equal unsigned byte order.
     u = ((v + (1 << bits)) & ((1 << bits) - 1)) ^ (1 << (bits - 1))
     return _order(bytes([header]) + u.to_bytes(bits // 8, "big"), descending)
@@ -149,17 +144,13 @@ def _float_bits(value: Any, name: str, fmt: str, ufmt: str, nan_bits: int) -> in
     try:
         f = float(value)
     except (TypeError, ValueError):
-        raise KeyshapeError(
-            f"{name} needs a number, got {type(value).__name__} {value!r}"
-        ) from None
+        raise KeyshapeError(f"{name} needs a number, got {type(value).__name__} {value!r}") from None
     if math.isnan(f):
         return nan_bits
     try:
         return struct.unpack(ufmt, struct.pack(fmt, f))[0]
     except OverflowError:
-        raise KeyshapeError(
-            f"{name}: {f!r} does not fit in a 32-bit float; use encode_float64"
-        ) from None
+        raise KeyshapeError(f"{name}: {f!r} does not fit in a 32-bit float; use encode_float64") from None
 
 
 def encode_float32(value: float, descending: bool = False) -> bytes:
@@ -206,16 +197,12 @@ def encode_string(value: str | None, descending: bool = False) -> bytes:
     if not isinstance(value, str):
         raise KeyshapeError(f"encode_string needs a str, got {type(value).__name__} {value!r}")
     if "\x00" in value:
-        raise KeyshapeError(
-            "encode_string: OrderedBytes TEXT cannot hold U+0000 (it is the terminator); "
-            "strip NUL characters or use encode_blob_var"
-        )
+        raise KeyshapeError("encode_string: OrderedBytes TEXT cannot hold U+0000 (it is the terminator); strip NUL characters or use encode_blob_var")
     try:
         raw = value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise KeyshapeError(
-            f"encode_string: {value!r} is not valid Unicode ({exc.reason}); fix the text or use "
-            "encode_blob_var on its bytes"
+            f"encode_string: {value!r} is not valid Unicode ({exc.reason}); fix the text or use encode_blob_var on its bytes"
         ) from None
     return _order(bytes([TEXT]) + raw + bytes([TERM]), descending)
 
@@ -329,9 +316,7 @@ def _decode_text(b: bytes, descending: bool) -> tuple[str, bytes]:
     try:
         return raw.decode("utf-8"), bytes(b[end + 1 :])
     except UnicodeDecodeError as exc:
-        raise KeyshapeError(
-            f"decode: TEXT value is not valid UTF-8 ({exc.reason}): {raw!r}"
-        ) from None
+        raise KeyshapeError(f"decode: TEXT value is not valid UTF-8 ({exc.reason}): {raw!r}") from None
 
 
 def _decode_blob_var(b: bytes, descending: bool) -> tuple[bytes, bytes]:
@@ -434,10 +419,7 @@ def _typed(expected: int, name: str) -> Any:
         return _DECODERS[h](b, descending)
 
     decoder.__name__ = decoder.__qualname__ = name
-    decoder.__doc__ = (
-        f"Like :func:`decode`, but ValueError unless ``b`` starts with a {_NAMES[expected]} "
-        "(or NULL) header."
-    )
+    decoder.__doc__ = f"Like :func:`decode`, but ValueError unless ``b`` starts with a {_NAMES[expected]} (or NULL) header."
     return decoder
 
 
@@ -461,10 +443,7 @@ def _check_ms(ms: Any) -> int:
     except TypeError:
         raise KeyshapeError(f"reverse_timestamp needs integer milliseconds, got {ms!r}") from None
     if not 0 <= v <= MAX_LONG:
-        raise KeyshapeError(
-            f"reverse_timestamp: {v} ms is outside [0, 2**63 - 1]; "
-            "timestamps are non-negative longs"
-        )
+        raise KeyshapeError(f"reverse_timestamp: {v} ms is outside [0, 2**63 - 1]; timestamps are non-negative longs")
     return v
 
 
@@ -493,9 +472,7 @@ def _int_array(values: Any, name: str, dtype: type) -> np.ndarray:
     if a.size == 0:
         return np.zeros(0, dtype=dtype)
     if a.dtype.kind not in "iu":
-        raise KeyshapeError(
-            f"{name} needs an integer array, got dtype {a.dtype}; convert it explicitly first"
-        )
+        raise KeyshapeError(f"{name} needs an integer array, got dtype {a.dtype}; convert it explicitly first")
     info = np.iinfo(dtype)
     if a.min() < info.min or a.max() > info.max:
         raise KeyshapeError(f"{name}: values outside [{info.min}, {info.max}]")

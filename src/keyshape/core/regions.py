@@ -124,10 +124,7 @@ class RegionMap:
         keys = [_as_key(k, f"split key #{i}") for i, k in enumerate(split_keys)]
         for i, k in enumerate(keys):
             if not k:
-                raise KeyshapeError(
-                    f"split key #{i} is empty; b'' already bounds the first and the last region, "
-                    "remove it from the split keys"
-                )
+                raise KeyshapeError(f"split key #{i} is empty; b'' already bounds the first and the last region, remove it from the split keys")
             if i and k <= keys[i - 1]:
                 rel = "equals" if k == keys[i - 1] else "sorts before"
                 raise KeyshapeError(
@@ -252,14 +249,10 @@ class RegionMap:
                 _as_key(k, f"row key #{i}")
             return np.zeros(count, dtype=np.int64)
         try:
-            return np.fromiter(
-                map(functools.partial(bisect.bisect_right, self._splits), keys), np.int64, count
-            )
+            return np.fromiter(map(functools.partial(bisect.bisect_right, self._splits), keys), np.int64, count)
         except TypeError:
             checked = [_as_key(k, f"row key #{i}") for i, k in enumerate(keys)]
-            return np.fromiter(
-                map(functools.partial(bisect.bisect_right, self._splits), checked), np.int64, count
-            )
+            return np.fromiter(map(functools.partial(bisect.bisect_right, self._splits), checked), np.int64, count)
 
     def server_of(self, n_servers: int) -> np.ndarray:
         """Server index of each region when ``n_servers`` servers share the regions round-robin.
@@ -381,9 +374,7 @@ def simulate_auto_split(
         members[r].append(key)
         rows[r] += 1
         sizes[r] += len(key) + value_bytes
-        if (max_rows is not None and rows[r] > max_rows) or (
-            max_bytes is not None and sizes[r] > max_bytes
-        ):
+        if (max_rows is not None and rows[r] > max_rows) or (max_bytes is not None and sizes[r] > max_bytes):
             if rows[r] < 2:
                 continue  # a single row cannot be split, as in HBase
             region = members[r]

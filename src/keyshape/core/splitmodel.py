@@ -11,14 +11,12 @@ import numpy as np
 
 from keyshape.core.regions import RegionMap, SplitEvent
 
-__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "Stage", "cell_size",
-           "parse_policy"]
+__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "Stage", "cell_size", "parse_policy"]
 
 # Store file size over serialized cell size by the family's COMPRESSION. SNAPPY is measured (the
 # orders example's keys on HBase 2.6.1: its first split came after the writes a 0.4 ratio
 # predicts); the others are rough estimates of the same kind of text-heavy key.
-COMPRESSION_RATIOS = {"NONE": 1.0, "SNAPPY": 0.4, "LZ4": 0.4, "LZO": 0.4, "LZMA": 0.3,
-                      "GZ": 0.3, "ZSTD": 0.3, "BZIP2": 0.3}
+COMPRESSION_RATIOS = {"NONE": 1.0, "SNAPPY": 0.4, "LZ4": 0.4, "LZO": 0.4, "LZMA": 0.3, "GZ": 0.3, "ZSTD": 0.3, "BZIP2": 0.3}
 POLICIES = ("stepping", "increasing", "constant", "key-prefix", "delimited", "rows")
 _MIB = 1 << 20
 
@@ -36,17 +34,14 @@ def parse_policy(text: str) -> dict[str, Any]:
     name = name.strip().lower()
     if name == "key-prefix":
         if not arg.isdigit() or int(arg) < 1:
-            raise ValueError(f"split policy {text!r}: write key-prefix:N with N the prefix length "
-                             "in bytes, e.g. key-prefix:4")
+            raise ValueError(f"split policy {text!r}: write key-prefix:N with N the prefix length in bytes, e.g. key-prefix:4")
         return {"policy": name, "prefix_length": int(arg)}
     if name == "delimited":
         if not arg:
-            raise ValueError(f"split policy {text!r}: write delimited:D with D the delimiter, "
-                             "e.g. delimited:_")
+            raise ValueError(f"split policy {text!r}: write delimited:D with D the delimiter, e.g. delimited:_")
         return {"policy": name, "delimiter": arg.encode()}
     if arg or name not in POLICIES or name == "rows":
-        raise ValueError(f"unknown split policy {text!r}; use stepping, increasing, constant, "
-                         "key-prefix:N or delimited:D")
+        raise ValueError(f"unknown split policy {text!r}; use stepping, increasing, constant, key-prefix:N or delimited:D")
     return {"policy": name}
 
 
@@ -96,33 +91,28 @@ class SplitModel:
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
-            raise ValueError(f"unknown split policy {self.policy!r}; use one of "
-                             + ", ".join(POLICIES))
+            raise ValueError(f"unknown split policy {self.policy!r}; use one of " + ", ".join(POLICIES))
         if self.policy == "rows":
             if self.max_rows is None or self.max_rows < 1:
                 raise ValueError("the 'rows' policy needs max_rows >= 1")
             return
         for name in ("max_filesize", "flush_size"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be a positive number of bytes, got "
-                                 f"{getattr(self, name)}")
+                raise ValueError(f"{name} must be a positive number of bytes, got {getattr(self, name)}")
         if self.write_rate is not None and not self.write_rate > 0:
             raise ValueError(f"write_rate must be positive rows per second, got {self.write_rate}")
         if not 0 <= self.jitter < 2:
             raise ValueError(f"jitter must be in [0, 2), got {self.jitter}")
         if not 0 < self.compression <= 1.5:
-            raise ValueError(f"compression is a file/data size ratio in (0, 1.5], got "
-                             f"{self.compression}")
+            raise ValueError(f"compression is a file/data size ratio in (0, 1.5], got {self.compression}")
         if self.cleaner_interval <= 0 or self.compaction_delay < 0:
             raise ValueError("cleaner_interval must be positive and compaction_delay >= 0 seconds")
         if not (self.flush_seconds >= 0 and self.split_seconds >= 0):
             raise ValueError("flush_seconds and split_seconds are durations: give seconds >= 0")
         if self.policy == "key-prefix" and not (self.prefix_length and self.prefix_length > 0):
-            raise ValueError("the key-prefix policy needs prefix_length >= 1 (the table's "
-                             "KeyPrefixRegionSplitPolicy.prefix_length)")
+            raise ValueError("the key-prefix policy needs prefix_length >= 1 (the table's KeyPrefixRegionSplitPolicy.prefix_length)")
         if self.policy == "delimited" and not self.delimiter:
-            raise ValueError("the delimited policy needs a delimiter (the table's "
-                             "DelimitedKeyPrefixRegionSplitPolicy.delimiter)")
+            raise ValueError("the delimited policy needs a delimiter (the table's DelimitedKeyPrefixRegionSplitPolicy.delimiter)")
         if self.servers < 1:
             raise ValueError(f"servers must be at least 1, got {self.servers}")
 
@@ -179,9 +169,13 @@ class SplitHistory:
         final = len(self.region_map)
         while target <= max(final, 2):
             reached = next((s for s in self.stages if s.regions >= target), None)
-            out.append({"regions": target,
-                        "seconds": None if reached is None else reached.start_seconds,
-                        "write": None if reached is None else reached.first_write})
+            out.append(
+                {
+                    "regions": target,
+                    "seconds": None if reached is None else reached.start_seconds,
+                    "write": None if reached is None else reached.first_write,
+                }
+            )
             target *= 2
         return out
 
@@ -195,13 +189,14 @@ class SplitHistory:
             "split_writes": [e.write_index for e in self.splits],
             "split_seconds": [e.seconds for e in self.splits],
             "seconds": self.seconds,
-            "stages": [{"regions": s.regions, "start_seconds": s.start_seconds,
-                        "seconds": s.seconds, "first_write": s.first_write, "writes": s.writes}
-                       for s in self.stages],
+            "stages": [
+                {"regions": s.regions, "start_seconds": s.start_seconds, "seconds": s.seconds, "first_write": s.first_write, "writes": s.writes}
+                for s in self.stages
+            ],
             "milestones": self.milestones(),
             "window_hot_shares": [round(float(x), 4) for x in self.window_hot_shares],
             "window_seconds": [round(float(x), 3) for x in self.window_seconds],
-            "model": None if self.model is None else {
-                k: (v.decode("latin-1") if isinstance(v, bytes) else v)
-                for k, v in self.model.__dict__.items()},
+            "model": None
+            if self.model is None
+            else {k: (v.decode("latin-1") if isinstance(v, bytes) else v) for k, v in self.model.__dict__.items()},
         }

@@ -42,19 +42,13 @@ def _number_string_split(regions: int, first: str, last: str, radix: int, name: 
     digits = string.hexdigits if radix == 16 else string.digits
     for label, text in (("first", first), ("last", last)):
         if not text or any(c not in digits for c in text):
-            raise KeyshapeError(
-                f"{name}: {label} row {text!r} is not a base-{radix} number "
-                f"(use digits {'0-9a-f' if radix == 16 else '0-9'} only)"
-            )
+            raise KeyshapeError(f"{name}: {label} row {text!r} is not a base-{radix} number (use digits {'0-9a-f' if radix == 16 else '0-9'} only)")
     lo, hi = int(first, radix), int(last, radix)
     if hi <= lo:
         raise KeyshapeError(f"{name}: last row ({last}) is configured less than first row ({first})")
     span = hi - lo + 1  # +1 because the last row is inclusive
     if span < regions:
-        raise KeyshapeError(
-            f"{name}: split granularity ({regions}) is greater than the range ({span}); "
-            "use fewer regions or longer first/last rows"
-        )
+        raise KeyshapeError(f"{name}: split granularity ({regions}) is greater than the range ({span}); use fewer regions or longer first/last rows")
     size = span // regions
     pad = len(last)  # rowComparisonLength: every key is zero-padded to len(last)
     fmt = "x" if radix == 16 else "d"
@@ -92,10 +86,7 @@ def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -
     """
     _check_regions(regions)
     if compare(last, first) <= 0:
-        raise KeyshapeError(
-            f"UniformSplit: last row ({to_string_binary(last)}) is configured less than "
-            f"first row ({to_string_binary(first)})"
-        )
+        raise KeyshapeError(f"UniformSplit: last row ({to_string_binary(last)}) is configured less than first row ({to_string_binary(first)})")
     return split(first, last, regions - 1, inclusive=True)[1:-1]
 
 
@@ -117,10 +108,7 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
     _check_regions(regions, 3)
     start, end = bytes(start), bytes(end)
     if compare(start, end) >= 0:
-        raise KeyshapeError(
-            f"start key '{to_string_binary(start)}' must be smaller than end key "
-            f"'{to_string_binary(end)}'"
-        )
+        raise KeyshapeError(f"start key '{to_string_binary(start)}' must be smaller than end key '{to_string_binary(end)}'")
     if regions == 3:
         return [start, end]
     return split(start, end, regions - 3)
@@ -135,15 +123,15 @@ def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
     out = sorted(bytes(k) for k in keys)
     if out and not out[0]:
         raise KeyshapeError(
-            "HBase refuses an empty split key (\"Empty split key must not be passed in the split "
-            "keys.\"); an empty start key of createTable(start, end, regions) puts one there: "
+            'HBase refuses an empty split key ("Empty split key must not be passed in the split '
+            'keys."); an empty start key of createTable(start, end, regions) puts one there: '
             "start at b'\\x00' or remove it"
         )
     for a, b in zip(out, out[1:]):
         if a == b:
             raise KeyshapeError(
                 f"split key '{to_string_binary(a)}' is listed twice; HBase refuses duplicate split "
-                "keys (\"All split keys must be unique\"): remove the repeat"
+                'keys ("All split keys must be unique"): remove the repeat'
             )
     return out
 

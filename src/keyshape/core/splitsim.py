@@ -58,8 +58,7 @@ from keyshape.core.splitmodel import (
     parse_policy,
 )
 
-__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "SplitSimulator", "Stage",
-           "cell_size", "parse_policy"]
+__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "SplitSimulator", "Stage", "cell_size", "parse_policy"]
 
 _QUANTILES = 129  # quantile keys kept per store file: its middle key is quantile 64
 _REGION_SAMPLE = 1024  # a region's key sample is halved when it passes twice this
@@ -139,8 +138,7 @@ class SplitSimulator:
     at ``i / model.write_rate``. ``windows`` is the number of report windows.
     """
 
-    def __init__(self, model: SplitModel, initial_splits: Sequence[bytes] = (), *,
-                 windows: int = 50, servers: int | None = None) -> None:
+    def __init__(self, model: SplitModel, initial_splits: Sequence[bytes] = (), *, windows: int = 50, servers: int | None = None) -> None:
         self.model = model
         self._cell = 40 if model.cell_bytes is None else int(model.cell_bytes)
         start = RegionMap(initial_splits)
@@ -177,8 +175,7 @@ class SplitSimulator:
             # ConstantSizeRegionSplitPolicy.configureForRegion: desired += desired*(r-0.5)*jitter
             desired += int(desired * (float(self._rng.random()) - 0.5) * m.jitter)
         self._nodes += 1
-        return _Region(node=self._nodes - 1, server=server, desired=desired,
-                       limit=int(m.max_rows or 0))
+        return _Region(node=self._nodes - 1, server=server, desired=desired, limit=int(m.max_rows or 0))
 
     def _size_to_check(self, r: int) -> int:
         m = self.model
@@ -190,7 +187,7 @@ class SplitSimulator:
             return m.first_split_size if count == 1 else region.desired
         if count == 0 or count > 100:
             return region.desired
-        return min(region.desired, m.first_split_size * count ** 3)
+        return min(region.desired, m.first_split_size * count**3)
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -203,23 +200,19 @@ class SplitSimulator:
             keys = list(keys)
         if times is None:
             if self.model.write_rate is None and self.model.policy != "rows":
-                raise ValueError("the split simulation needs a write rate (rows per second) or "
-                                 "the time of every write")
+                raise ValueError("the split simulation needs a write rate (rows per second) or the time of every write")
             rate = self.model.write_rate
-            times = (None if rate is None else
-                     np.arange(self._pos, self._pos + n, dtype=np.float64) / float(rate))
+            times = None if rate is None else np.arange(self._pos, self._pos + n, dtype=np.float64) / float(rate)
         else:
             times = np.asarray(times, dtype=np.float64)
             if times.shape != (n,):
                 raise ValueError(f"times has shape {times.shape}; give one time per key ({n})")
-        lengths = (keys.lengths if isinstance(keys, KeyArray)
-                   else np.fromiter(map(len, keys), dtype=np.int64, count=n))
+        lengths = keys.lengths if isinstance(keys, KeyArray) else np.fromiter(map(len, keys), dtype=np.int64, count=n)
         for lo in range(0, n, _BLOCK):
             hi = min(lo + _BLOCK, n)
             self._block(keys[lo:hi], lengths[lo:hi], None if times is None else times[lo:hi])
 
-    def _block(self, keys: KeyArray | list[bytes], lengths: np.ndarray,
-               times: np.ndarray | None) -> None:
+    def _block(self, keys: KeyArray | list[bytes], lengths: np.ndarray, times: np.ndarray | None) -> None:
         m = self.model
         n = len(lengths)
         heap = lengths + (self._cell + m.cell_overhead)
@@ -267,8 +260,7 @@ class SplitSimulator:
                 self._flush(r, t)
             i += e + 1
 
-    def _apply(self, keys: KeyArray | list[bytes], lengths: np.ndarray, times: np.ndarray | None,
-               lo: int, hi: int, idx: np.ndarray) -> None:
+    def _apply(self, keys: KeyArray | list[bytes], lengths: np.ndarray, times: np.ndarray | None, lo: int, hi: int, idx: np.ndarray) -> None:
         """Count writes ``lo:hi`` of the block (region ``idx`` each) into every accumulator."""
         m = self.model
         n = hi - lo
@@ -278,8 +270,7 @@ class SplitSimulator:
         while (self._pos + n - 1) // self._width >= self._bins:
             self._coarsen()
         bins = pos // self._width
-        self._counts += np.bincount(idx * self._bins + bins, minlength=R * self._bins
-                                    ).reshape(R, self._bins)
+        self._counts += np.bincount(idx * self._bins + bins, minlength=R * self._bins).reshape(R, self._bins)
         self._kbytes += np.bincount(idx, weights=ln, minlength=R).astype(np.int64)
         per = np.bincount(idx, minlength=R)
         heap = np.bincount(idx, weights=ln + (self._cell + m.cell_overhead), minlength=R)
@@ -310,8 +301,7 @@ class SplitSimulator:
             for x in self._regions:
                 while len(x.sample_keys) > 2 * _REGION_SAMPLE:
                     x.stride *= 2
-                    kept = [k for k, p in enumerate(_mix(np.array(x.sample_pos)).tolist())
-                            if p % x.stride == 0]
+                    kept = [k for k, p in enumerate(_mix(np.array(x.sample_pos)).tolist()) if p % x.stride == 0]
                     x.sample_keys = [x.sample_keys[k] for k in kept]
                     x.sample_pos = [x.sample_pos[k] for k in kept]
         if m.policy != "rows":
@@ -357,8 +347,7 @@ class SplitSimulator:
         self._compact(x)
         self._try_split(r, t, self._pos - 1)
 
-    def _later(self, when: float, kind: str, node: int,
-               payload: _File | tuple[bytes, float, int]) -> None:
+    def _later(self, when: float, kind: str, node: int, payload: _File | tuple[bytes, float, int]) -> None:
         self._order += 1
         heapq.heappush(self._pending, (when, self._order, kind, node, payload))
 
@@ -389,9 +378,11 @@ class SplitSimulator:
                 run = files[lo:hi]
                 total = sum(f.size for f in run)
                 if all(f.size <= m.compaction_ratio * (total - f.size) for f in run):
-                    if best is None or hi - lo > best[1] - best[0] or (
-                            hi - lo == best[1] - best[0]
-                            and total < sum(f.size for f in files[best[0]:best[1]])):
+                    if (
+                        best is None
+                        or hi - lo > best[1] - best[0]
+                        or (hi - lo == best[1] - best[0] and total < sum(f.size for f in files[best[0] : best[1]]))
+                    ):
                         best = (lo, hi)
         if best is not None:
             lo, hi = best
@@ -434,8 +425,7 @@ class SplitSimulator:
             return
         self._split(r, point, t, write_index)
 
-    def _split(self, r: int, point: bytes, t: float | None, write_index: int,
-               opened: float | None = None) -> None:
+    def _split(self, r: int, point: bytes, t: float | None, write_index: int, opened: float | None = None) -> None:
         """Split region ``r`` at ``point``, requested at ``t`` after write ``write_index``; the
         daughters open at ``opened`` (default ``t``)."""
         m = self.model
@@ -452,8 +442,7 @@ class SplitSimulator:
             if below:
                 low.files.append(_File(int(f.size * frac), int(f.rows * frac), f.quantiles[:below]))
             if below < len(f.quantiles):
-                high.files.append(_File(f.size - int(f.size * frac), f.rows - int(f.rows * frac),
-                                        f.quantiles[below:]))
+                high.files.append(_File(f.size - int(f.size * frac), f.rows - int(f.rows * frac), f.quantiles[below:]))
         for d in (low, high):
             # The daughter compacts its reference halves at once; the compacted references stay
             # until the discharger's next run, and no split is possible before that.
@@ -487,13 +476,12 @@ class SplitSimulator:
         self._counts[r + 1] -= low_counts
         self._kbytes = np.insert(self._kbytes, r, low_bytes)
         self._kbytes[r + 1] -= low_bytes
-        self._regions[r:r + 1] = [low, high]
+        self._regions[r : r + 1] = [low, high]
         self._splits.insert(r, point)
         self._map = RegionMap(self._splits)
         self._lineage[parent.node] = (low.node, high.node)
         self._node_server[low.node] = self._node_server[high.node] = parent.server
-        self._events.append(SplitEvent(write_index=write_index, region=r, split_key=point,
-                                       seconds=t))
+        self._events.append(SplitEvent(write_index=write_index, region=r, split_key=point, seconds=t))
 
     # -- result -------------------------------------------------------------------------------
 
@@ -524,12 +512,21 @@ class SplitSimulator:
             last = np.fmax.reduceat(np.nan_to_num(self._bin_time[:n_fine], nan=-np.inf), edges)
             window_seconds = np.maximum.accumulate(last)
         return SplitHistory(
-            region_map=self._map, rows=self._counts.sum(axis=1), key_bytes=self._kbytes.copy(),
-            splits=list(self._events), initial_splits=self._initial, writes=self._pos,
-            seconds=self._last_time, stages=self._stages(), heat=heat,
+            region_map=self._map,
+            rows=self._counts.sum(axis=1),
+            key_bytes=self._kbytes.copy(),
+            splits=list(self._events),
+            initial_splits=self._initial,
+            writes=self._pos,
+            seconds=self._last_time,
+            stages=self._stages(),
+            heat=heat,
             window_hot_shares=hot[keep] / totals[keep],
             window_server_hot_shares=hot_server[keep] / totals[keep],
-            window_seconds=window_seconds, model=self.model, lineage=dict(self._lineage))
+            window_seconds=window_seconds,
+            model=self.model,
+            lineage=dict(self._lineage),
+        )
 
     def _stages(self) -> list[Stage]:
         timed = self._last_time is not None
@@ -546,8 +543,7 @@ class SplitSimulator:
                 stages.append(Stage(count, start_t, span(start_t, e.seconds), start_w, w - start_w))
                 start_w, start_t = w, e.seconds
             count += 1
-        stages.append(Stage(count, start_t, span(start_t, self._last_time), start_w,
-                            self._pos - start_w))
+        stages.append(Stage(count, start_t, span(start_t, self._last_time), start_w, self._pos - start_w))
         return stages
 
 
@@ -558,5 +554,4 @@ def _merge(files: list[_File]) -> _File:
         if f.quantiles:
             keys.extend(f.quantiles)
             weights.extend([f.rows / len(f.quantiles)] * len(f.quantiles))
-    return _File(sum(f.size for f in files), sum(f.rows for f in files),
-                 _quantiles(keys, weights))
+    return _File(sum(f.size for f in files), sum(f.rows for f in files), _quantiles(keys, weights))

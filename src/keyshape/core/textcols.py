@@ -16,9 +16,11 @@ import numpy as np
 __all__ = ["format_ints", "digit_matrix", "uuid_strings", "uuid_bytes_matrix"]
 
 _SPEC = re.compile(r"^(0?)(\d*)([dxX]?)$")
-_DIGITS = {"d": np.frombuffer(b"0123456789", dtype=np.uint8),
-           "x": np.frombuffer(b"0123456789abcdef", dtype=np.uint8),
-           "X": np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)}
+_DIGITS = {
+    "d": np.frombuffer(b"0123456789", dtype=np.uint8),
+    "x": np.frombuffer(b"0123456789abcdef", dtype=np.uint8),
+    "X": np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8),
+}
 
 
 # "0000".."9999" as the uint32 whose little-endian bytes are those four ASCII digits.

@@ -30,10 +30,23 @@ from keyshape.schema import KeySchema
 from keyshape.store.base import BatchWriter, RegionInfo, Store
 from keyshape.workload import LOAD_QUALIFIER, LOAD_VALUE_BYTES, row_value_bytes, row_values
 
-__all__ = ["METRICS", "LiveHeat", "LoadResult", "Sample", "ServerShare", "Vanished", "count_rows", "live_analysis",
-           "load_workload", "poller", "row_value", "shares_by_region", "shares_by_server",
-           "wait_for_writes", "watch"]
-
+__all__ = [
+    "METRICS",
+    "LiveHeat",
+    "LoadResult",
+    "Sample",
+    "ServerShare",
+    "Vanished",
+    "count_rows",
+    "live_analysis",
+    "load_workload",
+    "poller",
+    "row_value",
+    "shares_by_region",
+    "shares_by_server",
+    "wait_for_writes",
+    "watch",
+]
 
 
 # --------------------------------------------------------------------------------------- load
@@ -69,10 +82,18 @@ def row_value(index: int, size: int = LOAD_VALUE_BYTES) -> bytes:
     return row_values(index, 1, size)[0]
 
 
-def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
-                  batch_size: int = 1000, progress: Callable[[int, int], None] | None = None, *,
-                  seed: int = 0, family: str | None = None, keep_going: bool = False,
-                  chunk_rows: int = 100_000) -> LoadResult:
+def load_workload(
+    store: Store,
+    schema: KeySchema,
+    rows: int | None = None,
+    batch_size: int = 1000,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    seed: int = 0,
+    family: str | None = None,
+    keep_going: bool = False,
+    chunk_rows: int = 100_000,
+) -> LoadResult:
     """Write ``rows`` rows of the schema's workload (default: its ``[workload] rows``) into the
     schema's table, in write order, and return a ``LoadResult``.
 
@@ -104,8 +125,7 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     names = [f.name for f in schema.table.families]
     family = family or names[0]
     if family not in names:
-        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: "
-                            + ", ".join(names))
+        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(names))
     column = family.encode() + b":" + LOAD_QUALIFIER
     value_size = row_value_bytes(schema.workload)  # what the split simulation assumes too
     failed: list[bytes] = []
@@ -130,14 +150,15 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
                 writer.flush()
             except WriteFailed as late:
                 failed.extend(late.rows)
-        raise WriteFailed(f"{errors[0]} ({acknowledged():,} row(s) of {rows:,} acknowledged, "
-                          f"{len(failed):,} not written, the rest not sent)", failed) from exc
+        raise WriteFailed(
+            f"{errors[0]} ({acknowledged():,} row(s) of {rows:,} acknowledged, {len(failed):,} not written, the rest not sent)", failed
+        ) from exc
 
     index = 0
     for columns in generate(schema, rows, seed=seed, chunk_rows=chunk_rows):
         keys = schema.encode_many(columns)
         for lo in range(0, len(keys), batch_size):
-            batch = keys[lo:lo + batch_size]
+            batch = keys[lo : lo + batch_size]
             if writer is None:
                 try:
                     writer = store.writer(table, batch_size=batch_size)
@@ -173,8 +194,7 @@ def load_workload(store: Store, schema: KeySchema, rows: int | None = None,
     acked = acknowledged()
     if progress is not None:
         progress(acked + len(failed), rows)
-    return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors,
-                      longest_wait, longest_wait_ended)
+    return LoadResult(table, acked, rows, time.perf_counter() - started, failed, errors, longest_wait, longest_wait_ended)
 
 
 # ----------------------------------------------------------------------------------- watch
@@ -185,14 +205,22 @@ COUNT_AT_START_BYTES = 64 * 2**20  # watch counts the rows of regions up to this
 
 def count_rows(store: Store, table: str, region: RegionInfo) -> int:
     """The rows of one region, by a key-only scan (no values cross the wire)."""
-    return sum(len(keys) for keys, _ in store.scan_key_times(table, region.start, region.end,
-                                                              batch_size=5000))
+    return sum(len(keys) for keys, _ in store.scan_key_times(table, region.start, region.end, batch_size=5000))
 
 
-def watch(store: Store, table: str, interval: float = 5.0, samples: int | None = None, *,
-          duration: float | None = None, on_sample: Callable[[Sample], Any] | None = None,
-          heat: LiveHeat | None = None, sleep: Callable[[float], None] = time.sleep,
-          clock: Callable[[], float] = time.monotonic, count_splits: bool = True) -> LiveHeat:
+def watch(
+    store: Store,
+    table: str,
+    interval: float = 5.0,
+    samples: int | None = None,
+    *,
+    duration: float | None = None,
+    on_sample: Callable[[Sample], Any] | None = None,
+    heat: LiveHeat | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    count_splits: bool = True,
+) -> LiveHeat:
     """Poll ``store.regions(table)`` every ``interval`` seconds into a ``LiveHeat`` and return it.
 
     With ``count_splits`` (the default) the rows of every region a split or merge made are
@@ -219,8 +247,7 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
         if heat._last is None:
             heat.add(store.regions(table), clock())
             if count_splits:
-                heat.note_counts({r.name: count_rows(store, table, r) for r in heat.latest
-                                  if r.store_size_bytes <= COUNT_AT_START_BYTES})
+                heat.note_counts({r.name: count_rows(store, table, r) for r in heat.latest if r.store_size_bytes <= COUNT_AT_START_BYTES})
         begun = clock()
         while samples is None or taken < samples:
             if duration is not None and clock() - begun >= duration:
@@ -243,11 +270,17 @@ def watch(store: Store, table: str, interval: float = 5.0, samples: int | None =
     return heat
 
 
-def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], writes: int,
-                    timeout: float = 15.0, interval: float = 0.5,
-                    sleep: Callable[[float], None] = time.sleep,
-                    clock: Callable[[], float] = time.monotonic,
-                    heat: LiveHeat | None = None) -> list[RegionInfo]:
+def wait_for_writes(
+    store: Store,
+    table: str,
+    baseline: Sequence[RegionInfo],
+    writes: int,
+    timeout: float = 15.0,
+    interval: float = 0.5,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    heat: LiveHeat | None = None,
+) -> list[RegionInfo]:
     """Poll the table's regions until their write counters have grown by at least ``writes``
     since ``baseline`` (a store whose counters lag its writes, such as the master's copy when a
     region server does not answer, catches up meanwhile), or ``timeout`` seconds pass; returns
@@ -272,8 +305,7 @@ def wait_for_writes(store: Store, table: str, baseline: Sequence[RegionInfo], wr
         sleep(interval)
 
 
-def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0,
-           clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0, clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
     """A function that adds a poll of ``table``'s regions to ``heat`` when ``interval`` seconds
     have passed since its last call that polled; call it often (a load's progress callback), so
     regions that split during the load are followed with at most ``interval`` seconds between
@@ -292,8 +324,7 @@ def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0,
 # -------------------------------------------------------------------------------- verdict
 
 
-def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
-                  hints: SchemaHints | None = None, source: str = "") -> Analysis:
+def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write", hints: SchemaHints | None = None, source: str = "") -> Analysis:
     """Judge a live matrix like the analyzer judges a simulated one, as an ``Analysis``.
 
     Regions are the latest poll's; a region's ``rows`` is the ``metric`` requests of the watch
@@ -310,17 +341,17 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
     totals = heat_m.sum(axis=0)
     rows = int(round(float(totals.sum())))
     if rows == 0:
-        raise KeyshapeError(f"no {metric} requests were counted on {name or 'the table'} while "
-                            "watching; write to it (keyshape load) or watch longer")
+        raise KeyshapeError(f"no {metric} requests were counted on {name or 'the table'} while watching; write to it (keyshape load) or watch longer")
     latest = heat.latest
     server_ids: dict[str, int] = {}
     for r in latest:
         server_ids.setdefault(r.server, len(server_ids))
     server_of = np.array([server_ids[r.server] for r in latest], dtype=np.int64)
     servers = len(server_ids)
-    loads = [RegionLoad(i, r.start, r.end, int(round(float(totals[i]))), float(totals[i]) / rows,
-                        0, int(r.store_size_bytes), int(server_of[i]))
-             for i, r in enumerate(latest)]
+    loads = [
+        RegionLoad(i, r.start, r.end, int(round(float(totals[i]))), float(totals[i]) / rows, 0, int(r.store_size_bytes), int(server_of[i]))
+        for i, r in enumerate(latest)
+    ]
     R = len(latest)
     total = distribution(totals)
     server_heat = by_server(heat_m, server_of, servers)
@@ -331,29 +362,56 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write",
     # writes in one region at the end of a load are not a hot moment.
     shares, server_shares, window_rows, window_regions = heat.sample_shares(metric)
     weights = window_rows / window_rows.sum()
-    chance = np.array([chance_top_share(int(round(n)), int(k))
-                       for n, k in zip(window_rows, window_regions)])
+    chance = np.array([chance_top_share(int(round(n)), int(k)) for n, k in zip(window_rows, window_regions)])
     baseline = float(np.dot(weights, chance))
     hot_index = int(np.argmax(totals))
     hot = hottest(heat_m)
     ev = Evidence(
-        rows=rows, regions=R, total=total, total_baseline=uniform_baseline(rows, R),
-        hot_window_share=float(np.dot(weights, shares)), hot_window_baseline=baseline,
-        hot_direction=moving_direction(hot), hot_regions_seen=int(np.unique(hot).size),
-        hottest_label=loads[hot_index].label, hottest_edge=hot_index in (0, R - 1),
-        increasing=0.0, decreasing=0.0, servers=servers,
+        rows=rows,
+        regions=R,
+        total=total,
+        total_baseline=uniform_baseline(rows, R),
+        hot_window_share=float(np.dot(weights, shares)),
+        hot_window_baseline=baseline,
+        hot_direction=moving_direction(hot),
+        hot_regions_seen=int(np.unique(hot).size),
+        hottest_label=loads[hot_index].label,
+        hottest_edge=hot_index in (0, R - 1),
+        increasing=0.0,
+        decreasing=0.0,
+        servers=servers,
         hot_window_server_share=float(np.dot(weights, server_shares)),
-        hints=hints or SchemaHints())
+        hints=hints or SchemaHints(),
+    )
     v = judge(ev)
     return Analysis(
-        name=name, rows=rows, regions=loads, servers=servers, server_rows=server_heat.sum(axis=0),
-        distribution=total, server_distribution=distribution(server_heat.sum(axis=0)),
-        key_length_min=0, key_length_mean=0.0, key_length_max=0, key_bytes=0, cells_per_row=1,
-        value_bytes=0, key_overhead_bytes=0, heat=heat_m, window_hot_shares=shares,
-        hot_window_share=ev.hot_window_share, hot_window_server_share=ev.hot_window_server_share,
-        hot_window_baseline=baseline, increasing_fraction=0.0, decreasing_fraction=0.0,
-        verdict=v.verdict, reasons=list(v.reasons) + _split_note(heat, metric), advice=list(v.advice),
-        source=source, count_label=f"{metric} requests")
+        name=name,
+        rows=rows,
+        regions=loads,
+        servers=servers,
+        server_rows=server_heat.sum(axis=0),
+        distribution=total,
+        server_distribution=distribution(server_heat.sum(axis=0)),
+        key_length_min=0,
+        key_length_mean=0.0,
+        key_length_max=0,
+        key_bytes=0,
+        cells_per_row=1,
+        value_bytes=0,
+        key_overhead_bytes=0,
+        heat=heat_m,
+        window_hot_shares=shares,
+        hot_window_share=ev.hot_window_share,
+        hot_window_server_share=ev.hot_window_server_share,
+        hot_window_baseline=baseline,
+        increasing_fraction=0.0,
+        decreasing_fraction=0.0,
+        verdict=v.verdict,
+        reasons=list(v.reasons) + _split_note(heat, metric),
+        advice=list(v.advice),
+        source=source,
+        count_label=f"{metric} requests",
+    )
 
 
 def _split_note(heat: LiveHeat, metric: str) -> list[str]:
@@ -362,11 +420,15 @@ def _split_note(heat: LiveHeat, metric: str) -> list[str]:
     if not splits or metric != "write":
         return []
     if counted == splits:
-        return [f"{splits} split(s) during the watch: each split's daughters were counted (key-only "
-                "scans) when seen, and the parent's writes placed as they hold them."]
-    return [f"{splits} split(s) during the watch, {counted} with their daughters counted: the "
-            f"writes of the other {splits - counted} are ESTIMATED on today's regions (half to each "
-            "daughter, as HBase splits at the middle of the data)."]
+        return [
+            f"{splits} split(s) during the watch: each split's daughters were counted (key-only "
+            "scans) when seen, and the parent's writes placed as they hold them."
+        ]
+    return [
+        f"{splits} split(s) during the watch, {counted} with their daughters counted: the "
+        f"writes of the other {splits - counted} are ESTIMATED on today's regions (half to each "
+        "daughter, as HBase splits at the middle of the data)."
+    ]
 
 
 def shares_by_region(analysis: Analysis) -> Mapping[bytes, float]:
@@ -394,6 +456,8 @@ def shares_by_server(heat: LiveHeat, analysis: Analysis) -> list[ServerShare]:
     for r in analysis.regions:
         regions[r.server] += 1
     total = float(np.sum(analysis.server_rows)) or 1.0
-    out = [ServerShare(name, regions[i], int(round(float(analysis.server_rows[i]))),
-                       float(analysis.server_rows[i]) / total) for i, name in enumerate(names)]
+    out = [
+        ServerShare(name, regions[i], int(round(float(analysis.server_rows[i]))), float(analysis.server_rows[i]) / total)
+        for i, name in enumerate(names)
+    ]
     return sorted(out, key=lambda s: (-s.requests, s.server))

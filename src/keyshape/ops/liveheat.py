@@ -113,10 +113,8 @@ class Sample:
         """``(start, end, server, requests)`` of every region this interval: the live ones and
         the vanished ones, each on its own key range."""
         values = self.writes if metric == "write" else self.reads
-        out = [(s, e, srv, float(v)) for s, e, srv, v in
-               zip(self.starts, self.ends, self.servers, values)]
-        out.extend((v.start, v.end, v.server, float(v.writes if metric == "write" else v.reads))
-                   for v in self.vanished)
+        out = [(s, e, srv, float(v)) for s, e, srv, v in zip(self.starts, self.ends, self.servers, values)]
+        out.extend((v.start, v.end, v.server, float(v.writes if metric == "write" else v.reads)) for v in self.vanished)
         return out
 
 
@@ -169,21 +167,20 @@ class LiveHeat:
         if previous is not None:
             # A region whose server sent no load for it (it is closing for a split or a move, or
             # just opened) has no news: keep its last counters rather than reading a 0.
-            regions = [replace(r, read_requests=p.read_requests, write_requests=p.write_requests,
-                               reported_ms=p.reported_ms)
-                       if r.reported_ms == 0 and (p := previous.get(r.name)) is not None
-                       and p.reported_ms > 0 else r for r in regions]
+            regions = [
+                replace(r, read_requests=p.read_requests, write_requests=p.write_requests, reported_ms=p.reported_ms)
+                if r.reported_ms == 0 and (p := previous.get(r.name)) is not None and p.reported_ms > 0
+                else r
+                for r in regions
+            ]
         self._last = {r.name: r for r in regions}
         self.latest = list(regions)
         if previous is None:
             self._t0 = at
             return None
-        writes = np.array([_delta(r.write_requests, getattr(previous.get(r.name), "write_requests", None))
-                           for r in regions], dtype=np.int64)
-        reads = np.array([_delta(r.read_requests, getattr(previous.get(r.name), "read_requests", None))
-                          for r in regions], dtype=np.int64)
-        gone = [self._vanished(old, regions, writes, reads, previous)
-                for name, old in previous.items() if name not in self._last]
+        writes = np.array([_delta(r.write_requests, getattr(previous.get(r.name), "write_requests", None)) for r in regions], dtype=np.int64)
+        reads = np.array([_delta(r.read_requests, getattr(previous.get(r.name), "read_requests", None)) for r in regions], dtype=np.int64)
+        gone = [self._vanished(old, regions, writes, reads, previous) for name, old in previous.items() if name not in self._last]
         for r, w, q in zip(regions, writes, reads):
             before = previous.get(r.name)
             since = before.reported_ms if before is not None else 0
@@ -200,25 +197,34 @@ class LiveHeat:
         self.born = [r for r in regions if r.name in kids]
         sample = Sample(
             at=at - (self._t0 or 0.0),
-            starts=tuple(r.start for r in regions), ends=tuple(r.end for r in regions),
-            names=tuple(r.name for r in regions), servers=tuple(r.server for r in regions),
-            writes=writes, reads=reads, store_bytes=tuple(r.store_size_bytes for r in regions),
-            vanished=tuple(gone))
+            starts=tuple(r.start for r in regions),
+            ends=tuple(r.end for r in regions),
+            names=tuple(r.name for r in regions),
+            servers=tuple(r.server for r in regions),
+            writes=writes,
+            reads=reads,
+            store_bytes=tuple(r.store_size_bytes for r in regions),
+            vanished=tuple(gone),
+        )
         self.samples.append(sample)
         return sample
 
-    def _vanished(self, old: RegionInfo, regions: list[RegionInfo], writes: np.ndarray,
-                  reads: np.ndarray, previous: dict[str, RegionInfo]) -> Vanished:
+    def _vanished(
+        self, old: RegionInfo, regions: list[RegionInfo], writes: np.ndarray, reads: np.ndarray, previous: dict[str, RegionInfo]
+    ) -> Vanished:
         """The gone region ``old``, with its requests after its last report estimated."""
         kids = [i for i, r in enumerate(regions) if old.name in r.parents]
         if not kids:
-            kids = [i for i, r in enumerate(regions)
-                    if r.name not in previous and _inside(r, old.start, old.end)]
+            kids = [i for i, r in enumerate(regions) if r.name not in previous and _inside(r, old.start, old.end)]
         born = [_birth_ms(regions[i].name) for i in kids]
-        closed = max((regions[i].parents_closed_ms[regions[i].parents.index(old.name)]
-                      for i in kids if old.name in regions[i].parents
-                      and len(regions[i].parents_closed_ms) == len(regions[i].parents)),
-                     default=0)
+        closed = max(
+            (
+                regions[i].parents_closed_ms[regions[i].parents.index(old.name)]
+                for i in kids
+                if old.name in regions[i].parents and len(regions[i].parents_closed_ms) == len(regions[i].parents)
+            ),
+            default=0,
+        )
         est_w = est_r = 0.0
         rate = self._rates.get(old.name)
         newest = max((regions[i].reported_ms for i in kids), default=0)
@@ -230,8 +236,7 @@ class LiveHeat:
             if rate is None:
                 since = max(0.0, (newest - end_ms) / 1000.0)
                 if since > 0:
-                    rate = (float(sum(writes[i] for i in kids)) / since,
-                            float(sum(reads[i] for i in kids)) / since)
+                    rate = (float(sum(writes[i] for i in kids)) / since, float(sum(reads[i] for i in kids)) / since)
             if rate is not None and closed:
                 # hbase:meta says when it closed: it took writes until about then.
                 est_w, est_r = rate[0] * gap, rate[1] * gap
@@ -240,12 +245,10 @@ class LiveHeat:
                 # at least its rate over the gap to that; and what its range took over the whole
                 # interval at that rate, less what the children counted, if that is more.
                 est = []
-                for k, counted in ((0, sum(int(writes[i]) for i in kids)),
-                                   (1, sum(int(reads[i]) for i in kids))):
+                for k, counted in ((0, sum(int(writes[i]) for i in kids)), (1, sum(int(reads[i]) for i in kids))):
                     est.append(min(rate[k] * span, max(rate[k] * gap, rate[k] * span - counted)))
                 est_w, est_r = est
-        return Vanished(old.start, old.end, old.name, old.server,
-                        tuple(regions[i].name for i in kids), int(round(est_w)), int(round(est_r)))
+        return Vanished(old.start, old.end, old.name, old.server, tuple(regions[i].name for i in kids), int(round(est_w)), int(round(est_r)))
 
     def reconcile(self, writes: int) -> int:
         """Line the counters up with a writer's own count of the ``writes`` it made since the
@@ -265,7 +268,7 @@ class LiveHeat:
                 v = s.vanished[k]
                 cut = min(excess, v.writes)
                 if cut:
-                    vanished = s.vanished[:k] + (replace(v, writes=v.writes - cut),) + s.vanished[k + 1:]
+                    vanished = s.vanished[:k] + (replace(v, writes=v.writes - cut),) + s.vanished[k + 1 :]
                     self.samples[i] = replace(s, vanished=vanished)
                     excess -= cut
             return short + excess
@@ -278,7 +281,7 @@ class LiveHeat:
         for (i, k), add in zip(gone, extra.tolist()):
             s = self.samples[i]
             v = s.vanished[k]
-            vanished = s.vanished[:k] + (replace(v, writes=v.writes + add),) + s.vanished[k + 1:]
+            vanished = s.vanished[:k] + (replace(v, writes=v.writes + add),) + s.vanished[k + 1 :]
             self.samples[i] = replace(s, vanished=vanished)
         return short
 
@@ -325,8 +328,7 @@ class LiveHeat:
 
     def _own(self, metric: str) -> list[dict[str, float]]:
         """Per sample, each region's own delta of ``metric`` by name."""
-        return [dict(zip(s.names, (s.writes if metric == "write" else s.reads).tolist()))
-                for s in self.samples]
+        return [dict(zip(s.names, (s.writes if metric == "write" else s.reads).tolist())) for s in self.samples]
 
     def _replay(self, metric: str) -> dict[str, list[tuple[int, float]]]:
         """Every region's pieces (sample index, requests), oldest first, followed through the
@@ -362,8 +364,9 @@ class LiveHeat:
                 content.setdefault(name, []).append((i, float(value)))
         return content
 
-    def _deal(self, i: int, kids: list[str], pieces: list[tuple[int, float]],
-              own: list[dict[str, float]], metric: str, known: bool) -> list[list[tuple[int, float]]]:
+    def _deal(
+        self, i: int, kids: list[str], pieces: list[tuple[int, float]], own: list[dict[str, float]], metric: str, known: bool
+    ) -> list[list[tuple[int, float]]]:
         """A vanished region's ``pieces`` dealt to its daughters ``kids`` (key order) born in
         sample ``i`` (see the module docstring). ``known``: the parent's rows from before the
         watch are in its pieces, so rows the daughters hold beyond them were written in its last
@@ -388,13 +391,11 @@ class LiveHeat:
             if missed > 0:
                 pieces = pieces + [(i, missed)] if known else [(-1, missed)] + pieces
             total = watched + missed
-            target = (np.array(held) * (total / sum(held)) if sum(held) > 0
-                      else np.full(len(kids), total / len(kids)))
+            target = np.array(held) * (total / sum(held)) if sum(held) > 0 else np.full(len(kids), total / len(kids))
         elif metric == "write":
             target = np.full(len(kids), watched / len(kids))  # HBase splits at the data's middle
         else:
-            target = (first / first.sum() * watched if first.sum() > 0
-                      else np.full(len(kids), watched / len(kids)))
+            target = first / first.sum() * watched if first.sum() > 0 else np.full(len(kids), watched / len(kids))
         shares = first / first.sum() if first.sum() > 0 else np.zeros(len(kids))
         if metric == "write" and shares[-1] >= 0.9:
             order = list(range(len(kids)))  # the keys walk up: the oldest rows are the lowest
@@ -419,8 +420,7 @@ class LiveHeat:
                 left -= take
         return out
 
-    def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                              np.ndarray]:
+    def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per sample with requests: the busiest region's share, the busiest server's share, the
         requests counted and the number of regions, over the regions of that interval (live and
         vanished), never a later layout."""

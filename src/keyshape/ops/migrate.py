@@ -79,8 +79,10 @@ class MigrationResult:
 
 def default_state_path(old: KeySchema, new: KeySchema, directory: str | Path = ".") -> Path:
     """``.keyshape-migrate-<old>-to-<new>.json`` in ``directory`` (table names, ':' -> '.')."""
+
     def clean(name: str) -> str:
         return name.replace(":", ".")
+
     return Path(directory) / f".keyshape-migrate-{clean(old.table.full_name)}-to-{clean(new.table.full_name)}.json"
 
 
@@ -89,25 +91,29 @@ def check_designs(old: KeySchema, new: KeySchema) -> None:
     field ``old`` has (and no other), every family of ``old`` keeping at least as many versions,
     and another table."""
     if old.table.full_name == new.table.full_name:
-        raise KeyshapeError(f"both schemas name table {old.table.full_name!r}: give the new design "
-                            "another [table] name (migrate copies into a second table)")
+        raise KeyshapeError(
+            f"both schemas name table {old.table.full_name!r}: give the new design another [table] name (migrate copies into a second table)"
+        )
     if old.prefix.width and not old.prefix.recoverable:
-        raise KeyshapeError(f"the old design's {old.prefix.name} key cannot be decoded into fields; "
-                            "migrate needs a key whose fields can be read back")
+        raise KeyshapeError(
+            f"the old design's {old.prefix.name} key cannot be decoded into fields; migrate needs a key whose fields can be read back"
+        )
     missing = [f for f in new.field_names if f not in old.field_names]
     extra = [f for f in old.field_names if f not in new.field_names]
     if missing or extra:
-        raise KeyshapeError(f"the designs have other key fields (new only: {missing or 'none'}, old "
-                            f"only: {extra or 'none'}): a migration keeps the same fields")
+        raise KeyshapeError(
+            f"the designs have other key fields (new only: {missing or 'none'}, old only: {extra or 'none'}): a migration keeps the same fields"
+        )
     versions = {f.name: int(f.versions) for f in new.table.families}
     for family in old.table.families:
         if family.name not in versions:
-            raise KeyshapeError(f"the new table has no column family {family.name!r}: add it to the "
-                                "new schema's [[table.families]]")
+            raise KeyshapeError(f"the new table has no column family {family.name!r}: add it to the new schema's [[table.families]]")
         if versions[family.name] < int(family.versions):
-            raise KeyshapeError(f"family {family.name!r} keeps {family.versions} versions in the old "
-                                f"table but {versions[family.name]} in the new one: older versions "
-                                "would be lost; raise versions in the new schema")
+            raise KeyshapeError(
+                f"family {family.name!r} keeps {family.versions} versions in the old "
+                f"table but {versions[family.name]} in the new one: older versions "
+                "would be lost; raise versions in the new schema"
+            )
 
 
 def _check_keys_decode(store: Store, table: str, old: KeySchema, probe: int = 200) -> None:
@@ -122,9 +128,11 @@ def _check_keys_decode(store: Store, table: str, old: KeySchema, probe: int = 20
         except KeyshapeError as exc:
             bad.append(f"{to_string_binary(key)} ({' '.join(str(exc).split())})")
     if keys and len(bad) > MAX_UNDECODABLE * len(keys):
-        raise KeyshapeError(f"the old schema {old.source} does not match table {table!r}: {len(bad)} "
-                            f"of its first {len(keys)} keys do not decode, e.g. {bad[0]}; pass the "
-                            "schema the table was written with")
+        raise KeyshapeError(
+            f"the old schema {old.source} does not match table {table!r}: {len(bad)} "
+            f"of its first {len(keys)} keys do not decode, e.g. {bad[0]}; pass the "
+            "schema the table was written with"
+        )
 
 
 def _hex(key: bytes | None) -> str | None:
@@ -176,10 +184,18 @@ class _Throttle:
                 time.sleep(ahead)
 
 
-def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = False,
-            state_path: str | Path | None = None, reject_path: str | Path | None = None,
-            max_rows_per_sec: float | None = None, batch_size: int = 1000,
-            progress: Progress | None = None) -> MigrationResult:
+def migrate(
+    store: Store,
+    old: KeySchema,
+    new: KeySchema,
+    *,
+    resume: bool = False,
+    state_path: str | Path | None = None,
+    reject_path: str | Path | None = None,
+    max_rows_per_sec: float | None = None,
+    batch_size: int = 1000,
+    progress: Progress | None = None,
+) -> MigrationResult:
     """Copy ``old``'s table into ``new``'s design (see the module docstring).
 
     Refuses (KeyshapeError/StoreError, nothing written) designs that would lose cells
@@ -203,28 +219,34 @@ def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = Fals
     created = False
     if resume:
         if not state_file.is_file():
-            raise KeyshapeError(f"--resume: no checkpoint at {state_file}; run without --resume to "
-                                "start the copy (or pass the --state file of the earlier run)")
+            raise KeyshapeError(
+                f"--resume: no checkpoint at {state_file}; run without --resume to start the copy (or pass the --state file of the earlier run)"
+            )
         state = json.loads(state_file.read_text(encoding="utf-8"))
         if (state.get("source"), state.get("target")) != (source, target):
-            raise KeyshapeError(f"--resume: {state_file} is the checkpoint of {state.get('source')} -> "
-                                f"{state.get('target')}, not {source} -> {target}")
+            raise KeyshapeError(
+                f"--resume: {state_file} is the checkpoint of {state.get('source')} -> {state.get('target')}, not {source} -> {target}"
+            )
         if state.get("schemas") != fingerprints:
-            raise KeyshapeError(f"--resume: a schema changed since the checkpoint in {state_file} was "
-                                "written; resume with the same two schema files")
+            raise KeyshapeError(f"--resume: a schema changed since the checkpoint in {state_file} was written; resume with the same two schema files")
         if not store.table_exists(target):
             raise KeyshapeError(f"--resume: target table {target!r} is gone; start again without --resume")
     else:
         if store.table_exists(target):
             if not _is_empty(store, target):
-                raise KeyshapeError(f"target table {target!r} already holds rows; continue an earlier "
-                                    "copy with --resume, or drop the table to start again")
+                raise KeyshapeError(
+                    f"target table {target!r} already holds rows; continue an earlier copy with --resume, or drop the table to start again"
+                )
         else:
             create_table_from_schema(store, new)
             created = True
-        state = {"source": source, "target": target, "schemas": fingerprints, "rejected": 0,
-                 "regions": [{"start": r.start.hex(), "end": r.end.hex(), "last": None,
-                              "done": False, "rows": 0} for r in regions]}
+        state = {
+            "source": source,
+            "target": target,
+            "schemas": fingerprints,
+            "rejected": 0,
+            "regions": [{"start": r.start.hex(), "end": r.end.hex(), "last": None, "done": False, "rows": 0} for r in regions],
+        }
         _write_state(state_file, state)
         rejects_file.write_text("", encoding="utf-8")
     seen_rejects = set()
@@ -234,22 +256,42 @@ def migrate(store: Store, old: KeySchema, new: KeySchema, *, resume: bool = Fals
     counts = [0, 0]  # rows, cells copied by this run
     started = time.perf_counter()
     try:
-        _copy_regions(store, old, new, state, state_file, rejects_file, seen_rejects, batch_size,
-                      throttle, counts, progress)
+        _copy_regions(store, old, new, state, state_file, rejects_file, seen_rejects, batch_size, throttle, counts, progress)
     except StoreError as exc:
-        raise StoreError(f"copy of {source!r} into {target!r} stopped after {counts[0]:,} row(s) "
-                         f"this run: {exc}; every acknowledged batch is checkpointed in "
-                         f"{state_file}: run the same command with --resume to continue") from exc
+        raise StoreError(
+            f"copy of {source!r} into {target!r} stopped after {counts[0]:,} row(s) "
+            f"this run: {exc}; every acknowledged batch is checkpointed in "
+            f"{state_file}: run the same command with --resume to continue"
+        ) from exc
     return MigrationResult(
-        source=source, target=target, rows=counts[0], cells=counts[1], rejected=len(seen_rejects),
-        seconds=time.perf_counter() - started, regions=len(state["regions"]),
-        total_rows=sum(e["rows"] for e in state["regions"]), created_target=created,
-        state_path=str(state_file), reject_path=str(rejects_file), resumed=resume)
+        source=source,
+        target=target,
+        rows=counts[0],
+        cells=counts[1],
+        rejected=len(seen_rejects),
+        seconds=time.perf_counter() - started,
+        regions=len(state["regions"]),
+        total_rows=sum(e["rows"] for e in state["regions"]),
+        created_target=created,
+        state_path=str(state_file),
+        reject_path=str(rejects_file),
+        resumed=resume,
+    )
 
 
-def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str, Any],
-                  state_file: Path, rejects_file: Path, seen_rejects: set[str], batch_size: int,
-                  throttle: _Throttle, counts: list[int], progress: Progress | None) -> None:
+def _copy_regions(
+    store: Store,
+    old: KeySchema,
+    new: KeySchema,
+    state: dict[str, Any],
+    state_file: Path,
+    rejects_file: Path,
+    seen_rejects: set[str],
+    batch_size: int,
+    throttle: _Throttle,
+    counts: list[int],
+    progress: Progress | None,
+) -> None:
     """Copy every source region not done yet, batch by batch.
 
     Batches are written on :data:`WRITERS` worker threads while the next one is read and re-keyed
@@ -281,8 +323,7 @@ def _copy_regions(store: Store, old: KeySchema, new: KeySchema, state: dict[str,
 
     with open(rejects_file, "a", encoding="utf-8") as rejects:
 
-        def finish(entry: dict[str, Any], batch: list[Any], bad: list[tuple[str, str]],
-                   written: Future[tuple[int, int]]) -> None:
+        def finish(entry: dict[str, Any], batch: list[Any], bad: list[tuple[str, str]], written: Future[tuple[int, int]]) -> None:
             copied, copied_cells = written.result()  # WriteFailed/StoreError: not checkpointed
             for key_text, reason in bad:
                 if key_text not in seen_rejects:
@@ -353,8 +394,7 @@ class _Batches:
             close()
 
 
-def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]
-              ) -> tuple[list[bytes | None], list[tuple[str, str]]]:
+def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]) -> tuple[list[bytes | None], list[tuple[str, str]]]:
     """Each old key re-encoded in ``new`` (None where it cannot be) and the rejects with reasons.
     Keys are decoded one by one but encoded as columns (``encode_many``), the fast path; a batch
     holding a value the new design refuses is encoded row by row to find it."""
@@ -381,13 +421,13 @@ def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]
             out.append(new.encode(record))
         except (KeyshapeError, ValueError, TypeError, OverflowError) as exc:
             out.append(None)
-            bad.append((to_string_binary(key), "the new design cannot encode it: "
-                        + " ".join(str(exc).split())))
+            bad.append((to_string_binary(key), "the new design cannot encode it: " + " ".join(str(exc).split())))
     return out, bad
 
 
-def _write_batch(store: Store, target: str, new_keys: list[bytes | None],
-                 batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]) -> tuple[int, int]:
+def _write_batch(
+    store: Store, target: str, new_keys: list[bytes | None], batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]
+) -> tuple[int, int]:
     """Write one batch of source rows under their new keys (None: rejected, skipped) into
     ``target``; returns ``(rows, cells)`` once the target acknowledged every cell (WriteFailed
     otherwise)."""

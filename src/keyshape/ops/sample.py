@@ -47,8 +47,20 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["CELL_TIMESTAMPS", "COUNT_ROWS", "LiveKeys", "RegionCount", "RegionSample", "RowCount",
-           "TableSample", "analyze_live", "order_field", "region_estimates", "row_counts", "sample_table"]
+__all__ = [
+    "CELL_TIMESTAMPS",
+    "COUNT_ROWS",
+    "LiveKeys",
+    "RegionCount",
+    "RegionSample",
+    "RowCount",
+    "TableSample",
+    "analyze_live",
+    "order_field",
+    "region_estimates",
+    "row_counts",
+    "sample_table",
+]
 
 MAX_UNDECODABLE = 0.03  # above this share of sampled keys, the schema does not describe the table
 PSEUDO_ROWS = 200_000  # rows the weighted sample is expanded to for the analyzer
@@ -100,8 +112,7 @@ def _even_index(length: int, n: int) -> list[int]:
 
 def _last_key(store: Store, table: str, region: RegionInfo) -> bytes | None:
     """The region's last row key (a one-row reverse scan; the end key itself is excluded)."""
-    for row, _ in store.scan(table, start=region.end, stop=region.start, reverse=True, limit=2,
-                             batch_size=2):
+    for row, _ in store.scan(table, start=region.end, stop=region.start, reverse=True, limit=2, batch_size=2):
         if not region.end or row < region.end:
             return row
     return None
@@ -117,16 +128,14 @@ def _probe_points(first: bytes, top: bytes, probes: int) -> list[bytes]:
     return [first] + sorted({k for k in inner if first < k < top})
 
 
-def _read_thinned(store: Store, table: str, region: RegionInfo, cap: int, keep: int,
-                  batch_size: int) -> tuple[list[bytes], list[int], int, bool]:
+def _read_thinned(store: Store, table: str, region: RegionInfo, cap: int, keep: int, batch_size: int) -> tuple[list[bytes], list[int], int, bool]:
     """Read up to ``cap`` rows of ``region`` (key-only, with cell timestamps), keeping rows at
     a stride that doubles whenever more than ``2 * keep`` are kept, so the kept rows are evenly
     spaced over everything read. Returns (keys, times, rows read, whole region read)."""
     keys: list[bytes] = []
     times: list[int] = []
     stride, read = 1, 0
-    for batch, stamps in store.scan_key_times(table, region.start, region.end, limit=cap + 1,
-                                              batch_size=batch_size):
+    for batch, stamps in store.scan_key_times(table, region.start, region.end, limit=cap + 1, batch_size=batch_size):
         offset = (-read) % stride
         keys.extend(batch[offset::stride])
         times.extend(stamps[offset::stride])
@@ -137,9 +146,17 @@ def _read_thinned(store: Store, table: str, region: RegionInfo, cap: int, keep: 
     return [keys[i] for i in index], [times[i] for i in index], min(read, cap + 1), read <= cap
 
 
-def sample_table(store: Store, table: str, per_region: int = 500, *, scan_factor: int = 20,
-                 probes: int = 16, time_limit: float = 60.0, batch_size: int = 5000,
-                 count_rows: int | None = COUNT_ROWS) -> TableSample:
+def sample_table(
+    store: Store,
+    table: str,
+    per_region: int = 500,
+    *,
+    scan_factor: int = 20,
+    probes: int = 16,
+    time_limit: float = 60.0,
+    batch_size: int = 5000,
+    count_rows: int | None = COUNT_ROWS,
+) -> TableSample:
     """A key sample of every region of ``table`` (see the module docstring). ``count_rows``: rows
     that may be read to count regions whole (None: every region, however long it takes; 0:
     only regions of at most ``per_region * scan_factor`` rows). TableNotFound for a missing
@@ -168,8 +185,7 @@ def sample_table(store: Store, table: str, per_region: int = 500, *, scan_factor
                 timed_out = True
                 out[i] = RegionSample(region, [], 0, False)
                 continue
-        keys, times, read, whole = _read_thinned(store, table, region, cap, per_region,
-                                                 min(batch_size, cap + 1))
+        keys, times, read, whole = _read_thinned(store, table, region, cap, per_region, min(batch_size, cap + 1))
         if budget is not None:
             budget = max(budget - read, 0)
         if whole:
@@ -184,14 +200,12 @@ def sample_table(store: Store, table: str, per_region: int = 500, *, scan_factor
             if time.monotonic() - started > time_limit:
                 timed_out = True
                 break
-            for batch, stamps in store.scan_key_times(table, point, region.end, limit=each,
-                                                      batch_size=each):
+            for batch, stamps in store.scan_key_times(table, point, region.end, limit=each, batch_size=each):
                 found.update(zip(batch, stamps))
         ordered = sorted(found)
         picked = _even(ordered, per_region)
         out[i] = RegionSample(region, picked, read, False, [found[k] for k in picked])
-    return TableSample(table, [out[i] for i in range(len(regions))], time.monotonic() - started,
-                       timed_out)
+    return TableSample(table, [out[i] for i in range(len(regions))], time.monotonic() - started, timed_out)
 
 
 # ------------------------------------------------------------------------------- row counts
@@ -234,11 +248,15 @@ class RowCount:
         return all(r.exact for r in self.regions)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "low": self.low, "high": self.high, "exact": self.exact,
-                "method": self.method,
-                "bytes_per_row": list(self.bytes_per_row) if self.bytes_per_row else None,
-                "regions": [{"rows": r.rows, "low": r.low, "high": r.high, "exact": r.exact}
-                            for r in self.regions]}
+        return {
+            "rows": self.rows,
+            "low": self.low,
+            "high": self.high,
+            "exact": self.exact,
+            "method": self.method,
+            "bytes_per_row": list(self.bytes_per_row) if self.bytes_per_row else None,
+            "regions": [{"rows": r.rows, "low": r.low, "high": r.high, "exact": r.exact} for r in self.regions],
+        }
 
 
 def row_counts(sample: TableSample) -> RowCount:
@@ -247,9 +265,10 @@ def row_counts(sample: TableSample) -> RowCount:
     regions = sample.regions
     exact = [r for r in regions if r.exhausted]
     if len(exact) == len(regions):
-        return RowCount([RegionCount(r.scanned, r.scanned, r.scanned, True) for r in regions],
-                        f"rows counted exactly (key-only scan of every region, {sum(r.scanned for r in regions):,} "
-                        "rows)")
+        return RowCount(
+            [RegionCount(r.scanned, r.scanned, r.scanned, True) for r in regions],
+            f"rows counted exactly (key-only scan of every region, {sum(r.scanned for r in regions):,} rows)",
+        )
     # Bytes a row on the regions counted whole: the store size is rounded down to whole MB
     # twice, so each region's true bytes are in [S, S + 2 MiB); only regions of a few MB say
     # much. Their common range, if they agree; the widest, if not.
@@ -278,14 +297,18 @@ def row_counts(sample: TableSample) -> RowCount:
     n_exact, n = len(exact), len(regions)
     rest = [c for c in counts if not c.exact]
     if per_row is not None:
-        method = (f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} "
-                  f"estimated from their store size at {per_row[0]:.1f}-{per_row[1]:.1f} bytes a row "
-                  f"as measured on the counted regions (HBase reports sizes in whole MB): "
-                  f"{sum(c.low for c in rest):,}-{sum(c.high or 0 for c in rest):,} rows")
+        method = (
+            f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} "
+            f"estimated from their store size at {per_row[0]:.1f}-{per_row[1]:.1f} bytes a row "
+            f"as measured on the counted regions (HBase reports sizes in whole MB): "
+            f"{sum(c.low for c in rest):,}-{sum(c.high or 0 for c in rest):,} rows"
+        )
     else:
-        method = (f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} not "
-                  "read whole and no counted region to measure bytes a row by: their rows read "
-                  f"({sum(c.rows for c in rest):,}) are lower bounds (pass --count-rows to count more)")
+        method = (
+            f"{n_exact} of {n} regions counted exactly ({counted:,} rows); {n - n_exact} not "
+            "read whole and no counted region to measure bytes a row by: their rows read "
+            f"({sum(c.rows for c in rest):,}) are lower bounds (pass --count-rows to count more)"
+        )
     return RowCount(counts, method, per_row)
 
 
@@ -308,8 +331,7 @@ def order_field(schema: KeySchema, time_field: str | None = None) -> str | None:
 def _named_order_field(schema: KeySchema, time_field: str | None) -> str | None:
     if time_field is not None:
         if time_field not in schema.field_names:
-            raise KeyshapeError(f"--time-field {time_field!r} is not a key field of "
-                                f"{schema.source}; its fields are: {', '.join(schema.field_names)}")
+            raise KeyshapeError(f"--time-field {time_field!r} is not a key field of {schema.source}; its fields are: {', '.join(schema.field_names)}")
         return time_field
     for f in schema.fields:
         if f.type == "timestamp":
@@ -360,8 +382,8 @@ def write_order(keys: Sequence[bytes], times: np.ndarray, rng: np.random.Generat
     ranks = _rank([keys[i] for i in pick])
     t = np.asarray(times, dtype=np.float64)[pick]
     for lo in range(0, len(pick), 500):  # blocks of rows: 500 x 3000 comparisons at a time
-        dt = np.sign(t[None, :] - t[lo:lo + 500, None])
-        dk = np.sign(ranks[None, :] - ranks[lo:lo + 500, None])
+        dt = np.sign(t[None, :] - t[lo : lo + 500, None])
+        dk = np.sign(ranks[None, :] - ranks[lo : lo + 500, None])
         # each unordered pair is met twice (i, j) and (j, i) with the same product: halve
         order.pairs += int(np.count_nonzero(dt)) // 2
         order.up += int(np.count_nonzero((dt * dk) > 0)) // 2
@@ -387,10 +409,16 @@ class LiveKeys:
     counts: RowCount | None = None
 
 
-def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
-                 time_field: str | None = None, windows: int = 50, seed: int = 0,
-                 pseudo_rows: int = PSEUDO_ROWS,
-                 progress: Callable[[int], None] | None = None) -> LiveKeys:
+def analyze_live(
+    sample: TableSample,
+    schema: KeySchema | None = None,
+    *,
+    time_field: str | None = None,
+    windows: int = 50,
+    seed: int = 0,
+    pseudo_rows: int = PSEUDO_ROWS,
+    progress: Callable[[int], None] | None = None,
+) -> LiveKeys:
     """Judge a live table from its key sample (see the module docstring). With ``schema`` the
     keys are decoded; KeyshapeError when more than 3% of them do not decode (the schema does not
     describe this table)."""
@@ -416,13 +444,13 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
             raise KeyshapeError(
                 f"the schema {schema.source} does not match table {sample.table!r}: {bad} of "
                 f"{sample.keys} sampled keys do not decode, e.g. {example}; pass the schema the "
-                "table was written with, or none to analyze the raw keys")
+                "table was written with, or none to analyze the raw keys"
+            )
     # The keys each region contributes (decodable ones, with a schema), in key order, and their
     # cell timestamps.
     per_region: list[tuple[list[bytes], list[int]]] = []
     for r in sample.regions:
-        pairs = sorted((k, t) for k, t in zip(r.keys, r.times or [0] * len(r.keys))
-                       if schema is None or k in decoded)
+        pairs = sorted((k, t) for k, t in zip(r.keys, r.times or [0] * len(r.keys)) if schema is None or k in decoded)
         per_region.append(([k for k, _ in pairs], [t for _, t in pairs]))
     all_keys = [k for keys, _ in per_region for k in keys]
     all_times = [t for r in sample.regions for t in r.times]
@@ -450,7 +478,7 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
             n = max(int(round(est * scale)), 1)
             copies = np.full(m, n // m) + (np.arange(m) < n % m)
             if when is not None:
-                t = when[at:at + m]
+                t = when[at : at + m]
                 nxt = np.append(t[1:], t[-1])
                 for i in range(m):
                     c = int(copies[i])
@@ -462,14 +490,15 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
     if when is not None:
         perm = perm[np.argsort(np.asarray(stamps)[perm], kind="stable")]
     stream = [stream[i] for i in perm]
-    measured = (write_order(all_keys, when, rng) if when is not None else WriteOrder())
+    measured = write_order(all_keys, when, rng) if when is not None else WriteOrder()
     seconds = f"{sample.seconds:.1f} s"
-    notes = [f"Live keys of {sample.table}: {sample.keys:,} sampled in {len(sample.regions)} "
-             f"region(s) in {seconds}; rows: {counts.method}."]
+    notes = [f"Live keys of {sample.table}: {sample.keys:,} sampled in {len(sample.regions)} region(s) in {seconds}; rows: {counts.method}."]
     if order is None:
-        notes.append("No time source (--time-field F, a timestamp field in the schema, or cell "
-                     "timestamps that tell the rows apart): the write order is not known, so the "
-                     "verdict rests on how rows spread over regions.")
+        notes.append(
+            "No time source (--time-field F, a timestamp field in the schema, or cell "
+            "timestamps that tell the rows apart): the write order is not known, so the "
+            "verdict rests on how rows spread over regions."
+        )
     elif order == CELL_TIMESTAMPS:
         notes.append("Write order from the rows' cell timestamps (the schema names no time field).")
     if sample.timed_out:
@@ -481,17 +510,16 @@ def analyze_live(sample: TableSample, schema: KeySchema | None = None, *,
     acc.update(stream)
     if progress is not None:
         progress(len(stream))
-    source = (f"live keys of {sample.table}" + (f", time from field {order}" if order and order != CELL_TIMESTAMPS
-                                               else ", time from cell timestamps" if order else ""))
-    analysis = acc.finish(name=sample.table, hints=schema_hints(schema) if schema else None,
-                          source=source, write_order=measured)
+    source = f"live keys of {sample.table}" + (
+        f", time from field {order}" if order and order != CELL_TIMESTAMPS else ", time from cell timestamps" if order else ""
+    )
+    analysis = acc.finish(name=sample.table, hints=schema_hints(schema) if schema else None, source=source, write_order=measured)
     # The analysis counts the stream it was given; the table's rows are the counted ones.
     total = counts.rows
     if analysis.rows:
         factor = total / analysis.rows
         analysis.server_rows = np.asarray(analysis.server_rows, dtype=np.float64) * factor
-    analysis.regions = [replace(load, rows=est, share=est / total if total else 0.0)
-                        for load, est in zip(analysis.regions, estimates)]
+    analysis.regions = [replace(load, rows=est, share=est / total if total else 0.0) for load, est in zip(analysis.regions, estimates)]
     analysis.rows = total
     analysis.row_count = counts.to_dict()
     analysis.reasons = notes + analysis.reasons

@@ -58,8 +58,7 @@ def split_seconds(records: Sequence[RegionRecord]) -> float | None:
     if not records:
         return None
     first = min(r.created_ms for r in records)
-    took = sorted(r.opened_ms - r.created_ms for r in records
-                  if r.created_ms != first and r.opened_ms is not None and r.opened_ms >= r.created_ms)
+    took = sorted(r.opened_ms - r.created_ms for r in records if r.created_ms != first and r.opened_ms is not None and r.opened_ms >= r.created_ms)
     return float(np.median(took)) / 1000.0 if took else None
 
 
@@ -84,8 +83,9 @@ class WriteClock:
         return t - self.times[0]
 
 
-def busiest_shares(keys: KeyArray | Sequence[bytes], events: Sequence[tuple[int, bytes]],
-                   initial_splits: Sequence[bytes] = (), windows: int = 20) -> np.ndarray:
+def busiest_shares(
+    keys: KeyArray | Sequence[bytes], events: Sequence[tuple[int, bytes]], initial_splits: Sequence[bytes] = (), windows: int = 20
+) -> np.ndarray:
     """Per window of equal write count, the busiest live region's share of its writes, when the
     table starts at ``initial_splits`` and splits at ``(write index, key)`` events (the split
     applies to the writes after that index)."""

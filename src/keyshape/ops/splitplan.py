@@ -60,16 +60,14 @@ class SplitPlan:
 def _pieces(weights: Sequence[float], capacity: Sequence[int], target_regions: int) -> list[int]:
     pieces = [1] * len(weights)
     for _ in range(max(target_regions - len(weights), 0)):
-        best = max((i for i in range(len(weights)) if pieces[i] < capacity[i]),
-                   key=lambda i: weights[i] / pieces[i], default=None)
+        best = max((i for i in range(len(weights)) if pieces[i] < capacity[i]), key=lambda i: weights[i] / pieces[i], default=None)
         if best is None:
             break
         pieces[best] += 1
     return pieces
 
 
-def _cuts(keys: list[bytes], pieces: int, start: bytes, end: bytes,
-          buckets: list[bytes] | None) -> list[bytes]:
+def _cuts(keys: list[bytes], pieces: int, start: bytes, end: bytes, buckets: list[bytes] | None) -> list[bytes]:
     """``pieces - 1`` cut keys at equal-count quantiles of ``keys`` (sorted), inside the region,
     snapped to bucket starts when ``buckets`` is given."""
     n = len(keys)
@@ -84,9 +82,14 @@ def _cuts(keys: list[bytes], pieces: int, start: bytes, end: bytes,
     return sorted(out)
 
 
-def plan_splits(sample: TableSample, *, target_regions: int | None = None,
-                max_region_mb: float | None = None, schema: KeySchema | None = None,
-                partial_buckets: bool = False) -> SplitPlan:
+def plan_splits(
+    sample: TableSample,
+    *,
+    target_regions: int | None = None,
+    max_region_mb: float | None = None,
+    schema: KeySchema | None = None,
+    partial_buckets: bool = False,
+) -> SplitPlan:
     """Split points for the biggest regions of a sampled table (see the module docstring).
     Give exactly one of ``target_regions`` and ``max_region_mb``. KeyshapeError when no region
     can be cut (e.g. a table with one row)."""
@@ -94,12 +97,10 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
         raise KeyshapeError("give exactly one of --target-regions N and --max-region-mb M")
     regions = sample.regions
     if target_regions is not None and target_regions <= len(regions):
-        raise KeyshapeError(f"table {sample.table!r} already has {len(regions)} region(s); ask for "
-                            f"more with --target-regions (got {target_regions})")
+        raise KeyshapeError(f"table {sample.table!r} already has {len(regions)} region(s); ask for more with --target-regions (got {target_regions})")
     distinct = [sorted(set(r.keys)) for r in regions]
     if sum(len(d) for d in distinct) < 2:
-        raise KeyshapeError(f"table {sample.table!r} holds {sum(len(d) for d in distinct)} row(s): "
-                            "there is no key to split at; load data first")
+        raise KeyshapeError(f"table {sample.table!r} holds {sum(len(d) for d in distinct)} row(s): there is no key to split at; load data first")
     estimates, _ = region_estimates(sample)
     all_buckets = schema.buckets() if schema is not None else None
     notes: list[str] = []
@@ -119,9 +120,12 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
         if max(wanted) == 1:
             # Nothing is over the limit: an answer, not a failure (it said "too few distinct keys").
             largest = max(r.region.store_size_bytes for r in regions) / 2**20
-            return SplitPlan(sample.table, sample.split_keys, [],
-                             [f"every region holds at most {max_region_mb:g} MiB (the largest "
-                              f"{largest:.1f} MiB): nothing to split"])
+            return SplitPlan(
+                sample.table,
+                sample.split_keys,
+                [],
+                [f"every region holds at most {max_region_mb:g} MiB (the largest {largest:.1f} MiB): nothing to split"],
+            )
         pieces = [min(w, c) for w, c in zip(wanted, capacity)]
     else:
         pieces = _pieces(estimates, capacity, int(target_regions or 0))
@@ -131,14 +135,14 @@ def plan_splits(sample: TableSample, *, target_regions: int | None = None,
             continue
         for key in _cuts(keys, p, r.region.start, r.region.end, inside):
             splits.append(PlannedSplit(i, r.region.start, r.region.end, key))
-    skipped = [i for i, (p, inside) in enumerate(zip(pieces, bucket_sets)) if inside == [] and
-               estimates[i] == max(estimates)]
+    skipped = [i for i, (p, inside) in enumerate(zip(pieces, bucket_sets)) if inside == [] and estimates[i] == max(estimates)]
     if skipped:
-        notes.append(f"{len(skipped)} busy region(s) lie inside one salt bucket; cutting them would "
-                     "leave a region without a whole bucket (pass --partial-buckets to allow it)")
+        notes.append(
+            f"{len(skipped)} busy region(s) lie inside one salt bucket; cutting them would "
+            "leave a region without a whole bucket (pass --partial-buckets to allow it)"
+        )
     if not splits:
-        raise KeyshapeError(f"no split point found for {sample.table!r}: "
-                            + (notes[0] if notes else "its regions hold too few distinct keys"))
+        raise KeyshapeError(f"no split point found for {sample.table!r}: " + (notes[0] if notes else "its regions hold too few distinct keys"))
     return SplitPlan(sample.table, sample.split_keys, splits, notes)
 
 
@@ -158,7 +162,7 @@ def _split_levels(plan: SplitPlan) -> list[list[bytes]]:
         mid = len(keys) // 2
         levels[depth].append(keys[mid])
         place(keys[:mid], depth + 1)
-        place(keys[mid + 1:], depth + 1)
+        place(keys[mid + 1 :], depth + 1)
 
     by_region: dict[int, list[bytes]] = {}
     for s in plan.splits:
@@ -168,9 +172,16 @@ def _split_levels(plan: SplitPlan) -> list[list[bytes]]:
     return [sorted(level) for level in levels]
 
 
-def apply_plan(store: Store, plan: SplitPlan, *, patience: float = 300.0, wait: float = 3.0,
-               timeout: float = 120.0, progress: Callable[[int, bytes], None] | None = None,
-               workers: int = 4) -> list[RegionInfo]:
+def apply_plan(
+    store: Store,
+    plan: SplitPlan,
+    *,
+    patience: float = 300.0,
+    wait: float = 3.0,
+    timeout: float = 120.0,
+    progress: Callable[[int, bytes], None] | None = None,
+    workers: int = 4,
+) -> list[RegionInfo]:
     """Split ``plan.table`` at every planned key and return its regions after checking they are
     exactly the old boundaries plus the planned keys (StoreError otherwise).
 
@@ -183,8 +194,10 @@ def apply_plan(store: Store, plan: SplitPlan, *, patience: float = 300.0, wait: 
     counting from 1 in the order they finish."""
     current = [r.start for r in store.regions(plan.table)[1:]]
     if current != plan.boundaries:
-        raise StoreError(f"table {plan.table!r} has split or merged since the plan was made "
-                         f"({len(current) + 1} regions now, {len(plan.boundaries) + 1} then); plan again")
+        raise StoreError(
+            f"table {plan.table!r} has split or merged since the plan was made "
+            f"({len(current) + 1} regions now, {len(plan.boundaries) + 1} then); plan again"
+        )
     total = len(plan.splits)
 
     def split(key: bytes) -> None:
@@ -197,8 +210,7 @@ def apply_plan(store: Store, plan: SplitPlan, *, patience: float = 300.0, wait: 
             except StoreError as exc:
                 attempt += 1
                 if time.monotonic() > deadline or "already starts" in str(exc):
-                    raise StoreError(f"split of {plan.table!r} at {to_string_binary(key)!r} failed "
-                                     f"after {attempt} attempt(s): {exc}") from exc
+                    raise StoreError(f"split of {plan.table!r} at {to_string_binary(key)!r} failed after {attempt} attempt(s): {exc}") from exc
                 time.sleep(wait)
 
     done = 0

@@ -25,8 +25,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import Store
 
-__all__ = ["SideDigest", "Verification", "canonical_fields", "cell_digest", "digest_side",
-           "verify_migration"]
+__all__ = ["SideDigest", "Verification", "canonical_fields", "cell_digest", "digest_side", "verify_migration"]
 
 _MOD = 2**128
 Versions = Mapping[bytes, Sequence[tuple[int, bytes]]]
@@ -89,9 +88,15 @@ class SideDigest:
         self.checksums[region] = (self.checksums[region] + checksum) % _MOD
 
 
-def digest_side(store: Store, table: str, schema: KeySchema, starts: Sequence[bytes],
-                source_key: Callable[[dict[str, Any]], bytes] | None = None,
-                batch_size: int = 1000, progress: Callable[[int], None] | None = None) -> SideDigest:
+def digest_side(
+    store: Store,
+    table: str,
+    schema: KeySchema,
+    starts: Sequence[bytes],
+    source_key: Callable[[dict[str, Any]], bytes] | None = None,
+    batch_size: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> SideDigest:
     """Read all of ``table`` and digest it per source region (``starts``: the source regions'
     start keys). Each row's key is decoded with ``schema``; ``source_key(fields)`` gives the key
     the row has (or had) in the source table, which picks its region (default: the row's own
@@ -130,8 +135,7 @@ class Verification:
         """The two sides as text: totals and checksums, then every difference."""
         out = []
         for label, side in (("source", self.source), ("target", self.target)):
-            out.append(f"{label} {side.table}: {side.total_rows:,} rows, {side.total_cells:,} cells, "
-                       f"checksum {side.checksum:032x}")
+            out.append(f"{label} {side.table}: {side.total_rows:,} rows, {side.total_cells:,} cells, checksum {side.checksum:032x}")
         return out + self.differences
 
 
@@ -141,24 +145,27 @@ def compare_sides(source: SideDigest, target: SideDigest) -> Verification:
     diffs: list[str] = []
     for side in (source, target):
         if side.undecodable:
-            diffs.append(f"{side.table}: {side.undecodable:,} row(s) whose key does not decode, "
-                         f"e.g. {side.example}")
+            diffs.append(f"{side.table}: {side.undecodable:,} row(s) whose key does not decode, e.g. {side.example}")
     ends = source.starts[1:] + [b""]
     for i, start in enumerate(source.starts):
         got = (target.rows[i], target.cells[i], target.checksums[i])
         want = (source.rows[i], source.cells[i], source.checksums[i])
         if got != want:
             where = f"[{to_string_binary(start)!r}, {to_string_binary(ends[i])!r})"
-            what = "checksum differs" if got[:2] == want[:2] else (
-                f"{want[0]:,} rows / {want[1]:,} cells in the source, {got[0]:,} / {got[1]:,} in the target")
+            what = (
+                "checksum differs"
+                if got[:2] == want[:2]
+                else (f"{want[0]:,} rows / {want[1]:,} cells in the source, {got[0]:,} / {got[1]:,} in the target")
+            )
             diffs.append(f"source region {i} {where}: {what}")
     if source.checksum != target.checksum and not diffs:
         diffs.append("checksums differ")
     return Verification(source, target, diffs)
 
 
-def verify_migration(store: Store, old: KeySchema, new: KeySchema, batch_size: int = 1000,
-                     progress: Callable[[int], None] | None = None) -> Verification:
+def verify_migration(
+    store: Store, old: KeySchema, new: KeySchema, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+) -> Verification:
     """Digest ``old``'s table and ``new``'s table per region of the old table and compare them."""
     source_table, target_table = old.table.full_name, new.table.full_name
     starts = [r.start for r in store.regions(source_table)]
@@ -171,11 +178,11 @@ def verify_migration(store: Store, old: KeySchema, new: KeySchema, batch_size: i
         def update(done: int) -> None:
             seen[i] = done
             progress(sum(seen))
+
         return update
 
     source = digest_side(store, source_table, old, starts, batch_size=batch_size, progress=counted(0))
-    target = digest_side(store, target_table, new, starts, source_key=old.encode,
-                         batch_size=batch_size, progress=counted(1))
+    target = digest_side(store, target_table, new, starts, source_key=old.encode, batch_size=batch_size, progress=counted(1))
     return compare_sides(source, target)
 
 

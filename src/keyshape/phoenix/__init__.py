@@ -6,6 +6,17 @@ from keyshape.phoenix.ddl import PhoenixDDLError, PhoenixTable, create_table_sql
 from keyshape.phoenix.key import PhoenixColumn, PhoenixKey, PhoenixKeyError, process_split
 from keyshape.phoenix.types import PhoenixTimestamp, PhoenixType, PhoenixTypeError, phoenix_type
 
-__all__ = ["PhoenixColumn", "PhoenixDDLError", "PhoenixKey", "PhoenixKeyError", "PhoenixTable",
-           "PhoenixTimestamp", "PhoenixType", "PhoenixTypeError", "create_table_sql", "parse_ddl",
-           "phoenix_type", "process_split"]
+__all__ = [
+    "PhoenixColumn",
+    "PhoenixDDLError",
+    "PhoenixKey",
+    "PhoenixKeyError",
+    "PhoenixTable",
+    "PhoenixTimestamp",
+    "PhoenixType",
+    "PhoenixTypeError",
+    "create_table_sql",
+    "parse_ddl",
+    "phoenix_type",
+    "process_split",
+]

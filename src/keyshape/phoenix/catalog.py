@@ -22,15 +22,37 @@ from keyshape.store.base import Store
 __all__ = ["CATALOG_KEY", "catalog_table", "type_of_sql_id"]
 
 CATALOG = "SYSTEM.CATALOG"
-CATALOG_KEY = PhoenixKey([PhoenixColumn.of(n, "VARCHAR", nullable=True) for n in
-                          ("TENANT_ID", "TABLE_SCHEM", "TABLE_NAME", "COLUMN_NAME", "COLUMN_FAMILY")])
+CATALOG_KEY = PhoenixKey(
+    [PhoenixColumn.of(n, "VARCHAR", nullable=True) for n in ("TENANT_ID", "TABLE_SCHEM", "TABLE_NAME", "COLUMN_NAME", "COLUMN_FAMILY")]
+)
 
 # java.sql.Types numbers, and Phoenix's own numbers for its unsigned types (PUnsigned*.sqlType)
-_SQL_TYPES = {-6: "TINYINT", 5: "SMALLINT", 4: "INTEGER", -5: "BIGINT", 6: "FLOAT", 8: "DOUBLE",
-              3: "DECIMAL", 16: "BOOLEAN", 91: "DATE", 92: "TIME", 93: "TIMESTAMP", 1: "CHAR",
-              12: "VARCHAR", -2: "BINARY", -3: "VARBINARY", 11: "UNSIGNED_TINYINT",
-              13: "UNSIGNED_SMALLINT", 9: "UNSIGNED_INT", 10: "UNSIGNED_LONG", 14: "UNSIGNED_FLOAT",
-              15: "UNSIGNED_DOUBLE", 18: "UNSIGNED_TIME", 19: "UNSIGNED_DATE", 20: "UNSIGNED_TIMESTAMP"}
+_SQL_TYPES = {
+    -6: "TINYINT",
+    5: "SMALLINT",
+    4: "INTEGER",
+    -5: "BIGINT",
+    6: "FLOAT",
+    8: "DOUBLE",
+    3: "DECIMAL",
+    16: "BOOLEAN",
+    91: "DATE",
+    92: "TIME",
+    93: "TIMESTAMP",
+    1: "CHAR",
+    12: "VARCHAR",
+    -2: "BINARY",
+    -3: "VARBINARY",
+    11: "UNSIGNED_TINYINT",
+    13: "UNSIGNED_SMALLINT",
+    9: "UNSIGNED_INT",
+    10: "UNSIGNED_LONG",
+    14: "UNSIGNED_FLOAT",
+    15: "UNSIGNED_DOUBLE",
+    18: "UNSIGNED_TIME",
+    19: "UNSIGNED_DATE",
+    20: "UNSIGNED_TIMESTAMP",
+}
 _DESC = 1  # SortOrder.DESC.getSystemValue(); ASC is 2
 _INT = phoenix_type("INTEGER")
 _SMALL = phoenix_type("SMALLINT")
@@ -61,8 +83,7 @@ def catalog_table(store: Store, name: str, tenant: str | None = None) -> Phoenix
     schema, _, table = name.upper().rpartition(".") if '"' not in name else name.rpartition(".")
     # The header row ends at TABLE_NAME (trailing NULLs are not written), so the scan prefix stops
     # before TABLE_NAME's separator; rows of longer names are dropped after decoding.
-    prefix = CATALOG_KEY.encode_unsalted({"TENANT_ID": tenant, "TABLE_SCHEM": schema or None,
-                                          "TABLE_NAME": table}, partial=True)[:-1]
+    prefix = CATALOG_KEY.encode_unsalted({"TENANT_ID": tenant, "TABLE_SCHEM": schema or None, "TABLE_NAME": table}, partial=True)[:-1]
     header: dict[bytes, bytes] | None = None
     rows: list[tuple[dict[str, Any], dict[bytes, bytes]]] = []
     for row, cells in store.scan(CATALOG, prefix=prefix):
@@ -74,8 +95,7 @@ def catalog_table(store: Store, name: str, tenant: str | None = None) -> Phoenix
         elif key["COLUMN_NAME"] is not None:
             rows.append((key, cells))
     if header is None:
-        raise KeyshapeError(f"Phoenix table {name!r} is not in SYSTEM.CATALOG; check the name "
-                            "(SCHEMA.TABLE, upper case unless it was quoted)")
+        raise KeyshapeError(f"Phoenix table {name!r} is not in SYSTEM.CATALOG; check the name (SCHEMA.TABLE, upper case unless it was quoted)")
     kind = header.get(b"0:TABLE_TYPE", b"u")
     if kind == b"v":
         raise KeyshapeError(f"{name} is a view; read its physical table instead")

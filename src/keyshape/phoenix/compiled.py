@@ -30,10 +30,15 @@ if TYPE_CHECKING:
 __all__ = ["compile_encoder", "compile_decoder"]
 
 _INVERT = bytes(range(255, -1, -1))
-_SIGNED = {"TINYINT": ("B", 8), "SMALLINT": ("H", 16), "INTEGER": ("I", 32), "BIGINT": ("Q", 64),
-           "DATE": ("Q", 64), "TIME": ("Q", 64)}
-_UNSIGNED = {"UNSIGNED_TINYINT": ("B", 8), "UNSIGNED_SMALLINT": ("H", 16), "UNSIGNED_INT": ("I", 32),
-             "UNSIGNED_LONG": ("Q", 64), "UNSIGNED_DATE": ("Q", 64), "UNSIGNED_TIME": ("Q", 64)}
+_SIGNED = {"TINYINT": ("B", 8), "SMALLINT": ("H", 16), "INTEGER": ("I", 32), "BIGINT": ("Q", 64), "DATE": ("Q", 64), "TIME": ("Q", 64)}
+_UNSIGNED = {
+    "UNSIGNED_TINYINT": ("B", 8),
+    "UNSIGNED_SMALLINT": ("H", 16),
+    "UNSIGNED_INT": ("I", 32),
+    "UNSIGNED_LONG": ("Q", 64),
+    "UNSIGNED_DATE": ("Q", 64),
+    "UNSIGNED_TIME": ("Q", 64),
+}
 
 
 def _column(i: int, name: str, type_name: str, length: int | None, width: int | None) -> tuple[str, str] | None:
@@ -44,8 +49,7 @@ def _column(i: int, name: str, type_name: str, length: int | None, width: int | 
         low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
         if type_name in ("DATE", "TIME"):
             low, high = -(2**63), 2**63 - 1
-        return (f"type({v}) is int and {low} <= {v} <= {high}",
-                f"_pack_{fmt}(({v} ^ {-(2 ** (bits - 1))}) & {2**bits - 1})")
+        return (f"type({v}) is int and {low} <= {v} <= {high}", f"_pack_{fmt}(({v} ^ {-(2 ** (bits - 1))}) & {2**bits - 1})")
     if type_name in _UNSIGNED:
         fmt, bits = _UNSIGNED[type_name]
         high = 2 ** (bits - 1) - 1
@@ -55,12 +59,10 @@ def _column(i: int, name: str, type_name: str, length: int | None, width: int | 
     if type_name == "VARCHAR":
         # VARCHAR(n) counts UTF-16 units: text that may hold a surrogate pair too many goes to the
         # general composer, which counts them
-        limit = (f" and len({v}) <= {length} and ({v}.isascii() or len({v}) <= {length // 2})"
-                 if length is not None else "")
+        limit = f" and len({v}) <= {length} and ({v}.isascii() or len({v}) <= {length // 2})" if length is not None else ""
         return f"type({v}) is str and {v}{limit}", f"{v}.encode()"
     if type_name == "CHAR":
-        return (f"type({v}) is str and {v} and {v}.isascii() and len({v}) <= {width}",
-                f"{v}.encode().ljust({width}, b' ')")
+        return (f"type({v}) is str and {v} and {v}.isascii() and len({v}) <= {width}", f"{v}.encode().ljust({width}, b' ')")
     if type_name == "BINARY":
         return f"type({v}) is bytes and {v} and len({v}) <= {width}", f"{v}.ljust({width}, b'\\x00')"
     if type_name == "VARBINARY":
@@ -101,9 +103,12 @@ def compile_encoder(key: PhoenixKey, general: Callable[[Mapping[str, Any]], byte
         f"    return {' + '.join(parts)}\n"
     )
     namespace: dict[str, Any] = {
-        "general": general, "_INVERT": _INVERT,
-        "_pack_B": struct.Struct(">B").pack, "_pack_H": struct.Struct(">H").pack,
-        "_pack_I": struct.Struct(">I").pack, "_pack_Q": struct.Struct(">Q").pack,
+        "general": general,
+        "_INVERT": _INVERT,
+        "_pack_B": struct.Struct(">B").pack,
+        "_pack_H": struct.Struct(">H").pack,
+        "_pack_I": struct.Struct(">I").pack,
+        "_pack_Q": struct.Struct(">Q").pack,
     }
     exec(compile(source, f"<phoenix encoder {'/'.join(key.names)}>", "exec"), namespace)  # noqa: S102
     encoder: Callable[[Mapping[str, Any]], bytes] = namespace["encode"]
@@ -147,16 +152,23 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
     n = key.salt_buckets
     if any(c.pad_to is not None for c in columns) or n is not None and (type(n) is not int or not 1 <= n <= 256):
         return general  # (a bad SALT_BUCKETS is the general walk's one-line error)
-    env: dict[str, Any] = {"general": general, "_INVERT": _INVERT, "_Doubt": _Doubt,
-                           "_jbh": native.bytes_hash if native.AVAILABLE else java_bytes_hash,
-                           "_errors": (_Doubt, UnicodeDecodeError, ValueError, IndexError, KeyshapeError, struct.error)}
-    src = ["def decode(key, verify=True):", "    if key.__class__ is not bytes:", "        return general(key, verify)",
-           "    n = len(key)"]
+    env: dict[str, Any] = {
+        "general": general,
+        "_INVERT": _INVERT,
+        "_Doubt": _Doubt,
+        "_jbh": native.bytes_hash if native.AVAILABLE else java_bytes_hash,
+        "_errors": (_Doubt, UnicodeDecodeError, ValueError, IndexError, KeyshapeError, struct.error),
+    }
+    src = ["def decode(key, verify=True):", "    if key.__class__ is not bytes:", "        return general(key, verify)", "    n = len(key)"]
     o = 0
     if n is not None:
-        src += ["    if not n:", "        return general(key, verify)",
-                # Java's (byte) Math.abs(hash % buckets) is abs(hash) % buckets
-                f"    if verify and key[0] != abs(_jbh(key[1:])) % {n}:", "        return general(key, verify)"]
+        src += [
+            "    if not n:",
+            "        return general(key, verify)",
+            # Java's (byte) Math.abs(hash % buckets) is abs(hash) % buckets
+            f"    if verify and key[0] != abs(_jbh(key[1:])) % {n}:",
+            "        return general(key, verify)",
+        ]
         o = 1
     src += [f"    o = {o}", "    try:"]
     body: list[str] = []
@@ -170,8 +182,7 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
         st = struct.Struct(">" + "".join(_INTS[columns[i].type.name][0] for i in group))
         env[g] = st.unpack_from
         # a key ending before the group (trailing NULLs) or inside it: the general walk's
-        body.extend([f"    e = o + {st.size}", "    if e > n:", "        raise _Doubt",
-                     f"    {', '.join(f'x{i}' for i in group)}, = {g}(key, o)"])
+        body.extend([f"    e = o + {st.size}", "    if e > n:", "        raise _Doubt", f"    {', '.join(f'x{i}' for i in group)}, = {g}(key, o)"])
         body.extend(_int_line(i, columns[i].type.name, columns[i].desc) for i in group)
         body.append("    o = e")
         group.clear()
@@ -190,14 +201,25 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
         elif i == last:
             trail = 1 if key.row_key_order_optimizable and c.desc else 0
             # nothing left: trailing NULLs; an empty value: a NULL (both the general walk's)
-            body += ["    if o >= n:", "        raise _Doubt", f"    d = key[o:n - {trail}]" if trail else "    d = key[o:]",
-                     "    if not d:", "        raise _Doubt"]
+            body += [
+                "    if o >= n:",
+                "        raise _Doubt",
+                f"    d = key[o:n - {trail}]" if trail else "    d = key[o:]",
+                "    if not d:",
+                "        raise _Doubt",
+            ]
         else:
             desc_sep = key.row_key_order_optimizable and c.desc
             # a value starting with 0x00 is a NULL (an IndexError past the end: trailing NULLs);
             # a value with no separator after it runs to the end of the key: the general walk's
-            body += ["    if key[o] == 0:", "        raise _Doubt", f"    e = key.find({'255' if desc_sep else '0'}, o)",
-                     "    if e < 0:", "        raise _Doubt", "    d = key[o:e]"]
+            body += [
+                "    if key[o] == 0:",
+                "        raise _Doubt",
+                f"    e = key.find({'255' if desc_sep else '0'}, o)",
+                "    if e < 0:",
+                "        raise _Doubt",
+                "    d = key[o:e]",
+            ]
             if desc_sep:
                 body += ["    if not d:", "        raise _Doubt"]  # 0xFF right away: a NULL
         body += _value_lines(i, t.name, c.desc)
@@ -206,8 +228,7 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
     if columns[last].type.fixed:
         body += ["    if o != n:", "        raise _Doubt"]
     out = "{" + ", ".join(f"{c.name!r}: o{i}" for i, c in enumerate(columns)) + "}"
-    src += ["    " + ln for ln in body] + [f"        return {out}", "    except _errors:", "        pass",
-                                          "    return general(key, verify)"]
+    src += ["    " + ln for ln in body] + [f"        return {out}", "    except _errors:", "        pass", "    return general(key, verify)"]
     code = "\n".join(src) + "\n"
     exec(compile(code, f"<phoenix decoder {'/'.join(key.names)}>", "exec"), env)  # noqa: S102
     decoder: Callable[..., dict[str, Any]] = env["decode"]

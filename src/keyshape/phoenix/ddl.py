@@ -48,9 +48,12 @@ class PhoenixTable:
         return self.key.region_boundaries(self.split_on)
 
 
-_TOKEN = re.compile(r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<hex>[xX]'[0-9a-fA-F\s]*')|(?P<qid>"(?:[^"]|"")*")|
+_TOKEN = re.compile(
+    r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<hex>[xX]'[0-9a-fA-F\s]*')|(?P<qid>"(?:[^"]|"")*")|
                        (?P<num>[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_$#]*(?:\.[A-Za-z_"][A-Za-z0-9_$#"]*)*)|
-                       (?P<sym>[(),=;.*]))""", re.X)
+                       (?P<sym>[(),=;.*]))""",
+    re.X,
+)
 
 
 class _Tokens:
@@ -62,7 +65,7 @@ class _Tokens:
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if not m or m.end() == pos:
-                raise PhoenixDDLError(f"cannot read the DDL at {text[pos:pos + 20]!r}")
+                raise PhoenixDDLError(f"cannot read the DDL at {text[pos : pos + 20]!r}")
             kind = m.lastgroup or "sym"
             self.items.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
@@ -168,12 +171,10 @@ def _literal(tokens: _Tokens) -> tuple[bytes, str]:
             return target.encode(value), f"CAST({inner_text} AS {target.sql})"
         except PhoenixTypeError as exc:
             raise PhoenixDDLError(f"SPLIT ON CAST({inner_text} AS {target.sql}): {exc}") from None
-    raise PhoenixDDLError(f"SPLIT ON literal {text!r} is not supported; write it as X'..' (keyshape "
-                          "prints the bytes: keyshape phoenix ddl)")
+    raise PhoenixDDLError(f"SPLIT ON literal {text!r} is not supported; write it as X'..' (keyshape prints the bytes: keyshape phoenix ddl)")
 
 
-_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT",
-                  "UNSIGNED_INT", "UNSIGNED_LONG")
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UNSIGNED_TINYINT", "UNSIGNED_SMALLINT", "UNSIGNED_INT", "UNSIGNED_LONG")
 
 
 def split_literal(number: str) -> bytes:
@@ -385,8 +386,7 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     return PhoenixTable(name, columns, key, options, split_on, data_name, literals)
 
 
-def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = None,
-                     salt_buckets: int | None | str = "keep") -> str:
+def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = None, salt_buckets: int | None | str = "keep") -> str:
     """The ``CREATE TABLE`` for ``table``; ``split_points`` become ``SPLIT ON (X'..', ...)`` (the one
     form Phoenix applies byte for byte); ``salt_buckets`` replaces SALT_BUCKETS (None drops it)."""
     if table.index_of is not None:
@@ -412,4 +412,3 @@ def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = Non
 
 def _quote(name: str) -> str:
     return name if re.fullmatch(r"[A-Z_][A-Z0-9_]*(\.[A-Z_][A-Z0-9_]*)?", name) else '"' + name.replace('"', '""') + '"'
-

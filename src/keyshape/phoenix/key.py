@@ -69,8 +69,9 @@ class PhoenixColumn:
     data_desc: bool | None = None
 
     @classmethod
-    def of(cls, name: str, sql_type: str, desc: bool = False, nullable: bool = False,
-           length: int | None = None, scale: int | None = None) -> PhoenixColumn:
+    def of(
+        cls, name: str, sql_type: str, desc: bool = False, nullable: bool = False, length: int | None = None, scale: int | None = None
+    ) -> PhoenixColumn:
         return cls(name, phoenix_type(sql_type, length, scale), desc, nullable)
 
 
@@ -107,16 +108,15 @@ class PhoenixKey:
             raise PhoenixKeyError(f"SALT_BUCKETS must be 1..256, got {self.salt_buckets}")
         for i, c in enumerate(self.columns):
             if c.type.fixed and c.nullable and len(self.columns) > 1:
-                raise PhoenixKeyError(f"PK column {c.name} is fixed width ({c.type.sql}) and nullable; "
-                                      "Phoenix refuses that: declare it NOT NULL")
+                raise PhoenixKeyError(f"PK column {c.name} is fixed width ({c.type.sql}) and nullable; Phoenix refuses that: declare it NOT NULL")
             if c.type.name == "VARBINARY" and i != len(self.columns) - 1:
-                raise PhoenixKeyError(f"VARBINARY column {c.name} must be the last PK column "
-                                      "(Phoenix error 1005); use BINARY(n) or move it last")
+                raise PhoenixKeyError(f"VARBINARY column {c.name} must be the last PK column (Phoenix error 1005); use BINARY(n) or move it last")
             if c.type.name == "VARBINARY" and c.desc:
                 raise PhoenixKeyError(f"VARBINARY column {c.name} cannot be DESC (Phoenix error 1056)")
         if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
-            raise PhoenixKeyError("a MULTI_TENANT table's first PK column must be the tenant id (CHAR or "
-                                  "VARCHAR) followed by at least one more PK column")
+            raise PhoenixKeyError(
+                "a MULTI_TENANT table's first PK column must be the tenant id (CHAR or VARCHAR) followed by at least one more PK column"
+            )
         self._compile()
 
     def _compile(self) -> None:
@@ -143,8 +143,7 @@ class PhoenixKey:
 
     def _column_bytes(self, c: PhoenixColumn, value: Any) -> bytes:
         """The column's bytes as they stand in the key (padded, DESC applied); b"" for NULL."""
-        if value is None or (value == "" and c.type.name in ("VARCHAR", "CHAR")) or \
-                (value == b"" and c.type.name in ("VARBINARY", "BINARY")):
+        if value is None or (value == "" and c.type.name in ("VARCHAR", "CHAR")) or (value == b"" and c.type.name in ("VARBINARY", "BINARY")):
             return b""
         try:
             if c.data_desc is not None and c.data_type is not None:
@@ -171,13 +170,17 @@ class PhoenixKey:
             # when the cut value is 0 (a one-byte key it reads two bytes of): both refused here too.
             digits = decimal_digits(_invert(data))
             if digits is None:
-                raise PhoenixKeyError(f"column {c.name}: Phoenix 5.2.1 fails on {value} in {c.type.sql} DESC "
-                                      f"(cut to scale {c.type.scale} it is 0, which its DESC size check cannot "
-                                      "read: ArrayIndexOutOfBoundsException); round it before writing")
+                raise PhoenixKeyError(
+                    f"column {c.name}: Phoenix 5.2.1 fails on {value} in {c.type.sql} DESC "
+                    f"(cut to scale {c.type.scale} it is 0, which its DESC size check cannot "
+                    "read: ArrayIndexOutOfBoundsException); round it before writing"
+                )
             if c.type.length is not None and digits[0] - digits[1] > c.type.length - c.type.scale:
-                raise PhoenixKeyError(f"column {c.name}: Phoenix refuses {value} in {c.type.sql} DESC (\"The data "
-                                      "exceeds the max capacity\": it checks the size of the bytes it writes, "
-                                      "read in DESC order); round it to the column's scale before writing")
+                raise PhoenixKeyError(
+                    f'column {c.name}: Phoenix refuses {value} in {c.type.sql} DESC ("The data '
+                    'exceeds the max capacity": it checks the size of the bytes it writes, '
+                    "read in DESC order); round it to the column's scale before writing"
+                )
             return data
         return _invert(data)
 
@@ -267,9 +270,11 @@ class PhoenixKey:
             if not key:
                 raise PhoenixKeyError("an empty key has no salt byte")
             if verify and key[0] != self.salt_of(key[1:]):
-                raise PhoenixKeyError(f"salt byte {key[0]:#04x} of '{to_string_binary(key)}' is not the "
-                                      f"one SALT_BUCKETS={self.salt_buckets} gives ({self.salt_of(key[1:]):#04x}): "
-                                      "was the key written with this table's schema?")
+                raise PhoenixKeyError(
+                    f"salt byte {key[0]:#04x} of '{to_string_binary(key)}' is not the "
+                    f"one SALT_BUCKETS={self.salt_buckets} gives ({self.salt_of(key[1:]):#04x}): "
+                    "was the key written with this table's schema?"
+                )
             offset = 1
         end = len(key)
         last = len(self.columns) - 1
@@ -282,9 +287,8 @@ class PhoenixKey:
             if c.type.fixed:
                 width = c.type.width or 0
                 if end - offset < width:
-                    raise PhoenixKeyError(f"key '{to_string_binary(key)}' ends inside column {c.name} "
-                                          f"({c.type.sql} takes {width} bytes)")
-                data, offset = key[offset:offset + width], offset + width
+                    raise PhoenixKeyError(f"key '{to_string_binary(key)}' ends inside column {c.name} ({c.type.sql} takes {width} bytes)")
+                data, offset = key[offset : offset + width], offset + width
             elif i == last:
                 stop = end - (1 if self.row_key_order_optimizable and c.desc else 0)
                 data, offset = key[offset:stop], end
@@ -297,8 +301,10 @@ class PhoenixKey:
                 data, offset = key[offset:stop], stop
             out[c.name] = self._value(c, data)
         if offset < end:
-            raise PhoenixKeyError(f"key '{to_string_binary(key)}' has {end - offset} byte(s) after the last "
-                                  "primary-key column: was it written with this table's schema?")
+            raise PhoenixKeyError(
+                f"key '{to_string_binary(key)}' has {end - offset} byte(s) after the last "
+                "primary-key column: was it written with this table's schema?"
+            )
         return out
 
     def _value(self, c: PhoenixColumn, data: bytes) -> Any:
@@ -309,8 +315,7 @@ class PhoenixKey:
         try:
             return c.type.decode(data)
         except (PhoenixTypeError, UnicodeDecodeError, ValueError) as exc:
-            raise PhoenixKeyError(f"column {c.name}: bytes '{to_string_binary(data)}' are not a {c.type.sql} "
-                                  f"({exc})") from None
+            raise PhoenixKeyError(f"column {c.name}: bytes '{to_string_binary(data)}' are not a {c.type.sql} ({exc})") from None
 
     # --- regions and scans -----------------------------------------------------------------------
 
@@ -342,7 +347,8 @@ class PhoenixKey:
                     f"split points {seen[point] + 1} and {i + 1} ('{to_string_binary(bytes(split_points[seen[point]]))}' "
                     f"and '{to_string_binary(bytes(split_points[i]))}') are the same region boundary "
                     f"'{to_string_binary(point)}' once padded to the primary key; HBase refuses the table "
-                    "(\"All split keys must be unique\"): drop one")
+                    '("All split keys must be unique"): drop one'
+                )
             seen[point] = i
         return sorted(padded)
 
@@ -370,9 +376,8 @@ class PhoenixKey:
         written), so ``A = 'a'`` starts at ``61``, not ``6100`` (Phoenix scans ``[61, 6101)``).
         Every PK column given is one row: ``[key, key + 00)``, in its own salt bucket only."""
         given = list(leading)
-        if given != list(self._names[:len(given)]):
-            raise PhoenixKeyError(f"scan ranges need leading PK columns in order; got {given}, the key "
-                                  f"starts {list(self._names[:len(given) + 1])}")
+        if given != list(self._names[: len(given)]):
+            raise PhoenixKeyError(f"scan ranges need leading PK columns in order; got {given}, the key starts {list(self._names[: len(given) + 1])}")
         if leading and len(given) == len(self.columns):
             row = self.encode_unsalted(leading)
             if self.salt_buckets is not None:
@@ -381,8 +386,7 @@ class PhoenixKey:
         prefix = self.encode_unsalted(leading, partial=True) if leading else b""
         start = prefix
         given_values = [c for c, v in zip(self.columns, leading.values()) if self._column_bytes(c, v)]
-        if given_values and not given_values[-1].type.fixed and prefix.endswith(b"\x00") \
-                and self._separator(given_values[-1], False) == SEPARATOR:
+        if given_values and not given_values[-1].type.fixed and prefix.endswith(b"\x00") and self._separator(given_values[-1], False) == SEPARATOR:
             start = prefix[:-1]
         if self.salt_buckets is None:
             return [(start, next_key(prefix))]
@@ -406,7 +410,7 @@ def process_split(split: bytes, widths: Sequence[int | None]) -> bytes:
     for pos, width in enumerate(widths):
         if width is not None:
             if end - offset < width:
-                fill = width - (end - offset) + _minimum(widths[pos + 1:])
+                fill = width - (end - offset) + _minimum(widths[pos + 1 :])
                 return split + b"\x00" * fill
             offset += width
             continue
@@ -415,7 +419,7 @@ def process_split(split: bytes, widths: Sequence[int | None]) -> bytes:
         while offset < end and split[offset] != SEPARATOR:
             offset += 1
         if offset == end:
-            return split + b"\x00" * (1 + _minimum(widths[pos + 1:]))
+            return split + b"\x00" * (1 + _minimum(widths[pos + 1 :]))
         offset += 1
     return split
 

@@ -58,13 +58,14 @@ class BucketView:
         if self.shares:
             fair = 1 / len(self.shares)
             top = max(range(len(self.shares)), key=lambda b: self.shares[b])
-            out.append(f"Salt buckets: the busiest, {top:02d}, holds {self.shares[top]:.1%} of the sampled rows "
-                       f"(fair share {fair:.1%}).")
+            out.append(f"Salt buckets: the busiest, {top:02d}, holds {self.shares[top]:.1%} of the sampled rows (fair share {fair:.1%}).")
         for start, _end, span in self.mixed_regions[:5]:
-            out.append(f"Region {region_label(key, start)} holds salt buckets {span.start:02d}..{span.stop - 1:02d}: "
-                       "its buckets no longer spread over regions (a merge, or SPLIT ON on a salted table); "
-                       "split it at the bucket boundaries (keyshape split-plan, or keyshape phoenix ddl "
-                       "prints them).")
+            out.append(
+                f"Region {region_label(key, start)} holds salt buckets {span.start:02d}..{span.stop - 1:02d}: "
+                "its buckets no longer spread over regions (a merge, or SPLIT ON on a salted table); "
+                "split it at the bucket boundaries (keyshape split-plan, or keyshape phoenix ddl "
+                "prints them)."
+            )
         if len(self.mixed_regions) > 5:
             out.append(f"... and {len(self.mixed_regions) - 5} more region(s) holding several salt buckets.")
         return out

@@ -73,19 +73,18 @@ def digest(store: Store, table: PhoenixTable, name: str | None = None) -> TableD
     return TableDigest(rows, cells, f"{total:032x}")
 
 
-def resalt(store: Store, source: PhoenixTable, target: PhoenixTable, batch_size: int = 1000,
-           progress: Callable[[int], None] | None = None) -> ResaltReport:
+def resalt(
+    store: Store, source: PhoenixTable, target: PhoenixTable, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+) -> ResaltReport:
     """Copy every row of ``source`` into ``target`` (an existing table Phoenix created from
     :func:`target_ddl`) under the target's salt, then verify both sides. KeyshapeError if the two
     keys differ in anything but the salt, or the target is missing."""
     if source.key.columns != target.key.columns or source.key.multi_tenant != target.key.multi_tenant:
-        raise KeyshapeError(f"{target.name} does not have {source.name}'s primary key; create it from "
-                            "keyshape phoenix resalt's CREATE TABLE")
+        raise KeyshapeError(f"{target.name} does not have {source.name}'s primary key; create it from keyshape phoenix resalt's CREATE TABLE")
     if not target.key.salt_buckets:
         raise KeyshapeError(f"{target.name} is not salted; give it SALT_BUCKETS")
     if not store.table_exists(target.hbase_table):
-        raise KeyshapeError(f"table {target.hbase_table!r} does not exist; run the CREATE TABLE printed by "
-                            "keyshape phoenix resalt in Phoenix first")
+        raise KeyshapeError(f"table {target.hbase_table!r} does not exist; run the CREATE TABLE printed by keyshape phoenix resalt in Phoenix first")
     buckets = target.key.salt_buckets
     copied = 0
     with store.writer(target.hbase_table, batch_size=batch_size) as writer:

@@ -29,21 +29,39 @@ from keyshape.schema.specs import FamilySpec, TableSpec
 
 __all__ = ["PhoenixKeySchema", "is_phoenix_schema_file", "load_phoenix_schema", "load_schema"]
 
-_FIELD_TYPE = {"TINYINT": "int32", "SMALLINT": "int32", "INTEGER": "int32", "UNSIGNED_TINYINT": "int32",
-               "UNSIGNED_SMALLINT": "int32", "UNSIGNED_INT": "int32", "BIGINT": "int64", "UNSIGNED_LONG": "int64",
-               "FLOAT": "float64", "DOUBLE": "float64", "UNSIGNED_FLOAT": "float64", "UNSIGNED_DOUBLE": "float64",
-               "DECIMAL": "float64", "BOOLEAN": "int32", "DATE": "timestamp", "TIME": "timestamp",
-               "TIMESTAMP": "timestamp", "UNSIGNED_DATE": "timestamp", "UNSIGNED_TIME": "timestamp",
-               "UNSIGNED_TIMESTAMP": "timestamp", "CHAR": "string", "VARCHAR": "string", "BINARY": "bytes",
-               "VARBINARY": "bytes"}
+_FIELD_TYPE = {
+    "TINYINT": "int32",
+    "SMALLINT": "int32",
+    "INTEGER": "int32",
+    "UNSIGNED_TINYINT": "int32",
+    "UNSIGNED_SMALLINT": "int32",
+    "UNSIGNED_INT": "int32",
+    "BIGINT": "int64",
+    "UNSIGNED_LONG": "int64",
+    "FLOAT": "float64",
+    "DOUBLE": "float64",
+    "UNSIGNED_FLOAT": "float64",
+    "UNSIGNED_DOUBLE": "float64",
+    "DECIMAL": "float64",
+    "BOOLEAN": "int32",
+    "DATE": "timestamp",
+    "TIME": "timestamp",
+    "TIMESTAMP": "timestamp",
+    "UNSIGNED_DATE": "timestamp",
+    "UNSIGNED_TIME": "timestamp",
+    "UNSIGNED_TIMESTAMP": "timestamp",
+    "CHAR": "string",
+    "VARCHAR": "string",
+    "BINARY": "bytes",
+    "VARBINARY": "bytes",
+}
 
 
 def _field(column: PhoenixColumn) -> FieldSpec:
     # an index column Phoenix stores as DECIMAL takes the data column's values (timestamps ...)
     kind = _FIELD_TYPE[(column.data_type or column.type).name]
     encoding = {"string": "text", "bytes": "hbase"}.get(kind, "hbase")
-    return FieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc",
-                     column.type.width if kind in ("string", "bytes") else None)
+    return FieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc", column.type.width if kind in ("string", "bytes") else None)
 
 
 def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:

@@ -89,8 +89,16 @@ class PhoenixType:
 
 # --- integers ---------------------------------------------------------------------------------
 
-_INT_WIDTH = {"TINYINT": 1, "SMALLINT": 2, "INTEGER": 4, "BIGINT": 8,
-              "UNSIGNED_TINYINT": 1, "UNSIGNED_SMALLINT": 2, "UNSIGNED_INT": 4, "UNSIGNED_LONG": 8}
+_INT_WIDTH = {
+    "TINYINT": 1,
+    "SMALLINT": 2,
+    "INTEGER": 4,
+    "BIGINT": 8,
+    "UNSIGNED_TINYINT": 1,
+    "UNSIGNED_SMALLINT": 2,
+    "UNSIGNED_INT": 4,
+    "UNSIGNED_LONG": 8,
+}
 
 
 def _int_value(t: PhoenixType, value: Any) -> int:
@@ -138,8 +146,7 @@ def _need(t: PhoenixType, data: bytes, width: int) -> None:
 
 # --- floating point ---------------------------------------------------------------------------
 
-_FLOAT_FORMAT = {"FLOAT": (">f", ">i", 32), "DOUBLE": (">d", ">q", 64),
-                 "UNSIGNED_FLOAT": (">f", ">i", 32), "UNSIGNED_DOUBLE": (">d", ">q", 64)}
+_FLOAT_FORMAT = {"FLOAT": (">f", ">i", 32), "DOUBLE": (">d", ">q", 64), "UNSIGNED_FLOAT": (">f", ">i", 32), "UNSIGNED_DOUBLE": (">d", ">q", 64)}
 
 
 def _float_bits(t: PhoenixType, value: Any) -> int:
@@ -193,6 +200,7 @@ def _dec_unsigned_float(t: PhoenixType, data: bytes) -> float:
 
 
 # --- DECIMAL: Phoenix's base-100 form ---------------------------------------------------------
+
 
 def decimal_value(t: PhoenixType, value: Any) -> Decimal:
     """``value`` as Phoenix stores it for ``t``: checked against the column's precision, cut to its
@@ -265,9 +273,11 @@ def index_decimal(t: PhoenixType, value: Any) -> Decimal | None:
             # Java before 19 prints such a double with more digits than the shortest form
             # (FloatingDecimal's long path: 3.782009411004626e16 is 3.7820094110046256E16), and
             # BigDecimal.valueOf takes those digits: the index value depends on Phoenix's JVM.
-            raise PhoenixTypeError(f"{back!r} in an index on a {t.sql} column: the DECIMAL Phoenix stores "
-                                   "depends on its JVM's Double.toString (Java 8-18 print this number with "
-                                   "extra digits); keyshape does not guess it")
+            raise PhoenixTypeError(
+                f"{back!r} in an index on a {t.sql} column: the DECIMAL Phoenix stores "
+                "depends on its JVM's Double.toString (Java 8-18 print this number with "
+                "extra digits); keyshape does not guess it"
+            )
         return Decimal(repr(float(back)))
     if isinstance(back, PhoenixTimestamp):
         # (nanos % 1e6) / 1e6 in Java double arithmetic, then BigDecimal.valueOf: a 6-digit
@@ -344,6 +354,7 @@ def _dec_decimal(t: PhoenixType, data: bytes) -> Decimal:
 
 # --- BOOLEAN, dates and times -------------------------------------------------------------------
 
+
 def _enc_bool(t: PhoenixType, value: Any) -> bytes:
     if not isinstance(value, bool):
         raise PhoenixTypeError(f"BOOLEAN needs True or False, got {value!r}")
@@ -409,6 +420,7 @@ def _dec_timestamp(t: PhoenixType, data: bytes) -> PhoenixTimestamp:
 
 # --- text and bytes ---------------------------------------------------------------------------------
 
+
 def _enc_text(t: PhoenixType, value: Any) -> bytes:
     if not isinstance(value, str):
         raise PhoenixTypeError(f"{t.name} needs a string, got {value!r}")
@@ -419,8 +431,10 @@ def _enc_text(t: PhoenixType, value: Any) -> bytes:
         if t.length is not None and len(data) > t.length:
             raise PhoenixTypeError(f"CHAR({t.length}) cannot hold {len(data)} characters ({value!r})")
     elif t.length is not None and len(value) > t.length // 2 and utf16_length(value) > t.length:
-        raise PhoenixTypeError(f"VARCHAR({t.length}) cannot hold {utf16_length(value)} characters ({value!r}; "
-                               "Phoenix counts Java chars: a character beyond U+FFFF counts twice)")
+        raise PhoenixTypeError(
+            f"VARCHAR({t.length}) cannot hold {utf16_length(value)} characters ({value!r}; "
+            "Phoenix counts Java chars: a character beyond U+FFFF counts twice)"
+        )
     return data
 
 
@@ -453,20 +467,35 @@ def _dec_binary(t: PhoenixType, data: bytes) -> bytes:
 _KINDS = {
     **{n: (_enc_signed, _dec_signed) for n in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")},
     **{n: (_enc_unsigned, _dec_unsigned) for n in ("UNSIGNED_TINYINT", "UNSIGNED_SMALLINT", "UNSIGNED_INT", "UNSIGNED_LONG")},
-    "FLOAT": (_enc_float, _dec_float), "DOUBLE": (_enc_float, _dec_float),
+    "FLOAT": (_enc_float, _dec_float),
+    "DOUBLE": (_enc_float, _dec_float),
     "UNSIGNED_FLOAT": (_enc_unsigned_float, _dec_unsigned_float),
     "UNSIGNED_DOUBLE": (_enc_unsigned_float, _dec_unsigned_float),
     "DECIMAL": (_enc_decimal, _dec_decimal),
     "BOOLEAN": (_enc_bool, _dec_bool),
     **{n: (_enc_date, _dec_date) for n in ("DATE", "TIME", "UNSIGNED_DATE", "UNSIGNED_TIME")},
-    "TIMESTAMP": (_enc_timestamp, _dec_timestamp), "UNSIGNED_TIMESTAMP": (_enc_timestamp, _dec_timestamp),
-    "CHAR": (_enc_text, _dec_text), "VARCHAR": (_enc_text, _dec_text),
-    "BINARY": (_enc_binary, _dec_binary), "VARBINARY": (_enc_binary, _dec_binary),
+    "TIMESTAMP": (_enc_timestamp, _dec_timestamp),
+    "UNSIGNED_TIMESTAMP": (_enc_timestamp, _dec_timestamp),
+    "CHAR": (_enc_text, _dec_text),
+    "VARCHAR": (_enc_text, _dec_text),
+    "BINARY": (_enc_binary, _dec_binary),
+    "VARBINARY": (_enc_binary, _dec_binary),
 }
 TYPE_NAMES = tuple(_KINDS)
-_FIXED = {**_INT_WIDTH, "FLOAT": 4, "DOUBLE": 8, "UNSIGNED_FLOAT": 4, "UNSIGNED_DOUBLE": 8, "BOOLEAN": 1,
-          "DATE": 8, "TIME": 8, "UNSIGNED_DATE": 8, "UNSIGNED_TIME": 8, "TIMESTAMP": 12,
-          "UNSIGNED_TIMESTAMP": 12}
+_FIXED = {
+    **_INT_WIDTH,
+    "FLOAT": 4,
+    "DOUBLE": 8,
+    "UNSIGNED_FLOAT": 4,
+    "UNSIGNED_DOUBLE": 8,
+    "BOOLEAN": 1,
+    "DATE": 8,
+    "TIME": 8,
+    "UNSIGNED_DATE": 8,
+    "UNSIGNED_TIME": 8,
+    "TIMESTAMP": 12,
+    "UNSIGNED_TIMESTAMP": 12,
+}
 _ALIASES = {"INT": "INTEGER", "LONG": "BIGINT", "UNSIGNED_INTEGER": "UNSIGNED_INT", "NUMERIC": "DECIMAL"}
 
 
@@ -475,8 +504,7 @@ def phoenix_type(name: str, length: int | None = None, scale: int | None = None)
     ``"DECIMAL"`` with ``length=10, scale=2`` ...); PhoenixTypeError names the supported ones."""
     key = _ALIASES.get(name.strip().upper(), name.strip().upper())
     if key not in _KINDS:
-        raise PhoenixTypeError(f"Phoenix type {name!r} is not supported in a row key; use one of "
-                               + ", ".join(TYPE_NAMES))
+        raise PhoenixTypeError(f"Phoenix type {name!r} is not supported in a row key; use one of " + ", ".join(TYPE_NAMES))
     if key in ("CHAR", "BINARY"):
         if length is None or length < 1:
             raise PhoenixTypeError(f"{key} needs a length, e.g. {key}(8)")

@@ -17,6 +17,21 @@ from keyshape.read.merged import MergedScan, Row, scan
 from keyshape.read.pages import Page, offset_page, scan_page
 from keyshape.read.writes import IndexedWriter, delete_record, put_record
 
-__all__ = ["IdAllocator", "IndexedWriter", "MergedScan", "Page", "RepairReport", "Row", "candidate_keys",
-           "delete_record", "get", "get_many", "offset_page", "put_record", "read_by_index", "repair_index", "scan",
-           "scan_page"]
+__all__ = [
+    "IdAllocator",
+    "IndexedWriter",
+    "MergedScan",
+    "Page",
+    "RepairReport",
+    "Row",
+    "candidate_keys",
+    "delete_record",
+    "get",
+    "get_many",
+    "offset_page",
+    "put_record",
+    "read_by_index",
+    "repair_index",
+    "scan",
+    "scan_page",
+]

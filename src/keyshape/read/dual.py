@@ -29,8 +29,7 @@ __all__ = ["check_same_order", "dual_scan"]
 
 
 def _layout(schema: KeySchema) -> tuple[Any, ...]:
-    return (schema.separator, tuple((f.name, f.type, f.encoding, f.order, f.width, f.pad, f.pad_char)
-                                    for f in schema.fields))
+    return (schema.separator, tuple((f.name, f.type, f.encoding, f.order, f.width, f.pad, f.pad_char) for f in schema.fields))
 
 
 def check_same_order(old: KeySchema, new: KeySchema) -> None:
@@ -39,13 +38,22 @@ def check_same_order(old: KeySchema, new: KeySchema) -> None:
         raise KeyshapeError(
             "dual reads need both designs to keep the same key fields (names, types, encodings, "
             "order, widths) and separator, changing only the prefix; these designs differ, so "
-            "their rows cannot be merged in one key order")
+            "their rows cannot be merged in one key order"
+        )
 
 
-def dual_scan(store: Store, old: KeySchema, new: KeySchema, *, start: bytes | None = None,
-              stop: bytes | None = None, limit: int | None = None,
-              columns: Iterable[bytes] | None = None, batch_size: int = 1000,
-              **leading_fields: Any) -> Iterator[Row]:
+def dual_scan(
+    store: Store,
+    old: KeySchema,
+    new: KeySchema,
+    *,
+    start: bytes | None = None,
+    stop: bytes | None = None,
+    limit: int | None = None,
+    columns: Iterable[bytes] | None = None,
+    batch_size: int = 1000,
+    **leading_fields: Any,
+) -> Iterator[Row]:
     """Rows of the logical table in original-key order, each original key once (the new table's
     row when both have it). ``start``/``stop``/``leading_fields``/``columns`` are those of
     :func:`keyshape.read.merged.scan`, applied to both tables; ``limit`` caps the merged rows.
@@ -54,8 +62,7 @@ def dual_scan(store: Store, old: KeySchema, new: KeySchema, *, start: bytes | No
     check_same_order(old, new)
     if limit is not None and limit < 0:
         raise KeyshapeError(f"dual scan: limit must be >= 0, got {limit}")
-    options = dict(start=start, stop=stop, limit=limit, columns=columns, batch_size=batch_size,
-                   **leading_fields)
+    options = dict(start=start, stop=stop, limit=limit, columns=columns, batch_size=batch_size, **leading_fields)
     new_rows = scan(store, new, **options)
     old_rows = scan(store, old, **options)
     # Sort key (original, side): at equal original keys the new table's row (0) comes first.
@@ -63,8 +70,7 @@ def dual_scan(store: Store, old: KeySchema, new: KeySchema, *, start: bytes | No
     return _dedupe(merged, limit, (new_rows, old_rows))
 
 
-def _dedupe(merged: Iterator[tuple[bytes, int, Row]], limit: int | None, scans: tuple[Any, ...]
-            ) -> Iterator[Row]:
+def _dedupe(merged: Iterator[tuple[bytes, int, Row]], limit: int | None, scans: tuple[Any, ...]) -> Iterator[Row]:
     returned = 0
     last: bytes | None = None
     try:

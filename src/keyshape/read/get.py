@@ -35,8 +35,7 @@ def candidate_keys(schema: KeySchema, record: Mapping[str, Any]) -> list[bytes]:
     return [p.apply(b, k) for b in buckets]
 
 
-def get(store: Store, schema: KeySchema, record: Mapping[str, Any],
-        columns: Iterable[bytes] | None = None) -> list[Row]:
+def get(store: Store, schema: KeySchema, record: Mapping[str, Any], columns: Iterable[bytes] | None = None) -> list[Row]:
     """The rows of ``record`` (a mapping with every key field): ``[]`` when absent, one Row for a
     deterministic strategy (one ``store.get``), every match in stored-key order for ``random``
     (one ``store.get_many`` over all buckets)."""
@@ -51,8 +50,9 @@ def get(store: Store, schema: KeySchema, record: Mapping[str, Any],
     return [Row(k, original_key(schema, k), c, schema) for k, c in found]
 
 
-def get_many(store: Store, schema: KeySchema, records: Iterable[Mapping[str, Any]],
-             columns: Iterable[bytes] | None = None, batch_size: int = 1000) -> list[Row]:
+def get_many(
+    store: Store, schema: KeySchema, records: Iterable[Mapping[str, Any]], columns: Iterable[bytes] | None = None, batch_size: int = 1000
+) -> list[Row]:
     """The rows of many records, in record order (each record's matches in stored-key order), by
     ``store.get_many`` calls of at most ``batch_size`` keys."""
     cols = None if columns is None else list(columns)

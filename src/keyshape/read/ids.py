@@ -66,8 +66,7 @@ class IdAllocator:
     the store. Build one from a schema's ``[[counter]]`` with :meth:`for_counter`.
     """
 
-    def __init__(self, store: Store, table: str, counter_row: bytes, column: bytes, block: int = 1000,
-                 floor: int = 0) -> None:
+    def __init__(self, store: Store, table: str, counter_row: bytes, column: bytes, block: int = 1000, floor: int = 0) -> None:
         block = _positive_int(block, "block")
         if block > MAX_ID:
             raise KeyshapeError(f"IdAllocator: block must be <= {MAX_ID}, got {block}")
@@ -92,35 +91,40 @@ class IdAllocator:
         if raw is None:
             return 0
         if len(raw) != 8:
-            raise KeyshapeError(f"counter {self.table}/{self.row!r}/{self.column!r} holds {len(raw)} bytes, "
-                                "not an 8-byte long; it is not an id counter")
+            raise KeyshapeError(
+                f"counter {self.table}/{self.row!r}/{self.column!r} holds {len(raw)} bytes, not an 8-byte long; it is not an id counter"
+            )
         return int.from_bytes(raw, "big", signed=True)
 
     def _refuse_overflow(self, before: int) -> None:
         if before > MAX_ID - self.block:
             left = max(MAX_ID - before, 0)
-            raise IdsExhausted(f"id counter {self.table}/{self.row.decode(errors='replace')} is at {before}: "
-                               f"a block of {self.block} would pass the largest HBase long {MAX_ID} "
-                               f"({left} ids left); use a smaller block or a new counter")
+            raise IdsExhausted(
+                f"id counter {self.table}/{self.row.decode(errors='replace')} is at {before}: "
+                f"a block of {self.block} would pass the largest HBase long {MAX_ID} "
+                f"({left} ids left); use a smaller block or a new counter"
+            )
 
     def _reserve(self) -> None:
         if self._seen is None:
             self._seen = self.current()
             if self._seen < 0:
-                raise IdsExhausted(f"id counter {self.table}/{self.row!r} is negative ({self._seen}): "
-                                   "it has wrapped or is not an id counter")
+                raise IdsExhausted(f"id counter {self.table}/{self.row!r} is negative ({self._seen}): it has wrapped or is not an id counter")
         self._refuse_overflow(self._seen)
         hi = self.store.increment(self.table, self.row, self.column, amount=self.block)
         lo = hi - self.block + 1
         if hi < self.block or hi < 0:
             self._seen = max(self._seen, hi)
-            raise IdsExhausted(f"id counter {self.table}/{self.row!r} returned {hi}, outside 1..{MAX_ID}: "
-                               "it wrapped past the largest HBase long; use a new counter")
+            raise IdsExhausted(
+                f"id counter {self.table}/{self.row!r} returned {hi}, outside 1..{MAX_ID}: it wrapped past the largest HBase long; use a new counter"
+            )
         if lo <= max(self._seen, self.floor):
             known = max(self._seen, self.floor)
-            raise CounterWentBack(f"id counter {self.table}/{self.row!r} went back to {hi} after {known}: "
-                                  "its cell was deleted or expired, and ids from here would repeat; restore it "
-                                  f"(put the 8-byte long {known}) or use a new counter")
+            raise CounterWentBack(
+                f"id counter {self.table}/{self.row!r} went back to {hi} after {known}: "
+                "its cell was deleted or expired, and ids from here would repeat; restore it "
+                f"(put the 8-byte long {known}) or use a new counter"
+            )
         self._seen = hi
         self._next, self._end = lo, hi + 1
         self.blocks_reserved += 1

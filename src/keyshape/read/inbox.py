@@ -49,8 +49,7 @@ def message_cells(message_id: str, sender: str, subject: str, received_ms: int, 
     }
 
 
-def inbox_by(store: Store, table: str, user_row: bytes, by: str, equals: str | None = None,
-             limit: int | None = None) -> list[str]:
+def inbox_by(store: Store, table: str, user_row: bytes, by: str, equals: str | None = None, limit: int | None = None) -> list[str]:
     """Message ids of one user ordered by ``by`` ("from": sender ascending; "subject": subject
     descending), newest first among equals; ``equals`` keeps one sender/subject only. One Get of
     the index family; the qualifiers are sorted here as HBase returns them."""

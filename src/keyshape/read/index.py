@@ -55,8 +55,9 @@ def index_key(index: IndexSpec, record: Mapping[str, Any], main_key: bytes) -> b
     return index.key.encode({**{f.name: record[f.name] for f in index.fields}, ROW_FIELD: main_key})
 
 
-def _values_from_row(schema: KeySchema, index: IndexSpec, main_key: bytes,
-                     cells: Mapping[bytes, bytes], index_row: bytes | None = None) -> dict[str, Any] | None:
+def _values_from_row(
+    schema: KeySchema, index: IndexSpec, main_key: bytes, cells: Mapping[bytes, bytes], index_row: bytes | None = None
+) -> dict[str, Any] | None:
     """The index fields of a stored main row (key fields decoded from the key, the others from
     their columns); None when a column is missing or the key does not decode. A key that cannot
     be decoded (md5-full) takes its key fields from ``index_row``, the index row pointing at it."""
@@ -76,10 +77,19 @@ def _values_from_row(schema: KeySchema, index: IndexSpec, main_key: bytes,
     return values
 
 
-def read_by_index(store: Store, schema: KeySchema, index: str | IndexSpec, *, limit: int | None = None,
-                  reverse: bool = False, columns: Iterable[bytes] | None = None, batch_size: int = 100,
-                  verify: bool = True, where: Mapping[str, Any] | None = None,
-                  **leading_fields: Any) -> Iterator[Row]:
+def read_by_index(
+    store: Store,
+    schema: KeySchema,
+    index: str | IndexSpec,
+    *,
+    limit: int | None = None,
+    reverse: bool = False,
+    columns: Iterable[bytes] | None = None,
+    batch_size: int = 100,
+    verify: bool = True,
+    where: Mapping[str, Any] | None = None,
+    **leading_fields: Any,
+) -> Iterator[Row]:
     """Main rows found through ``index``, in index order.
 
     ``leading_fields`` (or ``where``) are leading INDEX fields, as for :func:`keyshape.read.scan`
@@ -93,8 +103,7 @@ def read_by_index(store: Store, schema: KeySchema, index: str | IndexSpec, *, li
     if verify and cols is not None:
         cols += [c for c in spec.columns.values() if c not in cols]
     main_table = schema.table.full_name
-    idx = scan(store, spec.key, reverse=reverse, columns=[spec.pointer_column], batch_size=batch_size,
-               where=where, **leading_fields)
+    idx = scan(store, spec.key, reverse=reverse, columns=[spec.pointer_column], batch_size=batch_size, where=where, **leading_fields)
     returned = 0
     try:
         while limit is None or returned < limit:
@@ -139,8 +148,9 @@ class RepairReport:
         return not any(self.counts.get(k) for k in ("dangling", "stale", "missing"))
 
 
-def repair_index(store: Store, schema: KeySchema, index: str | IndexSpec, *, fix: bool = True,
-                 batch_size: int = 1000, max_listed: int = 1000) -> RepairReport:
+def repair_index(
+    store: Store, schema: KeySchema, index: str | IndexSpec, *, fix: bool = True, batch_size: int = 1000, max_listed: int = 1000
+) -> RepairReport:
     """Check ``index`` against the main table both ways and, with ``fix``, repair it.
 
     Pass 1 reads every index row and fetches its main row (``get_many`` per batch): index rows

@@ -105,8 +105,14 @@ def _below(key: bytes) -> bytes:
 
 
 def scan_bucket(
-    store: Store, table: str, r: BucketRange, *, reverse: bool, limit: int | None,
-    columns: Iterable[bytes] | None, batch_size: int,
+    store: Store,
+    table: str,
+    r: BucketRange,
+    *,
+    reverse: bool,
+    limit: int | None,
+    columns: Iterable[bytes] | None,
+    batch_size: int,
 ) -> Iterator[ScanBatch]:
     """Rows ``r.start <= key < r.stop`` of one bucket, ascending or descending, a scanner batch
     at a time (non-empty ``(keys, cells)`` columns). The scan is opened now (on HBase its first
@@ -118,12 +124,20 @@ def scan_bucket(
     and stops just below ``r.start`` (:func:`_below`), dropping rows outside the range here.
     """
     if not reverse:
-        return store.scan_batches(table, start=r.start, stop=r.stop, limit=limit, columns=columns,
-                                  batch_size=batch_size)
+        return store.scan_batches(table, start=r.start, stop=r.stop, limit=limit, columns=columns, batch_size=batch_size)
     extra = 1 if r.stop else 0  # the row AT r.stop, returned by HBase and skipped here
-    return _InRange(store.scan_batches(table, start=r.stop, stop=_below(r.start), reverse=True,
-                                       limit=None if limit is None else limit + extra, columns=columns,
-                                       batch_size=batch_size + extra), r)
+    return _InRange(
+        store.scan_batches(
+            table,
+            start=r.stop,
+            stop=_below(r.start),
+            reverse=True,
+            limit=None if limit is None else limit + extra,
+            columns=columns,
+            batch_size=batch_size + extra,
+        ),
+        r,
+    )
 
 
 class _InRange:
@@ -167,10 +181,21 @@ class MergedScan:
     to release scanners early; exhausting it closes them too.
     """
 
-    def __init__(self, store: Store, schema: KeySchema, ranges: list[BucketRange], base: list[BucketRange], *,
-                 reverse: bool, limit: int | None, columns: Iterable[bytes] | None,
-                 batch_size: int | None, parallel: int, depth: int,
-                 keep: Callable[[bytes], bool] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        schema: KeySchema,
+        ranges: list[BucketRange],
+        base: list[BucketRange],
+        *,
+        reverse: bool,
+        limit: int | None,
+        columns: Iterable[bytes] | None,
+        batch_size: int | None,
+        parallel: int,
+        depth: int,
+        keep: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self.store, self.schema, self.ranges, self.reverse = store, schema, ranges, reverse
         self._keep = keep
         self.table = schema.table.full_name
@@ -221,8 +246,7 @@ class MergedScan:
         chunks = None
         try:
             for r in self.ranges:
-                raw.append(scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket,
-                                       columns=self._columns, batch_size=batch))
+                raw.append(scan_bucket(self.store, self.table, r, reverse=self.reverse, limit=per_bucket, columns=self._columns, batch_size=batch))
             if self._parallel > 0 and len(raw) > 1:
                 pool = ThreadPoolExecutor(max_workers=self._parallel, thread_name_prefix="keyshape-scan")
                 sources = [PrefetchSource(it, pool, self._depth) for it in raw]
@@ -232,18 +256,20 @@ class MergedScan:
 
             def fetcher(source: Any) -> Callable[[], Any]:
                 if pool is not None:
+
                     def fetch() -> Any:
                         got = source.next_batch()
                         return None if got is None else tuples(got)
                 else:
+
                     def fetch() -> Any:
                         got = next(source, None)  # one scanner batch, as the server sent it
                         return None if got is None else tuples(got)
+
                 return fetch
 
             # Only a random salt can store one original key in two buckets.
-            chunks = merge_runs([fetcher(s) for s in sources], self.reverse,
-                                unique=self.schema.prefix.name != "random")
+            chunks = merge_runs([fetcher(s) for s in sources], self.reverse, unique=self.schema.prefix.name != "random")
             make = _row_maker(self.schema)
             left = limit
             for originals, keys, values in chunks:
@@ -276,8 +302,7 @@ def exact_match(schema: KeySchema, leading: Mapping[str, Any]) -> Callable[[byte
     """
     if not schema.separator:
         return None
-    fields = [schema.field(n) for n, v in leading.items()
-              if not isinstance(v, (tuple, list)) and not schema.field(n).self_delimiting]
+    fields = [schema.field(n) for n, v in leading.items() if not isinstance(v, (tuple, list)) and not schema.field(n).self_delimiting]
     if not fields:
         return None
     wanted = {f.name: f.encode(leading[f.name]) for f in fields}
@@ -341,10 +366,21 @@ def scan(
         if cur.reverse != reverse or cur.check != fingerprint(schema.table.full_name, base, reverse):
             raise KeyshapeError(
                 "scan: the page token belongs to another query (table, fields, start/stop or direction "
-                "differ); repeat the first page's arguments with the token")
+                "differ); repeat the first page's arguments with the token"
+            )
         after = cur.after
     if after is not None:
         ranges = after_cursor(schema, base, after, reverse)
-    return MergedScan(store, schema, ranges, base, reverse=reverse, limit=limit, columns=columns,
-                      batch_size=batch_size, parallel=parallel, depth=depth,
-                      keep=exact_match(schema, leading))
+    return MergedScan(
+        store,
+        schema,
+        ranges,
+        base,
+        reverse=reverse,
+        limit=limit,
+        columns=columns,
+        batch_size=batch_size,
+        parallel=parallel,
+        depth=depth,
+        keep=exact_match(schema, leading),
+    )

@@ -83,9 +83,20 @@ def scan_page(
     """
     if page_size < 1:
         raise KeyshapeError(f"page_size must be >= 1, got {page_size}")
-    with scan(store, schema, start=start, stop=stop, limit=page_size + 1, reverse=reverse,
-              columns=columns, batch_size=batch_size, parallel=parallel, page_token=page_token,
-              where=where, **leading_fields) as it:
+    with scan(
+        store,
+        schema,
+        start=start,
+        stop=stop,
+        limit=page_size + 1,
+        reverse=reverse,
+        columns=columns,
+        batch_size=batch_size,
+        parallel=parallel,
+        page_token=page_token,
+        where=where,
+        **leading_fields,
+    ) as it:
         rows = list(islice(it, page_size + 1))
         more = len(rows) > page_size
         rows = rows[:page_size]
@@ -114,11 +125,20 @@ def offset_page(
     """
     if offset < 0 or page_size < 1:
         raise KeyshapeError(f"offset must be >= 0 and page_size >= 1, got {offset}, {page_size}")
-    with scan(store, schema, start=start, stop=stop, limit=offset + page_size + 1, reverse=reverse,
-              columns=columns, batch_size=batch_size, where=where, **leading_fields) as it:
+    with scan(
+        store,
+        schema,
+        start=start,
+        stop=stop,
+        limit=offset + page_size + 1,
+        reverse=reverse,
+        columns=columns,
+        batch_size=batch_size,
+        where=where,
+        **leading_fields,
+    ) as it:
         rows = list(islice(it, offset, offset + page_size + 1))
         more = len(rows) > page_size
         rows = rows[:page_size]
         token = it.token_after(rows[-1]) if more else None
-    return Page(rows, token, offset + page_size if more else None,
-                _next_key(rows[-1], reverse) if more else None)
+    return Page(rows, token, offset + page_size if more else None, _next_key(rows[-1], reverse) if more else None)

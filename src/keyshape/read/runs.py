@@ -26,8 +26,7 @@ __all__ = ["Run", "merge_runs", "columns"]
 Run = tuple[list[bytes], list[bytes], list[Any]]
 
 
-def columns(prefix: Any, keep: Callable[[bytes], bool] | None
-            ) -> Callable[[tuple[list[bytes], list[Any]]], Run]:
+def columns(prefix: Any, keep: Callable[[bytes], bool] | None) -> Callable[[tuple[list[bytes], list[Any]]], Run]:
     """A function turning a scanner batch ``(stored keys, cells)`` into a run ``(originals, keys,
     cells)`` (rows ``keep`` rejects dropped), stripping the prefix by slicing; a key without the
     expected head goes through ``prefix.strip`` so it raises the schema's own error."""
@@ -55,8 +54,7 @@ def columns(prefix: Any, keep: Callable[[bytes], bool] | None
     return run
 
 
-def merge_runs(fetchers: list[Callable[[], Run | None]], reverse: bool = False,
-               unique: bool = False) -> Generator[Run, None, None]:
+def merge_runs(fetchers: list[Callable[[], Run | None]], reverse: bool = False, unique: bool = False) -> Generator[Run, None, None]:
     """Chunks (runs) of the merged order of several sorted streams, each read through a fetcher
     that returns its next non-empty run (ascending by original then stored key, or descending
     with ``reverse``) or None at the end. Holds at most one run per stream plus the chunk being
@@ -81,7 +79,7 @@ def merge_runs(fetchers: list[Callable[[], Run | None]], reverse: bool = False,
             if used:  # what is left: the tail forward, the head in reverse
                 run = _slice(run, 0, len(run[0]) - used) if reverse else _slice(run, used, None)
             yield _flip(run) if reverse else run
-            while (run := _next(live[0], reverse)):
+            while run := _next(live[0], reverse):
                 yield _flip(run) if reverse else run
             return
         # forward emits rows <= the smallest last row, reverse emits rows >= the largest first

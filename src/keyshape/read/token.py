@@ -45,7 +45,5 @@ def decode_token(token: str) -> Cursor:
     except (binascii.Error, ValueError):
         raw = b""
     if len(raw) < 7 or raw[0] != _VERSION or raw[1] > 1:
-        raise KeyshapeError(
-            f"{token[:40]!r} is not a keyshape page token; pass the next_token of the previous page unchanged"
-        )
+        raise KeyshapeError(f"{token[:40]!r} is not a keyshape page token; pass the next_token of the previous page unchanged")
     return Cursor(raw[6:], int.from_bytes(raw[2:6], "big"), bool(raw[1]))

@@ -105,8 +105,7 @@ class IndexedWriter:
     what is buffered and raises WriteFailed (``rows``: main keys not fully written) when the store
     refuses rows. ``indexes=[]`` writes the main table only."""
 
-    def __init__(self, store: Store, schema: KeySchema, indexes: Iterable[str | IndexSpec] | None = None,
-                 batch_size: int = 1000) -> None:
+    def __init__(self, store: Store, schema: KeySchema, indexes: Iterable[str | IndexSpec] | None = None, batch_size: int = 1000) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise KeyshapeError(f"IndexedWriter: batch_size must be an int >= 1, got {batch_size!r}")
         self.store, self.schema, self.batch_size = store, schema, batch_size
@@ -116,8 +115,7 @@ class IndexedWriter:
 
     # ------------------------------------------------------------------------------ buffering
 
-    def _check_index_fields(self, record: Mapping[str, Any], key: bytes
-                            ) -> tuple[dict[bytes, bytes], dict[bytes, IndexSpec]]:
+    def _check_index_fields(self, record: Mapping[str, Any], key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, IndexSpec]]:
         """The main-row value columns of ``record``'s index fields and its index keys at ``key``;
         raises KeyshapeError naming the field and the index when one cannot be built."""
         columns: dict[bytes, bytes] = {}
@@ -125,8 +123,9 @@ class IndexedWriter:
         for spec in self.indexes:
             for f in spec.fields:
                 if f.name not in record or record[f.name] is None:
-                    raise KeyshapeError(f"record lacks {f.name!r}, a field of index {spec.name!r} "
-                                        f"(table {spec.table.full_name}); give it a {f.type} value")
+                    raise KeyshapeError(
+                        f"record lacks {f.name!r}, a field of index {spec.name!r} (table {spec.table.full_name}); give it a {f.type} value"
+                    )
                 try:
                     # the main row keeps the value as given (not its padded key bytes)
                     cell = f.cell_bytes(record[f.name])
@@ -137,8 +136,7 @@ class IndexedWriter:
             ikeys[index_key(spec, record, key)] = spec  # prefix and separators too, before buffering
         return columns, ikeys
 
-    def put(self, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None,
-            timestamp: int | None = None) -> bytes:
+    def put(self, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None, timestamp: int | None = None) -> bytes:
         """Buffer ``record`` (every key field and every index field) with ``cells`` plus the value
         columns of its non-key index fields. Returns the key it gets when not stored yet; a
         stored record keeps its key (under ``random``: its bucket, found at the flush)."""
@@ -187,12 +185,11 @@ class IndexedWriter:
             keys = {op.key: None for op in ops}
         wanted = list(keys)
         for i in range(0, len(wanted), LOOKUP_CHUNK):
-            for k, c in self.store.get_many(self.schema.table.full_name, wanted[i:i + LOOKUP_CHUNK], columns=cols):
+            for k, c in self.store.get_many(self.schema.table.full_name, wanted[i : i + LOOKUP_CHUNK], columns=cols):
                 out.setdefault(original_key(self.schema, k), []).append((k, c))
         return out
 
-    def _index_keys(self, key: bytes, cells: Mapping[bytes, bytes] | None,
-                    record: Mapping[str, Any] | None = None) -> dict[bytes, IndexSpec]:
+    def _index_keys(self, key: bytes, cells: Mapping[bytes, bytes] | None, record: Mapping[str, Any] | None = None) -> dict[bytes, IndexSpec]:
         """Index row key -> spec of the row at ``key``: from ``record`` alone when ``cells`` is
         None (a put), else from the stored ``cells`` (what the index rows were written from) and
         the key fields, which a deterministic key shares with ``record`` (md5-full keys cannot
@@ -209,8 +206,7 @@ class IndexedWriter:
                 out[index_key(spec, values, key)] = spec
         return out
 
-    def _stored_values(self, spec: IndexSpec, cells: Mapping[bytes, bytes],
-                       record: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _stored_values(self, spec: IndexSpec, cells: Mapping[bytes, bytes], record: Mapping[str, Any]) -> dict[str, Any] | None:
         values = {f.name: record[f.name] for f in self.schema.fields}
         for f in spec.fields:
             if f.name in spec.columns:
@@ -237,8 +233,9 @@ class IndexedWriter:
             else:  # the one key; it may be stored even when the lookup returned no cells for it
                 key, first = rec_ops[0].key, rec_ops[0].record
                 found = dict(stored.get(orig, []))
-                copies = {key: self._index_keys(key, None, first) if lookup is False
-                          else self._index_keys(key, found[key], first) if key in found else {}}
+                copies = {
+                    key: self._index_keys(key, None, first) if lookup is False else self._index_keys(key, found[key], first) if key in found else {}
+                }
             final: dict[bytes, IndexSpec] = {}
             puts: list[tuple[bytes, dict[bytes, bytes], int | None]] = []
             target: bytes | None = next(iter(copies), None)
@@ -250,8 +247,7 @@ class IndexedWriter:
                 if target is None:
                     target = op.key
                 puts.append((target, op.cells or {}, op.timestamp))
-                final = op.index_keys if target == op.key and op.index_keys is not None \
-                    else self._index_keys(target, None, op.record)
+                final = op.index_keys if target == op.key and op.index_keys is not None else self._index_keys(target, None, op.record)
             for k in copies:  # every copy of a deleted record; the extra copies of any other
                 if dropped or k != target:
                     plan.main_deletes[k] = orig
@@ -264,8 +260,7 @@ class IndexedWriter:
             if puts and target is not None:
                 ts = puts[-1][2]
                 for ik, spec in final.items():
-                    plan.index_puts.setdefault(spec.table.full_name, []).append(
-                        (ik, spec.pointer_column, target, ts, orig))
+                    plan.index_puts.setdefault(spec.table.full_name, []).append((ik, spec.pointer_column, target, ts, orig))
         return plan
 
     def _write(self, table: str, items: list[tuple[bytes, Any]], delete: bool) -> set[bytes]:
@@ -326,9 +321,11 @@ class IndexedWriter:
             failed |= {orig for ik, _, orig in todo if ik in lost}
         if failed:
             not_written = sorted(keys_of.get(o, o) for o in failed)
-            raise WriteFailed(f"{len(failed)} record(s) not fully written; what is left are main rows "
-                              "without some index rows: write the records again, or run repair_index",
-                              not_written)
+            raise WriteFailed(
+                f"{len(failed)} record(s) not fully written; what is left are main rows "
+                "without some index rows: write the records again, or run repair_index",
+                not_written,
+            )
 
     def __enter__(self) -> IndexedWriter:
         return self
@@ -338,8 +335,9 @@ class IndexedWriter:
             self.flush()
 
 
-def put_record(store: Store, schema: KeySchema, record: Mapping[str, Any],
-               cells: Mapping[bytes, bytes] | None = None, timestamp: int | None = None) -> None:
+def put_record(
+    store: Store, schema: KeySchema, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None, timestamp: int | None = None
+) -> None:
     """Write one record now (an update when it is stored), with its index rows; see
     :class:`IndexedWriter`."""
     with IndexedWriter(store, schema) as w:

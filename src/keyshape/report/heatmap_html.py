@@ -199,10 +199,17 @@ def _window_writes(analysis: Analysis) -> list[list[int]]:
 
 def _region_data(analysis: Analysis) -> list[dict[str, object]]:
     ticks = region_tick_labels(analysis)
-    return [{"start": to_string_binary(r.start) if r.start else "(start)",
-             "end": to_string_binary(r.end) if r.end else "(end)",
-             "decoded": r.start_text, "tick": t, "share": r.share, "server": r.server}
-            for r, t in zip(analysis.regions, ticks)]
+    return [
+        {
+            "start": to_string_binary(r.start) if r.start else "(start)",
+            "end": to_string_binary(r.end) if r.end else "(end)",
+            "decoded": r.start_text,
+            "tick": t,
+            "share": r.share,
+            "server": r.server,
+        }
+        for r, t in zip(analysis.regions, ticks)
+    ]
 
 
 def interactive_heatmap(analysis: Analysis, vmax: float | None = None, title: str = "") -> str:
@@ -232,8 +239,7 @@ def interactive_heatmap(analysis: Analysis, vmax: float | None = None, title: st
         + '<div class="ks-bar"><span>key range: <b class="ks-range"></b></span>'
         '<button type="button" class="ks-reset">show all regions</button>'
         "<span>hover a cell for its region, time and count; drag up or down to zoom into a key "
-        "range</span></div>"
-        + f'<div class="ks-bar"><span>rows: regions by start key{escape(": " + legend if legend else note)}'
+        "range</span></div>" + f'<div class="ks-bar"><span>rows: regions by start key{escape(": " + legend if legend else note)}'
         f'</span><span>writes per region per window: 0<span class="ks-scale"></span>'
         f"{data['vmax']:,.0f}</span></div>"
         '<div class="ks-wrap"><canvas class="ks-canvas" role="img" '

@@ -79,17 +79,22 @@ def window_caption(analysis: Analysis) -> str:
     return f"{n} windows, {total:,} writes in all, uneven per window"
 
 
-def draw_heatmap(ax: Axes, analysis: Analysis, *, vmax: float | None = None,
-                 colorbar: bool = True, title: str | None = None) -> None:
+def draw_heatmap(ax: Axes, analysis: Analysis, *, vmax: float | None = None, colorbar: bool = True, title: str | None = None) -> None:
     """Draw writes per region (rows, key order top to bottom) per time window (columns)."""
     heat = analysis.heat.T.astype(np.float64)
     windows = heat.shape[1]
-    im = ax.imshow(heat, aspect="auto", interpolation="nearest", cmap="inferno",
-                   vmin=0, vmax=vmax if vmax is not None else max(float(heat.max()), 1.0),
-                   origin="upper", extent=(0, windows, len(analysis.regions) - 0.5, -0.5))
+    im = ax.imshow(
+        heat,
+        aspect="auto",
+        interpolation="nearest",
+        cmap="inferno",
+        vmin=0,
+        vmax=vmax if vmax is not None else max(float(heat.max()), 1.0),
+        origin="upper",
+        extent=(0, windows, len(analysis.regions) - 0.5, -0.5),
+    )
     ax.set_xlabel(f"time → ({window_caption(analysis)})")
-    legend = f": {analysis.label_legend}" if analysis.label_legend and any(
-        r.start_text for r in analysis.regions) else ""
+    legend = f": {analysis.label_legend}" if analysis.label_legend and any(r.start_text for r in analysis.regions) else ""
     ax.set_ylabel(f"key space → (regions by start key{legend})")
     _region_ticks(ax, analysis, "y")
     if title is not None:
@@ -105,8 +110,7 @@ def draw_region_bars(ax: Axes, analysis: Analysis) -> None:
     n = len(rows)
     colour = VERDICT_COLOURS.get(analysis.verdict, "#1565c0")
     ax.bar(np.arange(n), rows, width=0.85 if n < 200 else 1.0, color=colour, alpha=0.85)
-    ax.axhline(rows.sum() / n, color="black", linestyle="--", linewidth=1,
-               label=f"fair share ({rows.sum() / n:,.0f} rows)")
+    ax.axhline(rows.sum() / n, color="black", linestyle="--", linewidth=1, label=f"fair share ({rows.sum() / n:,.0f} rows)")
     ax.set_ylabel("rows")
     ax.set_xlabel("region (key order)")
     ax.set_xlim(-0.6, n - 0.4)
@@ -121,10 +125,16 @@ def draw_hot_share(ax: Axes, analysis: Analysis) -> None:
     # Shares exist for non-empty windows only; plot each under its heat-map column.
     filled = np.flatnonzero(analysis.heat.sum(axis=1) > 0)
     x = filled + 0.5 if filled.size == shares.size else np.arange(shares.size) + 0.5
-    ax.plot(x, shares, color="#c62828", linewidth=1.5, marker="o" if shares.size <= 12 else None,
-            markersize=3, label="hottest region's share of the window")
-    ax.axhline(1 / len(analysis.regions), color="black", linestyle="--", linewidth=1,
-               label=f"fair share (1/{len(analysis.regions)})")
+    ax.plot(
+        x,
+        shares,
+        color="#c62828",
+        linewidth=1.5,
+        marker="o" if shares.size <= 12 else None,
+        markersize=3,
+        label="hottest region's share of the window",
+    )
+    ax.axhline(1 / len(analysis.regions), color="black", linestyle="--", linewidth=1, label=f"fair share (1/{len(analysis.regions)})")
     ax.set_ylim(0, 1.02)
     ax.set_xlim(0, max(windows, shares.size, 1))
     ax.set_xlabel("time window")
@@ -141,8 +151,7 @@ def heatmap_figure(analysis: Analysis, vmax: float | None = None) -> Figure:
     fig = Figure(figsize=(11, height), layout="constrained")
     ax = fig.subplots()
     name = analysis.name or "keys"
-    draw_heatmap(ax, analysis, vmax=vmax,
-                 title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
+    draw_heatmap(ax, analysis, vmax=vmax, title=f"{name}: {analysis.verdict.upper()} — writes per region over time")
     return fig
 
 
@@ -180,17 +189,19 @@ def compare_figure(analyses: Sequence[Analysis], colour_scale: str = "shared") -
     fig = Figure(figsize=(max(5.0 * k, 7), 6), layout="constrained")
     axes = fig.subplots(1, k, squeeze=False)
     for ax, a in zip(axes[0], analyses):
-        draw_heatmap(ax, a, colorbar=per_panel,
-                     title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean "
-                           f"{a.max_over_mean:.2f} · hot window {100 * a.hot_window_share:.0f}%")
+        draw_heatmap(
+            ax,
+            a,
+            colorbar=per_panel,
+            title=f"{a.name or 'keys'}\n{a.verdict.upper()} · max/mean {a.max_over_mean:.2f} · hot window {100 * a.hot_window_share:.0f}%",
+        )
     if per_panel:
         return fig
     vmax = max(float(a.heat.max()) for a in analyses) or 1.0
     for ax in axes[0]:
         for im in ax.get_images():
             im.set_clim(0, vmax)
-    fig.colorbar(axes[0][0].get_images()[0], ax=list(axes[0]), fraction=0.02, pad=0.01,
-                 label="writes per region per window (one scale for all)")
+    fig.colorbar(axes[0][0].get_images()[0], ax=list(axes[0]), fraction=0.02, pad=0.01, label="writes per region per window (one scale for all)")
     return fig
 
 
@@ -208,8 +219,7 @@ def write_png(analysis: Analysis, path: str | Path) -> Path:
     return out
 
 
-def write_compare_png(analyses: Sequence[Analysis], path: str | Path,
-                      colour_scale: str = "shared") -> Path:
+def write_compare_png(analyses: Sequence[Analysis], path: str | Path, colour_scale: str = "shared") -> Path:
     """Write the side-by-side heat maps of several designs to ``path`` as PNG
     (``colour_scale``: see :func:`compare_figure`)."""
     out = Path(path)

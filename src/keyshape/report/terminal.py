@@ -48,7 +48,6 @@ def _key(key: bytes, chars: int = _KEY_CHARS, skip: int = 0) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-
 def _bar(share: float, top: float, width: int = 10) -> str:
     filled = 0 if top <= 0 else round(width * share / top)
     return "█" * filled + "·" * (width - filled)
@@ -128,8 +127,7 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("#", justify="right", no_wrap=True, min_width=index_cells)
     for col, key_width in widths.items():
-        table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=key_width,
-                         max_width=key_width)
+        table.add_column(col, justify="left", no_wrap=True, overflow="ellipsis", min_width=key_width, max_width=key_width)
     for col, justify, cell_width in numbers:
         # Numbers and their headers keep their width; the keys give way.
         table.add_column(col, justify=justify, no_wrap=True, min_width=cell_width)
@@ -137,21 +135,15 @@ def region_table(analysis: Analysis, limit: int = 24, width: int | None = None) 
         if r is None:
             table.add_row("…", *[""] * (len(widths) + len(numbers)))
             continue
-        style = "red" if r.share >= 2 * fair and r.share > 0.02 else (
-            "dim" if r.rows == 0 else "")
+        style = "red" if r.share >= 2 * fair and r.share > 0.02 else ("dim" if r.rows == 0 else "")
         # Text, not str: rich would read "[...]" inside a key as markup.
-        cells: list[RenderableType] = [str(r.index),
-                                       Text(_key(r.start, widths["start"], skip) if r.start else "(start)")]
+        cells: list[RenderableType] = [str(r.index), Text(_key(r.start, widths["start"], skip) if r.start else "(start)")]
         if with_end:
             cells.append(Text(_key(r.end, widths["end"], skip) if r.end else "(end)"))
         if decoded:
             cells.append(Text(_cut(r.start_text, widths["decoded"])))
-        table.add_row(*cells, f"{r.rows:,}", percent_cell(r.share), _bar(r.share, top),
-                      str(r.server), style=style)
+        table.add_row(*cells, f"{r.rows:,}", percent_cell(r.share), _bar(r.share, top), str(r.server), style=style)
     return table
-
-
-
 
 
 def _cut(text: str, chars: int) -> str:
@@ -173,21 +165,24 @@ def summary_table(analysis: Analysis) -> Table:
     table.add_column()
     fair = 1 / len(a.regions)
     rows = [
-        (a.count_label, f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} "
-                        f"on {a.servers} server{'' if a.servers == 1 else 's'}"
-                 + (" (assumed: --servers N)" if a.servers_assumed else "")),
+        (
+            a.count_label,
+            f"{a.rows:,} over {len(a.regions)} region{'' if len(a.regions) == 1 else 's'} "
+            f"on {a.servers} server{'' if a.servers == 1 else 's'}" + (" (assumed: --servers N)" if a.servers_assumed else ""),
+        ),
         ("max/mean · CV · Gini", f"{a.max_over_mean:.2f} · {a.cv:.3f} · {a.gini:.3f}"),
         ("deviation (max-min)/mean", f"{a.deviation_rate:.2f}   empty regions: {a.empty_regions}"),
-        ("hot moment share", f"{percent(a.hot_window_share)} of writes in the busiest region "
-                             f"(fair {percent(fair)}), {percent(a.hot_window_server_share)} "
-                             f"on the busiest server{_moment_text(a)}"),
+        (
+            "hot moment share",
+            f"{percent(a.hot_window_share)} of writes in the busiest region "
+            f"(fair {percent(fair)}), {percent(a.hot_window_server_share)} "
+            f"on the busiest server{_moment_text(a)}",
+        ),
     ]
     if a.key_length_max:  # a live table's request counters carry no keys
         rows += [
-            ("key length", f"min {a.key_length_min} / mean {a.key_length_mean:.1f} / max "
-                           f"{a.key_length_max} bytes"),
-            ("key overhead", f"{a.key_overhead_bytes:,} bytes ({a.cells_per_row} cell(s) per row "
-                             "repeat the key)"),
+            ("key length", f"min {a.key_length_min} / mean {a.key_length_mean:.1f} / max {a.key_length_max} bytes"),
+            ("key overhead", f"{a.key_overhead_bytes:,} bytes ({a.cells_per_row} cell(s) per row repeat the key)"),
         ]
     for k, v in rows:
         table.add_row(k, Text(v))
@@ -207,8 +202,7 @@ def verdict_line(analysis: Analysis) -> Text:
 
 def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None) -> Group:
     """Everything ``keyshape analyze`` prints: regions, numbers, verdict, reasons and advice."""
-    parts: list[RenderableType] = [region_table(analysis, limit, width), summary_table(analysis), Text(""),
-                                   verdict_line(analysis)]
+    parts: list[RenderableType] = [region_table(analysis, limit, width), summary_table(analysis), Text(""), verdict_line(analysis)]
     for reason in analysis.reasons[1:]:
         parts.append(Text(f"          {reason}"))
     for advice in analysis.advice:
@@ -225,17 +219,31 @@ def analysis_view(analysis: Analysis, limit: int = 24, width: int | None = None)
 def compare_table(analyses: Sequence[Analysis]) -> Table:
     """One row per design: verdict and headline numbers, side by side."""
     cells = [
-        [a.name, a.verdict, str(len(a.regions)), f"{a.max_over_mean:.2f}", f"{a.cv:.3f}",
-         f"{a.gini:.3f}", f"{a.deviation_rate:.2f}", percent_cell(a.hot_window_share),
-         f"{a.key_length_mean:.1f}"]
+        [
+            a.name,
+            a.verdict,
+            str(len(a.regions)),
+            f"{a.max_over_mean:.2f}",
+            f"{a.cv:.3f}",
+            f"{a.gini:.3f}",
+            f"{a.deviation_rate:.2f}",
+            percent_cell(a.hot_window_share),
+            f"{a.key_length_mean:.1f}",
+        ]
         for a in analyses
     ]
-    headers = ("design", "verdict", "regions", "max/\nmean", "CV", "Gini", "devi-\nation",
-               "hot\nwindow", "key\nbytes")
+    headers = ("design", "verdict", "regions", "max/\nmean", "CV", "Gini", "devi-\nation", "hot\nwindow", "key\nbytes")
     # Narrow borders and two-line headers keep every name, verdict and number whole on an
     # 80-column terminal (rich would otherwise cut them to "seque…" / "hotsp…").
-    table = Table(title="designs on the same workload", title_justify="left", header_style="bold",
-                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    table = Table(
+        title="designs on the same workload",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
     for i, head in enumerate(headers):
         width = max([len(line) for line in head.split("\n")] + [len(row[i]) for row in cells])
         table.add_column(head, justify="left" if i < 2 else "right", no_wrap=True, min_width=width)
@@ -252,8 +260,7 @@ def _duration(seconds: float) -> str:
 
 
 @contextmanager
-def progress_bar(console: Console, total: int | None, description: str
-                 ) -> Iterator[Callable[[int], None]]:
+def progress_bar(console: Console, total: int | None, description: str) -> Iterator[Callable[[int], None]]:
     """A transient rich progress bar; yields ``update(done)`` taking the number of rows done.
 
     When the console is not a terminal no bar is drawn, so piped output and CI logs stay clean;
@@ -272,14 +279,21 @@ def progress_bar(console: Console, total: int | None, description: str
             rate = done / spent
             left = (int(total or 0) - done) / rate
             if spent + left >= ESTIMATE_AFTER:
-                console.print(f"{description}: {int(total or 0):,} rows at ~{rate:,.0f} rows/s, about "
-                              f"{_duration(spent + left)} in all", highlight=False)
+                console.print(
+                    f"{description}: {int(total or 0):,} rows at ~{rate:,.0f} rows/s, about {_duration(spent + left)} in all", highlight=False
+                )
 
         yield estimate
         return
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               # show_speed: rows/s where the total is unknown (a migration's copy)
-               TaskProgressColumn(show_speed=True), TimeElapsedColumn(), TimeRemainingColumn()]
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        # show_speed: rows/s where the total is unknown (a migration's copy)
+        TaskProgressColumn(show_speed=True),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)

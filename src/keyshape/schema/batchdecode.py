@@ -44,8 +44,7 @@ class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
 
 
-def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
-                as_arrow: bool = False, verify: bool = True) -> dict[str, Any] | pa.Table:
+def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> dict[str, Any] | pa.Table:
     """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
     arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
     bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`.
@@ -60,8 +59,7 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *,
         reader = native_readers(schema)[bool(verify)]
         # text columns take the dtype the Python routes would give them: the field's width where
         # the vector route reads the layout, else the longest value's (numpy from the values)
-        got = reader.columns(keys, as_arrow, _vector_layout(schema), batchhash.default_threads()) \
-            if reader is not None else None
+        got = reader.columns(keys, as_arrow, _vector_layout(schema), batchhash.default_threads()) if reader is not None else None
         if got is not None:
             return _native_table(schema, got, len(keys)) if as_arrow else _native_columns(schema, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
@@ -103,8 +101,14 @@ def _native_table(schema: KeySchema, got: tuple[Any, ...], n: int) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
 
-_ARROW_TYPES = {"int32": pa.int64(), "int64": pa.int64(), "timestamp": pa.int64(),
-                "float64": pa.float64(), "string": pa.string(), "bytes": pa.binary()}
+_ARROW_TYPES = {
+    "int32": pa.int64(),
+    "int64": pa.int64(),
+    "timestamp": pa.int64(),
+    "float64": pa.float64(),
+    "string": pa.string(),
+    "bytes": pa.binary(),
+}
 
 
 def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
@@ -118,8 +122,7 @@ def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
                 col = pa.array(col, type=_ARROW_TYPES.get(f.type))
             except OverflowError:
                 # a decimal text field wider than int64 holds: exact integers as decimal128
-                col = pa.array([None if v is None else decimal.Decimal(v) for v in col],
-                               type=pa.decimal128(38, 0))
+                col = pa.array([None if v is None else decimal.Decimal(v) for v in col], type=pa.decimal128(38, 0))
         arrays.append(col)
     return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
 
@@ -203,8 +206,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
                 at_column[i] = pos
             if i in hashed:
                 raw[i] = KeyArray(cols)
-            if i in hashed and i in at_column and not arrow and n >= 1024 and f.type == "bytes" \
-                    and not f.descending and f.pad == "none" and w <= 8:
+            if i in hashed and i in at_column and not arrow and n >= 1024 and f.type == "bytes" and not f.descending and f.pad == "none" and w <= 8:
                 # a salted series' bytes (OpenTSDB's metric and tags): their distinct values
                 # make the column and, together, the distinct J of the prefix check
                 ids_of[i] = _distinct_ids(cols)
@@ -240,8 +242,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
             if not (got == sep_row).all():
                 raise _Fallback
             pos = pos + ls
-    if isinstance(pos, np.ndarray) and not np.array_equal(pos, lengths) or \
-            not isinstance(pos, np.ndarray) and not shortest == longest == pos:
+    if isinstance(pos, np.ndarray) and not np.array_equal(pos, lengths) or not isinstance(pos, np.ndarray) and not shortest == longest == pos:
         raise _Fallback
     lead = _leading_j(schema) if check else None
     if lead is not None:
@@ -261,8 +262,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
         if d is None:
             mats = _j_of(schema, ka, raw, at_column)
             d = batchhash.distinct_rows(mats)
-        expected = p.prefix_many(mats).matrix if d is None else \
-            batchhash.gather_rows(p.prefix_many(d[0]).matrix, d[1])
+        expected = p.prefix_many(mats).matrix if d is None else batchhash.gather_rows(p.prefix_many(d[0]).matrix, d[1])
         if not np.array_equal(expected, m[:, : p.width]):
             raise _Fallback  # some key was written with another schema: decode() words the error
     return out
@@ -382,8 +382,7 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False)
         return _arrow_text(f, cols, vlen)
     if f.type == "bytes":
         if f.width is not None and f.pad != "none":
-            return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte())
-                    for r in _bytes_list(cols, vlen, fixed)]
+            return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte()) for r in _bytes_list(cols, vlen, fixed)]
         return _bytes_list(cols, vlen, fixed)
     if w == 0:
         return np.full(n, "")
@@ -446,8 +445,7 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(end - start, out=offsets[1:])
     big = int(offsets[-1]) >= 2**31
-    kind = (pa.large_string() if big else pa.string()) if f.type == "string" else \
-        (pa.large_binary() if big else pa.binary())
+    kind = (pa.large_string() if big else pa.string()) if f.type == "string" else (pa.large_binary() if big else pa.binary())
     offs = offsets if big else offsets.astype(np.int32)
     out = pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offs), pa.py_buffer(data)])
     if f.type == "string" and len(data) and int(data.max()) >= 128:
@@ -475,8 +473,7 @@ def _keep(cols: np.ndarray, pad: np.uint8) -> np.ndarray:
     return np.where(other[np.arange(n), last], w - last, 0)
 
 
-def _bytes_list(cols: np.ndarray, vlen: np.ndarray | None, fixed: bool,
-                ids: tuple[np.ndarray, np.ndarray] | None = None) -> list[bytes]:
+def _bytes_list(cols: np.ndarray, vlen: np.ndarray | None, fixed: bool, ids: tuple[np.ndarray, np.ndarray] | None = None) -> list[bytes]:
     """The rows as ``bytes`` (trailing NULs kept): fixed-width rows come out of one
     ``struct.unpack`` of the whole column (n items made in C)."""
     n, w = cols.shape

@@ -84,25 +84,26 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
         if enc == "hbase":
             pk = "_pack_i" if t == "int32" else "_pack_q"
             env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
-            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:",
-                            "    " + slow[0]]
+            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:", "    " + slow[0]]
         digits = f.text_width  # desc can need more digits than the width: the slow path raises
         top = _MAX[t] - lo if desc else hi
         bottom = _MAX[t] - hi if desc else lo
         fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
-        return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}"] + (
-            [] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]]) + ["    else:", "    " + slow[0]]
+        return (
+            lines
+            + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}"]
+            + ([] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]])
+            + ["    else:", "    " + slow[0]]
+        )
     if enc == "ordered":
         lines = []
         if t in ("int32", "int64", "timestamp"):
             lo, hi = f.int_domain()
             env[f"E{i}"] = ordered.encode_int32 if t == "int32" else ordered.encode_int64
-            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})",
-                    "    else:", "    " + slow[0]]
+            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
         env[f"E{i}"] = ordered.encode_string if t == "string" else ordered.encode_blob_var
         want = "str" if t == "string" else "bytes"
-        return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:",
-                "    " + slow[0]]
+        return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
     # string / bytes as text or raw bytes
     want = "str" if t == "string" else "bytes"
     raw = f"{v}.encode()" if t == "string" else v
@@ -134,12 +135,18 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                     f"            {p} = {F}.encode({v})",
                     "        else:",
                     f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
-                    "    else:", "    " + slow[0]]
+                    "    else:",
+                    "    " + slow[0],
+                ]
             else:
-                return lines + [f"        if len({p}) > {w} or {edge}:", f"            {p} = {F}.encode({v})",
-                                "        else:",
-                                f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
-                                "    else:", "    " + slow[0]]
+                return lines + [
+                    f"        if len({p}) > {w} or {edge}:",
+                    f"            {p} = {F}.encode({v})",
+                    "        else:",
+                    f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
+                    "    else:",
+                    "    " + slow[0],
+                ]
         return lines + ["    else:", "    " + slow[0]]
     if desc:
         lines += [f"        {p} = {p}.translate(_INVERT)"]
@@ -181,8 +188,14 @@ def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list
         env["_SALTS"] = [_opentsdb_bytes(b, p.width) for b in range(n)]
         env["_ZERO_SALT"] = bytes(p.width)
         # A zero (or empty) metric UID is not salted; else |hash % buckets| (Java remainder).
-        return [f"m = {material}[:{mw}]", "if m.count(0) == len(m):", "    pre = _ZERO_SALT", "else:",
-                f"    h = _jbh({material})", f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]"]
+        return [
+            f"m = {material}[:{mw}]",
+            "if m.count(0) == len(m):",
+            "    pre = _ZERO_SALT",
+            "else:",
+            f"    h = _jbh({material})",
+            f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]",
+        ]
     return [f"pre = _P.prefix_for({material})"]  # random (and huge opentsdb bucket counts)
 
 
@@ -233,11 +246,9 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
     parts = ", ".join(f"p{i}" for i in range(len(fields)))
     p = schema.prefix
     # With a J prefix the unprefixed key K is never needed alone: the key is one join.
-    one_join = p.width and p.material == "J" and not schema._j_is_k and p.name != "random" and (
-        p.sep_after or not sep)
+    one_join = p.width and p.material == "J" and not schema._j_is_k and p.name != "random" and (p.sep_after or not sep)
     if not one_join:
-        src.append("    k = p0" if len(fields) == 1 else
-                   f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
+        src.append("    k = p0" if len(fields) == 1 else f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
         src.append("    return k")
     else:
@@ -246,8 +257,7 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
         elif p.material == "J":
             hashed = [f"p{i}" for i in schema._hash_idx]
             mat = "j"
-            src.append(f"    j = {hashed[0]}" if len(hashed) == 1 else
-                       f"    j = SEP.join(({', '.join(hashed)},))")
+            src.append(f"    j = {hashed[0]}" if len(hashed) == 1 else f"    j = SEP.join(({', '.join(hashed)},))")
         else:
             mat = "b''"
         pre = _prefix_lines(schema, env, mat)

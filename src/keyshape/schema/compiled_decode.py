@@ -54,8 +54,9 @@ def _domain_lines(i: int, f: FieldSpec) -> list[str]:
     return [f"    if {' or '.join(tests)}:", "        raise _Doubt"] if tests else []
 
 
-def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str,
-                        keep: bool = False, domain: bool = False, key: str = "k") -> list[str]:
+def _field_decode_lines(
+    i: int, f: FieldSpec, env: dict[str, Any], start: str, stop: str, keep: bool = False, domain: bool = False, key: str = "k"
+) -> list[str]:
     """Source lines reading ``o{i}`` from ``key[start:stop]`` (from ``key`` itself when both are
     empty: the field's bytes already cut out); ``raise _Doubt`` when unsure.
 
@@ -97,8 +98,7 @@ def _field_decode_lines(i: int, f: FieldSpec, env: dict[str, Any], start: str, s
         env[f"PAD{i}"] = f._pad_byte()
         expr += f".{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})"
     if t == "string":
-        return lines + ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:",
-                        "        raise _Doubt"]
+        return lines + ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:", "        raise _Doubt"]
     return lines + [f"    {o} = {expr}"]
 
 
@@ -153,21 +153,27 @@ def _split_lines(schema: KeySchema, env: dict[str, Any]) -> list[str]:
     if not sep or p.width and not p.sep_after or sum(f.fixed_width is None for f in fields) > 1:
         return []
     for f in fields:
-        text = f.type == "string" and f.encoding in ("text", "hbase") and not f.descending or \
-            f.type in ("int32", "int64", "timestamp") and f.encoding == "text"  # desc: MAX - value
+        text = (
+            f.type == "string"
+            and f.encoding in ("text", "hbase")
+            and not f.descending
+            or f.type in ("int32", "int64", "timestamp")
+            and f.encoding == "text"
+        )  # desc: MAX - value
         if not text:
             return []
     names = (["xp"] if p.width else []) + [f"x{i}" for i in range(len(fields))]
-    sizes = ([("xp", p.width)] if p.width else []) + [(f"x{i}", f.fixed_width) for i, f in enumerate(fields)
-                                                      if f.fixed_width is not None]
+    sizes = ([("xp", p.width)] if p.width else []) + [(f"x{i}", f.fixed_width) for i, f in enumerate(fields) if f.fixed_width is not None]
     body: list[str] = []
     for i, f in enumerate(fields):
         body += _field_decode_lines(i, f, env, "", "", key=f"x{i}")
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
     lengths = " and ".join(f"len({x}) == {w}" for x, w in sizes) or "True"
-    return ["    try:", f"        {', '.join(names)}, = k.split(SEP)", f"        if {lengths}:"] + \
-        ["    " * 2 + ln for ln in body] + [f"            return {out}",
-                                         "    except (_Doubt, ValueError, TypeError, AttributeError):", "        pass"]
+    return (
+        ["    try:", f"        {', '.join(names)}, = k.split(SEP)", f"        if {lengths}:"]
+        + ["    " * 2 + ln for ln in body]
+        + [f"            return {out}", "    except (_Doubt, ValueError, TypeError, AttributeError):", "        pass"]
+    )
 
 
 def _struct_layout(schema: KeySchema) -> bool:
@@ -176,12 +182,10 @@ def _struct_layout(schema: KeySchema) -> bool:
     fields = schema.fields
     if any(f.encoding == "ordered" for f in fields):
         return False
-    return all(f.fixed_width is not None for f in fields[:-1]) and (
-        fields[-1].fixed_width is not None or schema._ends[-1] == 0)
+    return all(f.fixed_width is not None for f in fields[:-1]) and (fields[-1].fixed_width is not None or schema._ends[-1] == 0)
 
 
-def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool,
-                          unpack: str = "_U") -> list[str]:
+def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool, unpack: str = "_U") -> list[str]:
     """The body of a decoder for a :func:`_struct_layout` schema: one ``unpack`` of the fixed
     part into prefix, separators, numbers and raw text, then per-field conversions."""
     fields, sep, p = schema.fields, schema.separator, schema.prefix
@@ -231,8 +235,13 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
             tail = str(fixed)
             post += _field_decode_lines(i, f, env, tail, "", i in hashed, raw_check)
             continue
-        if f.type in ("int32", "int64", "timestamp", "float64") and f.encoding == "hbase" and i not in hashed \
-                or f.type == "float64" and i not in hashed:
+        if (
+            f.type in ("int32", "int64", "timestamp", "float64")
+            and f.encoding == "hbase"
+            and i not in hashed
+            or f.type == "float64"
+            and i not in hashed
+        ):
             code = {"int32": "i", "int64": "q", "timestamp": "q", "float64": "d"}[f.type]
             fmt.append(code)
             if f.descending and f.type != "float64":
@@ -310,17 +319,27 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
         ints = f.type in _MAX
         lo, hi = f.int_domain() if ints else (0, 0)
         pad = f._pad_byte() if f.width is not None and f.pad != "none" and kind < 2 else b""
-        specs.append((kind, f.fixed_width if f.fixed_width is not None else -1, -2 if plan is None else plan, pad,
-                      f.pad == "left", f.descending, _MAX.get(f.type, 0), lo, hi, check and ints))
+        specs.append(
+            (
+                kind,
+                f.fixed_width if f.fixed_width is not None else -1,
+                -2 if plan is None else plan,
+                pad,
+                f.pad == "left",
+                f.descending,
+                _MAX.get(f.type, 0),
+                lo,
+                hi,
+                check and ints,
+            )
+        )
     salt = None
     if check:
         hashed = p.material == "J" and not schema._j_is_k and bool(schema._hash_idx)
-        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (),
-                getattr(p, "metric_width", 0))
+        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (), getattr(p, "metric_width", 0))
     sepcheck = bool(p.head_width and p.sep_after and schema.separator)
     try:
-        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck,
-                             tuple(specs), salt)
+        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck, tuple(specs), salt)
     except (ValueError, OverflowError):  # a layout past the reader's limits (a 2**31-bucket salt): Python's
         return None
 
@@ -456,8 +475,11 @@ def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: st
 
 def _guarded(body: list[str], slow: str) -> list[str]:
     """``body`` in a try whose doubts (and failed unpacks/slices) end in ``slow(k)``."""
-    return ["    try:"] + _indent(body) + [
-        "    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", f"    return {slow}(k)"]
+    return (
+        ["    try:"]
+        + _indent(body)
+        + ["    except (_Doubt, struct.error, IndexError, TypeError, ValueError):", "        pass", f"    return {slow}(k)"]
+    )
 
 
 def _finish(src: list[str], env: dict[str, Any], schema: KeySchema, top: int) -> Callable[[bytes], dict[str, Any]]:

@@ -68,16 +68,21 @@ def parse_counters(top: Section, main_table: TableSpec) -> list[CounterSpec]:
         if in_main:
             fam = next((f for f in main_table.families if f.name == family), None)
             if fam is None:
-                s.fail("family", f"{family!r} is not a family of table {main_table.full_name}",
-                       "use one of: " + ", ".join(f.name for f in main_table.families))
+                s.fail(
+                    "family",
+                    f"{family!r} is not a family of table {main_table.full_name}",
+                    "use one of: " + ", ".join(f.name for f in main_table.families),
+                )
             if fam.ttl is not None:
-                s.fail("family", f"family {family!r} has ttl = {fam.ttl}: an expired counter reads as 0 "
-                       "and ids would repeat", "keep the counter in a family without ttl, or in its own table")
+                s.fail(
+                    "family",
+                    f"family {family!r} has ttl = {fam.ttl}: an expired counter reads as 0 and ids would repeat",
+                    "keep the counter in a family without ttl, or in its own table",
+                )
         else:
             own_tables.setdefault(f"{ns}:{tn}", {})[family] = None
         raw.append((name, ns, tn, family, block, in_main))
     for name, ns, tn, family, block, in_main in raw:
-        table = main_table if in_main else TableSpec(
-            tn, ns, [FamilySpec(f) for f in own_tables[f"{ns}:{tn}"]])
+        table = main_table if in_main else TableSpec(tn, ns, [FamilySpec(f) for f in own_tables[f"{ns}:{tn}"]])
         out.append(CounterSpec(name, table, family, block))
     return out

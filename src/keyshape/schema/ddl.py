@@ -15,8 +15,16 @@ from keyshape.errors import StoreError
 from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.specs import FamilySpec, TableSpec
 
-__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "DATA_BLOCK_ENCODINGS", "family_attributes", "schema_tables",
-           "shell_create_statement", "shell_create_statements", "shell_family"]
+__all__ = [
+    "BLOOM_TYPES",
+    "COMPRESSIONS",
+    "DATA_BLOCK_ENCODINGS",
+    "family_attributes",
+    "schema_tables",
+    "shell_create_statement",
+    "shell_create_statements",
+    "shell_family",
+]
 
 
 # org.apache.hadoop.hbase.io.compress.Compression.Algorithm (HBase 2.6)
@@ -34,8 +42,7 @@ FOREVER = 2**31 - 1  # HConstants.FOREVER, the TTL of a family without one
 def _choice(family: str, what: str, value: Any, allowed: tuple[str, ...]) -> str:
     text = str(value).upper()
     if text not in allowed:
-        raise StoreError(f"family {family!r}: {what} {value!r} is not one HBase knows; "
-                         f"use one of {', '.join(allowed)}")
+        raise StoreError(f"family {family!r}: {what} {value!r} is not one HBase knows; use one of {', '.join(allowed)}")
     return text
 
 
@@ -55,16 +62,14 @@ def family_attributes(family: FamilySpec) -> dict[str, str]:
         raise StoreError(f"family {name!r}: versions must be >= 1, got {versions}")
     block_size = int(family.block_size)
     if not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
-        raise StoreError(f"family {name!r}: block_size {block_size} is outside HBase's "
-                         f"{MIN_BLOCK_SIZE}..{MAX_BLOCK_SIZE} bytes")
+        raise StoreError(f"family {name!r}: block_size {block_size} is outside HBase's {MIN_BLOCK_SIZE}..{MAX_BLOCK_SIZE} bytes")
     options = {
         "VERSIONS": str(versions),
         "COMPRESSION": _choice(name, "compression", family.compression, COMPRESSIONS),
         "BLOOMFILTER": _choice(name, "bloom_filter", family.bloom_filter, BLOOM_TYPES),
         "BLOCKSIZE": str(block_size),
         "IN_MEMORY": "true" if family.in_memory else "false",
-        "DATA_BLOCK_ENCODING": _choice(name, "data_block_encoding", family.data_block_encoding,
-                                       DATA_BLOCK_ENCODINGS),
+        "DATA_BLOCK_ENCODING": _choice(name, "data_block_encoding", family.data_block_encoding, DATA_BLOCK_ENCODINGS),
     }
     if family.ttl is not None:
         ttl = int(family.ttl)
@@ -91,8 +96,7 @@ def shell_family(family: FamilySpec) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[bytes] | None = None
-                           ) -> str:
+def shell_create_statement(schema: KeySchema | TableSpec, split_keys: Sequence[bytes] | None = None) -> str:
     """The HBase shell statements that create the schema's table, one per line, ending in "\\n".
 
     ``create_namespace 'ns'`` comes first unless the table is in ``default``; then

@@ -85,6 +85,7 @@ _ORDERED_WIDTH = {"int32": 5, "int64": 9, "float64": 9, "timestamp": 9}
 _HBASE_WIDTH = {"int32": 4, "int64": 8, "float64": 8, "timestamp": 8}
 _INVERT = bytes(range(255, -1, -1))
 
+
 def parse_timestamp(value: Any) -> int:
     """Milliseconds since the epoch from an int, a ``datetime`` (naive = UTC) or an ISO-8601 string."""
     if isinstance(value, str):
@@ -96,10 +97,7 @@ def parse_timestamp(value: Any) -> int:
         try:
             value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            raise KeyshapeError(
-                f"cannot read {value!r} as a timestamp; give ms since the epoch or ISO-8601 "
-                "like 2026-01-01T00:00:00Z"
-            ) from None
+            raise KeyshapeError(f"cannot read {value!r} as a timestamp; give ms since the epoch or ISO-8601 like 2026-01-01T00:00:00Z") from None
     if isinstance(value, _dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=_dt.timezone.utc)
@@ -201,9 +199,7 @@ class FieldSpec:
         except (TypeError, ValueError, UnicodeDecodeError) as exc:
             if isinstance(exc, KeyshapeError):
                 raise
-            raise KeyshapeError(
-                f"field {self.name!r} is {t}; cannot use {value!r} ({exc})"
-            ) from None
+            raise KeyshapeError(f"field {self.name!r} is {t}; cannot use {value!r} ({exc})") from None
 
     def int_domain(self) -> tuple[int, int]:
         """The smallest and largest integer this (int32/int64/timestamp) field can encode."""
@@ -219,9 +215,9 @@ class FieldSpec:
         if not lo <= v <= hi:
             how = f"{self.encoding} encoding" + (" with order='desc'" if self.descending else "")
             if v > _MAX[self.type] or v < _MIN[self.type]:
-                fix = {"int32": "an int32 cannot hold it: use type = 'int64'",
-                       "timestamp": "a timestamp is ms since 1970, 0 up to 2^63-1"}.get(
-                    self.type, f"no {self.type} can hold it: give a value in range, or type = 'string'")
+                fix = {"int32": "an int32 cannot hold it: use type = 'int64'", "timestamp": "a timestamp is ms since 1970, 0 up to 2^63-1"}.get(
+                    self.type, f"no {self.type} can hold it: give a value in range, or type = 'string'"
+                )
             elif v < lo:
                 fix = "use encoding = 'ordered', the encoding that sorts negative values"
             else:
@@ -242,8 +238,7 @@ class FieldSpec:
             if self.type == "string":  # do not start inside a UTF-8 sequence
                 while raw and 0x80 <= raw[0] < 0xC0:
                     raw = raw[1:]
-        elif self.pad != "none" and (raw.startswith(self._pad_byte()) if self.pad == "left"
-                                     else raw.endswith(self._pad_byte())):
+        elif self.pad != "none" and (raw.startswith(self._pad_byte()) if self.pad == "left" else raw.endswith(self._pad_byte())):
             raise self._pad_refusal(raw)
         if self.pad == "none" and len(raw) != w:
             raise KeyshapeError(
@@ -271,7 +266,8 @@ class FieldSpec:
             f"field {self.name!r}: value {show(raw)} {end}s with the {pad}, so it would share its key with "
             f"{show(twin) if twin else 'the empty value'} ({self.pad} padding to width {w} is stripped on decode); "
             f"give values that do not {end} with it, a pad_char they never {end} with, "
-            f"or pad = 'none' (every value exactly {w} bytes)")
+            f"or pad = 'none' (every value exactly {w} bytes)"
+        )
 
     def encode(self, value: Any) -> bytes:
         """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
@@ -297,10 +293,7 @@ class FieldSpec:
                 return hbytes.int32(v) if t == "int32" else hbytes.int64(v)
             digits = b"%d" % v
             if len(digits) > self.text_width:
-                raise KeyshapeError(
-                    f"field {self.name!r}: {v} needs {len(digits)} digits, more than width "
-                    f"{self.text_width}; raise width"
-                )
+                raise KeyshapeError(f"field {self.name!r}: {v} needs {len(digits)} digits, more than width {self.text_width}; raise width")
             return digits.rjust(self.text_width, b"0")
         raw = v.encode("utf-8") if t == "string" else v
         raw = self._fit(raw)
@@ -349,10 +342,7 @@ class FieldSpec:
         stop = pos + w if w is not None else (len(key) if end is None else end)
         raw = key[pos:stop]
         if len(raw) != (stop - pos) or stop > len(key):
-            raise KeyshapeError(
-                f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the "
-                f"{w}-byte field at offset {pos}"
-            )
+            raise KeyshapeError(f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the {w}-byte field at offset {pos}")
         t = self.type
         if self.encoding == "ordered":
             value, _ = ordered.decode(raw)
@@ -364,9 +354,7 @@ class FieldSpec:
                 v = int.from_bytes(raw, "big", signed=True)
             else:
                 if not raw.isdigit():
-                    raise KeyshapeError(
-                        f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits"
-                    )
+                    raise KeyshapeError(f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits")
                 v = int(raw)
             return (_MAX[t] - v if self.descending else v), stop
         if self.descending:
@@ -378,9 +366,7 @@ class FieldSpec:
             try:
                 return raw.decode("utf-8"), stop
             except UnicodeDecodeError:
-                raise KeyshapeError(
-                    f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not UTF-8 text"
-                ) from None
+                raise KeyshapeError(f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not UTF-8 text") from None
         return raw, stop
 
     # ----------------------------------------------------------------------------- many values
@@ -553,9 +539,7 @@ class FieldSpec:
             return a.astype(dt).view(np.uint8).reshape(n, _HBASE_WIDTH[t])
         w = self.text_width
         if int(a.max()) >= 10**w:
-            raise KeyshapeError(
-                f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width"
-            )
+            raise KeyshapeError(f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width")
         return textcols.digit_matrix(a.astype(np.uint64), w)
 
 

@@ -61,8 +61,9 @@ class IndexSpec:
         return f"{self.family}:{ROW_FIELD}".encode()
 
 
-def parse_indexes(top: Section, main_table: TableSpec, key_fields: Sequence[FieldSpec], separator: bytes,
-                  key_schema: Callable[..., Any]) -> list[IndexSpec]:
+def parse_indexes(
+    top: Section, main_table: TableSpec, key_fields: Sequence[FieldSpec], separator: bytes, key_schema: Callable[..., Any]
+) -> list[IndexSpec]:
     """Every ``[[index]]`` of the schema (``[]`` without any). ``key_schema`` builds the index
     table's key (``KeySchema``, passed in so this module sits below the schema module)."""
 
@@ -89,9 +90,11 @@ def parse_indexes(top: Section, main_table: TableSpec, key_fields: Sequence[Fiel
             fam, colon, qualifier = column.partition(":")
             families = [fs.name for fs in main_table.families]
             if not colon or not qualifier or fam not in families:
-                c.fail("column", f"{column!r} is not a column of a family of table {main_table.full_name} "
-                       f"(families: {', '.join(families)})",
-                       f'use "<family>:<qualifier>" with one of them, e.g. "{default_family}:{f.name}"')
+                c.fail(
+                    "column",
+                    f"{column!r} is not a column of a family of table {main_table.full_name} (families: {', '.join(families)})",
+                    f'use "<family>:<qualifier>" with one of them, e.g. "{default_family}:{f.name}"',
+                )
             columns[f.name] = column.encode()
         if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
             s.fail("fields", "must list distinct field names, at least one", 'e.g. fields = ["product_id", "order_id"]')
@@ -101,19 +104,26 @@ def parse_indexes(top: Section, main_table: TableSpec, key_fields: Sequence[Fiel
                 s.fail("fields", f"{ROW_FIELD!r} is reserved for the main row key", "rename the field")
             spec = by_name.get(n) or extra.get(n)
             if spec is None:
-                s.fail("fields", f"{n!r} is neither a key field nor in [[index.columns]]",
-                       f"add [[index.columns]] name = {n!r} with its type and column")
+                s.fail(
+                    "fields", f"{n!r} is neither a key field nor in [[index.columns]]", f"add [[index.columns]] name = {n!r} with its type and column"
+                )
             fields.append(spec)
         for n in extra:
             if n not in names:
                 s.fail("columns", f"{n!r} is not in fields", "remove it or add it to fields")
         if not separator and not all(f.self_delimiting for f in fields):
-            s.fail("fields", "a variable-width field without a separator cannot be followed by the main key",
-                   "give the field a width or encoding = 'ordered', or set key.separator")
+            s.fail(
+                "fields",
+                "a variable-width field without a separator cannot be followed by the main key",
+                "give the field a width or encoding = 'ordered', or set key.separator",
+            )
         strategy, options = parse_prefix(s)
         if strategy not in _INDEX_STRATEGIES:
-            s.fail("prefix", f"strategy {strategy!r} is not supported for an index table",
-                   "use one of: " + ", ".join(_INDEX_STRATEGIES) + " (random would make index rows unfindable)")
+            s.fail(
+                "prefix",
+                f"strategy {strategy!r} is not supported for an index table",
+                "use one of: " + ", ".join(_INDEX_STRATEGIES) + " (random would make index rows unfindable)",
+            )
         hash_fields = s.get("hash_fields", list, [names[0]])
         if not hash_fields or any(h not in names for h in hash_fields):
             s.fail("hash_fields", "must list index fields", f"e.g. hash_fields = [{names[0]!r}]")
@@ -125,7 +135,6 @@ def parse_indexes(top: Section, main_table: TableSpec, key_fields: Sequence[Fiel
         # a salted index table starts with one region per bucket when the buckets are few (mod,
         # phoenix); hash prefixes with 65536 values are left to split as they grow
         splits = SplitSpec("prefix") if n is not None and 1 < n <= MAX_PRESPLIT_BUCKETS else None
-        key = key_schema(table, [*fields, row], separator, prefix, hash_fields, splits,
-                         source=f"{top.source} index {name}")
+        key = key_schema(table, [*fields, row], separator, prefix, hash_fields, splits, source=f"{top.source} index {name}")
         out.append(IndexSpec(name, table, family, tuple(fields), columns, key))
     return out

@@ -218,8 +218,7 @@ class KeyCheck:
         self.checked += len(codes)
         if not codes.any():
             return  # all fit: no kind to count (one pass instead of one per kind)
-        for code, count_attr, examples in ((FOREIGN, "foreign", self.foreign_examples),
-                                           (WRONG_SALT, "wrong_salt", self.wrong_salt_examples)):
+        for code, count_attr, examples in ((FOREIGN, "foreign", self.foreign_examples), (WRONG_SALT, "wrong_salt", self.wrong_salt_examples)):
             rows = np.flatnonzero(codes == code)
             if not rows.size:
                 continue
@@ -245,8 +244,7 @@ class KeyCheck:
         self.checked += other.checked
         self.foreign += other.foreign
         self.wrong_salt += other.wrong_salt
-        for mine, theirs in ((self.foreign_examples, other.foreign_examples),
-                             (self.wrong_salt_examples, other.wrong_salt_examples)):
+        for mine, theirs in ((self.foreign_examples, other.foreign_examples), (self.wrong_salt_examples, other.wrong_salt_examples)):
             mine.extend(theirs)
             mine.sort()
             del mine[EXAMPLES:]
@@ -262,8 +260,11 @@ class KeyCheck:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (examples as ``{"row": position, "key": toStringBinary}``)."""
         return {
-            "route": self.route, "checked": self.checked, "fit": self.fitting,
-            "foreign": self.foreign, "wrong_salt": self.wrong_salt,
+            "route": self.route,
+            "checked": self.checked,
+            "fit": self.fitting,
+            "foreign": self.foreign,
+            "wrong_salt": self.wrong_salt,
             "foreign_examples": [{"row": r, "key": k} for r, k in self.foreign_examples],
             "wrong_salt_examples": [{"row": r, "key": k} for r, k in self.wrong_salt_examples],
         }
@@ -275,10 +276,12 @@ class KeyCheck:
 
     def refusal(self) -> str:
         """The one-line refusal: the counts, examples, and the ways on."""
-        return (self.summary().replace("keys checked against the schema", "the keys do not match the schema", 1)
-                + f"; refusing to judge them (limits: any wrong salt, or more than "
-                f"{100 * MAX_FOREIGN_SHARE:g}% not fitting): check --column and the schema's prefix, "
-                "separator and hash_fields, or pass --allow-foreign-keys to analyze them anyway")
+        return (
+            self.summary().replace("keys checked against the schema", "the keys do not match the schema", 1)
+            + f"; refusing to judge them (limits: any wrong salt, or more than "
+            f"{100 * MAX_FOREIGN_SHARE:g}% not fitting): check --column and the schema's prefix, "
+            "separator and hash_fields, or pass --allow-foreign-keys to analyze them anyway"
+        )
 
     def summary(self) -> str:
         """One line: "keys checked against the schema: ..." with the counts and examples."""
@@ -288,11 +291,9 @@ class KeyCheck:
             return text + f"all {n:,} fit"
         parts = []
         if self.foreign:
-            parts.append(f"{self.foreign:,} of {n:,} ({_pct(self.foreign, n)}) do not fit "
-                         f"(e.g. {_examples(self.foreign_examples)})")
+            parts.append(f"{self.foreign:,} of {n:,} ({_pct(self.foreign, n)}) do not fit (e.g. {_examples(self.foreign_examples)})")
         if self.wrong_salt:
-            parts.append(f"{self.wrong_salt:,} of {n:,} ({_pct(self.wrong_salt, n)}) carry a wrong "
-                         f"salt (e.g. {_examples(self.wrong_salt_examples)})")
+            parts.append(f"{self.wrong_salt:,} of {n:,} ({_pct(self.wrong_salt, n)}) carry a wrong salt (e.g. {_examples(self.wrong_salt_examples)})")
         return text + "; ".join(parts)
 
 

@@ -58,9 +58,17 @@ class KeySchema:
     Build it with :meth:`load` or :meth:`from_dict`; the constructor takes parsed parts.
     """
 
-    def __init__(self, table: TableSpec, fields: Sequence[FieldSpec], separator: bytes,
-                 prefix: Prefix, hash_fields: Sequence[str], splits_spec: SplitSpec | None = None,
-                 workload: Any = None, source: str = "<dict>") -> None:
+    def __init__(
+        self,
+        table: TableSpec,
+        fields: Sequence[FieldSpec],
+        separator: bytes,
+        prefix: Prefix,
+        hash_fields: Sequence[str],
+        splits_spec: SplitSpec | None = None,
+        workload: Any = None,
+        source: str = "<dict>",
+    ) -> None:
         self.table, self.fields, self.separator = table, list(fields), separator
         self.prefix, self.hash_fields = prefix, list(hash_fields)
         self.splits, self.workload, self.source = splits_spec, workload, source
@@ -109,15 +117,16 @@ class KeySchema:
         schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         if indexes and schema.encode_only is not None:
             # Index rows are built and repaired from decoded main keys.
-            raise SchemaError(f"{source}: index: needs main-table keys that decode, but "
-                              f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
-                              "or set key.separator")
+            raise SchemaError(
+                f"{source}: index: needs main-table keys that decode, but "
+                f"{schema.encode_only}; give that field a width or encoding = 'ordered', "
+                "or set key.separator"
+            )
         schema.indexes = indexes
         schema.counters = counters
         return schema
 
-    def with_prefix(self, strategy: str, *, splits: SplitSpec | None | str = "keep",
-                    **options: int) -> KeySchema:
+    def with_prefix(self, strategy: str, *, splits: SplitSpec | None | str = "keep", **options: int) -> KeySchema:
         """A copy of this schema whose key uses prefix ``strategy`` with ``options`` (``buckets``,
         ``length`` for md5, ...; the strategy's defaults for the rest), checked exactly like
         ``key.prefix = { strategy = ..., ... }`` in a schema file. Fields, separator,
@@ -138,13 +147,12 @@ class KeySchema:
         if spec is not None and spec.algorithm == "prefix":
             n = prefix.bucket_count()
             if n is None:
-                raise SchemaError(f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but "
-                                  f"key.prefix is {name!r}; give other splits (e.g. sample)")
+                raise SchemaError(
+                    f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but key.prefix is {name!r}; give other splits (e.g. sample)"
+                )
             if spec.regions is None and n > MAX_LISTED_BUCKETS:
-                raise SchemaError(f"{self.source}: splits.regions: is required: the {name} prefix has {n} "
-                                  "possible values; e.g. regions = 16")
-        out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec,
-                        self.workload, self.source)
+                raise SchemaError(f"{self.source}: splits.regions: is required: the {name} prefix has {n} possible values; e.g. regions = 16")
+        out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec, self.workload, self.source)
         out.indexes = list(self.indexes)
         out.counters = list(self.counters)
         return out
@@ -237,18 +245,15 @@ class KeySchema:
         return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
 
     @overload
-    def encode_many(self, columns: Columns,
-                    as_array: Literal[False] = False) -> list[bytes]: ...
+    def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
 
     @overload
-    def encode_many(self, columns: Columns,
-                    as_array: Literal[True]) -> KeyArray: ...
+    def encode_many(self, columns: Columns, as_array: Literal[True]) -> KeyArray: ...
 
     @overload
     def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
 
-    def encode_many(self, columns: Columns,
-                    as_array: bool = False) -> list[bytes] | KeyArray:
+    def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
         """Row keys of many records given as columns (field name -> values, all the same length).
 
         The result equals ``[encode(r) for r in rows]``. Every field is encoded for the whole
@@ -316,8 +321,7 @@ class KeySchema:
         runs = [f.name for f in self.fields[:-1] if not f.self_delimiting]
         if not runs:
             return None
-        return (f"field {runs[0]!r} has variable width and no separator follows it, so where it ends "
-                "cannot be found")
+        return f"field {runs[0]!r} has variable width and no separator follows it, so where it ends cannot be found"
 
     @property
     def encode_only(self) -> str | None:
@@ -334,7 +338,8 @@ class KeySchema:
         if self._encode_only is not None:
             raise KeyshapeError(
                 f"{what}: this schema is encode-only: {self._encode_only}; give the variable-width fields "
-                "a width or encoding = 'ordered', or set key.separator, if the keys must be read back")
+                "a width or encoding = 'ordered', or set key.separator, if the keys must be read back"
+            )
 
     @property
     def ambiguous_fields(self) -> list[FieldSpec]:
@@ -383,23 +388,22 @@ class KeySchema:
                 if end < pos:
                     raise KeyshapeError(
                         f"key {hbytes.to_string_binary(key)} is too short for field {f.name!r} and the "
-                        f"{plan} bytes of fixed-width fields after it; was it written with this schema?")
+                        f"{plan} bytes of fixed-width fields after it; was it written with this schema?"
+                    )
             # read in the whole key's coordinates, so an error names the key and offset as given
             out[f.name], stop = f.decode_at(key, head + pos, None if end is None else head + end)
             pos = stop - head
             if i < last and sep:
                 if k[pos : pos + len(sep)] != sep:
-                    raise KeyshapeError(
-                        f"key {hbytes.to_string_binary(key)}: expected separator after field {f.name!r} at offset {pos}")
+                    raise KeyshapeError(f"key {hbytes.to_string_binary(key)}: expected separator after field {f.name!r} at offset {pos}")
                 pos += len(sep)
         if pos != len(k):
-            raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; "
-                "was it written with this schema?")
+            raise KeyshapeError(f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; was it written with this schema?")
         if verify and self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
-                "was it written with this schema (separator, hash_fields, buckets)?")
+                "was it written with this schema (separator, hash_fields, buckets)?"
+            )
         return out
 
     def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> Any:
@@ -447,7 +451,8 @@ class KeySchema:
         if given != names[: len(given)]:
             raise KeyshapeError(
                 f"scan_ranges: the given fields must lead the key; with fields ({', '.join(names)}) "
-                f"give {', '.join(names[: len(given)])} before later ones")
+                f"give {', '.join(names[: len(given)])} before later ones"
+            )
         eq, rng_field = given, None
         rng: Sequence[Any] = ()
         if given and isinstance(leading[given[-1]], (tuple, list)):
@@ -455,8 +460,7 @@ class KeySchema:
             rng = leading[given[-1]]
             if len(rng) != 2:
                 raise KeyshapeError(f"scan_ranges: {given[-1]} range must be (lo, hi), got {rng!r}")
-        if self._encode_only is not None and len(eq) < len(names) and any(
-                not self.field(n).self_delimiting for n in given):
+        if self._encode_only is not None and len(eq) < len(names) and any(not self.field(n).self_delimiting for n in given):
             # Without a separator "user" also matches "user1"'s rows and decode cannot drop them.
             self._refuse_encode_only("scan_ranges")
         parts = [self.field(n).encode(leading[n]) for n in eq]
@@ -477,8 +481,9 @@ class KeySchema:
         p = self.prefix
         if p.name == "md5-full":
             if not complete:
-                raise KeyshapeError("md5-full keys cannot be range-scanned: the key is a hash of all fields; "
-                                    "give every field for a point read, or use strategy 'md5'")
+                raise KeyshapeError(
+                    "md5-full keys cannot be range-scanned: the key is a hash of all fields; give every field for a point read, or use strategy 'md5'"
+                )
             return [(p.prefix_for(body), p.prefix_for(body) + b"\x00")]
         heads = [b""]
         if p.salted:
@@ -500,13 +505,13 @@ class KeySchema:
         if not f.self_delimiting or not (f.order_preserving or hbase_number):
             raise KeyshapeError(
                 f"scan_ranges: field {f.name!r} ({f.type}, {f.encoding}) cannot be range-scanned: "
-                "its bytes do not sort like its values; give it a width or encoding = 'ordered'")
+                "its bytes do not sort like its values; give it a width or encoding = 'ordered'"
+            )
         lo, hi = (None if v is None else f.coerce(v) for v in rng)
         if f.type in ("int32", "int64", "timestamp"):
             # Clamp to what the field can hold; an empty interval scans nothing.
             dmin, dmax = f.int_domain()
-            if (lo is not None and lo > dmax) or (hi is not None and hi <= dmin) or (
-                    lo is not None and hi is not None and lo >= hi):
+            if (lo is not None and lo > dmax) or (hi is not None and hi <= dmin) or (lo is not None and hi is not None and lo >= hi):
                 return None
             lo = None if lo is not None and lo <= dmin else lo
             hi = None if hi is not None and hi > dmax else hi
@@ -514,7 +519,8 @@ class KeySchema:
             if f.type == "float64" or (lo is None or lo < 0):
                 raise KeyshapeError(
                     f"scan_ranges: {f.name!r} uses hbase encoding, which sorts negative numbers after "
-                    "positive ones; give a non-negative lo, or use encoding = 'ordered'")
+                    "positive ones; give a non-negative lo, or use encoding = 'ordered'"
+                )
         lo_b = None if lo is None else base + f.encode(lo)
         hi_b = None if hi is None else base + f.encode(hi)
         if not f.descending:
@@ -544,8 +550,9 @@ class KeySchema:
         if s.algorithm == "prefix":
             n = self.prefix.bucket_count()
             if n is None:
-                raise SchemaError(f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but "
-                                  "key.prefix is 'none'; give other splits (e.g. sample)")
+                raise SchemaError(
+                    f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but key.prefix is 'none'; give other splits (e.g. sample)"
+                )
             r = s.regions if s.regions is not None else n
             if r >= n:
                 return [self.prefix.bucket(i) for i in range(1, n)]
@@ -576,8 +583,7 @@ class KeySchema:
     def _split_regions(self, s: SplitSpec) -> int:
         # parse_splits requires regions for these algorithms; a SplitSpec built in code may lack it.
         if s.regions is None:
-            raise SchemaError(f"{self.source}: splits.regions is required for algorithm '{s.algorithm}'; "
-                              "give it, e.g. regions = 16")
+            raise SchemaError(f"{self.source}: splits.regions is required for algorithm '{s.algorithm}'; give it, e.g. regions = 16")
         return s.regions
 
     # ---------------------------------------------------------------------------------- lint
@@ -589,8 +595,7 @@ class KeySchema:
         return lint(self)
 
     def __repr__(self) -> str:
-        return (f"KeySchema({self.table.full_name!r}, fields={self.field_names}, "
-                f"prefix={self.prefix.name!r}, separator={self.separator!r})")
+        return f"KeySchema({self.table.full_name!r}, fields={self.field_names}, prefix={self.prefix.name!r}, separator={self.separator!r})"
 
 
 def _bin(text: str) -> bytes:

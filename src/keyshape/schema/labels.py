@@ -57,7 +57,7 @@ def key_label(schema: KeySchema, key: bytes) -> str:
             return to_string_binary(key)
         parts.append(f"{_HEAD_WORD.get(p.name, 'bucket')} {bucket}")
         pos = p.head_width
-        if len(key) > p.width and key[p.width:pos] != (sep if p.sep_after else b""):
+        if len(key) > p.width and key[p.width : pos] != (sep if p.sep_after else b""):
             return to_string_binary(key)
     fields = schema.fields
     for i, f in enumerate(fields):

@@ -62,18 +62,33 @@ def lint(schema: KeySchema) -> list[Finding]:
     _fields(schema, sample, out)
     if schema.prefix.name == "random":
         n = schema.prefix.bucket_count()
-        out.append(Finding("warning", "random-prefix",
-                           f"random prefix: every point read and scan must visit all {n} buckets, and one entity's rows scatter",
-                           "use a hash of a field you query by (strategy 'mod' or 'md5' with hash_fields)"))
+        out.append(
+            Finding(
+                "warning",
+                "random-prefix",
+                f"random prefix: every point read and scan must visit all {n} buckets, and one entity's rows scatter",
+                "use a hash of a field you query by (strategy 'mod' or 'md5' with hash_fields)",
+            )
+        )
     if schema.encode_only is not None:
-        out.append(Finding("warning", "encode-only",
-                           f"keys are encode-only: {schema.encode_only}; decode and scans by a leading "
-                           "value are refused (\"user\" + \"142\" is also \"user1\" + \"42\")",
-                           "fine to reproduce an existing writer's keys; for new tables give the field a width, "
-                           "encoding = 'ordered', or set key.separator"))
+        out.append(
+            Finding(
+                "warning",
+                "encode-only",
+                f"keys are encode-only: {schema.encode_only}; decode and scans by a leading "
+                'value are refused ("user" + "142" is also "user1" + "42")',
+                "fine to reproduce an existing writer's keys; for new tables give the field a width, encoding = 'ordered', or set key.separator",
+            )
+        )
     if schema.prefix.name == "md5-full":
-        out.append(Finding("info", "md5-full", "md5-full keys hide the fields: no range scans, decode impossible",
-                           "store the fields in a column if you need them back"))
+        out.append(
+            Finding(
+                "info",
+                "md5-full",
+                "md5-full keys hide the fields: no range scans, decode impossible",
+                "store the fields in a column if you need them back",
+            )
+        )
     return sorted(out, key=lambda f: LEVELS.index(f.level))
 
 
@@ -88,8 +103,7 @@ def _sample(schema: KeySchema, out: list[Finding]) -> tuple[dict[str, Any], list
             return None
         return cols, schema.encode_many(cols)
     except (KeyshapeError, ValueError) as exc:
-        out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}",
-                           "fix [workload] or the field widths"))
+        out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}", "fix [workload] or the field widths"))
         return None
 
 
@@ -125,48 +139,60 @@ def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dic
         if f.name in seen:
             continue
         seen.add(f.name)
-        if f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None \
-                and f.truncate == "keep-last":
-            out.append(Finding("info", "truncate-shares-keys",
-                               f"{f.name} keeps the last {f.width} bytes of longer values: values ending in the same "
-                               f"{f.width} bytes share one key, and decode returns those bytes",
-                               "fine for ids whose last digits are unique among the rows that meet; "
-                               "raise width where two such values must stay apart"))
+        if f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None and f.truncate == "keep-last":
+            out.append(
+                Finding(
+                    "info",
+                    "truncate-shares-keys",
+                    f"{f.name} keeps the last {f.width} bytes of longer values: values ending in the same "
+                    f"{f.width} bytes share one key, and decode returns those bytes",
+                    "fine for ids whose last digits are unique among the rows that meet; raise width where two such values must stay apart",
+                )
+            )
         if not _padded(f):
             continue
         end = "start" if f.pad == "left" else "end"
         shown = f"pad character {f.pad_char!r}" if f.type == "string" else f"pad byte {f._pad_byte()!r}"
-        fix = (f"give {f.name} pad = 'none' if its values are always {f.width} bytes, "
-               f"or a pad_char its values never {end} with")
+        fix = f"give {f.name} pad = 'none' if its values are always {f.width} bytes, or a pad_char its values never {end} with"
         bad: list[str] = []
         gen = schema.workload.fields.get(f.name) if schema.workload is not None else None
         if gen is not None and gen.kind == "categorical":
             listed = [v for v in gen.options["values"] if _pad_clash(f, _raw(f, v))]
             if listed:
-                bad.append(f"{len(listed)} of the {len(gen.options['values'])} categorical values of {f.name} "
-                           f"{end} with the {shown} (e.g. {listed[0]!r})")
+                bad.append(
+                    f"{len(listed)} of the {len(gen.options['values'])} categorical values of {f.name} {end} with the {shown} (e.g. {listed[0]!r})"
+                )
         if f.name in cols:
             clash = np.fromiter((_pad_clash(f, _raw(f, v)) for v in cols[f.name]), dtype=bool, count=n)
             if clash.any():
                 first = cols[f.name][int(np.argmax(clash))]
-                bad.append(f"{int(clash.sum())} of {n} sampled values of {f.name} {end} with the {shown} "
-                           f"(e.g. {first!r})")
+                bad.append(f"{int(clash.sum())} of {n} sampled values of {f.name} {end} with the {shown} (e.g. {first!r})")
                 keep &= ~clash
         if bad:
-            out.append(Finding("error", "pad-collision",
-                               "; ".join(bad) + f": each would share its key with the value without it "
-                               f"({f.pad} padding to width {f.width} is stripped on decode), so encode refuses them",
-                               fix))
+            out.append(
+                Finding(
+                    "error",
+                    "pad-collision",
+                    "; ".join(bad) + f": each would share its key with the value without it "
+                    f"({f.pad} padding to width {f.width} is stripped on decode), so encode refuses them",
+                    fix,
+                )
+            )
         elif f.pad_char in _PLAUSIBLE_PAD or (f.type == "bytes" and f.pad_char in "\x00\xff"):
             whole = f" of at most {f.width} bytes" if f.truncate == "keep-last" else ""
-            out.append(Finding("info", "pad-ambiguous",
-                               f"{f.name} is padded to width {f.width} with {f.pad_char!r} on the {f.pad}: a value{whole} "
-                               f"that {end}s with {f.pad_char!r} is refused, since it would share its key with the value "
-                               "without it", f"if values can {end} with it (zero-padded ids given whole), " + fix))
+            out.append(
+                Finding(
+                    "info",
+                    "pad-ambiguous",
+                    f"{f.name} is padded to width {f.width} with {f.pad_char!r} on the {f.pad}: a value{whole} "
+                    f"that {end}s with {f.pad_char!r} is refused, since it would share its key with the value "
+                    "without it",
+                    f"if values can {end} with it (zero-padded ids given whole), " + fix,
+                )
+            )
     if keep.all():
         return cols
-    return {name: (v[keep] if isinstance(v, np.ndarray) else [x for x, k in zip(v, keep) if k])
-            for name, v in cols.items()}
+    return {name: (v[keep] if isinstance(v, np.ndarray) else [x for x, k in zip(v, keep) if k]) for name, v in cols.items()}
 
 
 def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
@@ -175,12 +201,23 @@ def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
     lengths = np.fromiter(map(len, sample[1]), dtype=np.int64)
     mean, longest = float(lengths.mean()), int(lengths.max())
     if longest > 100:
-        out.append(Finding("error", "key-too-long", f"keys reach {longest} bytes (mean {mean:.1f}); keep them under 100",
-                           "shorten fields (fixed widths, ids instead of names) or hash long fields"))
+        out.append(
+            Finding(
+                "error",
+                "key-too-long",
+                f"keys reach {longest} bytes (mean {mean:.1f}); keep them under 100",
+                "shorten fields (fixed widths, ids instead of names) or hash long fields",
+            )
+        )
     elif mean > 20:
-        out.append(Finding("info", "key-long",
-                           f"keys average {mean:.1f} bytes (max {longest}); 10-20 bytes is best, every cell repeats the key",
-                           "use binary encodings or shorter fields if memory and storage matter"))
+        out.append(
+            Finding(
+                "info",
+                "key-long",
+                f"keys average {mean:.1f} bytes (max {longest}); 10-20 bytes is best, every cell repeats the key",
+                "use binary encodings or shorter fields if memory and storage matter",
+            )
+        )
 
 
 def _monotonic(schema: KeySchema, out: list[Finding]) -> None:
@@ -191,9 +228,14 @@ def _monotonic(schema: KeySchema, out: list[Finding]) -> None:
     if first.type == "timestamp" or gen in _MONOTONIC:
         others = [f.name for f in schema.fields[1:] if f.type != "timestamp"]
         move = f"move {first.name} after {others[0]}, or " if others else ""
-        out.append(Finding("warning", "monotonic-leading",
-                           f"leading field {first.name} is monotonic and the key has no prefix: every write goes to the last region (hot spot)",
-                           f"{move}add a prefix (e.g. prefix = {{ strategy = 'mod', buckets = 16 }})"))
+        out.append(
+            Finding(
+                "warning",
+                "monotonic-leading",
+                f"leading field {first.name} is monotonic and the key has no prefix: every write goes to the last region (hot spot)",
+                f"{move}add a prefix (e.g. prefix = {{ strategy = 'mod', buckets = 16 }})",
+            )
+        )
 
 
 def _splits(schema: KeySchema, out: list[Finding]) -> None:
@@ -202,28 +244,48 @@ def _splits(schema: KeySchema, out: list[Finding]) -> None:
     if not p.salted or n is None:
         return
     if s is None:
-        out.append(Finding("warning", "no-presplit",
-                           f"salted key ({n} buckets) but no [splits]: the table starts as one region that takes every write",
-                           "add [splits] algorithm = 'prefix' with regions"))
+        out.append(
+            Finding(
+                "warning",
+                "no-presplit",
+                f"salted key ({n} buckets) but no [splits]: the table starts as one region that takes every write",
+                "add [splits] algorithm = 'prefix' with regions",
+            )
+        )
         return
     hex_prefix = p.name in _HEX_PREFIXES and s.algorithm == "hex"
     if s.algorithm not in ("prefix", "sample", "buckets", "explicit") and not hex_prefix:
-        out.append(Finding("warning", "splits-not-matched",
-                           f"splits algorithm {s.algorithm!r} ignores the {p.name} prefix, so region boundaries fall between buckets at random",
-                           "use algorithm = 'prefix'"))
+        out.append(
+            Finding(
+                "warning",
+                "splits-not-matched",
+                f"splits algorithm {s.algorithm!r} ignores the {p.name} prefix, so region boundaries fall between buckets at random",
+                "use algorithm = 'prefix'",
+            )
+        )
         return
     if s.algorithm != "prefix" or s.regions is None or n > MAX_LISTED_BUCKETS:
         # Millions of hash values per region: one more or less in a region changes nothing.
         return
     r = s.regions
     if r > n:
-        out.append(Finding("warning", "regions-exceed-buckets",
-                           f"{r} regions but only {n} buckets: at most {n} regions get writes",
-                           f"use regions <= {n}, or more buckets"))
+        out.append(
+            Finding(
+                "warning",
+                "regions-exceed-buckets",
+                f"{r} regions but only {n} buckets: at most {n} regions get writes",
+                f"use regions <= {n}, or more buckets",
+            )
+        )
     elif n % r:
-        out.append(Finding("warning", "regions-unaligned",
-                           f"{n} buckets do not divide into {r} regions: some regions hold {n // r + 1} buckets, others {n // r}",
-                           f"choose regions dividing {n} (e.g. {max(d for d in range(1, r + 1) if n % d == 0)})"))
+        out.append(
+            Finding(
+                "warning",
+                "regions-unaligned",
+                f"{n} buckets do not divide into {r} regions: some regions hold {n // r + 1} buckets, others {n // r}",
+                f"choose regions dividing {n} (e.g. {max(d for d in range(1, r + 1) if n % d == 0)})",
+            )
+        )
     elif n > r:
         out.append(Finding("info", "buckets-per-region", f"{n} buckets over {r} regions: {n // r} buckets per region", ""))
 
@@ -240,13 +302,23 @@ def _separator(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
             enc = f.encode_column(sample[0][f.name])
             bad = sum(sep in v for v in enc.tolist())
         if bad:
-            out.append(Finding("error", "separator-in-values",
-                               f"{bad} of {_SAMPLE_ROWS} sampled values of {f.name} contain the separator {sep!r}: keys cannot be decoded",
-                               f"give {f.name} a width, or choose a separator that cannot occur in it"))
+            out.append(
+                Finding(
+                    "error",
+                    "separator-in-values",
+                    f"{bad} of {_SAMPLE_ROWS} sampled values of {f.name} contain the separator {sep!r}: keys cannot be decoded",
+                    f"give {f.name} a width, or choose a separator that cannot occur in it",
+                )
+            )
         else:
-            out.append(Finding("warning", "separator-ambiguous",
-                               f"{f.name} and a later field have variable width, so a {sep!r} inside a {f.name} value makes decoding ambiguous",
-                               f"give {f.name} (or the later variable-width fields) a width, or make sure values never contain {sep!r}"))
+            out.append(
+                Finding(
+                    "warning",
+                    "separator-ambiguous",
+                    f"{f.name} and a later field have variable width, so a {sep!r} inside a {f.name} value makes decoding ambiguous",
+                    f"give {f.name} (or the later variable-width fields) a width, or make sure values never contain {sep!r}",
+                )
+            )
 
 
 def _fields(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
@@ -254,20 +326,38 @@ def _fields(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
         if f.encoding == "hbase" and f.type in ("int32", "int64", "float64"):
             negative = sample is not None and np.any(np.asarray(sample[0][f.name]) < 0)
             if negative:
-                out.append(Finding("warning", "hbase-negative",
-                                   f"{f.name} can be negative and uses hbase encoding: negatives sort after positives, range scans break",
-                                   "use encoding = 'ordered'"))
+                out.append(
+                    Finding(
+                        "warning",
+                        "hbase-negative",
+                        f"{f.name} can be negative and uses hbase encoding: negatives sort after positives, range scans break",
+                        "use encoding = 'ordered'",
+                    )
+                )
             else:
-                out.append(Finding("info", "hbase-signed",
-                                   f"{f.name} uses hbase encoding: correct order only while values stay >= 0",
-                                   "use encoding = 'ordered' if values can be negative"))
+                out.append(
+                    Finding(
+                        "info",
+                        "hbase-signed",
+                        f"{f.name} uses hbase encoding: correct order only while values stay >= 0",
+                        "use encoding = 'ordered' if values can be negative",
+                    )
+                )
         if f.type == "bytes" and f.encoding == "ordered":
-            out.append(Finding("info", "blobvar-order",
-                               f"{f.name} uses OrderedBytes BlobVar, which (as in HBase) sorts exactly only "
-                               "among values of equal length",
-                               "for range scans over values of different lengths use a fixed width "
-                               "with encoding = 'hbase'"))
+            out.append(
+                Finding(
+                    "info",
+                    "blobvar-order",
+                    f"{f.name} uses OrderedBytes BlobVar, which (as in HBase) sorts exactly only among values of equal length",
+                    "for range scans over values of different lengths use a fixed width with encoding = 'hbase'",
+                )
+            )
         if f.descending and f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is None:
-            out.append(Finding("warning", "desc-variable-width",
-                               f"{f.name} is descending with variable width: a shorter value still sorts first",
-                               "give it a width, or use encoding = 'ordered'"))
+            out.append(
+                Finding(
+                    "warning",
+                    "desc-variable-width",
+                    f"{f.name} is descending with variable width: a shorter value still sorts first",
+                    "give it a width, or use encoding = 'ordered'",
+                )
+            )

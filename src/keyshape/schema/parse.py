@@ -21,24 +21,41 @@ from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
 from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, SplitSpec, TableSpec
 
-__all__ = ["Section", "fail", "KeyParts", "SPLIT_ALGORITHMS", "parse_table", "parse_key", "parse_field",
-           "parse_prefix", "parse_splits", "opentsdb_metric_width"]
+__all__ = [
+    "Section",
+    "fail",
+    "KeyParts",
+    "SPLIT_ALGORITHMS",
+    "parse_table",
+    "parse_key",
+    "parse_field",
+    "parse_prefix",
+    "parse_splits",
+    "opentsdb_metric_width",
+]
 
 SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
 # Options each prefix strategy accepts (anything else under key.prefix is an error), with bounds.
 _STRATEGY_OPTIONS: dict[str, dict[str, tuple[int, int]]] = {
-    "none": {}, "md5-full": {}, "java-hash-short": {}, "crc32": {},
+    "none": {},
+    "md5-full": {},
+    "java-hash-short": {},
+    "crc32": {},
     "md5": {"length": (4, 32)},
     "mod": {"buckets": (2, 10**9)},
     "random": {"buckets": (2, 10**9), "seed": (0, 2**63)},
     "phoenix": {"buckets": (2, 256)},  # Phoenix SaltingUtil.MAX_BUCKET_NUM = 256
     "opentsdb": {"buckets": (1, 2**31 - 1), "width": (1, 8)},
 }
-_STRATEGY_DEFAULTS = {"md5": {"length": 4}, "mod": {"buckets": 16}, "random": {"buckets": 16},
-                      "phoenix": {"buckets": 16}, "opentsdb": {"buckets": 20, "width": 1}}
+_STRATEGY_DEFAULTS = {
+    "md5": {"length": 4},
+    "mod": {"buckets": 16},
+    "random": {"buckets": 16},
+    "phoenix": {"buckets": 16},
+    "opentsdb": {"buckets": 20, "width": 1},
+}
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
-               list: "a list", dict: "a table"}
+_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number", list: "a list", dict: "a table"}
 
 
 def _example(kind: type, value: Any) -> str:
@@ -48,8 +65,7 @@ def _example(kind: type, value: Any) -> str:
             return str(kind(value.strip()))
         except ValueError:
             pass
-    return {str: '"..."', int: "8", float: "1.5", bool: "true", list: '["...", "..."]',
-            dict: "{ ... }"}.get(kind, "...")
+    return {str: '"..."', int: "8", float: "1.5", bool: "true", list: '["...", "..."]', dict: "{ ... }"}.get(kind, "...")
 
 
 def fail(source: str, path: str, problem: str, fix: str = "") -> NoReturn:
@@ -77,9 +93,17 @@ class Section:
     def has(self, key: str) -> bool:
         return key in self.data
 
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = None, *,
-            required: bool = False, choices: Iterable[Any] | None = None,
-            minimum: int | None = None, maximum: int | None = None) -> Any:
+    def get(
+        self,
+        key: str,
+        kind: type | tuple[type, ...],
+        default: Any = None,
+        *,
+        required: bool = False,
+        choices: Iterable[Any] | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> Any:
         """The value at ``key``, checked for type, choices and range; ``default`` when absent."""
         self._seen.add(key)
         if key not in self.data:
@@ -97,8 +121,7 @@ class Section:
         if choices is not None:
             options = list(choices)
             if value not in options:
-                self.fail(key, f"unknown value {value!r}",
-                          "use one of: " + ", ".join(str(o) for o in options))
+                self.fail(key, f"unknown value {value!r}", "use one of: " + ", ".join(str(o) for o in options))
         if minimum is not None and value < minimum or maximum is not None and value > maximum:
             bounds = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
             self.fail(key, f"{value} is out of range", f"use a value in {bounds}")
@@ -156,32 +179,35 @@ def parse_table(t: Section) -> TableSpec:
     ns = t.get("namespace", str, "default")
     families = []
     for fs in t.sections("families"):
-        families.append(FamilySpec(
-            name=fs.get("name", str, required=True),
-            versions=fs.get("versions", int, 1, minimum=1),
-            compression=fs.get("compression", str, "NONE", choices=("NONE", "GZ", "SNAPPY", "LZ4", "LZO", "ZSTD", "BZIP2")),
-            bloom_filter=fs.get("bloom_filter", str, "ROW", choices=("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")),
-            block_size=fs.get("block_size", int, 65536, minimum=1024),
-            ttl=fs.get("ttl", int, None, minimum=1),
-            in_memory=fs.get("in_memory", bool, False),
-            data_block_encoding=fs.get("data_block_encoding", str, "NONE",
-                                       choices=("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")),
-        ))
+        families.append(
+            FamilySpec(
+                name=fs.get("name", str, required=True),
+                versions=fs.get("versions", int, 1, minimum=1),
+                compression=fs.get("compression", str, "NONE", choices=("NONE", "GZ", "SNAPPY", "LZ4", "LZO", "ZSTD", "BZIP2")),
+                bloom_filter=fs.get("bloom_filter", str, "ROW", choices=("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")),
+                block_size=fs.get("block_size", int, 65536, minimum=1024),
+                ttl=fs.get("ttl", int, None, minimum=1),
+                in_memory=fs.get("in_memory", bool, False),
+                data_block_encoding=fs.get("data_block_encoding", str, "NONE", choices=("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")),
+            )
+        )
         fs.done()
     attributes: dict[str, str] = {}
     # HBase's own sanity checks refuse a MAX_FILESIZE under 2 MiB and a flush size under 1 MiB.
     max_filesize = t.get("max_filesize", int, None, minimum=2 << 20)
     flush = t.get("memstore_flushsize", int, None, minimum=1 << 20)
-    durability = t.get("durability", str, None,
-                       choices=("USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"))
+    durability = t.get("durability", str, None, choices=("USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"))
     replication = t.get("region_replication", int, None, minimum=1)
     policy = t.get("split_policy", str, None)
     if policy is not None and policy not in SPLIT_POLICIES and "." not in policy:
-        t.fail("split_policy", f"unknown split policy {policy!r}",
-               f"use one of {', '.join(SPLIT_POLICIES)} or a full Java class name")
-    for key, value in (("max_filesize", max_filesize), ("memstore_flushsize", flush), ("durability", durability),
-                       ("region_replication", replication),
-                       ("split_policy", SPLIT_POLICIES.get(policy, policy) if policy else None)):
+        t.fail("split_policy", f"unknown split policy {policy!r}", f"use one of {', '.join(SPLIT_POLICIES)} or a full Java class name")
+    for key, value in (
+        ("max_filesize", max_filesize),
+        ("memstore_flushsize", flush),
+        ("durability", durability),
+        ("region_replication", replication),
+        ("split_policy", SPLIT_POLICIES.get(policy, policy) if policy else None),
+    ):
         if value is not None:
             attributes[TABLE_ATTRIBUTES[key]] = str(value)
     t.done()
@@ -205,8 +231,11 @@ def parse_key(key: Section) -> KeyParts:
     hash_fields = key.get("hash_fields", list, None)
     if hash_fields is None:
         if strategy == "opentsdb":
-            key.fail("hash_fields", "is required for strategy 'opentsdb'",
-                     "list the metric field then the tag fields, e.g. hash_fields = ['metric', 'tagk', 'tagv']")
+            key.fail(
+                "hash_fields",
+                "is required for strategy 'opentsdb'",
+                "list the metric field then the tag fields, e.g. hash_fields = ['metric', 'tagk', 'tagv']",
+            )
         hash_fields = names
     for h in hash_fields:
         if h not in names:
@@ -219,8 +248,7 @@ def parse_key(key: Section) -> KeyParts:
     return KeyParts(fields, separator, make_prefix(strategy, separator, **options), list(hash_fields))
 
 
-def opentsdb_metric_width(key: Section, fields: Sequence[FieldSpec], separator: bytes,
-                          hash_fields: Sequence[str]) -> int:
+def opentsdb_metric_width(key: Section, fields: Sequence[FieldSpec], separator: bytes, hash_fields: Sequence[str]) -> int:
     """Check that an ``opentsdb`` prefix fits the key and return the metric field's width:
     no separator, the metric (first of ``hash_fields``) leads the hashed fields and is fixed-width."""
     if separator:
@@ -229,12 +257,17 @@ def opentsdb_metric_width(key: Section, fields: Sequence[FieldSpec], separator: 
     first_hashed = next(f for f in fields if f.name in hash_fields)
     if metric is not first_hashed:
         # The salt hashes metric + tags in key order and splits them at the metric's width.
-        key.fail("hash_fields", f"the metric field {metric.name!r} (listed first) must come before the "
-                 f"other hashed fields in the key, but {first_hashed.name!r} does",
-                 "put the metric field first in [[key.fields]], or list the leading hashed field first")
+        key.fail(
+            "hash_fields",
+            f"the metric field {metric.name!r} (listed first) must come before the other hashed fields in the key, but {first_hashed.name!r} does",
+            "put the metric field first in [[key.fields]], or list the leading hashed field first",
+        )
     if metric.fixed_width is None:
-        key.fail("hash_fields", f"the metric field {metric.name!r} must have a fixed width",
-                 "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)")
+        key.fail(
+            "hash_fields",
+            f"the metric field {metric.name!r} must have a fixed width",
+            "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)",
+        )
     return metric.fixed_width
 
 
@@ -250,16 +283,18 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     text_like = not numeric and encoding != "ordered"
     # "none": every value exactly width bytes (binary ids; zero-padded ids given whole, which a
     # "0" pad would refuse: see fields.py, padding never gives two values one key)
-    pad = s.get("pad", str, "none" if ftype == "bytes" else "left", choices=("none", "left", "right")) \
-        if text_like else "left"
+    pad = s.get("pad", str, "none" if ftype == "bytes" else "left", choices=("none", "left", "right")) if text_like else "left"
     pad_char = s.get("pad_char", str, "\x00" if ftype == "bytes" else "0") if text_like else "0"
     truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
     if text_like and len(pad_char) != 1:
         s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
     # The pad fills the width byte by byte: a character of more than one byte would overfill it.
     if text_like and ftype == "string" and not pad_char.isascii():
-        s.fail("pad_char", f"{pad_char!r} is {len(pad_char.encode())} bytes in UTF-8; a string field pads with one byte",
-               "use an ASCII pad_char, e.g. '0' or ' '")
+        s.fail(
+            "pad_char",
+            f"{pad_char!r} is {len(pad_char.encode())} bytes in UTF-8; a string field pads with one byte",
+            "use an ASCII pad_char, e.g. '0' or ' '",
+        )
     if text_like and ftype == "bytes" and ord(pad_char) > 0xFF:
         s.fail("pad_char", f"{pad_char!r} is not one byte", "use a character from \\x00 to \\xff")
     if width is not None and not (text_like or encoding == "text"):
@@ -267,8 +302,11 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     if encoding == "text" and numeric:
         digits = {"int32": 10, "int64": 19, "timestamp": 19}[ftype]
         if order == "desc" and width is not None and width < digits:
-            s.fail("width", f"order = 'desc' writes MAX - value, which needs {digits} digits; width {width} is too small",
-                   f"set width >= {digits} or remove it")
+            s.fail(
+                "width",
+                f"order = 'desc' writes MAX - value, which needs {digits} digits; width {width} is too small",
+                f"set width >= {digits} or remove it",
+            )
     if order == "desc" and ftype == "float64" and encoding == "hbase":
         s.fail("order", "descending hbase float64 is not defined", "use encoding = 'ordered' for a descending float")
     s.done()
@@ -279,8 +317,7 @@ def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
     """``prefix`` of ``key``: a strategy name or ``{ strategy = ..., options }``, with defaults."""
     raw = key.data.get("prefix", "none")
     if not isinstance(raw, (str, Mapping)):
-        key.fail("prefix", f"must be a strategy name or a table, got {raw!r}",
-                 "e.g. prefix = { strategy = \"md5\", length = 4 } or prefix = \"none\"")
+        key.fail("prefix", f"must be a strategy name or a table, got {raw!r}", 'e.g. prefix = { strategy = "md5", length = 4 } or prefix = "none"')
     if isinstance(raw, str):
         key.get("prefix", str, choices=STRATEGIES)
         strategy, sec = raw, None
@@ -305,8 +342,9 @@ def parse_splits(s: Section, prefix: Prefix) -> SplitSpec:
     if algo == "prefix":
         n = prefix.bucket_count()
         if n is None:
-            s.fail("algorithm", "'prefix' needs a prefix strategy, but key.prefix is 'none'",
-                   "set key.prefix or choose another algorithm (e.g. sample)")
+            s.fail(
+                "algorithm", "'prefix' needs a prefix strategy, but key.prefix is 'none'", "set key.prefix or choose another algorithm (e.g. sample)"
+            )
         if regions is None and n > MAX_LISTED_BUCKETS:
             s.fail("regions", f"is required: the {prefix.name} prefix has {n} possible values", "e.g. regions = 16")
     for opt in ("first", "last") if algo in ("hex", "decimal", "uniform") else ():

@@ -183,13 +183,11 @@ class Prefix:
         head = self.head_width
         if len(key) < head:
             raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)} is shorter than the {head}-byte {self.name} prefix; "
-                "was it written with this schema?"
+                f"key {hbytes.to_string_binary(key)} is shorter than the {head}-byte {self.name} prefix; was it written with this schema?"
             )
         if self.sep_after and self.separator and key[self.width : head] != self.separator:
             raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)} lacks the separator after its {self.name} prefix; "
-                "was it written with this schema?"
+                f"key {hbytes.to_string_binary(key)} lacks the separator after its {self.name} prefix; was it written with this schema?"
             )
         return key[head:]
 
@@ -441,8 +439,15 @@ def _count_below(n: int, fixed: dict[int, int]) -> int:
 STRATEGIES: dict[str, type[Prefix]] = {
     cls.name: cls
     for cls in (
-        Prefix, Md5Prefix, Md5FullPrefix, JavaHashShortPrefix, Crc32Prefix, ModPrefix,
-        RandomPrefix, PhoenixPrefix, OpenTsdbPrefix,
+        Prefix,
+        Md5Prefix,
+        Md5FullPrefix,
+        JavaHashShortPrefix,
+        Crc32Prefix,
+        ModPrefix,
+        RandomPrefix,
+        PhoenixPrefix,
+        OpenTsdbPrefix,
     )
 }
 

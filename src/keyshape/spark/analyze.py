@@ -96,15 +96,13 @@ def _positions_df(df: Any, column: str, order: str) -> Any:
     from pyspark.sql import functions as F
 
     if order == "row_index":
-        return df.select(F.col(column).alias(_KEY), F.col("_metadata.file_path").alias(_GROUP),
-                         F.col("_metadata.row_index").alias(_INDEX))
+        return df.select(F.col(column).alias(_KEY), F.col("_metadata.file_path").alias(_GROUP), F.col("_metadata.row_index").alias(_INDEX))
     pid = F.spark_partition_id()
     # monotonically_increasing_id is (partition id << 33) + row number within the partition.
     index = F.monotonically_increasing_id() - F.shiftleft(pid.cast("long"), 33)
     if order == "block":
         # One string per block: the path and the zero-padded offset, split again to sort.
-        group = F.concat_ws("\x00", F.col("_metadata.file_path"),
-                            F.lpad(F.col("_metadata.file_block_start").cast("string"), 20, "0"))
+        group = F.concat_ws("\x00", F.col("_metadata.file_path"), F.lpad(F.col("_metadata.file_block_start").cast("string"), 20, "0"))
     else:
         group = F.lpad(pid.cast("string"), 10, "0")
     return df.select(F.col(column).alias(_KEY), group.alias(_GROUP), index.alias(_INDEX))
@@ -119,8 +117,7 @@ def _group_sort_key(group: str, order: str) -> tuple[Any, ...]:
     return (Path(group).parts,)
 
 
-def _group_offsets(pos_df: Any, order: str,
-                   counts: dict[str, int] | None) -> tuple[dict[str, int], int]:
+def _group_offsets(pos_df: Any, order: str, counts: dict[str, int] | None) -> tuple[dict[str, int], int]:
     """For each group, what to add to a row's index to get its position in the whole stream:
     from ``counts`` (rows per file, read from local footers) or from a counting job."""
     from pyspark.sql import functions as F
@@ -128,10 +125,8 @@ def _group_offsets(pos_df: Any, order: str,
     if counts is not None:
         sizes = [(g, n, 0) for g, n in counts.items()]
     else:
-        rows = pos_df.groupBy(_GROUP).agg(F.count(F.lit(1)).alias("n"),
-                                          F.min(_INDEX).alias("base")).collect()
-        sizes = [(r[_GROUP] if order != "row_index" else file_key(r[_GROUP]), int(r["n"]),
-                  int(r["base"])) for r in rows]
+        rows = pos_df.groupBy(_GROUP).agg(F.count(F.lit(1)).alias("n"), F.min(_INDEX).alias("base")).collect()
+        sizes = [(r[_GROUP] if order != "row_index" else file_key(r[_GROUP]), int(r["n"]), int(r["base"])) for r in rows]
     offsets: dict[str, int] = {}
     start = 0
     for group, n, base in sorted(sizes, key=lambda g: _group_sort_key(g[0], order)):
@@ -140,9 +135,9 @@ def _group_offsets(pos_df: Any, order: str,
     return offsets, start
 
 
-def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str,
-                    batches: Iterator[Any], by_file: bool = False,
-                    check: KeyCheck | None = None) -> Iterator[Any]:
+def partial_batches(
+    template: Analyzer, offsets: dict[str, int], key_format: str, batches: Iterator[Any], by_file: bool = False, check: KeyCheck | None = None
+) -> Iterator[Any]:
     """One record batch holding this partition's Analyzer, pickled (the mergeable partial); with
     ``check``, the pair (Analyzer, this partition's KeyCheck of the keys against its schema).
     With ``by_file`` the groups are file URIs, looked up by :func:`file_key`."""
@@ -166,12 +161,24 @@ def partial_batches(template: Analyzer, offsets: dict[str, int], key_format: str
     yield pa.RecordBatch.from_arrays([pa.array([blob], pa.binary())], ["partial"])
 
 
-def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None = None, *,
-            split_keys: Sequence[bytes] | None = None, regions: int | None = None,
-            sample_regions: int | None = None, table: str | None = None, url: str | None = None,
-            servers: int | None = None, windows: int = 50, value_bytes: int | None = None,
-            cells_per_row: int | None = None, key_format: str = "binary",
-            spark: Any = None, allow_foreign_keys: bool = False) -> Analysis:
+def analyze(
+    df_or_path: Any,
+    schema: KeySchema | str | Path,
+    column: str | None = None,
+    *,
+    split_keys: Sequence[bytes] | None = None,
+    regions: int | None = None,
+    sample_regions: int | None = None,
+    table: str | None = None,
+    url: str | None = None,
+    servers: int | None = None,
+    windows: int = 50,
+    value_bytes: int | None = None,
+    cells_per_row: int | None = None,
+    key_format: str = "binary",
+    spark: Any = None,
+    allow_foreign_keys: bool = False,
+) -> Analysis:
     """The analyzer's statistics over the row keys of a DataFrame or of key files, on Spark.
 
     ``df_or_path`` is a DataFrame or a Parquet / ORC / CSV file, directory or glob. ``column``
@@ -197,8 +204,7 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
         source = f"keys from {df_or_path}"
     else:
         df = df_or_path
-    if column is not None and column not in df.columns and all(
-            f in df.columns for f in schema.field_names):
+    if column is not None and column not in df.columns and all(f in df.columns for f in schema.field_names):
         df = encode_keys(df, schema, column)
     named = column
     column = key_column(df, column)
@@ -210,8 +216,9 @@ def analyze(df_or_path: Any, schema: KeySchema | str | Path, column: str | None 
     offsets, total = _group_offsets(pos_df, order, counts if order == "row_index" else None)
     if total == 0:
         raise KeyshapeError("no keys to analyze: the DataFrame or key files have zero rows")
-    acc = schema_analyzer(schema, total, split_keys=split_keys, servers=servers,
-                          windows=windows, value_bytes=value_bytes, cells_per_row=cells_per_row)
+    acc = schema_analyzer(
+        schema, total, split_keys=split_keys, servers=servers, windows=windows, value_bytes=value_bytes, cells_per_row=cells_per_row
+    )
     template = acc.empty_like()
     check = KeyCheck.of(schema)
 
@@ -262,26 +269,32 @@ def _live_splits(table: str, url: str | None) -> list[bytes]:
     return list(live_regions(url, table).split_keys)
 
 
-def analyze_path(path: str | Path, schema: KeySchema | str | Path, column: str | None = None,
-                 master: str | None = None, regions: int | None = None,
-                 auto_split_rows: int | None = None, servers: int | None = None,
-                 windows: int = 50, allow_foreign_keys: bool = False) -> Analysis:
+def analyze_path(
+    path: str | Path,
+    schema: KeySchema | str | Path,
+    column: str | None = None,
+    master: str | None = None,
+    regions: int | None = None,
+    auto_split_rows: int | None = None,
+    servers: int | None = None,
+    windows: int = 50,
+    allow_foreign_keys: bool = False,
+) -> Analysis:
     """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
     if auto_split_rows is not None:
-        raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; "
-                            "drop --auto-split or use --engine local")
+        raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; drop --auto-split or use --engine local")
     spark = session(master)
     try:
-        return analyze(str(path), schema, column, regions=regions, servers=servers,
-                       windows=windows, spark=spark, allow_foreign_keys=allow_foreign_keys)
+        return analyze(
+            str(path), schema, column, regions=regions, servers=servers, windows=windows, spark=spark, allow_foreign_keys=allow_foreign_keys
+        )
     except KeyshapeError:
         raise
     except Exception as exc:  # noqa: BLE001 - Py4J / PySpark errors: one line for the CLI
         if not type(exc).__module__.startswith(("pyspark", "py4j")):
             raise
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        reason = next((ln for ln in reversed(lines) if "Error" in ln or "Exception" in ln),
-                      lines[0] if lines else type(exc).__name__)
+        reason = next((ln for ln in reversed(lines) if "Error" in ln or "Exception" in ln), lines[0] if lines else type(exc).__name__)
         raise KeyshapeError(f"the Spark job failed: {reason[:300]}") from None
 
 

@@ -37,11 +37,9 @@ def encode_keys(df: Any, schema: KeySchema | str | Path, out_col: str = "rowkey"
     schema = as_schema(schema)
     missing = [n for n in schema.field_names if n not in df.columns]
     if missing:
-        raise KeyshapeError(f"encode_keys: the DataFrame has no column for key field(s) "
-                            f"{', '.join(missing)}; columns: {', '.join(df.columns)}")
+        raise KeyshapeError(f"encode_keys: the DataFrame has no column for key field(s) {', '.join(missing)}; columns: {', '.join(df.columns)}")
     if out_col in df.columns:
-        raise KeyshapeError(f"encode_keys: the DataFrame already has a column {out_col!r}; "
-                            "choose another out_col")
+        raise KeyshapeError(f"encode_keys: the DataFrame already has a column {out_col!r}; choose another out_col")
     out_schema = StructType([*df.schema.fields, StructField(out_col, BinaryType(), True)])
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:

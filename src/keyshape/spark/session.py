@@ -22,8 +22,7 @@ def pyspark() -> Any:
     return module
 
 
-def session(master: str | None = None, app_name: str = "keyshape",
-            config: dict[str, str] | None = None) -> Any:
+def session(master: str | None = None, app_name: str = "keyshape", config: dict[str, str] | None = None) -> Any:
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
 
     Python workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise (they need
@@ -40,9 +39,7 @@ def session(master: str | None = None, app_name: str = "keyshape",
     builder = SparkSession.builder.master(master).appName(app_name)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.ui.enabled", "false"))
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").config("spark.ui.enabled", "false")
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

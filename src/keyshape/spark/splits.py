@@ -33,8 +33,9 @@ def key_column(df: Any, column: str | None) -> str:
     return column
 
 
-def sample_splits(df_keys: Any, regions: int, column: str | None = None, *,
-                  sample_rows: int = 100_000, seed: int = 0, key_format: str = "binary") -> list[bytes]:
+def sample_splits(
+    df_keys: Any, regions: int, column: str | None = None, *, sample_rows: int = 100_000, seed: int = 0, key_format: str = "binary"
+) -> list[bytes]:
     """``regions - 1`` split keys (fewer when the keys repeat) at equal-count quantiles of a
     uniform sample of about ``sample_rows`` keys of ``column`` (default: the first column).
 
@@ -49,8 +50,7 @@ def sample_splits(df_keys: Any, regions: int, column: str | None = None, *,
     if total == 0:
         raise KeyshapeError("sample_splits: the DataFrame has no rows to sample")
     fraction = min(1.0, sample_rows / total)
-    sample = df_keys.select(column) if fraction >= 1.0 else df_keys.select(column).sample(
-        withReplacement=False, fraction=fraction, seed=seed)
+    sample = df_keys.select(column) if fraction >= 1.0 else df_keys.select(column).sample(withReplacement=False, fraction=fraction, seed=seed)
     keys = collect_keys(sample, column, key_format)
     if not keys:
         keys = collect_keys(df_keys.select(column).limit(sample_rows), column, key_format)

@@ -50,15 +50,13 @@ def cell_value(value: Any) -> bytes | None:
     return str(value).encode("utf-8")
 
 
-def _puts(rows: Iterable[Any], qualifiers: Sequence[bytes],
-          empty: bytes) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+def _puts(rows: Iterable[Any], qualifiers: Sequence[bytes], empty: bytes) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
     for row in rows:
         cells = {q: v for q, v in zip(qualifiers, map(cell_value, row[1:])) if v is not None}
         yield bytes(row[0]), cells or {empty: b""}
 
 
-def write_partition(url: str, table: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]],
-                    batch_size: int) -> Iterator[int]:
+def write_partition(url: str, table: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]], batch_size: int) -> Iterator[int]:
     """Write one partition's puts through ``store.writer`` and yield how many were acknowledged."""
     from keyshape.store import open_store
 
@@ -81,17 +79,23 @@ def live_regions(url: str, table: str) -> RegionMap:
     store = open_store(url)
     try:
         if not store.table_exists(table):
-            raise KeyshapeError(f"table {table!r} does not exist on {url}; create it first "
-                                "(keyshape create SCHEMA --hbase URL)")
+            raise KeyshapeError(f"table {table!r} does not exist on {url}; create it first (keyshape create SCHEMA --hbase URL)")
         return RegionMap([r.start for r in store.regions(table) if r.start])
     finally:
         store.close()
 
 
-def write_to_hbase(df: Any, schema: KeySchema | str | Path, url: str,
-                   repartition_by_region: bool = True, *, column: str = "rowkey",
-                   table: str | None = None, family: str | None = None,
-                   batch_size: int = 1000) -> int:
+def write_to_hbase(
+    df: Any,
+    schema: KeySchema | str | Path,
+    url: str,
+    repartition_by_region: bool = True,
+    *,
+    column: str = "rowkey",
+    table: str | None = None,
+    family: str | None = None,
+    batch_size: int = 1000,
+) -> int:
     """Write every row of ``df`` to the HBase at ``url`` and return the acknowledged row count.
 
     The row key is ``column`` (binary), encoded from the schema's fields first when the
@@ -107,8 +111,7 @@ def write_to_hbase(df: Any, schema: KeySchema | str | Path, url: str,
     families = [f.name for f in schema.table.families]
     family = family or families[0]
     if family not in families:
-        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: "
-                            + ", ".join(families))
+        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(families))
     if batch_size < 1:
         raise KeyshapeError(f"batch size must be at least 1, got {batch_size}")
     if column not in df.columns:
@@ -120,14 +123,13 @@ def write_to_hbase(df: Any, schema: KeySchema | str | Path, url: str,
     regions = live_regions(url, table)
 
     if repartition_by_region and len(regions) > 1:
+
         def keyed(part: Iterable[Any]) -> Iterator[tuple[int, tuple[bytes, dict[bytes, bytes]]]]:
             for put in _puts(part, qualifiers, empty):
                 yield regions.region_of(put[0]), put
 
         by_region = rows.mapPartitions(keyed).partitionBy(len(regions), lambda region: region)
-        counts = by_region.mapPartitions(
-            lambda part: write_partition(url, table, (put for _, put in part), batch_size))
+        counts = by_region.mapPartitions(lambda part: write_partition(url, table, (put for _, put in part), batch_size))
     else:
-        counts = rows.mapPartitions(
-            lambda part: write_partition(url, table, _puts(part, qualifiers, empty), batch_size))
+        counts = rows.mapPartitions(lambda part: write_partition(url, table, _puts(part, qualifiers, empty), batch_size))
     return int(sum(counts.collect()))

@@ -51,8 +51,7 @@ def open_store(url: str | None = None, user: str | None = None) -> Store:
             ) from exc
         return module.HBaseStore.from_url(url, user=user)
     raise KeyshapeError(
-        f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / "
-        "'HOST:PORT' (ZooKeeper quorum of a real HBase)"
+        f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / 'HOST:PORT' (ZooKeeper quorum of a real HBase)"
     )
 
 

@@ -18,8 +18,19 @@ from keyshape.errors import KeyshapeError, StoreError
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.specs import TableSpec
 
-__all__ = ["BatchWriter", "RegionInfo", "RegionRecord", "ScanBatch", "ServerInfo", "Store", "split_table_name", "join_table_name", "as_bytes",
-           "scan_bounds", "check_regions"]
+__all__ = [
+    "BatchWriter",
+    "RegionInfo",
+    "RegionRecord",
+    "ScanBatch",
+    "ServerInfo",
+    "Store",
+    "split_table_name",
+    "join_table_name",
+    "as_bytes",
+    "scan_bounds",
+    "check_regions",
+]
 
 DEFAULT_NAMESPACE = "default"
 
@@ -94,14 +105,17 @@ def check_regions(regions: Sequence[RegionInfo], split_keys: Sequence[bytes], ta
         return
     label = f"table {table!r}" if table else "the table"
     if len(got) != len(expected):
-        raise StoreError(f"{label} has {len(got)} region(s), the schema asks for {len(expected)}; "
-                         "it was created with other split keys (or has split since): drop it or "
-                         "use another table name")
+        raise StoreError(
+            f"{label} has {len(got)} region(s), the schema asks for {len(expected)}; "
+            "it was created with other split keys (or has split since): drop it or "
+            "use another table name"
+        )
     i, ((gs, ge), (ws, we)) = next((i, pair) for i, pair in enumerate(zip(got, expected)) if pair[0] != pair[1])
     raise StoreError(
         f"{label}: region {i} is [{to_string_binary(gs)!r}, {to_string_binary(ge)!r}), "
         f"the schema asks for [{to_string_binary(ws)!r}, {to_string_binary(we)!r}); "
-        "drop the table or use another table name")
+        "drop the table or use another table name"
+    )
 
 
 def split_table_name(name: str) -> tuple[str, str]:
@@ -135,8 +149,7 @@ ScanBatch = tuple[list[bytes], list[dict[bytes, bytes]]]
 """One end of a scan's key range: ``(key, inclusive)``; ``None`` means unbounded."""
 
 
-def scan_bounds(start: Any, stop: Any, prefix: Any, reverse: bool, limit: int | None,
-                batch_size: int) -> tuple[Bound, Bound]:
+def scan_bounds(start: Any, stop: Any, prefix: Any, reverse: bool, limit: int | None, batch_size: int) -> tuple[Bound, Bound]:
     """Check ``Store.scan``'s arguments and turn them into ``(low, high)`` key bounds.
 
     Forward: ``low = (start, inclusive)``, ``high = (stop, exclusive)``. Reverse (HBase's reversed
@@ -222,35 +235,25 @@ class Store(Protocol):
         """Names of all user tables, sorted, in the form ``join_table_name`` gives."""
         ...
 
-    def put(
-        self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None
-    ) -> None:
+    def put(self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         """Write ``cells`` to ``row`` at ``timestamp`` (ms; default: now). A cell with the same
         row, column and timestamp is replaced; each family keeps its newest ``versions``."""
         ...
 
-    def writer(
-        self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024
-    ) -> BatchWriter:
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> BatchWriter:
         """A buffered writer for ``table`` (see ``BatchWriter``)."""
         ...
 
-    def get(
-        self, table: str, row: bytes, columns: Iterable[bytes] | None = None
-    ) -> dict[bytes, bytes]:
+    def get(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> dict[bytes, bytes]:
         """Newest value of each selected cell of ``row``; ``{}`` when the row has none."""
         ...
 
-    def cells(
-        self, table: str, row: bytes, column: bytes, versions: int | None = None
-    ) -> list[tuple[int, bytes]]:
+    def cells(self, table: str, row: bytes, column: bytes, versions: int | None = None) -> list[tuple[int, bytes]]:
         """Stored versions of one cell, newest first, as ``(timestamp_ms, value)``; at most
         ``versions`` of them (default all the family keeps)."""
         ...
 
-    def get_many(
-        self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
-    ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def get_many(self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Like ``get`` for many rows: ``(row, cells)`` for rows that have selected cells, in
         request order; absent rows are left out."""
         ...
@@ -303,7 +306,11 @@ class Store(Protocol):
         ...
 
     def scan_keys(
-        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        limit: int | None = None,
         batch_size: int = 1000,
     ) -> Iterator[bytes]:
         """Row keys with ``start <= row < stop`` in key order, at most ``limit``; the values stay
@@ -311,7 +318,11 @@ class Store(Protocol):
         ...
 
     def scan_key_times(
-        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        limit: int | None = None,
         batch_size: int = 1000,
     ) -> Iterator[tuple[list[bytes], list[int]]]:
         """``scan_keys`` a batch at a time, with the timestamp (ms) of each row's first cell

@@ -48,8 +48,7 @@ class Families:
     families that have one. ``table`` is the table's full name, used in error messages.
     """
 
-    def __init__(self, table: str, versions: Mapping[bytes, int],
-                 ttls: Mapping[bytes, int] | None = None) -> None:
+    def __init__(self, table: str, versions: Mapping[bytes, int], ttls: Mapping[bytes, int] | None = None) -> None:
         self.table = table
         self.versions: dict[bytes, int] = dict(versions)
         self.ttls: dict[bytes, int] = dict(ttls or {})
@@ -70,8 +69,7 @@ class Families:
             ttl = getattr(family, "ttl", None)
             if ttl is not None:
                 if not 1 <= int(ttl) <= FOREVER:
-                    raise StoreError(f"family {family.name!r}: ttl must be 1..{FOREVER} seconds, "
-                                     f"got {ttl}")
+                    raise StoreError(f"family {family.name!r}: ttl must be 1..{FOREVER} seconds, got {ttl}")
                 if int(ttl) != FOREVER:
                     ttls[fname] = int(ttl) * 1000
         return cls(table, versions, ttls)
@@ -79,19 +77,14 @@ class Families:
     def error(self, family: bytes) -> StoreError:
         """The StoreError for a family the table does not have, listing the ones it has."""
         known = ", ".join(sorted(f.decode("utf-8", "replace") for f in self.versions))
-        return StoreError(
-            f"table {self.table!r} has no column family {to_string_binary(family)!r}; "
-            f"its families are: {known}"
-        )
+        return StoreError(f"table {self.table!r} has no column family {to_string_binary(family)!r}; its families are: {known}")
 
     def column(self, column: Any) -> tuple[bytes, bytes]:
         """Split a b"family:qualifier" put column, checking the family exists."""
         column = as_bytes(column, "a column")
         family, sep, qualifier = column.partition(b":")
         if not sep:
-            raise StoreError(
-                f"column {to_string_binary(column)!r} has no ':'; name cells b'family:qualifier'"
-            )
+            raise StoreError(f"column {to_string_binary(column)!r} has no ':'; name cells b'family:qualifier'")
         if family not in self.versions:
             raise self.error(family)
         return family, qualifier
@@ -196,8 +189,7 @@ class Cells:
         self.families.column(column)
         return list((self.live(row, now) or {}).get(bytes(column), []))
 
-    def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None,
-            now: int) -> None:
+    def put(self, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None, now: int) -> None:
         """Store ``cells`` ({b"family:qualifier": value}) in ``row`` at ``timestamp`` (ms,
         default ``now``): a version already at that timestamp is replaced and each column keeps
         its family's newest ``versions``. Cells a delete marker masks or the TTL has already
@@ -205,8 +197,7 @@ class Cells:
         _check_row(row)
         if not cells:
             raise StoreError(f"put to row {to_string_binary(row)!r} has no cells")
-        checked = [(*self.families.column(c), as_bytes(v, "a cell value"))
-                   for c, v in cells.items()]
+        checked = [(*self.families.column(c), as_bytes(v, "a cell value")) for c, v in cells.items()]
         ts = now if timestamp is None else int(timestamp)
         for family, qualifier, value in checked:
             column = family + b":" + qualifier
@@ -269,5 +260,4 @@ class Cells:
 
     def stored_bytes(self, row: bytes) -> int:
         """Bytes ``row`` holds: its key, column and value once per stored version."""
-        return sum(len(row) + len(column) + len(v)
-                   for column, versions in self.rows[row].items() for _, v in versions)
+        return sum(len(row) + len(column) + len(v) for column, versions in self.rows[row].items() for _, v in versions)

@@ -126,9 +126,7 @@ class EmbeddedStore:
     def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = ()) -> None:
         """Create ``spec`` (a TableSpec: ``name``, ``namespace``, ``families`` with ``name`` and
         ``versions``) pre-split at ``split_keys``, sorted first like HBase's Admin does."""
-        namespace, name = split_table_name(
-            spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name)
-        )
+        namespace, name = split_table_name(spec.name if ":" in spec.name else join_table_name(spec.namespace or "default", spec.name))
         families = Families.from_specs(join_table_name(namespace, name), spec.families)
         if not families.versions:
             raise StoreError(f"table {name!r} needs at least one column family")
@@ -139,17 +137,13 @@ class EmbeddedStore:
         with self._lock:
             self._check_open()
             if namespace not in self._namespaces:
-                raise StoreError(
-                    f"namespace {namespace!r} does not exist; create it first "
-                    "(create_namespace, or keyshape.store.ensure_table)"
-                )
+                raise StoreError(f"namespace {namespace!r} does not exist; create it first (create_namespace, or keyshape.store.ensure_table)")
             if (namespace, name) in self._tables:
                 raise StoreError(f"table {join_table_name(namespace, name)!r} already exists")
             table = _Table(namespace, name, families, list(region_map.split_keys))
             servers = region_map.server_of(self.servers)
             table.regions = [
-                _Region(start, end, next(self._region_ids), int(servers[i]))
-                for i, (start, end) in enumerate(zip(region_map.starts, region_map.ends))
+                _Region(start, end, next(self._region_ids), int(servers[i])) for i, (start, end) in enumerate(zip(region_map.starts, region_map.ends))
             ]
             self._tables[(namespace, name)] = table
 
@@ -170,9 +164,7 @@ class EmbeddedStore:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def put(
-        self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None
-    ) -> None:
+    def put(self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         """Write ``cells`` ({b"family:qualifier": value}) to ``row`` at ``timestamp`` (ms, default
         now); a cell already stored at that timestamp is replaced, and each column keeps its
         family's newest ``versions`` values. Cells a delete marker masks or the family's TTL
@@ -180,9 +172,7 @@ class EmbeddedStore:
         with self._lock:
             self._put(self._table(table), row, cells, timestamp)
 
-    def _put(
-        self, t: _Table, row: Any, cells: Mapping[bytes, bytes], timestamp: int | None
-    ) -> None:
+    def _put(self, t: _Table, row: Any, cells: Mapping[bytes, bytes], timestamp: int | None) -> None:
         row = as_bytes(row, "a row key")
         t.cells.put(row, cells, timestamp, now_ms())
         self._count_write(t, row)
@@ -192,9 +182,7 @@ class EmbeddedStore:
         region.writes += 1
         self._maybe_split(t, region)
 
-    def writer(
-        self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024
-    ) -> _EmbeddedWriter:
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024) -> _EmbeddedWriter:
         """A buffered writer: mutations are applied when ``batch_size`` rows or ``max_bytes``
         bytes are buffered, on ``flush()`` and when the ``with`` block exits."""
         with self._lock:
@@ -228,9 +216,7 @@ class EmbeddedStore:
 
     # --- reads -----------------------------------------------------------------------------
 
-    def get(
-        self, table: str, row: bytes, columns: Iterable[bytes] | None = None
-    ) -> dict[bytes, bytes]:
+    def get(self, table: str, row: bytes, columns: Iterable[bytes] | None = None) -> dict[bytes, bytes]:
         """Newest visible value of every selected cell of ``row``; {} when there is none."""
         with self._lock:
             t = self._table(table)
@@ -239,9 +225,7 @@ class EmbeddedStore:
             t.region_of(row).reads += 1
             return t.cells.get(row, sel, now_ms())
 
-    def cells(
-        self, table: str, row: bytes, column: bytes, versions: int | None = None
-    ) -> list[tuple[int, bytes]]:
+    def cells(self, table: str, row: bytes, column: bytes, versions: int | None = None) -> list[tuple[int, bytes]]:
         """Visible ``(timestamp_ms, value)`` versions of one cell, newest first."""
         with self._lock:
             t = self._table(table)
@@ -250,9 +234,7 @@ class EmbeddedStore:
             t.region_of(row).reads += 1
             return stored if versions is None else stored[: max(int(versions), 0)]
 
-    def get_many(
-        self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
-    ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def get_many(self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """``(row, cells)`` for each requested row that has selected cells, in request order."""
         found: list[tuple[bytes, dict[bytes, bytes]]] = []
         with self._lock:
@@ -333,9 +315,7 @@ class EmbeddedStore:
                     if cells:
                         batch.append(row)
                         values.append(cells)
-                        if len(batch) >= batch_size or (
-                            limit is not None and returned + len(batch) >= limit
-                        ):
+                        if len(batch) >= batch_size or (limit is not None and returned + len(batch) >= limit):
                             break
                 for row in expired:
                     del rows[row]
@@ -349,8 +329,9 @@ class EmbeddedStore:
             else:
                 low = (last, False)
 
-    def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
-                      batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+    def scan_versions(
+        self, table: str, start: bytes = b"", stop: bytes = b"", batch_size: int = 1000
+    ) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
         """Rows in ``[start, stop)`` with every visible version of every cell, newest first (see
         ``Store.scan_versions``); read ``batch_size`` rows at a time under the lock."""
         low, high = scan_bounds(start, stop, None, False, None, batch_size)
@@ -374,13 +355,13 @@ class EmbeddedStore:
             if len(batch) < batch_size:
                 return
 
-    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
-                  batch_size: int = 1000) -> Iterator[bytes]:
+    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None, batch_size: int = 1000) -> Iterator[bytes]:
         """Row keys in ``[start, stop)``, at most ``limit``."""
         return (row for row, _ in self.scan(table, start, stop, limit=limit, batch_size=batch_size))
 
-    def scan_key_times(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
-                       batch_size: int = 1000) -> Iterator[tuple[list[bytes], list[int]]]:
+    def scan_key_times(
+        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None, batch_size: int = 1000
+    ) -> Iterator[tuple[list[bytes], list[int]]]:
         """Row keys in ``[start, stop)`` with the newest timestamp of each row's first column
         (what HBase's key-only scan returns), ``batch_size`` rows at a time, at most ``limit``."""
         keys: list[bytes] = []
@@ -432,9 +413,15 @@ class EmbeddedStore:
         return lower, upper
 
     def _info(self, t: _Table, r: _Region, size: int = 0) -> RegionInfo:
-        return RegionInfo(start=r.start, end=r.end, name=f"{t.full_name},{to_string_binary(r.start)},{r.region_id}",
-                          server=f"embedded-{r.server}", read_requests=r.reads, write_requests=r.writes,
-                          store_size_bytes=size)
+        return RegionInfo(
+            start=r.start,
+            end=r.end,
+            name=f"{t.full_name},{to_string_binary(r.start)},{r.region_id}",
+            server=f"embedded-{r.server}",
+            read_requests=r.reads,
+            write_requests=r.writes,
+            store_size_bytes=size,
+        )
 
     def split_region(self, table: str, split_key: bytes, timeout: float = 60.0) -> list[RegionInfo]:
         """Split the region holding ``split_key`` at that key (see ``Store.split_region``);
@@ -443,13 +430,14 @@ class EmbeddedStore:
         with self._lock:
             t = self._table(table)
             if not key:
-                raise StoreError(f"cannot split {table!r} at the empty key: give the first row key "
-                                 "of the new upper region")
+                raise StoreError(f"cannot split {table!r} at the empty key: give the first row key of the new upper region")
             region = t.region_of(key)
             if region.start == key:
-                raise StoreError(f"cannot split {table!r} at {to_string_binary(key)!r}: a region "
-                                 f"already starts there ({self._info(t, region).name}); pick a key "
-                                 "inside a region")
+                raise StoreError(
+                    f"cannot split {table!r} at {to_string_binary(key)!r}: a region "
+                    f"already starts there ({self._info(t, region).name}); pick a key "
+                    "inside a region"
+                )
             return [self._info(t, r) for r in self._split(t, region, key)]
 
     def move_region(self, region_name: str, server: str | None = None, timeout: float = 60.0) -> str:
@@ -457,24 +445,22 @@ class EmbeddedStore:
         simulated server with the fewest regions); returns the server it is on now."""
         with self._lock:
             self._check_open()
-            found = next(((t, r) for t in self._tables.values() for r in t.regions
-                          if self._info(t, r).name == region_name), None)
+            found = next(((t, r) for t in self._tables.values() for r in t.regions if self._info(t, r).name == region_name), None)
             if found is None:
-                raise StoreError(f"no region is named {region_name!r}; list the current regions "
-                                 "with regions(table)")
+                raise StoreError(f"no region is named {region_name!r}; list the current regions with regions(table)")
             _, region = found
             counts = self._region_counts()
             if server is None:
                 others = sorted((n, i) for i, n in enumerate(counts) if i != region.server)
                 if not others:
-                    raise StoreError(f"cannot move region {region_name!r}: embedded-{region.server} "
-                                     "is the only server (open the store with servers=N)")
+                    raise StoreError(
+                        f"cannot move region {region_name!r}: embedded-{region.server} is the only server (open the store with servers=N)"
+                    )
                 region.server = others[0][1]
             else:
                 names = [f"embedded-{i}" for i in range(self.servers)]
                 if server not in names:
-                    raise StoreError(f"cannot move region {region_name!r} to {server!r}: not a "
-                                     f"server of this store; its servers: {', '.join(names)}")
+                    raise StoreError(f"cannot move region {region_name!r} to {server!r}: not a server of this store; its servers: {', '.join(names)}")
                 region.server = names.index(server)
             return f"embedded-{region.server}"
 
@@ -495,9 +481,13 @@ class EmbeddedStore:
                 for r in t.regions:
                     reads[r.server] += r.reads
                     writes[r.server] += r.writes
-            return sorted((ServerInfo(name=f"embedded-{i}", regions=n, read_requests=reads[i],
-                                      write_requests=writes[i])
-                           for i, n in enumerate(self._region_counts())), key=lambda s: s.name)
+            return sorted(
+                (
+                    ServerInfo(name=f"embedded-{i}", regions=n, read_requests=reads[i], write_requests=writes[i])
+                    for i, n in enumerate(self._region_counts())
+                ),
+                key=lambda s: s.name,
+            )
 
     def set_balancer(self, on: bool) -> bool:
         """Record the balancer switch and return the previous one (this store never moves

@@ -68,11 +68,9 @@ def _check(client: Any, user: str, scope: str | None) -> None:
     _permission("", scope)  # the scope's own form first
     if scope is not None and scope.startswith("@"):
         if not client.namespace_exists(scope[1:]):
-            raise StoreError(f"namespace {scope[1:]!r} does not exist; check the name (a table is "
-                             "given without '@')")
+            raise StoreError(f"namespace {scope[1:]!r} does not exist; check the name (a table is given without '@')")
     elif scope is not None and not client.table_exists(scope):
-        raise StoreError(f"table {_table_as_named(scope)!r} does not exist; check the name (ns:table; "
-                         "a namespace is given as @ns)")
+        raise StoreError(f"table {_table_as_named(scope)!r} does not exist; check the name (ns:table; a namespace is given as @ns)")
 
 
 def grant(client: Any, user: str, actions: str, table: str | None = None, merge: bool = True) -> None:
@@ -85,10 +83,9 @@ def grant(client: Any, user: str, actions: str, table: str | None = None, merge:
     _permission(actions, None)  # bad letters before any request
     _check(client, user, table)
     request = AccessControl_pb2.GrantRequest(
-        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)),
-        merge_existing_permissions=merge)
-    client._master("Grant", request, AccessControl_pb2.GrantResponse, table or "(global)",
-                   f"grant {actions} to {user} on")
+        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)), merge_existing_permissions=merge
+    )
+    client._master("Grant", request, AccessControl_pb2.GrantResponse, table or "(global)", f"grant {actions} to {user} on")
 
 
 def revoke(client: Any, user: str, table: str | None = None, actions: str = "") -> None:
@@ -98,9 +95,9 @@ def revoke(client: Any, user: str, table: str | None = None, actions: str = "") 
     Needs ADMIN there."""
     _check(client, user, table)
     request = AccessControl_pb2.RevokeRequest(
-        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)))
-    client._master("Revoke", request, AccessControl_pb2.RevokeResponse, table or "(global)",
-                   f"revoke {actions or 'the permissions'} of {user} on")
+        user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table))
+    )
+    client._master("Revoke", request, AccessControl_pb2.RevokeResponse, table or "(global)", f"revoke {actions or 'the permissions'} of {user} on")
 
 
 # HBase 2.6.1's AccessController words a denial two ways:
@@ -143,5 +140,7 @@ def denied_line(message: str, table: str, what: str) -> str:
         on = _table_as_named(scope.group(1) if scope else named.group(1) if named else table)
         where, target = f"table {on!r}", f", '{on}'"
     short_user = re.split(r"[/@]", who)[0]
-    return (f"permission denied: {who} has no {perm} on {where} ({what} {table!r}); ask an HBase "
-            f"admin to grant it (HBase shell: grant '{short_user}', '{perm[:1]}'{target})")
+    return (
+        f"permission denied: {who} has no {perm} on {where} ({what} {table!r}); ask an HBase "
+        f"admin to grant it (HBase shell: grant '{short_user}', '{perm[:1]}'{target})"
+    )

@@ -47,6 +47,7 @@ class HBaseAdmin:
     _nonce_group: int
 
     if TYPE_CHECKING:
+
         def refused(self, exc: ServerError, table: str, what: str) -> StoreError: ...
 
         def not_found(self, table: str) -> TableNotFound: ...
@@ -59,8 +60,9 @@ class HBaseAdmin:
         deadline = time.monotonic() + timeout
         delay = 0.02
         while True:
-            state = self.cluster.master_call("getProcedureResult", Master_pb2.GetProcedureResultRequest(
-                proc_id=proc_id), Master_pb2.GetProcedureResultResponse)
+            state = self.cluster.master_call(
+                "getProcedureResult", Master_pb2.GetProcedureResultRequest(proc_id=proc_id), Master_pb2.GetProcedureResultResponse
+            )
             if state.state != Master_pb2.GetProcedureResultResponse.RUNNING:
                 if state.HasField("exception"):
                     generic = state.exception.generic_exception
@@ -103,21 +105,22 @@ class HBaseAdmin:
         return namespace in self.list_namespaces()
 
     def list_namespaces(self) -> list[str]:
-        response = self._master("ListNamespaces", Master_pb2.ListNamespacesRequest(),
-                                Master_pb2.ListNamespacesResponse, "hbase:namespace", "list namespaces")
+        response = self._master(
+            "ListNamespaces", Master_pb2.ListNamespacesRequest(), Master_pb2.ListNamespacesResponse, "hbase:namespace", "list namespaces"
+        )
         return sorted(response.namespaceName)
 
     def delete_namespace(self, namespace: str) -> None:
         """Remove an empty namespace (StoreError if it holds tables or is missing)."""
         try:
-            response = self.cluster.master_call("DeleteNamespace", Master_pb2.DeleteNamespaceRequest(
-                namespaceName=namespace), Master_pb2.DeleteNamespaceResponse)
+            response = self.cluster.master_call(
+                "DeleteNamespace", Master_pb2.DeleteNamespaceRequest(namespaceName=namespace), Master_pb2.DeleteNamespaceResponse
+            )
             self._wait_procedure(response.proc_id, f"delete namespace {namespace!r}")
         except ServerError as exc:
             raise StoreError(f"cannot delete namespace {namespace!r}: {exc}") from None
 
-    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = (),
-                     attributes: Mapping[str, str] | None = None) -> None:
+    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = (), attributes: Mapping[str, str] | None = None) -> None:
         """Create ``spec`` (a TableSpec) pre-split at ``split_keys`` (sorted here; duplicates and
         b"" refused, as HBase's Admin does) with every family option validated against HBase's
         enums BEFORE anything is sent; returns once every region is open. ``attributes`` are
@@ -136,10 +139,8 @@ class HBaseAdmin:
         except KeyshapeError as exc:
             raise StoreError(f"cannot create table {full!r}: {exc}") from None
         if not self.namespace_exists(namespace):
-            raise StoreError(f"namespace {namespace!r} does not exist; create it first "
-                             "(create_namespace, or keyshape.store.ensure_table)")
-        request = Master_pb2.CreateTableRequest(split_keys=splits, nonce_group=self._nonce_group,
-                                                nonce=secrets.randbits(63))
+            raise StoreError(f"namespace {namespace!r} does not exist; create it first (create_namespace, or keyshape.store.ensure_table)")
+        request = Master_pb2.CreateTableRequest(split_keys=splits, nonce_group=self._nonce_group, nonce=secrets.randbits(63))
         request.table_schema.table_name.namespace = namespace.encode()
         request.table_schema.table_name.qualifier = name.encode()
         request.table_schema.column_families.extend(families)
@@ -155,22 +156,23 @@ class HBaseAdmin:
         self.cluster.forget(namespace, name)
         regions = self.cluster.region_list(namespace, name, refresh=True).regions
         if [r.start for r in regions[1:]] != splits:
-            raise StoreError(f"table {full!r} was created with {len(regions)} region(s), expected "
-                             f"{len(splits) + 1}")
+            raise StoreError(f"table {full!r} was created with {len(regions)} region(s), expected {len(splits) + 1}")
 
     def delete_table(self, name: str) -> None:
         """Disable and delete ``name``; TableNotFound if absent."""
         namespace, table = split_table_name(name)
         table_name = HBase_pb2.TableName(namespace=namespace.encode(), qualifier=table.encode())
         try:
-            response = self.cluster.master_call("DisableTable", Master_pb2.DisableTableRequest(
-                table_name=table_name), Master_pb2.DisableTableResponse)
+            response = self.cluster.master_call(
+                "DisableTable", Master_pb2.DisableTableRequest(table_name=table_name), Master_pb2.DisableTableResponse
+            )
             self._wait_procedure(response.proc_id, f"disable table {name!r}")
         except ServerError as exc:
             if exc.short_name != "TableNotEnabledException":
                 raise self.refused(exc, name, "disable table") from None
-        response = self._master("DeleteTable", Master_pb2.DeleteTableRequest(table_name=table_name),
-                                Master_pb2.DeleteTableResponse, name, "delete table")
+        response = self._master(
+            "DeleteTable", Master_pb2.DeleteTableRequest(table_name=table_name), Master_pb2.DeleteTableResponse, name, "delete table"
+        )
         try:
             self._wait_procedure(response.proc_id, f"delete table {name!r}")
         except ServerError as exc:
@@ -180,11 +182,9 @@ class HBaseAdmin:
 
     def _descriptor(self, name: str) -> HBase_pb2.TableSchema | None:
         namespace, table = split_table_name(name)
-        request = Master_pb2.GetTableDescriptorsRequest(
-            table_names=[HBase_pb2.TableName(namespace=namespace.encode(), qualifier=table.encode())])
+        request = Master_pb2.GetTableDescriptorsRequest(table_names=[HBase_pb2.TableName(namespace=namespace.encode(), qualifier=table.encode())])
         try:
-            response = self.cluster.master_call("GetTableDescriptors", request,
-                                                Master_pb2.GetTableDescriptorsResponse)
+            response = self.cluster.master_call("GetTableDescriptors", request, Master_pb2.GetTableDescriptorsResponse)
         except ServerError as exc:
             if exc.short_name in ("TableNotFoundException", "NamespaceNotFoundException"):
                 return None
@@ -223,17 +223,16 @@ class HBaseAdmin:
         return known
 
     def list_tables(self) -> list[str]:
-        response = self._master("GetTableNames", Master_pb2.GetTableNamesRequest(include_sys_tables=False),
-                                Master_pb2.GetTableNamesResponse, "*", "list tables")
-        return sorted(join_table_name(t.namespace.decode(), t.qualifier.decode())
-                      for t in response.table_names)
+        response = self._master(
+            "GetTableNames", Master_pb2.GetTableNamesRequest(include_sys_tables=False), Master_pb2.GetTableNamesResponse, "*", "list tables"
+        )
+        return sorted(join_table_name(t.namespace.decode(), t.qualifier.decode()) for t in response.table_names)
 
     # --- regions and servers -----------------------------------------------------------------
 
     def _live_servers(self) -> list[ClusterStatus_pb2.LiveServerInfo]:
         request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.LIVE_SERVERS])
-        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse,
-                              "*", "read cluster status")
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
         return list(status.cluster_status.live_servers)
 
     def region_servers(self) -> list[ServerInfo]:
@@ -246,20 +245,24 @@ class HBaseAdmin:
         out = []
         for live in self._live_servers():
             load = live.server_load
-            out.append(ServerInfo(
-                name=f"{live.server.host_name}:{live.server.port}", regions=len(load.region_loads),
-                read_requests=sum(int(r.read_requests_count) for r in load.region_loads),
-                write_requests=sum(int(r.write_requests_count) for r in load.region_loads),
-                requests_per_second=int(load.number_of_requests), used_heap_mb=int(load.used_heap_MB),
-                max_heap_mb=int(load.max_heap_MB)))
+            out.append(
+                ServerInfo(
+                    name=f"{live.server.host_name}:{live.server.port}",
+                    regions=len(load.region_loads),
+                    read_requests=sum(int(r.read_requests_count) for r in load.region_loads),
+                    write_requests=sum(int(r.write_requests_count) for r in load.region_loads),
+                    requests_per_second=int(load.number_of_requests),
+                    used_heap_mb=int(load.used_heap_MB),
+                    max_heap_mb=int(load.max_heap_MB),
+                )
+            )
         return sorted(out, key=lambda s: s.name)
 
     def set_balancer(self, on: bool) -> bool:
         """Switch HBase's balancer on or off (synchronously: a balance run in progress finishes
         first) and return whether it was on before, like the shell's ``balance_switch``."""
         request = Master_pb2.SetBalancerRunningRequest(on=bool(on), synchronous=True)
-        response = self._master("SetBalancerRunning", request, Master_pb2.SetBalancerRunningResponse,
-                                "*", "switch the balancer")
+        response = self._master("SetBalancerRunning", request, Master_pb2.SetBalancerRunningResponse, "*", "switch the balancer")
         return bool(response.prev_balance_value)
 
     def _online_region(self, namespace: str, table: str, match: Any) -> tuple[Region, HBase_pb2.RegionInfo] | None:
@@ -268,8 +271,7 @@ class HBaseAdmin:
                 return region, info
         return None
 
-    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0, *,
-                     reopen: bool = True) -> list[RegionInfo]:
+    def split_region(self, table: str, split_key: bytes, timeout: float = 60.0, *, reopen: bool = True) -> list[RegionInfo]:
         """Split the region of ``table`` holding ``split_key`` at exactly that key (HBase Admin
         ``split(table, splitPoint)``, the master's SplitTableRegionProcedure), wait until hbase:meta
         shows both daughters online, and return them (lower first).
@@ -290,25 +292,24 @@ class HBaseAdmin:
         """
         key = as_bytes(split_key, "a split key")
         if not key:
-            raise StoreError(f"cannot split {table!r} at the empty key: give the first row key of "
-                             "the new upper region")
+            raise StoreError(f"cannot split {table!r} at the empty key: give the first row key of the new upper region")
         namespace, name = split_table_name(table)
         shown = to_string_binary(key)
         found = self._online_region(namespace, name, lambda r: r.contains(key))
         if found is None:
             if not self.table_exists(table):
                 raise self.not_found(table)
-            raise StoreError(f"cannot split {table!r} at {shown!r}: the region holding that key is "
-                             "not online (in transition?); try again in a few seconds")
+            raise StoreError(
+                f"cannot split {table!r} at {shown!r}: the region holding that key is not online (in transition?); try again in a few seconds"
+            )
         parent, info = found
         if parent.start == key:
-            raise StoreError(f"cannot split {table!r} at {shown!r}: a region already starts there "
-                             f"({to_string_binary(parent.name)}); pick a key inside a region")
+            raise StoreError(
+                f"cannot split {table!r} at {shown!r}: a region already starts there ({to_string_binary(parent.name)}); pick a key inside a region"
+            )
         if reopen:
             parent, info = self._ready_to_split(table, parent, info, shown, timeout)
-        request = Master_pb2.SplitTableRegionRequest(region_info=info, split_row=key,
-                                                     nonce_group=self._nonce_group,
-                                                     nonce=secrets.randbits(63))
+        request = Master_pb2.SplitTableRegionRequest(region_info=info, split_row=key, nonce_group=self._nonce_group, nonce=secrets.randbits(63))
         what = f"split {table!r} at {shown!r}"
         response = self._master("SplitRegion", request, Master_pb2.SplitTableRegionResponse, table, what)
         try:
@@ -331,12 +332,12 @@ class HBaseAdmin:
         GetRegionInfo's ``splittable`` (what the master's split procedure checks) and
         ``compaction_state``, and the store files (GetStoreFile) still of a split's parent."""
         conn = self.cluster.connection(region.host, region.port, "AdminService")
-        info = conn.call("GetRegionInfo", Admin_pb2.GetRegionInfoRequest(
-            region=region.spec(), compaction_state=True), Admin_pb2.GetRegionInfoResponse)
+        info = conn.call(
+            "GetRegionInfo", Admin_pb2.GetRegionInfoRequest(region=region.spec(), compaction_state=True), Admin_pb2.GetRegionInfoResponse
+        )
         if info.splittable:
             return True, False, []
-        files = conn.call("GetStoreFile", Admin_pb2.GetStoreFileRequest(region=region.spec()),
-                          Admin_pb2.GetStoreFileResponse).store_file
+        files = conn.call("GetStoreFile", Admin_pb2.GetStoreFileRequest(region=region.spec()), Admin_pb2.GetStoreFileResponse).store_file
         compacting = info.compaction_state != Admin_pb2.GetRegionInfoResponse.NONE
         return False, compacting, [f for f in files if _PARENT_FILE_RE.search(f.rsplit("/", 1)[-1])]
 
@@ -347,16 +348,15 @@ class HBaseAdmin:
         namespace, name = split_table_name(table)
         shown = to_string_binary(region.name)
         what = f"reopen region {shown!r}"
-        self._master("UnassignRegion", Master_pb2.UnassignRegionRequest(region=region.spec()),
-                     Master_pb2.UnassignRegionResponse, table, what)
+        self._master("UnassignRegion", Master_pb2.UnassignRegionRequest(region=region.spec()), Master_pb2.UnassignRegionResponse, table, what)
         try:
-            self._master("AssignRegion", Master_pb2.AssignRegionRequest(region=region.spec()),
-                         Master_pb2.AssignRegionResponse, table, what)
+            self._master("AssignRegion", Master_pb2.AssignRegionRequest(region=region.spec()), Master_pb2.AssignRegionResponse, table, what)
         except StoreError as exc:
             encoded = _ENCODED_RE.search(region.name)
-            raise StoreError(f"{what}: it is closed and HBase did not open it again ({exc}); open "
-                             f"it in the HBase shell: assign '{encoded.group(1).decode() if encoded else shown}'"
-                             ) from None
+            raise StoreError(
+                f"{what}: it is closed and HBase did not open it again ({exc}); open "
+                f"it in the HBase shell: assign '{encoded.group(1).decode() if encoded else shown}'"
+            ) from None
         deadline = time.monotonic() + timeout
         while True:
             found = self._online_region(namespace, name, lambda r: r.name == region.name)
@@ -364,12 +364,12 @@ class HBaseAdmin:
                 self.cluster.forget(namespace, name)
                 return found
             if time.monotonic() > deadline:
-                raise StoreError(f"{what}: not open again after {timeout:.0f} s (see the master's "
-                                 "log for the region's assignment)")
+                raise StoreError(f"{what}: not open again after {timeout:.0f} s (see the master's log for the region's assignment)")
             time.sleep(0.1)
 
-    def _ready_to_split(self, table: str, region: Region, info: HBase_pb2.RegionInfo, shown: str,
-                        timeout: float) -> tuple[Region, HBase_pb2.RegionInfo]:
+    def _ready_to_split(
+        self, table: str, region: Region, info: HBase_pb2.RegionInfo, shown: str, timeout: float
+    ) -> tuple[Region, HBase_pb2.RegionInfo]:
         """Wait until ``region`` can split (see ``split_region``): its parent's files compacted
         away (a major compaction asked for if none has started after 5 s), then, if it still
         cannot, reopen it once. Returns the region as it is online now."""
@@ -392,13 +392,12 @@ class HBaseAdmin:
                 now = time.monotonic()
                 if compacting:
                     idle_since = None
-                    why = (f"it is compacting {len(parent_files)} file(s) it holds of the region it "
-                           "was split from")
+                    why = f"it is compacting {len(parent_files)} file(s) it holds of the region it was split from"
                 elif parent_files:
                     idle_since = idle_since or now
-                    why = (f"it holds {len(parent_files)} file(s) of the region it was split from "
-                           "and no compaction is running"
-                           + (" (a major compaction was requested)" if compaction_asked else ""))
+                    why = f"it holds {len(parent_files)} file(s) of the region it was split from and no compaction is running" + (
+                        " (a major compaction was requested)" if compaction_asked else ""
+                    )
                     if not compaction_asked and now - idle_since > 5.0:
                         self._compact_region(table, region)
                         compaction_asked = True
@@ -409,9 +408,11 @@ class HBaseAdmin:
                 else:
                     why = "HBase says it cannot split, though it holds no file of its parent"
             if time.monotonic() > deadline:
-                raise StoreError(f"cannot split {table!r} at {shown!r}: region "
-                                 f"{to_string_binary(region.name)!r} is not splittable after "
-                                 f"{timeout:.0f} s: {why}; try again later")
+                raise StoreError(
+                    f"cannot split {table!r} at {shown!r}: region "
+                    f"{to_string_binary(region.name)!r} is not splittable after "
+                    f"{timeout:.0f} s: {why}; try again later"
+                )
             time.sleep(0.2)
 
     def _compact_region(self, table: str, region: Region) -> None:
@@ -419,8 +420,7 @@ class HBaseAdmin:
         the call returns at once)."""
         conn = self.cluster.connection(region.host, region.port, "AdminService")
         try:
-            conn.call("CompactRegion", Admin_pb2.CompactRegionRequest(region=region.spec(), major=True),
-                      Admin_pb2.CompactRegionResponse)
+            conn.call("CompactRegion", Admin_pb2.CompactRegionRequest(region=region.spec(), major=True), Admin_pb2.CompactRegionResponse)
         except ServerError as exc:
             raise self.refused(exc, table, f"compact region {to_string_binary(region.name)!r}") from None
 
@@ -435,11 +435,11 @@ class HBaseAdmin:
                 match = _ENCODED_RE.search(load.region_specifier.value)
                 if match and match.group(1) == raw:
                     return bytes(load.region_specifier.value)
-        raise StoreError(f"no online region has the encoded name {raw.decode()!r}; list regions "
-                         "with 'keyshape admin regions TABLE --hbase HOST:PORT'")
+        raise StoreError(
+            f"no online region has the encoded name {raw.decode()!r}; list regions with 'keyshape admin regions TABLE --hbase HOST:PORT'"
+        )
 
-    def move_region(self, region_name: str | bytes, server: str | None = None,
-                    timeout: float = 60.0) -> str:
+    def move_region(self, region_name: str | bytes, server: str | None = None, timeout: float = 60.0) -> str:
         """Move the region ``region_name`` (``RegionInfo.name``, its bytes, or the encoded name)
         to ``server`` (``host:port``, or HBase's ``host,port,startcode``, of a live region server;
         None: the other live server with the fewest regions), wait until hbase:meta shows it
@@ -451,13 +451,14 @@ class HBaseAdmin:
         encoded = _ENCODED_RE.search(full)
         table_part = full.split(b",", 1)[0].decode(errors="replace")
         if encoded is None or b"," not in full:
-            raise StoreError(f"{shown!r} is not a region name of a user table (want "
-                             "'table,start,id.ENCODED.' as 'keyshape admin regions' lists it)")
+            raise StoreError(f"{shown!r} is not a region name of a user table (want 'table,start,id.ENCODED.' as 'keyshape admin regions' lists it)")
         namespace, name = split_table_name(table_part)
         found = self._online_region(namespace, name, lambda r: r.name == full)
         if found is None:
-            raise StoreError(f"region {shown!r} is not online (split, merged, moving, or its table "
-                             "is gone); list the current regions with 'keyshape admin regions TABLE'")
+            raise StoreError(
+                f"region {shown!r} is not online (split, merged, moving, or its table "
+                "is gone); list the current regions with 'keyshape admin regions TABLE'"
+            )
         region, _ = found
         current = f"{region.host}:{region.port}"
         live = {f"{s.server.host_name}:{s.server.port}": s for s in self._live_servers()}
@@ -466,20 +467,17 @@ class HBaseAdmin:
         if server is None:
             others = sorted((len(s.server_load.region_loads), n) for n, s in live.items() if n != current)
             if not others:
-                raise StoreError(f"cannot move region {shown!r}: {current} is the only live region "
-                                 "server")
+                raise StoreError(f"cannot move region {shown!r}: {current} is the only live region server")
             server = others[0][1]
         if server not in live:
-            raise StoreError(f"cannot move region {shown!r} to {server!r}: not a live region server; "
-                             f"live ones: {', '.join(sorted(live)) or 'none'}")
+            raise StoreError(f"cannot move region {shown!r} to {server!r}: not a live region server; live ones: {', '.join(sorted(live)) or 'none'}")
         if server == current:
             return current
         request = Master_pb2.MoveRegionRequest(
-            region=HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.ENCODED_REGION_NAME,
-                                             value=encoded.group(1)),
-            dest_server_name=live[server].server)
-        self._master("MoveRegion", request, Master_pb2.MoveRegionResponse, table_part,
-                     f"move region {shown!r}")
+            region=HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.ENCODED_REGION_NAME, value=encoded.group(1)),
+            dest_server_name=live[server].server,
+        )
+        self._master("MoveRegion", request, Master_pb2.MoveRegionResponse, table_part, f"move region {shown!r}")
         deadline = time.monotonic() + timeout
         while True:
             found = self._online_region(namespace, name, lambda r: r.name == full)
@@ -488,6 +486,5 @@ class HBaseAdmin:
                 return server
             if time.monotonic() > deadline:
                 where = f"{found[0].host}:{found[0].port}" if found else "no server"
-                raise StoreError(f"move region {shown!r} to {server}: still on {where} after "
-                                 f"{timeout:.0f} s")
+                raise StoreError(f"move region {shown!r} to {server}: still on {where} after {timeout:.0f} s")
             time.sleep(0.1)

@@ -80,12 +80,10 @@ class Security:
         if self.auth not in ("simple", "kerberos"):
             raise SecurityError(f"auth={self.auth!r} is not known; use auth=simple or auth=kerberos")
         if self.protection not in PROTECTIONS:
-            raise SecurityError(f"protection={self.protection!r} is not known; use authentication, "
-                                "integrity or privacy")
+            raise SecurityError(f"protection={self.protection!r} is not known; use authentication, integrity or privacy")
         if self.auth == "simple" and (self.principal or self.keytab or self.protection != "authentication"):
             raise SecurityError("principal, keytab and protection need auth=kerberos")
-        for what, path in (("keytab", self.keytab), ("tls_ca", self.tls_ca), ("tls_cert", self.tls_cert),
-                           ("tls_key", self.tls_key)):
+        for what, path in (("keytab", self.keytab), ("tls_ca", self.tls_ca), ("tls_cert", self.tls_cert), ("tls_key", self.tls_key)):
             if path and not os.path.isfile(path):
                 raise SecurityError(f"{what} file {path!r} does not exist")
         if (self.tls_ca or self.tls_cert) and not self.tls:
@@ -95,8 +93,7 @@ class Security:
         if self.keytab and not self.principal:
             raise SecurityError("keytab needs principal (which key of the keytab to use)")
 
-    _KEYS = ("auth", "principal", "keytab", "server_principal", "protection", "tls", "tls_ca",
-             "tls_cert", "tls_key", "tls_verify_hostname")
+    _KEYS = ("auth", "principal", "keytab", "server_principal", "protection", "tls", "tls_ca", "tls_cert", "tls_key", "tls_verify_hostname")
 
     @classmethod
     def from_query(cls, query: str) -> Security:
@@ -119,8 +116,7 @@ class Channel:
     """A connected, authenticated byte stream to one server: ``sendall``/``recv`` wrap and
     unwrap under integrity/privacy; ``user`` is the authenticated principal (None for SIMPLE)."""
 
-    def __init__(self, sock: socket.socket, where: str, user: str | None = None, context: Any = None,
-                 encrypt: bool = False) -> None:
+    def __init__(self, sock: socket.socket, where: str, user: str | None = None, context: Any = None, encrypt: bool = False) -> None:
         self.sock = sock
         self.where = where
         self._answered = False
@@ -145,9 +141,11 @@ class Channel:
                     # This address spoke plain RPC to us before: a server going down (or a new
                     # process on its port during a failover), which the caller retries elsewhere.
                     raise ConnectionResetError(f"{self.where} closed the connection without answering")
-                raise SecurityError(f"{self.where} closed the connection without answering: it may "
-                                    "require TLS (tls=true, and a client certificate: tls_cert/tls_key) "
-                                    "or Kerberos (auth=kerberos)")
+                raise SecurityError(
+                    f"{self.where} closed the connection without answering: it may "
+                    "require TLS (tls=true, and a client certificate: tls_cert/tls_key) "
+                    "or Kerberos (auth=kerberos)"
+                )
             if data and not self._answered:
                 _ANSWERED.add(self.where)
             self._answered = True
@@ -177,8 +175,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def open_channel(host: str, port: int, timeout: float, connect_timeout: float,
-                 security: Security | None = None) -> Channel:
+def open_channel(host: str, port: int, timeout: float, connect_timeout: float, security: Security | None = None) -> Channel:
     """Connect, optionally start TLS, send the preamble and authenticate. OSError when the
     server cannot be reached; SecurityError when TLS or authentication fails."""
     security = security or Security()
@@ -207,21 +204,24 @@ def _start_tls(sock: socket.socket, host: str, security: Security) -> socket.soc
     try:
         return context.wrap_socket(sock, server_hostname=host)
     except ssl.SSLCertVerificationError as exc:
-        raise SecurityError(f"TLS: the certificate of {host} is not trusted: {exc.verify_message}; "
-                            "check tls_ca, and that the server's certificate names this host") from None
+        raise SecurityError(
+            f"TLS: the certificate of {host} is not trusted: {exc.verify_message}; check tls_ca, and that the server's certificate names this host"
+        ) from None
     except ssl.SSLError as exc:
         reason = str(exc.reason or exc)
         if "CERTIFICATE" in reason and not security.tls_cert:
-            raise SecurityError(f"TLS handshake with {host} failed ({reason}): the server wants a client "
-                                "certificate; give tls_cert and tls_key") from None
+            raise SecurityError(
+                f"TLS handshake with {host} failed ({reason}): the server wants a client certificate; give tls_cert and tls_key"
+            ) from None
         if "CERTIFICATE" in reason:
-            raise SecurityError(f"TLS handshake with {host} failed ({reason}): the server does not "
-                                "accept the client certificate tls_cert (signed by a CA it trusts?)") from None
-        raise SecurityError(f"TLS handshake with {host} failed ({reason}); does the server have TLS "
-                            "on (hbase.server.netty.tls.enabled)?") from None
+            raise SecurityError(
+                f"TLS handshake with {host} failed ({reason}): the server does not accept the client certificate tls_cert (signed by a CA it trusts?)"
+            ) from None
+        raise SecurityError(f"TLS handshake with {host} failed ({reason}); does the server have TLS on (hbase.server.netty.tls.enabled)?") from None
     except (TimeoutError, ConnectionError) as exc:
-        raise SecurityError(f"TLS handshake with {host} failed ({exc or type(exc).__name__}); does "
-                            "the server have TLS on (hbase.server.netty.tls.enabled)?") from None
+        raise SecurityError(
+            f"TLS handshake with {host} failed ({exc or type(exc).__name__}); does the server have TLS on (hbase.server.netty.tls.enabled)?"
+        ) from None
 
 
 def server_principal(pattern: str, host: str) -> str:
@@ -240,8 +240,9 @@ def _import_gssapi() -> Any:
     try:
         import gssapi
     except ImportError:
-        raise SecurityError("auth=kerberos needs the GSSAPI binding: pip install 'keyshape[kerberos]' "
-                            "(on Debian first: apt-get install libkrb5-dev gcc)") from None
+        raise SecurityError(
+            "auth=kerberos needs the GSSAPI binding: pip install 'keyshape[kerberos]' (on Debian first: apt-get install libkrb5-dev gcc)"
+        ) from None
     return gssapi
 
 
@@ -253,19 +254,17 @@ def credentials(security: Security) -> Any:
     try:
         if security.keytab:
             # A fresh in-memory cache per acquisition: it never holds an expired ticket.
-            store = {b"client_keytab": security.keytab.encode(),
-                     b"ccache": f"MEMORY:keyshape-{os.getpid()}-{next(_CACHE_IDS)}".encode()}
+            store = {b"client_keytab": security.keytab.encode(), b"ccache": f"MEMORY:keyshape-{os.getpid()}-{next(_CACHE_IDS)}".encode()}
             # Acquiring from a keytab asks the KDC for a ticket right away: bounded.
-            return _within_kdc_timeout(f"a ticket for {_canonical(security.principal or '')}",
-                                       lambda: gssapi.Credentials(name=name, usage="initiate", store=store))
+            return _within_kdc_timeout(
+                f"a ticket for {_canonical(security.principal or '')}", lambda: gssapi.Credentials(name=name, usage="initiate", store=store)
+            )
         creds = gssapi.Credentials(name=name, usage="initiate")
         if creds.lifetime == 0:
-            raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
-                                "(principal=...&keytab=...)")
+            raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab (principal=...&keytab=...)")
         return creds
     except gssapi.exceptions.ExpiredCredentialsError:
-        raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab "
-                            "(principal=...&keytab=...)") from None
+        raise SecurityError("the Kerberos ticket has expired; run kinit again, or give a keytab (principal=...&keytab=...)") from None
     except gssapi.exceptions.GSSError as exc:
         raise SecurityError(_credentials_problem(security, _gss_message(exc))) from None
 
@@ -296,28 +295,30 @@ def _credentials_problem(security: Security, reason: str) -> str:
     principal = _canonical(given) if given else ""
     default_realm = _realm(_canonical("x"))
     other_realm = bool(principal) and _realm(principal) != default_realm
-    hint = (f" (krb5.conf's default realm is {default_realm}: principal={given.split('@')[0]}@{default_realm}?)"
-            if other_realm and given else "")
+    hint = f" (krb5.conf's default realm is {default_realm}: principal={given.split('@')[0]}@{default_realm}?)" if other_realm and given else ""
     if security.keytab and principal:
         held = keytab_principals(security.keytab)
         if held is not None and principal not in held:
-            return (f"keytab {security.keytab} holds no key for {principal}{hint}; it holds "
-                    f"{', '.join(held) or 'no keys'}: give one of those as principal=, or {principal}'s keytab")
+            return (
+                f"keytab {security.keytab} holds no key for {principal}{hint}; it holds "
+                f"{', '.join(held) or 'no keys'}: give one of those as principal=, or {principal}'s keytab"
+            )
     if "Cannot find KDC for realm" in reason:
         realm = _realm(principal) if principal else reason.split('"')[-2] if '"' in reason else "?"
-        return (f"Kerberos realm {realm} is unknown to this client: {_krb5_conf()} names no KDC for it"
-                f"{hint}; check the principal's realm, or add {realm} to [realms] in krb5.conf")
+        return (
+            f"Kerberos realm {realm} is unknown to this client: {_krb5_conf()} names no KDC for it"
+            f"{hint}; check the principal's realm, or add {realm} to [realms] in krb5.conf"
+        )
     if "not found in Kerberos database" in reason and "Client" in reason:
-        return (f"the KDC of realm {_realm(principal) or default_realm} does not know the principal "
-                f"{principal or reason}{hint}; check its name, or have it created (kadmin: addprinc)")
+        return (
+            f"the KDC of realm {_realm(principal) or default_realm} does not know the principal "
+            f"{principal or reason}{hint}; check its name, or have it created (kadmin: addprinc)"
+        )
     if "Cannot contact any KDC" in reason:
-        return (f"cannot reach a Kerberos KDC ({reason}); is the KDC running, and does {_krb5_conf()} "
-                "name it under [realms]?")
+        return f"cannot reach a Kerberos KDC ({reason}); is the KDC running, and does {_krb5_conf()} name it under [realms]?"
     if "Can't find client principal" in reason:
-        return (f"the Kerberos credential cache holds no ticket for {principal}{hint}; kinit {principal}, "
-                "or give principal=...&keytab=...")
-    return (f"no usable Kerberos credentials{' for ' + principal if principal else ''} ({reason}); run "
-            "kinit, or give principal=...&keytab=...")
+        return f"the Kerberos credential cache holds no ticket for {principal}{hint}; kinit {principal}, or give principal=...&keytab=..."
+    return f"no usable Kerberos credentials{' for ' + principal if principal else ''} ({reason}); run kinit, or give principal=...&keytab=..."
 
 
 def keytab_principals(path: str) -> list[str] | None:
@@ -339,11 +340,11 @@ def keytab_principals(path: str) -> list[str] | None:
                 continue
             if size == 0:
                 break
-            entry, pos = data[pos:pos + size], pos + size
+            entry, pos = data[pos : pos + size], pos + size
 
             def counted(at: int) -> tuple[bytes, int]:
                 n = struct.unpack_from(">H", entry, at)[0]
-                return entry[at + 2:at + 2 + n], at + 2 + n
+                return entry[at + 2 : at + 2 + n], at + 2 + n
 
             count = struct.unpack_from(">H", entry, 0)[0] - (1 if version == 1 else 0)
             realm, at = counted(2)
@@ -375,8 +376,10 @@ def _within_kdc_timeout(what: str, call: Callable[[], T]) -> T:
     worker.start()
     worker.join(KDC_TIMEOUT)
     if not outcome:
-        raise SecurityError(f"the Kerberos KDC did not answer within {KDC_TIMEOUT:.0f} s (asking for {what}); "
-                            f"is the KDC that {_krb5_conf()} names under [realms] running and reachable?")
+        raise SecurityError(
+            f"the Kerberos KDC did not answer within {KDC_TIMEOUT:.0f} s (asking for {what}); "
+            f"is the KDC that {_krb5_conf()} names under [realms] running and reachable?"
+        )
     ok, value = outcome[0]
     if not ok:
         raise value
@@ -425,10 +428,8 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     gssapi = _import_gssapi()
     target = server_principal(security.server_principal, host)
     creds = _cached_credentials(security)
-    flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.integrity,
-             gssapi.RequirementFlag.confidentiality]
-    context = gssapi.SecurityContext(name=gssapi.Name(target, gssapi.NameType.kerberos_principal),
-                                     creds=creds, usage="initiate", flags=flags)
+    flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.integrity, gssapi.RequirementFlag.confidentiality]
+    context = gssapi.SecurityContext(name=gssapi.Name(target, gssapi.NameType.kerberos_principal), creds=creds, usage="initiate", flags=flags)
     where = f"{host}:{port}"
     try:
         # The first step asks the KDC for a service ticket (unless cached): bounded.
@@ -436,12 +437,12 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     except gssapi.exceptions.GSSError as exc:
         reason = _gss_message(exc)
         if "Server" in reason and "not found" in reason:
-            raise SecurityError(f"Kerberos: the KDC does not know the server principal {target} "
-                                f"({reason}); check server_principal (default hbase/_HOST)") from None
+            raise SecurityError(
+                f"Kerberos: the KDC does not know the server principal {target} ({reason}); check server_principal (default hbase/_HOST)"
+            ) from None
         if "Cannot contact any KDC" in reason or "Cannot find KDC" in reason or "Client" in reason:
             raise SecurityError(_credentials_problem(security, reason)) from None
-        raise SecurityError(f"Kerberos: cannot get a ticket for {target} ({reason}); check "
-                            "server_principal and that the KDC is reachable") from None
+        raise SecurityError(f"Kerberos: cannot get a ticket for {target} ({reason}); check server_principal and that the KDC is reachable") from None
     sock.sendall(b"HBas\x00\x51" + struct.pack(">I", len(token)) + token)
     try:
         while not context.complete:
@@ -456,8 +457,9 @@ def _kerberos(sock: socket.socket, host: str, port: int, security: Security) -> 
     wanted = PROTECTIONS[security.protection]
     if not offer[0] & wanted:
         offered = [name for name, bit in PROTECTIONS.items() if offer[0] & bit]
-        raise SecurityError(f"{where} does not offer protection={security.protection} (it offers "
-                            f"{', '.join(offered)}; see the server's hbase.rpc.protection)")
+        raise SecurityError(
+            f"{where} does not offer protection={security.protection} (it offers {', '.join(offered)}; see the server's hbase.rpc.protection)"
+        )
     size = 0 if wanted == 0x01 else _MAX_BUFFER
     answer = context.wrap(bytes([wanted]) + size.to_bytes(3, "big"), False).message
     sock.sendall(struct.pack(">I", len(answer)) + answer)
@@ -475,20 +477,22 @@ def _sasl_reply(sock: socket.socket, host: str, port: int, security: Security) -
         # A server that accepts only TLS hangs up on the plaintext preamble without a word: ask
         # it (a TLS handshake on a new connection) before blaming the principal.
         if not security.tls and _speaks_tls(host, port, sock.gettimeout() or 5.0):
-            raise SecurityError(f"{where} accepts only TLS connections (it hung up on plaintext): connect "
-                                "with tls=true&tls_ca=CA.pem (and tls_cert/tls_key if it asks for a "
-                                "client certificate)") from None
-        raise SecurityError(f"{where} closed the connection during the Kerberos handshake ({exc}); "
-                            f"is server_principal {security.server_principal!r} right?") from None
+            raise SecurityError(
+                f"{where} accepts only TLS connections (it hung up on plaintext): connect "
+                "with tls=true&tls_ca=CA.pem (and tls_cert/tls_key if it asks for a "
+                "client certificate)"
+            ) from None
+        raise SecurityError(
+            f"{where} closed the connection during the Kerberos handshake ({exc}); is server_principal {security.server_principal!r} right?"
+        ) from None
     if status != 0:
         body = struct.pack(">i", size) + _read_rest(sock)
         cls_len = struct.unpack(">i", body[:4])[0]
-        cls = body[4:4 + cls_len].decode(errors="replace")
-        msg = body[8 + cls_len:].decode(errors="replace").strip()
+        cls = body[4 : 4 + cls_len].decode(errors="replace")
+        msg = body[8 + cls_len :].decode(errors="replace").strip()
         raise SecurityError(f"{where} refused the Kerberos login: {cls.rsplit('.', 1)[-1]}: {msg}")
     if size == _SWITCH_TO_SIMPLE:
-        raise SecurityError(f"{where} does not use Kerberos (hbase.security.authentication=simple); "
-                            "connect without auth=kerberos")
+        raise SecurityError(f"{where} does not use Kerberos (hbase.security.authentication=simple); connect without auth=kerberos")
     return _recv_exact(sock, size)
 
 

@@ -32,8 +32,7 @@ class CellBlockError(ValueError):
     """The block does not hold the cells the response announced."""
 
 
-def _row_cells(block: bytes, p: int, n: int, names: dict[bytes, bytes]
-               ) -> tuple[int, bytes, list[tuple[bytes, int, int]]]:
+def _row_cells(block: bytes, p: int, n: int, names: dict[bytes, bytes]) -> tuple[int, bytes, list[tuple[bytes, int, int]]]:
     """The ``n`` cells of one row starting at byte ``p``: the offset after them, the row, and per
     cell ``(b"family:qualifier", value offset, value length)``; ``names`` caches column names by
     their bytes in the key (family length, family, qualifier)."""
@@ -120,8 +119,7 @@ def _uniform(block: bytes, n: int) -> tuple[list[bytes], list[dict[bytes, bytes]
     col = fq[1 : 1 + flen] + b":" + fq[1 + flen :]
     v0 = 12 + klen
     size = len(block)  # = n * stride; an empty value of the last cell starts AT the end
-    return ([block[o : o + rlen] for o in range(14, size, stride)],
-            [{col: block[o : o + vlen]} for o in range(v0, v0 + size, stride)])
+    return ([block[o : o + rlen] for o in range(14, size, stride)], [{col: block[o : o + vlen]} for o in range(v0, v0 + size, stride)])
 
 
 def versions_of(block: bytes, counts: Iterable[int]) -> tuple[list[bytes], list[dict[bytes, list[tuple[int, bytes]]]]]:

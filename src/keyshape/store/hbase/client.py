@@ -60,9 +60,16 @@ class HBaseClient(HBaseAdmin):
     (``auth.Security``; ``from_url`` reads it from the URL's query).
     """
 
-    def __init__(self, quorum: str, retries: int = 10, backoff: float = 0.1,
-                 max_backoff: float = 5.0, timeout: float = 60.0, user: str | None = None,
-                 security: Security | None = None) -> None:
+    def __init__(
+        self,
+        quorum: str,
+        retries: int = 10,
+        backoff: float = 0.1,
+        max_backoff: float = 5.0,
+        timeout: float = 60.0,
+        user: str | None = None,
+        security: Security | None = None,
+    ) -> None:
         self.quorum = quorum
         self.retries = retries
         self.backoff = backoff
@@ -112,8 +119,7 @@ class HBaseClient(HBaseAdmin):
             self.cluster.relocate()
         time.sleep(delay)
 
-    def with_region(self, table: str, row: bytes, what: str,
-                    call: Callable[[RpcConnection, Region], T]) -> T:
+    def with_region(self, table: str, row: bytes, what: str, call: Callable[[RpcConnection, Region], T]) -> T:
         """Run ``call`` against the region holding ``row``, retrying transient failures."""
         namespace, name = split_table_name(table)
         attempt = 0
@@ -135,27 +141,37 @@ class HBaseClient(HBaseAdmin):
     def not_found(self, table: str) -> TableNotFound:
         namespace, _ = split_table_name(table)
         if namespace != "default" and not self.namespace_exists(namespace):
-            return TableNotFound(f"table {table!r} does not exist: namespace {namespace!r} does not "
-                                 "exist either; check the name (namespace:table), or create both from "
-                                 "the schema (keyshape create SCHEMA --hbase HOST:PORT)")
-        return TableNotFound(f"table {table!r} does not exist; check the name (namespace:table), or "
-                             "create it from its schema (keyshape create SCHEMA --hbase HOST:PORT)")
+            return TableNotFound(
+                f"table {table!r} does not exist: namespace {namespace!r} does not "
+                "exist either; check the name (namespace:table), or create both from "
+                "the schema (keyshape create SCHEMA --hbase HOST:PORT)"
+            )
+        return TableNotFound(
+            f"table {table!r} does not exist; check the name (namespace:table), or "
+            "create it from its schema (keyshape create SCHEMA --hbase HOST:PORT)"
+        )
 
     def refused(self, exc: ServerError, table: str, what: str) -> StoreError:
         """A one-line StoreError (or TableNotFound) for a server's refusal."""
         short = exc.short_name
         if short in ("TableNotFoundException", "TableNotEnabledException"):
-            return self.not_found(table) if short == "TableNotFoundException" else StoreError(
-                f"table {table!r} is disabled; enable it in the HBase shell (enable '{table}')")
+            return (
+                self.not_found(table)
+                if short == "TableNotFoundException"
+                else StoreError(f"table {table!r} is disabled; enable it in the HBase shell (enable '{table}')")
+            )
         if short == "NoSuchColumnFamilyException":
             return StoreError(f"table {table!r}: {self.family_hint(table)} ({exc.message.split(' in region')[0]})")
         if short == "NamespaceNotFoundException":
-            return StoreError(f"namespace {split_table_name(table)[0]!r} does not exist; create it "
-                              "first (create_namespace, or keyshape.store.ensure_table)")
+            return StoreError(
+                f"namespace {split_table_name(table)[0]!r} does not exist; create it first (create_namespace, or keyshape.store.ensure_table)"
+            )
         if short == "TableExistsException":
-            return StoreError(f"table {table!r} already exists; use it as it is, drop it in the HBase "
-                              f"shell (disable '{table}'; drop '{table}'), or give the schema's "
-                              "[table] another name")
+            return StoreError(
+                f"table {table!r} already exists; use it as it is, drop it in the HBase "
+                f"shell (disable '{table}'; drop '{table}'), or give the schema's "
+                "[table] another name"
+            )
         if short == "AccessDeniedException":
             return PermissionDenied(denied_line(exc.message, table, what))
         return StoreError(f"HBase refused {what} on {table!r}: {exc}")
@@ -184,8 +200,7 @@ class HBaseClient(HBaseAdmin):
         except PermissionDenied:
             return  # may not describe the table: the server rejects an unknown family per request
         if family not in known:
-            raise StoreError(f"table {table!r} has no column family {to_string_binary(family)!r}; "
-                             f"{self.family_hint(table).split('; ', 1)[-1]}")
+            raise StoreError(f"table {table!r} has no column family {to_string_binary(family)!r}; {self.family_hint(table).split('; ', 1)[-1]}")
 
     def column_selection(self, table: str, columns: Iterable[bytes] | None) -> list[Client_pb2.Column]:
         """Get/Scan ``Column``s for ``columns`` (b"family" or b"family:qualifier"); a family
@@ -207,9 +222,15 @@ class HBaseClient(HBaseAdmin):
         out += [Client_pb2.Column(family=f, qualifier=q) for f, q in sorted(singles.items()) if f not in whole]
         return out
 
-    def mutation(self, table: str, row: Any, cells: Mapping[bytes, bytes] | None,
-                 timestamp: int | None = None, columns: Iterable[bytes] | None = None,
-                 check: bool = True) -> Client_pb2.MutationProto:
+    def mutation(
+        self,
+        table: str,
+        row: Any,
+        cells: Mapping[bytes, bytes] | None,
+        timestamp: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        check: bool = True,
+    ) -> Client_pb2.MutationProto:
         """A PUT (``cells`` given) or DELETE MutationProto; ``check`` validates families here
         (the batch writer leaves that to the server, which reports the row)."""
         row = as_bytes(row, "a row key")
@@ -225,8 +246,7 @@ class HBaseClient(HBaseAdmin):
             for column, value in cells.items():
                 family, sep, qualifier = as_bytes(column, "a column").partition(b":")
                 if not sep:
-                    raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'; name "
-                                     "cells b'family:qualifier'")
+                    raise StoreError(f"column {to_string_binary(bytes(column))!r} has no ':'; name cells b'family:qualifier'")
                 if check:
                     self.check_family(table, family)
                 grouped.setdefault(family, []).append(QV(qualifier=qualifier, value=as_bytes(value, "a cell value")))
@@ -240,9 +260,7 @@ class HBaseClient(HBaseAdmin):
                 family, sep, qualifier = as_bytes(column, "a column").partition(b":")
                 if check:
                     self.check_family(table, family)
-                kind = (Client_pb2.MutationProto.DELETE_MULTIPLE_VERSIONS if sep
-                        else Client_pb2.MutationProto.DELETE_FAMILY)
+                kind = Client_pb2.MutationProto.DELETE_MULTIPLE_VERSIONS if sep else Client_pb2.MutationProto.DELETE_FAMILY
                 grouped.setdefault(family, []).append(QV(qualifier=qualifier, delete_type=kind))
-        proto.column_value.extend(Client_pb2.MutationProto.ColumnValue(family=f, qualifier_value=qvs)
-                                  for f, qvs in grouped.items())
+        proto.column_value.extend(Client_pb2.MutationProto.ColumnValue(family=f, qualifier_value=qvs) for f, qvs in grouped.items())
         return proto

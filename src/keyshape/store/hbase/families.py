@@ -17,12 +17,10 @@ from keyshape.schema.ddl import family_attributes
 
 __all__ = ["family_schema", "read_family_options"]
 
+
 def family_schema(family: Any) -> HBase_pb2.ColumnFamilySchema:
     """The ``ColumnFamilySchema`` protobuf a CreateTableRequest carries for ``family``."""
-    attributes = [
-        HBase_pb2.BytesBytesPair(first=key.encode(), second=value.encode())
-        for key, value in family_attributes(family).items()
-    ]
+    attributes = [HBase_pb2.BytesBytesPair(first=key.encode(), second=value.encode()) for key, value in family_attributes(family).items()]
     return HBase_pb2.ColumnFamilySchema(name=str(family.name).encode(), attributes=attributes)
 
 

@@ -37,8 +37,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from keyshape.errors import StoreError
 from keyshape.store.hbase.auth import Security, client_principal, open_channel
 
-__all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError",
-           "effective_user", "quiet_driver_logs"]
+__all__ = ["AuthenticationRequired", "Cluster", "ConnectionLost", "Region", "RpcConnection", "ServerError", "effective_user", "quiet_driver_logs"]
 
 log = logging.getLogger("keyshape.store.hbase")
 M = TypeVar("M", bound=Message)
@@ -80,8 +79,9 @@ def effective_user(user: str | None = None) -> str:
     try:
         return getpass.getuser()
     except (OSError, KeyError) as exc:  # no login name and no passwd entry (e.g. a bare container uid)
-        raise StoreError("cannot tell which user to connect to HBase as (no login name for this "
-                         "process); pass --user NAME or set HADOOP_USER_NAME") from exc
+        raise StoreError(
+            "cannot tell which user to connect to HBase as (no login name for this process); pass --user NAME or set HADOOP_USER_NAME"
+        ) from exc
 
 
 class AuthenticationRequired(StoreError):
@@ -164,9 +164,17 @@ class RpcConnection:
     it and wakes the others, so a caller whose answer is already read takes it without waiting
     for the socket."""
 
-    def __init__(self, host: str, port: int, service: str, timeout: float = 60.0,
-                 connect_timeout: float = 5.0, user: str | None = None,
-                 security: Security | None = None, cell_blocks: bool = False) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        service: str,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        user: str | None = None,
+        security: Security | None = None,
+        cell_blocks: bool = False,
+    ) -> None:
         self.host, self.port, self.service = host, port, service
         self.cell_blocks = cell_blocks
         self.user = effective_user(user)
@@ -255,8 +263,7 @@ class RpcConnection:
                 if data is not None:
                     break
                 if call_id not in self._waiting:  # a caller's bug, not the server's: say so now
-                    raise ConnectionLost(f"call {call_id} to {self.host}:{self.port} was never sent "
-                                         "or was answered already")
+                    raise ConnectionLost(f"call {call_id} to {self.host}:{self.port} was never sent or was answered already")
                 if self.broken:
                     self._waiting.pop(call_id, None)
                     raise ConnectionLost(f"{method} to {self.host}:{self.port} failed: the connection is closed")
@@ -293,20 +300,19 @@ class RpcConnection:
             response_header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
         except (IndexError, DecodeError) as exc:
             self._break()
-            raise ConnectionLost(f"{self.host}:{self.port} answered {method} with bytes that are not "
-                                 f"an HBase RPC response ({exc}); is this an HBase server port?") from exc
+            raise ConnectionLost(
+                f"{self.host}:{self.port} answered {method} with bytes that are not an HBase RPC response ({exc}); is this an HBase server port?"
+            ) from exc
         pos += head_len
         got = response_header.call_id
-        if (got == 0xFFFFFFFF and response_header.HasField("exception")
-                and response_header.exception.exception_class_name == _AUTH_DENIED):
+        if got == 0xFFFFFFFF and response_header.HasField("exception") and response_header.exception.exception_class_name == _AUTH_DENIED:
             # Sent for the connection (call id -1), not for this call, before the server hangs up;
             # an AccessDeniedException answering this call id is a permission refusal instead.
             self._break()
             raise _auth_required(self.host, self.port, response_header.exception.stack_trace)
         if got not in self._waiting:
             self._break()
-            raise ConnectionLost(f"{self.host}:{self.port} answered call {got}, which was not sent "
-                                 f"or was answered already (reading {method})")
+            raise ConnectionLost(f"{self.host}:{self.port} answered call {got}, which was not sent or was answered already (reading {method})")
         if response_header.HasField("exception"):
             exc_pb = response_header.exception
             return got, b"E" + exc_pb.SerializeToString()
@@ -342,8 +348,7 @@ class RpcConnection:
             header = RPC_pb2.ResponseHeader.FromString(data[pos : pos + head_len])
         except (OSError, IndexError, DecodeError, struct.error):
             return None
-        if (header.call_id == 0xFFFFFFFF and header.HasField("exception")
-                and header.exception.exception_class_name == _AUTH_DENIED):
+        if header.call_id == 0xFFFFFFFF and header.HasField("exception") and header.exception.exception_class_name == _AUTH_DENIED:
             return _auth_required(self.host, self.port, header.exception.stack_trace)
         return None
 
@@ -421,14 +426,15 @@ def _znode_message(data: bytes, message: type[M]) -> M:
     """Parse an HBase znode: 0xff, a 4-byte id length, the id, b"PBUF", then the protobuf."""
     if len(data) < 5 or data[:1] != b"\xff":
         raise ValueError(f"not an HBase znode payload: {data[:16]!r}")
-    body = data[5 + struct.unpack(">I", data[1:5])[0]:]
+    body = data[5 + struct.unpack(">I", data[1:5])[0] :]
     if body[:4] != b"PBUF":
         raise ValueError("HBase znode payload lacks the PBUF magic")
     return message.FromString(body[4:])
 
 
-def locate_master_and_meta(quorum: str, connect_timeout: float, missing_retries: int = 5,
-                           parent: str = "/hbase") -> tuple[HBase_pb2.ServerName, HBase_pb2.ServerName]:
+def locate_master_and_meta(
+    quorum: str, connect_timeout: float, missing_retries: int = 5, parent: str = "/hbase"
+) -> tuple[HBase_pb2.ServerName, HBase_pb2.ServerName]:
     """The active master's and hbase:meta's ServerName, read from ZooKeeper ``parent``; a missing
     znode (HBase starting) is retried ``missing_retries`` times, a second apart.
 
@@ -441,8 +447,7 @@ def locate_master_and_meta(quorum: str, connect_timeout: float, missing_retries:
     try:
         client.start(timeout=connect_timeout)
         found: list[HBase_pb2.ServerName] = []
-        for path, message in ((f"{parent}/master", ZooKeeper_pb2.Master),
-                              (f"{parent}/meta-region-server", ZooKeeper_pb2.MetaRegionServer)):
+        for path, message in ((f"{parent}/master", ZooKeeper_pb2.Master), (f"{parent}/meta-region-server", ZooKeeper_pb2.MetaRegionServer)):
             for attempt in range(missing_retries + 1):
                 try:
                     data, _ = client.get(path)
@@ -466,8 +471,9 @@ class Cluster:
     """Connections to one HBase cluster found through ZooKeeper: the master, the region server
     holding hbase:meta, a pool of region server connections and per-table region maps."""
 
-    def __init__(self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0,
-                 user: str | None = None, security: Security | None = None) -> None:
+    def __init__(
+        self, quorum: str, timeout: float = 60.0, connect_timeout: float = 3.0, user: str | None = None, security: Security | None = None
+    ) -> None:
         quiet_driver_logs()
         self.quorum = quorum
         if security is not None and security.auth == "kerberos":
@@ -475,9 +481,11 @@ class Cluster:
                 # HBase would take any other name than the principal for impersonation (and
                 # refuse it); ignoring it silently would act as someone the caller did not name.
                 acting = f" ({security.principal})" if security.principal else " (the ticket's, from kinit)"
-                raise StoreError(f"user {user!r} (--user) names the user of SIMPLE connections; under Kerberos "
-                                 f"the connection acts as its principal{acting}: drop --user, or authenticate "
-                                 f"as {user} (principal={user}&keytab=..., or kinit {user})")
+                raise StoreError(
+                    f"user {user!r} (--user) names the user of SIMPLE connections; under Kerberos "
+                    f"the connection acts as its principal{acting}: drop --user, or authenticate "
+                    f"as {user} (principal={user}&keytab=..., or kinit {user})"
+                )
             self.user = ""  # the principal: read from the credentials once the servers are found
         else:
             self.user = effective_user(user)
@@ -506,17 +514,14 @@ class Cluster:
             host, _, port = hostport.strip().rpartition(":") if ":" in hostport else (hostport.strip(), "", "")
             if port and not (port.isdigit() and 0 < int(port) < 65536):
                 # A typo, not an unreachable server: say so at once, before any connection attempt.
-                raise StoreError(f"ZooKeeper address {hostport.strip()!r}: {port!r} is not a port number "
-                                 "(give HOST:PORT, e.g. localhost:2181)")
+                raise StoreError(f"ZooKeeper address {hostport.strip()!r}: {port!r} is not a port number (give HOST:PORT, e.g. localhost:2181)")
             try:
-                socket.create_connection((host or "127.0.0.1", int(port or 2181)),
-                                         timeout=self.connect_timeout).close()
+                socket.create_connection((host or "127.0.0.1", int(port or 2181)), timeout=self.connect_timeout).close()
                 return
             except (OSError, ValueError) as exc:
                 errors.append(f"{hostport}: {exc}")
         raise StoreError(
-            f"cannot reach ZooKeeper at {self.quorum} ({'; '.join(errors)}); is HBase running? "
-            "(tools/hbase/start.sh starts a local one)"
+            f"cannot reach ZooKeeper at {self.quorum} ({'; '.join(errors)}); is HBase running? (tools/hbase/start.sh starts a local one)"
         )
 
     def _locate(self) -> None:
@@ -525,14 +530,18 @@ class Cluster:
             master, meta = locate_master_and_meta(self.quorum, wait)
         except KazooTimeoutError as exc:
             # The port took the connection (checked above) but no ZooKeeper session came of it.
-            raise StoreError(f"{self.quorum} accepted a connection but did not answer as ZooKeeper within "
-                             f"{wait:.0f} s; give the ZooKeeper quorum's client port (HBase's "
-                             "hbase.zookeeper.property.clientPort, 2181 by default), not a master or "
-                             "region server port") from exc
+            raise StoreError(
+                f"{self.quorum} accepted a connection but did not answer as ZooKeeper within "
+                f"{wait:.0f} s; give the ZooKeeper quorum's client port (HBase's "
+                "hbase.zookeeper.property.clientPort, 2181 by default), not a master or "
+                "region server port"
+            ) from exc
         except Exception as exc:  # kazoo raises many types; all mean "not located (yet)"
-            raise StoreError(f"ZooKeeper at {self.quorum} does not name an HBase master and "
-                             f"hbase:meta server ({exc}); is HBase (still) starting, or does it use "
-                             "another zookeeper.znode.parent than /hbase?") from exc
+            raise StoreError(
+                f"ZooKeeper at {self.quorum} does not name an HBase master and "
+                f"hbase:meta server ({exc}); is HBase (still) starting, or does it use "
+                "another zookeeper.znode.parent than /hbase?"
+            ) from exc
         self._master = (str(master.host_name), int(master.port))
         self._meta = (str(meta.host_name), int(meta.port))
 
@@ -553,8 +562,7 @@ class Cluster:
             except StoreError as exc:
                 log.warning("re-locating HBase servers failed: %s", exc)
 
-    def connection(self, host: str, port: int, service: str = "ClientService", lane: int = 0,
-                   cell_blocks: bool = False) -> RpcConnection:
+    def connection(self, host: str, port: int, service: str = "ClientService", lane: int = 0, cell_blocks: bool = False) -> RpcConnection:
         """The pooled connection to ``host:port`` for ``service``; ``lane`` > 0 picks another
         socket to the same server, so concurrent callers' requests are not serialized.
         ``cell_blocks``: a connection whose answers carry their cells as a KeyValue block
@@ -565,9 +573,7 @@ class Cluster:
         with self._lock:
             conn = self._pool.get(key)
             if conn is None or conn.broken:
-                conn = self._pool[key] = RpcConnection(host, port, service, self.timeout,
-                                                       self.connect_timeout, self.user, self.security,
-                                                       cell_blocks)
+                conn = self._pool[key] = RpcConnection(host, port, service, self.timeout, self.connect_timeout, self.user, self.security, cell_blocks)
             return conn
 
     def master_call(self, method: str, request: Message, response_cls: type[M]) -> M:
@@ -598,25 +604,25 @@ class Cluster:
         name = meta_row_prefix(namespace, table)[:-1]
         # hbase:meta sorts with MetaCellComparator (table name, then start key, then region id);
         # these are the bounds HBase's MetaTableAccessor uses for one table's region rows.
-        scan = Client_pb2.Scan(start_row=name + b",,", stop_row=name + b" ,,",
-                               column=[Client_pb2.Column(family=b"info")], max_versions=versions)
+        scan = Client_pb2.Scan(start_row=name + b",,", stop_row=name + b" ,,", column=[Client_pb2.Column(family=b"info")], max_versions=versions)
         meta = HBase_pb2.RegionSpecifier(type=HBase_pb2.RegionSpecifier.REGION_NAME, value=b"hbase:meta,,1")
         response = self.meta_call(Client_pb2.ScanRequest(region=meta, scan=scan, number_of_rows=10000))
         results = list(response.results)
         # A busy or just-restarted server answers with partial "heartbeat" pages: keep paging
         # with the scanner id until the server says the region (meta is one region) is done; the
         # server closes the scanner itself when it reports the end.
-        while response.HasField("scanner_id") and response.more_results and (
-                not response.HasField("more_results_in_region") or response.more_results_in_region):
-            response = self.meta_call(Client_pb2.ScanRequest(scanner_id=response.scanner_id,
-                                                             number_of_rows=10000))
+        while (
+            response.HasField("scanner_id")
+            and response.more_results
+            and (not response.HasField("more_results_in_region") or response.more_results_in_region)
+        ):
+            response = self.meta_call(Client_pb2.ScanRequest(scanner_id=response.scanner_id, number_of_rows=10000))
             results.extend(response.results)
         return [r for r in results if r.cell]
 
     def _meta_rows(self, namespace: str, table: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Every hbase:meta row of the table: (region name, {info qualifier: value})."""
-        return [(result.cell[0].row, {c.qualifier: c.value for c in result.cell})
-                for result in self._meta_results(namespace, table)]
+        return [(result.cell[0].row, {c.qualifier: c.value for c in result.cell}) for result in self._meta_results(namespace, table)]
 
     def read_meta(self, namespace: str, table: str) -> list[tuple[Region, HBase_pb2.RegionInfo, bytes]]:
         """Every hbase:meta region row of the table: (Region, RegionInfo, info:state)."""
@@ -631,8 +637,7 @@ class Cluster:
             rows.append((region, info, values.get(b"state", b"")))
         return rows
 
-    def read_lineage(self, namespace: str, table: str) -> tuple[dict[bytes, tuple[bytes, ...]],
-                                                                 dict[bytes, int]]:
+    def read_lineage(self, namespace: str, table: str) -> tuple[dict[bytes, tuple[bytes, ...]], dict[bytes, int]]:
         """``({region name: names of the regions it came from}, {gone region: ms it had closed})``
         from hbase:meta: a split parent's row names its daughters in ``info:splitA``
         and ``info:splitB``; a merged region's row names its parents in ``info:merge0000``,
@@ -657,12 +662,10 @@ class Cluster:
                 seen.add(cell.qualifier)
                 if cell.qualifier in (b"splitA", b"splitB"):
                     child = HBase_pb2.RegionInfo.FromString(cell.value[4:])
-                    out.setdefault(region_name(table_name, child.start_key, child.region_id),
-                                   []).append(row)
+                    out.setdefault(region_name(table_name, child.start_key, child.region_id), []).append(row)
                 elif cell.qualifier.startswith(b"merge"):
                     parent = HBase_pb2.RegionInfo.FromString(cell.value[4:])
-                    out.setdefault(row, []).append(
-                        region_name(table_name, parent.start_key, parent.region_id))
+                    out.setdefault(row, []).append(region_name(table_name, parent.start_key, parent.region_id))
             when = states.get(b"CLOSED") or states.get(b"CLOSING")
             if when:
                 closed[row] = int(when)
@@ -679,17 +682,19 @@ class Cluster:
             return cached
         deadline = time.monotonic() + 30
         while True:
-            rows = [(r, i, s) for r, i, s in self.read_meta(namespace, table)
-                    if not i.offline and not i.split and i.replica_id == 0]
+            rows = [(r, i, s) for r, i, s in self.read_meta(namespace, table) if not i.offline and not i.split and i.replica_id == 0]
             regions = sorted((r for r, _, _ in rows), key=lambda r: r.start)
-            complete = all(r.host for r in regions) and all(
-                regions[k].end == regions[k + 1].start for k in range(len(regions) - 1)
-            ) and (not regions or (regions[0].start == b"" and regions[-1].end == b""))
+            complete = (
+                all(r.host for r in regions)
+                and all(regions[k].end == regions[k + 1].start for k in range(len(regions) - 1))
+                and (not regions or (regions[0].start == b"" and regions[-1].end == b""))
+            )
             if complete:
                 break
             if time.monotonic() > deadline:
-                raise StoreError(f"table {namespace}:{table} has regions without a server or with "
-                                 "gaps in hbase:meta after 30 s (regions in transition?)")
+                raise StoreError(
+                    f"table {namespace}:{table} has regions without a server or with gaps in hbase:meta after 30 s (regions in transition?)"
+                )
             time.sleep(0.1)
         region_list = RegionList(regions)
         with self._lock:

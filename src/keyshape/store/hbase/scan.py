@@ -31,8 +31,7 @@ RegionRows = Generator[Batch, None, None]
 Convert = Callable[[Client_pb2.Result], Any]
 
 # Scanner errors after which reopening from the last returned row is correct.
-_REOPEN = {"UnknownScannerException", "OutOfOrderScannerNextException", "ScannerResetException",
-           "LeaseException"}
+_REOPEN = {"UnknownScannerException", "OutOfOrderScannerNextException", "ScannerResetException", "LeaseException"}
 
 
 def versions_of(result: Client_pb2.Result) -> dict[bytes, list[tuple[int, bytes]]]:
@@ -51,19 +50,23 @@ def stamp_of(result: Client_pb2.Result) -> int:
 
 # The conversions whose rows are read from a cell block instead (the same rows: tests/test_hbase_cellblock.py).
 _BLOCK_READERS: dict[Convert, Callable[[bytes, Any], Batch]] = {
-    cells_of: cellblock.rows_of, versions_of: cellblock.versions_of, stamp_of: cellblock.stamps_of}
+    cells_of: cellblock.rows_of,
+    versions_of: cellblock.versions_of,
+    stamp_of: cellblock.stamps_of,
+}
 
 
 def keys_only_filter() -> Filter_pb2.Filter:
     """FirstKeyOnlyFilter + KeyOnlyFilter: one empty cell per row, so a key sample moves no
     values over the wire (what ``hbase org.apache.hadoop.hbase.mapreduce.RowCounter`` uses)."""
-    def named(name: str, message: Any) -> Filter_pb2.Filter:
-        return Filter_pb2.Filter(name=f"org.apache.hadoop.hbase.filter.{name}",
-                                 serialized_filter=message.SerializeToString())
 
-    both = Filter_pb2.FilterList(operator=Filter_pb2.FilterList.MUST_PASS_ALL, filters=[
-        named("FirstKeyOnlyFilter", Filter_pb2.FirstKeyOnlyFilter()),
-        named("KeyOnlyFilter", Filter_pb2.KeyOnlyFilter(len_as_val=False))])
+    def named(name: str, message: Any) -> Filter_pb2.Filter:
+        return Filter_pb2.Filter(name=f"org.apache.hadoop.hbase.filter.{name}", serialized_filter=message.SerializeToString())
+
+    both = Filter_pb2.FilterList(
+        operator=Filter_pb2.FilterList.MUST_PASS_ALL,
+        filters=[named("FirstKeyOnlyFilter", Filter_pb2.FirstKeyOnlyFilter()), named("KeyOnlyFilter", Filter_pb2.KeyOnlyFilter(len_as_val=False))],
+    )
     return named("FilterList", both)
 
 
@@ -79,13 +82,13 @@ _SENT: Batch = ([], [])
 
 def _open_after(response: Client_pb2.ScanResponse) -> bool:
     """Whether the server keeps the scanner open after ``response`` (more rows in the region)."""
-    in_region = response.more_results_in_region if response.HasField(
-        "more_results_in_region") else response.more_results
+    in_region = response.more_results_in_region if response.HasField("more_results_in_region") else response.more_results
     return bool(response.more_results and in_region)
 
 
-def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int,
-                 remaining: int | None, convert: Convert = cells_of, announce: bool = False) -> RegionRows:
+def _region_scan(
+    conn: RpcConnection, region: Region, scan: Client_pb2.Scan, batch: int, remaining: int | None, convert: Convert = cells_of, announce: bool = False
+) -> RegionRows:
     """Rows of one region's scanner, a list per response (one list comprehension per RPC, not
     a generator step per row); closes the scanner if the caller stops early.
 
@@ -96,11 +99,11 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
     is asked for when the caller comes back. Stopping early first takes the answer in flight,
     then closes the scanner. ``announce``: yield :data:`_SENT` first (the opening request is
     sent by then, if the connection has room)."""
+
     def rows_wanted() -> int:
         return batch if remaining is None else max(min(batch, remaining), 1)
 
-    request: Client_pb2.ScanRequest | None = Client_pb2.ScanRequest(
-        region=region.spec(), scan=scan, number_of_rows=rows_wanted())
+    request: Client_pb2.ScanRequest | None = Client_pb2.ScanRequest(region=region.spec(), scan=scan, number_of_rows=rows_wanted())
     pending: int | None = None
     if not announce or conn.in_flight < AHEAD:
         pending, request = conn.send("Scan", request), None
@@ -122,8 +125,7 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 try:
                     keys, values = _BLOCK_READERS[convert](block, response.cells_per_result)
                 except CellBlockError as exc:
-                    raise ConnectionLost(f"{conn.host}:{conn.port} answered a scan with cells that do not "
-                                         f"parse: {exc}") from exc
+                    raise ConnectionLost(f"{conn.host}:{conn.port} answered a scan with cells that do not parse: {exc}") from exc
             else:
                 results = [result for result in response.results if result.cell]
                 keys = [result.cell[0].row for result in results]
@@ -150,22 +152,30 @@ def _region_scan(conn: RpcConnection, region: Region, scan: Client_pb2.Scan, bat
                 open_ = False  # the connection is gone, or the scanner with it
         if open_:
             try:
-                conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=0,
-                                                         close_scanner=True), Client_pb2.ScanResponse)
+                conn.call("Scan", Client_pb2.ScanRequest(scanner_id=scanner, number_of_rows=0, close_scanner=True), Client_pb2.ScanResponse)
             except (ConnectionLost, ServerError):
                 pass  # the lease expires on its own
 
 
-def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
-              limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
-              max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
-              convert: Convert = cells_of) -> Rows:
+def scan_rows(
+    store: HBaseClient,
+    table: str,
+    low: Bound,
+    high: Bound,
+    reverse: bool,
+    limit: int | None,
+    columns: list[Client_pb2.Column],
+    batch: int,
+    *,
+    max_versions: int = 1,
+    filter: Filter_pb2.Filter | None = None,
+    convert: Convert = cells_of,
+) -> Rows:
     """Rows with ``low <= row <= high`` (each bound inclusive or not, None = unbounded),
     ascending or (``reverse``) descending, at most ``limit``. Each row comes as
     ``convert(result)`` (default: newest value per column) with up to ``max_versions`` versions
     per column read, after the server-side ``filter``."""
-    batches = _scan_batches(store, table, low, high, reverse, limit, columns, batch,
-                            max_versions=max_versions, filter=filter, convert=convert)
+    batches = _scan_batches(store, table, low, high, reverse, limit, columns, batch, max_versions=max_versions, filter=filter, convert=convert)
     try:
         for keys, values in batches:
             yield from zip(keys, values)
@@ -173,10 +183,20 @@ def scan_rows(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: 
         batches.close()
 
 
-def scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
-                 limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
-                 max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
-                 convert: Convert = cells_of) -> Generator[Batch, None, None]:
+def scan_batches(
+    store: HBaseClient,
+    table: str,
+    low: Bound,
+    high: Bound,
+    reverse: bool,
+    limit: int | None,
+    columns: list[Client_pb2.Column],
+    batch: int,
+    *,
+    max_versions: int = 1,
+    filter: Filter_pb2.Filter | None = None,
+    convert: Convert = cells_of,
+) -> Generator[Batch, None, None]:
     """:func:`scan_rows` a server response at a time: non-empty ``(keys, rows)`` columns, in
     scan order.
 
@@ -184,17 +204,29 @@ def scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, revers
     scan's buckets) has every server reading at once instead of one scan per round trip; errors
     found before that request (no such table) are raised here. Close the generator (or exhaust
     it) to release the scanner."""
-    gen = _scan_batches(store, table, low, high, reverse, limit, columns, batch, max_versions=max_versions,
-                        filter=filter, convert=convert, announce=True)
+    gen = _scan_batches(
+        store, table, low, high, reverse, limit, columns, batch, max_versions=max_versions, filter=filter, convert=convert, announce=True
+    )
     first = next(gen, None)  # None: nothing to read (a limit of 0), the generator is exhausted
     assert first is None or first is _SENT, "a scan handed out rows before announcing its first request"
     return gen
 
 
-def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, reverse: bool,
-                  limit: int | None, columns: list[Client_pb2.Column], batch: int, *,
-                  max_versions: int = 1, filter: Filter_pb2.Filter | None = None,
-                  convert: Convert = cells_of, announce: bool = False) -> Generator[Batch, None, None]:
+def _scan_batches(
+    store: HBaseClient,
+    table: str,
+    low: Bound,
+    high: Bound,
+    reverse: bool,
+    limit: int | None,
+    columns: list[Client_pb2.Column],
+    batch: int,
+    *,
+    max_versions: int = 1,
+    filter: Filter_pb2.Filter | None = None,
+    convert: Convert = cells_of,
+    announce: bool = False,
+) -> Generator[Batch, None, None]:
     namespace, name = split_table_name(table)
     store.settle_writes()
     returned = 0
@@ -210,16 +242,13 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
                     region = regions.regions[-1]
                 else:
                     region = regions.at(high[0]) if high[1] else regions.below(high[0])
-                r_low: Bound = low if region.start == b"" or (
-                    low[0] is not None and low[0] >= region.start) else (region.start, True)
+                r_low: Bound = low if region.start == b"" or (low[0] is not None and low[0] >= region.start) else (region.start, True)
                 r_high = high
             else:
                 region = regions.at(low[0] or b"")
                 r_low = low
-                r_high = high if region.end == b"" or (
-                    high[0] is not None and high[0] <= region.end) else (region.end, False)
-            scan = Client_pb2.Scan(column=columns, max_versions=max_versions, reversed=reverse,
-                                   caching=batch)
+                r_high = high if region.end == b"" or (high[0] is not None and high[0] <= region.end) else (region.end, False)
+            scan = Client_pb2.Scan(column=columns, max_versions=max_versions, reversed=reverse, caching=batch)
             if filter is not None:
                 scan.filter.CopyFrom(filter)
             first, last = (r_high, r_low) if reverse else (r_low, r_high)
@@ -228,8 +257,7 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
             if last[0] is not None:
                 scan.stop_row, scan.include_stop_row = last[0], last[1]
             conn = store.cluster.connection(region.host, region.port, cell_blocks=convert in _BLOCK_READERS)
-            rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned,
-                                convert, announce)
+            rows = _region_scan(conn, region, scan, batch, None if limit is None else limit - returned, convert, announce)
             try:
                 for got in rows:
                     yield got
@@ -254,11 +282,9 @@ def _scan_batches(store: HBaseClient, table: str, low: Bound, high: Bound, rever
                 # Name the region and where the scan stood, so the caller knows what is missing
                 # (a scan never ends early without saying so).
                 bound = high if reverse else low
-                where = (f" in region {to_string_binary(region.name)!r} ({region.host}:{region.port})"
-                         if region is not None else "")
+                where = f" in region {to_string_binary(region.name)!r} ({region.host}:{region.port})" if region is not None else ""
                 at = f" after row {to_string_binary(bound[0])!r}" if bound[0] is not None and returned else ""
-                raise StoreError(f"scan of {table!r} failed{where}{at} after {store.retries} "
-                                 f"retries: {exc}") from exc
+                raise StoreError(f"scan of {table!r} failed{where}{at} after {store.retries} retries: {exc}") from exc
             store.note_retry(attempt, f"scan of {table!r}", exc)
             continue
         # this region is done: stop, or move to the next one in scan order

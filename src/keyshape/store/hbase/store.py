@@ -50,8 +50,7 @@ class HBaseStore(HBaseClient):
 
     def _mutate(self, table: str, mutation: Client_pb2.MutationProto, what: str) -> Client_pb2.MutateResponse:
         def call(conn: RpcConnection, region: Region) -> Client_pb2.MutateResponse:
-            request = Client_pb2.MutateRequest(region=region.spec(), mutation=mutation,
-                                               nonce_group=self._nonce_group)
+            request = Client_pb2.MutateRequest(region=region.spec(), mutation=mutation, nonce_group=self._nonce_group)
             return conn.call("Mutate", request, Client_pb2.MutateResponse)
 
         return self.with_region(table, mutation.row, what, call)
@@ -74,17 +73,18 @@ class HBaseStore(HBaseClient):
         QV = Client_pb2.MutationProto.ColumnValue.QualifierValue
         value = _LONG.pack((int(amount) + 2**63) % 2**64 - 2**63)
         mutation = Client_pb2.MutationProto(
-            row=as_bytes(row, "a row key"), mutate_type=MutationType.INCREMENT, nonce=secrets.randbits(63),
-            column_value=[Client_pb2.MutationProto.ColumnValue(family=family, qualifier_value=[
-                QV(qualifier=qualifier, value=value)])])
+            row=as_bytes(row, "a row key"),
+            mutate_type=MutationType.INCREMENT,
+            nonce=secrets.randbits(63),
+            column_value=[Client_pb2.MutationProto.ColumnValue(family=family, qualifier_value=[QV(qualifier=qualifier, value=value)])],
+        )
         response = self._mutate(table, mutation, "increment")
         stored = cells_of(response.result).get(bytes(column))
         if stored is None or len(stored) != 8:
             raise StoreError(f"increment of {to_string_binary(bytes(column))!r} returned no 8-byte long")
         return int(_LONG.unpack(stored)[0])
 
-    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024,
-               in_flight: int = 2) -> HBaseWriter:
+    def writer(self, table: str, batch_size: int = 1000, max_bytes: int = 2 * 1024 * 1024, in_flight: int = 2) -> HBaseWriter:
         """A buffered writer sending one Multi per region server, up to ``in_flight`` batches at
         once (see ``HBaseWriter``)."""
         self.require_table(table)  # TableNotFound now rather than at the first flush
@@ -114,8 +114,7 @@ class HBaseStore(HBaseClient):
         result = self._get(table, row, selection, _ALL_VERSIONS if versions is None else int(versions))
         return [(c.timestamp, c.value) for c in result.cell]
 
-    def get_many(self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
-                 ) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def get_many(self, table: str, rows: Iterable[bytes], columns: Iterable[bytes] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """``(row, cells)`` for requested rows with selected cells, in request order; one Multi of
         Gets per region server."""
         selection = self.column_selection(table, columns)
@@ -128,55 +127,68 @@ class HBaseStore(HBaseClient):
         results, failed = run_multi(self, table, keys, action, "get_many")
         if failed:
             index, message = next(iter(sorted(failed.items())))
-            raise StoreError(f"get_many on {table!r}: {len(failed)} row(s) failed, first "
-                             f"{to_string_binary(keys[index])!r}: {message}")
+            raise StoreError(f"get_many on {table!r}: {len(failed)} row(s) failed, first {to_string_binary(keys[index])!r}: {message}")
         found = [(keys[i], cells_of(results[i])) for i in range(len(keys)) if i in results]
         return [(row, cells) for row, cells in found if cells]
 
-    def scan(self, table: str, start: bytes = b"", stop: bytes = b"", prefix: bytes | None = None,
-             reverse: bool = False, limit: int | None = None, columns: Iterable[bytes] | None = None,
-             batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    def scan(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        prefix: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """Rows like HBase's Scan (see ``Store.scan``), region by region, ``batch_size`` rows per
         RPC (``Scan.caching``); empty regions are crossed in both directions."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)  # also TableNotFound, eagerly
         return scan_rows(self, table, low, high, reverse, limit, selection, batch_size)
 
-    def scan_batches(self, table: str, start: bytes = b"", stop: bytes = b"", prefix: bytes | None = None,
-                     reverse: bool = False, limit: int | None = None, columns: Iterable[bytes] | None = None,
-                     batch_size: int = 1000) -> Iterator[ScanBatch]:
+    def scan_batches(
+        self,
+        table: str,
+        start: bytes = b"",
+        stop: bytes = b"",
+        prefix: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        columns: Iterable[bytes] | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[ScanBatch]:
         """``scan`` one server response at a time (see ``Store.scan_batches``)."""
         low, high = scan_bounds(start, stop, prefix, reverse, limit, batch_size)
         selection = self.column_selection(table, columns)
         return scan_batches(self, table, low, high, reverse, limit, selection, batch_size)
 
-    def scan_versions(self, table: str, start: bytes = b"", stop: bytes = b"",
-                      batch_size: int = 1000) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+    def scan_versions(
+        self, table: str, start: bytes = b"", stop: bytes = b"", batch_size: int = 1000
+    ) -> Iterator[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
         """Rows in ``[start, stop)`` with every stored version of every cell (see
         ``Store.scan_versions``): a Scan with ``max_versions`` = all."""
         low, high = scan_bounds(start, stop, None, False, None, batch_size)
         self.require_table(table)  # TableNotFound now, not at the first row
-        return scan_rows(self, table, low, high, False, None, [], batch_size,
-                         max_versions=_ALL_VERSIONS, convert=versions_of)
+        return scan_rows(self, table, low, high, False, None, [], batch_size, max_versions=_ALL_VERSIONS, convert=versions_of)
 
-    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
-                  batch_size: int = 1000) -> Iterator[bytes]:
+    def scan_keys(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None, batch_size: int = 1000) -> Iterator[bytes]:
         """Row keys in ``[start, stop)``, at most ``limit``, with no values sent (FirstKeyOnly +
         KeyOnly filters on the server)."""
         low, high = scan_bounds(start, stop, None, False, limit, batch_size)
         self.require_table(table)
-        rows = scan_rows(self, table, low, high, False, limit, [], batch_size,
-                         filter=keys_only_filter(), convert=lambda result: None)
+        rows = scan_rows(self, table, low, high, False, limit, [], batch_size, filter=keys_only_filter(), convert=lambda result: None)
         return (row for row, _ in rows)
 
-    def scan_key_times(self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None,
-                       batch_size: int = 1000) -> Iterator[tuple[list[bytes], list[int]]]:
+    def scan_key_times(
+        self, table: str, start: bytes = b"", stop: bytes = b"", limit: int | None = None, batch_size: int = 1000
+    ) -> Iterator[tuple[list[bytes], list[int]]]:
         """Row keys in ``[start, stop)`` with the timestamp (ms) of each row's first cell, a
         server response at a time, at most ``limit`` rows; no values sent (the key-only filters)."""
         low, high = scan_bounds(start, stop, None, False, limit, batch_size)
         self.require_table(table)
-        return scan_batches(self, table, low, high, False, limit, [], batch_size,
-                            filter=keys_only_filter(), convert=stamp_of)
+        return scan_batches(self, table, low, high, False, limit, [], batch_size, filter=keys_only_filter(), convert=stamp_of)
 
     # --- regions -----------------------------------------------------------------------------
 
@@ -212,32 +224,33 @@ class HBaseStore(HBaseClient):
         infos = []
         for region in regions:
             load = loads.get(region.name)
-            infos.append(RegionInfo(
-                start=region.start, end=region.end, name=to_string_binary(region.name),
-                server=f"{region.host}:{region.port}",
-                read_requests=int(load.read_requests_count) if load else 0,
-                write_requests=int(load.write_requests_count) if load else 0,
-                store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20
-                if load else 0,
-                parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
-                reported_ms=reported.get(region.name, 0),
-                parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ()))))
+            infos.append(
+                RegionInfo(
+                    start=region.start,
+                    end=region.end,
+                    name=to_string_binary(region.name),
+                    server=f"{region.host}:{region.port}",
+                    read_requests=int(load.read_requests_count) if load else 0,
+                    write_requests=int(load.write_requests_count) if load else 0,
+                    store_size_bytes=(int(load.storefile_size_MB) + int(load.mem_store_size_MB)) * 2**20 if load else 0,
+                    parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
+                    reported_ms=reported.get(region.name, 0),
+                    parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ())),
+                )
+            )
         return infos
 
-    def _region_loads(self, table: str, namespace: str, name: str, regions: Iterable[Region]
-                      ) -> tuple[dict[bytes, Any], dict[bytes, int]]:
+    def _region_loads(self, table: str, namespace: str, name: str, regions: Iterable[Region]) -> tuple[dict[bytes, Any], dict[bytes, int]]:
         """``({region name: RegionLoad}, {region name: ms when counted})`` from each server that
         holds a region of the table, the master's cluster status for servers that fail."""
         loads: dict[bytes, Any] = {}
         reported: dict[bytes, int] = {}
         missing = False
-        request = Admin_pb2.GetRegionLoadRequest(
-            table_name=HBase_pb2.TableName(namespace=namespace.encode(), qualifier=name.encode()))
+        request = Admin_pb2.GetRegionLoadRequest(table_name=HBase_pb2.TableName(namespace=namespace.encode(), qualifier=name.encode()))
         for host, port in dict.fromkeys((r.host, r.port) for r in regions):
             try:
                 before = time.time()
-                response = self.cluster.connection(host, port, "AdminService").call(
-                    "GetRegionLoad", request, Admin_pb2.GetRegionLoadResponse)
+                response = self.cluster.connection(host, port, "AdminService").call("GetRegionLoad", request, Admin_pb2.GetRegionLoadResponse)
                 at = int(500 * (before + time.time()))
             except (ConnectionLost, ServerError):
                 missing = True
@@ -246,8 +259,9 @@ class HBaseStore(HBaseClient):
                 loads[load.region_specifier.value] = load
                 reported[load.region_specifier.value] = at
         if missing:
-            status = self._master("GetClusterStatus", Master_pb2.GetClusterStatusRequest(),
-                                  Master_pb2.GetClusterStatusResponse, table, "read cluster status")
+            status = self._master(
+                "GetClusterStatus", Master_pb2.GetClusterStatusRequest(), Master_pb2.GetClusterStatusResponse, table, "read cluster status"
+            )
             for server in status.cluster_status.live_servers:
                 for load in server.server_load.region_loads:
                     if load.region_specifier.value not in loads:
@@ -262,16 +276,19 @@ class HBaseStore(HBaseClient):
         try:
             rows = self.cluster.read_meta(namespace, name)
             # info:state's cell time: when the region turned OPEN (meta keeps the newest first)
-            opened = {result.cell[0].row: next((c.timestamp for c in result.cell
-                                                if c.qualifier == b"state" and c.value == b"OPEN"), None)
-                      for result in self.cluster._meta_results(namespace, name)}
+            opened = {
+                result.cell[0].row: next((c.timestamp for c in result.cell if c.qualifier == b"state" and c.value == b"OPEN"), None)
+                for result in self.cluster._meta_results(namespace, name)
+            }
         except (ConnectionLost, ServerError) as exc:
             raise StoreError(f"cannot read the regions of {table!r} from hbase:meta: {exc}") from exc
         if not rows:
             raise self.not_found(table)
-        records = [RegionRecord(to_string_binary(r.name), r.start, r.end, int(i.region_id),
-                                bool(i.split), bool(i.offline), opened.get(r.name))
-                   for r, i, _ in rows if i.replica_id == 0]
+        records = [
+            RegionRecord(to_string_binary(r.name), r.start, r.end, int(i.region_id), bool(i.split), bool(i.offline), opened.get(r.name))
+            for r, i, _ in rows
+            if i.replica_id == 0
+        ]
         return sorted(records, key=lambda x: (x.start, x.created_ms))
 
     def flush_table(self, table: str) -> None:
@@ -283,8 +300,7 @@ class HBaseStore(HBaseClient):
         for region in regions:
             conn = self.cluster.connection(region.host, region.port, "AdminService")
             try:
-                conn.call("FlushRegion", Admin_pb2.FlushRegionRequest(region=region.spec()),
-                          Admin_pb2.FlushRegionResponse)
+                conn.call("FlushRegion", Admin_pb2.FlushRegionRequest(region=region.spec()), Admin_pb2.FlushRegionResponse)
             except ServerError as exc:
                 raise self.refused(exc, table, "flush") from None
 

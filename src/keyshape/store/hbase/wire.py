@@ -49,8 +49,7 @@ def _column(column: bytes) -> tuple[bytes, bytes, bytes]:
             column = bytes(column)
         family, sep, qualifier = column.partition(b":")
         if not sep:
-            raise StoreError(f"column {to_string_binary(column)!r} has no ':'; name cells "
-                             "b'family:qualifier'")
+            raise StoreError(f"column {to_string_binary(column)!r} has no ':'; name cells b'family:qualifier'")
         split = (family, b"\x0a" + varint(len(family)) + family, b"\x0a" + varint(len(qualifier)) + qualifier)
         if len(_columns) < 4096:  # a bounded memo: real tables have few distinct columns
             _columns[column] = split

@@ -30,9 +30,9 @@ __all__ = ["HBaseWriter", "run_multi"]
 _CELL_OVERHEAD = 24  # bytes per mutation beyond its serialized MutationProto (Action framing, server-side cell)
 
 
-def run_multi(store: HBaseClient, table: str, rows: list[bytes],
-              action: Callable[[int], Client_pb2.Action | bytes], what: str, lane: int = 0
-              ) -> tuple[dict[int, Client_pb2.Result], dict[int, str]]:
+def run_multi(
+    store: HBaseClient, table: str, rows: list[bytes], action: Callable[[int], Client_pb2.Action | bytes], what: str, lane: int = 0
+) -> tuple[dict[int, Client_pb2.Result], dict[int, str]]:
     """Send ``action(i)`` for every ``rows[i]``, one Multi per region server, grouped by region.
     ``action(i)`` is an ``Action`` message or its serialized bytes (``wire.action``).
 
@@ -70,11 +70,11 @@ def run_multi(store: HBaseClient, table: str, rows: list[bytes],
             for (host, port), by_region in by_server.items():
                 order = list(by_region.items())
                 request = wire.multi_request(
-                    (wire.region_action(region.spec().SerializeToString(), map(_encoded, map(action, indexes)))
-                     for region, indexes in order), store._nonce_group)
+                    (wire.region_action(region.spec().SerializeToString(), map(_encoded, map(action, indexes))) for region, indexes in order),
+                    store._nonce_group,
+                )
                 try:
-                    response = store.cluster.connection(host, port, lane=lane).call("Multi", request,
-                                                                         Client_pb2.MultiResponse)
+                    response = store.cluster.connection(host, port, lane=lane).call("Multi", request, Client_pb2.MultiResponse)
                 except (ConnectionLost, ServerError) as exc:
                     sent = [i for _, indexes in order for i in indexes]
                     if isinstance(exc, ServerError) and not exc.relocate:
@@ -106,7 +106,7 @@ def run_multi(store: HBaseClient, table: str, rows: list[bytes],
                             results[item.index] = item.result
                     retry.extend(i for i in indexes if i not in answered)
                 # a response with fewer region results than regions sent: re-send the rest
-                for _, indexes in order[len(response.regionActionResult):]:
+                for _, indexes in order[len(response.regionActionResult) :]:
                     retry.extend(indexes)
         if not retry:
             break
@@ -144,8 +144,7 @@ class HBaseWriter:
     ``in_flight=1`` sends every batch in the caller's thread.
     """
 
-    def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int,
-                 in_flight: int = 2) -> None:
+    def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int, in_flight: int = 2) -> None:
         if batch_size < 1 or max_bytes < 1 or in_flight < 1:
             raise KeyshapeError("writer: batch_size, max_bytes and in_flight must be >= 1")
         self._store, self._table = store, table
@@ -185,8 +184,7 @@ class HBaseWriter:
         rows = {row for row, _ in buffer}
         # settle what has finished, what shares a row with this batch, and (oldest first) what
         # exceeds the in-flight limit
-        self._settle(lambda k, sent_rows: k < len(self._sent) - self._in_flight + 1
-                     or not rows.isdisjoint(sent_rows))
+        self._settle(lambda k, sent_rows: k < len(self._sent) - self._in_flight + 1 or not rows.isdisjoint(sent_rows))
         if self._failures:
             self._settle(lambda k, sent_rows: True)
             self._raise_failures()  # the current buffer stays buffered, unsent
@@ -258,15 +256,14 @@ class HBaseWriter:
         buffer, failed = failures[0]
         first = min(failed)
         self._raised = WriteFailed(
-            f"{len(rows_failed)} row(s) not written to {self._table!r}; first "
-            f"{to_string_binary(buffer[first][0])!r}: {failed[first]}", rows_failed)
+            f"{len(rows_failed)} row(s) not written to {self._table!r}; first {to_string_binary(buffer[first][0])!r}: {failed[first]}", rows_failed
+        )
         raise self._raised
 
     def __enter__(self) -> HBaseWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> Any:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> Any:
         try:
             self.flush()
         except WriteFailed as later:
@@ -276,8 +273,7 @@ class HBaseWriter:
             # the block ended on this writer's WriteFailed from a put(), and the final flush
             # failed too: one error naming the rows of both, so none goes unreported
             rows = list(dict.fromkeys([*raised.rows, *later.rows]))
-            raise WriteFailed(f"{len(rows)} row(s) not written to {self._table!r}; {raised}; then {later}",
-                              rows) from None
+            raise WriteFailed(f"{len(rows)} row(s) not written to {self._table!r}; {raised}; then {later}", rows) from None
 
 
 _Failures = tuple[list[tuple[bytes, bytes]], dict[int, str]]
