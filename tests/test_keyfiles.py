@@ -18,7 +18,11 @@ from keyshape.analysis.signals import WriteOrder
 from keyshape.core.arrowkeys import from_arrow, to_arrow
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.workload import count_key_rows, key_files, read_key_arrays, read_keys
+from keyshape.schema import KeySchema
+from keyshape.schema.keycheck import KeyCheck
+from keyshape.workload import count_key_rows, generate, key_files, read_key_arrays, read_keys
+
+ORDERS = Path(__file__).resolve().parents[1] / "examples" / "orders.toml"
 
 keys_strategy = st.lists(st.binary(max_size=12), max_size=60)
 
@@ -113,6 +117,44 @@ def test_parallel_engine_equals_one_pass_over_bytes(tmp_path: Path) -> None:
     assert feed_key_files(by_glob, str(d / "part-*.parquet")).finish().to_dict() == reference
     assert [k for chunk in read_keys(d, "rowkey", chunk_rows=999) for k in chunk] == keys
     assert sum(len(a) for a in read_key_arrays(d)) == 6000
+
+
+def test_threads_sharing_a_unit_count_what_one_pass_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches smaller than the row groups, and more threads than unread units: the threads
+    left without a unit join one still being read and take its batches in turn. Every key is
+    counted once at its stream position, the check's counts and earliest examples too, and the
+    progress climbs to the row count."""
+    import keyshape.analysis.keyfiles as keyfiles
+
+    monkeypatch.setattr(keyfiles, "CHUNK_ROWS", 64)
+    schema = KeySchema.load(ORDERS)
+    keys = [k for cols in generate(schema, 6000, chunk_rows=6000) for k in schema.encode_many(cols, as_array=True).tolist()]
+    keys[4100] = b"odd"  # one key of another shape: the check's example, whichever thread saw it
+    d = _write_parts(tmp_path, keys)
+    one = tmp_path / "one.parquet"  # one row group only: every thread reads the same unit
+    pq.write_table(pa.table({"rowkey": pa.array(keys, pa.binary())}), one)
+    assert len(units(one)) == 1
+    splits = schema.split_keys()
+    reference = analyze(keys, splits, windows=7).to_dict()
+    seen = []
+    for path in (d, one):
+        for workers in (1, 2, 4):
+            shown: list[int] = []
+            check = KeyCheck.of(schema)
+            acc = Analyzer(splits, windows=7, total_rows=6000)
+            got = feed_key_files(acc, path, "rowkey", workers=workers, progress=shown.append, check=check).finish().to_dict()
+            assert got == reference
+            assert shown == sorted(shown) and shown[-1] == 6000
+            seen.append(check.to_dict())
+    assert all(c == seen[0] for c in seen)
+    assert (seen[0]["checked"], seen[0]["foreign"]) == (6000, 1) and seen[0]["foreign_examples"] == [{"row": 4100, "key": "odd"}]
+
+
+def test_a_failing_unit_stops_every_thread(tmp_path: Path) -> None:
+    d = _write_parts(tmp_path, _keys(6000))
+    for workers in (1, 3):
+        with pytest.raises(KeyshapeError, match="no column 'nope'"):
+            feed_key_files(Analyzer([b"05"], total_rows=6000), d, "nope", workers=workers)
 
 
 def test_csv_keys_are_streamed_in_one_pass(tmp_path: Path) -> None:

@@ -3,10 +3,10 @@
 Keys travel from the file to the analyzer as Arrow buffers and then a
 :class:`~keyshape.core.keyarray.KeyArray` (zero-copy for fixed-width binary keys): no Python object
 per key. Parquet and ORC files say in their footers how many rows each row group (stripe) holds,
-so every unit of work knows where its keys sit in the write stream before it is read; the units
-are then counted by ``workers`` threads (decoding and the numpy kernels release the GIL), each
-into its own :class:`~keyshape.analysis.analyze.Analyzer`, and the partial analyzers merge into
-exactly what one pass in file order gives. CSV files carry no such counts and are read in one
+so every unit of work knows where its keys sit in the write stream before it is read; the units'
+batches are then counted by ``workers`` threads (decoding and the numpy kernels release the GIL),
+each into its own :class:`~keyshape.analysis.analyze.Analyzer`, and the partial analyzers merge
+into exactly what one pass in file order gives (every key is counted at its stream position). CSV files carry no such counts and are read in one
 pass.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ import numpy as np
 
 from keyshape.analysis.analyze import Analyzer
 from keyshape.core.arrowkeys import from_arrow
+from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.keycheck import KeyCheck
 
@@ -62,25 +63,17 @@ def units(path: str | Path) -> list[Unit] | None:
     return out
 
 
-class _Readers(threading.local):
-    """One open file per thread and path (pyarrow file readers are not shared across threads)."""
+def _unit_batches(unit: Unit, column: str | None) -> Iterator[pa.RecordBatch]:
+    # A file of its own per unit: pyarrow's file readers are not to be read by two threads at once.
+    f: pq.ParquetFile | porc.ORCFile
+    if unit.kind == "parquet":
+        import pyarrow.parquet as pq
 
-    def __init__(self) -> None:
-        self.open: dict[Path, pq.ParquetFile | porc.ORCFile] = {}
+        f = pq.ParquetFile(unit.path)
+    else:  # pyarrow.orc imports pyarrow.fs and ssl: only for ORC files
+        import pyarrow.orc as porc
 
-
-def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator[pa.RecordBatch]:
-    f = readers.open.get(unit.path)
-    if f is None:
-        if unit.kind == "parquet":
-            import pyarrow.parquet as pq
-
-            f = pq.ParquetFile(unit.path)
-        else:  # pyarrow.orc imports pyarrow.fs and ssl: only for ORC files
-            import pyarrow.orc as porc
-
-            f = porc.ORCFile(unit.path)
-        readers.open[unit.path] = f
+        f = porc.ORCFile(unit.path)
     names = f.schema_arrow.names if unit.kind == "parquet" else f.schema.names
     if column is not None and column not in names:
         raise KeyshapeError(f"{unit.path}: no column {column!r}; columns: {', '.join(names)}")
@@ -93,25 +86,101 @@ def _unit_batches(unit: Unit, column: str | None, readers: _Readers) -> Iterator
             yield batch
 
 
-def _count_unit(
-    acc: Analyzer, unit: Unit, column: str | None, key_format: str, readers: _Readers, check: KeyCheck | None
-) -> tuple[Analyzer, KeyCheck | None]:
+class _Open:
+    """A unit being read: its batch iterator, read by one thread at a time, and the stream
+    position of the next batch it gives."""
+
+    def __init__(self, unit: Unit, column: str | None, key_format: str) -> None:
+        self.unit = unit
+        self.column = column
+        self.key_format = key_format
+        self.lock = threading.Lock()
+        self.batches: Iterator[pa.RecordBatch] | None = None
+        self.at = unit.start
+        self.done = False
+
+    def next(self) -> tuple[KeyArray, int] | None:
+        """The unit's next batch as keys with its first key's stream position, or None when the
+        unit is read (its footer's row count then checked)."""
+        with self.lock:
+            if self.done:
+                return None
+            if self.batches is None:
+                self.batches = _unit_batches(self.unit, self.column)
+            batch = next(self.batches, None)
+            if batch is None:
+                self.done = True
+                u = self.unit
+                if self.at != u.start + u.rows:
+                    raise KeyshapeError(
+                        f"{u.path}: the footer says {u.rows} rows in part {u.index}, reading gave {self.at - u.start}; the file is damaged"
+                    )
+                return None
+            at = self.at
+            self.at += batch.num_rows
+        # (the keys are made outside the lock: another thread may decode the next batch meanwhile)
+        try:
+            return from_arrow(batch.column(0), self.key_format), at
+        except ValueError as exc:
+            raise KeyshapeError(f"{self.unit.path}: {exc}") from None
+
+
+class _Batches:
+    """The batches of every unit, handed to the worker threads as they ask. A worker takes a
+    unit nobody reads yet while there is one (units decode independently); once every unit is
+    taken it joins the one with the most rows left, taking its batches in turn (one thread
+    decodes the next batch while the other counts the last). So no thread waits idle while
+    another reads the last unit: 3 row groups on 2 threads take 1.5 units' time, not 2."""
+
+    def __init__(self, parts: list[Unit], column: str | None, key_format: str) -> None:
+        self.waiting = [_Open(u, column, key_format) for u in parts]
+        self.waiting.reverse()  # taken from the end: in write order
+        self.reading: list[_Open] = []
+        self.lock = threading.Lock()
+        self.stop = False  # a worker failed: the others stop at their next batch
+        self.done_rows = 0
+
+    def take(self, mine: _Open | None) -> tuple[_Open, KeyArray, int] | None:
+        """The next batch for a worker that last read ``mine``: ``(unit, keys, position)``."""
+        while not self.stop:
+            if mine is None or mine.done:
+                with self.lock:
+                    if mine is not None and mine in self.reading:
+                        self.reading.remove(mine)
+                    if self.waiting:
+                        mine = self.waiting.pop()
+                        self.reading.append(mine)
+                    elif self.reading:
+                        mine = max(self.reading, key=lambda o: o.unit.start + o.unit.rows - o.at)
+                    else:
+                        return None
+            got = mine.next()
+            if got is not None:
+                return mine, got[0], got[1]
+        return None
+
+    def count(self, rows: int) -> None:
+        with self.lock:
+            self.done_rows += rows
+
+
+def _worker(acc: Analyzer, work: _Batches, check: KeyCheck | None) -> tuple[Analyzer, KeyCheck | None]:
+    """Count batches into a part of the worker's own until every unit is read. Each key comes
+    with its stream position, so the parts merge into what one pass in order gives whichever
+    batches each worker took."""
     part = acc.empty_like()
     checked = check.empty_like() if check is not None else None
-    at = unit.start
-    for batch in _unit_batches(unit, column, readers):
-        try:
-            keys = from_arrow(batch.column(0), key_format)
-        except ValueError as exc:
-            raise KeyshapeError(f"{unit.path}: {exc}") from None
-        part.update(keys, positions=np.arange(at, at + len(keys), dtype=np.int64))
-        if checked is not None:
-            checked.check(keys, at)  # one thread: the units already run on every worker
-        at += len(keys)
-    if at != unit.start + unit.rows:
-        raise KeyshapeError(
-            f"{unit.path}: the footer says {unit.rows} rows in part {unit.index}, reading gave {at - unit.start}; the file is damaged"
-        )
+    mine: _Open | None = None
+    try:
+        while (got := work.take(mine)) is not None:
+            mine, keys, at = got
+            part.update(keys, positions=np.arange(at, at + len(keys), dtype=np.int64))
+            if checked is not None:
+                checked.check(keys, at)  # one thread: the batches already run on every worker
+            work.count(len(keys))
+    except BaseException:
+        work.stop = True
+        raise
     return part, checked
 
 
@@ -155,21 +224,23 @@ def feed_key_files(
             if progress is not None:
                 progress(done)
         return acc
-    readers = _Readers()
     workers = default_workers() if workers is None else max(1, workers)
-    done = 0
+    work = _Batches(parts, column, key_format)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="keyshape-keys") as pool:
-        futures = [pool.submit(_count_unit, acc, u, column, key_format, readers, check) for u in parts]
+        futures = [pool.submit(_worker, acc, work, check) for _ in range(workers)]
         try:
-            for unit, future in zip(parts, futures):
+            shown = 0
+            pending = set(futures)
+            while pending:
+                _, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+                if progress is not None and work.done_rows != shown:
+                    shown = work.done_rows
+                    progress(shown)
+            for future in futures:  # (the first failure raises here)
                 part, checked = future.result()
                 acc.merge(part)
                 if check is not None and checked is not None:
                     check.merge(checked)
-                done += unit.rows
-                if progress is not None:
-                    progress(done)
         finally:
-            for future in futures:
-                future.cancel()
+            work.stop = True
     return acc
