@@ -13,6 +13,9 @@
 #include <math.h>
 #include <string.h>
 #include <structmember.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>  /* the key check's masks 16 bytes a step (every x86-64 has SSE2) */
+#endif
 
 #ifndef __SIZEOF_INT128__
 #error "keyshape._native needs a compiler with __int128 (gcc, clang); keyshape falls back to Python without it"
@@ -1706,6 +1709,13 @@ typedef struct {
         int lo_open, hi_open;       /* 1: that end is the width's own (0...0, 9...9): not compared */
         uint64_t lo[3], hi[3];
     } bound[8];
+#if defined(__SSE2__)
+    /* The same masks over 16-byte vectors (keys of 16 bytes or more; the last vector ends at n,
+     * overlapping): 0xFF where the byte is the separator / must not be it / is a digit, 0x80
+     * where text's high bit is checked and must be set. */
+    Py_ssize_t vecs, vat[TMPL_WORDS / 2];
+    __m128i veq[TMPL_WORDS / 2], vne[TMPL_WORDS / 2], vdg[TMPL_WORDS / 2], vasc[TMPL_WORDS / 2], vhi[TMPL_WORDS / 2];
+#endif
 } Tmpl;
 
 /* p[0:8] as a big-endian number: words of digits compare as the digits do */
@@ -1820,6 +1830,29 @@ tmpl_make(Reader *r, const unsigned char *s, Py_ssize_t n, Py_ssize_t (*span)[2]
         }
     }
     t->sepw = 0x0101010101010101ull * sep;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        t->vecs = (n + 15) / 16;
+        for (Py_ssize_t w = 0; w < t->vecs; w++) {
+            Py_ssize_t at = w < t->vecs - 1 ? 16 * w : n - 16;
+            unsigned char m[5][16];
+            for (int b = 0; b < 16; b++) {
+                Py_ssize_t k = at + b;
+                m[0][b] = eq[k] ? 0xFF : 0;
+                m[1][b] = ne[k] ? 0xFF : 0;
+                m[2][b] = dg[k] ? 0xFF : 0;
+                m[3][b] = asc[k] ? 0x80 : 0;
+                m[4][b] = hi[k] ? 0x80 : 0;
+            }
+            t->vat[w] = at;
+            t->veq[w] = _mm_loadu_si128((const __m128i *)m[0]);
+            t->vne[w] = _mm_loadu_si128((const __m128i *)m[1]);
+            t->vdg[w] = _mm_loadu_si128((const __m128i *)m[2]);
+            t->vasc[w] = _mm_loadu_si128((const __m128i *)m[3]);
+            t->vhi[w] = _mm_loadu_si128((const __m128i *)m[4]);
+        }
+    }
+#endif
     t->n = n;
 }
 
@@ -1829,6 +1862,28 @@ tmpl_fits(const Tmpl *t, const unsigned char *s)
 {
     const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full, f0 = 0xF0F0F0F0F0F0F0F0ull, three = 0x3030303030303030ull;
     uint64_t bad = 0;
+#if defined(__SSE2__)
+    if (t->vecs) {
+        /* the word masks' checks, 16 bytes a step: a digit is a byte whose distance from '0'
+         * (unsigned) is at most 9 */
+        const __m128i sepv = _mm_set1_epi8((char)(t->sepw & 0xFF)), zero = _mm_setzero_si128();
+        const __m128i c0 = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+        __m128i vbad = zero;
+        for (Py_ssize_t w = 0; w < t->vecs; w++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + t->vat[w]));
+            __m128i x = _mm_xor_si128(v, sepv);
+            vbad = _mm_or_si128(vbad, _mm_and_si128(x, t->veq[w]));
+            if (t->any_ne)
+                vbad = _mm_or_si128(vbad, _mm_and_si128(_mm_cmpeq_epi8(x, zero), t->vne[w]));
+            __m128i d = _mm_sub_epi8(v, c0);
+            vbad = _mm_or_si128(vbad, _mm_andnot_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, nine), d), t->vdg[w]));
+            vbad = _mm_or_si128(vbad, _mm_and_si128(_mm_xor_si128(v, t->vhi[w]), t->vasc[w]));
+        }
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(vbad, zero)) != 0xFFFF)
+            return 0;
+    }
+    else
+#endif
     for (Py_ssize_t w = 0; w < t->words; w++) {
         uint64_t v, x;
         memcpy(&v, s + t->at[w], 8);
