@@ -66,6 +66,7 @@ def main() -> None:
 
 # Command groups register here, after ``main`` exists (each module is a plain click command).
 from keyshape.cli.acl import grant_command, revoke_command  # noqa: E402
+from keyshape.cli.advise import advise_command  # noqa: E402
 from keyshape.cli.admin import admin_group  # noqa: E402
 from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
 from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
@@ -81,6 +82,7 @@ for _command in (
     hash_command,
     analyze_command,
     compare_command,
+    advise_command,
     key_group,
     lint_command,
     scan_command,

@@ -1,0 +1,229 @@
+"""Candidate designs: field orders, prefix strategies, reverse time, index tables, pre-splits.
+
+Every candidate is a real :class:`~keyshape.schema.keyschema.KeySchema` made from TOML text
+(``Design.toml``), so the schema the advisor prints is exactly the one it scored. The search is
+bounded and explained: what is left out is listed in ``Pruned`` with the reason.
+
+- Field orders: for each access pattern, its given fields first (then the event time when the
+  pattern reads by time, then the identifying fields not yet in), and the identifying fields alone.
+- Prefixes: none; ``mod`` over the leading field with ``1x, 2x, 4x`` the region servers buckets; ``md5``
+  (4 hex digits, 65,536 buckets) and ``crc32`` over the leading field; ``mod`` over the whole identity (spreads
+  everything, pins nothing a scan gives).
+- The event time descending (``Long.MAX_VALUE - ts``) or ascending, when a pattern reads by time.
+- An index table (a second copy of the key in another order, pointing at the main row) for the
+  patterns one order cannot serve.
+- Pre-splits: a salted key splits on bucket boundaries (``[splits] algorithm = "prefix"``); an
+  unsalted key at the quantiles of the sample's *first half* (``keyshape.core.splits.sample_splits``)
+  so the second half, replayed as the future, meets split points it did not choose.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from keyshape.analysis.advise.sample import Sample
+from keyshape.analysis.advise.spec import AdviseSpec, Pattern
+from keyshape.core.hbytes import to_string_binary
+from keyshape.core.splits import sample_splits
+from keyshape.schema.keyschema import KeySchema
+
+__all__ = ["Shape", "Design", "Pruned", "designs", "pattern_order", "served_by", "build_schema"]
+
+SEPARATORS = ("_", "|", "#", "~", ":")
+DEFAULT_MAX_DESIGNS = 64
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a key looks like before it is TOML: order, prefix, reverse time."""
+
+    order: tuple[str, ...]
+    prefix: str = "none"  # none | mod | md5 | crc32
+    buckets: int = 0  # mod buckets
+    hash_fields: tuple[str, ...] = ()
+    desc_time: bool = False
+
+    @property
+    def label(self) -> str:
+        parts = [" + ".join(self.order)]
+        if self.buckets:
+            parts.insert(0, f"{self.prefix} {self.buckets}({', '.join(self.hash_fields)})")
+        elif self.prefix != "none":
+            parts.insert(0, f"{self.prefix}({', '.join(self.hash_fields)})")
+        text = " | ".join(parts)
+        return text + (" [time desc]" if self.desc_time else "")
+
+    @property
+    def bucket_count(self) -> int:
+        if self.buckets:
+            return self.buckets
+        return {"none": 1, "md5": 65536, "crc32": 65536}.get(self.prefix, 1)
+
+
+@dataclass
+class Design:
+    """One scored-to-be design: the main table and its index tables, each a KeySchema + its TOML."""
+
+    name: str
+    shape: Shape
+    schema: KeySchema
+    toml: str
+    split_keys: list[bytes]
+    indexes: list[tuple[Pattern, KeySchema, str]] = field(default_factory=list)  # (pattern served, schema, TOML)
+    hand: bool = False  # a design the user gave (--compare), not one the advisor made
+
+    @property
+    def label(self) -> str:
+        text = self.shape.label
+        for _p, s, _ in self.indexes:
+            text += f" + index({', '.join(s.field_names)})"
+        return text
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A design left out of the search, and why."""
+
+    label: str
+    reason: str
+
+
+def pattern_order(p: Pattern, spec: AdviseSpec) -> tuple[str, ...] | None:
+    """The key order that serves ``p`` best: its fields, the time when it reads by time, the ids."""
+    if p.kind == "scan":
+        return None
+    order = list(p.fields)
+    t = spec.time_field
+    if t and t not in order and (p.kind in ("window", "latest") or not p.fields):
+        order.append(t)
+    order += [f for f in spec.id_fields if f not in order]
+    return tuple(order)
+
+
+def served_by(order: tuple[str, ...], p: Pattern, time_field: str | None) -> bool:
+    """Whether a key in ``order`` answers ``p`` with a range of its own (no full scan)."""
+    if p.kind == "scan":
+        return True
+    given = set(p.fields)
+    lead = order[: len(given)]
+    if set(lead) != given:
+        return False
+    if p.kind in ("window", "latest") and not p.fields:
+        return bool(order) and order[0] == time_field
+    return True
+
+
+def _separator(sample: Sample) -> str:
+    for sep in SEPARATORS:
+        if not any(sep in v for n, t in sample.types.items() if t == "string" for v in sample.columns[n][:5000]):
+            return sep
+    return "\u0001"
+
+
+def _field_toml(name: str, kind: str, desc: bool, sample: Sample) -> str:
+    lines = ["[[key.fields]]", f"name = {json.dumps(name)}", f"type = {json.dumps(kind)}"]
+    if kind == "int64":
+        col = sample.columns[name]
+        if len(col) and int(col.min()) >= 0:
+            lines.append('encoding = "hbase"')  # non-negative: Bytes.toBytes(long), 8 bytes, sorts right
+    if desc:
+        lines.append('order = "desc"')
+    return "\n".join(lines)
+
+
+def _toml(name: str, shape: Shape, sample: Sample, spec: AdviseSpec, splits: list[bytes] | None, regions: int) -> str:
+    sep = _separator(sample)
+    out = [
+        "[table]",
+        f"name = {json.dumps(name)}",
+        "[[table.families]]",
+        'name = "d"',
+        "",
+        "[key]",
+        f"separator = {json.dumps(sep)}",
+    ]
+    if shape.prefix == "mod":
+        out.append(f'prefix = {{ strategy = "mod", buckets = {shape.buckets} }}')
+    elif shape.prefix == "md5":
+        out.append('prefix = { strategy = "md5", length = 4 }')
+    elif shape.prefix == "crc32":
+        out.append('prefix = { strategy = "crc32" }')
+    if shape.prefix != "none":
+        out.append(f"hash_fields = {json.dumps(list(shape.hash_fields))}")
+    for f in shape.order:
+        out += ["", _field_toml(f, sample.types[f], shape.desc_time and f == spec.time_field, sample)]
+    if shape.prefix != "none":
+        out += ["", "[splits]", 'algorithm = "prefix"', f"regions = {min(regions, shape.bucket_count)}"]
+    elif splits:
+        out += ["", "[splits]", 'algorithm = "explicit"', "keys = [" + ", ".join(json.dumps(to_string_binary(k)) for k in splits) + "]"]
+    return "\n".join(out) + "\n"
+
+
+def build_schema(name: str, shape: Shape, sample: Sample, spec: AdviseSpec, first_half: int) -> tuple[KeySchema, str, list[bytes]]:
+    """The KeySchema of ``shape`` (loaded from its TOML), its TOML, and its split keys."""
+    regions = 2 * spec.servers
+    splits: list[bytes] | None = None
+    if shape.prefix == "none" and regions > 1:
+        bare = KeySchema.from_dict(tomllib.loads(_toml(name, shape, sample, spec, None, regions)), source=f"<advise {name}>")
+        cols = {f: _head(sample.columns[f], first_half) for f in shape.order}
+        splits = sample_splits(bare.encode_many(cols), regions)
+    text = _toml(name, shape, sample, spec, splits, regions)
+    schema = KeySchema.from_dict(tomllib.loads(text), source=f"<advise {name}>")
+    return schema, text, schema.split_keys()
+
+
+def _head(col: Any, n: int) -> Any:
+    return col[:n]  # type: ignore[index]
+
+
+def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DESIGNS) -> tuple[list[Design], list[Pruned]]:
+    """The candidate designs for ``spec`` on ``sample`` (at most ``max_designs``), and the pruned."""
+    pruned: list[Pruned] = []
+    orders: list[tuple[str, ...]] = []
+    for p in spec.patterns:
+        o = pattern_order(p, spec)
+        if o is not None and o not in orders:
+            orders.append(o)
+    ids = tuple(spec.id_fields)
+    if ids not in orders:
+        orders.append(ids)
+    reads_time = any(p.kind in ("window", "latest") for p in spec.patterns)
+    s = spec.servers
+    shapes: list[Shape] = []
+    for o in orders:
+        times = [False, True] if reads_time and spec.time_field in o else [False]
+        if not reads_time and spec.time_field in o:
+            pruned.append(Pruned(" + ".join(o) + " [time desc]", "no pattern reads by time, so reversing it changes nothing a read sees"))
+        lead = (o[0],)
+        for desc in times:
+            shapes.append(Shape(o, desc_time=desc))
+            for b in sorted({s, 2 * s, 4 * s}):
+                if b >= 2:
+                    shapes.append(Shape(o, "mod", b, lead, desc))
+            shapes.append(Shape(o, "md5", 0, lead, desc))
+            shapes.append(Shape(o, "crc32", 0, lead, desc))
+            if set(ids) != set(lead):
+                shapes.append(Shape(o, "mod", max(2, 2 * s), ids, desc))
+    first_half = max(1, sample.rows // 2)
+    out: list[Design] = []
+    for i, shape in enumerate(shapes):
+        if len(out) >= max_designs:
+            pruned.append(Pruned(shape.label, f"past the search bound of {max_designs} designs (--max-designs)"))
+            continue
+        name = f"d{i + 1:02d}"
+        schema, text, splits = build_schema(name, shape, sample, spec, first_half)
+        out.append(Design(name, shape, schema, text, splits))
+        unserved = [p for p in spec.patterns if not served_by(shape.order, p, spec.time_field)]
+        if unserved and len(out) < max_designs:
+            idx = []
+            for j, p in enumerate(unserved):
+                o = pattern_order(p, spec)
+                assert o is not None
+                ishape = Shape(o, desc_time=p.kind in ("window", "latest"))
+                ischema, itext, _ = build_schema(f"{name}_idx{j + 1}", ishape, sample, spec, first_half)
+                idx.append((p, ischema, itext))
+            out.append(Design(f"{name}i", shape, schema, text, splits, idx))
+    return out, pruned

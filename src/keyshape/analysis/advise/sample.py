@@ -1,0 +1,156 @@
+"""The advisor's sample: real records of the entity (not keys), read once, typed, in write order.
+
+Parquet, ORC and CSV files, a directory of them or a glob (``keyshape.workload.key_files``); pyarrow
+infers the column types (CSV too), and ``[types]`` of the workload file overrides them. Timestamps
+become int64 milliseconds, the form keyshape's timestamp fields encode. The records are sorted by
+the event-time field when there is one: the order the table would have received them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keyshape.analysis.advise.spec import AdviseError, AdviseSpec
+from keyshape.workload import key_files
+
+__all__ = ["Sample", "read_sample"]
+
+DEFAULT_MAX_ROWS = 200_000  # enough for stable per-pattern counts; a bigger sample is cut evenly
+
+
+@dataclass
+class Sample:
+    """Typed columns of the sample (field -> numpy array or list), in write order."""
+
+    columns: dict[str, Any]
+    types: dict[str, str]  # field -> keyshape field type
+    rows: int
+    value_bytes: int  # mean bytes of the columns that are not key fields (a row's cells besides the key)
+    source: str
+    span_seconds: float  # event time from the first record to the last (0 without a time field)
+    cells: int = 1  # cells a row holds besides the key (the non-key columns; at least 1)
+
+    def take(self, index: np.ndarray) -> dict[str, Any]:
+        """The columns of the rows at ``index`` (in that order)."""
+        out: dict[str, Any] = {}
+        for name, col in self.columns.items():
+            out[name] = col[index] if isinstance(col, np.ndarray) else [col[i] for i in index.tolist()]
+        return out
+
+
+def _kind(arrow_type: Any) -> str | None:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type):
+        return "timestamp"
+    if pa.types.is_integer(arrow_type):
+        return "int64"
+    if pa.types.is_floating(arrow_type):
+        return "float64"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "string"
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return "bytes"
+    return None
+
+
+def _read_table(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).read()  # not pq.read_table: its dataset layer imports pandas (1 s)
+        if suffix == ".orc":
+            import pyarrow.orc as porc
+
+            return porc.read_table(path)
+        return pcsv.read_csv(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise AdviseError(f"{path}: cannot read the sample ({str(exc).splitlines()[0]}); give Parquet, ORC or CSV with a header row") from None
+
+
+def _column(col: Any, kind: str, declared: str, name: str, source: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count:
+        raise AdviseError(
+            f"{source}: field {name!r} has {col.null_count} empty values; a key field needs a value in every record (fill or drop them)"
+        )
+    if kind == "timestamp":
+        if pa.types.is_timestamp(col.type):
+            return col.cast(pa.timestamp("ms", col.type.tz), safe=False).cast(pa.int64()).to_numpy()
+        if pa.types.is_date(col.type):
+            return col.cast(pa.timestamp("ms"), safe=False).cast(pa.int64()).to_numpy()
+        if pa.types.is_integer(col.type):
+            return col.cast(pa.int64()).to_numpy()
+        try:
+            return pc.cast(col, pa.timestamp("ms")).cast(pa.int64()).to_numpy()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise AdviseError(f"{source}: field {name!r} is declared timestamp but holds {col.type} values that are not times; fix [types]") from None
+    try:
+        if kind in ("int64", "int32"):
+            return col.cast(pa.int64()).to_numpy()
+        if kind == "float64":
+            return col.cast(pa.float64()).to_numpy()
+        if kind == "string":
+            return col.cast(pa.string()).to_pylist()
+        return col.cast(pa.binary()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise AdviseError(f"{source}: field {name!r} ({col.type}) cannot be read as {declared}; fix [types].{name}") from None
+
+
+def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_ROWS) -> Sample:
+    """Read the records behind ``path`` with the fields ``spec`` uses, typed and in write order.
+
+    At most ``max_rows`` rows are kept: a larger sample is thinned evenly (every k-th record), so
+    the time span and the mix stay those of the whole sample.
+    """
+    import pyarrow as pa
+
+    files = key_files(path)
+    tables = [_read_table(f) for f in files]
+    try:
+        table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
+    except pa.ArrowInvalid as exc:
+        raise AdviseError(f"{path}: the sample's files disagree on their columns ({exc}); give files of one layout") from None
+    if table.num_rows == 0:
+        raise AdviseError(f"{path}: the sample holds no records; give at least a few thousand")
+    needed = sorted(spec.fields_used())
+    missing = [n for n in needed if n not in table.column_names]
+    if missing:
+        raise AdviseError(f"{path}: the sample has no field {missing[0]!r} (the workload file names it); columns: {', '.join(table.column_names)}")
+    if table.num_rows > max_rows:
+        step = table.num_rows / max_rows
+        table = table.take(pa.array((np.arange(max_rows) * step).astype(np.int64)))
+    types: dict[str, str] = {}
+    columns: dict[str, Any] = {}
+    for name in needed:
+        col = table.column(name).combine_chunks()
+        inferred = _kind(col.type)
+        kind = spec.types.get(name, inferred)
+        if kind is None:
+            raise AdviseError(f"{path}: field {name!r} has type {col.type}, which a key field cannot hold; declare it in [types]")
+        if spec.time_field == name and kind != "timestamp":
+            kind = "timestamp"  # the event-time field is a time whatever the file stored it as
+        types[name] = "int64" if kind == "int32" else kind
+        columns[name] = _column(col, types[name], kind, name, str(path))
+    others = [n for n in table.column_names if n not in spec.fields_used()]
+    value_bytes = int(sum(table.column(n).nbytes for n in others) / table.num_rows) if others else 0
+    span = 0.0
+    if spec.time_field:
+        t = columns[spec.time_field]
+        order = np.argsort(t, kind="stable")
+        columns = {n: (c[order] if isinstance(c, np.ndarray) else [c[i] for i in order.tolist()]) for n, c in columns.items()}
+        span = float(t[order[-1]] - t[order[0]]) / 1000.0
+    return Sample(
+        columns=columns, types=types, rows=table.num_rows, value_bytes=value_bytes, source=str(path), span_seconds=span, cells=max(1, len(others))
+    )

@@ -1,0 +1,65 @@
+"""``keyshape advise``: which row-key design to choose for a sample of records and a workload.
+
+Thin: parse, call :func:`keyshape.analysis.advise.advise`, print (:mod:`keyshape.report.advise`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH
+
+
+@click.command("advise")
+@click.option("--data", required=True, metavar="SAMPLE", help="Records of the entity (Parquet, ORC, CSV; a file, a directory or a glob).")
+@click.option("--queries", "workload", required=True, metavar="WORKLOAD.toml", help="The write stream, access patterns, horizon and cluster.")
+@click.option("--servers", type=click.IntRange(min=1), default=None, help="Region servers (overrides [cluster] servers).")
+@click.option("--region-size", default=None, metavar="SIZE", help="Region size at which HBase splits, e.g. 10GiB (overrides [cluster]).")
+@click.option("--top", "top", type=click.IntRange(min=1), default=5, show_default=True, help="Designs shown in full.")
+@click.option(
+    "--compare",
+    "compare",
+    multiple=True,
+    metavar="SCHEMA.toml",
+    help="A design you already have, scored and ranked beside the advisor's (repeatable).",
+)
+@click.option("--max-designs", type=click.IntRange(min=1), default=64, show_default=True, help="The search bound: designs scored at most.")
+@click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the report page (ranked table, schemas, heat maps).")
+@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the ranked designs as JSON ('-': stdout only).")
+def advise_command(
+    data: str,
+    workload: str,
+    servers: int | None,
+    region_size: str | None,
+    top: int,
+    compare: tuple[str, ...],
+    max_designs: int,
+    html_path: str | None,
+    json_path: str | None,
+) -> None:
+    """Rank row-key designs for your data and queries (write spread, pattern cost, storage)."""
+    from rich.console import Console
+
+    from keyshape.analysis.advise import advise
+    from keyshape.analysis.advise.spec import parse_size
+    from keyshape.cli.output import write_json
+    from keyshape.report.advise import advice_renderable, write_advice_html
+    from keyshape.report.terminal import progress_bar
+
+    out = Console(stderr=json_path == "-")
+    size = parse_size(region_size, "--region-size") if region_size is not None else None
+    with progress_bar(out, None, "scoring designs") as update:
+
+        def progress(done: int, total: int) -> Any:
+            update(done)
+
+        result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, progress=progress)
+    if json_path != "-":
+        out.print(advice_renderable(result, top))
+    if json_path:
+        write_json(json_path, result.to_dict(top), out)
+    if html_path:
+        write_advice_html(result, html_path, top)
+        out.print(f"[dim]wrote {html_path}[/dim]")
