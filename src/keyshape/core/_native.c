@@ -1912,6 +1912,8 @@ tmpl_fits(const Tmpl *t, const unsigned char *s)
                 above = v > t->bound[i].hi[w];
                 hi_open = 1;
             }
+            if (lo_open && hi_open)
+                break;  /* both ends settled by a word that differs: the rest cannot change them */
         }
         if (below || above)
             return 0;
