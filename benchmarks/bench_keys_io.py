@@ -12,6 +12,7 @@ side by side in one run, by:
   key checked against the schema (``keyshape.schema.keycheck``: decoded, salt re-derived); the
   check's cost is the ratio of the two;
 - ``analyze_schema``: the whole ``keyshape analyze --keys`` call (schema, key check, lint, report data);
+- the key check by itself: ``fit_codes`` over the file's batches already in memory, ns a key;
 - whole processes, start-up included: ``keyshape analyze SCHEMA --keys FILE`` against a Python
   process that only streams the same file with pyarrow (best of the interleaved rounds);
 - ``Spark local[1] / local[2]``: ``keyshape.spark.analyze`` on the same file, each master in its
@@ -158,6 +159,30 @@ def run_local(path: Path, rows: int, repeat: int) -> list[dict]:
     return out
 
 
+def run_check_alone(path: Path, repeat: int) -> dict | None:
+    """The key check by itself: ``fit_codes`` over every batch of the file (keys already in
+    memory, one thread), ns a key as the median of ``repeat`` rounds; None without the C kernels."""
+    import pyarrow.parquet as pq
+
+    from keyshape.core import native
+    from keyshape.core.arrowkeys import from_arrow
+    from keyshape.schema import KeySchema
+    from keyshape.schema.keycheck import fit_codes
+
+    if not native.AVAILABLE:
+        return None
+    schema = KeySchema.load(SCHEMA)
+    batches = [from_arrow(b.column(0)) for b in pq.ParquetFile(path).iter_batches(batch_size=131_072)]
+    rows = sum(len(k) for k in batches)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for keys in batches:
+            fit_codes(schema, keys)
+        times.append(time.perf_counter() - t0)
+    return {"ns_per_key": 1e9 * statistics.median(times) / rows, "best_ns_per_key": 1e9 * min(times) / rows}
+
+
 def run_processes(path: Path, repeat: int) -> list[dict]:
     """Whole processes, start-up included, interleaved round by round: ``keyshape analyze --keys``
     and a Python process that only streams the file with pyarrow (the floor a user compares with)."""
@@ -199,6 +224,7 @@ def main() -> None:
         width = make_file(path, rows)
         repeat = 1 if args.quick else args.repeat
         local = run_local(path, rows, repeat)
+        check_alone = run_check_alone(path, max(3, repeat))
         processes = run_processes(path, max(3, repeat))
         spark: list[dict] = []
         if not args.no_spark and not args.quick:
@@ -229,6 +255,11 @@ def main() -> None:
         print(
             f"key check, {w}: {100 * cost:+.1f}% over the engine without it (medians; "
             f"{100 * check_cost_paired[w]:+.1f}% as the median of each round's ratio; target <= 10%)"
+        )
+    if check_alone is not None:
+        print(
+            f"the key check by itself (fit_codes, keys in memory, 1 thread): {check_alone['ns_per_key']:.1f} ns a key "
+            f"(median; best {check_alone['best_ns_per_key']:.1f})"
         )
     floor_process = processes[0]["seconds"]
     for r in processes:
@@ -261,6 +292,7 @@ def main() -> None:
             "process_over_pyarrow_paired": process_paired,
             "key_check_cost": check_cost,
             "key_check_cost_paired": check_cost_paired,
+            "key_check_alone": check_alone,
             "engine_2_threads_keys_per_s": engine2["keys_per_s"],
             "engine_over_pyarrow_floor": engine2["seconds"] / floor,
         },
