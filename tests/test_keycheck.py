@@ -82,6 +82,10 @@ LAYOUTS = {
         ],
         hash_fields=["v"],
     ),
+    # keys of 8-15 bytes: the template's 8-byte word route (16 bytes and more go 16 at a time)
+    "short": _schema(
+        {"strategy": "mod", "buckets": 10}, [{"name": "c", "type": "string", "width": 3}, {"name": "u", "type": "string"}], hash_fields=["u"]
+    ),
     **{p.stem: KeySchema.load(p) for p in sorted(EXAMPLES.glob("*.toml"))},
 }
 
@@ -184,6 +188,15 @@ def test_the_c_template_route_keeps_every_limit_of_the_decoder() -> None:
     assert {FITS, FOREIGN, WRONG_SALT} <= set(want)
     got = fit_codes(schema, KeyArray.from_keys(keys))
     assert got.tolist() == want
+    # the same at every position of keys under 16 bytes (words of 8) and of 16 exactly (one vector)
+    short = LAYOUTS["short"]
+    for user in ("us", "user00042"):
+        good = short.encode({"c": "abc", "u": user})
+        assert len(good) in (9, 16)
+        keys = [good] + [at(good, i, b) for i in range(len(good)) for b in (b"_", b"0", b"\x80", b"a", b"\x00")]
+        want = [keycheck._classify(short, k) for k in keys]
+        assert {FITS, FOREIGN, WRONG_SALT} <= set(want)
+        assert fit_codes(short, KeyArray.from_keys(keys)).tolist() == want
 
 
 def test_wrong_salts_and_foreign_keys_are_counted_with_examples() -> None:
