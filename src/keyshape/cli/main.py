@@ -75,6 +75,7 @@ from keyshape.cli.key import key_group, lint_command  # noqa: E402
 from keyshape.cli.phoenix import phoenix_group  # noqa: E402
 from keyshape.cli.read import scan_command  # noqa: E402
 from keyshape.cli.records import get_command, ids_group, index_group, put_command  # noqa: E402
+from keyshape.cli.serve import serve_command  # noqa: E402
 from keyshape.cli.splits import hash_command, splits_group  # noqa: E402
 
 for _command in (
@@ -89,6 +90,7 @@ for _command in (
     create_command,
     load_command,
     watch_command,
+    serve_command,
     get_command,
     put_command,
     index_group,

@@ -236,6 +236,8 @@ class HBaseStore(HBaseClient):
                     parents=tuple(to_string_binary(p) for p in lineage.get(region.name, ())),
                     reported_ms=reported.get(region.name, 0),
                     parents_closed_ms=tuple(closed.get(p, 0) for p in lineage.get(region.name, ())),
+                    memstore_bytes=int(load.mem_store_size_MB) * 2**20 if load else 0,
+                    store_files=int(load.storefiles) if load else 0,
                 )
             )
         return infos
