@@ -18,16 +18,30 @@ every key that decoder would doubt to it.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from keyshape.errors import KeyshapeError
 
-
-if TYPE_CHECKING:
-    from keyshape.phoenix.key import PhoenixKey
-
 __all__ = ["compile_encoder", "compile_decoder"]
+
+
+class PhoenixKey(Protocol):
+    """What the compilers read of a :class:`keyshape.phoenix.key.PhoenixKey` (described here, not
+    imported: key.py calls these compilers, and a module never imports its caller)."""
+
+    @property
+    def columns(self) -> Sequence[Any]: ...
+
+    @property
+    def salt_buckets(self) -> int | None: ...
+
+    @property
+    def row_key_order_optimizable(self) -> bool: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
 
 _INVERT = bytes(range(255, -1, -1))
 _SIGNED = {"TINYINT": ("B", 8), "SMALLINT": ("H", 16), "INTEGER": ("I", 32), "BIGINT": ("Q", 64), "DATE": ("Q", 64), "TIME": ("Q", 64)}
