@@ -213,6 +213,9 @@ def _pattern(i: int, data: Any, source: str, time_field: str | None) -> Pattern:
 def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
     """An :class:`AdviseSpec` from the TOML structure; :class:`AdviseError` (one line) if bad."""
     top = _Table(data, "", source)
+    unknown = sorted(set(data) - {"entity", "write", "horizon", "cluster", "types", "pattern"})
+    if unknown:
+        raise AdviseError(f"{source}: unknown section {unknown[0]}; known: [entity], [write], [horizon], [cluster], [types], [[pattern]]")
     entity = _Table(top.get("entity", (dict,), required=True), "entity", source)
     ids = _names(entity.get("id", (list,), required=True), "entity.id", source)
     if not ids:
@@ -242,7 +245,7 @@ def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
     for name, kind in types_t.items():
         if kind not in FIELD_TYPES:
             raise AdviseError(f"{source}: types.{name} = {kind!r} is not a field type; use one of {', '.join(FIELD_TYPES)}")
-    raw_patterns = top.get("pattern", (list,), required=True)
+    raw_patterns = top.get("pattern", (list,), [])
     if not raw_patterns:
         raise AdviseError(f"{source}: no [[pattern]]; describe at least one access pattern")
     patterns = tuple(_pattern(i, p, source, time_field) for i, p in enumerate(raw_patterns))
