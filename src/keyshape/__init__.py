@@ -9,7 +9,7 @@ unsigned byte comparison, ``bytes_split`` is ``Bytes.split``), ``ordered_*`` are
 with ``compare_designs``. The modules keep their own short names.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The names below are imported on first use (PEP 562): ``import keyshape`` (and every
 # ``keyshape`` command, whose package this is) then loads what it uses, not every layer's modules

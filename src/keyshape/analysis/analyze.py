@@ -42,7 +42,7 @@ from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap
 from keyshape.core.splitsim import SplitHistory, SplitModel, SplitSimulator
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.schema.keycheck import KeyCheck
 
 Progress = Callable[[int], None]
@@ -241,16 +241,16 @@ class Analyzer:
         split_model: SplitModel | None = None,
     ) -> None:
         if servers is not None and servers < 1:
-            raise KeyshapeError(f"servers must be at least 1, got {servers}")
+            raise BadInput(f"servers must be at least 1, got {servers}")
         # Not given: the regions are spread over DEFAULT_SERVERS for the per-server numbers, and
         # nothing is advised about a server count nobody chose.
         self.servers_assumed = servers is None
         servers = DEFAULT_SERVERS if servers is None else servers
         if value_bytes < 0:
-            raise KeyshapeError(f"value_bytes must not be negative, got {value_bytes}")
+            raise BadInput(f"value_bytes must not be negative, got {value_bytes}")
         key_overhead_bytes(0, cells_per_row)  # validates cells_per_row
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise KeyshapeError(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
+            raise BadInput(f"auto_split_rows must be a positive row count, got {auto_split_rows}")
         self.map = regions if isinstance(regions, RegionMap) else RegionMap(list(regions))
         self.servers = servers
         self.windows = windows
@@ -259,7 +259,7 @@ class Analyzer:
         self.value_bytes = value_bytes
         self.cells_per_row = cells_per_row
         if auto_split_rows and split_model is not None:
-            raise ValueError("give auto_split_rows (the idealized row-count model) or split_model (HBase's flush- and size-driven splits), not both")
+            raise BadInput("give auto_split_rows (the idealized row-count model) or split_model (HBase's flush- and size-driven splits), not both")
         if auto_split_rows:
             split_model = SplitModel(policy="rows", max_rows=auto_split_rows)
         self.split_model = split_model
@@ -314,7 +314,7 @@ class Analyzer:
             self._count(keys, positions)
             return
         if positions is not None:
-            raise ValueError("the auto-split simulation replays the stream in one pass; it cannot take keys by position")
+            raise BadInput("the auto-split simulation replays the stream in one pass; it cannot take keys by position")
         # The regions change as the stream splits them: the simulator counts per region; only
         # the key statistics are gathered here.
         if len(keys) == 0:
@@ -328,9 +328,9 @@ class Analyzer:
     def merge(self, other: Analyzer) -> None:
         """Add what another Analyzer (same regions, windows and ``total_rows``) counted."""
         if self._sim is not None or other._sim is not None:
-            raise ValueError("auto-split analyses cannot be merged; run them in one pass")
+            raise BadInput("auto-split analyses cannot be merged; run them in one pass")
         if other._rmap != self._rmap:
-            raise ValueError("only analyzers over the same regions merge")
+            raise BadInput("only analyzers over the same regions merge")
         self._rows += other._rows
         self._key_bytes += other._key_bytes
         self._lengths.merge(other._lengths)
@@ -400,7 +400,7 @@ class Analyzer:
             heat = self._timeline.matrix()
         rows = int(self._rows.sum())
         if rows == 0:
-            raise KeyshapeError("no keys to analyze: the workload or key file produced zero rows")
+            raise BadInput("no keys to analyze: the workload or key file produced zero rows")
         rmap = self._rmap
         R = len(rmap)
         server_of = rmap.server_of(self.servers)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 # Fixed bytes of one HBase KeyValue besides row, family, qualifier and value: key length (4),
 # value length (4), row length (2), family length (1), timestamp (8), type (1).
@@ -44,9 +44,9 @@ def _half_up(value: float, digits: int) -> str:
 def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:
     arr = np.asarray(counts, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise KeyshapeError("counts must be a non-empty one-dimensional array (one entry per region)")
+        raise BadInput("counts must be a non-empty one-dimensional array (one entry per region)")
     if np.any(arr < 0):
-        raise KeyshapeError("counts must not be negative")
+        raise BadInput("counts must not be negative")
     return arr
 
 
@@ -212,7 +212,7 @@ def key_overhead_bytes(key_bytes_total: int, cells_per_row: int) -> int:
     1,000 bytes per row before any value is stored (uncompressed, no data block encoding).
     """
     if cells_per_row < 1:
-        raise KeyshapeError("cells_per_row must be at least 1 (each row stores at least one cell)")
+        raise BadInput("cells_per_row must be at least 1 (each row stores at least one cell)")
     return int(key_bytes_total) * int(cells_per_row)
 
 

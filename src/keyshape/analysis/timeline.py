@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 
 class Timeline:
@@ -28,11 +28,11 @@ class Timeline:
 
     def __init__(self, windows: int, regions: int, total_rows: int | None = None) -> None:
         if windows < 1:
-            raise KeyshapeError(f"windows must be at least 1, got {windows}")
+            raise BadInput(f"windows must be at least 1, got {windows}")
         if regions < 1:
-            raise KeyshapeError(f"regions must be at least 1, got {regions}")
+            raise BadInput(f"regions must be at least 1, got {regions}")
         if total_rows is not None and total_rows < 0:
-            raise KeyshapeError(f"total_rows must not be negative, got {total_rows}")
+            raise BadInput(f"total_rows must not be negative, got {total_rows}")
         self.windows = windows
         self.regions = regions
         self.total_rows = total_rows
@@ -58,9 +58,9 @@ class Timeline:
         if n == 0:
             return
         if idx.min() < 0 or idx.max() >= self.regions:
-            raise KeyshapeError(f"region index out of range 0..{self.regions - 1}")
+            raise BadInput(f"region index out of range 0..{self.regions - 1}")
         if positions is not None and self.total_rows is None:
-            raise KeyshapeError("write positions need total_rows: windows of a stream counted in pieces can only be cut when its length is known")
+            raise BadInput("write positions need total_rows: windows of a stream counted in pieces can only be cut when its length is known")
         pos = np.arange(self.rows, self.rows + n, dtype=np.int64) if positions is None else np.asarray(positions, dtype=np.int64)
         if self.total_rows is not None:
             # Rows past the announced total land in the last window rather than being lost.
@@ -77,7 +77,7 @@ class Timeline:
     def merge(self, other: Timeline) -> None:
         """Add the writes another Timeline counted at other positions of the same stream."""
         if self.total_rows is None or other.total_rows != self.total_rows or other._counts.shape != self._counts.shape:
-            raise ValueError("only timelines of the same stream length, windows and regions merge")
+            raise BadInput("only timelines of the same stream length, windows and regions merge")
         self._counts += other._counts
         self.rows += other.rows
 
@@ -185,7 +185,7 @@ class Moments:
 
     def __init__(self, width: int, regions: int, server_of_region: np.ndarray) -> None:
         if width < 1:
-            raise KeyshapeError(f"a moment must hold at least one write, got {width}")
+            raise BadInput(f"a moment must hold at least one write, got {width}")
         self.width = width
         self.regions = regions
         self._server_of = np.asarray(server_of_region, dtype=np.int64)
@@ -316,7 +316,7 @@ class Moments:
     def merge(self, other: Moments) -> None:
         """Add the moments another accumulator counted at other positions of the same stream."""
         if other.width != self.width or other.regions != self.regions:
-            raise ValueError("only moments of the same width over the same regions merge")
+            raise BadInput("only moments of the same width over the same regions merge")
         self._done.extend(other._done)
         for m, (p, r) in other._partial.items():
             self._add_partial(m, p, r)

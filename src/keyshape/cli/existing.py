@@ -15,7 +15,7 @@ import click
 
 from keyshape.cli.options import hbase_option, user_option
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.store.base import Store
@@ -208,11 +208,11 @@ def migrate_command(
     for line in check.lines():
         click.echo(line)
     if rejected:
-        raise KeyshapeError(
+        raise BadInput(
             f"{rejected} row(s) of {old.table.full_name} could not be decoded with {old_path} and were not copied; see {result.reject_path}"
         )
     if not check.ok:
-        raise KeyshapeError(
+        raise BadInput(
             f"verify failed: {len(check.differences)} difference(s) between {old.table.full_name} and {new.table.full_name} (listed above)"
         )
     click.echo("verify: OK, source and target hold the same rows and cells")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
@@ -36,7 +36,7 @@ def parse_assignments(schema: KeySchema, items: tuple[str, ...], allow_range: bo
     for item in items:
         name, eq, text = item.partition("=")
         if not eq or not name:
-            raise KeyshapeError(f"expected field=value, got {item!r}")
+            raise BadInput(f"expected field=value, got {item!r}")
         f = schema.field(name)
         if allow_range and ".." in text:
             lo, _, hi = text.partition("..")
@@ -86,7 +86,7 @@ def key_decode(schema_path: str, key: str) -> None:
             return click.get_current_context().invoke(phoenix_key_decode, ddl_path=schema_path, key=key, table_name=None, as_hex=False)
         except KeyshapeError as exc:
             if looks_hex:  # a key copied from a log or the shell in hex, read here as its characters
-                raise KeyshapeError(f"{exc}; {key!r} looks like hex: decode it with keyshape phoenix key decode {schema_path} --hex {key}") from None
+                raise BadInput(f"{exc}; {key!r} looks like hex: decode it with keyshape phoenix key decode {schema_path} --hex {key}") from None
             raise
 
     schema = _schema(schema_path)
@@ -94,7 +94,7 @@ def key_decode(schema_path: str, key: str) -> None:
         decoded = schema.decode(to_bytes_binary(key, strict=True))
     except KeyshapeError as exc:
         if looks_hex:
-            raise KeyshapeError(
+            raise BadInput(
                 f"{exc}; {key!r} looks like hex, but KEY is read in toStringBinary form (\\xNN for other bytes): write each byte as \\xNN"
             ) from None
         raise

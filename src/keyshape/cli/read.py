@@ -9,7 +9,7 @@ import click
 
 from keyshape.cli.options import hbase_option
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.read.merged import Row
@@ -125,13 +125,13 @@ def scan_command(
     schema = load_schema(schema_path)
     leading = parse_assignments(schema, values, allow_range=True)
     if load_rows is not None and url is not None:
-        raise KeyshapeError("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
+        raise BadInput("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
     if page_token is not None and page_size is None:
-        raise KeyshapeError("--page-token needs --page-size (the size of the pages)")
+        raise BadInput("--page-token needs --page-size (the size of the pages)")
     if user is not None and url is None:
-        raise KeyshapeError("--user applies to --hbase only: the embedded store has no users")
+        raise BadInput("--user applies to --hbase only: the embedded store has no users")
     if count_only and page_size is not None:
-        raise KeyshapeError("--count counts every matching row; drop --page-size")
+        raise BadInput("--count counts every matching row; drop --page-size")
     store = open_store(url, user=user)
     try:
         table = schema.table.full_name

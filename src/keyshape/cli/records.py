@@ -19,7 +19,7 @@ import click
 
 from keyshape.cli.options import hbase_option, user_option
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.counters import CounterSpec
@@ -63,7 +63,7 @@ def record_values(schema: KeySchema, items: dict[str, Any], where: str) -> dict[
     for f in schema.fields:
         text = items.get(f.name)
         if text is None or (isinstance(text, str) and not text.strip()):
-            raise KeyshapeError(f"{where}: no value for key field {f.name!r}; give all of: {', '.join(schema.field_names)}")
+            raise BadInput(f"{where}: no value for key field {f.name!r}; give all of: {', '.join(schema.field_names)}")
         out[f.name] = f.coerce(text)
     return out
 
@@ -73,9 +73,9 @@ def _assignments(items: tuple[str, ...]) -> dict[str, str]:
     for item in items:
         name, eq, text = item.partition("=")
         if not eq or not name:
-            raise KeyshapeError(f"expected FIELD=VALUE, got {item!r}")
+            raise BadInput(f"expected FIELD=VALUE, got {item!r}")
         if name in out:
-            raise KeyshapeError(f"field {name!r} given twice")
+            raise BadInput(f"field {name!r} given twice")
         out[name] = text
     return out
 
@@ -87,13 +87,13 @@ def _csv_records(schema: KeySchema, path: str) -> list[dict[str, Any]]:
             header = reader.fieldnames or []
             lacking = [n for n in schema.field_names if n not in header]
             if lacking:
-                raise KeyshapeError(
+                raise BadInput(
                     f"{path}: the header lacks key field(s) {', '.join(lacking)}; the first line "
                     f"must name the columns, e.g. {','.join(schema.field_names)}"
                 )
             return [record_values(schema, row, f"{path} line {reader.line_num}") for row in reader]
     except UnicodeDecodeError as exc:
-        raise KeyshapeError(f"{path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
+        raise BadInput(f"{path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
 
 
 def _columns(text: str | None) -> list[bytes] | None:
@@ -125,7 +125,7 @@ def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
 
     schema = _schema(schema_path)
     if csv_path is not None and values:
-        raise KeyshapeError("give FIELD=VALUE arguments or --csv FILE, not both")
+        raise BadInput("give FIELD=VALUE arguments or --csv FILE, not both")
     if csv_path is None:
         given = _assignments(values)
         for name in given:
@@ -170,14 +170,14 @@ def _typed_record(schema: KeySchema, items: dict[str, Any], family: str, where: 
             try:
                 record[name] = fields[name].coerce(value) if isinstance(value, str) else value
             except (KeyshapeError, TypeError, ValueError, OverflowError) as exc:
-                raise KeyshapeError(f"{where}: field {name!r}: {exc}") from None
+                raise BadInput(f"{where}: field {name!r}: {exc}") from None
         elif value is not None:
             column = name if ":" in name else f"{family}:{name}"
             text = value if isinstance(value, str) else json.dumps(value)
             cells[column.encode()] = text.encode("utf-8")
     lacking = [n for n in schema.field_names if n not in record]
     if lacking:
-        raise KeyshapeError(f"{where}: no value for key field(s) {', '.join(lacking)}; give all of: {', '.join(schema.field_names)}")
+        raise BadInput(f"{where}: no value for key field(s) {', '.join(lacking)}; give all of: {', '.join(schema.field_names)}")
     return record, cells
 
 
@@ -188,11 +188,11 @@ def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str |
             with open(csv_path, newline="", encoding="utf-8") as fh:
                 reader = csv.DictReader(fh)
                 if not reader.fieldnames:
-                    raise KeyshapeError(f"{csv_path}: empty file; the first line must name the columns")
+                    raise BadInput(f"{csv_path}: empty file; the first line must name the columns")
                 for row in reader:
                     yield dict(row), f"{csv_path} line {reader.line_num}"
         except UnicodeDecodeError as exc:
-            raise KeyshapeError(f"{csv_path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
+            raise BadInput(f"{csv_path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
     elif jsonl_path is not None:
         with open(jsonl_path, encoding="utf-8") as fh:
             for number, line in enumerate(fh, 1):
@@ -201,9 +201,9 @@ def _input_rows(values: tuple[str, ...], csv_path: str | None, jsonl_path: str |
                 try:
                     item = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise KeyshapeError(f"{jsonl_path} line {number}: not JSON ({exc.msg}); give one JSON object per line") from None
+                    raise BadInput(f"{jsonl_path} line {number}: not JSON ({exc.msg}); give one JSON object per line") from None
                 if not isinstance(item, dict):
-                    raise KeyshapeError(f"{jsonl_path} line {number}: a JSON object is needed, got {type(item).__name__}")
+                    raise BadInput(f"{jsonl_path} line {number}: a JSON object is needed, got {type(item).__name__}")
                 yield item, f"{jsonl_path} line {number}"
     else:
         yield _assignments(values), "arguments"
@@ -243,13 +243,13 @@ def put_command(
 
     schema = _schema(schema_path)
     if sum(x is not None for x in (csv_path, jsonl_path)) + bool(values) > 1:
-        raise KeyshapeError("give FIELD=VALUE arguments, --csv FILE or --jsonl FILE: one source of records")
+        raise BadInput("give FIELD=VALUE arguments, --csv FILE or --jsonl FILE: one source of records")
     if not values and csv_path is None and jsonl_path is None:
-        raise KeyshapeError("no records: give FIELD=VALUE for every key field, --csv FILE or --jsonl FILE")
+        raise BadInput("no records: give FIELD=VALUE for every key field, --csv FILE or --jsonl FILE")
     families = [f.name for f in schema.table.families]
     family = family or families[0]
     if family not in families:
-        raise KeyshapeError(f"--family {family!r} is not a family of {schema.table.full_name}; families: {', '.join(families)}")
+        raise BadInput(f"--family {family!r} is not a family of {schema.table.full_name}; families: {', '.join(families)}")
     store = _open(url, schema)
     written = buffered = 0
     try:
@@ -303,7 +303,7 @@ def index_lookup(schema_path: str, index: str, values: tuple[str, ...], limit: i
     spec = index_of(schema, index)
     for item in values:
         if item.partition("=")[2] == "":
-            raise KeyshapeError(f"no value in {item!r}; write FIELD=VALUE")
+            raise BadInput(f"no value in {item!r}; write FIELD=VALUE")
     leading = parse_assignments(spec.key, values, allow_range=True)
     store = _open(url, schema)
     try:
@@ -355,7 +355,7 @@ def _counter(schema: KeySchema, name: str) -> CounterSpec:
         if c.name == name:
             return c
     names = ", ".join(c.name for c in schema.counters) or "(none: add [[counter]] to the schema)"
-    raise KeyshapeError(f"no counter {name!r} in schema {schema.source}; counters: {names}")
+    raise BadInput(f"no counter {name!r} in schema {schema.source}; counters: {names}")
 
 
 @ids_group.command("take")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 _FORMAT_OPTION = click.option(
     "--format",
@@ -42,10 +42,10 @@ MAX_REGIONS = 10_000
 
 
 def _check_regions(regions: int, force: bool) -> None:
-    from keyshape.errors import KeyshapeError
+    from keyshape.errors import BadInput
 
     if regions > MAX_REGIONS and not force:
-        raise KeyshapeError(
+        raise BadInput(
             f"--regions {regions:,} is far more than an HBase table runs with (a few hundred regions "
             f"per region server; {MAX_REGIONS:,} needs a very large cluster, and every region costs "
             "memstores, files and a hbase:meta row); use fewer regions, or add --force if you mean it"
@@ -155,14 +155,14 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
 
     key = _key(value)
     if algorithm in ("phoenix", "hbasewd") and buckets is None:
-        raise KeyshapeError(f"hash {algorithm} needs --buckets N (1..256)")
+        raise BadInput(f"hash {algorithm} needs --buckets N (1..256)")
     if algorithm == "md5":
         result: object = hashing.md5_hex(key)
     elif algorithm == "java":
         try:
             result = hashing.java_string_hash(key.decode("utf-8"))
         except UnicodeDecodeError:
-            raise KeyshapeError("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
+            raise BadInput("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
     elif algorithm == "java-bytes":
         result = hashing.java_bytes_hash(key)
     elif algorithm == "crc32":

@@ -24,7 +24,7 @@ from keyshape.analysis import Analysis, RegionLoad
 from keyshape.analysis.stats import chance_top_share, distribution, uniform_baseline
 from keyshape.analysis.timeline import by_server, hottest, moving_direction
 from keyshape.analysis.verdict import Evidence, SchemaHints, judge
-from keyshape.errors import KeyshapeError, StoreError, WriteFailed
+from keyshape.errors import BadInput, StoreError, WriteFailed
 from keyshape.ops.liveheat import METRICS, LiveHeat, Sample, Vanished
 from keyshape.schema import KeySchema
 from keyshape.store.base import BatchWriter, RegionInfo, Store
@@ -116,16 +116,16 @@ def load_workload(
     from keyshape.workload import generate
 
     if batch_size < 1:
-        raise KeyshapeError(f"batch size must be at least 1, got {batch_size}")
+        raise BadInput(f"batch size must be at least 1, got {batch_size}")
     if rows is None:
         rows = int(getattr(schema.workload, "rows", 0) or 0) or 100_000
     if rows < 1:
-        raise KeyshapeError(f"rows must be at least 1, got {rows}")
+        raise BadInput(f"rows must be at least 1, got {rows}")
     table = schema.table.full_name
     names = [f.name for f in schema.table.families]
     family = family or names[0]
     if family not in names:
-        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(names))
+        raise BadInput(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(names))
     column = family.encode() + b":" + LOAD_QUALIFIER
     value_size = row_value_bytes(schema.workload)  # what the split simulation assumes too
     failed: list[bytes] = []
@@ -238,9 +238,9 @@ def watch(
     table is missing.
     """
     if interval <= 0:
-        raise KeyshapeError(f"interval must be positive seconds, got {interval}")
+        raise BadInput(f"interval must be positive seconds, got {interval}")
     if samples is not None and samples < 1:
-        raise KeyshapeError(f"samples must be at least 1, got {samples}")
+        raise BadInput(f"samples must be at least 1, got {samples}")
     heat = heat if heat is not None else LiveHeat()
     taken = 0
     try:
@@ -337,11 +337,11 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write", hints: 
     """
     heat_m = heat.matrix(metric)
     if heat_m.shape[0] == 0:
-        raise KeyshapeError("no samples yet: watch needs at least two polls of the table")
+        raise BadInput("no samples yet: watch needs at least two polls of the table")
     totals = heat_m.sum(axis=0)
     rows = int(round(float(totals.sum())))
     if rows == 0:
-        raise KeyshapeError(f"no {metric} requests were counted on {name or 'the table'} while watching; write to it (keyshape load) or watch longer")
+        raise BadInput(f"no {metric} requests were counted on {name or 'the table'} while watching; write to it (keyshape load) or watch longer")
     latest = heat.latest
     server_ids: dict[str, int] = {}
     for r in latest:

@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.store.base import RegionInfo
 
 __all__ = ["LiveHeat", "METRICS", "Sample", "Vanished"]
@@ -162,7 +162,7 @@ class LiveHeat:
         at = time.monotonic() if at is None else at
         regions = sorted(regions, key=lambda r: r.start)
         if not regions:
-            raise KeyshapeError("a table always has at least one region; got none")
+            raise BadInput("a table always has at least one region; got none")
         previous = self._last
         if previous is not None:
             # A region whose server sent no load for it (it is closing for a split or a move, or
@@ -317,7 +317,7 @@ class LiveHeat:
         regions, each interval's where they are now (see the module docstring for regions that
         split or merged since). Float64. Zero rows before any sample."""
         if metric not in METRICS:
-            raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+            raise BadInput(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
         content = self._replay(metric)
         out = np.zeros((len(self.samples), len(self.latest)), dtype=np.float64)
         for j, r in enumerate(self.latest):

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from keyshape.core.hbytes import to_string_binary
-from keyshape.errors import KeyshapeError, StoreError
+from keyshape.errors import BadInput, KeyshapeError, StoreError
 from keyshape.ops.sample import MAX_UNDECODABLE
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
@@ -91,25 +91,23 @@ def check_designs(old: KeySchema, new: KeySchema) -> None:
     field ``old`` has (and no other), every family of ``old`` keeping at least as many versions,
     and another table."""
     if old.table.full_name == new.table.full_name:
-        raise KeyshapeError(
+        raise BadInput(
             f"both schemas name table {old.table.full_name!r}: give the new design another [table] name (migrate copies into a second table)"
         )
     if old.prefix.width and not old.prefix.recoverable:
-        raise KeyshapeError(
-            f"the old design's {old.prefix.name} key cannot be decoded into fields; migrate needs a key whose fields can be read back"
-        )
+        raise BadInput(f"the old design's {old.prefix.name} key cannot be decoded into fields; migrate needs a key whose fields can be read back")
     missing = [f for f in new.field_names if f not in old.field_names]
     extra = [f for f in old.field_names if f not in new.field_names]
     if missing or extra:
-        raise KeyshapeError(
+        raise BadInput(
             f"the designs have other key fields (new only: {missing or 'none'}, old only: {extra or 'none'}): a migration keeps the same fields"
         )
     versions = {f.name: int(f.versions) for f in new.table.families}
     for family in old.table.families:
         if family.name not in versions:
-            raise KeyshapeError(f"the new table has no column family {family.name!r}: add it to the new schema's [[table.families]]")
+            raise BadInput(f"the new table has no column family {family.name!r}: add it to the new schema's [[table.families]]")
         if versions[family.name] < int(family.versions):
-            raise KeyshapeError(
+            raise BadInput(
                 f"family {family.name!r} keeps {family.versions} versions in the old "
                 f"table but {versions[family.name]} in the new one: older versions "
                 "would be lost; raise versions in the new schema"
@@ -128,7 +126,7 @@ def _check_keys_decode(store: Store, table: str, old: KeySchema, probe: int = 20
         except KeyshapeError as exc:
             bad.append(f"{to_string_binary(key)} ({' '.join(str(exc).split())})")
     if keys and len(bad) > MAX_UNDECODABLE * len(keys):
-        raise KeyshapeError(
+        raise BadInput(
             f"the old schema {old.source} does not match table {table!r}: {len(bad)} "
             f"of its first {len(keys)} keys do not decode, e.g. {bad[0]}; pass the "
             "schema the table was written with"
@@ -206,9 +204,9 @@ def migrate(
     file to resume from.
     """
     if batch_size < 1:
-        raise KeyshapeError(f"batch size must be at least 1, got {batch_size}")
+        raise BadInput(f"batch size must be at least 1, got {batch_size}")
     if max_rows_per_sec is not None and max_rows_per_sec <= 0:
-        raise KeyshapeError(f"--max-rows-per-sec must be positive, got {max_rows_per_sec}")
+        raise BadInput(f"--max-rows-per-sec must be positive, got {max_rows_per_sec}")
     check_designs(old, new)
     source, target = old.table.full_name, new.table.full_name
     state_file = Path(state_path) if state_path else default_state_path(old, new)
@@ -219,22 +217,20 @@ def migrate(
     created = False
     if resume:
         if not state_file.is_file():
-            raise KeyshapeError(
+            raise BadInput(
                 f"--resume: no checkpoint at {state_file}; run without --resume to start the copy (or pass the --state file of the earlier run)"
             )
         state = json.loads(state_file.read_text(encoding="utf-8"))
         if (state.get("source"), state.get("target")) != (source, target):
-            raise KeyshapeError(
-                f"--resume: {state_file} is the checkpoint of {state.get('source')} -> {state.get('target')}, not {source} -> {target}"
-            )
+            raise BadInput(f"--resume: {state_file} is the checkpoint of {state.get('source')} -> {state.get('target')}, not {source} -> {target}")
         if state.get("schemas") != fingerprints:
-            raise KeyshapeError(f"--resume: a schema changed since the checkpoint in {state_file} was written; resume with the same two schema files")
+            raise BadInput(f"--resume: a schema changed since the checkpoint in {state_file} was written; resume with the same two schema files")
         if not store.table_exists(target):
-            raise KeyshapeError(f"--resume: target table {target!r} is gone; start again without --resume")
+            raise BadInput(f"--resume: target table {target!r} is gone; start again without --resume")
     else:
         if store.table_exists(target):
             if not _is_empty(store, target):
-                raise KeyshapeError(
+                raise BadInput(
                     f"target table {target!r} already holds rows; continue an earlier copy with --resume, or drop the table to start again"
                 )
         else:

@@ -43,7 +43,7 @@ from keyshape.analysis.designs import MONOTONIC_GENERATORS, schema_hints
 from keyshape.analysis.signals import WriteOrder
 from keyshape.core.hbytes import split as bytes_split
 from keyshape.core.hbytes import to_string_binary
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
@@ -163,9 +163,9 @@ def sample_table(
     table; ``time_limit`` seconds bound the sampling of regions not counted (regions not reached
     keep what they have, ``timed_out`` says so)."""
     if per_region < 1:
-        raise KeyshapeError(f"--sample-per-region must be at least 1, got {per_region}")
+        raise BadInput(f"--sample-per-region must be at least 1, got {per_region}")
     if count_rows is not None and count_rows < 0:
-        raise KeyshapeError(f"--count-rows must not be negative, got {count_rows}")
+        raise BadInput(f"--count-rows must not be negative, got {count_rows}")
     started = time.monotonic()
     regions = store.regions(table)
     out: dict[int, RegionSample] = {}
@@ -331,7 +331,7 @@ def order_field(schema: KeySchema, time_field: str | None = None) -> str | None:
 def _named_order_field(schema: KeySchema, time_field: str | None) -> str | None:
     if time_field is not None:
         if time_field not in schema.field_names:
-            raise KeyshapeError(f"--time-field {time_field!r} is not a key field of {schema.source}; its fields are: {', '.join(schema.field_names)}")
+            raise BadInput(f"--time-field {time_field!r} is not a key field of {schema.source}; its fields are: {', '.join(schema.field_names)}")
         return time_field
     for f in schema.fields:
         if f.type == "timestamp":
@@ -423,9 +423,9 @@ def analyze_live(
     keys are decoded; KeyshapeError when more than 3% of them do not decode (the schema does not
     describe this table)."""
     if time_field is not None and schema is None:
-        raise KeyshapeError("--time-field needs the table's SCHEMA to decode the field from the keys")
+        raise BadInput("--time-field needs the table's SCHEMA to decode the field from the keys")
     if sample.keys == 0:
-        raise KeyshapeError(f"table {sample.table!r} holds no rows to analyze")
+        raise BadInput(f"table {sample.table!r} holds no rows to analyze")
     rng = np.random.default_rng(seed)
     counts = row_counts(sample)
     estimates = [c.rows for c in counts.regions]
@@ -441,7 +441,7 @@ def analyze_live(
                     bad += 1
                     example = example or f"{to_string_binary(k)} ({exc})"
         if bad > MAX_UNDECODABLE * sample.keys:
-            raise KeyshapeError(
+            raise BadInput(
                 f"the schema {schema.source} does not match table {sample.table!r}: {bad} of "
                 f"{sample.keys} sampled keys do not decode, e.g. {example}; pass the schema the "
                 "table was written with, or none to analyze the raw keys"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.splits import shell_quote
-from keyshape.errors import KeyshapeError, StoreError
+from keyshape.errors import BadInput, StoreError
 from keyshape.ops.sample import TableSample, region_estimates
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store, check_regions
@@ -94,13 +94,13 @@ def plan_splits(
     Give exactly one of ``target_regions`` and ``max_region_mb``. KeyshapeError when no region
     can be cut (e.g. a table with one row)."""
     if (target_regions is None) == (max_region_mb is None):
-        raise KeyshapeError("give exactly one of --target-regions N and --max-region-mb M")
+        raise BadInput("give exactly one of --target-regions N and --max-region-mb M")
     regions = sample.regions
     if target_regions is not None and target_regions <= len(regions):
-        raise KeyshapeError(f"table {sample.table!r} already has {len(regions)} region(s); ask for more with --target-regions (got {target_regions})")
+        raise BadInput(f"table {sample.table!r} already has {len(regions)} region(s); ask for more with --target-regions (got {target_regions})")
     distinct = [sorted(set(r.keys)) for r in regions]
     if sum(len(d) for d in distinct) < 2:
-        raise KeyshapeError(f"table {sample.table!r} holds {sum(len(d) for d in distinct)} row(s): there is no key to split at; load data first")
+        raise BadInput(f"table {sample.table!r} holds {sum(len(d) for d in distinct)} row(s): there is no key to split at; load data first")
     estimates, _ = region_estimates(sample)
     all_buckets = schema.buckets() if schema is not None else None
     notes: list[str] = []
@@ -115,7 +115,7 @@ def plan_splits(
         capacity.append(len(keys) if inside is None else len(inside) + 1)
     if max_region_mb is not None:
         if max_region_mb <= 0:
-            raise KeyshapeError(f"--max-region-mb must be positive, got {max_region_mb}")
+            raise BadInput(f"--max-region-mb must be positive, got {max_region_mb}")
         wanted = [max(math.ceil(r.region.store_size_bytes / 2**20 / max_region_mb), 1) for r in regions]
         if max(wanted) == 1:
             # Nothing is over the limit: an answer, not a failure (it said "too few distinct keys").
@@ -142,7 +142,7 @@ def plan_splits(
             "leave a region without a whole bucket (pass --partial-buckets to allow it)"
         )
     if not splits:
-        raise KeyshapeError(f"no split point found for {sample.table!r}: " + (notes[0] if notes else "its regions hold too few distinct keys"))
+        raise BadInput(f"no split point found for {sample.table!r}: " + (notes[0] if notes else "its regions hold too few distinct keys"))
     return SplitPlan(sample.table, sample.split_keys, splits, notes)
 
 

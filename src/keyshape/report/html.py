@@ -16,7 +16,7 @@ from keyshape.analysis.stats import percent_cell
 from keyshape.analysis import Analysis
 from keyshape.core.hbytes import to_string_binary
 from keyshape.report.heatmap_html import HEATMAP_CSS, HEATMAP_JS, interactive_heatmap
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.report.png import (
     COLOUR_SCALES,
     VERDICT_COLOURS,
@@ -228,9 +228,9 @@ def render_compare_html(analyses: Sequence[Analysis], colour_scale: str = "share
     side by side, then each design's verdict, advice and interactive heat map (one colour scale
     for all designs, or ``colour_scale="per-panel"``: each its own) and region chart."""
     if not analyses:
-        raise KeyshapeError("compare needs at least one analysis")
+        raise BadInput("compare needs at least one analysis")
     if colour_scale not in COLOUR_SCALES:
-        raise KeyshapeError(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
+        raise BadInput(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
     shared = max(float(a.heat.max()) for a in analyses) or 1.0
     vmax = None if colour_scale == "per-panel" else shared
     rows = "".join(

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from keyshape.analysis import Analysis
 from keyshape.core.hbytes import shared_prefix_length, to_string_binary
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 
 VERDICT_COLOURS = {"balanced": "#2e7d32", "skewed": "#ef6c00", "hotspot": "#c62828"}
 _MAX_KEY_LABELS = 32
@@ -181,9 +181,9 @@ def compare_figure(analyses: Sequence[Analysis], colour_scale: str = "shared") -
     design shows too.
     """
     if not analyses:
-        raise KeyshapeError("compare needs at least one analysis")
+        raise BadInput("compare needs at least one analysis")
     if colour_scale not in COLOUR_SCALES:
-        raise KeyshapeError(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
+        raise BadInput(f"colour scale {colour_scale!r}: use one of {', '.join(COLOUR_SCALES)}")
     k = len(analyses)
     per_panel = colour_scale == "per-panel"
     fig = Figure(figsize=(max(5.0 * k, 7), 6), layout="constrained")

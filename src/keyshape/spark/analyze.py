@@ -30,7 +30,7 @@ from keyshape.analysis.designs import (
     with_regions,
 )
 from keyshape.core.arrowkeys import from_arrow
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.schema.keycheck import KeyCheck
 from keyshape.spark.encode import encode_keys
@@ -71,7 +71,7 @@ def read_keys_df(spark: Any, path: str | Path) -> tuple[Any, str, dict[str, int]
         files = key_files(path)
         formats = {_FORMATS.get(f.suffix.lower(), "csv") for f in files}
         if len(formats) != 1:
-            raise KeyshapeError(f"{path}: mixes {', '.join(sorted(formats))} files; give one format")
+            raise BadInput(f"{path}: mixes {', '.join(sorted(formats))} files; give one format")
         fmt = formats.pop()
         paths = [str(f.resolve()) for f in files]
         counts = None
@@ -215,7 +215,7 @@ def analyze(
     pos_df = _positions_df(df, column, order)
     offsets, total = _group_offsets(pos_df, order, counts if order == "row_index" else None)
     if total == 0:
-        raise KeyshapeError("no keys to analyze: the DataFrame or key files have zero rows")
+        raise BadInput("no keys to analyze: the DataFrame or key files have zero rows")
     acc = schema_analyzer(
         schema, total, split_keys=split_keys, servers=servers, windows=windows, value_bytes=value_bytes, cells_per_row=cells_per_row
     )
@@ -263,7 +263,7 @@ def _collect_with_batch_rows(spark: Any, df: Any) -> list[bytes]:
 
 def _live_splits(table: str, url: str | None) -> list[bytes]:
     if url is None:
-        raise KeyshapeError("split keys from a live table need its HBase url (url='host:2181')")
+        raise BadInput("split keys from a live table need its HBase url (url='host:2181')")
     from keyshape.spark.write import live_regions
 
     return list(live_regions(url, table).split_keys)
@@ -282,7 +282,7 @@ def analyze_path(
 ) -> Analysis:
     """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
     if auto_split_rows is not None:
-        raise KeyshapeError("--auto-split replays the writes in one pass and cannot run on Spark; drop --auto-split or use --engine local")
+        raise BadInput("--auto-split replays the writes in one pass and cannot run on Spark; drop --auto-split or use --engine local")
     spark = session(master)
     try:
         return analyze(
@@ -295,7 +295,7 @@ def analyze_path(
             raise
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         reason = next((ln for ln in reversed(lines) if "Error" in ln or "Exception" in ln), lines[0] if lines else type(exc).__name__)
-        raise KeyshapeError(f"the Spark job failed: {reason[:300]}") from None
+        raise BadInput(f"the Spark job failed: {reason[:300]}") from None
 
 
 __all__ = ["analyze", "analyze_path", "partial_batches", "read_keys_df"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from keyshape.core.arrowkeys import to_arrow
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.schema import KeySchema
 from keyshape.spark.session import as_schema, pyspark
 from keyshape.workload import record_columns
@@ -37,9 +37,9 @@ def encode_keys(df: Any, schema: KeySchema | str | Path, out_col: str = "rowkey"
     schema = as_schema(schema)
     missing = [n for n in schema.field_names if n not in df.columns]
     if missing:
-        raise KeyshapeError(f"encode_keys: the DataFrame has no column for key field(s) {', '.join(missing)}; columns: {', '.join(df.columns)}")
+        raise BadInput(f"encode_keys: the DataFrame has no column for key field(s) {', '.join(missing)}; columns: {', '.join(df.columns)}")
     if out_col in df.columns:
-        raise KeyshapeError(f"encode_keys: the DataFrame already has a column {out_col!r}; choose another out_col")
+        raise BadInput(f"encode_keys: the DataFrame already has a column {out_col!r}; choose another out_col")
     out_schema = StructType([*df.schema.fields, StructField(out_col, BinaryType(), True)])
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.schema import KeySchema
 
 INSTALL_HINT = "install the extra: pip install 'keyshape[spark]'"
@@ -18,7 +18,7 @@ def pyspark() -> Any:
     try:
         import pyspark as module
     except ImportError:
-        raise KeyshapeError(f"the Spark engine needs PySpark, which is not installed; {INSTALL_HINT}") from None
+        raise BadInput(f"the Spark engine needs PySpark, which is not installed; {INSTALL_HINT}") from None
     return module
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from keyshape.core import splits as core_splits
 from keyshape.core.arrowkeys import from_arrow
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.spark.session import pyspark
 
 
@@ -29,7 +29,7 @@ def key_column(df: Any, column: str | None) -> str:
     if column is None:
         return str(df.columns[0])
     if column not in df.columns:
-        raise KeyshapeError(f"no column {column!r}; columns: {', '.join(df.columns)}")
+        raise BadInput(f"no column {column!r}; columns: {', '.join(df.columns)}")
     return column
 
 
@@ -44,11 +44,11 @@ def sample_splits(
     """
     pyspark()
     if regions < 2:
-        raise KeyshapeError(f"sample_splits needs at least 2 regions, got {regions}")
+        raise BadInput(f"sample_splits needs at least 2 regions, got {regions}")
     column = key_column(df_keys, column)
     total = df_keys.count()
     if total == 0:
-        raise KeyshapeError("sample_splits: the DataFrame has no rows to sample")
+        raise BadInput("sample_splits: the DataFrame has no rows to sample")
     fraction = min(1.0, sample_rows / total)
     sample = df_keys.select(column) if fraction >= 1.0 else df_keys.select(column).sample(withReplacement=False, fraction=fraction, seed=seed)
     keys = collect_keys(sample, column, key_format)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from keyshape.core.regions import RegionMap
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.schema import KeySchema
 from keyshape.spark.encode import encode_keys
 from keyshape.spark.session import as_schema, pyspark
@@ -79,7 +79,7 @@ def live_regions(url: str, table: str) -> RegionMap:
     store = open_store(url)
     try:
         if not store.table_exists(table):
-            raise KeyshapeError(f"table {table!r} does not exist on {url}; create it first (keyshape create SCHEMA --hbase URL)")
+            raise BadInput(f"table {table!r} does not exist on {url}; create it first (keyshape create SCHEMA --hbase URL)")
         return RegionMap([r.start for r in store.regions(table) if r.start])
     finally:
         store.close()
@@ -111,9 +111,9 @@ def write_to_hbase(
     families = [f.name for f in schema.table.families]
     family = family or families[0]
     if family not in families:
-        raise KeyshapeError(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(families))
+        raise BadInput(f"table {table!r} has no column family {family!r}; its families are: " + ", ".join(families))
     if batch_size < 1:
-        raise KeyshapeError(f"batch size must be at least 1, got {batch_size}")
+        raise BadInput(f"batch size must be at least 1, got {batch_size}")
     if column not in df.columns:
         df = encode_keys(df, schema, column)
     values = [c for c in df.columns if c != column]

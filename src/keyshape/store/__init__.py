@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from keyshape.errors import KeyshapeError, StoreError
+from keyshape.errors import BadInput, StoreError
 from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
 
@@ -50,9 +50,7 @@ def open_store(url: str | None = None, user: str | None = None) -> Store:
                 "the embedded store"
             ) from exc
         return module.HBaseStore.from_url(url, user=user)
-    raise KeyshapeError(
-        f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / 'HOST:PORT' (ZooKeeper quorum of a real HBase)"
-    )
+    raise BadInput(f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / 'HOST:PORT' (ZooKeeper quorum of a real HBase)")
 
 
 def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = (), verify: bool = False) -> None:

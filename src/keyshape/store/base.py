@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from keyshape.core.hbytes import next_prefix, to_string_binary
-from keyshape.errors import KeyshapeError, StoreError
+from keyshape.errors import BadInput, StoreError
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.specs import TableSpec
@@ -125,12 +125,12 @@ def check_regions(regions: Sequence[RegionInfo], split_keys: Sequence[bytes], ta
 def split_table_name(name: str) -> tuple[str, str]:
     """``"ns:t"`` -> ``("ns", "t")``; ``"t"`` -> ``("default", "t")``. Raises ValueError on junk."""
     if not isinstance(name, str) or not name:
-        raise KeyshapeError(f"a table name must be a non-empty str like 'ns:table', got {name!r}")
+        raise BadInput(f"a table name must be a non-empty str like 'ns:table', got {name!r}")
     namespace, sep, table = name.partition(":")
     if not sep:
         namespace, table = DEFAULT_NAMESPACE, name
     if not namespace or not table or ":" in table:
-        raise KeyshapeError(f"bad table name {name!r}: use 'table' or 'namespace:table'")
+        raise BadInput(f"bad table name {name!r}: use 'table' or 'namespace:table'")
     return namespace, table
 
 
@@ -164,12 +164,12 @@ def scan_bounds(start: Any, stop: Any, prefix: Any, reverse: bool, limit: int | 
     start, stop = as_bytes(start, "start"), as_bytes(stop, "stop")
     if prefix is not None:
         if start or stop:
-            raise KeyshapeError("scan: give either prefix or start/stop, not both")
+            raise BadInput("scan: give either prefix or start/stop, not both")
         prefix = as_bytes(prefix, "prefix")
     if limit is not None and limit < 0:
-        raise KeyshapeError(f"scan: limit must be >= 0, got {limit}")
+        raise BadInput(f"scan: limit must be >= 0, got {limit}")
     if batch_size < 1:
-        raise KeyshapeError(f"scan: batch_size must be >= 1, got {batch_size}")
+        raise BadInput(f"scan: batch_size must be >= 1, got {batch_size}")
     if prefix is not None:
         return (prefix or None, True), (next_prefix(prefix) or None, False)
     if reverse:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
 from keyshape.core.splits import verify_split_keys
-from keyshape.errors import KeyshapeError, StoreError, TableNotFound, WriteFailed
+from keyshape.errors import BadInput, KeyshapeError, StoreError, TableNotFound, WriteFailed
 from keyshape.store.base import (
     RegionInfo,
     ScanBatch,
@@ -82,9 +82,9 @@ class EmbeddedStore:
 
     def __init__(self, auto_split_rows: int | None = None, servers: int = 1) -> None:
         if auto_split_rows is not None and auto_split_rows < 1:
-            raise KeyshapeError(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
+            raise BadInput(f"auto_split_rows must be >= 1 or None, got {auto_split_rows}")
         if servers < 1:
-            raise KeyshapeError(f"servers must be >= 1, got {servers}")
+            raise BadInput(f"servers must be >= 1, got {servers}")
         self.auto_split_rows = auto_split_rows
         self.servers = servers
         self._lock = threading.RLock()
@@ -528,7 +528,7 @@ class _EmbeddedWriter:
 
     def __init__(self, store: EmbeddedStore, table: str, batch_size: int, max_bytes: int) -> None:
         if batch_size < 1 or max_bytes < 1:
-            raise KeyshapeError("writer: batch_size and max_bytes must be >= 1")
+            raise BadInput("writer: batch_size and max_bytes must be >= 1")
         self._store = store
         self._table = table
         self._batch_size = batch_size

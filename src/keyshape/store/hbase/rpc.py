@@ -425,10 +425,10 @@ def meta_row_prefix(namespace: str, table: str) -> bytes:
 def _znode_message(data: bytes, message: type[M]) -> M:
     """Parse an HBase znode: 0xff, a 4-byte id length, the id, b"PBUF", then the protobuf."""
     if len(data) < 5 or data[:1] != b"\xff":
-        raise ValueError(f"not an HBase znode payload: {data[:16]!r}")
+        raise StoreError(f"not an HBase znode payload: {data[:16]!r}")
     body = data[5 + struct.unpack(">I", data[1:5])[0] :]
     if body[:4] != b"PBUF":
-        raise ValueError("HBase znode payload lacks the PBUF magic")
+        raise StoreError("HBase znode payload lacks the PBUF magic")
     return message.FromString(body[4:])
 
 
@@ -454,7 +454,7 @@ def locate_master_and_meta(
                     break
                 except NoNodeError:
                     if attempt == missing_retries:
-                        raise ValueError(f"znode {path} does not exist") from None
+                        raise StoreError(f"znode {path} does not exist") from None
                     time.sleep(1)
             parsed = _znode_message(data, message)
             if isinstance(parsed, ZooKeeper_pb2.Master):

@@ -19,7 +19,7 @@ from typing import Any
 from hbasedriver.protobuf_py import Client_pb2
 
 from keyshape.core.hbytes import to_string_binary
-from keyshape.errors import KeyshapeError, StoreError, WriteFailed
+from keyshape.errors import BadInput, StoreError, WriteFailed
 from keyshape.store.base import as_bytes, split_table_name
 from keyshape.store.hbase import wire
 from keyshape.store.hbase.client import HBaseClient
@@ -146,7 +146,7 @@ class HBaseWriter:
 
     def __init__(self, store: HBaseClient, table: str, batch_size: int, max_bytes: int, in_flight: int = 2) -> None:
         if batch_size < 1 or max_bytes < 1 or in_flight < 1:
-            raise KeyshapeError("writer: batch_size, max_bytes and in_flight must be >= 1")
+            raise BadInput("writer: batch_size, max_bytes and in_flight must be >= 1")
         self._store, self._table = store, table
         self._batch_size, self._max_bytes, self._in_flight = batch_size, max_bytes, in_flight
         # (row, serialized MutationProto): serialized at put() so a flush only frames bytes
