@@ -17,9 +17,10 @@ import click
 from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option, USER_HELP, USER_KEY
 from keyshape.cli.output import write_json, write_reports
 from keyshape.analysis.stats import percent_cell
-from keyshape.errors import KeyshapeError, StoreError
+from keyshape.errors import BadInput, KeyshapeError, StoreError
 
 if TYPE_CHECKING:  # annotations only
+    from keyshape.ops.load import LoadRun
     from keyshape.schema.keyschema import KeySchema
     from keyshape.store.base import Store
 
@@ -197,95 +198,75 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     live counts. A batch that cannot be written ends the load with one error line saying how
     many rows were acknowledged (stored) before it.
     """
-    from keyshape.analysis.designs import analyze_schema, schema_hints, with_key_labels
-    from keyshape.ops.live import (
-        LiveHeat,
-        live_analysis,
-        load_workload,
-        poller,
-        shares_by_region,
-        shares_by_server,
-        wait_for_writes,
-    )
+    from keyshape.ops.load import load_table
     from keyshape.phoenix.schema import load_schema
     from keyshape.report.terminal import progress_bar
 
     schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
-        raise KeyshapeError(f"{schema_path}: no [workload] section to generate rows from; add one or pass --rows N (default generators)")
-    if rows is None:
-        rows = int(getattr(schema.workload, "rows", 0) or 100_000)
+        raise BadInput(f"{schema_path}: no [workload] section to generate rows from; add one or pass --rows N (default generators)")
     table = schema.table.full_name
+    total = rows if rows is not None else int(getattr(schema.workload, "rows", 0) or 100_000)
     out, err = _console(), _console(stderr=True)
     store = _open(url, user)
     _print_connection(out, url, store)
+
+    def created(regions: list[Any]) -> None:
+        out.print(f"created {table} on {_where(url)} with {len(regions)} region{'' if len(regions) == 1 else 's'}")
+
+    acknowledged = [0]
     try:
-        if not store.table_exists(table):
-            regions = _create(store, schema)
-            out.print(f"created {table} on {_where(url)} with {len(regions)} region{'' if len(regions) == 1 else 's'}")
-        baseline = store.regions(table)
-        # Polled every second during the load, so regions that split are followed (a parent's
-        # counters vanish with it) and every write is counted once.
-        heat = LiveHeat()
-        heat.add(baseline)
-        poll = poller(store, table, heat, 1.0)
+        with progress_bar(err, total, f"loading {table}") as update:
 
-        acknowledged = [0]
+            def progress(done: int, _total: int) -> None:
+                acknowledged[0] = done
+                update(done)
 
-        def progress(done: int, _total: int) -> None:
-            acknowledged[0] = done
-            update(done)
-            poll()
-
-        with progress_bar(err, rows, f"loading {table}") as update:
             try:
-                result = load_workload(store, schema, rows, batch_size, progress=progress, seed=seed)
+                run = load_table(
+                    store, schema, total, batch_size=batch_size, seed=seed, settle=settle, source=_where(url), progress=progress, on_created=created
+                )
             except KeyboardInterrupt:
                 err.print(
-                    f"interrupted: {acknowledged[0]:,} of {rows:,} rows written and acknowledged by "
+                    f"interrupted: {acknowledged[0]:,} of {total:,} rows written and acknowledged by "
                     f"{_where(url)} before Ctrl-C (batches still in flight may be stored too)",
                     highlight=False,
                 )
                 sys.exit(130)
-        out.print(
-            f"wrote {result.rows:,} rows to {table} in {result.seconds:.1f} s: {result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})"
-        )
-        ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
-        out.print(
-            f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended "
-            f"{ended} UTC; {getattr(store, 'retry_count', 0)} transient error(s) retried"
-        )
-        wait_for_writes(store, table, baseline, result.rows, timeout=settle, heat=heat)
     finally:
         store.close()
-    # Writes a region took between its last load report and its split are in no counter; the
-    # loader knows its own count, so they go to the regions that split, on their key ranges.
-    reconciled = heat.reconcile(result.rows + len(result.failed))
-    live = with_key_labels(live_analysis(heat, name=table, hints=schema_hints(schema), source=_where(url)), schema)
-    predicted = analyze_schema(schema, rows, seed=seed, windows=1)
-    counted = int(live.rows)
-    if counted < result.rows:
+    _print_load(out, err, run, batch_size)
+
+
+def _print_load(out: Any, err: Any, run: LoadRun, batch_size: int) -> None:
+    """What ``keyshape load`` prints of an :class:`keyshape.ops.load.LoadRun`."""
+    result = run.result
+    out.print(
+        f"wrote {result.rows:,} rows to {run.table} in {result.seconds:.1f} s: {result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})"
+    )
+    ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+    out.print(f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended {ended} UTC; {run.retries} transient error(s) retried")
+    if run.counted < result.rows:
         err.print(
-            f"[yellow]note:[/yellow] the region loads show {counted:,} of {result.rows:,} "
-            f"writes after {settle:.0f} s; writes a region took just before it split or "
+            f"[yellow]note:[/yellow] the region loads show {run.counted:,} of {result.rows:,} "
+            f"writes after {run.settle:.0f} s; writes a region took just before it split or "
             "moved are in no counter"
         )
-    out.print(_load_table(live, dict(shares_by_region(predicted)), list(dict.fromkeys(r.server for r in heat.latest))))
-    out.print(_servers_table(shares_by_server(heat, live), "write"))
-    estimated = sum(s.estimated_writes for s in heat.samples)
+    out.print(_load_table(run.live, run.predicted_shares, run.servers_seen))
+    out.print(_servers_table(run.servers, "write"))
     _print_verdict(
         out,
-        live,
-        f"live: {counted:,} write requests"
+        run.live,
+        f"live: {run.counted:,} write requests"
         + (
-            f" ({estimated:,} of them written to regions that split before reporting them"
-            + (", counted from the loader's own total" if reconciled else ", estimated")
+            f" ({run.estimated:,} of them written to regions that split before reporting them"
+            + (", counted from the loader's own total" if run.reconciled else ", estimated")
             + ")"
-            if estimated
+            if run.estimated
             else ""
         ),
     )
-    out.print(f"[dim]predicted by keyshape analyze for the same {rows:,} rows: {predicted.verdict}[/dim]")
+    out.print(f"[dim]predicted by keyshape analyze for the same {run.rows:,} rows: {run.predicted.verdict}[/dim]")
 
 
 def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | None = None) -> Any:
@@ -404,7 +385,7 @@ def watch_command(
     finally:
         store.close()
     if not heat.samples:
-        raise KeyshapeError("stopped before the second poll: nothing to show")
+        raise BadInput("stopped before the second poll: nothing to show")
     if not heat.matrix(metric).sum():
         from keyshape.core.hbytes import to_string_binary
 
