@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     # --- errors -----------------------------------------------------------------------------------
     # --- analysis: does the load spread evenly? ---------------------------------------------------
     from keyshape.analysis import Analysis, analyze
+    from keyshape.analysis.advise import advise
     from keyshape.analysis.designs import analyze_schema
     from keyshape.analysis.designs import compare as compare_designs
     from keyshape.core.hashing import (
@@ -124,6 +125,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, tuple[str, str]] = {
     "Analysis": ("keyshape.analysis", "Analysis"),
     "analyze": ("keyshape.analysis", "analyze"),
+    "advise": ("keyshape.analysis.advise", "advise"),
     "analyze_schema": ("keyshape.analysis.designs", "analyze_schema"),
     "compare_designs": ("keyshape.analysis.designs", "compare"),
     "crc32": ("keyshape.core.hashing", "crc32"),
@@ -291,6 +293,7 @@ __all__ = [
     "analyze",
     "analyze_schema",
     "compare_designs",
+    "advise",
     # Phoenix tables, and any key schema file
     "PhoenixKey",
     "PhoenixKeySchema",
