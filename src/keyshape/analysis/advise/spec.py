@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput
 from keyshape.schema.fields import FIELD_TYPES
 
 __all__ = ["AdviseError", "PATTERN_KINDS", "Pattern", "AdviseSpec", "load_spec", "parse_spec", "parse_size", "parse_duration"]
@@ -41,7 +41,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)\s*$")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 
 
-class AdviseError(KeyshapeError):
+class AdviseError(BadInput):
     """A bad workload file or sample: one line, what is wrong and how to fix it."""
 
 
