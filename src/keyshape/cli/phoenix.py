@@ -25,15 +25,14 @@ def _table(path: str, name: str | None) -> Any:
     return load_phoenix_schema(path, name).phoenix
 
 
-def _show(value: Any) -> str:
+def _show(column: Any, value: Any) -> str:
+    """A decoded value as text that COLUMN=VALUE takes back (toStringBinary for bytes)."""
     from keyshape.core.hbytes import to_string_binary
-    from keyshape.phoenix import PhoenixTimestamp
+    from keyshape.phoenix.types import format_text
 
     if isinstance(value, bytes):
         return to_string_binary(value)
-    if isinstance(value, PhoenixTimestamp):
-        return f"{value.millis} ms + {value.nanos} ns"
-    return "NULL" if value is None else str(value)
+    return format_text(column.type, value)
 
 
 def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
@@ -113,8 +112,13 @@ def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str |
     """Print the row key Phoenix writes for COLUMN=VALUE... (PK columns; absent ones are NULL)."""
     from keyshape.core.hbytes import to_string_binary
 
+    from keyshape.phoenix.lint import lint_values
+
     table = _table(ddl_path, table_name)
-    key = table.key.encode(_record(table, values))
+    record = _record(table, values)
+    for finding in lint_values(table.key, record):
+        click.echo(f"warning: {finding.message}; {finding.advice}", err=True)
+    key = table.key.encode(record)
     click.echo(key.hex() if as_hex else to_string_binary(key))
 
 
@@ -135,8 +139,9 @@ def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: 
             raise KeyshapeError(f"{key!r} is not hex; drop --hex for toStringBinary text") from None
     else:
         raw = to_bytes_binary(key, strict=True)
+    columns = {c.name: c for c in table.key.columns}
     for name, value in table.key.decode(raw).items():
-        click.echo(f"{name}={_show(value)}")
+        click.echo(f"{name}={_show(columns[name], value)}")
 
 
 @phoenix_key.command("ranges")
@@ -182,12 +187,15 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
 def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None, apply: bool) -> None:
     """Re-salt a table to BUCKETS: print the target's CREATE TABLE; with --apply copy and verify."""
     from keyshape.phoenix import parse_ddl
-    from keyshape.phoenix.resalt import resalt, target_ddl
+    from keyshape.phoenix.resalt import resalt, split_note, target_ddl
 
     source = _table(ddl_path, table_name)
     ddl = target_ddl(source, target_name.upper(), buckets)
     if not apply:
         click.echo("-- run this in Phoenix, then: keyshape phoenix resalt ... --apply --hbase HOST:PORT")
+        note = split_note(source, buckets)
+        if note:
+            click.echo(f"-- {note}")
         click.echo(ddl + ";")
         return
     if not url:

@@ -6,7 +6,10 @@ What is read: column types with length/scale, NOT NULL, the PK (inline ``PRIMARY
 ``MULTI_TENANT``, other table options (kept, not interpreted) and ``SPLIT ON`` literals (integers,
 decimals, strings, ``X'..'``, ``CAST(.. AS type)``), each encoded as Phoenix does: with the
 literal's own type, ASC (an integer literal is an INTEGER when it fits, whatever the column).
-Anything else (views, local indexes, arrays, expressions in SPLIT ON) is refused with one line.
+``ARRAY`` and ``DEFAULT`` on columns outside the primary key are kept as written (they do not touch
+the row key). A global index on a MULTI_TENANT table leads with the tenant column, as Phoenix builds it.
+Anything else (views, local indexes, ARRAY or DEFAULT in the primary key, expressions in SPLIT ON)
+is refused with one line.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
 from keyshape.phoenix.types import PhoenixType, PhoenixTypeError, phoenix_type
 
-__all__ = ["PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "parse_ddl_script", "split_literal"]
+__all__ = ["DDLScript", "PhoenixDDLError", "PhoenixTable", "create_table_sql", "parse_ddl", "parse_ddl_script", "read_ddl_script", "split_literal"]
 
 
 class PhoenixDDLError(KeyshapeError):
@@ -37,6 +40,10 @@ class PhoenixTable:
     split_on: list[bytes] = field(default_factory=list)  # SPLIT ON points, as Phoenix encodes them
     index_of: str | None = None  # the data table of a global index
     split_literals: list[str] = field(default_factory=list)  # the SPLIT ON literals as written
+    # non-key columns' ARRAY suffix ("ARRAY", "ARRAY[5]", "[]") and DEFAULT expression, as written:
+    # kept so the CREATE TABLE printed back declares the same columns
+    arrays: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, str] = field(default_factory=dict)
 
     @property
     def hbase_table(self) -> str:
@@ -51,7 +58,7 @@ class PhoenixTable:
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<hex>[xX]'[0-9a-fA-F\s]*')|(?P<qid>"(?:[^"]|"")*")|
                        (?P<num>[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_$#]*(?:\.[A-Za-z_"][A-Za-z0-9_$#"]*)*)|
-                       (?P<sym>[(),=;.*]))""",
+                       (?P<sym>\|\||[(),=;.*+\-/%<>!\[\]]))""",
     re.X,
 )
 
@@ -62,6 +69,7 @@ class _Tokens:
         self.items: list[tuple[str, str, int]] = []
         pos = 0
         text = sql.strip().rstrip(";")
+        self.text = text
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if not m or m.end() == pos:
@@ -115,14 +123,40 @@ def _type(tokens: _Tokens) -> PhoenixType:
         if tokens.accept(","):
             scale = int(tokens.take()[1])
         tokens.expect(")")
-    if tokens.peek() == "ARRAY" or tokens.peek() == "[":
-        raise PhoenixDDLError(f"ARRAY columns are not supported in keyshape's Phoenix schemas ({name} ARRAY)")
     try:
         return phoenix_type(name, length, scale)
     except PhoenixTypeError as exc:
         if name.upper() in ("JSON", "BSON", "VARBINARY_ENCODED"):
             raise PhoenixDDLError(f"{name.upper()} is not supported (Phoenix 5.3+ or not a key type)") from None
         raise PhoenixDDLError(str(exc)) from None
+
+
+def _array(tokens: _Tokens) -> str | None:
+    """A column's ``ARRAY``, ``ARRAY[n]``, ``[]`` or ``[n]`` after its type, as written (None: not an array)."""
+    words = []
+    if tokens.accept("ARRAY"):
+        words.append("ARRAY")
+    if tokens.accept("["):
+        size = "" if tokens.peek() == "]" else tokens.take()[1]
+        tokens.expect("]")
+        words.append(f"[{size}]")
+    return "".join(words) or None
+
+
+def _default(tokens: _Tokens) -> str:
+    """The expression after ``DEFAULT``, as written (to the column's end at the same depth)."""
+    first = tokens.i
+    depth = 0
+    while not tokens.done():
+        word = tokens.peek()
+        if depth == 0 and (word in (",", ")", "PRIMARY", "ROW_TIMESTAMP", "CONSTRAINT")):
+            break
+        depth += (word in ("(", "[")) - (word in (")", "]"))
+        tokens.take()
+    if tokens.i == first:
+        raise PhoenixDDLError("DEFAULT without a value")
+    _, last, end = tokens.items[tokens.i - 1]
+    return tokens.text[tokens.items[first][2] : end + len(last)]
 
 
 def _options(tokens: _Tokens) -> dict[str, str]:
@@ -215,6 +249,8 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
     name = tokens.name()
     tokens.expect("(")
     columns: list[tuple[str, PhoenixType, bool]] = []
+    arrays: dict[str, str] = {}
+    defaults: dict[str, str] = {}
     pk: list[tuple[str, bool]] = []
     inline_pk: list[tuple[str, bool]] = []
     while True:
@@ -235,6 +271,9 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
         else:
             col = tokens.name()
             ctype = _type(tokens)
+            array = _array(tokens)
+            if array:
+                arrays[col] = array
             nullable = True
             while tokens.peek() in ("NOT", "NULL", "PRIMARY", "DEFAULT", "ROW_TIMESTAMP"):
                 if tokens.accept("NOT"):
@@ -248,7 +287,7 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
                     tokens.accept("ASC")
                     inline_pk.append((col, desc))
                 elif tokens.accept("DEFAULT"):
-                    raise PhoenixDDLError(f"column {col}: DEFAULT values are not supported")
+                    defaults[col] = _default(tokens)
                 else:
                     tokens.take()
             columns.append((col, ctype, nullable))
@@ -271,11 +310,19 @@ def parse_ddl(sql: str, tables: dict[str, PhoenixTable] | None = None) -> Phoeni
         if col not in by_name:
             raise PhoenixDDLError(f"PRIMARY KEY column {col} is not a column of {name}")
         _, ctype, nullable = by_name[col]
+        if col in arrays:
+            raise PhoenixDDLError(f"PRIMARY KEY column {col} is an ARRAY ({ctype.sql} {arrays[col]}): keyshape does not model array keys")
+        if col in defaults:
+            raise PhoenixDDLError(
+                f"PRIMARY KEY column {col} has DEFAULT {defaults[col]}: Phoenix writes that value into the row key when an "
+                f"UPSERT leaves {col} out, which keyshape's keys do not model; drop the DEFAULT from the DDL given to "
+                f"keyshape and give {col} in every row"
+            )
         single = len(pk) == 1
         key_columns.append(PhoenixColumn(col, ctype, desc, nullable and not single))
     key = _key(key_columns, options)
     _check_splits(key, split_on, literals)
-    return PhoenixTable(name, columns, key, options, split_on, None, literals)
+    return PhoenixTable(name, columns, key, options, split_on, None, literals, arrays, defaults)
 
 
 def _check_splits(key: PhoenixKey, split_on: list[bytes], literals: list[str]) -> None:
@@ -314,16 +361,68 @@ def _split_on(tokens: _Tokens) -> tuple[list[bytes], list[str]]:
 
 def parse_ddl_script(text: str, where: str = "the DDL") -> dict[str, PhoenixTable]:
     """Every CREATE TABLE / CREATE INDEX of a script (statements end with ``;``; ``--`` starts a
-    comment), by name, in order. PhoenixDDLError when there is none."""
+    comment), by name, in order. PhoenixDDLError for the first statement keyshape cannot read, or
+    when there is none (:func:`read_ddl_script` reads past such statements)."""
+    script = read_ddl_script(text, where)
+    for error in script.skipped.values():
+        raise error
+    return script.tables
+
+
+@dataclass
+class DDLScript:
+    """A DDL file's tables: those keyshape reads, and the statements it cannot read (by name, with
+    why), so that one unsupported statement does not hide the other tables of the file."""
+
+    tables: dict[str, PhoenixTable]
+    skipped: dict[str, PhoenixDDLError]
+    order: list[str]  # every statement's name, in the file's order
+    where: str
+
+    def pick(self, name: str | None = None) -> PhoenixTable:
+        """The table or index ``name`` (default: the file's first statement); PhoenixDDLError
+        naming the statement's problem when it is one keyshape cannot read."""
+        if name is None:
+            wanted = self.order[0]
+        else:
+            wanted = name.strip('"') if '"' in name else name.upper()
+        if wanted in self.skipped:
+            raise PhoenixDDLError(f"{self.where}: {wanted}: {self.skipped[wanted]}")
+        if wanted not in self.tables:
+            raise PhoenixDDLError(f"{self.where} has no table {name!r}; it has: {', '.join(self.tables)}")
+        return self.tables[wanted]
+
+
+_STATEMENT_NAME = re.compile(
+    r'\s*CREATE\s+(?:LOCAL\s+)?(?:IMMUTABLE\s+)?(?:TABLE|INDEX|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?("(?:[^"]|"")*"|[A-Za-z_][\w$#.]*)', re.I
+)
+
+
+def read_ddl_script(text: str, where: str = "the DDL") -> DDLScript:
+    """Every statement of a script as :func:`parse_ddl_script` reads them, keeping the ones keyshape
+    cannot read in ``skipped`` (an index on a skipped table is skipped too). PhoenixDDLError when the
+    script has no statement, or none keyshape can name."""
     lines = [line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line for line in text.splitlines()]
-    tables: dict[str, PhoenixTable] = {}
+    script = DDLScript({}, {}, [], where)
     for statement in (part.strip() for part in "\n".join(lines).split(";")):
-        if statement:
-            parsed = parse_ddl(statement, tables)
-            tables[parsed.name] = parsed
-    if not tables:
+        if not statement:
+            continue
+        try:
+            parsed = parse_ddl(statement, script.tables)
+        except PhoenixDDLError as exc:
+            m = _STATEMENT_NAME.match(statement)
+            if m is None:
+                raise
+            name = m.group(1)
+            name = name[1:-1].replace('""', '"') if name.startswith('"') else name.upper()
+            script.skipped[name] = exc
+            script.order.append(name)
+            continue
+        script.tables[parsed.name] = parsed
+        script.order.append(parsed.name)
+    if not script.order:
         raise PhoenixDDLError(f"{where} has no CREATE TABLE statement")
-    return tables
+    return script
 
 
 # Nullable fixed-width indexed columns change type in the index (IndexUtil.getIndexColumnDataType).
@@ -340,8 +439,9 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     data = tables.get(data_name)
     if data is None:
         raise PhoenixDDLError(f"index {name} is on {data_name}: give that table's CREATE TABLE first")
-    if data.key.multi_tenant:
-        raise PhoenixDDLError("indexes on MULTI_TENANT tables are not supported")
+    # A global index on a MULTI_TENANT table is itself multi-tenant: the tenant column leads its
+    # key (before the indexed columns), and Phoenix refuses indexing the tenant column again.
+    tenant = data.key.columns[0] if data.key.multi_tenant else None
     by_name = {c[0]: c for c in data.columns}
     tokens.expect("(")
     indexed: list[PhoenixColumn] = []
@@ -349,6 +449,13 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
         col = tokens.name()
         if col not in by_name:
             raise PhoenixDDLError(f"index {name}: {col} is not a column of {data_name} (expressions are not supported)")
+        if col in data.arrays:
+            raise PhoenixDDLError(f"index {name}: {col} is an ARRAY column; keyshape does not model array keys")
+        if tenant is not None and col == tenant.name:
+            raise PhoenixDDLError(
+                f"index {name}: {col} is the tenant column of MULTI_TENANT {data_name}; Phoenix refuses it (duplicate column: "
+                "the index leads with it already): leave it out"
+            )
         desc = tokens.accept("DESC")
         tokens.accept("ASC")
         _, ctype, nullable = by_name[col]
@@ -380,7 +487,10 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     rest = [c for c in data.key.columns if c.name not in seen]  # same order: the data row's bytes
     if "SALT_BUCKETS" not in options and data.key.salt_buckets:
         options["SALT_BUCKETS"] = str(data.key.salt_buckets)
-    key = _key(indexed + rest, options)
+    if tenant is not None:
+        options.setdefault("MULTI_TENANT", "true")
+        rest = [c for c in rest if c.name != tenant.name]
+    key = _key(([tenant] if tenant is not None else []) + indexed + rest, options)
     _check_splits(key, split_on, literals)
     columns = [(c.name, c.type, c.nullable) for c in key.columns]
     return PhoenixTable(name, columns, key, options, split_on, data_name, literals)
@@ -395,7 +505,9 @@ def create_table_sql(table: PhoenixTable, split_points: list[bytes] | None = Non
     lines = []
     for col, ctype, nullable in table.columns:
         not_null = " NOT NULL" if (col in pk and not pk[col].nullable) or (col not in pk and not nullable) else ""
-        lines.append(f"    {_quote(col)} {ctype.sql}{not_null}")
+        array = (" " if table.arrays[col].startswith("ARRAY") else "") + table.arrays[col] if col in table.arrays else ""
+        default = f" DEFAULT {table.defaults[col]}" if col in table.defaults else ""
+        lines.append(f"    {_quote(col)} {ctype.sql}{array}{not_null}{default}")
     order = ", ".join(f"{_quote(c.name)}{' DESC' if c.desc else ''}" for c in table.key.columns)
     lines.append(f"    CONSTRAINT PK PRIMARY KEY ({order})")
     options = dict(table.options)

@@ -5,11 +5,15 @@ live tests (tests/test_phoenix_*.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from keyshape.phoenix.ddl import PhoenixTable
+from keyshape.phoenix.key import PhoenixKey
+from keyshape.phoenix.types import PhoenixTypeError, decimal_value, fraction_digits
 from keyshape.schema.lint import Finding
 
-__all__ = ["lint_phoenix"]
+__all__ = ["lint_phoenix", "lint_values"]
 
 _MONOTONIC_TYPES = ("DATE", "TIME", "TIMESTAMP", "UNSIGNED_DATE", "UNSIGNED_TIME", "UNSIGNED_TIMESTAMP")
 _MONOTONIC_NAME = re.compile(r"(^|_)(ID|SEQ|SEQUENCE|TS|TIME|TIMESTAMP|CREATED|DATE|EVENT_TIME)($|_)", re.I)
@@ -45,6 +49,19 @@ def lint_phoenix(table: PhoenixTable) -> list[Finding]:
             )
             break
     for column in key.columns:
+        if not column.desc and column.type.name == "DECIMAL" and column.type.scale is not None and column.data_type is None:
+            scale = column.type.scale
+            out.append(
+                Finding(
+                    "warning",
+                    "phoenix-decimal-scale-cut",
+                    f"{column.name} {column.type.sql}: Phoenix cuts a value with more than {scale} fraction digits to "
+                    f"{scale} without an error (UPSERT of {_example(scale)} stores {_example(scale, cut=True)}, as does "
+                    f"{_example(scale, up=True)}): values that differ only after digit {scale} get one row key, and the "
+                    "later UPSERT overwrites the earlier row",
+                    f"round values to {scale} fraction digits before upserting, or give {column.name} a larger scale",
+                )
+            )
         if column.desc and column.type.name == "DECIMAL" and column.type.scale is not None:
             out.append(
                 Finding(
@@ -101,3 +118,35 @@ def lint_phoenix(table: PhoenixTable) -> list[Finding]:
         )
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.level])
+
+
+def _example(scale: int, cut: bool = False, up: bool = False) -> str:
+    """1.239 / 1.23 / 1.235 for scale 2: a value with one digit too many, as Phoenix stores it."""
+    digits = "23456789"[:scale] if scale else ""
+    if cut:
+        return f"1.{digits}" if scale else "1"
+    return f"1.{digits}{5 if up else 9}"
+
+
+def lint_values(key: PhoenixKey, record: Mapping[str, Any]) -> list[Finding]:
+    """Findings for one record's PK values: a DECIMAL(p,s) value that Phoenix cuts to its scale
+    (stored as another number, silently; Phoenix 5.2.1 truncates toward zero, it does not round)."""
+    out = []
+    for column in key.columns:
+        value = record.get(column.name)
+        t = column.type
+        if value is None or t.name != "DECIMAL" or t.scale is None or column.data_type is not None or fraction_digits(value) <= t.scale:
+            continue
+        try:
+            stored = decimal_value(t, value)
+        except PhoenixTypeError:
+            continue  # (the encoder gives the value's own error)
+        out.append(
+            Finding(
+                "warning",
+                "phoenix-decimal-scale-cut",
+                f"{column.name}={value} is stored as {stored}: Phoenix cuts {t.sql} values to {t.scale} fraction digits without an error",
+                f"round it to {t.scale} fraction digits yourself, or give {column.name} a larger scale",
+            )
+        )
+    return out

@@ -20,7 +20,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.phoenix.ddl import PhoenixTable, create_table_sql
 from keyshape.store.base import Store
 
-__all__ = ["ResaltReport", "TableDigest", "digest", "resalt", "target_ddl"]
+__all__ = ["ResaltReport", "TableDigest", "digest", "resalt", "split_note", "target_ddl", "target_split_points"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,43 @@ class ResaltReport:
 
 def target_ddl(source: PhoenixTable, target_name: str, buckets: int) -> str:
     """The ``CREATE TABLE`` Phoenix must run for the re-salted copy (the source's columns, PK and
-    options, with ``SALT_BUCKETS=buckets``)."""
+    options, with ``SALT_BUCKETS=buckets``; an unsalted source's SPLIT ON translated by
+    :func:`target_split_points`)."""
     if not 1 <= buckets <= 256:
         raise KeyshapeError(f"SALT_BUCKETS must be 1..256, got {buckets}")
-    return create_table_sql(replace(source, name=target_name, split_on=[]), salt_buckets=buckets)
+    target = replace(source, name=target_name, split_on=[], split_literals=[])
+    return create_table_sql(target, target_split_points(source, buckets) or None, salt_buckets=buckets)
+
+
+def target_split_points(source: PhoenixTable, buckets: int) -> list[bytes]:
+    """The re-salted table's split points for an unsalted source with ``SPLIT ON``: every region
+    boundary of the source after each salt byte, with the bucket boundaries themselves (Phoenix
+    uses SPLIT ON raw on a salted table and then makes no bucket regions of its own), so every
+    bucket is split where the source was and no region spans two buckets. Empty (SALT_BUCKETS
+    alone pre-splits) for a source without SPLIT ON or already salted (see :func:`split_note`)."""
+    if not source.split_on or source.key.salt_buckets:
+        return []
+    salted = replace(source.key, salt_buckets=buckets)
+    points = set(salted.salt_boundaries())
+    for boundary in source.region_boundaries():
+        points.update(bytes([bucket]) + boundary for bucket in range(buckets))
+    return sorted(points)
+
+
+def split_note(source: PhoenixTable, buckets: int) -> str | None:
+    """What became of the source's ``SPLIT ON`` in :func:`target_ddl`, in one line (None: it had none)."""
+    if not source.split_on:
+        return None
+    if source.key.salt_buckets:
+        return (
+            f"{source.name}'s SPLIT ON is dropped: on a salted table Phoenix used its points raw, before the salt byte "
+            f"(lint phoenix-split-on-salted); SALT_BUCKETS={buckets} pre-splits the copy by bucket"
+        )
+    n = len(source.split_on)
+    return (
+        f"{source.name}'s SPLIT ON ({n} point{'s' * (n != 1)}) is kept in every bucket: each point after each of the "
+        f"{buckets} salt bytes, with the bucket boundaries ({buckets * (n + 1)} regions)"
+    )
 
 
 def _rest(table: PhoenixTable, row: bytes) -> bytes:

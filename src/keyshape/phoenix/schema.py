@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.phoenix.ddl import PhoenixTable, parse_ddl_script
+from keyshape.phoenix.ddl import PhoenixTable, read_ddl_script
 from keyshape.phoenix.key import PhoenixColumn
 from keyshape.phoenix.lint import lint_phoenix
 from keyshape.phoenix.types import PhoenixTimestamp
@@ -162,15 +162,6 @@ class PhoenixKeySchema(KeySchema):
         return f"PhoenixKeySchema({self.phoenix.name}, {len(self.fields)} PK columns, salt={self.phoenix.key.salt_buckets})"
 
 
-def _pick(tables: dict[str, PhoenixTable], table: str | None, where: str) -> PhoenixTable:
-    if table is None:
-        return next(iter(tables.values()))
-    name = table.upper() if '"' not in table else table.strip('"')
-    if name not in tables:
-        raise KeyshapeError(f"{where} has no table {table!r}; it has: {', '.join(tables)}")
-    return tables[name]
-
-
 def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKeySchema:
     """A Phoenix table as a key schema, from a DDL file (``.sql``: the table ``table``, default the
     first CREATE TABLE) or from a TOML schema with a ``[phoenix]`` section::
@@ -188,7 +179,7 @@ def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKe
     except OSError as exc:
         raise KeyshapeError(f"cannot read {path}: {exc.strerror}") from None
     if p.suffix.lower() == ".sql":
-        return PhoenixKeySchema(_pick(parse_ddl_script(text, str(p)), table, str(p)), source=str(p))
+        return PhoenixKeySchema(read_ddl_script(text, str(p)).pick(table), source=str(p))
     import tomllib
 
     from keyshape.schema.parse import Section
@@ -208,7 +199,7 @@ def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKe
             ddl = ddl_path.read_text()
         except OSError as exc:
             raise KeyshapeError(f"{p}: [phoenix] ddl: cannot read {ddl_path}: {exc.strerror}") from None
-    chosen = _pick(parse_ddl_script(ddl, f"{p} [phoenix] ddl"), section.get("table", str, table), str(p))
+    chosen = read_ddl_script(ddl, f"{p} [phoenix] ddl").pick(section.get("table", str, table))
     section.done()
     schema = PhoenixKeySchema(chosen, source=str(p))
     wl = top.section("workload")

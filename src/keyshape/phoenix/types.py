@@ -16,6 +16,7 @@ is pinned by tests against Phoenix 5.2.1 itself (tools/golden/phoenix).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -24,7 +25,7 @@ from typing import Any, NamedTuple
 
 from keyshape.errors import KeyshapeError
 
-__all__ = ["PhoenixTimestamp", "PhoenixType", "PhoenixTypeError", "phoenix_type", "TYPE_NAMES", "utf16_length"]
+__all__ = ["PhoenixTimestamp", "PhoenixType", "PhoenixTypeError", "format_text", "parse_text", "phoenix_type", "TYPE_NAMES", "utf16_length"]
 
 
 class PhoenixTypeError(KeyshapeError):
@@ -520,10 +521,35 @@ def phoenix_type(name: str, length: int | None = None, scale: int | None = None)
     return PhoenixType(key, _FIXED.get(key), length)
 
 
+_TIME_TYPES = ("DATE", "TIME", "UNSIGNED_DATE", "UNSIGNED_TIME", "TIMESTAMP", "UNSIGNED_TIMESTAMP")
+# Date, time, a fraction of up to 9 digits, an optional zone: the fraction is read here (datetime
+# keeps 6 digits of it) so a TIMESTAMP keeps its nanoseconds.
+_MOMENT = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?")
+# The form printed for a moment outside datetime's years 1..9999 (and the one printed before ISO).
+_RAW_MOMENT = re.compile(r"(-?\d+)\s*ms\s*\+\s*(\d+)\s*ns")
+
+
+def _moment_nanos(text: str) -> int:
+    """Nanoseconds since the epoch of an ISO-8601 date-time (UTC unless it gives a zone)."""
+    m = _MOMENT.fullmatch(text)
+    if m is None:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        fraction = moment.microsecond * 1000
+        moment = moment.replace(microsecond=0)
+    else:
+        date, clock, digits, zone = m.groups()
+        moment = datetime.fromisoformat(f"{date}T{clock}{(zone or '').replace('Z', '+00:00')}")
+        fraction = int((digits or "0").ljust(9, "0"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)  # Phoenix's default time zone (DateUtil: GMT)
+    return (moment - _EPOCH) // timedelta(seconds=1) * 1_000_000_000 + fraction
+
+
 def parse_text(t: PhoenixType, text: str) -> Any:
     """A value of type ``t`` from command-line text: numbers as written, BOOLEAN true/false,
-    DATE/TIME/TIMESTAMP as epoch milliseconds or ISO-8601 (UTC unless it says otherwise),
-    BINARY/VARBINARY in HBase's toStringBinary form."""
+    DATE/TIME/TIMESTAMP as epoch milliseconds or ISO-8601 (UTC unless it says otherwise; a
+    TIMESTAMP keeps up to 9 fraction digits, so :func:`format_text`'s form reads back to the same
+    value), BINARY/VARBINARY in HBase's toStringBinary form."""
     name = t.name
     try:
         if name in _INT_WIDTH:
@@ -536,19 +562,46 @@ def parse_text(t: PhoenixType, text: str) -> Any:
             if text.lower() not in ("true", "false"):
                 raise ValueError
             return text.lower() == "true"
-        if name in ("DATE", "TIME", "UNSIGNED_DATE", "UNSIGNED_TIME", "TIMESTAMP", "UNSIGNED_TIMESTAMP"):
-            if text.lstrip("-").isdigit():
-                ms = int(text)
-                return PhoenixTimestamp(ms) if "TIMESTAMP" in name else ms
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-            ms = _millis(t, moment)
-            return PhoenixTimestamp(ms, (moment.microsecond % 1000) * 1000) if "TIMESTAMP" in name else ms
+        if name in _TIME_TYPES:
+            stamp = "TIMESTAMP" in name
+            raw = _RAW_MOMENT.fullmatch(text.strip())
+            if text.lstrip("-").isdigit() or (raw and stamp):
+                ms, nanos = (int(raw.group(1)), int(raw.group(2))) if raw else (int(text), 0)
+                if not 0 <= nanos < 1_000_000:
+                    raise ValueError
+                return PhoenixTimestamp(ms, nanos) if stamp else ms
+            ms, nanos = divmod(_moment_nanos(text.strip()), 1_000_000)
+            return PhoenixTimestamp(ms, nanos) if stamp else ms
         if name in ("BINARY", "VARBINARY"):
             from keyshape.core.hbytes import to_bytes_binary
 
             return to_bytes_binary(text, strict=True)
-    except (ValueError, ArithmeticError):
+    except (ValueError, ArithmeticError, OverflowError):
         raise PhoenixTypeError(f"{text!r} is not a {t.sql} value") from None
     return text
+
+
+def format_text(t: PhoenixType, value: Any) -> str:
+    """``value`` of type ``t`` as text that :func:`parse_text` reads back to the same value.
+
+    DATE and TIME print as Phoenix's default date format (``DateUtil``: ``yyyy-MM-dd HH:mm:ss.SSS``,
+    GMT); a TIMESTAMP the same with all 9 fraction digits (``2026-11-27 10:00:00.123456789``), which
+    is also the text Phoenix's ``TIMESTAMP '...'`` literal reads back to the same key. A moment
+    outside the years 1..9999 prints as epoch milliseconds (``<ms>ms+<ns>ns`` for a TIMESTAMP)."""
+    if value is None:
+        return "NULL"
+    if t.name in _TIME_TYPES:
+        if isinstance(value, PhoenixTimestamp):
+            total, digits, raw = value.millis * 1_000_000 + value.nanos, 9, f"{value.millis}ms+{value.nanos}ns"
+        else:
+            total, digits, raw = int(value) * 1_000_000, 3, str(value)
+        seconds, fraction = divmod(total, 1_000_000_000)
+        try:
+            m = _EPOCH + timedelta(seconds=seconds)
+        except OverflowError:
+            return raw
+        if not 1 <= m.year <= 9999:
+            return raw
+        text = f"{m.year:04d}-{m.month:02d}-{m.day:02d} {m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        return f"{text}.{str(fraction).rjust(9, '0')[:digits]}"
+    return str(value)
