@@ -79,7 +79,9 @@ def _unit_batches(unit: Unit, column: str | None) -> Iterator[pa.RecordBatch]:
         raise KeyshapeError(f"{unit.path}: no column {column!r}; columns: {', '.join(names)}")
     cols = [column or names[0]]
     if unit.kind == "parquet":
-        yield from f.iter_batches(batch_size=CHUNK_ROWS, row_groups=[unit.index], columns=cols)
+        # The workers are the threads: pyarrow's own pool would only add hand-offs to one column
+        # of one row group (and compete with the workers for the cores).
+        yield from f.iter_batches(batch_size=CHUNK_ROWS, row_groups=[unit.index], columns=cols, use_threads=False)
     else:
         table = f.read(columns=cols)
         for batch in table.to_batches(max_chunksize=CHUNK_ROWS):
