@@ -183,6 +183,8 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
         name = table_of(request)
         state = poller.snapshot().get(name)
         body = state.verdict if state is not None and state.verdict else history.verdicts().get(name, (0.0, None))[1]
+        if body is None and state is not None:  # polled once: no interval to judge yet
+            body = {"table": name, "verdict": "idle", "regions": len(state.regions), "reasons": ["waiting for the second poll"], "advice": []}
         if body is None:
             return JSONResponse({"error": f"no table {name!r} polled; see /api/tables"}, status_code=404)
         return JSONResponse(body)
@@ -204,8 +206,12 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
     async def metrics(request: Request) -> Response:
         return PlainTextResponse(metrics_text(poller, history), media_type="text/plain; version=0.0.4")
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)  # browsers ask; there is none, and no error either
+
     routes = [
         Route("/", guard(index)),
+        Route("/favicon.ico", favicon),
         Route("/assets/{name}", guard(asset)),
         Route("/api/status", guard(status)),
         Route("/api/tables", guard(tables)),

@@ -66,7 +66,15 @@ def _toml(data: dict[str, Any], path: str = "") -> list[str]:
     """A small TOML writer for schema files: scalars and inline tables first, then sub-tables and
     arrays of tables (what a schema file holds)."""
     lines: list[str] = []
-    plain = {k: v for k, v in data.items() if not isinstance(v, dict) and not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v))}
+
+    def inline(v: Any) -> bool:  # a nested table of plain values reads best on one line
+        return bool(path) and isinstance(v, dict) and not any(isinstance(x, (dict, list)) for x in v.values())
+
+    plain = {
+        k: v
+        for k, v in data.items()
+        if inline(v) or (not isinstance(v, dict) and not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v)))
+    }
     for k, v in plain.items():
         lines.append(f"{k} = {_toml_value(v)}")
     for k, v in data.items():

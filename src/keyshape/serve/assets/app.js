@@ -128,8 +128,9 @@
     h.events.forEach(function (e) {
       var k = 0;
       while (k < nt - 1 && h.times[k + 1] <= e.t) k++;
-      ctx.fillStyle = "#fff";
+      ctx.fillStyle = "#333";
       ctx.fillText(e.kind === "split" ? "S" : e.kind === "merge" ? "M" : "V", left + k * cw + cw / 2 - 3, top - 3);
+      ctx.fillStyle = "rgba(255,255,255,0.6)";
       ctx.fillRect(left + k * cw, top, 1, plot.height);
     });
     // key axis: decoded labels of the buckets' start keys, as many as fit

@@ -1,0 +1,124 @@
+"""``keyshape serve`` without a cluster: the history store's roll-ups, retention and heat-map
+query, the bind/token rules, the CLI's one-line refusals, and the salted-TOML fix loading back."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from keyshape.errors import BadInput
+from keyshape.schema import KeySchema
+from keyshape.serve import History, check_bind, matches
+from keyshape.serve.history import Cell
+from keyshape.serve.patterns import salted_toml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_poll_adds_to_every_layer_and_rollups_sum_exactly(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.db")
+    base = 1_800_000_000.0  # a minute boundary (divisible by 3600)
+    for i in range(5):  # five polls 10 s apart, all in the first minute
+        h.record("t", base + 10 * i, [Cell("r1", b"", b"m", "s1", writes=10.0 + i, reads=1.0, store_bytes=100 + i, memstore_bytes=7, store_files=2)])
+    rows = h._db.execute("SELECT layer, COUNT(*), SUM(writes), MAX(store_bytes) FROM cells GROUP BY layer ORDER BY layer").fetchall()
+    assert rows[0] == (0, 5, 60.0, 104)  # every poll its own bucket
+    for layer in (1, 2, 3):  # one bucket each: the sum of the polls, the last gauge
+        assert rows[layer] == (layer, 1, 60.0, 104)
+    h.close()
+
+
+def test_prune_keeps_each_layer_for_its_own_time(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.db")
+    now = 1_800_000_000.0
+    for age in (10, 2 * 3600, 12 * 3600, 10 * 86400, 40 * 86400):
+        h.record("t", now - age, [Cell("r1", b"", b"", "s", 1.0, 0.0)])
+    h.prune(now)
+    kept = dict(h._db.execute("SELECT layer, COUNT(*) FROM cells GROUP BY layer").fetchall())
+    # polls: 1 h; 1 min: 6 h; 10 min: 4 days; 1 h: 28 days
+    assert kept == {0: 1, 1: 2, 2: 3, 3: 4}
+    h.close()
+
+
+def test_history_survives_reopening_the_file(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.db")
+    h.record("ns:t", 1000.0, [Cell("r1", b"", b"", "s", 5.0, 0.0)])
+    gap = h.open_gap(1001.0, "cluster down")
+    h.close_gap(gap, 1010.0)
+    h.close()
+    again = History(tmp_path / "h.db")
+    assert again.tables() == ["ns:t"]
+    assert again.last_poll() == 1000.0
+    assert again.gaps() == [(1001.0, 1010.0, "cluster down")]
+    q = again.heat("ns:t", 0.0, 2000.0)
+    assert q.writes.sum() == 5.0
+    again.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 8), st.floats(0, 1000)), min_size=1, max_size=20))
+def test_heat_query_keeps_every_request_on_the_key_axis(tmp_path_factory: pytest.TempPathFactory, polls: list[tuple[int, int, float]]) -> None:
+    """Whatever regions a table had (a split table's regions over time), the heat map's cells of
+    a poll add up to that poll's requests: spreading a region over its key buckets loses none."""
+    h = History(tmp_path_factory.mktemp("q") / "h.db")
+    bounds = [b"", b"b", b"d", b"f", b"h", b"k", b"m", b"p", b"t"]
+    total = 0.0
+    for t, (first, width, value) in enumerate(polls):
+        start, end = bounds[first], bounds[first + width] if first + width < len(bounds) else b""
+        h.record("t", 100.0 + t, [Cell(f"r{first}-{width}", start, end, "s", value, 0.0)])
+        total += value
+    q = h.heat("t", 0.0, 1000.0)
+    assert q.writes.shape == (len(polls), len(q.starts))
+    assert np.isclose(q.writes.sum(), total)
+    assert q.starts == sorted(q.starts)
+    h.close()
+
+
+def test_bind_rules() -> None:
+    assert check_bind("127.0.0.1:8080", None) == ("127.0.0.1", 8080)
+    assert check_bind("localhost:0", None) == ("localhost", 0)
+    assert check_bind("[::1]:9000", None) == ("::1", 9000)
+    assert check_bind("0.0.0.0:8080", "secret") == ("0.0.0.0", 8080)
+    with pytest.raises(BadInput, match="--token"):
+        check_bind("0.0.0.0:8080", None)
+    with pytest.raises(BadInput, match="HOST:PORT"):
+        check_bind("8080", None)
+
+
+def test_table_patterns() -> None:
+    assert matches("kss_a", ["kss_*"]) and matches("kss_a", ["default:kss_*"]) and matches("ns:t", [])
+    assert not matches("ns:t", ["kss_*"]) and matches("ns:t", ["ns:*"])
+
+
+def _one_line(args: list[str]) -> str:
+    proc = subprocess.run([sys.executable, "-m", "keyshape.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_cli_refuses_a_public_bind_without_a_token_in_one_line() -> None:
+    line = _one_line(["serve", "--hbase", "127.0.0.1:1", "--bind", "0.0.0.0:8080"])
+    assert "--token" in line and "reverse proxy" in line
+
+
+def test_cli_refuses_once_options_without_once_and_a_missing_schema_folder(tmp_path: Path) -> None:
+    assert "--once" in _one_line(["serve", "--hbase", "127.0.0.1:1", "--json"])
+    assert "not a folder" in _one_line(["serve", "--hbase", "127.0.0.1:1", "--schemas", str(tmp_path / "none")])
+
+
+def test_salted_fix_is_a_schema_that_loads_with_the_salt_and_the_same_fields(tmp_path: Path) -> None:
+    schema = KeySchema.load(ROOT / "examples" / "sequential.toml")
+    text = salted_toml(schema, 16)
+    fixed = KeySchema.from_dict(tomllib.loads(text))
+    assert fixed.prefix.name == "phoenix" and fixed.prefix.bucket_count() == 16
+    assert [f.name for f in fixed.fields] == [f.name for f in schema.fields]
+    assert len(fixed.split_keys()) == 15
+    assert fixed.table.full_name == schema.table.full_name
