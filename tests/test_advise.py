@@ -178,3 +178,20 @@ def test_pareto_fronts_are_non_dominated_and_layered(pts: list[tuple[int, int, i
         # ... and something in the front before does (it would be in that front otherwise).
         if front[i] > 1:
             assert any(dominates(q, p) for j, q in enumerate(pts) if front[j] == front[i] - 1)
+
+
+def test_sample_types_are_inferred_from_csv_and_overridden_by_the_workload(tmp_path: Path) -> None:
+    from keyshape.analysis.advise.sample import read_sample
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "part-0.csv").write_text("user_id,order_id,order_time,note\n007,12,2026-01-02T00:00:00,x\n")
+    (folder / "part-1.csv").write_text("user_id,order_id,order_time,note\n042,11,2026-01-01T00:00:00,yy\n")
+    spec = parse_spec(tomllib.loads(GOOD), "W.toml")
+    s = read_sample(folder, spec)
+    # pyarrow reads 007 as the integer 7 unless [types] says string; the event time is a timestamp; rows in event-time order.
+    assert s.types == {"user_id": "int64", "order_id": "int64", "order_time": "timestamp"}
+    assert s.columns["order_id"].tolist() == [11, 12] and s.span_seconds == 86400.0 and s.cells == 1
+    typed = parse_spec(tomllib.loads(GOOD + '[types]\nuser_id = "string"\n'), "W.toml")
+    s = read_sample(folder, typed)
+    assert s.types["user_id"] == "string" and s.columns["user_id"] == ["042", "007"]

@@ -58,7 +58,7 @@ def _kind(arrow_type: Any) -> str | None:
     return None
 
 
-def _read_table(path: Path) -> Any:
+def _read_table(path: Path, text_columns: list[str]) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -72,7 +72,10 @@ def _read_table(path: Path) -> Any:
             import pyarrow.orc as porc
 
             return porc.read_table(path)
-        return pcsv.read_csv(path)
+        # Columns declared string are read as text: "007" must keep its zeros (names the file
+        # lacks are ignored by pyarrow; the missing-field check comes after).
+        types = {c: pa.string() for c in text_columns}
+        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(column_types=types))
     except (pa.ArrowInvalid, OSError) as exc:
         raise AdviseError(f"{path}: cannot read the sample ({str(exc).splitlines()[0]}); give Parquet, ORC or CSV with a header row") from None
 
@@ -117,7 +120,8 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
     import pyarrow as pa
 
     files = key_files(path)
-    tables = [_read_table(f) for f in files]
+    text = [n for n, t in spec.types.items() if t in ("string", "bytes")]
+    tables = [_read_table(f, text) for f in files]
     try:
         table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
     except pa.ArrowInvalid as exc:
