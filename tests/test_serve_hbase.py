@@ -17,6 +17,8 @@ keyshape's own ``load_workload``. Then, through the JSON API, /metrics and the U
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 import tomllib
@@ -159,6 +161,7 @@ def test_metrics_name_each_table(scenario: Scenario) -> None:
     assert "keyshape_up 1" in text
 
 
+@pytest.mark.browser
 def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario: Scenario, tmp_path: Path) -> None:
     binary = chromium_path()
     if binary is None:
@@ -247,3 +250,49 @@ def test_an_unreachable_cluster_is_a_gap_and_polling_resumes_when_it_answers(sce
     if poller.store is not None:
         poller.store.close()
     history.close()
+
+
+def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario, tmp_path: Path) -> None:
+    """`keyshape serve --once --json --fail-on hotspot` while a sequential load runs: the JSON
+    names the table a hotspot and the exit code is 1; the idle salted table alone passes (0)."""
+    from keyshape.store import open_store
+
+    schema = KeySchema.load(scenario.schemas / "seq.toml")
+    store = open_store(scenario.url)
+    load = threading.Thread(target=load_workload, args=(store, schema, 80_000), kwargs={"batch_size": 2000, "seed": 1})
+    load.start()
+    try:
+        args = [
+            "serve",
+            "--hbase",
+            scenario.url,
+            "--once",
+            "--json",
+            "--interval",
+            "1",
+            "--db",
+            str(tmp_path / "once.db"),
+            "--schemas",
+            str(scenario.schemas),
+        ]
+        hot = subprocess.run(
+            [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.seq, "--fail-on", "hotspot"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+    finally:
+        load.join(timeout=120)
+        store.close()
+    body = json.loads(hot.stdout)
+    assert [t["verdict"] for t in body["tables"]] == ["hotspot"], hot.stdout
+    assert hot.returncode == 1 and f"alert: {scenario.seq}: hotspot" in hot.stderr, hot.stderr
+    calm = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.salt, "--fail-on", "hotspot"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert calm.returncode == 0 and json.loads(calm.stdout)["tables"][0]["table"] == scenario.salt, calm.stderr
