@@ -5,6 +5,7 @@ Thin: parse, call :func:`keyshape.analysis.advise.advise`, print (:mod:`keyshape
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 import click
@@ -50,10 +51,13 @@ def advise_command(
 
     out = Console(stderr=json_path == "-")
     size = parse_size(region_size, "--region-size") if region_size is not None else None
-    with progress_bar(out, None, "scoring designs") as update:
+    with ExitStack() as stack:
+        bar: list[Any] = []
 
-        def progress(done: int, total: int) -> Any:
-            update(done)
+        def progress(done: int, total: int) -> None:
+            if not bar:  # the total is known once the candidates are made
+                bar.append(stack.enter_context(progress_bar(out, total, "scoring designs")))
+            bar[0](done)
 
         result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, progress=progress)
     if json_path != "-":

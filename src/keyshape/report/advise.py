@@ -57,6 +57,12 @@ def advice_renderable(advice: Advice, top: int = 5) -> RenderableType:
         parts.append(Text("Why the others rank lower:", style="bold"))
         for s in losers:
             parts.append(Text(f"  #{s.rank} {s.design.label}: {s.reason}"))
+    if advice.pruned:
+        parts.append(Text(f"Left out of the search ({len(advice.pruned)}):", style="bold"))
+        for pr in advice.pruned[:5]:
+            parts.append(Text(f"  {pr.label}: {pr.reason}"))
+        if len(advice.pruned) > 5:
+            parts.append(Text(f"  ... and {len(advice.pruned) - 5} more (--json lists them all)"))
     for note in advice.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     return Group(*parts)

@@ -147,6 +147,8 @@ def advise(
     todo = found + hands
     scorer = Scorer(spec, sample, model)
     scores: list[Score] = []
+    if progress is not None:
+        progress(0, len(todo))
     for i, d in enumerate(todo):
         scores.append(scorer.score(d))
         if progress is not None:

@@ -207,6 +207,17 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
             shapes.append(Shape(o, "crc32", 0, lead, desc))
             if set(ids) != set(lead):
                 shapes.append(Shape(o, "mod", max(2, 2 * s), ids, desc))
+
+    # Under a tight --max-designs the plainer designs go first: every order and time direction
+    # unsalted, then salted by the servers, then the wider and the identity-wide salts.
+    def priority(sh: Shape) -> int:
+        if sh.prefix == "none":
+            return 0
+        if sh.prefix == "mod" and sh.hash_fields != ids:
+            return {s: 1, 2 * s: 2}.get(sh.buckets, 4)
+        return {"md5": 3, "crc32": 5}.get(sh.prefix, 6)
+
+    shapes.sort(key=priority)
     first_half = max(1, sample.rows // 2)
     out: list[Design] = []
     for i, shape in enumerate(shapes):
