@@ -191,6 +191,14 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
     if ids not in orders:
         orders.append(ids)
     reads_time = any(p.kind in ("window", "latest") for p in spec.patterns)
+    if reads_time:
+        pruned.append(
+            Pruned(
+                f"time bucketing (an hour or day of {spec.time_field} before it in the key)",
+                "with the event time already next in the key, a bucket field adds 8 bytes to every cell and no range a read can use; "
+                "its saving in OpenTSDB, the time stored as an offset inside the bucket, is not a keyshape field encoding",
+            )
+        )
     s = spec.servers
     shapes: list[Shape] = []
     for o in orders:
