@@ -16,7 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keyshape.core.autosplit import RowLimit
 from keyshape.core.regions import RegionMap, simulate_auto_split
+from keyshape.core.splitsim import SplitModel, SplitSimulator
+from keyshape.schema import FamilySpec, TableSpec
+from keyshape.store import EmbeddedStore
 
 # Bytes drawn mostly from the edge values that break naive encodings: NUL (stripped by numpy 'S'),
 # 0x01, the sign boundary 0x7f/0x80 and 0xff.
@@ -169,6 +173,43 @@ def test_simulation_invariants(keys: list[bytes], initial: list[bytes], max_rows
         start, end = before.starts[event.region], before.ends[event.region]
         assert start < event.split_key and (end == b"" or event.split_key < end)
         assert sim.map_before(event.write_index + 1).region_of(event.split_key) == event.region + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    keys=st.lists(edge_bytes.filter(bool), max_size=150, unique=True),
+    initial=split_sets,
+    max_rows=st.integers(1, 12),
+)
+def test_one_auto_split_rule_everywhere(keys: list[bytes], initial: list[bytes], max_rows: int) -> None:
+    """Issue 29: one auto-split model. The exact replay, the streaming simulator's "rows" policy
+    and the embedded store all apply keyshape.core.autosplit.RowLimit, so on distinct keys (few
+    enough that the simulator's key sample is every key) they end with the same regions, split
+    at the same writes and keys."""
+    exact = simulate_auto_split(keys, initial_splits=initial, max_rows=max_rows)
+    sim = SplitSimulator(SplitModel(policy="rows", max_rows=max_rows), initial)
+    sim.feed(keys)
+    streamed = sim.finish()
+    store = EmbeddedStore(auto_split_rows=max_rows)
+    store.create_table(TableSpec("t", families=[FamilySpec("cf")]), initial)
+    for key in keys:
+        store.put("t", key, {b"cf:v": b"x"})
+    embedded = [r.start for r in store.regions("t")][1:]
+    assert list(streamed.region_map.split_keys) == list(exact.region_map.split_keys) == embedded
+    assert [(e.write_index, e.split_key) for e in streamed.splits] == [(e.write_index, e.split_key) for e in exact.splits]
+    assert streamed.rows.tolist() == exact.rows.tolist()
+
+
+def test_row_limit_rule() -> None:
+    rule = RowLimit(max_rows=3, max_bytes=100)
+    assert not rule.splits(3, 100) and rule.splits(4, 0) and rule.splits(2, 101)
+    assert not RowLimit(max_bytes=1).splits(1, 500)  # one row never splits
+    assert not RowLimit().splits(10**9, 10**12)  # no limits: never
+    assert rule.split_key([b"a", b"b", b"c", b"d"]) == b"c"  # the upper daughter's first row
+    with pytest.raises(ValueError, match="max_bytes must be a positive number"):
+        RowLimit(max_bytes=0)
+    with pytest.raises(ValueError, match="two keys"):
+        rule.split_key([b"a"])
 
 
 def test_rewrites_do_not_add_rows_and_bytes_limit() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from keyshape.core.autosplit import RowLimit, middle_index
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
@@ -316,14 +317,6 @@ class SplitSimulation:
         return RegionMap(keys)
 
 
-def _positive(name: str, value: int | None) -> int | None:
-    if value is None:
-        return None
-    if int(value) < 1:
-        raise KeyshapeError(f"{name} must be a positive number, got {value}; pass None for no limit")
-    return int(value)
-
-
 def simulate_auto_split(
     keys_in_write_order: Iterable[bytes] | np.ndarray,
     initial_splits: Sequence[bytes] = (),
@@ -338,15 +331,15 @@ def simulate_auto_split(
     existing row adds nothing. When a region then holds more than ``max_rows`` rows or more than
     ``max_bytes`` bytes, it splits at its mid key (the median of its sorted row keys, the first key
     of the upper half, as HBase splits at the mid key of its largest store file) into two
-    daughters. With both limits None nothing ever splits.
+    daughters. With both limits None nothing ever splits. The rule is
+    ``keyshape.core.autosplit.RowLimit``, the one the split simulator and the embedded store apply.
 
     This is the exact, per-key reference: it keeps every distinct key, so use it on small
     streams. ``keyshape.core.splitsim.SplitSimulator`` replays streams of any size chunk by chunk
     in flat memory, with HBase's own rules (flushes, split policies, reference files) or this
     idealized row limit (``SplitModel(policy="rows")``); ``analyze --auto-split`` runs that.
     """
-    max_rows = _positive("max_rows", max_rows)
-    max_bytes = _positive("max_bytes", max_bytes)
+    rule = RowLimit(max_rows, max_bytes)
     if value_bytes < 0:
         raise KeyshapeError(f"value_bytes must be >= 0, got {value_bytes}")
     start_map = RegionMap(initial_splits)
@@ -374,12 +367,10 @@ def simulate_auto_split(
         members[r].append(key)
         rows[r] += 1
         sizes[r] += len(key) + value_bytes
-        if (max_rows is not None and rows[r] > max_rows) or (max_bytes is not None and sizes[r] > max_bytes):
-            if rows[r] < 2:
-                continue  # a single row cannot be split, as in HBase
+        if rule.splits(rows[r], sizes[r]):
             region = members[r]
             region.sort()
-            mid = len(region) // 2
+            mid = middle_index(len(region))
             low, high = region[:mid], region[mid:]
             splits.insert(r, high[0])
             members[r : r + 1] = [low, high]

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from keyshape.core.autosplit import RowLimit
 from keyshape.core.keyarray import KeyArray
 from keyshape.core.regions import RegionMap, SplitEvent
 from keyshape.core.splitmodel import (
@@ -230,7 +231,8 @@ class SplitSimulator:
             idx = self._map.assign(keys[i:hi])
             R = len(self._regions)
             # Where, in this block, does each region next reach its event (a flush, or for the
-            # 'rows' policy its row limit)? Only the earliest event needs per-write attention.
+            # 'rows' policy its row limit: RowLimit.splits, vectorised)? Only the earliest event
+            # needs per-write attention.
             order = np.argsort(idx, kind="stable")
             sidx = idx[order]
             if m.policy == "rows":
@@ -394,10 +396,13 @@ class SplitSimulator:
         start = b"" if r == 0 else self._splits[r - 1]
         end = self._splits[r] if r < len(self._splits) else b""
         if m.policy == "rows":
-            if x.writes <= x.limit or len(x.sample_keys) < 2:
+            # The one idealized rule (keyshape.core.autosplit), over the writes counted exactly
+            # and the middle of the region's uniform key sample; x.limit is max_rows, raised
+            # for a region one key cannot split.
+            rule = RowLimit(max_rows=x.limit)
+            if not rule.splits(x.writes) or len(x.sample_keys) < 2:
                 return
-            ordered = sorted(x.sample_keys)
-            point = ordered[len(ordered) // 2]
+            point = rule.split_key(sorted(x.sample_keys))
         else:
             if x.split_pending or (t is not None and t < x.refs_until):
                 return

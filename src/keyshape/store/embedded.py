@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from keyshape.core.autosplit import RowLimit, middle_index
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.regions import RegionMap
 from keyshape.core.splits import verify_split_keys
@@ -76,7 +77,9 @@ class EmbeddedStore:
     """The in-process store (see the module docstring).
 
     ``auto_split_rows``: when set, a region holding more rows than this after a write splits at
-    its middle row key (the lower daughter keeps the rows below it). ``servers``: how many
+    its middle row key (the lower daughter keeps the rows below it): the one auto-split rule,
+    ``keyshape.core.autosplit.RowLimit``, that ``simulate_auto_split`` and the split simulator's
+    "rows" policy apply too. ``servers``: how many
     simulated region servers the regions are dealt to, round-robin.
     """
 
@@ -86,6 +89,7 @@ class EmbeddedStore:
         if servers < 1:
             raise BadInput(f"servers must be >= 1, got {servers}")
         self.auto_split_rows = auto_split_rows
+        self._split_rule = None if auto_split_rows is None else RowLimit(max_rows=auto_split_rows)
         self.servers = servers
         self._lock = threading.RLock()
         self._namespaces: set[str] = {"default", "hbase"}
@@ -393,14 +397,14 @@ class EmbeddedStore:
             return infos
 
     def _maybe_split(self, t: _Table, region: _Region) -> None:
-        if self.auto_split_rows is None:
+        if self._split_rule is None:
             return
         rows = t.cells.rows
         lo = rows.bisect_left(region.start) if region.start else 0
         hi = rows.bisect_left(region.end) if region.end else len(rows)
-        if hi - lo <= self.auto_split_rows or hi - lo < 2:
+        if not self._split_rule.splits(hi - lo):
             return
-        self._split(t, region, rows.keys()[lo + (hi - lo) // 2])
+        self._split(t, region, rows.keys()[lo + middle_index(hi - lo)])
 
     def _split(self, t: _Table, region: _Region, key: bytes) -> tuple[_Region, _Region]:
         """Replace ``region`` by daughters ``[start, key)`` and ``[key, end)`` on its server, with
