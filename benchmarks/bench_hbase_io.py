@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, parser, print_table, write_json  # noqa: E402
-from _hbase import THRIFT, add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name  # noqa: E402
+from _hbase import THRIFT, add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name, standalone  # noqa: E402
 
 from keyshape import read  # noqa: E402
 from keyshape.ops.live import load_workload, row_value  # noqa: E402
@@ -55,7 +55,7 @@ NAMESPACE = "kbench"
 ORDERS = ROOT / "examples" / "orders.toml"
 JAVA_SRC = ROOT / "benchmarks" / "java" / "IoBench.java"
 JAVA_BUILD = ROOT / "benchmarks" / "java" / "build"
-LIB = ROOT / "tools" / "hbase" / "lib"
+LIB = standalone.LIB  # the default HBase line's jars (tools/hbase/lines/<version>/lib)
 COLUMN = b"d:v"
 JAVA_TIMEOUT = 900
 
@@ -150,9 +150,6 @@ def build_java() -> list[str]:
     if not target.exists() or target.stat().st_mtime < JAVA_SRC.stat().st_mtime:
         JAVA_BUILD.mkdir(parents=True, exist_ok=True)
         subprocess.run(["javac", "-nowarn", "-cp", f"{LIB}/*", "-d", str(JAVA_BUILD), str(JAVA_SRC)], check=True, capture_output=True)
-    sys.path.insert(0, str(ROOT / "tools" / "hbase"))
-    import standalone
-
     return ["java", "-Xmx1g", *standalone.JDK17_FLAGS, "-cp", f"{LIB}/*:{JAVA_BUILD}", "IoBench"]
 
 

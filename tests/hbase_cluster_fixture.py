@@ -67,7 +67,7 @@ def hbase_cluster_session() -> Iterator[ClusterHandle]:
     run_dir = Path(cluster.__file__).resolve().parent / "run" / "pytest-cluster"
     try:
         instance = cluster.start_scratch(run_dir, REGIONSERVERS)
-    except cluster.StartFailed as e:
+    except (cluster.StartFailed, ValueError) as e:  # ValueError: an unknown $KEYSHAPE_HBASE_VERSION
         pytest.fail(str(e), pytrace=False)
     try:
         yield ClusterHandle(url=instance.url, cluster=instance)

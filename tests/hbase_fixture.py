@@ -3,7 +3,9 @@
 - KEYSHAPE_HBASE_URL=host:port (ZooKeeper) -> use that running HBase; never start or stop it.
 - Otherwise start tools/hbase's standalone HBase once per session on free loopback ports (so it
   does not collide with a developer's instance on 2181) in tools/hbase/run/pytest/, and always
-  stop it and delete its data at the end.
+  stop it and delete its data at the end. Its line is $KEYSHAPE_HBASE_VERSION (any of
+  standalone.LINES that starts, e.g. 2.6.1), else the default line (standalone.DEFAULT_VERSION,
+  2.6.4); the cluster, Kerberos and Phoenix fixtures pick their line the same way.
 - If fetching jars, finding Java or starting fails, every test using the fixture FAILS (never
   skips) with the step that failed and the log to read.
 """
@@ -44,7 +46,7 @@ def hbase() -> Iterator[HBaseHandle]:
         return
     try:
         instance = standalone.start_scratch(TOOLS_HBASE / "run" / "pytest")
-    except standalone.StartFailed as e:
+    except (standalone.StartFailed, standalone.UnknownVersion) as e:
         pytest.fail(str(e), pytrace=False)
     try:
         yield HBaseHandle(url=instance.url, standalone=instance)

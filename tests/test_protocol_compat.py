@@ -3,7 +3,8 @@
 keyshape speaks HBase's RPC with the message classes hbase-driver ships (tools/hbase/CLIENTS.md says
 why it keeps them rather than generating its own). This pins that every field of every message in
 the modules keyshape imports has the same name and field number as in the ``.proto`` files shipped
-inside the server's ``hbase-protocol-shaded`` jar (tools/hbase/lib, fetched by tools/hbase/fetch.sh),
+inside the default line's ``hbase-protocol-shaded`` jar (tools/hbase/lines/<version>/lib, fetched by
+tools/hbase/fetch.sh; every other line's: tests/test_hbase_lines.py),
 so a wire-format drift shows up here rather than as a corrupt request.
 """
 
@@ -15,8 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import standalone  # tools/hbase/standalone.py
 
-LIB = Path(__file__).resolve().parent.parent / "tools" / "hbase" / "lib"
+LIB = standalone.LIB  # the default line's jars
 MODULES = ["RPC", "Client", "HBase", "Master", "ZooKeeper", "Admin", "Procedure"]  # what keyshape imports
 
 
@@ -24,12 +26,12 @@ M2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "hbase" / "hbase-pr
 
 
 def _jar() -> Path:
-    # tools/hbase/lib first (the jars the test server runs); else Maven's cache, where fetch.sh
-    # copies them from.
+    # The default line's lib first (the jars the test server runs); else Maven's cache, where
+    # fetch.sh copies them from.
     jars = sorted(LIB.glob("hbase-protocol-shaded-*.jar")) if LIB.is_dir() else []
-    jars = jars or sorted(M2.glob("2.6.1*/hbase-protocol-shaded-*.jar"))
+    jars = jars or sorted(M2.glob(f"{standalone.DEFAULT_VERSION}*/hbase-protocol-shaded-*.jar"))
     if not jars:
-        pytest.skip("no hbase-protocol-shaded jar in tools/hbase/lib or ~/.m2: run tools/hbase/fetch.sh")
+        pytest.skip(f"no hbase-protocol-shaded jar in {LIB} or ~/.m2: run tools/hbase/fetch.sh")
     return jars[0]
 
 

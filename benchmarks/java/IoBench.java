@@ -2,7 +2,7 @@
 // measured by. Writes rows with a BufferedMutator (the client's defaults: 2 MB write buffer,
 // several region servers' batches in flight) and reads them back with a plain full scan.
 //
-// Usage: java -cp 'tools/hbase/lib/*:benchmarks/java/build' IoBench QUORUM ROWS_FILE FAMILY TABLE...
+// Usage: java -cp 'tools/hbase/lines/2.6.4/lib/*:benchmarks/java/build' IoBench QUORUM ROWS_FILE FAMILY TABLE...
 //   QUORUM     host:port of ZooKeeper
 //   ROWS_FILE  records of: 2-byte big-endian key length, key, 8-byte value
 //   TABLE...   one or more pre-split tables: the rows are written to each in turn, then each is

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the golden vectors from the REAL upstream jars on Maven Central (needs a JDK and mvn;
 # the jars land in ~/.m2 via pom.xml beside this script, one profile per upstream):
-#   tests/data/hbase_golden.json   GoldenVectors.java  hbase-server/hbase-common/hbase-client 2.6.1-hadoop3
-#                                                      (the version of the test server, tools/hbase)
+#   tests/data/hbase_golden.json   GoldenVectors.java  hbase-server/hbase-common/hbase-client 2.6.4-hadoop3
+#                                                      (the default line of the test server, tools/hbase)
 #   tests/data/salt_golden.json    UpstreamSalts.java  phoenix-core-client 5.2.1, opentsdb 2.4.1,
 #                                                      hbasewd 0.1.0
 #   tests/data/classic_golden.json ClassicKeys.java    the JDK alone: the hand-written Java key

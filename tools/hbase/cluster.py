@@ -4,7 +4,7 @@ its own process, sharing one root dir (data + WALs) on the local filesystem.
 `tools/hbase/start.sh --regionservers N` runs this (through standalone.py); tests use
 `start_scratch`. Each region server can be killed alone (`kill -9 PID` from `status.sh --json`)
 and the master reassigns its regions after splitting its WAL. What that needs here, found by
-running it (HBase 2.6.1, JDK 17):
+running it (HBase 2.6.1 and 2.6.4, JDK 17):
 
 - the standalone's WAL settings (RawLocalFileSystem, `hbase.wal.provider=filesystem`,
   `hbase.unsafe.stream.capability.enforce=false`): an acknowledged edit has been handed to the OS,
@@ -101,7 +101,8 @@ class Cluster(Standalone):
             thrift_port=state["thrift_port"],
             regionservers=len(state["rs_ports"]),
             rs_ports=list(state["rs_ports"]),
-            version=state.get("version", standalone.DEFAULT_VERSION),
+            # A cluster.json without a version was written before tools/hbase had lines: 2.6.1's.
+            version=state.get("version", "2.6.1"),
         )
 
     # -- paths -----------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Maven Central has no phoenix-server-hbase-* jar, so the server classpath is assembled from
 phoenix-core-server, phoenix-core-client and phoenix-hbase-compat-2.6.0 (phoenix/pom.xml), placed
-after the HBase line's own jars (2.6.1, or 2.6.4 with version=) so HBase's versions of shared libraries win. Phoenix needs its WAL
-codec for mutable global indexes; SYSTEM.LOG is kept to one salt bucket so the first connection
-does not create 32 regions on a 2-core machine.
+after the HBase line's own jars (the default 2.6.4, or 2.6.1 with version=) so HBase's versions of
+shared libraries win. Phoenix needs its WAL codec for mutable global indexes; SYSTEM.LOG is kept to
+one salt bucket so the first connection does not create 32 regions on a 2-core machine.
 """
 
 from __future__ import annotations

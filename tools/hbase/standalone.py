@@ -4,8 +4,8 @@
 Usage: python tools/hbase/standalone.py [--version V] fetch|start [--thrift]|stop [--keep-data]|kill|status|ready
 
 `--version` (or KEYSHAPE_HBASE_VERSION) picks the HBase line: one of LINES below, default
-DEFAULT_VERSION. The default line's jars are tools/hbase/lib (pom.xml); any other line's are
-tools/hbase/lines/<version>/lib (lines/pom.xml). A running instance remembers its line in its run
+DEFAULT_VERSION. Every line's jars are tools/hbase/lines/<version>/lib, resolved from one POM
+(lines/pom.xml) with the line's artifact version. A running instance remembers its line in its run
 folder (line.txt), so stop/status/kill need no --version.
 
 Everything lives under one run folder (default tools/hbase/run/, env KEYSHAPE_HBASE_RUN_DIR):
@@ -38,8 +38,6 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
-LIB = HERE / "lib"
-POM = HERE / "pom.xml"
 LINES_POM = HERE / "lines" / "pom.xml"
 LINE_FILE = "line.txt"
 READY_LINE = "Master has completed initialization"
@@ -78,11 +76,13 @@ class Line:
 
     @property
     def lib(self) -> Path:
-        return LIB if self.version == DEFAULT_VERSION else HERE / "lines" / self.version / "lib"
+        return HERE / "lines" / self.version / "lib"
 
 
 # Checked against Maven Central (2026-11-26) by resolving each line's whole dependency tree.
-DEFAULT_VERSION = "2.6.1"
+# The default is the newest 2.6.x whose -hadoop3 server Maven Central serves (2.6.1 was the default
+# until issue 34 and stays a line).
+DEFAULT_VERSION = "2.6.4"
 LINES: dict[str, Line] = {
     line.version: line
     for line in (
@@ -107,6 +107,9 @@ LINES: dict[str, Line] = {
         ),
     )
 }
+# The default line's jars: what the test server runs, and the classpath of the Java reference
+# clients (benchmarks) and of other projects' classes for a line that has only client jars.
+LIB = LINES[DEFAULT_VERSION].lib
 
 
 class UnknownVersion(ValueError):
@@ -211,7 +214,7 @@ class Standalone:
 
     @property
     def lib(self) -> Path:
-        """This line's jars (tools/hbase/lib for the default line)."""
+        """This line's jars (tools/hbase/lines/<version>/lib)."""
         return self.line.lib
 
     # -- paths ---------------------------------------------------------------------------------
@@ -232,17 +235,15 @@ class Standalone:
 
     # -- fetch ---------------------------------------------------------------------------------
     def fetch(self) -> bool:
-        """Copy HBase's runtime jars into tools/hbase/lib with Maven; True if Maven ran.
+        """Copy this line's runtime jars into tools/hbase/lines/<version>/lib with Maven (from
+        lines/pom.xml); True if Maven ran.
 
-        Skipped when lib/ holds the jars for the current pom.xml (a stamp stores its hash).
-        Maven caches downloads in ~/.m2, so a re-fetch after `rm -rf lib` is offline and quick.
-        Another line's jars go to tools/hbase/lines/<version>/lib from lines/pom.xml.
+        Skipped when the lib holds the jars for the current POM and version (a stamp stores their
+        hash). Maven caches downloads in ~/.m2, so a re-fetch after `rm -rf lib` is offline and quick.
         """
         found = self.line
         if found.artifact is None:
             raise StartFailed("fetch", found.missing, None, what=f"HBase {found.version}")
-        if found.version == DEFAULT_VERSION:
-            return copy_jars(POM, LIB, "hbase-server-*.jar", self.fetch_log)
         args = [f"-Dhbase.version={found.artifact}"] + (["-Dkeyshape.extras=true"] if found.extras else [])
         return copy_jars(LINES_POM, found.lib, "hbase-server-*.jar", self.fetch_log, args)
 
@@ -712,7 +713,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     version_help = f"the HBase line: {', '.join(LINES)} (default {DEFAULT_VERSION}, or $KEYSHAPE_HBASE_VERSION)"
-    p = sub.add_parser("fetch", help="copy HBase jars from Maven Central into tools/hbase/lib")
+    p = sub.add_parser("fetch", help="copy the line's HBase jars from Maven Central into tools/hbase/lines/V/lib")
     p.add_argument("--version", default=None, metavar="V", help=version_help)
     p = sub.add_parser("start", help="start and wait until ready")
     p.add_argument("--version", default=None, metavar="V", help=version_help)
