@@ -1,26 +1,28 @@
-"""Stores: one protocol (``base.Store``), an in-process store and a real-HBase store.
+"""Stores: one protocol in two parts (``base.DataStore`` for rows, ``base.AdminStore`` for tables,
+regions and servers; ``base.Store`` is both), an in-process store and a real-HBase store.
 
-``open_store(url)`` picks one: ``None``, ``""`` or ``"embedded://"`` gives a new
-``EmbeddedStore``; ``"hbase://host:port"`` or ``"host:port"`` (a ZooKeeper quorum) gives
-``keyshape.store.hbase.HBaseStore.from_url(url)``.
+``open_store(url)`` picks one by the URL's scheme (:mod:`keyshape.store.schemes`, the registry):
+``None``, ``""`` or ``"embedded://"`` gives a new ``EmbeddedStore``; ``"hbase://host:port"`` or
+``"host:port"`` (a ZooKeeper quorum) gives ``keyshape.store.hbase.HBaseStore.from_url(url)``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from keyshape.errors import BadInput, StoreError
-from keyshape.store.base import BatchWriter, RegionInfo, ServerInfo, Store, check_regions
+from keyshape.store.base import AdminStore, BatchWriter, DataStore, RegionInfo, ServerInfo, Store, check_regions
 from keyshape.store.embedded import EmbeddedStore
+from keyshape.store.schemes import open_store, register_scheme
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
     from keyshape.schema.specs import TableSpec
 
 __all__ = [
+    "AdminStore",
     "BatchWriter",
+    "DataStore",
     "EmbeddedStore",
     "RegionInfo",
     "ServerInfo",
@@ -28,29 +30,9 @@ __all__ = [
     "create_table_from_schema",
     "ensure_table",
     "open_store",
+    "register_scheme",
     "verify_regions",
 ]
-
-
-def open_store(url: str | None = None, user: str | None = None) -> Store:
-    """Open the store named by ``url`` (see the module docstring); ValueError for other forms.
-
-    ``user``: for HBase, the user the connection acts as (default ``HADOOP_USER_NAME``, else the
-    login user); the embedded store ignores it."""
-    if url is None or url in ("", "embedded", "embedded://"):
-        return EmbeddedStore()
-    if url.startswith("hbase://") or ("://" not in url and ":" in url):
-        try:
-            module = importlib.import_module("keyshape.store.hbase")
-        except ModuleNotFoundError as exc:
-            missing = exc.name or "?"
-            raise StoreError(
-                f"cannot open {url!r}: the HBase store could not be imported (missing module "
-                f"{missing!r}); install keyshape with its dependencies (pip install -e .) or use "
-                "the embedded store"
-            ) from exc
-        return module.HBaseStore.from_url(url, user=user)
-    raise BadInput(f"unknown store {url!r}: use 'embedded://' (in-process) or 'hbase://HOST:PORT' / 'HOST:PORT' (ZooKeeper quorum of a real HBase)")
 
 
 def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = (), verify: bool = False) -> None:
@@ -85,8 +67,7 @@ def create_table_from_schema(store: Store, schema: KeySchema, verify: bool = Tru
     table's regions."""
     from keyshape.schema.ddl import schema_tables
 
-    tables = schema_tables(schema) if hasattr(schema, "indexes") else [("main", schema.table, schema.split_keys())]
-    for _, spec, splits in tables:
+    for _, spec, splits in schema_tables(schema):
         ensure_table(store, spec, splits, verify=False)
         if verify:
             verify_regions(store, spec.full_name, splits)

@@ -24,6 +24,8 @@ __all__ = [
     "RegionRecord",
     "ScanBatch",
     "ServerInfo",
+    "AdminStore",
+    "DataStore",
     "Store",
     "split_table_name",
     "join_table_name",
@@ -209,35 +211,15 @@ class BatchWriter(Protocol):
 
 
 @runtime_checkable
-class Store(Protocol):
-    """A key-value store with HBase's data model and region layout.
+class DataStore(Protocol):
+    """The data part of a store: rows written, read, scanned, deleted and counted, with HBase's
+    data model. What a reader or a loader needs; typed on its own so a function that only moves
+    rows says so.
 
     ``columns`` arguments select cells: ``b"family"`` selects a whole family and
     ``b"family:qualifier"`` one column; ``None`` selects everything. Unknown tables raise
     ``TableNotFound``; other refusals raise ``StoreError``.
     """
-
-    def create_namespace(self, namespace: str) -> None:
-        """Create a namespace; StoreError if it exists."""
-        ...
-
-    def namespace_exists(self, namespace: str) -> bool: ...
-
-    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = ()) -> None:
-        """Create the table ``spec`` (a ``keyshape.schema.TableSpec``) pre-split at ``split_keys``
-        (sorted here, as HBase's Admin does; duplicates and b"" are refused). The namespace must
-        exist (StoreError otherwise, as in HBase); the table must not."""
-        ...
-
-    def delete_table(self, name: str) -> None:
-        """Disable and delete a table; TableNotFound if absent."""
-        ...
-
-    def table_exists(self, name: str) -> bool: ...
-
-    def list_tables(self) -> list[str]:
-        """Names of all user tables, sorted, in the form ``join_table_name`` gives."""
-        ...
 
     def put(self, table: str, row: bytes, cells: Mapping[bytes, bytes], timestamp: int | None = None) -> None:
         """Write ``cells`` to ``row`` at ``timestamp`` (ms; default: now). A cell with the same
@@ -343,6 +325,37 @@ class Store(Protocol):
         return the new value, as HBase's Increment does."""
         ...
 
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class AdminStore(Protocol):
+    """The admin part of a store (HBase's ``Admin``): namespaces, tables, their regions with
+    request counters and sizes, splits and moves, region servers and the balancer. Unknown
+    tables raise ``TableNotFound``; other refusals raise ``StoreError``."""
+
+    def create_namespace(self, namespace: str) -> None:
+        """Create a namespace; StoreError if it exists."""
+        ...
+
+    def namespace_exists(self, namespace: str) -> bool: ...
+
+    def create_table(self, spec: TableSpec, split_keys: Sequence[bytes] = ()) -> None:
+        """Create the table ``spec`` (a ``keyshape.schema.TableSpec``) pre-split at ``split_keys``
+        (sorted here, as HBase's Admin does; duplicates and b"" are refused). The namespace must
+        exist (StoreError otherwise, as in HBase); the table must not."""
+        ...
+
+    def delete_table(self, name: str) -> None:
+        """Disable and delete a table; TableNotFound if absent."""
+        ...
+
+    def table_exists(self, name: str) -> bool: ...
+
+    def list_tables(self) -> list[str]:
+        """Names of all user tables, sorted, in the form ``join_table_name`` gives."""
+        ...
+
     def regions(self, table: str) -> list[RegionInfo]:
         """The table's regions in key order, with request counters and store sizes."""
         ...
@@ -368,3 +381,10 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Store(DataStore, AdminStore, Protocol):
+    """A key-value store with HBase's data model and region layout: its data part
+    (:class:`DataStore`) and its admin part (:class:`AdminStore`). Every store keyshape opens
+    (embedded, HBase) is both; functions take the part they use where that is one."""

@@ -19,8 +19,10 @@ from keyshape.core.splits import verify_split_keys
 from keyshape.errors import KeyshapeError, StoreError, TableNotFound
 from keyshape.store.base import RegionInfo, ServerInfo, as_bytes, join_table_name, split_table_name
 from keyshape.store.hbase.acl import PermissionDenied
+from keyshape.store.hbase.cluster import Cluster
+from keyshape.store.hbase.errors import ConnectionLost, ServerError
 from keyshape.store.hbase.families import family_schema, read_family_options
-from keyshape.store.hbase.rpc import Cluster, ConnectionLost, Region, ServerError
+from keyshape.store.hbase.regions import Region
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.specs import TableSpec

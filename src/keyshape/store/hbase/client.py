@@ -6,11 +6,12 @@ entry module, so the package has no import cycle.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
-from concurrent.futures import Future, wait
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, wait
 from typing import Any, Self, TypeVar
 
 from hbasedriver.protobuf_py import Client_pb2
@@ -21,14 +22,13 @@ from keyshape.store.base import as_bytes, split_table_name
 from keyshape.store.hbase.acl import PermissionDenied, denied_line
 from keyshape.store.hbase.admin import HBaseAdmin
 from keyshape.store.hbase.auth import Security
-from keyshape.store.hbase.rpc import (
-    Cluster,
-    ConnectionLost,
-    Region,
-    RpcConnection,
-    ServerError,
-    log,
-)
+from keyshape.store.hbase.cluster import Cluster
+from keyshape.store.hbase.errors import ConnectionLost, ServerError
+from keyshape.store.hbase.framing import RpcConnection
+from keyshape.store.hbase.regions import Region
+from keyshape.store.hbase.senders import SenderPool
+
+log = logging.getLogger("keyshape.store.hbase")
 
 __all__ = ["HBaseClient", "cells_of"]
 
@@ -84,8 +84,10 @@ class HBaseClient(HBaseAdmin):
         # nonce makes HBase silently treat a NEW request as a retry of an old one.
         self._nonce_group = secrets.randbits(63)
         self._closed = False
-        # batch writers' batches being sent in the background (see HBaseWriter)
+        # batch writers' batches being sent in the background (see HBaseWriter), on the
+        # store's own sender threads (shut down when the store closes)
         self._writes_in_flight: set[Future[Any]] = set()
+        self.senders = SenderPool()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:

@@ -21,7 +21,9 @@ from keyshape.store.base import split_table_name
 from keyshape.store.hbase import cellblock
 from keyshape.store.hbase.cellblock import CellBlockError
 from keyshape.store.hbase.client import HBaseClient, cells_of
-from keyshape.store.hbase.rpc import ConnectionLost, Region, RpcConnection, ServerError
+from keyshape.store.hbase.errors import ConnectionLost, ServerError
+from keyshape.store.hbase.framing import RpcConnection
+from keyshape.store.hbase.regions import Region
 
 Bound = tuple[bytes | None, bool]  # (key or None for unbounded, inclusive)
 Rows = Iterator[tuple[bytes, Any]]

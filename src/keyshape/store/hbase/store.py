@@ -26,12 +26,9 @@ from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import StoreError
 from keyshape.store.base import RegionInfo, RegionRecord, ScanBatch, as_bytes, scan_bounds, split_table_name
 from keyshape.store.hbase.client import HBaseClient, cells_of
-from keyshape.store.hbase.rpc import (
-    ConnectionLost,
-    Region,
-    RpcConnection,
-    ServerError,
-)
+from keyshape.store.hbase.errors import ConnectionLost, ServerError
+from keyshape.store.hbase.framing import RpcConnection
+from keyshape.store.hbase.regions import Region
 from keyshape.store.hbase.scan import keys_only_filter, scan_batches, scan_rows, stamp_of, versions_of
 from keyshape.store.hbase.writer import HBaseWriter, run_multi
 
@@ -310,9 +307,7 @@ class HBaseStore(HBaseClient):
 
     def close(self) -> None:
         self._closed = True
-        threads, self._writer_threads = getattr(self, "_writer_threads", None), None
-        if threads is not None:
-            threads.shutdown(wait=True)
+        self.senders.shutdown()
         self.cluster.close()
 
     def __enter__(self) -> HBaseStore:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from types import TracebackType
 from typing import Any
 
@@ -23,7 +23,8 @@ from keyshape.errors import BadInput, StoreError, WriteFailed
 from keyshape.store.base import as_bytes, split_table_name
 from keyshape.store.hbase import wire
 from keyshape.store.hbase.client import HBaseClient
-from keyshape.store.hbase.rpc import ConnectionLost, Region, ServerError
+from keyshape.store.hbase.errors import ConnectionLost, ServerError
+from keyshape.store.hbase.regions import Region
 
 __all__ = ["HBaseWriter", "run_multi"]
 
@@ -191,7 +192,7 @@ class HBaseWriter:
         self._buffer, self._bytes = [], 0
         busy = {lane for _, _, lane in self._sent}
         lane = next(n for n in range(1, self._in_flight + 1) if n not in busy)
-        future = _executor(self._store).submit(self._send, buffer, lane)
+        future = self._store.senders.submit(self._send, buffer, lane)
         in_flight = self._store._writes_in_flight
         in_flight.add(future)
         future.add_done_callback(in_flight.discard)
@@ -277,16 +278,3 @@ class HBaseWriter:
 
 
 _Failures = tuple[list[tuple[bytes, bytes]], dict[int, str]]
-_executors_lock = threading.Lock()
-
-
-def _executor(store: HBaseClient) -> ThreadPoolExecutor:
-    """The store's sender threads (shared by its writers; shut down when the store closes)."""
-    pool = getattr(store, "_writer_threads", None)
-    if pool is None:
-        with _executors_lock:
-            pool = getattr(store, "_writer_threads", None)
-            if pool is None:
-                pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyshape-writer")
-                store._writer_threads = pool  # type: ignore[attr-defined]
-    return pool
