@@ -24,6 +24,7 @@ from keyshape.errors import KeyshapeError, KeysDoNotFit
 from keyshape.schema import KeySchema
 from keyshape.schema.keycheck import KeyCheck
 from keyshape.schema.labels import key_label, label_legend
+from keyshape.schema.prefixes import STRATEGIES
 from keyshape.workload import LOAD_QUALIFIER, row_value_bytes
 
 DEFAULT_ROWS = 200_000
@@ -69,10 +70,9 @@ def _bucket_count(schema: KeySchema) -> int | None:
 def _heavy_fields(schema: KeySchema) -> list[str]:
     """Fields whose heavy values decide where rows go: the hashed fields of a prefix that hashes
     only some fields (an entity stays in one bucket), or the leading field without a prefix."""
-    strategy = schema.prefix.name
-    if strategy in ("none",):
+    if not schema.prefix.width:
         return [schema.fields[0].name]
-    if strategy == "random" or set(schema.hash_fields) == set(schema.field_names):
+    if not schema.prefix.deterministic or set(schema.hash_fields) == set(schema.field_names):
         return []
     return list(schema.hash_fields)[:3]
 
@@ -83,7 +83,7 @@ def schema_hints(schema: KeySchema, heavy: dict[str, HeavyHitters] | None = None
     lead = schema.fields[0].name
     strategy = schema.prefix.name
     gens = {f.name: _generator(schema, f.name) for f in schema.fields}
-    mono = lead if strategy == "none" and _is_monotonic(gens[lead]) else None
+    mono = lead if not schema.prefix.width and _is_monotonic(gens[lead]) else None
     spread = next((f.name for f in schema.fields[1:] if gens[f.name] is not None and not _is_monotonic(gens[f.name])), None)
     if spread is None and len(schema.fields) > 1:
         spread = next((f.name for f in schema.fields[1:] if not _is_monotonic(gens[f.name])), None)
@@ -96,7 +96,7 @@ def schema_hints(schema: KeySchema, heavy: dict[str, HeavyHitters] | None = None
         monotonic_generator=gens[lead] if mono else None,
         spread_field=spread,
         prefix_strategy=strategy,
-        hash_fields=tuple(schema.hash_fields) if strategy != "none" else (),
+        hash_fields=tuple(schema.hash_fields) if schema.prefix.width else (),
         buckets=_bucket_count(schema),
         heavy=tuple(top),
         split_algorithm=schema.splits.algorithm if schema.splits is not None else None,
@@ -136,8 +136,6 @@ def with_regions(schema: KeySchema, regions: int) -> KeySchema:
 
 # Regions for strategy variants of a schema without [splits] (one region compares nothing).
 DEFAULT_VARIANT_REGIONS = 16
-# The option a bare number in "name:n" sets, per strategy (the parser refuses it elsewhere).
-_COUNT_OPTION = {"md5": "length"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,7 +167,10 @@ def parse_strategy(entry: str) -> tuple[str, dict[str, int]]:
         raise KeyshapeError(
             f"strategy {entry.strip()!r}: {count.strip()!r} is not a whole number; write name:n with n the buckets (the length for md5), e.g. mod:16"
         ) from None
-    return name, {_COUNT_OPTION.get(name, "buckets"): n}
+    # The option a bare number sets is the strategy's (md5: length); an unknown name is left to
+    # with_prefix, which names the strategies.
+    cls = STRATEGIES.get(name)
+    return name, {cls.count_option if cls is not None else "buckets": n}
 
 
 def _region_count(schema: KeySchema) -> tuple[int, str]:
@@ -215,7 +216,7 @@ def strategy_variants(
             raise type(exc)(f"strategy {entry.strip()!r}: {exc}") from None
         n = plain.prefix.bucket_count()
         # Canonical entry: the count the strategy got, defaults included ("md5" -> "md5:4").
-        shown = plain.prefix.width if strategy == "md5" else getattr(plain.prefix, "n", None)
+        shown = plain.prefix.count()
         label = f"{strategy}:{shown}" if shown is not None else strategy
         if any(v.strategy == label for v in out):
             raise KeyshapeError(f"strategy {label!r} is listed twice; list each strategy once")

@@ -27,7 +27,7 @@ def candidate_keys(schema: KeySchema, record: Mapping[str, Any]) -> list[bytes]:
     (sorted) for ``random``."""
     key = schema.encode(record)
     p = schema.prefix
-    if p.name != "random":
+    if p.deterministic:
         return [key]
     k = original_key(schema, key)
     buckets = p.buckets()

@@ -269,7 +269,7 @@ class MergedScan:
                 return fetch
 
             # Only a random salt can store one original key in two buckets.
-            chunks = merge_runs([fetcher(s) for s in sources], self.reverse, unique=self.schema.prefix.name != "random")
+            chunks = merge_runs([fetcher(s) for s in sources], self.reverse, unique=self.schema.prefix.deterministic)
             make = _row_maker(self.schema)
             left = limit
             for originals, keys, values in chunks:

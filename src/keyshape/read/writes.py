@@ -111,7 +111,7 @@ class IndexedWriter:
         self.store, self.schema, self.batch_size = store, schema, batch_size
         self.indexes = [index_of(schema, i) for i in (schema.indexes if indexes is None else indexes)]
         self._ops: list[_Op] = []
-        self._random = schema.prefix.name == "random"
+        self._random = not schema.prefix.deterministic
 
     # ------------------------------------------------------------------------------ buffering
 

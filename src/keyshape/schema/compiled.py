@@ -21,10 +21,7 @@ so memory stays bounded and a stream of distinct J only pays the lookup.
 
 from __future__ import annotations
 
-import hashlib
 import struct
-import zlib
-from binascii import hexlify
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -154,49 +151,11 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
 
 
 def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
-    """Source lines computing ``pre`` (the prefix bytes) from ``material``."""
+    """Source lines computing ``pre`` (the prefix bytes) from ``material``: the strategy's own
+    (:meth:`keyshape.schema.prefixes.Prefix.compiled_lines`), with this module's String.hashCode lines."""
     p = schema.prefix
-    name = p.name
     env["_P"] = p
-    if name == "md5" or name == "md5-full":
-        env["_md5"] = hashlib.md5
-        env["_hexlify"] = hexlify
-        w = p.width
-        if w % 2 == 0:
-            return [f"pre = _hexlify(_md5({material}).digest()[:{w // 2}])"]
-        return [f"pre = _hexlify(_md5({material}).digest()[:{(w + 1) // 2}])[:{w}]"]
-    if name in ("mod", "java-hash-short"):
-        lines = _string_hash_lines(schema, env, material)
-        if name == "java-hash-short":
-            env["_pack_h"] = struct.Struct(">H").pack
-            return lines + ["pre = _pack_h(h & 0x7FFF)"]
-        if p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
-            env["_BUCKETS"] = [p.bucket(b) for b in range(p.n)]  # type: ignore[attr-defined]
-            return lines + [f"pre = _BUCKETS[(h & 0x7FFFFFFF) % {p.n}]"]  # type: ignore[attr-defined]
-        return lines + [f"pre = b'%0{p.width}d' % ((h & 0x7FFFFFFF) % {p.n})"]  # type: ignore[attr-defined]
-    if name == "crc32":
-        env["_crc32"] = zlib.crc32
-        return [f"pre = b'%04x' % (_crc32({material}) & 0xFFFF)"]
-    if name == "phoenix":
-        env["_jbh"] = hashing.java_bytes_hash
-        env["_BYTE"] = [bytes([i]) for i in range(256)]
-        # (byte) Math.abs(hash % buckets): Java's remainder takes the dividend's sign.
-        return [f"h = _jbh({material})", f"pre = _BYTE[(-h) % {p.n} if h < 0 else h % {p.n}]"]  # type: ignore[attr-defined]
-    if name == "opentsdb" and p.n <= MEMO_LIMIT:  # type: ignore[attr-defined]
-        env["_jbh"] = hashing.java_bytes_hash
-        n, mw = p.n, p.metric_width  # type: ignore[attr-defined]
-        env["_SALTS"] = [_opentsdb_bytes(b, p.width) for b in range(n)]
-        env["_ZERO_SALT"] = bytes(p.width)
-        # A zero (or empty) metric UID is not salted; else |hash % buckets| (Java remainder).
-        return [
-            f"m = {material}[:{mw}]",
-            "if m.count(0) == len(m):",
-            "    pre = _ZERO_SALT",
-            "else:",
-            f"    h = _jbh({material})",
-            f"    pre = _SALTS[(-h) % {n} if h < 0 else h % {n}]",
-        ]
-    return [f"pre = _P.prefix_for({material})"]  # random (and huge opentsdb bucket counts)
+    return p.compiled_lines(env, material, lambda e, m: _string_hash_lines(schema, e, m), MEMO_LIMIT)
 
 
 def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
@@ -223,14 +182,6 @@ def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) ->
     return lines + [f"if {material}.isascii():", f"    h = {poly}", "else:", f"    h = _jsh({material})"]
 
 
-def _opentsdb_bytes(bucket: int, width: int) -> bytes:
-    """The salt bytes of a bucket, with Java's int shifts (as :func:`hashing.opentsdb_salt`)."""
-    out = bytearray(width)
-    for i in range(1, width + 1):
-        out[width - i] = (bucket >> ((8 * (i - 1)) % 32)) & 0xFF
-    return bytes(out)
-
-
 def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
     """``record -> key`` for ``schema``, equal to the generic encode for every record."""
     env: dict[str, Any] = {"_INVERT": _INVERT, "_S": schema}
@@ -246,7 +197,7 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
     parts = ", ".join(f"p{i}" for i in range(len(fields)))
     p = schema.prefix
     # With a J prefix the unprefixed key K is never needed alone: the key is one join.
-    one_join = p.width and p.material == "J" and not schema._j_is_k and p.name != "random" and (p.sep_after or not sep)
+    one_join = p.width and p.material == "J" and not schema._j_is_k and p.deterministic and (p.sep_after or not sep)
     if not one_join:
         src.append("    k = p0" if len(fields) == 1 else f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
@@ -261,7 +212,7 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
         else:
             mat = "b''"
         pre = _prefix_lines(schema, env, mat)
-        if mat == "j" and p.name != "random":
+        if mat == "j" and p.deterministic:
             env["_MEMO"] = {}
             src += ["    pre = _MEMO.get(j)", "    if pre is None:"]
             src += ["        " + ln for ln in pre]
@@ -270,7 +221,7 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
             src += ["    " + ln for ln in pre]
         if one_join:
             src.append(f"    return SEP.join((pre, {parts}))" if sep else f"    return b''.join((pre, {parts}))")
-        elif p.name == "md5-full":
+        elif p.whole_key:
             src.append("    return pre")
         elif p.sep_after and sep:
             src.append("    return pre + SEP + k")

@@ -282,8 +282,6 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
 
 
 _KINDS = {"string": 0, "bytes": 1}
-# The salts the C reader re-derives (random salts have nothing to re-derive; md5-full no fields).
-_CHECKS = {"mod": 1, "java-hash-short": 2, "phoenix": 3, "md5": 4, "crc32": 5, "opentsdb": 6}
 
 
 def native_readers(schema: KeySchema) -> dict[bool, Any]:
@@ -306,7 +304,7 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
     if any(f.encoding == "ordered" for f in fields) or len(schema.separator) > 16:
         return None
     check = verify and bool(p.width and p.material)
-    if check and (p.name not in _CHECKS or any(f.type == "float64" for f in fields)):
+    if check and (p.native_check is None or any(f.type == "float64" for f in fields)):
         return None
     specs = []
     for f, plan in zip(fields, schema._ends):
@@ -336,7 +334,7 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
     salt = None
     if check:
         hashed = p.material == "J" and not schema._j_is_k and bool(schema._hash_idx)
-        salt = (_CHECKS[p.name], getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (), getattr(p, "metric_width", 0))
+        salt = (p.native_check, getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (), getattr(p, "metric_width", 0))
     sepcheck = bool(p.head_width and p.sep_after and schema.separator)
     try:
         return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck, tuple(specs), salt)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.parse import Section, parse_field, parse_prefix
-from keyshape.schema.prefixes import make_prefix
+from keyshape.schema.prefixes import STRATEGIES, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
 if TYPE_CHECKING:  # annotations only: keyschema imports this module
@@ -41,7 +41,6 @@ __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
 ROW_FIELD = "row"
 MAX_PRESPLIT_BUCKETS = 256
-_INDEX_STRATEGIES = ("none", "md5", "mod", "phoenix", "crc32", "java-hash-short")
 
 
 @dataclass(frozen=True)
@@ -118,11 +117,12 @@ def parse_indexes(
                 "give the field a width or encoding = 'ordered', or set key.separator",
             )
         strategy, options = parse_prefix(s)
-        if strategy not in _INDEX_STRATEGIES:
+        if not STRATEGIES[strategy].index_ok:
+            usable = [n for n, cls in STRATEGIES.items() if cls.index_ok]
             s.fail(
                 "prefix",
                 f"strategy {strategy!r} is not supported for an index table",
-                "use one of: " + ", ".join(_INDEX_STRATEGIES) + " (random would make index rows unfindable)",
+                "use one of: " + ", ".join(usable) + " (random would make index rows unfindable)",
             )
         hash_fields = s.get("hash_fields", list, [names[0]])
         if not hash_fields or any(h not in names for h in hash_fields):

@@ -37,13 +37,12 @@ from keyshape.schema.counters import parse_counters
 from keyshape.schema.index import parse_indexes
 from keyshape.schema.parse import (
     Section,
-    opentsdb_metric_width,
     parse_key,
     parse_prefix,
     parse_splits,
     parse_table,
 )
-from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, Prefix, make_prefix
+from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
 # Columns of records: a list or a numpy array of values per field name.
@@ -138,8 +137,7 @@ class KeySchema:
         """
         key = Section({"prefix": {"strategy": strategy, **options}}, "key", self.source)
         name, opts = parse_prefix(key)
-        if name == "opentsdb":
-            opts["metric_width"] = opentsdb_metric_width(key, self.fields, self.separator, self.hash_fields)
+        opts.update(STRATEGIES[name].key_options(key, self.fields, self.separator, self.hash_fields))
         prefix = make_prefix(name, self.separator, **opts)
         spec = self.splits if isinstance(splits, str) and splits == "keep" else splits
         if isinstance(spec, str):
@@ -286,7 +284,7 @@ class KeySchema:
             else:
                 mats = join([parts[i] for i in self._hash_idx])
             prefixes = p.prefix_many(mats)
-            if p.name == "md5-full":
+            if p.whole_key:
                 ks = prefixes
             elif p.sep_after and sep is not None:
                 ks = KeyArray.concat([prefixes, sep, ks])
@@ -479,10 +477,11 @@ class KeySchema:
                     return []
                 start, stop, is_next = planned
         p = self.prefix
-        if p.name == "md5-full":
+        if p.whole_key:
             if not complete:
                 raise KeyshapeError(
-                    "md5-full keys cannot be range-scanned: the key is a hash of all fields; give every field for a point read, or use strategy 'md5'"
+                    f"{p.name} keys cannot be range-scanned: the key is a hash of all fields; "
+                    "give every field for a point read, or use strategy 'md5'"
                 )
             return [(p.prefix_for(body), p.prefix_for(body) + b"\x00")]
         heads = [b""]

@@ -22,17 +22,13 @@ __all__ = ["key_label", "label_legend"]
 
 _VALUE_CHARS = 24
 _RUN = -1  # _field_end: the field runs into the next one
-# Labels that would only repeat the raw bytes are not worth a column.
-_HASH_ONLY = ("md5-full",)
-# Hash prefixes are a hash's leading digits, not bucket numbers: name them for what they are.
-_HEAD_WORD = {"md5": "md5", "crc32": "crc32", "java-hash-short": "hash"}
 
 
 def label_legend(schema: KeySchema) -> str:
     """What a label is made of, in order: ``"bucket · user_id · ts"`` (``md5``, ``crc32`` or
     ``hash`` instead of ``bucket`` for those prefixes)."""
     p = schema.prefix
-    head = [_HEAD_WORD.get(p.name, "bucket")] if p.width and p.name not in _HASH_ONLY else []
+    head = [p.label_word] if p.width and p.label_word else []
     return " · ".join(head + [f.name for f in schema.fields])
 
 
@@ -50,12 +46,12 @@ def key_label(schema: KeySchema, key: bytes) -> str:
     parts: list[str] = []
     pos = 0
     if p.width:
-        if p.name in _HASH_ONLY or len(key) < p.width:
+        if not p.label_word or len(key) < p.width:
             return to_string_binary(key)
-        bucket = _bucket_text(p, key[: p.width])
+        bucket = p.bucket_text(key[: p.width])
         if bucket is None:
             return to_string_binary(key)
-        parts.append(f"{_HEAD_WORD.get(p.name, 'bucket')} {bucket}")
+        parts.append(f"{p.label_word} {bucket}")
         pos = p.head_width
         if len(key) > p.width and key[p.width : pos] != (sep if p.sep_after else b""):
             return to_string_binary(key)
@@ -97,18 +93,6 @@ def _field_end(schema: KeySchema, i: int, key: bytes, pos: int) -> int | None:
     end = key.find(schema.separator, pos)
     # A split key may stop right after the value: the region starts at that value.
     return len(key) if end < 0 else end
-
-
-def _bucket_text(p: Any, head: bytes) -> str | None:
-    """The prefix as people write it (``03`` for mod, ``3`` for a salt byte, hex digits for md5
-    and crc32), or None when ``head`` is not a prefix this strategy produces."""
-    text = head.decode("ascii", "replace")
-    if p.name in ("md5", "crc32"):
-        return text if all(c in "0123456789abcdef" for c in text) else None
-    if p.name in ("mod", "random"):
-        return text if text.isdigit() and int(text) < p.bucket_count() else None
-    value = int.from_bytes(head, "big")
-    return str(value) if value < p.bucket_count() else None
 
 
 def _value_text(f: Any, value: Any) -> str:

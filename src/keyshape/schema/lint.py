@@ -34,8 +34,6 @@ __all__ = ["Finding", "lint", "LEVELS"]
 LEVELS = ("error", "warning", "info")
 _SAMPLE_ROWS = 2000
 _MONOTONIC = ("sequential", "sequential-time", "jittered-time", "derived")
-# Prefixes written as lower-case hex digits, like HexStringSplit's split keys.
-_HEX_PREFIXES = ("md5", "md5-full", "crc32")
 
 
 @dataclass(frozen=True)
@@ -60,16 +58,10 @@ def lint(schema: KeySchema) -> list[Finding]:
     _splits(schema, out)
     _separator(schema, sample, out)
     _fields(schema, sample, out)
-    if schema.prefix.name == "random":
-        n = schema.prefix.bucket_count()
-        out.append(
-            Finding(
-                "warning",
-                "random-prefix",
-                f"random prefix: every point read and scan must visit all {n} buckets, and one entity's rows scatter",
-                "use a hash of a field you query by (strategy 'mod' or 'md5' with hash_fields)",
-            )
-        )
+    # What the strategy itself says (random: reads fan out; md5-full: fields hidden), in the
+    # order the findings were always listed: its warnings here, its infos after the key's own.
+    notes = [Finding(*note) for note in schema.prefix.lint_notes()]
+    out += [f for f in notes if f.level != "info"]
     if schema.encode_only is not None:
         out.append(
             Finding(
@@ -80,15 +72,7 @@ def lint(schema: KeySchema) -> list[Finding]:
                 "fine to reproduce an existing writer's keys; for new tables give the field a width, encoding = 'ordered', or set key.separator",
             )
         )
-    if schema.prefix.name == "md5-full":
-        out.append(
-            Finding(
-                "info",
-                "md5-full",
-                "md5-full keys hide the fields: no range scans, decode impossible",
-                "store the fields in a column if you need them back",
-            )
-        )
+    out += [f for f in notes if f.level == "info"]
     return sorted(out, key=lambda f: LEVELS.index(f.level))
 
 
@@ -253,7 +237,7 @@ def _splits(schema: KeySchema, out: list[Finding]) -> None:
             )
         )
         return
-    hex_prefix = p.name in _HEX_PREFIXES and s.algorithm == "hex"
+    hex_prefix = p.hex_text and s.algorithm == "hex"
     if s.algorithm not in ("prefix", "sample", "buckets", "explicit") and not hex_prefix:
         out.append(
             Finding(

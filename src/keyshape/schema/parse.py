@@ -12,13 +12,14 @@ errors too, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from keyshape.errors import SchemaError
 from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
+from keyshape.schema.prefixes.opentsdb import metric_width as opentsdb_metric_width
 from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, SplitSpec, TableSpec
 
 __all__ = [
@@ -35,26 +36,6 @@ __all__ = [
 ]
 
 SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
-# Options each prefix strategy accepts (anything else under key.prefix is an error), with bounds.
-_STRATEGY_OPTIONS: dict[str, dict[str, tuple[int, int]]] = {
-    "none": {},
-    "md5-full": {},
-    "java-hash-short": {},
-    "crc32": {},
-    "md5": {"length": (4, 32)},
-    "mod": {"buckets": (2, 10**9)},
-    "random": {"buckets": (2, 10**9), "seed": (0, 2**63)},
-    "phoenix": {"buckets": (2, 256)},  # Phoenix SaltingUtil.MAX_BUCKET_NUM = 256
-    "opentsdb": {"buckets": (1, 2**31 - 1), "width": (1, 8)},
-}
-_STRATEGY_DEFAULTS = {
-    "md5": {"length": 4},
-    "mod": {"buckets": 16},
-    "random": {"buckets": 16},
-    "phoenix": {"buckets": 16},
-    "opentsdb": {"buckets": 20, "width": 1},
-}
-
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number", list: "a list", dict: "a table"}
 
 
@@ -230,10 +211,10 @@ def parse_key(key: Section) -> KeyParts:
     strategy, options = parse_prefix(key)
     hash_fields = key.get("hash_fields", list, None)
     if hash_fields is None:
-        if strategy == "opentsdb":
+        if STRATEGIES[strategy].requires_hash_fields:
             key.fail(
                 "hash_fields",
-                "is required for strategy 'opentsdb'",
+                f"is required for strategy {strategy!r}",
                 "list the metric field then the tag fields, e.g. hash_fields = ['metric', 'tagk', 'tagv']",
             )
         hash_fields = names
@@ -242,33 +223,9 @@ def parse_key(key: Section) -> KeyParts:
             key.fail("hash_fields", f"{h!r} is not a key field", "use field names from: " + ", ".join(names))
     if not hash_fields or len(set(hash_fields)) != len(hash_fields):
         key.fail("hash_fields", "must list distinct fields, at least one", "e.g. hash_fields = ['user_id']")
-    if strategy == "opentsdb":
-        options["metric_width"] = opentsdb_metric_width(key, fields, separator, hash_fields)
+    options.update(STRATEGIES[strategy].key_options(key, fields, separator, hash_fields))
     key.done()
     return KeyParts(fields, separator, make_prefix(strategy, separator, **options), list(hash_fields))
-
-
-def opentsdb_metric_width(key: Section, fields: Sequence[FieldSpec], separator: bytes, hash_fields: Sequence[str]) -> int:
-    """Check that an ``opentsdb`` prefix fits the key and return the metric field's width:
-    no separator, the metric (first of ``hash_fields``) leads the hashed fields and is fixed-width."""
-    if separator:
-        key.fail("separator", "OpenTSDB keys have no separator", "remove key.separator")
-    metric = next(f for f in fields if f.name == hash_fields[0])
-    first_hashed = next(f for f in fields if f.name in hash_fields)
-    if metric is not first_hashed:
-        # The salt hashes metric + tags in key order and splits them at the metric's width.
-        key.fail(
-            "hash_fields",
-            f"the metric field {metric.name!r} (listed first) must come before the other hashed fields in the key, but {first_hashed.name!r} does",
-            "put the metric field first in [[key.fields]], or list the leading hashed field first",
-        )
-    if metric.fixed_width is None:
-        key.fail(
-            "hash_fields",
-            f"the metric field {metric.name!r} must have a fixed width",
-            "give it width (OpenTSDB metric UIDs are 3 bytes: type = 'bytes', width = 3)",
-        )
-    return metric.fixed_width
 
 
 def parse_field(s: Section, index: int = 0) -> FieldSpec:
@@ -324,9 +281,10 @@ def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
     else:
         sec = key.required_section("prefix")
         strategy = sec.get("strategy", str, required=True, choices=STRATEGIES)
-    options = dict(_STRATEGY_DEFAULTS.get(strategy, {}))
+    cls = STRATEGIES[strategy]
+    options = dict(cls.defaults)
     if sec is not None:
-        for opt, (lo, hi) in _STRATEGY_OPTIONS[strategy].items():
+        for opt, (lo, hi) in cls.options.items():
             if sec.has(opt):
                 options[opt] = sec.get(opt, int, minimum=lo, maximum=hi)
         sec.done()

@@ -1,37 +1,17 @@
-"""Prefix strategies: how a row key is salted or hashed so writes spread over regions.
+"""The prefix strategy interface (:class:`Prefix`, which is also the ``none`` strategy) and the
+helpers the strategies share (``String.hashCode`` of J, digit matrices).
 
-Each strategy has the shape of Phoenix's ``SaltingUtil`` / HBaseWD's ``AbstractRowKeyDistributor``:
-compute the prefix of a key (:meth:`Prefix.prefix_for`, vectorized as :meth:`Prefix.prefix_many`),
-list every prefix it can produce (:meth:`Prefix.bucket` / :meth:`Prefix.buckets`), and strip the
-prefix again (:meth:`Prefix.strip`).
-
-Byte layouts (``J`` = the hashed fields joined by the separator, ``K`` = the key without prefix,
-``sep`` = the separator or nothing):
-
-================  ==============================================================================
-none              ``K``
-md5               ``md5_hex(J)[:length] + sep + K`` (length 4..32)
-md5-full          ``md5_hex(K)`` (fields not recoverable)
-java-hash-short   ``Bytes.toBytes((short)(J.hashCode() & 0x7FFF)) + K`` (2 bytes, no separator)
-crc32             ``"%04x" % (crc32(J) & 0xFFFF) + sep + K``
-mod               ``"%0Nd" % ((J.hashCode() & 0x7FFFFFFF) % buckets) + sep + K``, N = max(2, digits)
-random            a random bucket in the ``mod`` text form + sep + K
-phoenix           ``(byte) phoenix_salt(K, buckets) + K`` (buckets <= 256)
-opentsdb          ``opentsdb_salt(metric, tags, buckets, width) + K``; J = metric + tag fields
-================  ==============================================================================
-
-``J.hashCode()`` is Java's ``String.hashCode`` of J read as UTF-8 text (ISO-8859-1 when J is not
-valid UTF-8, i.e. ``new String(bytes, ISO_8859_1)``), which is what a Java writer gets when it
-builds J as a String. md5 and crc32 hash the bytes of J.
+A strategy is one class in one module of this package: its options with their bounds and
+defaults, its byte layout, the word a region label uses for it, what lint and index tables need
+to know about it, whether it is deterministic and recoverable, and the lines the compiled
+per-record codec runs. Nothing outside the package asks for a strategy by name.
 """
 
 from __future__ import annotations
 
 import functools
-
-import hashlib
-from collections.abc import Sequence
-from typing import overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -39,10 +19,17 @@ from keyshape.core import batchhash, hashing, hbytes
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 
-__all__ = ["STRATEGIES", "Prefix", "make_prefix", "java_string_hash_many"]
+__all__ = ["Prefix", "MAX_LISTED_BUCKETS", "REGISTRY", "java_string_hash_many", "StringHashLines"]
 
 # More buckets than this cannot be listed or fanned out to (md5 with length >= 5, md5-full).
 MAX_LISTED_BUCKETS = 65536
+
+# name -> strategy class; every subclass that sets its own ``name`` registers itself here.
+REGISTRY: dict[str, type[Prefix]] = {}
+
+# The compiler's ``String.hashCode`` lines: (env, material) -> lines setting ``h`` (its low 31
+# bits at least) from the J bytes in ``material``; the strategies that hash J as Java text use it.
+StringHashLines = Callable[[dict[str, Any], str], list[str]]
 
 
 def _j_text(j: bytes) -> str:
@@ -117,8 +104,53 @@ class Prefix:
     salted = False  # whether the key space is cut into buckets that a scan must fan out to
     route = "none"  # how prefix_many computes a batch (benchmarks print it)
 
+    # What the rest of keyshape asks instead of the name:
+    options: ClassVar[Mapping[str, tuple[int, int]]] = {}  # key.prefix options and their bounds (inclusive)
+    defaults: ClassVar[Mapping[str, int]] = {}  # option values when not given
+    deterministic = True  # the prefix is a function of the record (a read can recompute the key)
+    whole_key = False  # the prefix is the whole key (md5-full): no K after it
+    hex_text = False  # written as lower-case hex digits, like HexStringSplit's split keys (lint)
+    index_ok = True  # usable as the prefix of an index table
+    label_word: str | None = "bucket"  # the head of a region label (None: no prefix column)
+    native_check: int | None = None  # the salt the C reader re-derives (core/_native.c's code), if any
+    requires_hash_fields = False  # key.hash_fields must be given (not all fields by default)
+    count_option = "buckets"  # the option a bare number sets in a "name:n" strategy entry (advise, compare)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            REGISTRY[cls.name] = cls
+
     def __init__(self, separator: bytes = b"") -> None:
         self.separator = separator
+
+    @classmethod
+    def key_options(cls, key: Any, fields: Sequence[Any], separator: bytes, hash_fields: Sequence[str]) -> dict[str, int]:
+        """Options the strategy derives from the key's layout, checked (``key`` is the parser's
+        ``Section``: its ``fail`` raises the one-line SchemaError). None by default."""
+        return {}
+
+    def count(self) -> int | None:
+        """The value of :attr:`count_option` this prefix has (None: the strategy has no count)."""
+        value = getattr(self, "n", None)
+        return value if isinstance(value, int) else None
+
+    def lint_notes(self) -> list[tuple[str, str, str, str]]:
+        """What lint says of this strategy whatever the rest: ``(level, code, message, advice)``."""
+        return []
+
+    def bucket_text(self, head: bytes) -> str | None:
+        """The prefix as people write it (``3`` for a salt byte), or None when ``head`` is not a
+        prefix this strategy produces."""
+        n = self.bucket_count()
+        value = int.from_bytes(head, "big")
+        return str(value) if n is not None and value < n else None
+
+    def compiled_lines(self, env: dict[str, Any], material: str, string_hash: StringHashLines, memo_limit: int) -> list[str]:
+        """Source lines of the compiled encoder setting ``pre`` (the prefix bytes) from the
+        expression ``material``; what they use goes into ``env`` (``_P`` is this strategy).
+        ``memo_limit``: at most this many buckets are listed in ``env`` as a table."""
+        return [f"pre = _P.prefix_for({material})"]
 
     @property
     def head_width(self) -> int:
@@ -192,266 +224,4 @@ class Prefix:
         return key[head:]
 
 
-class Md5Prefix(Prefix):
-    name, material, sep_after, salted = "md5", "J", True, True
-    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
-
-    def __init__(self, separator: bytes = b"", length: int = 4) -> None:
-        super().__init__(separator)
-        self.width = length
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return hashlib.md5(material).hexdigest()[: self.width].encode("ascii")
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        return _md5_hex_matrix(materials, self.width)
-
-    def bucket_count(self) -> int:
-        return 16**self.width
-
-    def bucket(self, i: int) -> bytes:
-        return b"%0*x" % (self.width, i)
-
-
-class Md5FullPrefix(Prefix):
-    """The key is ``md5_hex(K)`` alone: point reads only, fields kept in a column."""
-
-    name, material, width, recoverable = "md5-full", "K", 32, False
-    route = "numpy MD5 kernel (keyshape.core.batchhash), threaded"
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return hashlib.md5(material).hexdigest().encode("ascii")
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        return _md5_hex_matrix(materials, 32)
-
-    def apply(self, prefix: bytes, k: bytes) -> bytes:
-        return prefix
-
-    def bucket_count(self) -> int:
-        return 16**32
-
-    def bucket(self, i: int) -> bytes:
-        return b"%032x" % i
-
-    def strip(self, key: bytes) -> bytes:
-        raise KeyshapeError(
-            "md5-full keys are md5_hex(K): the fields cannot be recovered from the key; "
-            "store them in a column, or use strategy 'md5' (prefix + fields)"
-        )
-
-
-class JavaHashShortPrefix(Prefix):
-    name, material, width, salted = "java-hash-short", "J", 2, True
-    route = "numpy String.hashCode (Horner over columns)"
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return hbytes.short(hashing.java_string_hash(_j_text(material)) & 0x7FFF)
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        h = (_string_hash_u32(materials) & np.uint32(0x7FFF)).astype(">u2")
-        return h.view(np.uint8).reshape(len(materials), 2)
-
-    def bucket_count(self) -> int:
-        return 0x8000
-
-    def bucket(self, i: int) -> bytes:
-        return hbytes.short(i)
-
-
-class Crc32Prefix(Prefix):
-    name, material, width, sep_after, salted = "crc32", "J", 4, True, True
-    route = "numpy CRC-32 table kernel (keyshape.core.batchhash), threaded"
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return b"%04x" % (hashing.crc32(material) & 0xFFFF)
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        return _hex_digits(batchhash.crc32_many(materials) & np.uint32(0xFFFF), 4)
-
-    def bucket_count(self) -> int:
-        return 0x10000
-
-    def bucket(self, i: int) -> bytes:
-        return b"%04x" % i
-
-
-class ModPrefix(Prefix):
-    name, material, sep_after, salted = "mod", "J", True, True
-    route = "numpy String.hashCode (Horner over columns)"
-
-    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
-        super().__init__(separator)
-        self.n = buckets
-        self.width = max(2, len(str(buckets - 1)))
-
-    def prefix_for(self, material: bytes) -> bytes:
-        h = hashing.java_string_hash(_j_text(material)) & 0x7FFFFFFF
-        return self.bucket(h % self.n)
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        idx = (_string_hash_u32(materials) & np.uint32(0x7FFFFFFF)) % np.uint32(self.n)
-        return _decimal_digits(idx, self.width)
-
-    def bucket_count(self) -> int:
-        return self.n
-
-    def bucket(self, i: int) -> bytes:
-        return b"%0*d" % (self.width, i)
-
-
-class RandomPrefix(ModPrefix):
-    """A random bucket per write: even writes, but every read must visit every bucket."""
-
-    name, material = "random", ""
-    route = "numpy random generator"
-
-    def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
-        super().__init__(separator, buckets)
-        self._rng = np.random.default_rng(seed)
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return self.bucket(int(self._rng.integers(self.n)))
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        return _decimal_digits(self._rng.integers(self.n, size=len(materials)), self.width)
-
-
-class PhoenixPrefix(Prefix):
-    name, material, width, salted = "phoenix", "K", 1, True
-    route = "numpy Arrays.hashCode (Horner over columns)"
-
-    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
-        super().__init__(separator)
-        self.n = buckets
-
-    def prefix_for(self, material: bytes) -> bytes:
-        return bytes([hashing.phoenix_salt(material, self.n)])
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        return hashing.phoenix_salt_many(materials, self.n).reshape(len(materials), 1)
-
-    def bucket_count(self) -> int:
-        return self.n
-
-    def bucket(self, i: int) -> bytes:
-        return bytes([i])
-
-
-class OpenTsdbPrefix(Prefix):
-    """OpenTSDB's salt over the metric UID (the first hashed field) and the tag fields.
-
-    The salt of bucket ``b`` is ``width`` bytes where byte ``width-i`` is ``b >> (8*(i-1) % 32)``:
-    Java masks int shift counts to 5 bits, so from width 5 on the low bytes of ``b`` come round
-    again (bucket 14 at width 5 is ``0e 00 00 00 0e``) and the salts no longer sort like the
-    bucket numbers. Below width 5, buckets beyond ``256**width`` wrap onto the same salts.
-    :meth:`buckets` lists the distinct salts in byte order, which is what scans fan out to and
-    ``prefix`` splits cut at.
-    """
-
-    name, material, salted = "opentsdb", "J", True
-    route = "numpy Arrays.hashCode (Horner over columns)"
-
-    def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
-        super().__init__(separator)
-        self.n, self.width, self.metric_width = buckets, width, metric_width
-        self._sorted: list[bytes] | None = None
-
-    def prefix_for(self, material: bytes) -> bytes:
-        mw = self.metric_width
-        return hashing.opentsdb_salt(material[:mw], material[mw:], self.n, self.width)
-
-    def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
-        # Vector form of hashing.opentsdb_salt (pinned against it by the tests).
-        bucket = np.abs(np.fmod(hashing.java_bytes_hash_many(materials).astype(np.int64), self.n))
-        unsalted = ~materials.matrix[:, : self.metric_width].any(axis=1)  # zero or empty metric
-        bucket[unsalted] = 0
-        return self._salt_matrix(bucket)
-
-    def _salt_matrix(self, bucket: np.ndarray) -> np.ndarray:
-        # Byte width-i is bucket >> (8*(i-1) % 32): Java masks int shift counts to 5 bits.
-        shifts = np.array([(8 * (self.width - 1 - col)) % 32 for col in range(self.width)], dtype=np.int64)
-        return ((bucket.astype(np.int64)[:, None] >> shifts) & 0xFF).astype(np.uint8)
-
-    def bucket_count(self) -> int:
-        """How many DISTINCT salts the buckets produce (fewer than ``buckets`` when
-        ``256**width`` is smaller)."""
-        return self.n if self.width > 4 else min(self.n, 256**self.width)
-
-    def bucket(self, i: int) -> bytes:
-        if not 0 <= i < self.bucket_count():
-            raise KeyshapeError(f"opentsdb bucket index {i} is out of range 0..{self.bucket_count() - 1}")
-        if self.width <= 4:
-            return i.to_bytes(self.width, "big")  # salts sort like the bucket numbers here
-        if self.n <= MAX_LISTED_BUCKETS:
-            return self._sorted_salts()[i]
-        return self._salt_matrix(np.array([self._kth_by_salt(i)]))[0].tobytes()
-
-    def buckets(self) -> list[bytes] | None:
-        n = self.bucket_count()
-        if n > MAX_LISTED_BUCKETS:
-            return super().buckets()  # raises with the advice
-        if self.width <= 4:
-            return [i.to_bytes(self.width, "big") for i in range(n)]
-        return list(self._sorted_salts())
-
-    def _sorted_salts(self) -> list[bytes]:
-        if self._sorted is None:
-            m = self._salt_matrix(np.arange(self.n, dtype=np.int64))
-            self._sorted = sorted(m[r].tobytes() for r in range(self.n))
-        return self._sorted
-
-    def _kth_by_salt(self, k: int) -> int:
-        """The bucket whose salt is the k-th smallest, without listing them all.
-
-        From width 5 on, the first four salt bytes are the bytes of the bucket number taken in
-        the order ``(width-1-j) % 4`` (j = 0..3) and they decide the order, so this picks those
-        bytes one at a time, counting how many buckets below ``n`` fit each choice.
-        """
-        order = [(self.width - 1 - j) % 4 for j in range(4)]  # byte positions, 0 = least significant
-        fixed: dict[int, int] = {}
-        for pos in order:
-            for v in range(256):
-                c = _count_below(self.n, {**fixed, pos: v})
-                if k < c:
-                    fixed[pos] = v
-                    break
-                k -= c
-        return sum(v << (8 * p) for p, v in fixed.items())
-
-
-def _count_below(n: int, fixed: dict[int, int]) -> int:
-    """How many b in 0..n-1 (32-bit) have byte ``fixed[p]`` at position p (0 = least significant)."""
-    total = 0
-    for pos in range(3, -1, -1):
-        nd = (n >> (8 * pos)) & 0xFF
-        free_below = 256 ** sum(1 for q in range(pos) if q not in fixed)
-        if pos in fixed:
-            if fixed[pos] < nd:
-                total += free_below
-            if fixed[pos] != nd:
-                return total
-        else:
-            total += nd * free_below
-    return total
-
-
-STRATEGIES: dict[str, type[Prefix]] = {
-    cls.name: cls
-    for cls in (
-        Prefix,
-        Md5Prefix,
-        Md5FullPrefix,
-        JavaHashShortPrefix,
-        Crc32Prefix,
-        ModPrefix,
-        RandomPrefix,
-        PhoenixPrefix,
-        OpenTsdbPrefix,
-    )
-}
-
-
-def make_prefix(strategy: str, separator: bytes = b"", **options: int) -> Prefix:
-    """Build a strategy by name with its (already validated) options."""
-    return STRATEGIES[strategy](separator, **options)
+REGISTRY[Prefix.name] = Prefix
