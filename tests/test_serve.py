@@ -26,11 +26,37 @@ def test_a_poll_adds_to_every_layer_and_rollups_sum_exactly(tmp_path: Path) -> N
     h = History(tmp_path / "h.db")
     base = 1_800_000_000.0  # a minute boundary (divisible by 3600)
     for i in range(5):  # five polls 10 s apart, all in the first minute
-        h.record("t", base + 10 * i, [Cell("r1", b"", b"m", "s1", writes=10.0 + i, reads=1.0, store_bytes=100 + i, memstore_bytes=7, store_files=2)])
-    rows = h._db.execute("SELECT layer, COUNT(*), SUM(writes), MAX(store_bytes) FROM cells GROUP BY layer ORDER BY layer").fetchall()
-    assert rows[0] == (0, 5, 60.0, 104)  # every poll its own bucket
-    for layer in (1, 2, 3):  # one bucket each: the sum of the polls, the last gauge
-        assert rows[layer] == (layer, 1, 60.0, 104)
+        h.record(
+            "t",
+            base + 10 * i,
+            [Cell("r1", b"", b"m", "s1", writes=10.0 + i, reads=1.0, store_bytes=(100 + i) << 20, memstore_bytes=7 << 20, store_files=2)],
+        )
+    for layer in range(4):
+        frames = h.frames("t", layer)
+        writes = sum(float(f["writes"].sum()) for _, f in frames)
+        last = frames[-1][1]
+        # polls: every poll its own bucket; 1 min, 10 min, 1 h: one bucket, the sum of the polls, the last gauges
+        assert (len(frames), writes) == ((5, 60.0) if layer == 0 else (1, 60.0))
+        assert (int(last["store_mb"][0]), int(last["memstore_mb"][0]), int(last["store_files"][0])) == (104, 7, 2)
+    h.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 10**8)), min_size=1, max_size=12))
+def test_rollups_sum_each_region_over_polls_with_different_regions(tmp_path_factory: pytest.TempPathFactory, polls: list[dict[str, int]]) -> None:
+    """Regions come and go between polls (splits, merges): each roll-up bucket holds, per region,
+    the sum of its requests over the polls in it, exactly."""
+    h = History(tmp_path_factory.mktemp("r") / "h.db")
+    for i, poll in enumerate(polls):
+        h.record("t", 1_800_000_000.0 + i, [Cell(name, name.encode(), b"", "s", float(w), 0.0) for name, w in poll.items()])
+    want: dict[str, int] = {}
+    for poll in polls:
+        for name, w in poll.items():
+            want[name] = want.get(name, 0) + w
+    ids = dict(h._db.execute("SELECT id, name FROM regions").fetchall())
+    for layer in (1, 2, 3):
+        ((_, frame),) = h.frames("t", layer)
+        assert {ids[int(r)]: int(w) for r, w in zip(frame["region"], frame["writes"])} == want
     h.close()
 
 
@@ -40,7 +66,7 @@ def test_prune_keeps_each_layer_for_its_own_time(tmp_path: Path) -> None:
     for age in (10, 2 * 3600, 12 * 3600, 10 * 86400, 40 * 86400):
         h.record("t", now - age, [Cell("r1", b"", b"", "s", 1.0, 0.0)])
     h.prune(now)
-    kept = dict(h._db.execute("SELECT layer, COUNT(*) FROM cells GROUP BY layer").fetchall())
+    kept = {layer: len(h.frames("t", layer)) for layer in range(4)}
     # polls: 1 h; 1 min: 6 h; 10 min: 4 days; 1 h: 28 days
     assert kept == {0: 1, 1: 2, 2: 3, 3: 4}
     h.close()
@@ -62,8 +88,8 @@ def test_history_survives_reopening_the_file(tmp_path: Path) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 8), st.floats(0, 1000)), min_size=1, max_size=20))
-def test_heat_query_keeps_every_request_on_the_key_axis(tmp_path_factory: pytest.TempPathFactory, polls: list[tuple[int, int, float]]) -> None:
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 8), st.integers(0, 10**6)), min_size=1, max_size=20))
+def test_heat_query_keeps_every_request_on_the_key_axis(tmp_path_factory: pytest.TempPathFactory, polls: list[tuple[int, int, int]]) -> None:
     """Whatever regions a table had (a split table's regions over time), the heat map's cells of
     a poll add up to that poll's requests: spreading a region over its key buckets loses none."""
     h = History(tmp_path_factory.mktemp("q") / "h.db")

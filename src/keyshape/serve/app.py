@@ -26,6 +26,7 @@ import time
 from importlib import resources
 from typing import Any
 
+import numpy as np
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -106,7 +107,7 @@ def heatmap_body(poller: Poller, history: History, table: str, seconds: float, m
         "now": now,
         "times": q.times.tolist(),
         "keys": [{"start": to_string_binary(k), "label": poller.label(table, k)} for k in q.starts],
-        "values": [[round(float(x), 3) for x in row] for row in values],
+        "values": np.round(values, 3).tolist(),
         "max": float(values.max()) if values.size else 0.0,
         "events": [{"t": t, "kind": k, "detail": d} for t, k, d in history.events(table, since)],
         "gaps": [{"start": a, "stop": b, "reason": r} for a, b, r in history.gaps(since)],
