@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
 
 
 @click.command("advise")
@@ -28,6 +28,15 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH
 )
 @click.option("--max-designs", type=click.IntRange(min=1), default=64, show_default=True, help="The search bound: designs scored at most.")
 @click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the report page (ranked table, schemas, heat maps).")
+@click.option(
+    "--prove",
+    "prove_k",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="Load the top K designs and the --compare designs into --hbase, replay, and report measured against predicted.",
+)
+@hbase_option(what="The HBase --prove loads the designs into (tables ksv_prove_*, dropped after).")
 @click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the ranked designs as JSON ('-': stdout only).")
 def advise_command(
     data: str,
@@ -39,6 +48,8 @@ def advise_command(
     max_designs: int,
     html_path: str | None,
     json_path: str | None,
+    prove_k: int | None = None,
+    url: str | None = None,
 ) -> None:
     """Rank row-key designs for your data and queries (write spread, pattern cost, storage)."""
     from rich.console import Console
@@ -62,8 +73,26 @@ def advise_command(
         result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, progress=progress)
     if json_path != "-":
         out.print(advice_renderable(result, top))
+    proof = None
+    if prove_k is not None:
+        if url is None:
+            raise click.UsageError("--prove needs --hbase URL: the cluster to load the designs into")
+        from keyshape.analysis.advise.prove import prove
+        from keyshape.store import open_store
+
+        proof = prove(result, open_store(url), k=prove_k, prefix="ksv_prove")
+        for m in proof.designs:
+            lat = "; ".join(f"{n}: p50 {a:.1f} / p99 {b:.1f} ms" for n, (a, b) in m.latency_ms.items())
+            cost = f"read cost predicted {m.predicted_read_cost:,.1f}, measured {m.measured_read_cost:,.1f} ms/s"
+            out.print(f"measured {m.name}: {m.write_rows_per_s:,.0f} rows/s written; {lat}; {cost}", highlight=False)
+        out.print(
+            f"Spearman rank agreement, predicted vs measured read cost: {proof.spearman:.2f} over {len(proof.designs)} designs", highlight=False
+        )
     if json_path:
-        write_json(json_path, result.to_dict(top), out)
+        payload = result.to_dict(top)
+        if proof is not None:
+            payload["proof"] = proof.to_dict()
+        write_json(json_path, payload, out)
     if html_path:
         write_advice_html(result, html_path, top)
         out.print(f"[dim]wrote {html_path}[/dim]")
