@@ -32,6 +32,7 @@ from keyshape.phoenix import PhoenixTimestamp, create_table_sql, parse_ddl
 from keyshape.phoenix.ddl import PhoenixDDLError, read_ddl_script
 from keyshape.phoenix.lint import lint_phoenix, lint_values
 from keyshape.phoenix.resalt import target_ddl
+from keyshape.phoenix.schema import load_phoenix_schema
 
 pytestmark = pytest.mark.phoenix
 
@@ -300,3 +301,5 @@ def test_timestamps_print_as_phoenix_datetime_text_that_phoenix_and_keyshape_rea
     assert again[table] == key, printed
     # ... and so does keyshape, COLUMN=VALUE as printed
     assert cli("key", "encode", str(path), *(f"{c}={v}" for c, v in printed.items()), "--hex") == (0, key.hex() + "\n", "")
+    # ... and so does the table as a key schema (records from a CSV or a JSON line hold such text)
+    assert load_phoenix_schema(path).encode(printed) == key

@@ -21,7 +21,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.phoenix.ddl import PhoenixTable, read_ddl_script
 from keyshape.phoenix.key import PhoenixColumn
 from keyshape.phoenix.lint import lint_phoenix
-from keyshape.phoenix.types import PhoenixTimestamp
+from keyshape.phoenix.types import PhoenixTimestamp, parse_text
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.keyschema import Columns, KeySchema
 from keyshape.schema.prefixes import make_prefix
@@ -71,6 +71,9 @@ def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
     name = (column.data_type or column.type).name
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, str) and name not in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        # text from a CSV, a command line or keyshape's own output ("2026-11-27 10:00:00.123456789")
+        return parse_text(column.data_type or column.type, value)
     if name == "DECIMAL":
         return value if isinstance(value, Decimal) else Decimal(repr(float(value))) if isinstance(value, float) else Decimal(value)
     if name in ("FLOAT", "DOUBLE", "UNSIGNED_FLOAT", "UNSIGNED_DOUBLE"):
