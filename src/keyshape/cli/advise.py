@@ -84,7 +84,7 @@ def advise_command(
         for m in proof.designs:
             lat = "; ".join(f"{n}: p50 {a:.1f} / p99 {b:.1f} ms" for n, (a, b) in m.latency_ms.items())
             cost = f"read cost predicted {m.predicted_read_cost:,.1f}, measured {m.measured_read_cost:,.1f} ms/s"
-            out.print(f"measured {m.name}: {m.write_rows_per_s:,.0f} rows/s written; {lat}; {cost}", highlight=False)
+            out.print(f"measured {m.name}: {m.write_rows_per_s:,.0f} rows/s written; {lat}; {cost}", highlight=False, soft_wrap=True)
         out.print(
             f"Spearman rank agreement, predicted vs measured read cost: {proof.spearman:.2f} over {len(proof.designs)} designs", highlight=False
         )
