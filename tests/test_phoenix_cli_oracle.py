@@ -128,6 +128,8 @@ def test_an_unreadable_statement_leaves_the_other_tables_of_the_file_working(tmp
         "CREATE INDEX MTI ON MT (X);\n"
         "CREATE LOCAL INDEX LX ON MT (X);\n"
         "CREATE TABLE O (ID BIGINT NOT NULL PRIMARY KEY, V VARCHAR);\n"
+        "CREATE VIEW OV (W INTEGER) AS SELECT * FROM O;\n"
+        "CREATE INDEX OVI ON OV (W);\n"
     )
     # bytes from Phoenix 5.2.1 (the oracle): MT's index row for TID='acme', K=7, X='hi'
     assert cli("key", "encode", str(ddl), "--table", "MTI", "TID=acme", "K=7", "X=hi", "--hex") == (0, "61636d650068690080000007\n", "")
@@ -138,6 +140,12 @@ def test_an_unreadable_statement_leaves_the_other_tables_of_the_file_working(tmp
     code, out, err = cli("ddl", str(ddl), "--table", "LX")
     assert code != 0 and err.strip().splitlines() == [
         f"error: {ddl}: LX: local indexes are not supported (their keys start with the region's start key)"
+    ]
+    code, out, err = cli("key", "encode", str(ddl), "--table", "OVI", "W=1")
+    assert code != 0 and out == ""
+    assert err.strip().splitlines() == [
+        f"error: {ddl}: OVI: index on view OV: a view index (its keys lead with a view-index id, "
+        "in the physical table's _IDX_ table) is not supported"
     ]
 
 

@@ -378,6 +378,7 @@ class DDLScript:
     skipped: dict[str, PhoenixDDLError]
     order: list[str]  # every statement's name, in the file's order
     where: str
+    kinds: dict[str, str] = field(default_factory=dict)  # TABLE, INDEX or VIEW, of each skipped statement
 
     def pick(self, name: str | None = None) -> PhoenixTable:
         """The table or index ``name`` (default: the file's first statement); PhoenixDDLError
@@ -391,6 +392,19 @@ class DDLScript:
         if wanted not in self.tables:
             raise PhoenixDDLError(f"{self.where} has no table {name!r}; it has: {', '.join(self.tables)}")
         return self.tables[wanted]
+
+
+_INDEX_ON = re.compile(r'\s*CREATE\s+(?:LOCAL\s+)?INDEX\s+.*?\s+ON\s+("(?:[^"]|"")*"|[A-Za-z_][\w$#.]*)', re.I | re.S)
+_STATEMENT_KIND = re.compile(r"\s*CREATE\s+(?:LOCAL\s+)?(?:IMMUTABLE\s+)?(TABLE|INDEX|VIEW)", re.I)
+
+
+def _kind(statement: str) -> str:
+    m = _STATEMENT_KIND.match(statement)
+    return m.group(1).upper() if m else ""
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name.upper()
 
 
 _STATEMENT_NAME = re.compile(
@@ -413,9 +427,18 @@ def read_ddl_script(text: str, where: str = "the DDL") -> DDLScript:
             m = _STATEMENT_NAME.match(statement)
             if m is None:
                 raise
-            name = m.group(1)
-            name = name[1:-1].replace('""', '"') if name.startswith('"') else name.upper()
-            script.skipped[name] = exc
+            name = _unquote(m.group(1))
+            on = _INDEX_ON.match(statement)
+            data = _unquote(on.group(1)) if on else None
+            error = exc
+            if data in script.skipped:
+                error = PhoenixDDLError(
+                    f"index on view {data}: a view index (its keys lead with a view-index id, in the physical table's _IDX_ table) is not supported"
+                    if script.kinds.get(data) == "VIEW"
+                    else f"index on {data}, which keyshape cannot read ({script.skipped[data]})"
+                )
+            script.skipped[name] = error
+            script.kinds[name] = _kind(statement)
             script.order.append(name)
             continue
         script.tables[parsed.name] = parsed
