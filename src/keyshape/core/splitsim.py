@@ -30,6 +30,10 @@ then. Not modelled: compactions' own duration (``compaction_delay`` stands for i
 writes (``hbase.hstore.blockingStoreFiles``), the balancer moving regions, overwrites shrinking
 files at compaction, major compactions and region merges.
 
+A split's time varies from split to split with the machine's load, and with references cleaned
+often it, not the sizes, bounds how fast a table splits; ``region_range`` replays the writes with
+the shortest, median and longest split time seen and states the prediction as that band.
+
 Memory: keys are never kept. Each region keeps a bounded sample of its keys (chosen by a hash of
 the write position, so halving a sample keeps a uniform sample) and each store file a few
 quantile keys; the split key and the division of a parent's writes between its daughters come
@@ -39,6 +43,7 @@ from those samples (the writes a region takes after its last split are counted e
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 import math
 from collections.abc import Sequence
@@ -58,8 +63,20 @@ from keyshape.core.splitmodel import (
     cell_size,
     parse_policy,
 )
+from keyshape.errors import BadInput
 
-__all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "SplitSimulator", "Stage", "cell_size", "parse_policy"]
+__all__ = [
+    "COMPRESSION_RATIOS",
+    "POLICIES",
+    "RegionRange",
+    "SplitHistory",
+    "SplitModel",
+    "SplitSimulator",
+    "Stage",
+    "cell_size",
+    "parse_policy",
+    "region_range",
+]
 
 _QUANTILES = 129  # quantile keys kept per store file: its middle key is quantile 64
 _REGION_SAMPLE = 1024  # a region's key sample is halved when it passes twice this
@@ -560,3 +577,60 @@ def _merge(files: list[_File]) -> _File:
             keys.extend(f.quantiles)
             weights.extend([f.rows / len(f.quantiles)] * len(f.quantiles))
     return _File(sum(f.size for f in files), sum(f.rows for f in files), _quantiles(keys, weights))
+
+
+@dataclass(frozen=True)
+class RegionRange:
+    """The region counts a split model predicts across what it cannot know in advance (see
+    ``region_range``): ``low`` and ``high`` final regions, and every run behind them as
+    ``(split_seconds, seed, history)``."""
+
+    low: int
+    high: int
+    runs: tuple[tuple[float, int, SplitHistory], ...]
+
+    def __contains__(self, regions: object) -> bool:
+        return isinstance(regions, int) and self.low <= regions <= self.high
+
+
+def region_range(
+    model: SplitModel,
+    keys: KeyArray | Sequence[bytes],
+    times: np.ndarray | None = None,
+    initial_splits: Sequence[bytes] = (),
+    *,
+    split_seconds: Sequence[float] = (),
+    seeds: Sequence[int] = (0, 1),
+    windows: int = 50,
+) -> RegionRange:
+    """Replay ``keys`` (write order, at ``times``) once per split time and seed; the range of
+    final region counts is the prediction, stated as a band.
+
+    Why a band: how long HBase takes to split a region (and to compact the daughters' reference
+    files, without which a daughter cannot split again) depends on the machine and its load, and
+    it varies from split to split. With references cleaned often (a short
+    ``cleaner_interval``) that time, not the table's sizes, bounds how often a region can split:
+    the same 500k-row sequential load made 10 to 18 regions on one HBase over five runs.
+
+    ``model``: the table and server settings (its ``split_seconds`` and ``seed`` are replaced
+    per run). ``keys``, ``times``, ``initial_splits``, ``windows``: as for ``SplitSimulator``.
+    ``split_seconds``: durations splits took (e.g. a table's past splits, daughter open time -
+    region id from hbase:meta); the runs use the shortest, the median and the longest (empty:
+    the model's own ``split_seconds`` only). ``seeds``: the per-region size jitter and the
+    reference cleaner's phase, one run each (default 2 seeds).
+    """
+    durations = sorted(float(d) for d in split_seconds if d >= 0)
+    if durations:
+        chosen = sorted({durations[0], float(np.median(durations)), durations[-1]})
+    else:
+        chosen = [float(model.split_seconds)]
+    if not seeds:
+        raise BadInput("region_range needs at least one seed: pass seeds=(0,) or more")
+    runs: list[tuple[float, int, SplitHistory]] = []
+    for took in chosen:
+        for seed in seeds:
+            sim = SplitSimulator(dataclasses.replace(model, split_seconds=took, seed=int(seed)), initial_splits, windows=windows)
+            sim.feed(keys, times)
+            runs.append((took, int(seed), sim.finish()))
+    counts = [len(h.region_map) for _, _, h in runs]
+    return RegionRange(min(counts), max(counts), tuple(runs))
