@@ -1,8 +1,11 @@
 """``keyshape phoenix ...``: Phoenix tables from their DDL or from SYSTEM.CATALOG — key layout,
 region boundaries, lints, keys encoded and decoded, and re-salting N -> M buckets.
 
-DDL files hold ``CREATE TABLE`` / ``CREATE INDEX`` statements separated by ``;``. Keys are printed
-and read in HBase ``toStringBinary`` form; ``--hex`` reads/prints hex instead.
+DDL files hold ``CREATE TABLE`` / ``CREATE INDEX`` statements separated by ``;`` (a statement
+keyshape cannot read fails only the commands that name it). Keys are printed and read in HBase
+``toStringBinary`` form; ``--hex`` reads/prints hex instead. DATE/TIME/TIMESTAMP values print as
+Phoenix's UTC date-time (``2026-11-27 10:00:00.123456789`` for a TIMESTAMP), which COLUMN=VALUE
+takes back.
 """
 
 from __future__ import annotations
