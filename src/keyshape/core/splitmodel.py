@@ -52,7 +52,8 @@ class SplitModel:
     ``policy``: "stepping" (HBase's default ``SteppingSplitPolicy``), "increasing",
     "constant", "key-prefix" (needs ``prefix_length``), "delimited" (needs ``delimiter``), or
     "rows": the idealized model (split at the sampled median once a region holds more than
-    ``max_rows`` writes, no flushes, no delays). ``write_rate`` is rows per second when the
+    ``max_rows`` writes, no flushes, no delays: ``keyshape.core.autosplit.RowLimit``, the rule
+    ``simulate_auto_split`` and the embedded store apply too). ``write_rate`` is rows per second when the
     writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file (None: 40,
     a small cell; ``cell_size`` computes it for a family, qualifier and value) and
     ``cell_overhead`` more in the memstore (its heap size); ``compression`` is the store file's
