@@ -1,7 +1,7 @@
 """Loads the golden vectors that tools/golden/run.sh prints by calling REAL upstream jars from Maven
 Central. Regenerate with that script; never edit the JSON by hand.
 
-- ``golden()``: tests/data/hbase_golden.json, from hbase-common / hbase-server / hbase-client 2.6.1-hadoop3 (the test server's version)
+- ``golden()``: tests/data/hbase_golden.json, from hbase-common / hbase-server / hbase-client 2.6.4-hadoop3 (the test server's default line)
   (Bytes, RegionSplitter, MD5Hash, MurmurHash3; tools/golden/GoldenVectors.java).
 - ``salt_golden()``: tests/data/salt_golden.json, from phoenix-core-client 5.2.1
   (SaltingUtil.getSaltingByte), opentsdb 2.4.1 (RowKey.prefixKeyWithSalt) and hbasewd 0.1.0

@@ -1,5 +1,5 @@
 """keyshape.core.hashing against Java: vectors printed by the real upstream jars (hbase_golden:
-hbase-common 2.6.1, phoenix-core-client 5.2.1, opentsdb 2.4.1, hbasewd 0.1.0) plus textbook values."""
+hbase-common 2.6.4, phoenix-core-client 5.2.1, opentsdb 2.4.1, hbasewd 0.1.0) plus textbook values."""
 
 from __future__ import annotations
 

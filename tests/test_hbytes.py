@@ -1,4 +1,4 @@
-"""keyshape.core.hbytes against HBase's Bytes (vectors from the real hbase-common 2.6.1, see hbase_golden)."""
+"""keyshape.core.hbytes against HBase's Bytes (vectors from the real hbase-common 2.6.4, see hbase_golden)."""
 
 from __future__ import annotations
 

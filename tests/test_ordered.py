@@ -282,7 +282,7 @@ def test_blob_copy_descending_stops_at_terminator_like_skip():
     assert o.decode(key) == (None, b"\xff" + o.encode_int32(1))
 
 
-# ------------------------------------------------ golden: OrderedBytes itself (hbase-common 2.6.1)
+# ------------------------------------------------ golden: OrderedBytes itself (hbase-common 2.6.4)
 
 _ENCODERS = {
     "null": lambda v, d: o.encode_null(d),

@@ -1,4 +1,4 @@
-"""Phoenix 5.2.1 on the project's HBase 2.6.1 (tools/hbase/phoenix_server.py): rows written through
+"""Phoenix 5.2.1 on the project's HBase 2.6.4 (tools/hbase/phoenix_server.py): rows written through
 Phoenix's JDBC driver are read back by keyshape over HBase's own RPC and decoded equal, SYSTEM.CATALOG
 gives the same schema as the DDL, the real regions equal keyshape's, and a re-salt 4 -> 8 keeps
 every row (checked by keyshape and by Phoenix itself).

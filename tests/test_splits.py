@@ -1,4 +1,4 @@
-"""keyshape.core.splits against RegionSplitter / Admin.createTable (vectors from real hbase-server 2.6.1)."""
+"""keyshape.core.splits against RegionSplitter / Admin.createTable (vectors from real hbase-server 2.6.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The split simulation against a real HBase 2.6.1 (marked `hbase`): calibration.
+"""The split simulation against a real HBase 2.6.4 (marked `hbase`): calibration.
 
 Each test loads a table with HBase's smallest allowed sizes (MAX_FILESIZE 2 MiB, MEMSTORE_FLUSHSIZE
 1 MiB, table attributes), reads the real split history back from hbase:meta, and replays the same
