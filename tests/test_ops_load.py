@@ -58,3 +58,30 @@ def test_load_table_without_a_workload_or_rows_is_bad_input(tmp_path: Path) -> N
     with pytest.raises(BadInput, match="no \\[workload\\] section") as got:
         load_table(EmbeddedStore(), schema)
     assert isinstance(got.value, KeyshapeError) and isinstance(got.value, ValueError)
+
+
+# ------------------------------------------------------------------------------------ watch
+
+
+def test_watch_table_judges_the_writes_it_saw_and_calls_an_untouched_table_idle() -> None:
+    from keyshape.ops.live import load_workload
+    from keyshape.ops.watch import watch_table
+
+    schema = KeySchema.load(ORDERS)
+    store = EmbeddedStore()
+    ensure_table(store, schema.table, schema.split_keys())
+    idle = watch_table(store, schema.table.full_name, 0.05, 2, count_splits=False)
+    assert idle.idle and idle.analysis is None and idle.servers == []
+    as_json = idle.to_dict()
+    assert as_json["verdict"] == "idle" and as_json["samples"] == 2 and len(as_json["regions"]) == len(schema.split_keys()) + 1
+
+    def write_once(sample: object) -> None:
+        if not written:
+            written.append(load_workload(store, schema, 3_000).rows)
+
+    written: list[int] = []
+    run = watch_table(store, schema.table.full_name, 0.05, 2, schema=schema, source="test", on_sample=write_once, count_splits=False)
+    assert written == [3_000] and not run.idle and run.analysis is not None
+    assert int(run.analysis.rows) == 3_000 and sum(s.requests for s in run.servers) == 3_000
+    assert run.to_dict()["name"] == schema.table.full_name and run.to_dict()["verdict"] == run.analysis.verdict
+    assert run.analysis.label_legend  # the schema's decoded labels on the regions

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.hbase import _open
+from keyshape.cli.options import open_from_options as _open
 from keyshape.cli.options import hbase_option, user_option
 
 __all__ = ["grant_command", "revoke_command"]

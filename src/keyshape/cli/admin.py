@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from keyshape.cli.hbase import _console, _open, _regions_table
+from keyshape.cli.hbase import _console, _regions_table
+from keyshape.cli.options import open_from_options as _open
 from keyshape.cli.options import hbase_option, user_option
 
 __all__ = ["admin_group"]

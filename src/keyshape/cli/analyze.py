@@ -413,7 +413,7 @@ def _live_analysis(
     count_rows: int | None = 5_000_000,
 ) -> Any:
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
-    from keyshape.cli.hbase import _open
+    from keyshape.cli.options import open_from_options as _open
     from keyshape.ops.sample import analyze_live, sample_table
     from keyshape.phoenix.schema import load_schema
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from keyshape.cli.options import hbase_option, user_option
+from keyshape.cli.options import hbase_option, open_from_options, user_option
 
 from keyshape.errors import BadInput
 
@@ -24,9 +24,7 @@ __all__ = ["migrate_command", "split_plan_command"]
 
 
 def _store(url: str) -> Store:
-    from keyshape.cli.hbase import _open
-
-    return _open(url)
+    return open_from_options(url)
 
 
 @click.command("split-plan")

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option, USER_HELP, USER_KEY
+from keyshape.cli.options import open_from_options as _open  # also imported from here by cli.phoenix and cli.serve
+from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option, USER_HELP
 from keyshape.cli.output import write_json, write_reports
 from keyshape.analysis.stats import percent_cell
-from keyshape.errors import BadInput, KeyshapeError, StoreError
+from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.ops.load import LoadRun
@@ -29,23 +30,6 @@ __all__ = ["create_command", "load_command", "watch_command"]
 
 def _user_option(fn: Any) -> Any:
     return click.option("--user", default=None, metavar="NAME", help=USER_HELP)(fn)
-
-
-def _open(url: str | None, user: str | None = None) -> Store:
-    """The store for ``--hbase`` (embedded when None); connection trouble becomes one StoreError."""
-    from keyshape.store import open_store
-
-    if user is None:  # given by the shared --user option (cli.options.user_option), if any
-        ctx = click.get_current_context(silent=True)
-        user = ctx.meta.get(USER_KEY) if ctx is not None else None
-    if url is None and user is not None:
-        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
-    try:
-        return open_store(url, user=user)
-    except KeyshapeError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
-        raise StoreError(f"cannot connect to HBase at {url!r}: {exc}") from exc
 
 
 def _console(stderr: bool = False) -> Any:
@@ -359,8 +343,7 @@ def watch_command(
     followed). Ctrl-C stops early; the region table, the verdict and the --html/--png reports
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
-    from keyshape.analysis.designs import with_key_labels
-    from keyshape.ops.live import live_analysis, shares_by_server, watch
+    from keyshape.ops.watch import watch_table
     from keyshape.phoenix.schema import load_schema
 
     schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
@@ -380,59 +363,38 @@ def watch_command(
         out.print(f"t={sample.at:7.1f}s  {metric}s {total:>10,}  busiest region #{busiest} {100 * share:5.1f}% of {len(values)}{split}")
 
     try:
-        store.regions(table)  # an unknown table fails now, not after the first interval
-        heat = watch(store, table, interval, samples, duration=duration, on_sample=show, count_splits=count_splits)
+        run = watch_table(
+            store,
+            table,
+            interval,
+            samples,
+            duration=duration,
+            metric=metric,
+            schema=schema,
+            source=f"live, {_where(url)}",
+            on_sample=show,
+            count_splits=count_splits,
+        )
     finally:
         store.close()
-    if not heat.samples:
-        raise BadInput("stopped before the second poll: nothing to show")
-    if not heat.matrix(metric).sum():
-        from keyshape.core.hbytes import to_string_binary
-
+    if run.analysis is None:
         # An idle table is an answer too: its regions as they stand, and no verdict to give.
-        seconds = heat.samples[-1].at - heat.samples[0].at if len(heat.samples) > 1 else interval
-        out.print(_regions_table(list(heat.latest), f"{table}: {len(heat.latest)} region(s), idle"))
+        out.print(_regions_table(list(run.heat.latest), f"{table}: {len(run.heat.latest)} region(s), idle"))
         out.print(
-            f"IDLE      {table}: no {metric} requests in {len(heat.samples)} poll(s) over "
-            f"{seconds:.0f} s, so there is nothing to judge; watch while it is written to "
+            f"IDLE      {table}: no {metric} requests in {len(run.heat.samples)} poll(s) over "
+            f"{run.seconds:.0f} s, so there is nothing to judge; watch while it is written to "
             "(keyshape load, or your writers)"
         )
         for path in (html_path, png_path):
             if path:
                 _console(stderr=True).print(f"no report written to {path}: nothing was counted", highlight=False)
         if json_path:
-            write_json(
-                json_path,
-                {
-                    "name": table,
-                    "verdict": "idle",
-                    "samples": len(heat.samples),
-                    "seconds": seconds,
-                    "metric": metric,
-                    "regions": [
-                        {
-                            "start": to_string_binary(r.start),
-                            "end": to_string_binary(r.end),
-                            "server": r.server,
-                            "store_size_bytes": r.store_size_bytes,
-                        }
-                        for r in heat.latest
-                    ],
-                },
-                out,
-            )
+            write_json(json_path, run.to_dict(), out)
         return
-    from keyshape.analysis.designs import schema_hints
-
-    analysis = live_analysis(
-        heat, name=table, metric=metric, source=f"live, {_where(url)}", hints=schema_hints(schema) if schema is not None else None
-    )
-    if schema is not None:
-        analysis = with_key_labels(analysis, schema)
     from keyshape.report.terminal import analysis_view
 
-    out.print(analysis_view(analysis, width=out.width))
-    out.print(_servers_table(shares_by_server(heat, analysis), metric))
+    out.print(analysis_view(run.analysis, width=out.width))
+    out.print(_servers_table(run.servers, metric))
     if json_path:
-        write_json(json_path, analysis.to_dict(), out)
-    write_reports(out, analysis, html_path, png_path)
+        write_json(json_path, run.to_dict(), out)
+    write_reports(out, run.analysis, html_path, png_path)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.store.base import Store
 
 
 class OutputFile(click.ParamType):
@@ -64,7 +67,7 @@ USER_HELP = (
     "With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, else the "
     "login user). HBase checks ACLs against it. Refused under auth=kerberos, where the principal acts."
 )
-USER_KEY = "keyshape.user"  # where user_option leaves the name for cli.hbase._open (click's ctx.meta)
+USER_KEY = "keyshape.user"  # where user_option leaves the name for open_from_options (click's ctx.meta)
 
 
 def _remember_user(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -73,6 +76,25 @@ def _remember_user(ctx: click.Context, _param: click.Parameter, value: str | Non
 
 
 def user_option(fn: Any) -> Any:
-    """``--user NAME`` for a command that opens its store through ``cli.hbase._open``: the name
+    """``--user NAME`` for a command that opens its store through :func:`open_from_options`: the name
     travels in the click context, so the command's own signature does not change."""
     return click.option("--user", "acting_user", default=None, metavar="NAME", help=USER_HELP, expose_value=False, callback=_remember_user)(fn)
+
+
+def open_from_options(url: str | None, user: str | None = None) -> Store:
+    """The store ``--hbase`` names (embedded when None), acting as ``--user`` (given here, or left
+    in the click context by :func:`user_option`); connection trouble becomes one StoreError."""
+    from keyshape.errors import KeyshapeError, StoreError
+    from keyshape.store import open_store
+
+    if user is None:
+        ctx = click.get_current_context(silent=True)
+        user = ctx.meta.get(USER_KEY) if ctx is not None else None
+    if url is None and user is not None:
+        raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
+    try:
+        return open_store(url, user=user)
+    except KeyshapeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
+        raise StoreError(f"cannot connect to HBase at {url!r}: {exc}") from exc

@@ -43,7 +43,7 @@ def _schema(path: str) -> KeySchema:
 
 def _open(url: str | None, schema: KeySchema) -> Store:
     """The store; an embedded one gets the schema's tables so the command can run."""
-    from keyshape.cli.hbase import _open as open_store
+    from keyshape.cli.options import open_from_options as open_store
     from keyshape.store import create_table_from_schema
 
     store = open_store(url)
