@@ -148,3 +148,64 @@ def test_salted_fix_is_a_schema_that_loads_with_the_salt_and_the_same_fields(tmp
     assert [f.name for f in fixed.fields] == [f.name for f in schema.fields]
     assert len(fixed.split_keys()) == 15
     assert fixed.table.full_name == schema.table.full_name
+
+
+@pytest.mark.browser
+def test_the_page_draws_the_history_while_the_cluster_is_unreachable(tmp_path: Path) -> None:
+    """A history from an earlier run, a cluster that refuses connections (ZooKeeper on port 1):
+    the service still serves the history, the status says the cluster is unreachable, the open gap
+    is in the API, and the page (real headless Chromium) draws the heat map with a hover label."""
+    import json
+    import time
+    import urllib.request
+
+    from chromium import Chromium, chromium_path
+
+    from keyshape.serve import ServeOptions, Service
+    from keyshape.store import open_store
+
+    binary = chromium_path()
+    if binary is None:
+        pytest.skip("no Chromium: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM")
+    h = History(tmp_path / "h.db")
+    now = time.time()
+    keys = [b"", b"g", b"p"]
+    for i in range(30):  # a diagonal: the hot region moves up every 10 polls
+        h.record(
+            "t",
+            now - 300 + 5 * i,
+            [Cell(f"r{k}", keys[k], keys[k + 1] if k < 2 else b"", "s", 1000.0 if k == i // 10 else 3.0, 0.0) for k in range(3)],
+        )
+    h.close()
+    service = Service(ServeOptions(lambda: open_store("127.0.0.1:1"), str(tmp_path / "h.db"), (), {}, "127.0.0.1:0", 60.0)).start()
+    browser = Chromium(binary)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            status = json.loads(urllib.request.urlopen(f"{service.url}/api/status", timeout=10).read())
+            if any(g["stop"] is None for g in status["gaps"]) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert not status["connected"] and "ZooKeeper" in status["last_error"]
+        assert status["gaps"][-1]["stop"] is None
+        page = browser.page()
+        page.call("Emulation.setDeviceMetricsOverride", width=1400, height=1000, deviceScaleFactor=1, mobile=False)
+        page.call("Page.navigate", url=f"{service.url}/")
+        page.wait_for("Page.loadEventFired")
+        page.js("window.ksState.ready.then(function () { window.ksState.select('t'); return window.ksState.refresh(); })")
+        shape = page.js("window.ksState.heat.shape")
+        assert shape == [30, 3]
+        plot = page.js("window.ksState.plot")
+        box = page.js(
+            "(function () { var c = document.getElementById('heat'); c.scrollIntoView();"
+            " var r = c.getBoundingClientRect(); return {left: r.left, top: r.top}; })()"
+        )
+        # the last poll's hot region is the third ('p' onwards)
+        page.mouse("mouseMoved", box["left"] + plot["left"] + 29.5 * plot["width"] / 30, box["top"] + plot["top"] + 2.5 * plot["height"] / 3)
+        tip = page.js("document.getElementById('tip').textContent")
+        assert tip.startswith("p\nkey p\n") and "1,000 write requests" in tip, tip
+        assert "cluster unreachable" in page.js("document.getElementById('status').textContent")
+        assert not page.errors, page.errors
+    finally:
+        browser.close()
+        service.stop()

@@ -16,6 +16,7 @@ keyshape's own ``load_workload``. Then, through the JSON API, /metrics and the U
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -61,6 +62,11 @@ regions = 8
 rows = 60000
 fields.event_id = {{ generator = "sequential", start = 1 }}
 """
+
+
+def matrix(h: dict[str, Any]) -> np.ndarray:
+    """The heat map's values from the API's base64 float32 form."""
+    return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
 
 
 def get(url: str) -> Any:
@@ -140,7 +146,7 @@ def test_a_split_during_the_load_is_in_the_history_and_the_hot_bucket_walks_up(s
     splits = [e for e in h["events"] if e["kind"] == "split"]
     assert splits, h["events"]
     assert len(h["keys"]) > 1
-    values = np.array(h["values"])
+    values = matrix(h)
     busy = values.sum(axis=1) > 0.05 * values.sum(axis=1).max()
     hot = values[busy].argmax(axis=1)
     assert hot[-1] > hot[0] and np.all(np.diff(hot) >= 0), hot  # the diagonal: always up the key space
@@ -173,7 +179,9 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
         page.call("Page.navigate", url=f"{scenario.service.url}/")
         page.wait_for("Page.loadEventFired")
         page.js(f"window.ksState.ready.then(function () {{ window.ksState.select({json.dumps(scenario.seq)}); return window.ksState.refresh(); }})")
-        heat = page.js("window.ksState.heat")
+        heat = page.js(
+            "(function (h) { return {table: h.table, times: h.times, keys: h.keys, values_f32: h.values_f32, shape: h.shape}; })(window.ksState.heat)"
+        )
         assert heat["table"] == scenario.seq and len(heat["times"]) > 3
         # the canvas holds colour where the writes were, not just the background
         lit = page.js("""(function () {
@@ -182,9 +190,9 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
             for (var i = 0; i < d.length; i += 4) if (d[i] > 100) n++;
             return n; })()""")
         assert lit > 100
-        values = np.array(heat["values"])
+        values = matrix(heat)
         i, j = np.unravel_index(int(values.argmax()), values.shape)
-        box = page.js("""(function () { var r = document.getElementById('heat').getBoundingClientRect();
+        box = page.js("""(function () { var c = document.getElementById('heat'); c.scrollIntoView(); var r = c.getBoundingClientRect();
             return {left: r.left, top: r.top}; })()""")
         plot = page.js("window.ksState.plot")
         x = box["left"] + plot["left"] + (i + 0.5) * plot["width"] / values.shape[0]
@@ -213,7 +221,7 @@ def test_a_restarted_service_keeps_the_history_and_the_last_verdicts(scenario: S
     try:
         after = get(f"{again.url}/api/heatmap?table={scenario.seq}&seconds=3600")
         assert after["times"][: len(before["times"]) - 2] == before["times"][: len(before["times"]) - 2]
-        assert np.array(after["values"]).sum() >= 0.99 * np.array(before["values"]).sum()
+        assert matrix(after).sum() >= 0.99 * matrix(before).sum()
         tables = {t["table"]: t for t in get(f"{again.url}/api/tables")["tables"]}
         assert tables[scenario.seq]["verdict"] == "hotspot"
     finally:

@@ -10,8 +10,9 @@ API (JSON; ``table`` is a query parameter, ``ns:name`` or ``name``):
   the fix as TOML);
 - ``GET /api/heatmap?table=T&seconds=S&metric=write``: time x key-space buckets of the last S
   seconds (default 1 h): ``times`` (wall clock, epoch s), ``keys`` (start key as toStringBinary
-  and its label decoded by the table's schema), ``values[time][key]``, the events (splits, merges,
-  moves) and gaps in the range;
+  and its label decoded by the table's schema), ``values_f32`` (the ``shape`` = times x keys
+  matrix of requests, row by row, as base64 of little-endian float32), the events (splits,
+  merges, moves) and gaps in the range;
 - ``GET /api/regions?table=T``: the live region table (rates, memstore, store files, size, server).
 
 With a token every request needs it: ``Authorization: Bearer T``, or ``?token=T`` (the UI keeps
@@ -20,6 +21,7 @@ the one it was opened with).
 
 from __future__ import annotations
 
+import base64
 import hmac
 import math
 import time
@@ -107,7 +109,9 @@ def heatmap_body(poller: Poller, history: History, table: str, seconds: float, m
         "now": now,
         "times": q.times.tolist(),
         "keys": [{"start": to_string_binary(k), "label": poller.label(table, k)} for k in q.starts],
-        "values": np.round(values, 3).tolist(),
+        # the matrix as little-endian float32, base64: 2.25 M cells as JSON numbers took seconds
+        "values_f32": base64.b64encode(np.ascontiguousarray(values, dtype="<f4").tobytes()).decode("ascii"),
+        "shape": [int(values.shape[0]), int(values.shape[1]) if values.ndim == 2 else 0],
         "max": float(values.max()) if values.size else 0.0,
         "events": [{"t": t, "kind": k, "detail": d} for t, k, d in history.events(table, since)],
         "gaps": [{"start": a, "stop": b, "reason": r} for a, b, r in history.gaps(since)],
@@ -186,6 +190,14 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
         body = state.verdict if state is not None and state.verdict else history.verdicts().get(name, (0.0, None))[1]
         if body is None and state is not None:  # polled once: no interval to judge yet
             body = {"table": name, "verdict": "idle", "regions": len(state.regions), "reasons": ["waiting for the second poll"], "advice": []}
+        elif body is None and name in history.tables():  # history only, never judged
+            body = {
+                "table": name,
+                "verdict": "idle",
+                "regions": 0,
+                "reasons": ["not judged yet: no poll of it since this service started"],
+                "advice": [],
+            }
         if body is None:
             return JSONResponse({"error": f"no table {name!r} polled; see /api/tables"}, status_code=404)
         return JSONResponse(body)

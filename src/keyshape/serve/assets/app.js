@@ -82,7 +82,16 @@
     var seconds = document.getElementById("range").value, metric = document.getElementById("metric").value;
     return Promise.all([
       api("api/table" + q).then(showVerdict).catch(function () {}),
-      api("api/heatmap" + q + "&seconds=" + seconds + "&metric=" + metric).then(function (h) { state.heat = h; draw(); }),
+      api("api/heatmap" + q + "&seconds=" + seconds + "&metric=" + metric).then(function (h) {
+        // values_f32: base64 of the times x keys float32 matrix, row by row
+        var raw = atob(h.values_f32), bytes = new Uint8Array(raw.length);
+        for (var b = 0; b < raw.length; b++) bytes[b] = raw.charCodeAt(b);
+        var flat = new Float32Array(bytes.buffer), nk = h.shape[1];
+        h.values = [];
+        for (var i = 0; i < h.shape[0]; i++) h.values.push(flat.subarray(i * nk, (i + 1) * nk));
+        state.heat = h;
+        draw();
+      }),
       api("api/regions" + q).then(function (r) { state.regions = r.regions; drawRegions(); }),
     ]);
   }
