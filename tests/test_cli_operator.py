@@ -235,7 +235,16 @@ def _schema_copy(tmp_path: Path, source: Path, table: str) -> Path:
 def _interrupt_after(args: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
     import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    # A shell without job control starts background jobs with SIGINT ignored, and a child inherits
+    # that (Python then never raises KeyboardInterrupt): give the command Ctrl-C's default back.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "keyshape.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         time.sleep(seconds)
         assert proc.poll() is None, "finished before it could be interrupted"
