@@ -209,3 +209,29 @@ def test_the_page_draws_the_history_while_the_cluster_is_unreachable(tmp_path: P
     finally:
         browser.close()
         service.stop()
+
+
+def test_a_token_guards_every_route_but_the_favicon(tmp_path: Path) -> None:
+    """With --token, the API, /metrics and the UI answer 401 without it and 200 with it (header or
+    query); the service still starts and serves while the cluster refuses connections."""
+    import urllib.error
+    import urllib.request
+
+    from keyshape.serve import ServeOptions, Service
+    from keyshape.store import open_store
+
+    service = Service(ServeOptions(lambda: open_store("127.0.0.1:1"), str(tmp_path / "h.db"), (), {}, "127.0.0.1:0", 60.0, "s3cret")).start()
+    try:
+        for path in ("/", "/api/tables", "/metrics", "/assets/app.js"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(service.url + path, timeout=10)
+            assert refused.value.code == 401
+            with urllib.request.urlopen(f"{service.url}{path}?token=s3cret", timeout=10) as ok:
+                assert ok.status == 200
+            request = urllib.request.Request(service.url + path, headers={"Authorization": "Bearer s3cret"})
+            with urllib.request.urlopen(request, timeout=10) as ok:
+                assert ok.status == 200
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f"{service.url}/api/tables?token=wrong", timeout=10)
+    finally:
+        service.stop()
