@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyshape.errors import BadInput
+from keyshape.ops.liveheat import LiveHeat
 from keyshape.schema import KeySchema
 from keyshape.serve import History, check_bind, matches
 from keyshape.serve.history import Cell
@@ -235,3 +236,37 @@ def test_a_token_guards_every_route_but_the_favicon(tmp_path: Path) -> None:
             urllib.request.urlopen(f"{service.url}/api/tables?token=wrong", timeout=10)
     finally:
         service.stop()
+
+
+def _heat(hot_of_poll: list[int], regions: int = 8, polls: int = 16) -> LiveHeat:
+    """A LiveHeat of ``regions`` fixed regions on one server per two regions: in poll i region
+    ``hot_of_poll[i]`` takes 1,000 writes, every other 10."""
+    from keyshape.store.base import RegionInfo
+
+    bounds = [b""] + [bytes([32 * k]) for k in range(1, regions)] + [b""]
+    counts = [0] * regions
+    heat = LiveHeat()
+    for i in range(polls + 1):
+        if i:
+            for k in range(regions):
+                counts[k] += 1000 if k == hot_of_poll[i - 1] else 10
+        heat.add([RegionInfo(bounds[k], bounds[k + 1], f"r{k}", f"rs{k // 2}:16020", 0, counts[k], 0) for k in range(regions)], float(i))
+    return heat
+
+
+def test_patterns_name_a_hot_band_and_a_walking_diagonal_without_a_schema() -> None:
+    """The analyzer's verdict on a live matrix (the same path the poller takes), then the pattern:
+    one range hot throughout is a hot band; the hot region stepping up the key space is the
+    sequential diagonal, whose cause asks for --schemas when no schema names the field."""
+    from keyshape.ops.live import live_analysis
+    from keyshape.serve.patterns import name_pattern
+
+    band = live_analysis(_heat([3] * 16), "t")
+    p = name_pattern(band)
+    assert band.verdict == "hotspot" and p.name == "hot band", (band.verdict, p)
+    walk = live_analysis(_heat([i // 2 for i in range(16)]), "t")
+    q = name_pattern(walk)
+    assert walk.verdict == "hotspot" and q.name == "sequential diagonal", (walk.verdict, q)
+    assert "walks up" in q.cause and "--schemas" in q.cause and q.fix_toml == ""
+    even = live_analysis(_heat([-1] * 16), "t")
+    assert even.verdict == "balanced" and name_pattern(even).name == "balanced"
