@@ -272,6 +272,9 @@ def test_lint_warns_that_a_decimal_key_column_cuts_extra_fraction_digits(tmp_pat
     path.write_text("CREATE TABLE D (K DECIMAL(4,2) NOT NULL PRIMARY KEY);\n")
     code, out, _ = cli("lint", str(path))
     assert code == 0 and "phoenix-decimal-scale-cut" in out and "0 error(s), 1 warning(s)" in out
+    code, out, err = cli("key", "ranges", str(path), "K=-1.239")
+    assert code == 0 and out.count("\t") == 1
+    assert err.startswith("warning: K=-1.239 is stored as -1.23: Phoenix cuts DECIMAL(4,2) values to 2 fraction digits"), err
 
 
 # --- 5. TIMESTAMP and DATE printed as Phoenix's UTC date-time and read back -------------------------

@@ -39,7 +39,9 @@ def _show(column: Any, value: Any) -> str:
 
 
 def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
-    """PK values from COLUMN=VALUE arguments, in PK order as given."""
+    """PK values from COLUMN=VALUE arguments, in PK order as given; a value Phoenix stores as
+    another number (a DECIMAL(p,s) cut to its scale) is a warning on stderr."""
+    from keyshape.phoenix.lint import lint_values
     from keyshape.phoenix.types import parse_text
 
     columns = {c.name: c for c in table.key.columns}
@@ -50,6 +52,8 @@ def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
         if not eq or column is None:
             raise KeyshapeError(f"expected PK_COLUMN=VALUE with a column of {', '.join(columns)}; got {item!r}")
         record[column.name] = parse_text(column.type, text)
+    for finding in lint_values(table.key, record):
+        click.echo(f"warning: {finding.message}; {finding.advice}", err=True)
     return record
 
 
@@ -115,12 +119,8 @@ def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str |
     """Print the row key Phoenix writes for COLUMN=VALUE... (PK columns; absent ones are NULL)."""
     from keyshape.core.hbytes import to_string_binary
 
-    from keyshape.phoenix.lint import lint_values
-
     table = _table(ddl_path, table_name)
     record = _record(table, values)
-    for finding in lint_values(table.key, record):
-        click.echo(f"warning: {finding.message}; {finding.advice}", err=True)
     key = table.key.encode(record)
     click.echo(key.hex() if as_hex else to_string_binary(key))
 
