@@ -2,7 +2,8 @@
 
 - KEYSHAPE_HBASE_URL=host:port (ZooKeeper) -> use that running HBase; never start or stop it.
 - Otherwise start tools/hbase's standalone HBase once per session on free loopback ports (so it
-  does not collide with a developer's instance on 2181) in tools/hbase/run/pytest/, and always
+  does not collide with a developer's instance on 2181) in tools/hbase/run/pytest/ (pytest-2/...
+  while another session on the machine holds that one), and always
   stop it and delete its data at the end. Its line is $KEYSHAPE_HBASE_VERSION (any of
   standalone.LINES that starts, e.g. 2.6.1), else the default line (standalone.DEFAULT_VERSION,
   2.6.4); the cluster, Kerberos and Phoenix fixtures pick their line the same way.
@@ -45,13 +46,16 @@ def hbase() -> Iterator[HBaseHandle]:
         yield HBaseHandle(url=url.removeprefix("hbase://"), standalone=None)
         return
     try:
-        instance = standalone.start_scratch(TOOLS_HBASE / "run" / "pytest")
+        # run/pytest, or run/pytest-2... while another session holds it (its HBase is left alone).
+        run_dir, lock = standalone.claim_run_dir(TOOLS_HBASE / "run" / "pytest")
+        instance = standalone.start_scratch(run_dir)
     except (standalone.StartFailed, standalone.UnknownVersion) as e:
         pytest.fail(str(e), pytrace=False)
     try:
         yield HBaseHandle(url=instance.url, standalone=instance)
     finally:
         instance.stop()
+        lock.close()
 
 
 @pytest.fixture

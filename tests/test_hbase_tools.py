@@ -39,3 +39,33 @@ def test_thrift_start_without_happybase_fails_before_any_jvm(tmp_path: Path) -> 
     assert proc.returncode == 2
     assert "happybase" in proc.stderr and "step 'thrift'" in proc.stderr
     assert not (tmp_path / "run" / "master.pid").exists()
+
+
+def test_a_run_folder_held_by_a_live_session_is_not_taken(tmp_path: Path) -> None:
+    """Two test sessions on one machine: the second gets its own folder (start_scratch there stops
+    only what a dead run left), and the first folder is free again once its session closes. The
+    holder is another process, as it is for two pytest sessions."""
+    import standalone
+
+    base = tmp_path / "run" / "pytest"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {str(STANDALONE.parent)!r}); import standalone, pathlib; "
+            f"d, lock = standalone.claim_run_dir(pathlib.Path({str(base)!r})); print(d, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == str(base)
+        second, lock = standalone.claim_run_dir(base)
+        assert second == base.with_name("pytest-2")
+        lock.close()
+    finally:
+        holder.communicate("", timeout=30)
+    again, lock = standalone.claim_run_dir(base)
+    assert again == base
+    lock.close()

@@ -35,6 +35,7 @@ import types
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
@@ -655,6 +656,30 @@ def require_happybase() -> "types.ModuleType":
             "thrift", "the Python package happybase is needed to check the gateway; pip install happybase (or pip install -e '.[bench]')", None
         ) from None
     return happybase
+
+
+def claim_run_dir(base: Path) -> tuple[Path, "IO[str]"]:
+    """``base``, or ``base-2``, ``base-3``... : the first whose lock file no live process holds,
+    with that lock held (keep the returned file open for as long as the instance runs).
+
+    start_scratch stops whatever an earlier run left in its folder; without the lock, two test
+    sessions on one machine (several developers' checkouts share nothing else) would stop each
+    other's HBase. A folder whose owner died is free again and its leftovers are stopped as before."""
+    import fcntl
+
+    for n in range(1, 100):
+        run_dir = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(run_dir / "session.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        return run_dir, lock
+    raise StartFailed("launch", f"every run folder {base}[-2..-99] is held by a live session", None)
 
 
 def start_scratch(run_dir: Path, timeout: float | None = None, site: dict[str, str] | None = None, version: str | None = None) -> Standalone:
