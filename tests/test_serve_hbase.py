@@ -206,6 +206,13 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
         assert "Cause: leading field event_id" in page.js("document.getElementById('pattern').textContent")
         rows = page.js("document.querySelectorAll('#regions tbody tr').length")
         assert rows > 1
+        # the region table sorts by a clicked column: size, largest first, then smallest first
+        sizes = "Array.from(document.querySelectorAll('#regions tbody tr')).map(function (tr) { return +tr.children[5].textContent; })"
+        page.js("document.querySelector('#regions th[data-k=store_bytes]').click()")
+        down = page.js(sizes)
+        page.js("document.querySelector('#regions th[data-k=store_bytes]').click()")
+        up = page.js(sizes)
+        assert down == sorted(down, reverse=True) and up == sorted(up) and len(set(up)) > 1, (down, up)
         assert not page.errors, page.errors
     finally:
         browser.close()
@@ -267,7 +274,13 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
 
     schema = KeySchema.load(scenario.schemas / "seq.toml")
     store = open_store(scenario.url)
-    load = threading.Thread(target=load_workload, args=(store, schema, 80_000), kwargs={"batch_size": 2000, "seed": 1})
+    done = threading.Event()
+
+    def keep_loading() -> None:  # until the CLI has polled twice, however long it takes to start
+        while not done.is_set():
+            load_workload(store, schema, 20_000, batch_size=2000)
+
+    load = threading.Thread(target=keep_loading)
     load.start()
     try:
         args = [
@@ -291,6 +304,7 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
             timeout=120,
         )
     finally:
+        done.set()
         load.join(timeout=120)
         store.close()
     body = json.loads(hot.stdout)
