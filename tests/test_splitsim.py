@@ -385,20 +385,22 @@ def test_chunking_does_not_change_the_result_with_durations() -> None:
 
 def test_region_range_is_the_band_of_split_times_and_seeds() -> None:
     """The prediction as a band (issue 28 item 6): with references cleaned every second the
-    split time bounds how often a region splits, so the band replays the shortest, median and
-    longest split time seen. Longer splits never give more regions on a sequential load, the
-    band holds the point model run at the median time, and it says how it was made."""
+    split and compaction times bound how often a region splits, so the band replays the
+    shortest, median and longest split time seen, and the shortest with an instant compaction.
+    Longer splits never give more regions on a sequential load, an instant compaction never
+    fewer, the band holds the point model run at the median time, and it says how it was made."""
     keys = seq(300_000)
     model = replace(SMALL, cleaner_interval=1.0)
     band = region_range(model, keys, split_seconds=[4.0, 0.5, 1.0, 8.0])
-    assert [(took, seed) for took, seed, _ in band.runs] == [(0.5, 0), (0.5, 1), (2.5, 0), (2.5, 1), (8.0, 0), (8.0, 1)]
-    counts = {took: len(h.region_map) for took, seed, h in band.runs if seed == 0}
-    assert counts[0.5] >= counts[2.5] >= counts[8.0]
-    assert band.low == min(len(h.region_map) for _, _, h in band.runs) < band.high
+    made = [(took, compaction, seed) for took, compaction, seed, _ in band.runs]
+    assert made == [(0.5, 0.0, 0), (0.5, 0.0, 1), (0.5, 1.0, 0), (0.5, 1.0, 1), (2.5, 1.0, 0), (2.5, 1.0, 1), (8.0, 1.0, 0), (8.0, 1.0, 1)]
+    counts = {(took, compaction): len(h.region_map) for took, compaction, seed, h in band.runs if seed == 0}
+    assert counts[(0.5, 0.0)] >= counts[(0.5, 1.0)] >= counts[(2.5, 1.0)] >= counts[(8.0, 1.0)]
+    assert band.low == min(len(h.region_map) for *_, h in band.runs) < band.high
     point = run(keys, replace(model, split_seconds=2.5))
     assert len(point.region_map) in band
     assert band.high + 1 not in band and "5" not in band
-    # No durations: the model's own split time, one run per seed.
-    assert {took for took, _, _ in region_range(model, keys[:50_000], seeds=(3,)).runs} == {0.0}
+    # No durations: the model's own split time, at its compaction delay and an instant one.
+    assert {(took, c) for took, c, _, _ in region_range(model, keys[:50_000], seeds=(3,)).runs} == {(0.0, 0.0), (0.0, 1.0)}
     with pytest.raises(ValueError, match="at least one seed"):
         region_range(model, keys, seeds=())

@@ -31,8 +31,9 @@ writes (``hbase.hstore.blockingStoreFiles``), the balancer moving regions, overw
 files at compaction, major compactions and region merges.
 
 A split's time varies from split to split with the machine's load, and with references cleaned
-often it, not the sizes, bounds how fast a table splits; ``region_range`` replays the writes with
-the shortest, median and longest split time seen and states the prediction as that band.
+often it and the compactions' time bound how fast a table splits; ``region_range`` replays the
+writes with the shortest, median and longest split time seen (and the shortest with an instant
+compaction) and states the prediction as that band.
 
 Memory: keys are never kept. Each region keeps a bounded sample of its keys (chosen by a hash of
 the write position, so halving a sample keeps a uniform sample) and each store file a few
@@ -583,11 +584,11 @@ def _merge(files: list[_File]) -> _File:
 class RegionRange:
     """The region counts a split model predicts across what it cannot know in advance (see
     ``region_range``): ``low`` and ``high`` final regions, and every run behind them as
-    ``(split_seconds, seed, history)``."""
+    ``(split_seconds, compaction_delay, seed, history)``."""
 
     low: int
     high: int
-    runs: tuple[tuple[float, int, SplitHistory], ...]
+    runs: tuple[tuple[float, float, int, SplitHistory], ...]
 
     def __contains__(self, regions: object) -> bool:
         return isinstance(regions, int) and self.low <= regions <= self.high
@@ -603,34 +604,35 @@ def region_range(
     seeds: Sequence[int] = (0, 1),
     windows: int = 50,
 ) -> RegionRange:
-    """Replay ``keys`` (write order, at ``times``) once per split time and seed; the range of
+    """Replay ``keys`` (write order, at ``times``) across the times HBase may take; the range of
     final region counts is the prediction, stated as a band.
 
-    Why a band: how long HBase takes to split a region (and to compact the daughters' reference
-    files, without which a daughter cannot split again) depends on the machine and its load, and
-    it varies from split to split. With references cleaned often (a short
-    ``cleaner_interval``) that time, not the table's sizes, bounds how often a region can split:
-    the same 500k-row sequential load made 10 to 18 regions on one HBase over five runs.
+    Why a band: how long HBase takes to split a region, and to compact the daughters' reference
+    files (a daughter with references cannot split again), depends on the machine and its load
+    and varies from split to split. With references cleaned often (a short ``cleaner_interval``)
+    those times, not the table's sizes, bound how often a region splits: the same 500k-row
+    sequential load made 9 to 18 regions on one HBase over nine runs.
 
-    ``model``: the table and server settings (its ``split_seconds`` and ``seed`` are replaced
-    per run). ``keys``, ``times``, ``initial_splits``, ``windows``: as for ``SplitSimulator``.
-    ``split_seconds``: durations splits took (e.g. a table's past splits, daughter open time -
-    region id from hbase:meta); the runs use the shortest, the median and the longest (empty:
-    the model's own ``split_seconds`` only). ``seeds``: the per-region size jitter and the
-    reference cleaner's phase, one run each (default 2 seeds).
+    The runs: the shortest, the median and the longest of ``split_seconds`` with the model's
+    ``compaction_delay``, and the shortest with an instant compaction (the fastest the table can
+    split); each once per seed. ``model``: the table and server settings (``split_seconds``,
+    ``compaction_delay`` and ``seed`` replaced per run). ``keys``, ``times``,
+    ``initial_splits``, ``windows``: as for ``SplitSimulator``. ``split_seconds``: durations
+    splits took (e.g. a table's past splits: daughter open time - region id, from hbase:meta);
+    empty: the model's own ``split_seconds``. ``seeds``: the per-region size jitter and the
+    reference cleaner's phase (default 2 seeds).
     """
-    durations = sorted(float(d) for d in split_seconds if d >= 0)
-    if durations:
-        chosen = sorted({durations[0], float(np.median(durations)), durations[-1]})
-    else:
-        chosen = [float(model.split_seconds)]
     if not seeds:
         raise BadInput("region_range needs at least one seed: pass seeds=(0,) or more")
-    runs: list[tuple[float, int, SplitHistory]] = []
-    for took in chosen:
+    durations = sorted(float(d) for d in split_seconds if d >= 0) or [float(model.split_seconds)]
+    delay = float(model.compaction_delay)
+    variants = sorted({(d, delay) for d in (durations[0], float(np.median(durations)), durations[-1])} | {(durations[0], 0.0)})
+    runs: list[tuple[float, float, int, SplitHistory]] = []
+    for took, compaction in variants:
         for seed in seeds:
-            sim = SplitSimulator(dataclasses.replace(model, split_seconds=took, seed=int(seed)), initial_splits, windows=windows)
+            varied = dataclasses.replace(model, split_seconds=took, compaction_delay=compaction, seed=int(seed))
+            sim = SplitSimulator(varied, initial_splits, windows=windows)
             sim.feed(keys, times)
-            runs.append((took, int(seed), sim.finish()))
-    counts = [len(h.region_map) for _, _, h in runs]
+            runs.append((took, compaction, int(seed), sim.finish()))
+    counts = [len(h.region_map) for *_, h in runs]
     return RegionRange(min(counts), max(counts), tuple(runs))
