@@ -43,10 +43,10 @@ def index_of(schema: KeySchema, index: str | IndexSpec) -> IndexSpec:
     """The schema's index named ``index`` (or ``index`` itself)."""
     if isinstance(index, IndexSpec):
         return index
-    for spec in getattr(schema, "indexes", []):
+    for spec in schema.indexes:
         if spec.name == index:
             return spec
-    names = ", ".join(i.name for i in getattr(schema, "indexes", [])) or "(none: add [[index]] to the schema)"
+    names = ", ".join(i.name for i in schema.indexes) or "(none: add [[index]] to the schema)"
     raise KeyshapeError(f"no index {index!r} in schema {schema.source}; indexes: {names}")
 
 
@@ -62,7 +62,7 @@ def _values_from_row(
     their columns); None when a column is missing or the key does not decode. A key that cannot
     be decoded (md5-full) takes its key fields from ``index_row``, the index row pointing at it."""
     try:
-        if getattr(schema.prefix, "recoverable", True) or index_row is None:
+        if schema.prefix.recoverable or index_row is None:
             values = schema.decode(main_key)
         else:
             values = index.key.decode(index_row)

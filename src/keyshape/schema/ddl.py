@@ -133,11 +133,11 @@ def schema_tables(schema: KeySchema) -> list[tuple[str, TableSpec, list[bytes]]]
     not the main table (one region: a counter row takes few requests)."""
     out: list[tuple[str, TableSpec, list[bytes]]] = [("main", schema.table, schema.split_keys())]
     seen = {schema.table.full_name}
-    for spec in getattr(schema, "indexes", []):
+    for spec in schema.indexes:
         if spec.table.full_name not in seen:
             seen.add(spec.table.full_name)
             out.append((f"index {spec.name}", spec.table, spec.key.split_keys()))
-    for counter in getattr(schema, "counters", []):
+    for counter in schema.counters:
         if counter.table.full_name not in seen:
             seen.add(counter.table.full_name)
             out.append((f"counter {counter.name}", counter.table, []))

@@ -118,7 +118,7 @@ def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dic
     n = len(next(iter(cols.values()), ()))
     keep = np.ones(n, dtype=bool)
     seen = set()
-    index_fields = [f for spec in getattr(schema, "indexes", []) for f in spec.fields]
+    index_fields = [f for spec in schema.indexes for f in spec.fields]
     for f in [*schema.fields, *index_fields]:
         if f.name in seen:
             continue
