@@ -1,7 +1,7 @@
 """A pseudo-distributed HBase on loopback: ZooKeeper, one HMaster and N HRegionServer JVMs, each
 its own process, sharing one root dir (data + WALs) on the local filesystem.
 
-`tools/hbase/start.sh --regionservers N` runs this (through standalone.py); tests use
+`tools/hbase/start.sh --regionservers N` runs this (through hbasectl.py); tests use
 `start_scratch`. Each region server can be killed alone (`kill -9 PID` from `status.sh --json`)
 and the master reassigns its regions after splitting its WAL. What that needs here, found by
 running it (HBase 2.6.1 and 2.6.4, JDK 17):

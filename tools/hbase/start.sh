@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thin wrapper: the logic lives in standalone.py (importable by the test fixture).
+# Thin wrapper: the command line is hbasectl.py; the logic lives in standalone.py and cluster.py.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py="${KEYSHAPE_PYTHON:-$here/../../.venv/bin/python}"
@@ -12,4 +12,4 @@ case "${1:-}" in
     if [ "${2:-}" = "--version" ] && [ -n "${3:-}" ]; then export KEYSHAPE_HBASE_VERSION="$3"; fi
     exec "$py" "$here/secure.py" start ;;
 esac
-exec "$py" "$here/standalone.py" start "$@"
+exec "$py" "$here/hbasectl.py" start "$@"
