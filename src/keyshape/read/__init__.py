@@ -15,7 +15,13 @@ from keyshape.read.ids import IdAllocator
 from keyshape.read.index import RepairReport, read_by_index, repair_index
 from keyshape.read.merged import MergedScan, Row, scan
 from keyshape.read.pages import Page, offset_page, scan_page
+from keyshape.read import index as _index
 from keyshape.read.writes import IndexedWriter, delete_record, put_record
+
+# IndexedWriter moved from read.index to read.writes, which imports read.index: the old name is set
+# here, where both are loaded, so ``from keyshape.read.index import IndexedWriter`` keeps working
+# without read.index importing read.writes back (a cycle).
+setattr(_index, "IndexedWriter", IndexedWriter)  # noqa: B010
 
 __all__ = [
     "IdAllocator",

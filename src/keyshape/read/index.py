@@ -30,15 +30,6 @@ if TYPE_CHECKING:  # annotations only
 __all__ = ["RepairReport", "index_key", "index_of", "read_by_index", "repair_index"]
 
 
-def __getattr__(name: str) -> Any:
-    # IndexedWriter moved to keyshape.read.writes; old imports from here keep working.
-    if name == "IndexedWriter":
-        from keyshape.read.writes import IndexedWriter
-
-        return IndexedWriter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def index_of(schema: KeySchema, index: str | IndexSpec) -> IndexSpec:
     """The schema's index named ``index`` (or ``index`` itself)."""
     if isinstance(index, IndexSpec):
