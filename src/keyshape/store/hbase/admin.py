@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hbasedriver.protobuf_py import Admin_pb2, ClusterStatus_pb2, HBase_pb2, Master_pb2
+from hbasedriver.protobuf_py import Admin_pb2, ClusterStatus_pb2, HBase_pb2, Master_pb2, Replication_pb2
 
 from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 from keyshape.core.splits import verify_split_keys
@@ -490,3 +490,85 @@ class HBaseAdmin:
                 where = f"{found[0].host}:{found[0].port}" if found else "no server"
                 raise StoreError(f"move region {shown!r} to {server}: still on {where} after {timeout:.0f} s")
             time.sleep(0.1)
+
+    # --- replication (the sink's peer, issue 32) ---------------------------------------------
+
+    def set_replication_scope(self, table: str, families: Sequence[str | bytes], scope: int = 1) -> None:
+        """Set ``REPLICATION_SCOPE`` of ``families`` (an alter: ModifyColumn per family, waited for
+        until the regions reopened; only edits logged after the reopen carry the new scope). Scope 1
+        (GLOBAL) ships the family's edits to replication peers; 0 (the default) does not."""
+        schema = self._descriptor(table)
+        if schema is None:
+            raise self.not_found(table)
+        wanted = {f.encode() if isinstance(f, str) else as_bytes(f, "a family") for f in families}
+        known = {f.name for f in schema.column_families}
+        if wanted - known:
+            missing = ", ".join(sorted(to_string_binary(f) for f in wanted - known))
+            raise StoreError(f"table {table!r} has no family {missing}; its families: {', '.join(sorted(f.decode() for f in known))}")
+        for family in schema.column_families:
+            if family.name not in wanted:
+                continue
+            attributes = [a for a in family.attributes if a.first != b"REPLICATION_SCOPE"]
+            attributes.append(HBase_pb2.BytesBytesPair(first=b"REPLICATION_SCOPE", second=str(int(scope)).encode()))
+            changed = HBase_pb2.ColumnFamilySchema(name=family.name, attributes=attributes, configuration=family.configuration)
+            request = Master_pb2.ModifyColumnRequest(
+                table_name=schema.table_name, column_families=changed, nonce_group=self._nonce_group, nonce=secrets.randbits(63)
+            )
+            response = self._master("ModifyColumn", request, Master_pb2.ModifyColumnResponse, table, "set REPLICATION_SCOPE")
+            try:
+                self._wait_procedure(response.proc_id, f"set REPLICATION_SCOPE of {table!r}")
+            except ServerError as exc:
+                raise self.refused(exc, table, "set REPLICATION_SCOPE") from None
+
+    def add_replication_peer(
+        self, peer_id: str, cluster_key: str, tables: Mapping[str, Sequence[str | bytes]], *, enabled: bool = True, serial: bool = False
+    ) -> None:
+        """Add replication peer ``peer_id`` (letters, digits, ``_``: HBase refuses ``-``) at
+        ``cluster_key`` (``quorum:port:/parent``) shipping only ``tables`` (table -> families; no
+        families = all of the table's scoped families), and wait for the master's procedure.
+
+        ``replicate_all`` is sent as false: absent, HBase defaults it to true and then refuses
+        table_cfs ("Need clean namespaces or table-cfs config firstly")."""
+        if not re.fullmatch(r"[A-Za-z0-9_]+", peer_id):
+            raise StoreError(f"bad replication peer id {peer_id!r}: use letters, digits and '_'")
+        if not tables:
+            raise StoreError("a keyshape replication peer must name at least one table (it never replicates everything)")
+        peer = Replication_pb2.ReplicationPeer(clusterkey=cluster_key, replicate_all=False, serial=serial)
+        for name, families in tables.items():
+            namespace, qualifier = split_table_name(name)
+            peer.table_cfs.add(
+                table_name=HBase_pb2.TableName(namespace=namespace.encode(), qualifier=qualifier.encode()),
+                families=[f.encode() if isinstance(f, str) else as_bytes(f, "a family") for f in families],
+            )
+        state = Replication_pb2.ReplicationState.ENABLED if enabled else Replication_pb2.ReplicationState.DISABLED
+        request = Replication_pb2.AddReplicationPeerRequest(
+            peer_id=peer_id, peer_config=peer, peer_state=Replication_pb2.ReplicationState(state=state)
+        )
+        what = f"add replication peer {peer_id!r}"
+        try:
+            response = self.cluster.master_call("AddReplicationPeer", request, Replication_pb2.AddReplicationPeerResponse)
+            self._wait_procedure(response.proc_id, what)
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to {what}: {exc}") from None
+
+    def remove_replication_peer(self, peer_id: str) -> None:
+        """Remove replication peer ``peer_id`` (its queues go with it) and wait for the procedure;
+        StoreError if there is no such peer."""
+        what = f"remove replication peer {peer_id!r}"
+        try:
+            response = self.cluster.master_call(
+                "RemoveReplicationPeer", Replication_pb2.RemoveReplicationPeerRequest(peer_id=peer_id), Replication_pb2.RemoveReplicationPeerResponse
+            )
+            self._wait_procedure(response.proc_id, what)
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to {what}: {exc}") from None
+
+    def replication_peers(self) -> dict[str, str]:
+        """Every replication peer of the cluster: peer id -> cluster key."""
+        try:
+            response = self.cluster.master_call(
+                "ListReplicationPeers", Replication_pb2.ListReplicationPeersRequest(), Replication_pb2.ListReplicationPeersResponse
+            )
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to list replication peers: {exc}") from None
+        return {p.id: p.config.clusterkey for p in response.peer_desc}

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import logging
 import struct
+import os
 import time
-from typing import TypeVar
+import uuid
+from typing import Literal, TypeVar
 
 from google.protobuf.message import Message
-from hbasedriver.protobuf_py import HBase_pb2, ZooKeeper_pb2
+from hbasedriver.protobuf_py import ClusterId_pb2, HBase_pb2, ZooKeeper_pb2
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError, NodeExistsError
 
 from keyshape.errors import StoreError
 
-__all__ = ["quiet_driver_logs", "locate_master_and_meta"]
+__all__ = ["quiet_driver_logs", "locate_master_and_meta", "register_peer_cluster", "unregister_peer_cluster", "hbaseid_payload"]
 
 M = TypeVar("M", bound=Message)
 
@@ -70,6 +72,59 @@ def locate_master_and_meta(
             elif isinstance(parsed, ZooKeeper_pb2.MetaRegionServer):
                 found.append(parsed.server)
         return found[0], found[1]
+    finally:
+        client.stop()
+        client.close()
+
+
+def hbaseid_payload(cluster_id: uuid.UUID, form: Literal["master", "plain"] = "master") -> bytes:
+    """The data of ``<parent>/hbaseid``. "master": as an HBase master writes it, RecoverableZooKeeper's
+    header (0xff, a 4-byte id length, the writer's id) then ``PBUF`` + ``ClusterId``; "plain": the
+    UUID as text (what NGData's SEP and the Flink prototype write). Readers strip the header and
+    accept either body (``ClusterId.parseFrom``)."""
+    if form == "plain":
+        return str(cluster_id).encode()
+    ident = b"keyshape-sink" + os.urandom(8)  # RecoverableZooKeeper appends 8 random bytes too
+    body = b"PBUF" + ClusterId_pb2.ClusterId(cluster_id=str(cluster_id)).SerializeToString()
+    return b"\xff" + struct.pack(">I", len(ident)) + ident + body
+
+
+def register_peer_cluster(
+    quorum: str, parent: str, cluster_id: uuid.UUID, server: str, form: Literal["master", "plain"] = "master", connect_timeout: float = 10.0
+) -> KazooClient:
+    """Make ``parent`` in ZooKeeper ``quorum`` look like a peer cluster with one region server:
+    ``parent/hbaseid`` (``cluster_id``, see :func:`hbaseid_payload`), ``parent/rs`` and the
+    EPHEMERAL ``parent/rs/<server>`` (``host,port,startcode``: replication sources read only the
+    child's name). Returns the session holding the ephemeral node; :func:`unregister_peer_cluster`
+    removes it all. A ``parent`` already holding an hbaseid is refused (another sink's, or
+    HBase's own)."""
+    if not parent.startswith("/") or parent.endswith("/") or parent in ("/", "/hbase", "/zookeeper"):
+        raise StoreError(f"bad znode parent {parent!r} for a replication sink: use an absolute path of its own, e.g. /keyshape-sink-1")
+    client = KazooClient(hosts=quorum, timeout=10)
+    try:
+        client.start(timeout=connect_timeout)
+        client.ensure_path(f"{parent}/rs")
+        try:
+            client.create(f"{parent}/hbaseid", hbaseid_payload(cluster_id, form))
+        except NodeExistsError:
+            raise StoreError(f"znode {parent}/hbaseid exists: another sink (or HBase) uses {parent}; stop it or choose another parent") from None
+        client.create(f"{parent}/rs/{server}", b"", ephemeral=True)
+    except BaseException:
+        client.stop()
+        client.close()
+        raise
+    return client
+
+
+def unregister_peer_cluster(client: KazooClient, parent: str) -> None:
+    """Delete ``parent`` and everything under it, then end the session (which would drop the
+    ephemeral server node anyway)."""
+    try:
+        client.delete(parent, recursive=True)
+    except NoNodeError:
+        pass
+    except KazooException:
+        pass  # the session is going away; the ephemeral node goes with it, the rest is left
     finally:
         client.stop()
         client.close()
