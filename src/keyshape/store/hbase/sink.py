@@ -96,6 +96,7 @@ class ReplicationSink:
         self._stopping = False
         self.batches = 0  # calls acknowledged
         self.rejected = 0  # calls answered with an exception (callback or decoding failed)
+        self.connection_headers: list[RPC_pb2.ConnectionHeader] = []  # of every connection accepted (who, which codec)
 
     @property
     def server_name(self) -> str:
@@ -113,9 +114,11 @@ class ReplicationSink:
         their sources ship them again) and wait for the threads."""
         self._stopping = True
         try:
-            self._listener.close()
+            # close() alone does not wake a thread blocked in accept(); shutdown() does (Linux)
+            self._listener.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self._listener.close()
         with self._lock:
             connections = list(self._connections)
         for conn in connections:
@@ -171,6 +174,8 @@ class ReplicationSink:
             header = RPC_pb2.ConnectionHeader.FromString(_recv(conn, size))
         except DecodeError:
             return None
+        with self._lock:
+            self.connection_headers.append(header)
         problem = None
         if header.service_name != "AdminService":
             problem = f"keyshape's sink serves AdminService only, not {header.service_name!r}"
