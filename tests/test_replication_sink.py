@@ -82,7 +82,12 @@ def table(hbase_store: HBaseStore) -> Iterator[str]:
         hbase_store.delete_table(name)
 
 
-def test_sink_receives_every_kind_of_cell_in_order_and_a_rejected_batch_again(hbase: Any, hbase_store: HBaseStore, table: str) -> None:
+# HBase reads <parent>/hbaseid with RecoverableZooKeeper's header stripped and ClusterId.parseFrom:
+# the form a master writes (header + PBUF + ClusterId) and a plain UUID string both work.
+@pytest.mark.parametrize("hbaseid_form", ["master", "plain"])
+def test_sink_receives_every_kind_of_cell_in_order_and_a_rejected_batch_again(
+    hbase: Any, hbase_store: HBaseStore, table: str, hbaseid_form: Any
+) -> None:
     store = hbase_store
     store.set_replication_scope(table, ["cf"])  # nr keeps scope 0: its cells must never arrive
     assert store.describe_table(table)["cf"]["REPLICATION_SCOPE"] == "1"
@@ -91,7 +96,7 @@ def test_sink_receives_every_kind_of_cell_in_order_and_a_rejected_batch_again(hb
     peer = "ksr" + uuid.uuid4().hex[:12]
     parent = f"/keyshape-sink-{peer}"
     now_ms = lambda: int(time.time() * 1000)  # noqa: E731
-    with RunningSink(recorder, hbase.url, parent) as running:
+    with RunningSink(recorder, hbase.url, parent, hbaseid_form=hbaseid_form) as running:
         try:
             store.add_replication_peer(peer, running.cluster_key, {table: []})
             assert store.replication_peers()[peer] == running.cluster_key
@@ -175,3 +180,27 @@ def test_sink_receives_every_kind_of_cell_in_order_and_a_rejected_batch_again(hb
     finally:
         zk.stop()
         zk.close()
+
+
+def test_hbase_refuses_table_cfs_unless_replicate_all_is_false_and_dashes_in_peer_ids(hbase_store: HBaseStore, table: str) -> None:
+    """Pins two master-side checks (ReplicationPeerManager): an absent ``replicate_all`` means
+    true, which refuses table_cfs; a peer id may not contain '-'. Neither adds a peer."""
+    from hbasedriver.protobuf_py import HBase_pb2, Replication_pb2
+
+    from keyshape.store.hbase.errors import ServerError
+
+    def add(peer_id: str, replicate_all: bool | None) -> None:
+        peer = Replication_pb2.ReplicationPeer(clusterkey="127.0.0.1:2181:/keyshape-sink-never")
+        if replicate_all is not None:
+            peer.replicate_all = replicate_all
+        peer.table_cfs.add(table_name=HBase_pb2.TableName(namespace=b"default", qualifier=table.encode()))
+        state = Replication_pb2.ReplicationState(state=Replication_pb2.ReplicationState.DISABLED)
+        request = Replication_pb2.AddReplicationPeerRequest(peer_id=peer_id, peer_config=peer, peer_state=state)
+        hbase_store.cluster.master_call("AddReplicationPeer", request, Replication_pb2.AddReplicationPeerResponse)
+
+    ids = ["ksr" + uuid.uuid4().hex[:12], "ksr-" + uuid.uuid4().hex[:12]]
+    with pytest.raises(ServerError, match="Need clean namespaces or table-cfs config firstly"):
+        add(ids[0], None)
+    with pytest.raises(ServerError, match="Found invalid peer name: ksr-"):
+        add(ids[1], False)
+    assert not set(ids) & set(hbase_store.replication_peers())
