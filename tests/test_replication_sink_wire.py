@@ -123,3 +123,24 @@ def test_sink_refuses_kerberos_with_one_fatal_answer() -> None:
             assert sock.recv(1) == b""  # and closed
     finally:
         sink.stop()
+
+
+def test_replicated_cells_become_mutations_per_run_of_row_and_kind() -> None:
+    from hbasedriver.protobuf_py import Client_pb2
+
+    from keyshape.store.hbase.walapply import mutations_of
+
+    MP = Client_pb2.MutationProto
+    put = WalCell(b"r", b"cf", b"a", 5, CellType.PUT, b"v")
+    kinds = [CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY, CellType.DELETE_FAMILY_VERSION]
+    deletes = [WalCell(b"r", b"cf", b"a" if k in (CellType.DELETE, CellType.DELETE_COLUMN) else b"", 6, k, b"") for k in kinds]
+    mutations = mutations_of([(b"r", [put, *deletes, put]), (b"s", [put])])
+    assert [(m.row, m.mutate_type) for m in mutations] == [(b"r", MP.PUT), (b"r", MP.DELETE), (b"r", MP.PUT), (b"s", MP.PUT)]
+    qvs = mutations[1].column_value[0].qualifier_value
+    assert [(q.qualifier, q.timestamp, q.delete_type) for q in qvs] == [
+        (b"a", 6, MP.DELETE_ONE_VERSION),
+        (b"a", 6, MP.DELETE_MULTIPLE_VERSIONS),
+        (b"", 6, MP.DELETE_FAMILY),
+        (b"", 6, MP.DELETE_FAMILY_VERSION),
+    ]
+    assert [(q.qualifier, q.value, q.timestamp) for q in mutations[0].column_value[0].qualifier_value] == [(b"a", b"v", 5)]
