@@ -45,7 +45,5 @@ def test_defaults_fit_the_bounds_and_build(name: str) -> None:
 
 @pytest.mark.parametrize("path", USERS, ids=lambda p: str(p.relative_to(SRC)))
 def test_no_user_of_a_strategy_compares_its_name(path: Path) -> None:
-    if path.name == "keycheck.py":
-        pytest.skip("schema/keycheck.py belongs to the key check's owner (issue 28); it still tests p.name")
     hits = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if NAME_TEST.search(line)]
     assert not hits, hits

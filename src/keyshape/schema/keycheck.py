@@ -61,7 +61,7 @@ def check_route(schema: KeySchema) -> str:
             what += f", {p.name} salt re-derived"
         return f"encode-only schema: {what} checked (the fields cannot be read back)"
     salt = f", {p.name} salt re-derived from the fields" if p.width and p.material else ""
-    if p.name == "random":
+    if not p.deterministic:
         salt = ", random bucket within range"
     return "every key decoded" + salt
 
@@ -86,7 +86,7 @@ def fit_codes(schema: KeySchema, keys: KeyArray, threads: int = 1) -> np.ndarray
             rows = keys.matrix[doubt]
             lens = keys.lengths[doubt]
             codes[doubt] = [_classify(schema, bytes(r[:k])) for r, k in zip(rows, lens.tolist())]
-    if p.name == "random" and p.width:
+    if not p.deterministic and p.width:
         codes[(codes == FITS) & ~_prefix_form(schema, keys)] = WRONG_SALT
     return codes
 
@@ -159,20 +159,7 @@ def _prefix_form(schema: KeySchema, keys: KeyArray) -> np.ndarray:
         return np.zeros(n, dtype=bool)
     m = keys.matrix[:, :w]
     long_enough = keys.lengths >= w
-    name = p.name
-    if name in ("mod", "random"):
-        digits = (m >= 48) & (m <= 57)
-        value = np.zeros(n, dtype=np.int64)
-        for c in range(w):
-            value = value * 10 + (m[:, c].astype(np.int64) - 48)
-        return long_enough & digits.all(axis=1) & (value < int(getattr(p, "n", 0)))
-    if name in ("md5", "crc32"):
-        return long_enough & (((m >= 48) & (m <= 57)) | ((m >= 97) & (m <= 102))).all(axis=1)
-    if name == "phoenix":
-        return long_enough & (m[:, 0] < int(getattr(p, "n", 256)))
-    if name == "java-hash-short":
-        return long_enough & (m[:, 0] < 0x80)
-    return long_enough  # opentsdb: any bytes of its width can be a salt
+    return long_enough & p.prefix_form(m)  # the strategy knows its prefix's form
 
 
 def _encode_only(schema: KeySchema, keys: KeyArray) -> np.ndarray:

@@ -93,6 +93,14 @@ def _md5_hex_matrix(materials: KeyArray, width: int) -> np.ndarray:
     return batchhash.md5_hex_many(materials, width)
 
 
+def _digits_below(heads: np.ndarray, n: int) -> np.ndarray:
+    """Rows of ``heads`` that are decimal digits whose number is below ``n`` (a bucket written "%0Nd")."""
+    value = np.zeros(len(heads), dtype=np.int64)
+    for c in range(heads.shape[1]):
+        value = value * 10 + (heads[:, c].astype(np.int64) - 48)
+    return ((heads >= 48) & (heads <= 57)).all(axis=1) & (value < n)
+
+
 class Prefix:
     """Base strategy: no prefix. Subclasses override the class attributes and methods."""
 
@@ -138,6 +146,15 @@ class Prefix:
     def lint_notes(self) -> list[tuple[str, str, str, str]]:
         """What lint says of this strategy whatever the rest: ``(level, code, message, advice)``."""
         return []
+
+    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
+        """Whether each row of ``heads`` (an n x width uint8 matrix of keys' first bytes) has the
+        form this strategy writes, without the fields (the key check's encode-only and random
+        routes): any bytes by default (OpenTSDB's salt), lower-case hex where :attr:`hex_text`."""
+        if self.hex_text:
+            hexdigit = ((heads >= 48) & (heads <= 57)) | ((heads >= 97) & (heads <= 102))
+            return np.asarray(hexdigit.all(axis=1), dtype=bool)
+        return np.ones(len(heads), dtype=bool)
 
     def bucket_text(self, head: bytes) -> str | None:
         """The prefix as people write it (``3`` for a salt byte), or None when ``head`` is not a

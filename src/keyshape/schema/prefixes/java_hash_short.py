@@ -27,6 +27,9 @@ class JavaHashShortPrefix(Prefix):
         h = (_string_hash_u32(materials) & np.uint32(0x7FFF)).astype(">u2")
         return h.view(np.uint8).reshape(len(materials), 2)
 
+    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
+        return heads[:, 0] < 0x80  # the short is & 0x7FFF: its high byte never has the top bit
+
     def bucket_count(self) -> int:
         return 0x8000
 

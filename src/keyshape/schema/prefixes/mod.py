@@ -8,7 +8,7 @@ import numpy as np
 
 from keyshape.core import hashing
 from keyshape.core.keyarray import KeyArray
-from keyshape.schema.prefixes.base import Prefix, StringHashLines, _decimal_digits, _j_text, _string_hash_u32
+from keyshape.schema.prefixes.base import _digits_below, Prefix, StringHashLines, _decimal_digits, _j_text, _string_hash_u32
 
 __all__ = ["ModPrefix"]
 
@@ -38,6 +38,9 @@ class ModPrefix(Prefix):
 
     def bucket(self, i: int) -> bytes:
         return b"%0*d" % (self.width, i)
+
+    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
+        return _digits_below(heads, self.n)
 
     def bucket_text(self, head: bytes) -> str | None:
         text = head.decode("ascii", "replace")

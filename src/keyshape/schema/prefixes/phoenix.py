@@ -30,6 +30,9 @@ class PhoenixPrefix(Prefix):
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
         return hashing.phoenix_salt_many(materials, self.n).reshape(len(materials), 1)
 
+    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
+        return heads[:, 0] < self.n  # the salt byte is a bucket number
+
     def bucket_count(self) -> int:
         return self.n
 
