@@ -182,7 +182,7 @@ def test_sink_receives_every_kind_of_cell_in_order_and_a_rejected_batch_again(
         zk.close()
 
 
-def test_hbase_refuses_table_cfs_unless_replicate_all_is_false_and_dashes_in_peer_ids(hbase_store: HBaseStore, table: str) -> None:
+def test_hbase_refuses_table_cfs_unless_replicate_all_is_false_and_dashes_in_peer_ids(hbase: Any, hbase_store: HBaseStore, table: str) -> None:
     """Pins two master-side checks (ReplicationPeerManager): an absent ``replicate_all`` means
     true, which refuses table_cfs; a peer id may not contain '-'. Neither adds a peer."""
     from hbasedriver.protobuf_py import HBase_pb2, Replication_pb2
@@ -190,7 +190,8 @@ def test_hbase_refuses_table_cfs_unless_replicate_all_is_false_and_dashes_in_pee
     from keyshape.store.hbase.errors import ServerError
 
     def add(peer_id: str, replicate_all: bool | None) -> None:
-        peer = Replication_pb2.ReplicationPeer(clusterkey="127.0.0.1:2181:/keyshape-sink-never")
+        # the session HBase's own ZooKeeper (free ports under the test fixture, not 2181), a parent no sink uses
+        peer = Replication_pb2.ReplicationPeer(clusterkey=f"{hbase.url}:/keyshape-sink-never")
         if replicate_all is not None:
             peer.replicate_all = replicate_all
         peer.table_cfs.add(table_name=HBase_pb2.TableName(namespace=b"default", qualifier=table.encode()))

@@ -66,7 +66,6 @@ def apply_cells(store: HBaseStore, table: str, rows: Iterable[tuple[bytes, Seque
     mutations = mutations_of(rows)
     with store.writer(table, batch_size=batch_size, in_flight=1) as writer:
         for mutation in mutations:
-            # HBaseWriter's put/delete build only Puts and column/family deletes at the server's
-            # time; a replicated cell needs its own type and timestamp, so the mutation goes in as built.
-            writer._add(mutation.row, mutation.SerializeToString())
+            # a replicated cell needs its own type and timestamp, so the mutation goes in as built
+            writer.mutate(mutation)
     return len(mutations)

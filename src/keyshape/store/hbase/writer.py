@@ -167,6 +167,14 @@ class HBaseWriter:
             raise StoreError("a row key must not be empty")
         self._add(row, wire.put_mutation(row, cells, timestamp))
 
+    def mutate(self, mutation: Client_pb2.MutationProto) -> None:
+        """Send a mutation the caller built whole: a replicated cell keeps its own type (any
+        delete kind) and timestamp, which :meth:`put` and :meth:`delete` do not give. Buffered,
+        batched and acknowledged as a put is."""
+        if not mutation.row:
+            raise StoreError("a row key must not be empty")
+        self._add(mutation.row, mutation.SerializeToString())
+
     def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
         mutation = self._store.mutation(self._table, row, None, columns=columns, check=False)
         self._add(mutation.row, mutation.SerializeToString())
