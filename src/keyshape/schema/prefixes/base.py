@@ -242,3 +242,27 @@ class Prefix:
 
 
 REGISTRY[Prefix.name] = Prefix
+
+
+class DecimalBucketPrefix(Prefix):
+    """A prefix that is the bucket number in decimal, zero-padded to the widest bucket ("%0Nd",
+    at least two digits): what mod, random and murmur3 write; they differ only in the hash."""
+
+    n: int
+
+    def _set_buckets(self, buckets: int) -> None:
+        self.n = buckets
+        self.width = max(2, len(str(buckets - 1)))
+
+    def bucket_count(self) -> int:
+        return self.n
+
+    def bucket(self, i: int) -> bytes:
+        return b"%0*d" % (self.width, i)
+
+    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
+        return _digits_below(heads, self.n)
+
+    def bucket_text(self, head: bytes) -> str | None:
+        text = head.decode("ascii", "replace")
+        return text if text.isdigit() and int(text) < self.n else None

@@ -8,12 +8,12 @@ import numpy as np
 
 from keyshape.core import hashing
 from keyshape.core.keyarray import KeyArray
-from keyshape.schema.prefixes.base import _digits_below, Prefix, StringHashLines, _decimal_digits, _j_text, _string_hash_u32
+from keyshape.schema.prefixes.base import DecimalBucketPrefix, StringHashLines, _decimal_digits, _j_text, _string_hash_u32
 
 __all__ = ["ModPrefix"]
 
 
-class ModPrefix(Prefix):
+class ModPrefix(DecimalBucketPrefix):
     name, material, sep_after, salted = "mod", "J", True, True
     route = "numpy String.hashCode (Horner over columns)"
     options = {"buckets": (2, 10**9)}
@@ -22,8 +22,7 @@ class ModPrefix(Prefix):
 
     def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
         super().__init__(separator)
-        self.n = buckets
-        self.width = max(2, len(str(buckets - 1)))
+        self._set_buckets(buckets)
 
     def prefix_for(self, material: bytes) -> bytes:
         h = hashing.java_string_hash(_j_text(material)) & 0x7FFFFFFF
@@ -32,19 +31,6 @@ class ModPrefix(Prefix):
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
         idx = (_string_hash_u32(materials) & np.uint32(0x7FFFFFFF)) % np.uint32(self.n)
         return _decimal_digits(idx, self.width)
-
-    def bucket_count(self) -> int:
-        return self.n
-
-    def bucket(self, i: int) -> bytes:
-        return b"%0*d" % (self.width, i)
-
-    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
-        return _digits_below(heads, self.n)
-
-    def bucket_text(self, head: bytes) -> str | None:
-        text = head.decode("ascii", "replace")
-        return text if text.isdigit() and int(text) < self.n else None
 
     def compiled_lines(self, env: dict[str, Any], material: str, string_hash: StringHashLines, memo_limit: int) -> list[str]:
         lines = string_hash(env, material)

@@ -14,7 +14,7 @@ import numpy as np
 
 from keyshape.core import hashing
 from keyshape.core.keyarray import KeyArray
-from keyshape.schema.prefixes.base import _digits_below, Prefix, StringHashLines, _decimal_digits
+from keyshape.schema.prefixes.base import DecimalBucketPrefix, StringHashLines, _decimal_digits
 
 __all__ = ["Murmur3Prefix", "murmur3_many"]
 
@@ -52,7 +52,7 @@ def murmur3_many(keys: KeyArray, seed: int = 0) -> np.ndarray:
     return h
 
 
-class Murmur3Prefix(Prefix):
+class Murmur3Prefix(DecimalBucketPrefix):
     name, material, sep_after, salted = "murmur3", "J", True, True
     route = "numpy MurmurHash3 x86_32 (4-byte blocks over columns)"
     options = {"buckets": (2, 10**9), "seed": (-(2**31), 2**31 - 1)}
@@ -60,8 +60,8 @@ class Murmur3Prefix(Prefix):
 
     def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int = 0) -> None:
         super().__init__(separator)
-        self.n, self.seed = buckets, seed
-        self.width = max(2, len(str(buckets - 1)))
+        self._set_buckets(buckets)
+        self.seed = seed
 
     def prefix_for(self, material: bytes) -> bytes:
         return self.bucket((hashing.murmur3_32(material, self.seed) & 0x7FFFFFFF) % self.n)
@@ -69,19 +69,6 @@ class Murmur3Prefix(Prefix):
     def _prefix_matrix(self, materials: KeyArray) -> np.ndarray:
         idx = (murmur3_many(materials, self.seed) & np.uint32(0x7FFFFFFF)) % np.uint32(self.n)
         return _decimal_digits(idx, self.width)
-
-    def bucket_count(self) -> int:
-        return self.n
-
-    def bucket(self, i: int) -> bytes:
-        return b"%0*d" % (self.width, i)
-
-    def prefix_form(self, heads: np.ndarray) -> np.ndarray:
-        return _digits_below(heads, self.n)
-
-    def bucket_text(self, head: bytes) -> str | None:
-        text = head.decode("ascii", "replace")
-        return text if text.isdigit() and int(text) < self.n else None
 
     def compiled_lines(self, env: dict[str, Any], material: str, string_hash: StringHashLines, memo_limit: int) -> list[str]:
         env["_murmur3"] = hashing.murmur3_32
