@@ -1,6 +1,6 @@
 """Random put / update / delete runs through IndexedWriter, checked against a plain dict.
 
-Shared by the embedded-store and real-HBase tests (tests/test_writes.py). The oracle knows
+Shared by the embedded-store and real-HBase tests (tests/hbase/test_writes.py). The oracle knows
 nothing of keyshape: per (user, order) it holds the product and the cells the record should have.
 """
 

@@ -101,7 +101,7 @@ LINES: dict[str, Line] = {
                 "HBase 3.0.0-beta-1 cannot be started from Maven Central: it serves the client jars "
                 "(hbase-client, -common, -protocol-shaded) but not the server's modules (hbase-zookeeper, "
                 "-procedure, -http, -replication, -balancer, -asyncfs; plain or -hadoop3, checked 2026-11-27); its protocol and golden vectors "
-                "are checked against its jars instead (tests/test_hbase_lines.py)"
+                "are checked against its jars instead (tests/hbase/test_hbase_lines.py)"
             ),
         ),
     )

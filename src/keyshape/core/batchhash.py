@@ -6,7 +6,7 @@ algorithm runs over all keys at once: MD5's 64 steps per 64-byte block are ~700 
 operations whatever the number of keys, and CRC-32 is one table lookup per byte column. numpy
 releases the GIL inside each operation, so :func:`md5_many` and :func:`crc32_many` split large
 inputs over threads (``threads``, default: every core) and both cores work. Results are
-byte-identical to ``hashlib.md5(key).digest()`` and ``zlib.crc32(key)`` (tests/test_batchhash.py).
+byte-identical to ``hashlib.md5(key).digest()`` and ``zlib.crc32(key)`` (tests/property/test_batchhash.py).
 """
 
 from __future__ import annotations

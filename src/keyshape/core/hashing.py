@@ -7,7 +7,7 @@ in four billion still lands a row in the wrong region.
 
 The salt functions are pinned by tests against the released jars themselves (phoenix-core-client
 5.2.1, opentsdb 2.4.1, hbasewd 0.1.0; tools/golden/UpstreamSalts.java -> tests/data/salt_golden.json);
-GBIF's ``ModulusSalt`` by its source and its own test's vectors (tests/test_gbif_salt.py).
+GBIF's ``ModulusSalt`` by its source and its own test's vectors (tests/property/test_gbif_salt.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A synthetic workload of 10M rows spent most of its time in ``fmt.format(x)`` per value. Here a
 column of integers becomes a numpy ``str`` array (``dtype 'U'``) in a few array passes: the digits
 are a matrix of code points, the literal text around them constant columns. ``.tolist()`` of the
-result gives the same ``str`` values ``fmt.format`` would (pinned by tests/test_textcols.py).
+result gives the same ``str`` values ``fmt.format`` would (pinned by tests/unit/test_textcols.py).
 """
 
 from __future__ import annotations

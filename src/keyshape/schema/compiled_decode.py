@@ -5,7 +5,7 @@ Fixed layouts are read by one precomputed ``struct`` unpack (which also checks t
 the hashed fields lead the key, a memo keyed by the key's head (prefix, separator, those fields)
 stands for their decoding and the salt-prefix check; other J prefixes go through the encoder's J
 memo. Anything the generated code doubts goes to the generic decoder, which decides and words the
-error, so both always agree (tests/test_compiled.py).
+error, so both always agree (tests/property/test_compiled.py).
 """
 
 from __future__ import annotations

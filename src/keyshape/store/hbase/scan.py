@@ -50,7 +50,7 @@ def stamp_of(result: Client_pb2.Result) -> int:
     return int(result.cell[0].timestamp)
 
 
-# The conversions whose rows are read from a cell block instead (the same rows: tests/test_hbase_cellblock.py).
+# The conversions whose rows are read from a cell block instead (the same rows: tests/hbase/test_hbase_cellblock.py).
 _BLOCK_READERS: dict[Convert, Callable[[bytes, Any], Batch]] = {
     cells_of: cellblock.rows_of,
     versions_of: cellblock.versions_of,

@@ -4,7 +4,7 @@
 Building one protobuf object per row and cell costs about 10 µs of Python per row; these
 encoders join the same bytes with ``bytes.join`` and cached varints in about a fifth of that.
 They write the fields in field-number order exactly as protobuf's serializer does, so the bytes
-equal ``SerializeToString()`` of the equivalent message (tests/test_hbase_wire.py checks that
+equal ``SerializeToString()`` of the equivalent message (tests/property/test_hbase_wire.py checks that
 against the protobuf runtime, and the server parses them as any other request).
 """
 

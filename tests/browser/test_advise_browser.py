@@ -1,0 +1,63 @@
+"""keyshape advise end to end (issue 31): the CLI on a generated orders sample writes the report
+page and the JSON; the page opens in a real headless Chromium (tests/chromium.py) with no console
+errors, its ranked table agrees with the JSON, and each top design has its schema and a drawn heat
+map. Skipped only when no Chromium is installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chromium import Chromium, chromium_path
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ORDERS = ROOT / "examples" / "advise" / "orders"
+BROWSER = chromium_path()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Chromium]:
+    if BROWSER is None:
+        pytest.skip("no Chromium to run the browser tests: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM to a Chrome binary")
+    c = Chromium(BROWSER)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def test_advise_report_page_in_a_real_browser(browser: Chromium, tmp_path: Path) -> None:
+    data = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "3000"], check=True, capture_output=True)
+    page_file, json_file = tmp_path / "advise.html", tmp_path / "advise.json"
+    cli = [sys.executable, "-m", "keyshape.cli", "advise", "--data", str(data), "--queries", str(ORDERS / "WORKLOAD.toml")]
+    cli += ["--compare", str(ORDERS / "hand-salted.toml"), "--top", "3", "--max-designs", "16", "--html", str(page_file), "--json", str(json_file)]
+    r = subprocess.run(cli, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Top:" in r.stdout and "Why the others rank lower" in r.stdout
+    report = json.loads(json_file.read_text())
+    designs = report["designs"]
+    assert [d["rank"] for d in designs[:3]] == [1, 2, 3] and any(d["hand"] for d in designs)
+    page = browser.page()
+    try:
+        page.open(page_file)
+        assert page.errors == []
+        rows = page.js("Array.from(document.querySelectorAll('table')[0].querySelectorAll('tr')).slice(1).map(r => r.children[2].textContent)")
+        assert len(rows) == len(designs)
+        assert rows[0] == designs[0]["design"]
+        assert any("(hand)" in row for row in rows)
+        # Each of the three top designs: its schema and its heat map, drawn (a canvas with pixels).
+        assert page.js("document.querySelectorAll('.ks-heat').length") == 3
+        assert page.js("Array.from(document.querySelectorAll('.ks-heat canvas')).every(c => c.width > 0 && c.height > 0)") is True
+        assert designs[0]["schema"].split("\n")[0] in page.js("document.querySelectorAll('pre')[0].textContent")
+        page.screenshot(tmp_path / "advise.png")
+        assert page.errors == []
+    finally:
+        page.close()

@@ -1,0 +1,321 @@
+"""``keyshape serve`` on the real HBase (marked `hbase`; the page in real headless Chromium).
+
+One scenario, set up once for the module (about a minute on 2 busy cores): the service starts on
+a free loopback port, polling every second; a sequential load (examples/sequential.toml, into an
+unsplit table with HBase's smallest MAX_FILESIZE, so it splits during the load) and a salted load
+(the same id behind a Phoenix salt byte, pre-split on its 8 buckets) run meanwhile through
+keyshape's own ``load_workload``. Then, through the JSON API, /metrics and the UI:
+
+- the sequential table is a hotspot, its pattern the sequential diagonal, its leading field
+  (event_id) named as the cause, and the fix a salted schema that loads;
+- the salted table is balanced;
+- a split during the load is in the history (an event, more key buckets, the hot bucket moving up);
+- the page draws the heat map and the hover shows the decoded label and the count;
+- a new service on the same history file serves the earlier polls and verdicts before it polls.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from chromium import Chromium, chromium_path
+
+from keyshape.ops.live import load_workload
+from keyshape.schema import KeySchema
+from keyshape.serve import ServeOptions, Service, load_schemas, serve_once
+
+pytestmark = pytest.mark.hbase
+
+ROOT = Path(__file__).resolve().parents[2]
+MIB = 1 << 20
+SALTED = """
+[table]
+name = "{name}"
+[[table.families]]
+name = "d"
+
+[key]
+prefix = {{ strategy = "phoenix", buckets = 8 }}
+[[key.fields]]
+name = "event_id"
+type = "int64"
+encoding = "hbase"
+
+[splits]
+algorithm = "prefix"
+regions = 8
+
+[workload]
+rows = 60000
+fields.event_id = {{ generator = "sequential", start = 1 }}
+"""
+
+
+def matrix(h: dict[str, Any]) -> np.ndarray:
+    """The heat map's values from the API's base64 float32 form."""
+    return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        body = r.read().decode()
+    return json.loads(body) if r.headers.get("content-type", "").startswith("application/json") else body
+
+
+class Scenario:
+    def __init__(self, service: Service, seq: str, salt: str, db: Path, schemas: Path, url: str) -> None:
+        self.service, self.seq, self.salt, self.db, self.schemas, self.url = service, seq, salt, db, schemas, url
+
+
+@pytest.fixture(scope="module")
+def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
+    from keyshape.store import create_table_from_schema, open_store
+
+    tag = uuid.uuid4().hex[:8]
+    seq, salt = f"kss_seq_{tag}", f"kss_salt_{tag}"
+    folder = tmp_path_factory.mktemp("serve")
+    schemas = folder / "schemas"
+    schemas.mkdir()
+    (schemas / "seq.toml").write_text((ROOT / "examples" / "sequential.toml").read_text().replace('name = "events_seq"', f'name = "{seq}"', 1))
+    (schemas / "salt.toml").write_text(SALTED.format(name=salt))
+    seq_schema, salt_schema = KeySchema.load(schemas / "seq.toml"), KeySchema.load(schemas / "salt.toml")
+    store = open_store(hbase.url)
+    store.create_table(seq_schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
+    create_table_from_schema(store, salt_schema)
+    db = folder / "history.db"
+    options = ServeOptions(lambda: open_store(hbase.url), str(db), [f"kss_*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0)
+    service = Service(options).start()
+    try:
+        time.sleep(1.5)  # the baseline poll
+        loads = [
+            threading.Thread(target=load_workload, args=(store, seq_schema, 150_000), kwargs={"batch_size": 2000}),
+            threading.Thread(target=load_workload, args=(store, salt_schema, 60_000), kwargs={"batch_size": 2000}),
+        ]
+        for t in loads:
+            t.start()
+        for t in loads:
+            t.join(timeout=120)
+        time.sleep(3.5)  # the polls that count the last writes
+        yield Scenario(service, seq, salt, db, schemas, hbase.url)
+    finally:
+        service.stop()
+        for table in (seq, salt):
+            store.delete_table(table)
+        store.close()
+
+
+def verdict(s: Scenario, table: str) -> dict[str, Any]:
+    body: dict[str, Any] = get(f"{s.service.url}/api/table?table={table}")
+    return body
+
+
+def test_sequential_table_is_a_hotspot_with_the_diagonal_its_leading_field_and_a_salted_fix(scenario: Scenario) -> None:
+    v = verdict(scenario, scenario.seq)
+    assert v["verdict"] == "hotspot", v
+    p = v["pattern"]
+    assert p["name"] == "sequential diagonal", p
+    assert p["field"] == "event_id" and "leading field event_id" in p["cause"], p
+    fixed = KeySchema.from_dict(tomllib.loads(p["fix_toml"]))
+    assert fixed.prefix.name == "phoenix" and fixed.table.full_name.endswith(scenario.seq)
+    tables = {t["table"]: t for t in get(f"{scenario.service.url}/api/tables")["tables"]}
+    assert tables[scenario.seq]["verdict"] == "hotspot" and tables[scenario.seq]["pattern"] == "sequential diagonal"
+
+
+def test_salted_table_is_balanced(scenario: Scenario) -> None:
+    v = verdict(scenario, scenario.salt)
+    assert v["verdict"] == "balanced", v
+    assert v["pattern"]["name"] == "balanced"
+    assert v["regions"] == 8 and v["busiest_region_share"] < 0.4
+
+
+def test_a_split_during_the_load_is_in_the_history_and_the_hot_bucket_walks_up(scenario: Scenario) -> None:
+    h = get(f"{scenario.service.url}/api/heatmap?table={scenario.seq}&seconds=3600")
+    splits = [e for e in h["events"] if e["kind"] == "split"]
+    assert splits, h["events"]
+    assert len(h["keys"]) > 1
+    values = matrix(h)
+    busy = values.sum(axis=1) > 0.05 * values.sum(axis=1).max()
+    hot = values[busy].argmax(axis=1)
+    assert hot[-1] > hot[0] and np.all(np.diff(hot) >= 0), hot  # the diagonal: always up the key space
+    # wall clock: the polls are real times of this run, one per interval or so
+    assert time.time() - 600 < h["times"][0] < h["times"][-1] <= time.time()
+    # key labels decoded by the schema: event ids, not bytes
+    assert all("\\x" not in k["label"] for k in h["keys"][1:]), h["keys"][:3]
+    regions = get(f"{scenario.service.url}/api/regions?table={scenario.seq}")["regions"]
+    assert len(regions) == len({k["start"] for k in regions}) > 1
+    assert all(r["server"] for r in regions) and sum(r["store_files"] for r in regions) >= 1
+
+
+def test_metrics_name_each_table(scenario: Scenario) -> None:
+    text = get(f"{scenario.service.url}/metrics")
+    assert f'keyshape_verdict{{table="{scenario.seq}"}} 2' in text
+    assert f'keyshape_verdict{{table="{scenario.salt}"}} 0' in text
+    assert f'keyshape_regions{{table="{scenario.salt}"}} 8' in text
+    assert "keyshape_up 1" in text
+
+
+@pytest.mark.browser
+def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario: Scenario, tmp_path: Path) -> None:
+    binary = chromium_path()
+    if binary is None:
+        pytest.skip("no Chromium: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM")
+    browser = Chromium(binary)
+    try:
+        page = browser.page()
+        page.call("Emulation.setDeviceMetricsOverride", width=1400, height=1000, deviceScaleFactor=1, mobile=False)
+        page.call("Page.navigate", url=f"{scenario.service.url}/")
+        page.wait_for("Page.loadEventFired")
+        page.js(f"window.ksState.ready.then(function () {{ window.ksState.select({json.dumps(scenario.seq)}); return window.ksState.refresh(); }})")
+        heat = page.js(
+            "(function (h) { return {table: h.table, times: h.times, keys: h.keys, values_f32: h.values_f32, shape: h.shape}; })(window.ksState.heat)"
+        )
+        assert heat["table"] == scenario.seq and len(heat["times"]) > 3
+        # the canvas holds colour where the writes were, not just the background
+        lit = page.js("""(function () {
+            var c = document.getElementById('heat'), p = window.ksState.plot;
+            var d = c.getContext('2d').getImageData(p.left, p.top, p.width, p.height).data, n = 0;
+            for (var i = 0; i < d.length; i += 4) if (d[i] > 100) n++;
+            return n; })()""")
+        assert lit > 100
+        values = matrix(heat)
+        i, j = np.unravel_index(int(values.argmax()), values.shape)
+        box = page.js("""(function () { var c = document.getElementById('heat'); c.scrollIntoView(); var r = c.getBoundingClientRect();
+            return {left: r.left, top: r.top}; })()""")
+        plot = page.js("window.ksState.plot")
+        x = box["left"] + plot["left"] + (i + 0.5) * plot["width"] / values.shape[0]
+        y = box["top"] + plot["top"] + (j + 0.5) * plot["height"] / values.shape[1]
+        page.mouse("mouseMoved", x, y)
+        tip = page.js("document.getElementById('tip').textContent")
+        page.screenshot(tmp_path / "serve.png")  # to look at when it fails
+        label = heat["keys"][j]["label"]
+        assert label and label in tip and "\\x" not in label, tip
+        # the page rounds half up (Math.round); Python's round() would take 75,334.5 to 75,334
+        assert f"{int(np.floor(values[i, j] + 0.5)):,} write requests" in tip, tip
+        assert "Cause: leading field event_id" in page.js("document.getElementById('pattern').textContent")
+        rows = page.js("document.querySelectorAll('#regions tbody tr').length")
+        assert rows > 1
+        # the region table sorts by a clicked column: size, largest first, then smallest first
+        sizes = "Array.from(document.querySelectorAll('#regions tbody tr')).map(function (tr) { return +tr.children[5].textContent; })"
+        page.js("document.querySelector('#regions th[data-k=store_bytes]').click()")
+        down = page.js(sizes)
+        page.js("document.querySelector('#regions th[data-k=store_bytes]').click()")
+        up = page.js(sizes)
+        assert down == sorted(down, reverse=True) and up == sorted(up) and len(set(up)) > 1, (down, up)
+        assert not page.errors, page.errors
+    finally:
+        browser.close()
+
+
+def test_a_restarted_service_keeps_the_history_and_the_last_verdicts(scenario: Scenario) -> None:
+    from keyshape.store import open_store
+
+    before = get(f"{scenario.service.url}/api/heatmap?table={scenario.seq}&seconds=3600")
+    # a second service on the same file, polling rarely: what it shows at once is the history
+    options = ServeOptions(lambda: open_store(scenario.url), str(scenario.db), [scenario.seq], load_schemas(scenario.schemas), "127.0.0.1:0", 600.0)
+    again = Service(options).start()
+    try:
+        after = get(f"{again.url}/api/heatmap?table={scenario.seq}&seconds=3600")
+        assert after["times"][: len(before["times"]) - 2] == before["times"][: len(before["times"]) - 2]
+        assert matrix(after).sum() >= 0.99 * matrix(before).sum()
+        tables = {t["table"]: t for t in get(f"{again.url}/api/tables")["tables"]}
+        assert tables[scenario.seq]["verdict"] == "hotspot"
+    finally:
+        again.stop()
+
+
+def test_serve_once_judges_and_records(scenario: Scenario, tmp_path: Path) -> None:
+    from keyshape.store import open_store
+
+    options = ServeOptions(lambda: open_store(scenario.url), str(tmp_path / "once.db"), [scenario.salt], {}, "127.0.0.1:0", 0.5)
+    verdicts = serve_once(options)
+    assert [v["table"] for v in verdicts] == [scenario.salt]
+    assert verdicts[0]["verdict"] == "idle"  # nothing writes to it any more
+
+
+def test_an_unreachable_cluster_is_a_gap_and_polling_resumes_when_it_answers(scenario: Scenario, tmp_path: Path) -> None:
+    """A ZooKeeper that refuses connections (a real refusal, port 1), then the real one: the
+    poller records the gap with its reason, backs off, reconnects and closes the gap."""
+    from keyshape.serve import History, Poller
+    from keyshape.store import open_store
+
+    where = ["127.0.0.1:1"]
+    history = History(tmp_path / "gap.db")
+    poller = Poller(lambda: open_store(where[0]), history, [scenario.salt], {}, 1.0)
+    assert not poller.poll_once() and not poller.poll_once()
+    ((start, stop, reason),) = history.gaps()
+    assert stop is None and "ZooKeeper" in reason and not poller.connected
+    where[0] = scenario.url
+    assert poller.poll_once() and poller.connected
+    ((start2, stop2, _),) = history.gaps()
+    assert start2 == start and stop2 is not None and stop2 >= start
+    assert poller.poll_once()  # polling resumed: a second poll makes an interval of the table
+    assert history.tables() == [scenario.salt]
+    if poller.store is not None:
+        poller.store.close()
+    history.close()
+
+
+def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario, tmp_path: Path) -> None:
+    """`keyshape serve --once --json --fail-on hotspot` while a sequential load runs: the JSON
+    names the table a hotspot and the exit code is 1; the idle salted table alone passes (0)."""
+    from keyshape.store import open_store
+
+    schema = KeySchema.load(scenario.schemas / "seq.toml")
+    store = open_store(scenario.url)
+    done = threading.Event()
+
+    def keep_loading() -> None:  # until the CLI has polled twice, however long it takes to start
+        while not done.is_set():
+            load_workload(store, schema, 20_000, batch_size=2000)
+
+    load = threading.Thread(target=keep_loading)
+    load.start()
+    try:
+        args = [
+            "serve",
+            "--hbase",
+            scenario.url,
+            "--once",
+            "--json",
+            "--interval",
+            "1",
+            "--db",
+            str(tmp_path / "once.db"),
+            "--schemas",
+            str(scenario.schemas),
+        ]
+        hot = subprocess.run(
+            [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.seq, "--fail-on", "hotspot"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+    finally:
+        done.set()
+        load.join(timeout=120)
+        store.close()
+    body = json.loads(hot.stdout)
+    assert [t["verdict"] for t in body["tables"]] == ["hotspot"], hot.stdout
+    assert hot.returncode == 1 and f"alert: {scenario.seq}: hotspot" in hot.stderr, hot.stderr
+    calm = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.salt, "--fail-on", "hotspot"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert calm.returncode == 0 and json.loads(calm.stdout)["tables"][0]["table"] == scenario.salt, calm.stderr

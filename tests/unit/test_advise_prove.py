@@ -1,0 +1,66 @@
+"""advise's prove step (issue 31, item 8) on keyshape's embedded store, a real in-process store
+(the HBase run is `keyshape advise --prove K --hbase URL`): each design's tables are created at its
+split points, filled with the sample, read by the routes the scorer chose, and dropped after; every
+get of a record that exists finds it, through the main table or through an index."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from keyshape.analysis.advise import advise
+from keyshape.analysis.advise.prove import _run, _sample_scale, prove, spearman
+from keyshape.store import open_store
+
+ORDERS = Path(__file__).resolve().parents[2] / "examples" / "advise" / "orders"
+
+
+def test_spearman_matches_the_definition() -> None:
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+    assert abs(spearman([1, 2, 2, 3], [1, 3, 2, 4]) - 3 / 10**0.5) < 1e-9  # ties take their mean rank (Pearson on ranks)
+
+
+def test_prove_on_the_embedded_store(tmp_path: Path) -> None:
+    data = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "2000"], check=True, capture_output=True)
+    advice = advise(data, ORDERS / "WORKLOAD.toml", compare=[ORDERS / "hand-salted.toml"], max_designs=8)
+    store = open_store(None)
+    proof = prove(advice, store, k=2, requests=10, prefix="ksv_test")
+    assert [m.name for m in proof.designs] == [s.design.name for s in advice.ranked if s.rank <= 2 or s.design.hand]
+    assert all(set(m.latency_ms) == {p.name for p in advice.spec.patterns} and m.write_rows_per_s > 0 for m in proof.designs)
+    assert -1.0 <= proof.spearman <= 1.0
+    assert not [t for t in store.list_tables() if t.startswith("ksv_test")]  # dropped after
+    # Every get finds its record, by the route the scorer chose (a get, a range, or index + get).
+    scorer = _sample_scale(advice)
+    get = next(p for p in advice.spec.patterns if p.kind == "get")
+    with_index = next((s for s in advice.ranked if s.design.indexes), None)
+    for s in [advice.ranked[0]] + ([with_index] if with_index else []):
+        proof_one = prove_tables(store, s, scorer)
+        try:
+            route = scorer.score(s.design).pattern(get.name).route
+            for q in scorer.queries[get.name][:10]:
+                assert _run(store, s, route, get, q, "ksv_one", proof_one, scorer) >= 1
+        finally:
+            for t in proof_one:
+                store.delete_table(t)
+
+
+def prove_tables(store, s, scorer) -> list[str]:  # type: ignore[no-untyped-def]
+    """The design's tables filled as prove fills them (kept for the reads above)."""
+    import dataclasses
+
+    names = ["ksv_one"] + [f"ksv_one_i{j}" for j in range(len(s.design.indexes))]
+    store.create_table(dataclasses.replace(s.design.schema.table, name=names[0]), s.design.split_keys)
+    cols = scorer.sample.columns
+    keys = s.design.schema.encode_many({f: cols[f] for f in s.design.schema.field_names})
+    with store.writer(names[0]) as w:
+        for k in keys:
+            w.put(k, {b"d:v": b"x"})
+    for j, (_, ischema, _) in enumerate(s.design.indexes):
+        store.create_table(dataclasses.replace(ischema.table, name=names[j + 1]), [])
+        with store.writer(names[j + 1]) as w:
+            for k, main in zip(ischema.encode_many({f: cols[f] for f in ischema.field_names}), keys):
+                w.put(k, {b"d:k": main})
+    return names
