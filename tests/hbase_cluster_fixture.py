@@ -1,8 +1,9 @@
 """The session-scoped `hbase_cluster` fixture: ONE pseudo-distributed HBase (ZooKeeper, HMaster and
 3 region server JVMs, tools/hbase/cluster.py) for the tests marked `@pytest.mark.hbase_cluster`.
 
-It always starts its own cluster on free loopback ports in tools/hbase/run/pytest-cluster/ (the
-tests kill region servers, so a shared instance will not do) and always stops it and deletes its
+It always starts its own cluster on free loopback ports in tools/hbase/run/pytest-cluster/ (or
+pytest-cluster-2... while another session holds that one, as the standalone fixture claims its
+folder; the tests kill region servers, so a shared instance will not do) and always stops it and deletes its
 data at the end. A start failure FAILS every test using it, naming the step and the log.
 Measurements the tests make (e.g. the time from a crash to the next acknowledged write) are
 printed in pytest's terminal summary.
@@ -64,8 +65,8 @@ class ClusterHandle:
 
 @pytest.fixture(scope="session")
 def hbase_cluster_session() -> Iterator[ClusterHandle]:
-    run_dir = Path(cluster.__file__).resolve().parent / "run" / "pytest-cluster"
     try:
+        run_dir, lock = cluster.standalone.claim_run_dir(Path(cluster.__file__).resolve().parent / "run" / "pytest-cluster")
         instance = cluster.start_scratch(run_dir, REGIONSERVERS)
     except (cluster.StartFailed, ValueError) as e:  # ValueError: an unknown $KEYSHAPE_HBASE_VERSION
         pytest.fail(str(e), pytrace=False)
@@ -73,6 +74,7 @@ def hbase_cluster_session() -> Iterator[ClusterHandle]:
         yield ClusterHandle(url=instance.url, cluster=instance)
     finally:
         instance.stop()
+        lock.close()
 
 
 @pytest.fixture

@@ -40,13 +40,16 @@ class SecureHandle:
 
 @pytest.fixture(scope="session")
 def secure_hbase() -> Iterator[SecureHandle]:
-    kdc = secure.KDC(RUN / "kdc")
+    # run/pytest-secure, or -2... while another session on the machine holds it (its KDC and
+    # HBases are left alone), as the standalone fixture claims its folder.
+    run, lock = standalone.claim_run_dir(RUN)
+    kdc = secure.KDC(run / "kdc")
     started: dict[str, Any] = {}
     errors: list[BaseException] = []
 
     def start(name: str, **options: Any) -> None:
         try:
-            started[name] = secure.start_secure(RUN / name, kdc=kdc, **options)
+            started[name] = secure.start_secure(run / name, kdc=kdc, **options)
         except BaseException as exc:  # reported below, in the test thread
             errors.append(exc)
 
@@ -80,3 +83,4 @@ def secure_hbase() -> Iterator[SecureHandle]:
         for instance in started.values():
             secure.stop_secure(instance, stop_kdc=False)
         kdc.stop()
+        lock.close()

@@ -34,13 +34,16 @@ def phoenix_url() -> Iterator[str]:
         yield url
         return
     try:
-        instance = phoenix_server.start_scratch(Path(standalone.HERE) / "run" / "pytest-phoenix")
+        # run/pytest-phoenix, or -2... while another session holds it (as the standalone fixture).
+        run_dir, lock = standalone.claim_run_dir(Path(standalone.HERE) / "run" / "pytest-phoenix")
+        instance = phoenix_server.start_scratch(run_dir)
     except standalone.StartFailed as exc:
         pytest.fail(str(exc), pytrace=False)
     try:
         yield instance.url
     finally:
         instance.stop()
+        lock.close()
 
 
 @pytest.fixture(scope="module")
