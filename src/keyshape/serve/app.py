@@ -8,11 +8,17 @@ API (JSON; ``table`` is a query parameter, ``ns:name`` or ``name``):
   the service restarted and has not judged it again yet, marked ``stale``);
 - ``GET /api/table?table=T``: that table's verdict, reasons, advice and pattern (cause, fix and
   the fix as TOML);
-- ``GET /api/heatmap?table=T&seconds=S&metric=write``: time x key-space buckets of the last S
-  seconds (default 1 h): ``times`` (wall clock, epoch s), ``keys`` (start key as toStringBinary
-  and its label decoded by the table's schema), ``values_f32`` (the ``shape`` = times x keys
-  matrix of requests, row by row, as base64 of little-endian float32), the events (splits,
-  merges, moves) and gaps in the range;
+- ``GET /api/heatmap?table=T&seconds=S[&until=U][&k0=A&k1=B][&cells=N][&keys=M]&metric=write``:
+  the window of S seconds ending at U (epoch s; default now, 1 h) x the key buckets from A to B
+  (fractions of the table's whole key axis, default 0..1), drawn in N time buckets and M key
+  buckets at most (default 1,500 each; a narrower window gets finer buckets, and a shorter time
+  window a finer layer of the history). ``metric``: write, read, requests (both) or store (MB).
+  Answers ``times`` (wall clock, epoch s), ``keys`` (start key as toStringBinary, hex, and its
+  label decoded by the table's schema), ``values_f32`` (the ``shape`` = times x keys matrix, row
+  by row, as base64 of little-endian float32), ``lane_u16`` (the same shape: the index into
+  ``servers`` of the server that held the cell, 65535 none), the events (splits, merges, moves)
+  and gaps in the window, and for a salted table ``logical``: the same times on the de-salted
+  key axis (every bucket folded onto one, ``serve.fold``), with its own keys and values;
 - ``GET /api/regions?table=T``: the live region table (rates, memstore, store files, size, server).
 
 With a token every request needs it: ``Authorization: Bearer T``, or ``?token=T`` (the UI keeps
@@ -35,7 +41,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from keyshape.core.hbytes import to_string_binary
-from keyshape.serve.history import History
+from keyshape.serve.fold import bucket_starts, first_head, fold
+from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
 from keyshape.serve.poller import Poller
 
 __all__ = ["make_app", "metrics_text", "table_rows"]
@@ -94,28 +101,83 @@ def metrics_text(poller: Poller, history: History) -> str:
     return "\n".join(lines) + "\n"
 
 
-def heatmap_body(poller: Poller, history: History, table: str, seconds: float, metric: str = "write", max_cells: int = 1500) -> dict[str, Any]:
-    """The JSON of ``GET /api/heatmap`` (see the module docstring)."""
+def _b64(matrix: np.ndarray, dtype: str) -> str:
+    # a matrix as base64 of its little-endian bytes, row by row: 2.25 M cells as JSON numbers took seconds
+    return base64.b64encode(np.ascontiguousarray(matrix, dtype=dtype).tobytes()).decode("ascii")
+
+
+def _logical_label(poller: Poller, table: str, first_bucket: bytes, key: bytes) -> str:
+    """A logical key's label: the schema's label of that key in the first bucket, without the
+    bucket (``"bucket 0 · 1234"`` -> ``"1234"``)."""
+    if not key:
+        return "(start)"
+    text = poller.label(table, first_bucket + key)
+    head, sep, rest = text.partition(" · ")
+    return rest if sep else to_string_binary(key)
+
+
+def heatmap_body(
+    poller: Poller,
+    history: History,
+    table: str,
+    seconds: float,
+    metric: str = "write",
+    max_cells: int = 1500,
+    *,
+    until: float | None = None,
+    k0: float = 0.0,
+    k1: float = 1.0,
+    max_keys: int | None = None,
+) -> dict[str, Any]:
+    """The JSON of ``GET /api/heatmap`` (see the module docstring): the window of ``seconds``
+    ending at ``until`` (default now) x the key buckets ``k0``..``k1`` (fractions of the whole
+    axis), drawn in ``max_cells`` times x ``max_keys`` keys at most; with the server lane, and
+    for a salted table the logical (de-salted) axis of the same times over the whole key space."""
     now = time.time()
-    since = now - seconds
-    q = history.heat(table, since, now, max_times=max_cells, max_keys=max_cells)
-    values = q.writes if metric == "write" else q.reads
-    return {
+    until = now if until is None else min(until, now)
+    since = until - seconds
+    max_keys = max_cells if max_keys is None else max_keys
+    schema = poller.schema_for(table)
+    salt = bucket_starts(schema.prefix) if schema is not None else []
+    full = history.heat(table, since, until, max_times=max_cells, max_keys=0, metrics=(metric,), lane=True, extra_bounds=salt)
+    q = window_keys(full, k0, k1, max_keys)
+    values = q.values[metric]
+    lane = q.lane if q.lane is not None else np.zeros(values.shape, dtype=np.uint16)
+    body: dict[str, Any] = {
         "table": table,
         "metric": metric,
         "step": q.step,
         "interval": poller.interval,
         "since": since,
+        "until": until,
         "now": now,
+        "k0": q.k0,
+        "k1": q.k1,
+        "total_keys": q.total_keys,
         "times": q.times.tolist(),
-        "keys": [{"start": to_string_binary(k), "label": poller.label(table, k)} for k in q.starts],
-        # the matrix as little-endian float32, base64: 2.25 M cells as JSON numbers took seconds
-        "values_f32": base64.b64encode(np.ascontiguousarray(values, dtype="<f4").tobytes()).decode("ascii"),
+        "keys": [{"start": to_string_binary(k), "hex": k.hex(), "label": poller.label(table, k)} for k in q.starts],
+        "values_f32": _b64(values, "<f4"),
         "shape": [int(values.shape[0]), int(values.shape[1]) if values.ndim == 2 else 0],
         "max": float(values.max()) if values.size else 0.0,
-        "events": [{"t": t, "kind": k, "detail": d} for t, k, d in history.events(table, since)],
-        "gaps": [{"start": a, "stop": b, "reason": r} for a, b, r in history.gaps(since)],
+        "servers": q.servers,
+        "lane_u16": _b64(lane, "<u2"),
+        "events": [{"t": t, "kind": k, "detail": d} for t, k, d in history.events(table, since) if t <= until],
+        "gaps": [{"start": a, "stop": b, "reason": r} for a, b, r in history.gaps(since) if a <= until],
+        "logical": None,
     }
+    if salt and schema is not None and full.starts:
+        axis, folded = fold(schema.prefix, full.starts, full.values[metric])
+        lq = window_keys(HeatQuery(q.step, q.times, axis, {metric: folded}), 0.0, 1.0, max_keys)
+        lv = lq.values[metric]
+        head = first_head(schema.prefix)
+        body["logical"] = {
+            "buckets": len(salt),
+            "keys": [{"start": to_string_binary(k), "hex": k.hex(), "label": _logical_label(poller, table, head, k)} for k in lq.starts],
+            "values_f32": _b64(lv, "<f4"),
+            "shape": [int(lv.shape[0]), int(lv.shape[1])],
+            "max": float(lv.max()) if lv.size else 0.0,
+        }
+    return body
 
 
 def regions_body(poller: Poller, table: str) -> dict[str, Any]:
@@ -204,14 +266,26 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
 
     async def heatmap(request: Request) -> Response:
         name = table_of(request)
+        params = request.query_params
         try:
-            seconds = float(request.query_params.get("seconds", "3600"))
+            seconds = float(params.get("seconds", "3600"))
+            until = float(params["until"]) if "until" in params else None
+            k0, k1 = float(params.get("k0", "0")), float(params.get("k1", "1"))
+            cells = int(params.get("cells", "1500"))
+            keys = int(params.get("keys", str(cells)))
         except ValueError:
             seconds = math.nan
-        metric = request.query_params.get("metric", "write")
-        if not seconds > 0 or metric not in ("write", "read"):
-            return JSONResponse({"error": "seconds must be a positive number and metric write or read"}, status_code=400)
-        return JSONResponse(heatmap_body(poller, history, name, seconds, metric))
+            until, k0, k1, cells, keys = None, 0.0, 1.0, 1500, 1500
+        metric = params.get("metric", "write")
+        if not seconds > 0 or metric not in METRICS or not 0 <= k0 < k1 <= 1 or not 1 <= cells <= 4000 or not 1 <= keys <= 4000:
+            return JSONResponse(
+                {
+                    "error": "seconds must be a positive number, until epoch seconds, 0 <= k0 < k1 <= 1, cells and keys "
+                    f"1..4000, and metric one of {', '.join(METRICS)}"
+                },
+                status_code=400,
+            )
+        return JSONResponse(heatmap_body(poller, history, name, seconds, metric, cells, until=until, k0=k0, k1=k1, max_keys=keys))
 
     async def regions(request: Request) -> Response:
         return JSONResponse(regions_body(poller, table_of(request)))

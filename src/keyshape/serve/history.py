@@ -25,13 +25,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FRAME", "LAYERS", "Cell", "HeatQuery", "History", "Layer"]
+__all__ = ["FRAME", "LAYERS", "METRICS", "NO_SERVER", "Cell", "HeatQuery", "History", "Layer", "window_keys"]
 
 
 @dataclass(frozen=True)
@@ -93,17 +93,37 @@ class Cell:
     store_files: int = 0
 
 
+METRICS = ("write", "read", "requests", "store")  # what a heat map can show: requests, or store size (MB)
+NO_SERVER = 65535  # a lane cell no region covered in that bucket
+
+
 @dataclass
 class HeatQuery:
     """A heat map read back: ``times`` (bucket starts, epoch s) x ``bounds`` key ranges
-    (``starts[i]`` inclusive to ``starts[i+1]``, the last one unbounded), ``writes``/``reads``
-    float matrices ``len(times) x len(starts)``, the layer's ``step`` (0: polls)."""
+    (``starts[i]`` inclusive to ``starts[i+1]``, the last one unbounded), ``values`` float
+    matrices ``len(times) x len(starts)`` by metric (``METRICS``), the layer's ``step`` (0: polls).
+
+    ``lane`` (when asked): the same shape, the index into ``servers`` of the region server that
+    held the cell's key range in that bucket (``NO_SERVER`` where none did). ``total_keys``: the
+    key buckets of the whole table before a window (``k0``..``k1``, fractions of them) was cut."""
 
     step: int
     times: np.ndarray
     starts: list[bytes]
-    writes: np.ndarray
-    reads: np.ndarray
+    values: dict[str, np.ndarray]
+    lane: np.ndarray | None = None
+    servers: list[str] = field(default_factory=list)
+    total_keys: int = 0
+    k0: float = 0.0
+    k1: float = 1.0
+
+    @property
+    def writes(self) -> np.ndarray:
+        return self.values["write"]
+
+    @property
+    def reads(self) -> np.ndarray:
+        return self.values["read"]
 
 
 _DDL = """
@@ -118,6 +138,9 @@ CREATE TABLE IF NOT EXISTS gaps (id INTEGER PRIMARY KEY, start REAL NOT NULL, st
 CREATE TABLE IF NOT EXISTS events (table_id INTEGER NOT NULL, t REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (table_id INTEGER PRIMARY KEY, t REAL NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS servers (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS placements (region_id INTEGER NOT NULL, t REAL NOT NULL, server_id INTEGER NOT NULL,
+    PRIMARY KEY (region_id, t)) WITHOUT ROWID;
 """
 
 
@@ -143,6 +166,8 @@ class History:
             self._db.executescript(_DDL)
         self._table_ids: dict[str, int] = {}
         self._region_ids: dict[tuple[int, str], int] = {}
+        self._server_ids: dict[str, int] = {}
+        self._placed: dict[int, int] = {}  # region id -> server id last written to ``placements``
 
     def close(self) -> None:
         with self._lock:
@@ -168,6 +193,24 @@ class History:
             self._region_ids[(tid, cell.name)] = rid
         return rid
 
+    def _server_id(self, name: str) -> int:
+        sid = self._server_ids.get(name)
+        if sid is None:
+            self._db.execute("INSERT OR IGNORE INTO servers (name) VALUES (?)", (name,))
+            sid = int(self._db.execute("SELECT id FROM servers WHERE name = ?", (name,)).fetchone()[0])
+            self._server_ids[name] = sid
+        return sid
+
+    def _place(self, rid: int, at: float, server: str) -> None:
+        # Only changes are written (a move, a new region): the lane of 10,000 regions costs no
+        # rows a poll when nothing moves. After a restart each region is written once again.
+        if not server:
+            return
+        sid = self._server_id(server)
+        if self._placed.get(rid) != sid:
+            self._db.execute("INSERT OR REPLACE INTO placements VALUES (?, ?, ?)", (rid, at, sid))
+            self._placed[rid] = sid
+
     def record(self, table: str, at: float, cells: Iterable[Cell]) -> None:
         """One poll's deltas of ``table`` taken at ``at``, added to every layer's bucket."""
         cells = list(cells)
@@ -178,6 +221,8 @@ class History:
                 frame = np.zeros(len(cells), dtype=FRAME)
                 if cells:
                     frame["region"] = [self._region_id(tid, c) for c in cells]
+                    for rid, c in zip(frame["region"].tolist(), cells):
+                        self._place(int(rid), at, c.server)
                     frame["writes"] = np.rint([max(c.writes, 0.0) for c in cells])
                     frame["reads"] = np.rint([max(c.reads, 0.0) for c in cells])
                     frame["store_mb"] = [c.store_bytes // _MB for c in cells]
@@ -274,38 +319,64 @@ class History:
                 return k
         return len(self.layers) - 1
 
-    def heat(self, table: str, since: float, until: float | None = None, max_times: int = 1500, max_keys: int = 1500) -> HeatQuery:
-        """The ``table``'s requests from ``since`` to ``until`` (default: now) on a key axis
-        made of every region boundary seen in the range (a region's requests shared evenly over
-        the key buckets it covers: counters say nothing finer), ``max_keys`` buckets at most
-        (neighbours merged by summing)."""
+    def heat(
+        self,
+        table: str,
+        since: float,
+        until: float | None = None,
+        max_times: int = 1500,
+        max_keys: int = 1500,
+        metrics: Sequence[str] = ("write", "read"),
+        k0: float = 0.0,
+        k1: float = 1.0,
+        lane: bool = False,
+        extra_bounds: Sequence[bytes] = (),
+    ) -> HeatQuery:
+        """The ``table``'s ``metrics`` (``METRICS``) from ``since`` to ``until`` (default: now) on
+        a key axis made of every region boundary seen in the range (a region's value shared
+        evenly over the key buckets it covers: counters say nothing finer) plus ``extra_bounds``
+        (a salted table's bucket starts, so that no bucket straddles two salt buckets).
+
+        ``k0``..``k1`` (fractions of that axis) cut a window of it; the window is then drawn in
+        ``max_keys`` buckets at most (neighbours merged by summing; 0: no limit), so a zoomed-in
+        window shows finer buckets. ``lane``: also which server held each cell."""
         until = time.time() if until is None else until
         k = self.layer_for(since, until, max_times, table)
+        step = self.layers[k].step
+        empty = HeatQuery(step, np.zeros(0), [], {m: np.zeros((0, 0)) for m in metrics}, np.zeros((0, 0), dtype=np.uint16) if lane else None)
         with self._lock:
             tid_row = self._db.execute("SELECT id FROM tables WHERE name = ?", (table,)).fetchone()
             if tid_row is None:
-                return HeatQuery(self.layers[k].step, np.zeros(0), [], np.zeros((0, 0)), np.zeros((0, 0)))
+                return empty
             tid = int(tid_row[0])
             data = self._db.execute(
                 "SELECT t, data FROM frames WHERE table_id = ? AND layer = ? AND t >= ? AND t <= ? ORDER BY t",
                 (tid, k, _bucket(since, self.layers[k]), until),
             ).fetchall()
             region_rows = self._db.execute("SELECT id, start, stop FROM regions WHERE table_id = ?", (tid,)).fetchall()
-        step = self.layers[k].step
+            placements = (
+                self._db.execute(
+                    "SELECT p.region_id, p.t, s.name FROM placements p JOIN regions r ON r.id = p.region_id JOIN servers s ON s.id = p.server_id "
+                    "WHERE r.table_id = ? ORDER BY p.region_id, p.t",
+                    (tid,),
+                ).fetchall()
+                if lane
+                else []
+            )
         if not data:
-            return HeatQuery(step, np.zeros(0), [], np.zeros((0, 0)), np.zeros((0, 0)))
+            return empty
         frames = [_unpack(blob) for _, blob in data]
         times = np.array([t for t, _ in data], dtype=np.float64)
         t_index = np.repeat(np.arange(len(frames), dtype=np.int64), [len(f) for f in frames])
         cells = np.concatenate(frames)
         if not len(cells):
-            return HeatQuery(step, times, [], np.zeros((len(times), 0)), np.zeros((len(times), 0)))
+            return HeatQuery(step, times, [], {m: np.zeros((len(times), 0)) for m in metrics}, None)
         rid = cells["region"].astype(np.int64)
         present = np.zeros(int(rid.max()) + 1, dtype=bool)
         present[rid] = True
         used = np.flatnonzero(present)
         ranges = {int(r): (bytes(s), bytes(e)) for r, s, e in region_rows}
-        bounds = sorted({ranges[int(r)][0] for r in used} | {ranges[int(r)][1] for r in used if ranges[int(r)][1]})
+        bounds = sorted({ranges[int(r)][0] for r in used} | {ranges[int(r)][1] for r in used if ranges[int(r)][1]} | set(extra_bounds) | {b""})
         # each region -> [first bucket, last bucket + 1) on the boundary axis
         lo = np.zeros(len(present), dtype=np.int64)
         hi = np.zeros_like(lo)
@@ -318,26 +389,24 @@ class History:
         shape = (len(times), nk + 1)
         at_lo = t_index * (nk + 1) + lo[rid]
         at_hi = t_index * (nk + 1) + hi[rid]
-        spread = not np.array_equal(hi[rid] - lo[rid], np.ones(len(rid), dtype=np.int64))
-        width = (hi[rid] - lo[rid]).astype(np.float64)
-        out = []
-        for col in ("writes", "reads"):
-            per = cells[col].astype(np.float64)
+        width = hi[rid] - lo[rid]
+        spread = bool((width != 1).any())
+        columns = {"write": ("writes",), "read": ("reads",), "requests": ("writes", "reads"), "store": ("store_mb",)}
+        values: dict[str, np.ndarray] = {}
+        for metric in metrics:
+            per = sum((cells[c].astype(np.float64) for c in columns[metric]), np.zeros(len(cells)))
             if spread:
                 # a region over several buckets: its value shared evenly, by a difference array
                 # (+v/w where it starts, -v/w where it ends, summed along the key axis)
                 per = per / width
                 m = np.bincount(at_lo, per, shape[0] * shape[1]) - np.bincount(at_hi, per, shape[0] * shape[1])
-                out.append(np.cumsum(m.reshape(shape), axis=1)[:, :nk])
+                values[metric] = np.clip(np.cumsum(m.reshape(shape), axis=1)[:, :nk], 0, None)
             else:
-                out.append(np.bincount(at_lo, per, shape[0] * shape[1]).reshape(shape)[:, :nk])
-        writes, reads = out
-        if nk > max_keys:
-            groups = np.linspace(0, nk, max_keys + 1).astype(np.int64)[:-1]
-            writes = np.add.reduceat(writes, groups, axis=1)
-            reads = np.add.reduceat(reads, groups, axis=1)
-            bounds = [bounds[g] for g in groups.tolist()]
-        return HeatQuery(step, times, bounds, np.clip(writes, 0, None), np.clip(reads, 0, None))
+                values[metric] = np.bincount(at_lo, per, shape[0] * shape[1]).reshape(shape)[:, :nk]
+        q = HeatQuery(step, times, bounds, values, total_keys=nk)
+        if lane:
+            q.lane, q.servers = _lane(placements, rid, t_index, times, lo, width, (len(times), nk))
+        return window_keys(q, k0, k1, max_keys)
 
     def frames(self, table: str, layer: int) -> list[tuple[float, np.ndarray]]:
         """The stored frames of ``table`` in ``layer`` (index into ``layers``), oldest first:
@@ -357,3 +426,62 @@ class History:
     def size_bytes(self) -> int:
         p = Path(self.path)
         return sum(q.stat().st_size for q in (p, Path(self.path + "-wal")) if q.exists())
+
+
+def _lane(
+    placements: Sequence[tuple[int, float, str]],
+    rid: np.ndarray,
+    t_index: np.ndarray,
+    times: np.ndarray,
+    lo: np.ndarray,
+    width: np.ndarray,
+    shape: tuple[int, int],
+) -> tuple[np.ndarray, list[str]]:
+    """Which server held each (time bucket, key bucket): each stored cell's region's placement
+    at the bucket's time, written over the key buckets the region covers (a split parent's last
+    estimate and its daughters share a frame; the daughters, newer ids, are written last)."""
+    servers = sorted({s for _, _, s in placements})
+    index = {s: i for i, s in enumerate(servers)}
+    first = np.full(int(rid.max()) + 1, NO_SERVER, dtype=np.int64)
+    moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    by_region: dict[int, list[tuple[float, int]]] = {}
+    for r, t, s in placements:
+        if int(r) < len(first):
+            by_region.setdefault(int(r), []).append((float(t), index[s]))
+    for r, seq in by_region.items():
+        first[r] = seq[0][1]
+        if len(seq) > 1:
+            moved[r] = (np.array([t for t, _ in seq]), np.array([s for _, s in seq]))
+    sid = first[rid]
+    for r, (ts, ss) in moved.items():  # regions that moved: the placement in force at each bucket
+        at = np.flatnonzero(rid == r)
+        k = np.clip(np.searchsorted(ts, times[t_index[at]], side="right") - 1, 0, len(ts) - 1)
+        sid[at] = ss[k]
+    lane = np.full(shape, NO_SERVER, dtype=np.uint16)
+    w = width.astype(np.int64)
+    order = np.repeat(np.arange(len(rid)), w)
+    offset = np.arange(len(order)) - np.repeat(np.cumsum(w) - w, w)
+    cols = lo[rid][order] + offset
+    ok = cols < shape[1]
+    lane[t_index[order][ok], cols[ok]] = sid[order][ok]
+    return lane, servers
+
+
+def window_keys(q: HeatQuery, k0: float = 0.0, k1: float = 1.0, max_keys: int = 1500) -> HeatQuery:
+    """``q`` cut to the key buckets from fraction ``k0`` to ``k1`` of its axis, then at most
+    ``max_keys`` buckets (neighbours summed; a lane takes each group's first bucket's server)."""
+    nk = len(q.starts)
+    k0 = min(max(float(k0), 0.0), 1.0)
+    k1 = min(max(float(k1), k0), 1.0)
+    a = min(int(np.floor(k0 * nk)), max(nk - 1, 0))
+    b = max(a + 1, int(np.ceil(k1 * nk)))
+    b = min(b, nk)
+    starts = q.starts[a:b]
+    values = {m: v[:, a:b] for m, v in q.values.items()}
+    lane = q.lane[:, a:b] if q.lane is not None else None
+    if max_keys and len(starts) > max_keys:
+        groups = np.linspace(0, len(starts), max_keys + 1).astype(np.int64)[:-1]
+        values = {m: np.add.reduceat(v, groups, axis=1) for m, v in values.items()}
+        lane = lane[:, groups] if lane is not None else None
+        starts = [starts[g] for g in groups.tolist()]
+    return HeatQuery(q.step, q.times, starts, values, lane, q.servers, q.total_keys or nk, k0, k1)
