@@ -14,8 +14,8 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
 
 
 @click.command("advise")
-@click.option("--data", required=True, metavar="SAMPLE", help="Records of the entity (Parquet, ORC, CSV; a file, a directory or a glob).")
-@click.option("--queries", "workload", required=True, metavar="WORKLOAD.toml", help="The write stream, access patterns, horizon and cluster.")
+@click.option("--data", default=None, metavar="SAMPLE", help="Records of the entity (Parquet, ORC, CSV; a file, a directory or a glob).")
+@click.option("--queries", "workload", default=None, metavar="WORKLOAD.toml", help="The write stream, access patterns, horizon and cluster.")
 @click.option("--servers", type=click.IntRange(min=1), default=None, help="Region servers (overrides [cluster] servers).")
 @click.option("--region-size", default=None, metavar="SIZE", help="Region size at which HBase splits, e.g. 10GiB (overrides [cluster]).")
 @click.option("--top", "top", type=click.IntRange(min=1), default=5, show_default=True, help="Designs shown in full.")
@@ -36,11 +36,27 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
     metavar="K",
     help="Load the top K designs and the --compare designs into --hbase, replay, and report measured against predicted.",
 )
-@hbase_option(what="The HBase --prove loads the designs into (tables ksv_prove_*, dropped after).")
+@click.option(
+    "--calibrate",
+    is_flag=True,
+    default=False,
+    help="Fit the cost constants on --hbase (a few seconds of timed reads and puts on a scratch table ksa_calib_*, dropped after) "
+    "and save them to --cost-model.",
+)
+@click.option(
+    "--cost-model",
+    "cost_model",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The fitted cost constants: --calibrate writes them here, advise reads them "
+    "(default: $XDG_CONFIG_HOME/keyshape/cost-model.json, ~/.config/keyshape/cost-model.json; the built-in defaults when absent).",
+)
+@hbase_option(what="The HBase --prove loads the designs into (tables ksv_prove_*, dropped after) and --calibrate measures.")
 @click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the ranked designs as JSON ('-': stdout only).")
 def advise_command(
-    data: str,
-    workload: str,
+    data: str | None,
+    workload: str | None,
     servers: int | None,
     region_size: str | None,
     top: int,
@@ -49,6 +65,8 @@ def advise_command(
     html_path: str | None,
     json_path: str | None,
     prove_k: int | None = None,
+    calibrate: bool = False,
+    cost_model: str | None = None,
     url: str | None = None,
 ) -> None:
     """Rank row-key designs for your data and queries (write spread, pattern cost, storage)."""
@@ -61,6 +79,11 @@ def advise_command(
     from keyshape.report.terminal import progress_bar
 
     out = Console(stderr=json_path == "-")
+    model = _cost_model(out, calibrate, cost_model, url)
+    if data is None or workload is None:
+        if calibrate:
+            return
+        raise click.UsageError("give --data SAMPLE and --queries WORKLOAD.toml (or --calibrate --hbase URL alone to fit the cost constants)")
     size = parse_size(region_size, "--region-size") if region_size is not None else None
     with ExitStack() as stack:
         bar: list[Any] = []
@@ -70,7 +93,7 @@ def advise_command(
                 bar.append(stack.enter_context(progress_bar(out, total, "scoring designs")))
             bar[0](done)
 
-        result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, progress=progress)
+        result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, model=model, progress=progress)
     if json_path != "-":
         out.print(advice_renderable(result, top))
     proof = None
@@ -96,3 +119,36 @@ def advise_command(
     if html_path:
         write_advice_html(result, html_path, top)
         out.print(f"[dim]wrote {html_path}[/dim]")
+
+
+def _cost_model(out: Any, calibrate: bool, path: str | None, url: str | None) -> Any:
+    """The CostModel to score with: fitted now (``--calibrate``, then saved), read from ``path`` or
+    the default file, or the built-in defaults (None)."""
+    from keyshape.analysis.advise.calibrate import calibrate as fit
+    from keyshape.analysis.advise.calibrate import default_model_path, load_model, save_model
+    from keyshape.analysis.advise.costs import CostModel
+
+    target = path or str(default_model_path())
+    if calibrate:
+        if url is None:
+            raise click.UsageError("--calibrate needs --hbase URL: the cluster to fit the cost constants on")
+        from keyshape.store import open_store
+
+        store = open_store(url)
+        try:
+            cal = fit(store, where=url)
+        finally:
+            store.close()
+        saved = save_model(cal, target)
+        base = CostModel()
+        out.print(f"calibrated on {url} in {cal.seconds:.1f} s; saved to {saved}", highlight=False, soft_wrap=True)
+        for name, value in cal.model.to_dict().items():
+            default = getattr(base, name)
+            note = " (floored: inside the noise)" if name in cal.floored else ("" if value != default else " (not measured)")
+            out.print(f"  {name:<18} {value:>12.4g}   default {default:>10.4g}{note}", highlight=False)
+        return cal.model
+    if path is not None or default_model_path().is_file():
+        model = load_model(target)
+        out.print(f"[dim]cost model: {target}[/dim]")
+        return model
+    return None

@@ -7,7 +7,7 @@ write), then scaled to the table at the horizon (``prefix``, ``lookup``, full sc
 to ``horizon_rows``) or to the live write rate (``window``: the rows of one window at
 ``rows_per_second``). Time comes from :class:`CostModel`, a handful of constants with defaults
 typical of an HBase 2 cluster on SSDs over a LAN; ``keyshape advise --calibrate`` is meant to fit
-them on a real cluster (a later step: until then they are the documented defaults).
+them on the cluster at hand (:mod:`.calibrate`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ __all__ = ["CostModel", "PatternCost", "KeyIndex", "pattern_cost", "query_rows"]
 class CostModel:
     """Cost constants (time per unit). Defaults: an HBase 2 cluster on SSDs, client on the LAN.
 
-    - ``rpc_ms``: one round trip (a Get, a Multi, one scanner ``next``).
+    - ``rpc_ms``: one round trip of a scanner ``next`` or a Multi.
+    - ``get_ms``: one point Get, end to end (HBase serves a Get on its own path: measured apart).
     - ``scanner_ms``: opening a scanner on a region (seek in every store file of the range).
     - ``row_us``: reading one row on the server (block cache hit, filter, encode).
     - ``byte_ns``: moving one byte to the client.
@@ -44,6 +45,7 @@ class CostModel:
     """
 
     rpc_ms: float = 0.5
+    get_ms: float = 0.5
     scanner_ms: float = 1.0
     row_us: float = 2.0
     byte_ns: float = 8.0
@@ -151,13 +153,15 @@ def pattern_cost(
     nbytes = rows * row_bytes
     if route == "get":
         rpcs, scanners, waves = 1.0, 0.0, 1.0
+        latency, cost = _time(model, 0.0, 0.0, rows, nbytes, 0.0)
+        latency, cost = latency + model.get_ms, cost + model.get_ms
     else:
         scanners = max(ranges, 1.0)
         if route == "full scan":
             scanners = max(scanners, regions * p.share)
         rpcs = scanners + max(0.0, nbytes / model.scan_result_bytes - scanners)
         waves = max(1.0, rpcs / max(1.0, min(scanners, float(model.parallel))))
-    latency, cost = _time(model, rpcs, scanners, rows, nbytes, waves, reverse)
+        latency, cost = _time(model, rpcs, scanners, rows, nbytes, waves, reverse)
     if follow_gets:
         batches = min(follow_gets, float(servers))  # one Multi per server holding the rows
         fl, fc = _time(model, batches, 0.0, follow_gets, follow_gets * follow_bytes, 1.0)
