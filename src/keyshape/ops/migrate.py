@@ -193,6 +193,7 @@ def migrate(
     max_rows_per_sec: float | None = None,
     batch_size: int = 1000,
     progress: Progress | None = None,
+    on_started: Callable[[], None] | None = None,
 ) -> MigrationResult:
     """Copy ``old``'s table into ``new``'s design (see the module docstring).
 
@@ -200,7 +201,9 @@ def migrate(
     (``check_designs``), a missing source table, and a target that already holds rows when
     ``resume`` is False; with ``resume`` the state file must exist and belong to these two
     schemas. ``progress(rows)`` is called after every acknowledged batch with the rows copied by
-    this run. Returns a ``MigrationResult``; a failed write raises StoreError naming the state
+    this run. ``on_started()`` is called once the target is checked (empty, or a resume's) and
+    the state file written, before the first row is copied (an online migration opens its stream
+    there). Returns a ``MigrationResult``; a failed write raises StoreError naming the state
     file to resume from.
     """
     if batch_size < 1:
@@ -248,6 +251,8 @@ def migrate(
     seen_rejects = set()
     if rejects_file.is_file():
         seen_rejects = {line.split("\t", 1)[0] for line in rejects_file.read_text(encoding="utf-8").splitlines()}
+    if on_started is not None:
+        on_started()
     throttle = _Throttle(max_rows_per_sec)
     counts = [0, 0]  # rows, cells copied by this run
     started = time.perf_counter()

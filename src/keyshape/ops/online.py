@@ -32,9 +32,10 @@ class ReKeyer:
     """A replication sink callback that re-keys OLD's cells into NEW's table.
 
     ``ready``: batches that arrive before it is set are refused (HBase ships them again later),
-    e.g. until the copy has checked that NEW is empty. Counters: ``cells`` applied, ``rejected``
-    rows (their keys and reasons appended to ``reject_path`` when given), ``ignored`` cells of
-    other tables."""
+    e.g. until the copy has checked that NEW is empty. Counters: ``received`` cells (every
+    delivery, re-shipped ones again), ``cells`` applied, ``refused`` batches, ``rejected`` rows
+    (their keys and reasons appended to ``reject_path`` when given), ``ignored`` cells of other
+    tables; ``newest_write_time``: the WAL write time (ms) of the newest entry applied."""
 
     def __init__(
         self, store: HBaseStore, old: KeySchema, new: KeySchema, reject_path: str | Path | None = None, ready: threading.Event | None = None
@@ -44,7 +45,8 @@ class ReKeyer:
         self.target = new.table.full_name
         self.reject_path = Path(reject_path) if reject_path is not None else None
         self.ready = ready
-        self.cells = self.rejected = self.ignored = 0
+        self.cells = self.rejected = self.ignored = self.received = self.refused = 0
+        self.newest_write_time = 0
         self._lock = threading.Lock()
 
     def _new_key(self, key: bytes, rejects: list[str]) -> bytes | None:
@@ -55,7 +57,11 @@ class ReKeyer:
             return None
 
     def __call__(self, entries: list[WalEntry]) -> None:
+        with self._lock:
+            self.received += sum(len(entry.cells) for entry in entries)
         if self.ready is not None and not self.ready.is_set():
+            with self._lock:
+                self.refused += 1
             raise RuntimeError("the copy has not started yet; ship this batch again later")
         rows: list[tuple[bytes, list[WalCell]]] = []
         keys: dict[bytes, bytes | None] = {}
@@ -75,8 +81,14 @@ class ReKeyer:
                     rows[-1][1].append(cell)
                 else:
                     rows.append((new_key, [cell]))
-        apply_cells(self.store, self.target, rows)
+        try:
+            apply_cells(self.store, self.target, rows)
+        except BaseException:
+            with self._lock:
+                self.refused += 1
+            raise
         with self._lock:
+            self.newest_write_time = max([self.newest_write_time] + [e.write_time for e in entries])
             self.cells += sum(len(cells) for _, cells in rows)
             self.ignored += ignored
             self.rejected += len(rejects)

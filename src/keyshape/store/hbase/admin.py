@@ -572,3 +572,101 @@ class HBaseAdmin:
         except ServerError as exc:
             raise StoreError(f"HBase refused to list replication peers: {exc}") from None
         return {p.id: p.config.clusterkey for p in response.peer_desc}
+
+    # --- online migration (issue 32): family attributes, source metrics, forced compaction ---
+
+    def family_attributes(self, table: str, name: str) -> dict[str, str | None]:
+        """Each family's value of attribute ``name`` (``REPLICATION_SCOPE``, ``KEEP_DELETED_CELLS``
+        ...) as the descriptor stores it; None where the family leaves it at HBase's default."""
+        schema = self._descriptor(table)
+        if schema is None:
+            raise self.not_found(table)
+        key = name.encode()
+        out: dict[str, str | None] = {}
+        for family in schema.column_families:
+            values = [a.second.decode() for a in family.attributes if a.first == key]
+            out[family.name.decode()] = values[-1] if values else None
+        return out
+
+    def set_family_attribute(self, table: str, families: Sequence[str], name: str, value: str | None) -> None:
+        """Set (None: remove, back to HBase's default) attribute ``name`` of ``families`` of
+        ``table``: one ModifyColumn per family, waited for until its regions reopened."""
+        schema = self._descriptor(table)
+        if schema is None:
+            raise self.not_found(table)
+        wanted = {f.encode() for f in families}
+        key = name.encode()
+        for family in schema.column_families:
+            if family.name not in wanted:
+                continue
+            attributes = [a for a in family.attributes if a.first != key]
+            if value is not None:
+                attributes.append(HBase_pb2.BytesBytesPair(first=key, second=value.encode()))
+            changed = HBase_pb2.ColumnFamilySchema(name=family.name, attributes=attributes, configuration=family.configuration)
+            request = Master_pb2.ModifyColumnRequest(
+                table_name=schema.table_name, column_families=changed, nonce_group=self._nonce_group, nonce=secrets.randbits(63)
+            )
+            what = f"set {name} of {table!r}"
+            response = self._master("ModifyColumn", request, Master_pb2.ModifyColumnResponse, table, what)
+            try:
+                self._wait_procedure(response.proc_id, what)
+            except ServerError as exc:
+                raise self.refused(exc, table, what) from None
+
+    def replication_sources(self, peer_id: str) -> list[dict[str, int | str]]:
+        """What each live region server last reported (every ``hbase.regionserver.msginterval``,
+        3 s by default) about its replication source(s) for ``peer_id``: ``server``,
+        ``age_of_last_shipped_ms``, ``log_queue`` (WALs waiting), ``lag_ms`` (HBase's
+        replicationLag), ``last_shipped_ms`` (a timestamp), ``report_ms`` (when the report ended).
+        A queue claimed from a dead server reports under a ``peer_id-...`` queue id: counted too."""
+        request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.LIVE_SERVERS])
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
+        out: list[dict[str, int | str]] = []
+        for live in status.cluster_status.live_servers:
+            load = live.server_load
+            for source in load.replLoadSource:
+                if source.peerID != peer_id and not source.queueId.startswith(peer_id + "-"):
+                    continue
+                out.append(
+                    {
+                        "server": f"{live.server.host_name}:{live.server.port}",
+                        "age_of_last_shipped_ms": int(source.ageOfLastShippedOp),
+                        "log_queue": int(source.sizeOfLogQueue),
+                        "lag_ms": int(source.replicationLag),
+                        "last_shipped_ms": int(source.timeStampOfLastShippedOp),
+                        "report_ms": int(load.report_end_time),
+                    }
+                )
+        return out
+
+    def major_compact_table(self, table: str, timeout: float = 60.0) -> None:
+        """Flush ``table``, major-compact every region, and wait until each region reports a
+        major compaction that ended after the request (``last_major_compaction_ts`` in the
+        servers' load reports)."""
+        namespace, name = split_table_name(table)
+        regions = self.cluster.region_list(namespace, name, refresh=True).regions
+        if not regions:
+            raise self.not_found(table)
+        for region in regions:  # a major compaction compacts store files: the memstore first
+            conn = self.cluster.connection(region.host, region.port, "AdminService")
+            try:
+                conn.call("FlushRegion", Admin_pb2.FlushRegionRequest(region=region.spec()), Admin_pb2.FlushRegionResponse)
+            except ServerError as exc:
+                raise self.refused(exc, table, "flush") from None
+        asked = int(time.time() * 1000)
+        for region in regions:
+            self._compact_region(table, region)
+        names = {bytes(r.name) for r in regions}
+        deadline = time.monotonic() + timeout
+        while True:
+            done = {
+                bytes(r.region_specifier.value)
+                for live in self._live_servers()
+                for r in live.server_load.region_loads
+                if bytes(r.region_specifier.value) in names and int(r.last_major_compaction_ts) >= asked
+            }
+            if done >= names:
+                return
+            if time.monotonic() > deadline:
+                raise StoreError(f"major compaction of {table!r}: {len(names - done)} region(s) not compacted after {timeout:.0f} s")
+            time.sleep(0.5)

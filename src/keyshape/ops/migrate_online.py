@@ -1,0 +1,391 @@
+"""``migrate --online``: move a live table to another key design while every writer keeps writing
+to the OLD table, with no change to any application (issue 32).
+
+keyshape poses as an HBase replication peer of OLD's table: its sink (``store/hbase/sink.py``)
+receives every WAL edit HBase ships and :class:`~keyshape.ops.online.ReKeyer` writes it to NEW
+re-keyed, each cell at its own timestamp and type. The steps:
+
+1. OLD's families must have ``REPLICATION_SCOPE`` 1, or HBase ships nothing; keyshape changes it
+   only when asked (``set_replication_scope``), because then every WAL edit of those families goes
+   to every replication peer of the cluster, not only to keyshape.
+2. NEW is created (if missing) and its families get ``KEEP_DELETED_CELLS => TRUE`` until the
+   cut-over (see "Deletes" below).
+3. The sink starts and registers in ZooKeeper under ``/keyshape-sink-<peer id>``; the peer is
+   added, limited to OLD's table, with a peer id derived from OLD's and NEW's table names, so a
+   second run finds and reuses it (never a duplicate).
+4. The copy (``ops.migrate.migrate``, checkpointed and resumable) runs while the stream applies.
+   Until the copy has checked NEW (empty, or a resume's) the sink refuses batches; HBase ships
+   them again a second or so later.
+5. Afterwards the stream keeps applying; :class:`OnlineStatus` tells edits received and applied,
+   rejects, the age of the newest applied edit (its WAL write time) and what OLD's region servers
+   report about their replication source for the peer (HBase's replicationLag, WALs queued).
+6. Cut-over: wait until every source reports a lag below the bound, verify OLD against NEW
+   (``ops.verify``; again while OLD is still changing), remove the peer, set NEW's
+   ``KEEP_DELETED_CELLS`` back, and say what to switch.
+
+Stop and restart: the online state file (next to the copy's checkpoint) records the peer id, the
+sink's znode parent, cluster id and address and NEW's original ``KEEP_DELETED_CELLS``. A run that
+ends (Ctrl-C, kill -9, a lost HBase) leaves the peer: HBase keeps OLD's WALs for it and ships
+them when the next run has registered the sink again (its stale znodes are replaced); the copy
+resumes from its checkpoint. Cells delivered twice are written twice at the same timestamp,
+which changes nothing.
+
+Deletes stay deleted in every order. A delete marker masks the cells at or before its timestamp
+whether it reaches NEW before or after them, as long as NEW still holds it: a major compaction of
+NEW drops markers, and a copied cell older than a dropped marker would come back. NEW therefore
+keeps its markers (``KEEP_DELETED_CELLS => TRUE``) for the whole migration, cut-over included:
+the copy and the stream can deliver an old cell only while the peer exists. Known limit: two
+values of one cell written at the SAME timestamp converge only if they reach NEW in OLD's order.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from keyshape.errors import BadInput, StoreError
+from keyshape.ops.migrate import MigrationResult, _is_empty, _write_state, check_designs, default_state_path, migrate
+from keyshape.ops.online import ReKeyer
+from keyshape.ops.verify import Verification, verify_migration
+from keyshape.schema import KeySchema
+from keyshape.store import create_table_from_schema
+
+if TYPE_CHECKING:  # annotations only
+    from keyshape.store.hbase.sink import RunningSink
+    from keyshape.store.hbase.store import HBaseStore
+
+__all__ = ["OnlineResult", "OnlineStatus", "migrate_online", "online_state_path", "peer_id_for"]
+
+_LOCAL = {"127.0.0.1", "localhost", "::1"}
+
+
+def peer_id_for(old: KeySchema, new: KeySchema) -> str:
+    """The replication peer id of the migration OLD -> NEW: the same on every run (a restart
+    finds its peer), different for other tables; letters, digits and '_' (HBase refuses '-')."""
+    digest = hashlib.blake2b(f"{old.table.full_name}\0{new.table.full_name}".encode(), digest_size=6).hexdigest()
+    return f"keyshape_{digest}"
+
+
+def online_state_path(copy_state: str | Path) -> Path:
+    """The online state file beside the copy's checkpoint (``X.json`` -> ``X.online.json``)."""
+    path = Path(copy_state)
+    return path.with_name(path.name.removesuffix(".json") + ".online.json")
+
+
+@dataclass
+class OnlineStatus:
+    """One look at a running online migration."""
+
+    phase: str  # "copy", "stream", "cutover", "done"
+    copied_rows: int = 0
+    received: int = 0  # cells delivered by HBase (re-shipped ones counted again)
+    applied: int = 0  # cells written to NEW
+    refused: int = 0  # batches answered with an error (HBase ships them again)
+    rejected: int = 0  # rows whose key did not decode / encode
+    newest_edit_age: float | None = None  # seconds since the WAL write of the newest applied edit
+    sources: list[dict[str, int | str]] = field(default_factory=list)  # what OLD's servers report
+
+    @property
+    def source_lag(self) -> float | None:
+        """The largest replicationLag (s) OLD's region servers report for the peer (None: no report)."""
+        return max(int(s["lag_ms"]) for s in self.sources) / 1000 if self.sources else None
+
+    @property
+    def log_queue(self) -> int | None:
+        return sum(int(s["log_queue"]) for s in self.sources) if self.sources else None
+
+    def line(self) -> str:
+        """One line for a log or a status bar."""
+        age = "-" if self.newest_edit_age is None else f"{self.newest_edit_age:.1f} s"
+        lag = "not reported" if self.source_lag is None else f"lag {self.source_lag:.1f} s, {self.log_queue} WAL(s) queued"
+        return (
+            f"{self.phase}: {self.copied_rows:,} rows copied; stream {self.received:,} cells received, {self.applied:,} applied, "
+            f"{self.refused:,} batches refused, {self.rejected:,} rows rejected; newest applied edit {age} old; source {lag}"
+        )
+
+
+@dataclass
+class OnlineResult:
+    """What ``migrate_online`` did: the copy (None when it was done by an earlier run), the last
+    status, the verification (cut-over only) and what to tell the applications."""
+
+    peer_id: str
+    state_path: str
+    copy: MigrationResult | None
+    status: OnlineStatus
+    verification: Verification | None = None
+    cut_over: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _sink_address(quorum: str, bind: str | None, state: dict[str, Any]) -> tuple[str, int]:
+    """``(host, port)`` for the sink: ``bind`` (HOST:PORT), else the address of the earlier run,
+    else loopback for a local HBase and this machine's name for a remote one (port 0: any)."""
+    if bind:
+        host, _, port = bind.rpartition(":")
+        if not host or not port.isdigit():
+            raise BadInput(f"--sink-bind {bind!r}: want HOST:PORT, the address OLD's region servers can connect to (port 0: any free port)")
+        return host, int(port)
+    if state.get("sink_host"):
+        return str(state["sink_host"]), int(state.get("sink_port", 0))
+    hosts = {h.strip().rpartition(":")[0] or h.strip() for h in quorum.split(",")}
+    return ("127.0.0.1" if hosts <= _LOCAL else socket.getfqdn()), 0
+
+
+def _clear_parent(quorum: str, parent: str) -> None:
+    """Delete a znode parent an earlier run of this migration left (killed before it could)."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=quorum, timeout=10)
+    client.start(timeout=10)
+    try:
+        if client.exists(parent):
+            client.delete(parent, recursive=True)
+    finally:
+        client.stop()
+        client.close()
+
+
+def _start_sink(rekeyer: ReKeyer, quorum: str, parent: str, cluster_id: uuid.UUID, host: str, port: int) -> RunningSink:
+    from keyshape.store.hbase.sink import RunningSink
+
+    _clear_parent(quorum, parent)
+    try:
+        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=port)
+    except OSError:
+        if port == 0:
+            raise
+        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=0)  # the old port is taken: any
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One run per migration at a time (two sinks under one parent would fight)."""
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BadInput(f"another 'keyshape migrate --online' of this migration is running (it holds {lock}); stop it first") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def check_replication_scope(store: HBaseStore, table: str, set_scope: bool) -> list[str]:
+    """Refuse (BadInput) when a family of ``table`` has REPLICATION_SCOPE 0, unless ``set_scope``:
+    then set it to 1 and return what that changed."""
+    scopes = store.family_attributes(table, "REPLICATION_SCOPE")
+    unscoped = sorted(f for f, v in scopes.items() if (v or "0") == "0")
+    if not unscoped:
+        return []
+    families = ", ".join(unscoped)
+    if not set_scope:
+        raise BadInput(
+            f"family {families} of {table!r} has REPLICATION_SCOPE 0, so HBase ships none of its edits; "
+            "pass --set-replication-scope to set it to 1 (every edit of those families then goes to every replication peer of the cluster)"
+        )
+    store.set_replication_scope(table, unscoped)
+    return [
+        f"set REPLICATION_SCOPE => 1 on {table} family {families}: from now on every WAL edit of these families is shipped to "
+        "every replication peer of this cluster (keyshape's and any other), and HBase keeps WALs until each peer has them; "
+        "set it back to 0 after the cut-over if nothing else needs it"
+    ]
+
+
+def migrate_online(
+    store: HBaseStore,
+    old: KeySchema,
+    new: KeySchema,
+    *,
+    state_path: str | Path | None = None,
+    reject_path: str | Path | None = None,
+    set_replication_scope: bool = False,
+    cutover: bool = False,
+    max_lag: float = 2.0,
+    cutover_timeout: float = 300.0,
+    sink_bind: str | None = None,
+    stream_until: Callable[[OnlineStatus], bool] | None = None,
+    progress: Callable[[OnlineStatus], None] | None = None,
+    interval: float = 1.0,
+    batch_size: int = 1000,
+    max_rows_per_sec: float | None = None,
+) -> OnlineResult:
+    """Migrate OLD's table into NEW's design while writers keep writing OLD (module docstring).
+
+    Without ``cutover`` the stream runs after the copy until ``stream_until(status)`` is true
+    (default: forever, i.e. until KeyboardInterrupt); the peer stays for the next run. With
+    ``cutover`` the run ends with the cut-over. ``progress(status)`` is called about every
+    ``interval`` seconds. A second run with the same state file resumes."""
+    check_designs(old, new)
+    source, target = old.table.full_name, new.table.full_name
+    copy_state = Path(state_path) if state_path else default_state_path(old, new)
+    online_file = online_state_path(copy_state)
+    stream_rejects = copy_state.with_name(copy_state.name.removesuffix(".json") + ".stream-rejects.tsv")
+    quorum = store.cluster.quorum
+    peer_id = peer_id_for(old, new)
+    store.regions(source)  # TableNotFound before anything else
+    with _locked(online_file):
+        state: dict[str, Any] = json.loads(online_file.read_text(encoding="utf-8")) if online_file.is_file() else {}
+        if state and (state.get("source"), state.get("target")) != (source, target):
+            raise BadInput(f"{online_file} is the online state of {state.get('source')} -> {state.get('target')}, not {source} -> {target}")
+        if state.get("phase") == "done":
+            raise BadInput(f"the online migration {source} -> {target} was cut over already ({online_file}); delete that file to migrate again")
+        resuming = bool(state) and copy_state.is_file()
+        if not resuming and store.table_exists(target) and not _is_empty(store, target):
+            raise BadInput(f"target table {target!r} already holds rows and no earlier online run of this migration is recorded in {online_file}")
+        notes = check_replication_scope(store, source, set_replication_scope)
+        if not state:
+            state = {
+                "source": source,
+                "target": target,
+                "peer_id": peer_id,
+                "parent": f"/keyshape-sink-{peer_id}",
+                "cluster_id": str(uuid.uuid4()),
+                "phase": "copy",
+            }
+        host, port = _sink_address(quorum, sink_bind, state)
+        if not store.table_exists(target):
+            create_table_from_schema(store, new)
+        if "keep_deleted_cells" not in state:
+            state["keep_deleted_cells"] = store.family_attributes(target, "KEEP_DELETED_CELLS")
+            _write_state(online_file, state)
+        keep = state["keep_deleted_cells"]
+        if any((v or "").upper() != "TRUE" for v in store.family_attributes(target, "KEEP_DELETED_CELLS").values()):
+            store.set_family_attribute(target, sorted(keep), "KEEP_DELETED_CELLS", "TRUE")
+
+        ready = threading.Event()
+        rekeyer = ReKeyer(store, old, new, reject_path=stream_rejects, ready=ready)
+        copied_rows = [0]
+
+        def status(phase: str) -> OnlineStatus:
+            newest = rekeyer.newest_write_time
+            try:
+                sources = store.replication_sources(peer_id)
+            except StoreError:
+                sources = []
+            return OnlineStatus(
+                phase=phase,
+                copied_rows=copied_rows[0],
+                received=rekeyer.received,
+                applied=rekeyer.cells,
+                refused=rekeyer.refused,
+                rejected=rekeyer.rejected,
+                newest_edit_age=(time.time() * 1000 - newest) / 1000 if newest else None,
+                sources=sources,
+            )
+
+        running = _start_sink(rekeyer, quorum, state["parent"], uuid.UUID(state["cluster_id"]), host, port)
+        try:
+            state["sink_host"], state["sink_port"] = running.sink.host, running.sink.port
+            _write_state(online_file, state)
+            peers = store.replication_peers()
+            if peer_id in peers and peers[peer_id] != running.cluster_key:
+                raise BadInput(
+                    f"replication peer {peer_id} exists with cluster key {peers[peer_id]}, not this migration's {running.cluster_key}; "
+                    f"if it is a leftover, remove it (HBase shell: remove_peer '{peer_id}') and run again"
+                )
+            if peer_id not in peers:
+                store.add_replication_peer(peer_id, running.cluster_key, {source: []})
+            shown = [0.0]
+
+            def copy_progress(rows: int) -> None:
+                copied_rows[0] = rows
+                if progress is not None and time.monotonic() - shown[0] >= interval:
+                    shown[0] = time.monotonic()
+                    progress(status("copy"))
+
+            copy = None
+            if state["phase"] == "copy":
+                copy = migrate(
+                    store,
+                    old,
+                    new,
+                    resume=resuming,
+                    state_path=copy_state,
+                    reject_path=reject_path,
+                    max_rows_per_sec=max_rows_per_sec,
+                    batch_size=batch_size,
+                    progress=copy_progress,
+                    on_started=ready.set,
+                )
+                state["phase"] = "stream"
+                _write_state(online_file, state)
+            ready.set()
+            if not cutover:
+                while True:
+                    now = status("stream")
+                    if progress is not None:
+                        progress(now)
+                    if stream_until is not None and stream_until(now):
+                        return OnlineResult(peer_id, str(online_file), copy, now, notes=notes)
+                    time.sleep(interval)
+            verification = _cut_over(store, old, new, rekeyer, status, progress, max_lag, cutover_timeout, interval)
+            store.remove_replication_peer(peer_id)
+            for family, value in sorted(keep.items()):
+                store.set_family_attribute(target, [family], "KEEP_DELETED_CELLS", value)
+            state["phase"] = "done"
+            _write_state(online_file, state)
+            final = status("done")
+            notes.append(
+                f"cut over: {target} holds what {source} holds; replication peer {peer_id} removed. Point every writer and reader "
+                f"of {source} at {target} (key design {new.source}) now; writes still going to {source} are no longer copied"
+            )
+            return OnlineResult(peer_id, str(online_file), copy, final, verification, True, notes)
+        finally:
+            running.stop()
+
+
+def _cut_over(
+    store: HBaseStore,
+    old: KeySchema,
+    new: KeySchema,
+    rekeyer: ReKeyer,
+    status: Callable[[str], OnlineStatus],
+    progress: Callable[[OnlineStatus], None] | None,
+    max_lag: float,
+    timeout: float,
+    interval: float,
+) -> Verification:
+    """Wait until the stream is caught up (every source reporting replicationLag <= ``max_lag``
+    in a report made after the wait began; without reports: no cell received for ``max_lag``
+    seconds), then verify; verify again while OLD keeps changing, until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    began = int(time.time() * 1000)
+    last_received, quiet_since = -1, time.monotonic()
+    check: Verification | None = None
+    while True:
+        now = status("cutover")
+        if progress is not None:
+            progress(now)
+        if now.received != last_received:
+            last_received, quiet_since = now.received, time.monotonic()
+        fresh = [s for s in now.sources if int(s["report_ms"]) > began]
+        if fresh:
+            caught_up = max(int(s["lag_ms"]) for s in fresh) <= max_lag * 1000
+        else:
+            caught_up = time.monotonic() - quiet_since >= max(max_lag, 3 * interval)
+        if caught_up:
+            check = verify_migration(store, old, new)
+            if check.ok:
+                return check
+            began = int(time.time() * 1000)  # OLD changed meanwhile: wait for reports made after this verify
+        if time.monotonic() > deadline:
+            detail = "; ".join(check.differences[:3]) if check is not None else now.line()
+            raise StoreError(
+                f"cut-over not done after {timeout:.0f} s: OLD and NEW still differ ({detail}); are writers still writing "
+                "the old table? Pause them (or wait) and run the same command again: it resumes"
+            )
+        time.sleep(interval)
