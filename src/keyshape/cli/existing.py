@@ -18,6 +18,7 @@ from keyshape.cli.options import hbase_option, open_from_options, user_option
 from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
+    from keyshape.schema import KeySchema
     from keyshape.store.base import Store
 
 __all__ = ["migrate_command", "split_plan_command"]
@@ -131,6 +132,23 @@ def split_plan_command(
     default=None,
     help="Where rows whose key does not decode go (default: next to the checkpoint).",
 )
+@click.option(
+    "--online",
+    is_flag=True,
+    help="Keep NEW in step while writers keep writing OLD: keyshape joins as an HBase replication peer of OLD's table "
+    "and re-keys every replicated edit into NEW during and after the copy; a second run resumes.",
+)
+@click.option("--set-replication-scope", is_flag=True, help="--online: set REPLICATION_SCOPE => 1 on OLD's families that lack it.")
+@click.option("--cutover", is_flag=True, help="--online: wait for the stream to catch up, verify OLD against NEW, remove the peer.")
+@click.option(
+    "--max-lag",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    metavar="S",
+    help="--cutover: verify once OLD's region servers report a replication lag of at most S seconds.",
+)
+@click.option("--sink-bind", default=None, metavar="HOST:PORT", help="--online: the address OLD's region servers reach keyshape's sink at.")
 def migrate_command(
     old_path: str,
     new_path: str,
@@ -141,6 +159,11 @@ def migrate_command(
     batch_size: int,
     state_path: str | None,
     reject_path: str | None,
+    online: bool,
+    set_replication_scope: bool,
+    cutover: bool,
+    max_lag: float,
+    sink_bind: str | None,
 ) -> None:
     """Copy OLD's table into NEW's key design (e.g. a re-salt), then verify nothing was lost.
 
@@ -148,6 +171,10 @@ def migrate_command(
     versions and timestamps) re-keyed from OLD to NEW, checkpointing each batch, then compares
     rows, cells and a checksum per source region on both sides. Exits non-zero on a difference
     or when any row was rejected.
+
+    With --online the copy runs while keyshape receives OLD's edits as an HBase replication peer
+    and writes them re-keyed to NEW; it keeps streaming until Ctrl-C (the peer stays: run again
+    to resume) or, with --cutover, until NEW caught up and verified equal to OLD.
     """
     from rich.console import Console
 
@@ -158,7 +185,14 @@ def migrate_command(
 
     if verify_only and resume:
         raise click.UsageError("--verify-only copies nothing; drop --resume")
+    if not online and (set_replication_scope or cutover or sink_bind):
+        raise click.UsageError("--set-replication-scope, --cutover and --sink-bind apply to --online only")
+    if online and (verify_only or resume):
+        raise click.UsageError("--online resumes by itself and verifies at --cutover; drop --resume/--verify-only")
     old, new = load_schema(old_path), load_schema(new_path)
+    if online:
+        _migrate_online(url, old, new, state_path, reject_path, set_replication_scope, cutover, max_lag, sink_bind, batch_size, max_rows_per_sec)
+        return
     err = Console(stderr=True)
     store = _store(url)
     rejected = 0
@@ -214,3 +248,82 @@ def migrate_command(
             f"verify failed: {len(check.differences)} difference(s) between {old.table.full_name} and {new.table.full_name} (listed above)"
         )
     click.echo("verify: OK, source and target hold the same rows and cells")
+
+
+def _migrate_online(
+    url: str,
+    old: KeySchema,
+    new: KeySchema,
+    state_path: str | None,
+    reject_path: str | None,
+    set_replication_scope: bool,
+    cutover: bool,
+    max_lag: float,
+    sink_bind: str | None,
+    batch_size: int,
+    max_rows_per_sec: float | None,
+) -> None:
+    """``migrate --online``: run :func:`keyshape.ops.migrate_online.migrate_online` with a live
+    status line (a line every 5 s when stderr is not a terminal)."""
+    import time
+
+    from rich.console import Console
+    from rich.live import Live
+
+    from keyshape.ops.migrate_online import OnlineStatus, migrate_online, peer_id_for
+    from keyshape.store.hbase import HBaseStore
+
+    err = Console(stderr=True)
+    store = _store(url)
+    if not isinstance(store, HBaseStore):
+        raise BadInput("--online needs a real HBase (--hbase HOST:PORT): keyshape joins it as a replication peer")
+    printed = [0.0]
+    live = Live(console=err, transient=False, auto_refresh=False) if err.is_terminal else None
+
+    def show(status: OnlineStatus) -> None:
+        if live is not None:
+            live.update(status.line(), refresh=True)
+        elif time.monotonic() - printed[0] >= 5.0:
+            printed[0] = time.monotonic()
+            click.echo(status.line(), err=True)
+
+    try:
+        if live is not None:
+            live.start()
+        try:
+            result = migrate_online(
+                store,
+                old,
+                new,
+                state_path=state_path,
+                reject_path=reject_path,
+                set_replication_scope=set_replication_scope,
+                cutover=cutover,
+                max_lag=max_lag,
+                sink_bind=sink_bind,
+                progress=show,
+                batch_size=batch_size,
+                max_rows_per_sec=max_rows_per_sec,
+            )
+        finally:
+            if live is not None:
+                live.stop()
+    except KeyboardInterrupt:
+        click.echo(
+            f"interrupted: replication peer {peer_id_for(old, new)} stays, so HBase keeps {old.table.full_name}'s edits for it; "
+            "the sink's znodes are removed and the copy is checkpointed: run the same command again to resume "
+            "(add --cutover to finish)",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        store.close()
+    click.echo(result.status.line())
+    if result.copy is not None:
+        click.echo(f"copied {result.copy.rows:,} rows ({result.copy.cells:,} cells) in {result.copy.seconds:.1f} s")
+    if result.verification is not None:
+        for line in result.verification.lines():
+            click.echo(line)
+        click.echo("verify: OK, source and target hold the same rows and cells")
+    for note in result.notes:
+        click.echo(note)
