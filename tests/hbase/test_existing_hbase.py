@@ -173,8 +173,12 @@ def test_kill_9_mid_migration_then_resume_completes_and_verifies(hbase: Any, tmp
     _, mod16 = write_schema(tmp_path, "crash_mod16", prefix="mod", buckets=16)
     setup.close()
     state = tmp_path / "crash.json"
-    # few retries, so the copy gives up while HBase is down instead of waiting it out
-    copier = HBaseStore.from_url(hbase.url, retries=2, max_backoff=1.0)
+    # One retry and a short ZooKeeper wait, so the copy gives up soon after HBase dies instead
+    # of waiting it out: every failed retry re-locates the servers through ZooKeeper (here: a
+    # dead port), and each batch in flight runs its own retries, one after the other. With
+    # retries=2 and the default 3 s connect timeout that was ~100 s of the test's ~150 s.
+    copier = HBaseStore.from_url(hbase.url, retries=1, max_backoff=1.0)
+    copier.cluster.connect_timeout = 0.5
     third = threading.Event()
     killed = threading.Event()
     outcome: dict[str, Any] = {}
