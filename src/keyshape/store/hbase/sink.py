@@ -29,12 +29,14 @@ from typing import Literal
 
 from google.protobuf.message import DecodeError
 from hbasedriver.protobuf_py import Admin_pb2, RPC_pb2
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from keyshape.store.hbase.framing import _read_varint, _varint
 from keyshape.store.hbase.walentry import CODECS, WalDecodeError, WalEntry, decode_entries
 from keyshape.store.hbase.zk import register_peer_cluster, unregister_peer_cluster
 
-__all__ = ["BatchCallback", "ReplicationSink", "RunningSink"]
+__all__ = ["BatchCallback", "ReplicationSink", "RunningSink", "clear_stale_registration"]
 
 log = logging.getLogger("keyshape.store.hbase.sink")
 
@@ -224,12 +226,37 @@ class ReplicationSink:
         return _frame(RPC_pb2.ResponseHeader(call_id=call_id), Admin_pb2.ReplicateWALEntryResponse().SerializeToString())
 
 
+def clear_stale_registration(quorum: str, parent: str, cluster_id: uuid.UUID) -> bool:
+    """Delete ``parent`` if its hbaseid names ``cluster_id`` (an earlier run of the same sink left
+    it); True if something was deleted. Both hbaseid forms carry the UUID as text."""
+    client = KazooClient(hosts=quorum, timeout=10)
+    client.start(timeout=10)
+    try:
+        try:
+            data, _ = client.get(f"{parent}/hbaseid")
+        except NoNodeError:
+            return False
+        if str(cluster_id).encode() not in data:
+            return False
+        client.delete(parent, recursive=True)
+        return True
+    finally:
+        client.stop()
+        client.close()
+
+
 class RunningSink:
     """A started :class:`ReplicationSink` registered as a peer cluster under ``parent`` in
     ZooKeeper ``quorum`` (``host:port``); use as a context manager. ``cluster_key`` is what
     ``add_replication_peer`` takes. ``cluster_id`` should be stable per sink so a restarted sink
     is the same peer; it must differ from the source cluster's own id (HBase refuses a peer that
-    is itself)."""
+    is itself).
+
+    ``resume``: a registration left under ``parent`` by an earlier run of this same sink (its
+    hbaseid holds ``cluster_id``: a process killed with kill -9 never unregistered, and its
+    ephemeral server node lives until its ZooKeeper session expires) is replaced; a parent
+    holding another id is still refused. HBase keeps the peer's queue meanwhile and re-ships
+    from its position, so a restarted sink picks up where the killed one stopped."""
 
     def __init__(
         self,
@@ -240,9 +267,12 @@ class RunningSink:
         host: str = "127.0.0.1",
         port: int = 0,
         hbaseid_form: Literal["master", "plain"] = "master",
+        resume: bool = False,
     ) -> None:
         self.quorum, self.parent = quorum, parent
         self.cluster_id = cluster_id or uuid.uuid4()
+        if resume:
+            clear_stale_registration(quorum, parent, self.cluster_id)
         self.sink = ReplicationSink(on_batch, host, port).start()
         try:
             self._zk = register_peer_cluster(quorum, parent, self.cluster_id, self.sink.server_name, hbaseid_form)

@@ -1,0 +1,289 @@
+"""keyshape's replication sink under faults, on the real HBase (issue 32): a sink PROCESS
+(tests/sink_process.py: RunningSink + ops.online.ReKeyer, OLD sequential -> NEW mod 16) receives
+OLD's edits while a writer keeps putting, updating and deleting rows; after each fault the referee
+compares OLD and NEW cell for cell (decoded key, family, qualifier, every stored version's
+timestamp and value).
+
+* kill -9 mid-stream, restarted on the same address: HBase re-ships from its queue position;
+  nothing is lost and the re-shipped duplicates change nothing.
+* refused, then stopped for a while (the source queues), restarted: the source retries with a
+  LINEAR backoff, ``replication.source.sleepforretries`` (1000 ms) x a multiplier that grows by
+  one per failed attempt up to ``replication.source.maxretriesmultiplier`` (300)
+  (HBaseInterClusterReplicationEndpoint.sleepForRetries). The refusals measure it (gaps of 1, 2,
+  3, 4 s); after an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt
+  comes at most m s after the sink is back: ~7 s for the 20 s here, ~25 s for 5 minutes, ~35 s for
+  10 minutes, never more than 300 s (reached after 12.5 h). Nothing else changes with the
+  outage's length: the source keeps the WALs its queue references, so minutes behave like seconds.
+* NEW's region split while the sink applies: writes to the old region fail over to the
+  daughters (or the batch is refused and re-shipped); nothing is lost.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from existing_tables import record, write_schema
+from kazoo.client import KazooClient
+
+from keyshape.schema import KeySchema
+from keyshape.store import create_table_from_schema
+from keyshape.store.hbase import HBaseStore
+
+pytestmark = pytest.mark.hbase
+
+SCRIPT = Path(__file__).resolve().parents[1] / "sink_process.py"
+SLEEP_FOR_RETRIES_S = 1.0  # replication.source.sleepforretries: HBase's default, the test HBase sets none
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class SinkProcess:
+    """tests/sink_process.py, started and killed by pid."""
+
+    def __init__(self, url: str, parent: str, port: int, cluster_id: uuid.UUID, old: Path, new: Path, log: Path) -> None:
+        self.args = [
+            sys.executable, str(SCRIPT), "--quorum", url, "--parent", parent, "--port", str(port),
+            "--cluster-id", str(cluster_id), "--old", str(old), "--new", str(new), "--log", str(log),
+        ]  # fmt: skip
+        self.log = log
+        self.proc: subprocess.Popen[str] | None = None
+
+    def start(self, refuse_for: float = 0.0) -> float:
+        """Start and wait until registered; returns the time it was ready."""
+        err = open(self.log.with_suffix(".err"), "a")
+        self.proc = subprocess.Popen([*self.args, "--refuse-for", str(refuse_for)], stdout=subprocess.PIPE, stderr=err, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("ready "), f"the sink process did not start: {line!r}, see {err.name}"
+        return time.time()
+
+    def signal(self, sig: int) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, sig)
+        self.proc.wait(timeout=30)
+
+    def calls(self) -> list[tuple[float, str, int]]:
+        """(time, ok|refused, cells) of every call answered so far."""
+        if not self.log.exists():
+            return []
+        out = []
+        for line in self.log.read_text().splitlines():
+            t, outcome, _, cells = line.split()
+            out.append((float(t), outcome, int(cells)))
+        return out
+
+    def wait_for(self, what: str, check: Any, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not check(self.calls()):
+            assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s; calls: {self.calls()[-10:]}"
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.signal(signal.SIGTERM)
+
+
+@dataclass
+class Online:
+    store: HBaseStore
+    url: str
+    old: KeySchema
+    new: KeySchema
+    sink: SinkProcess
+    peer: str
+    parent: str
+    writes: dict[str, int] = field(default_factory=lambda: {"ops": 0})
+    stop: threading.Event = field(default_factory=threading.Event)
+    writer: threading.Thread | None = None
+
+    def start_writer(self) -> None:
+        self.writer = threading.Thread(target=churn, args=(self.url, self.old, self.stop, self.writes), daemon=True)
+        self.writer.start()
+
+    def stop_writer(self) -> None:
+        self.stop.set()
+        if self.writer is not None:
+            self.writer.join(timeout=60)
+
+    def converge(self, timeout: float = 90) -> None:
+        """A marker put after the writer stopped reaches NEW, then OLD and NEW hold the same cells."""
+        self.stop_writer()
+        marker = self.new.encode(record(1000))
+        self.store.put(self.old.table.full_name, self.old.encode(record(1000)), {b"d:v": b"marker"}, int(time.time() * 1000) + 10_000)
+        deadline = time.monotonic() + timeout
+        while self.store.get(self.new.table.full_name, marker).get(b"d:v") != b"marker":
+            assert time.monotonic() < deadline, f"the marker did not reach NEW within {timeout:.0f} s; calls: {self.sink.calls()[-10:]}"
+            time.sleep(0.2)
+        old_cells, new_cells = content(self.store, self.old), content(self.store, self.new)
+        assert len(old_cells) > 100, f"the writer wrote too little to prove anything ({len(old_cells)} rows)"
+        assert old_cells == new_cells, f"{len(set(old_cells) ^ set(new_cells))} row(s) differ"
+
+
+def content(store: HBaseStore, schema: KeySchema) -> dict[tuple[Any, ...], dict[bytes, list[tuple[int, bytes]]]]:
+    """The referee's view: every stored version of every cell, keyed by the decoded key."""
+    return {
+        tuple(sorted(schema.decode(key).items())): {c: sorted(v) for c, v in columns.items()}
+        for key, columns in store.scan_versions(schema.table.full_name)
+    }
+
+
+def churn(url: str, schema: KeySchema, stop: threading.Event, counts: dict[str, int]) -> None:
+    """Put, update and delete rows of ``schema``'s table until ``stop`` (put timestamps strictly
+    increasing: two values of one cell at one timestamp converge only in arrival order)."""
+    rng = random.Random(32)
+    table = schema.table.full_name
+    last = 0
+    store = HBaseStore.from_url(url)
+    try:
+        with store.writer(table, batch_size=50, in_flight=1) as w:
+            while not stop.is_set():
+                key = schema.encode(record(rng.randrange(400)))
+                op = rng.randrange(6)
+                last = max(last + 1, int(time.time() * 1000))
+                if op < 3:
+                    w.put(key, {b"d:v": b"u%d" % last, b"d:q%d" % op: b"x", b"m:tag": b"t"}, last)
+                elif op == 3:
+                    w.delete(key, [b"d:v"])
+                elif op == 4:
+                    w.delete(key, [b"m"])
+                else:
+                    w.delete(key)
+                counts["ops"] += 1
+                if counts["ops"] % 50 == 0:
+                    w.flush()
+                    time.sleep(0.02)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def online(hbase: Any, hbase_store: HBaseStore, tmp_path: Path) -> Iterator[Online]:
+    store = hbase_store
+    old_path, old = write_schema(tmp_path, "ksr_fold", namespace="default")
+    new_path, new = write_schema(tmp_path, "ksr_fnew", prefix="mod", buckets=16, namespace="default")
+    peer = "ksr" + uuid.uuid4().hex[:12]
+    parent = f"/keyshape-sink-{peer}"
+    sink = SinkProcess(hbase.url, parent, free_port(), uuid.uuid4(), old_path, new_path, tmp_path / "calls.log")
+    created: list[str] = []
+    state = Online(store, hbase.url, old, new, sink, peer, parent)
+    try:
+        create_table_from_schema(store, old)
+        created.append(old.table.full_name)
+        store.set_replication_scope(old.table.full_name, ["d", "m"])
+        create_table_from_schema(store, new)
+        created.append(new.table.full_name)
+        yield state
+    finally:
+        state.stop_writer()
+        try:
+            if peer in store.replication_peers():
+                store.remove_replication_peer(peer)
+        finally:
+            sink.close()
+            zk = KazooClient(hosts=hbase.url)
+            zk.start(timeout=10)
+            try:
+                zk.delete(parent, recursive=True)
+            except Exception:
+                pass  # already gone (the sink unregistered)
+            finally:
+                zk.stop()
+                zk.close()
+            for table in created:
+                store.delete_table(table)
+
+
+def add_peer(online: Online) -> None:
+    online.store.add_replication_peer(online.peer, f"{online.url}:{online.parent}", {online.old.table.full_name: []})
+
+
+def oks(calls: list[tuple[float, str, int]], after: float = 0.0) -> int:
+    return sum(1 for t, outcome, _ in calls if outcome == "ok" and t >= after)
+
+
+def test_sink_killed_with_kill_9_mid_stream_and_restarted_loses_nothing(online: Online) -> None:
+    sink = online.sink
+    sink.start()
+    add_peer(online)
+    online.start_writer()
+    sink.wait_for("two batches applied before the kill", lambda calls: oks(calls) >= 2)
+    ops_before = online.writes["ops"]
+    sink.signal(signal.SIGKILL)
+    assert sink.proc is not None and sink.proc.returncode == -signal.SIGKILL
+    time.sleep(1.0)  # the writer keeps writing while nothing listens
+    restarted = sink.start()
+    sink.wait_for("a batch applied after the restart", lambda calls: oks(calls, restarted) >= 1)
+    time.sleep(1.0)
+    online.converge()
+    assert online.writes["ops"] > ops_before + 20, "the writer kept writing across the kill"
+    assert oks(sink.calls(), restarted) >= 1
+
+
+def test_sink_refused_then_stopped_for_20_s_catches_up_within_the_backoff_bound(online: Online) -> None:
+    sink = online.sink
+    refuse_for = 10.5
+    started = sink.start(refuse_for=refuse_for)
+    add_peer(online)
+    online.start_writer()
+    sink.wait_for("a batch applied once the refusals end", lambda calls: oks(calls) >= 1, timeout=60)
+    refusals = [t for t, outcome, _ in sink.calls() if outcome == "refused" and t < started + refuse_for]
+    gaps = [b - a for a, b in zip(refusals, refusals[1:])]
+    # one batch in flight at a time (one sink): each gap is sleepforretries x (1, 2, 3, ...)
+    assert len(gaps) >= 3, f"refusals at {refusals}"
+    print(f"\nrefusal gaps (s): {', '.join(f'{g:.2f}' for g in gaps)}")
+    for multiplier, gap in enumerate(gaps[:4], start=1):
+        assert abs(gap - multiplier * SLEEP_FOR_RETRIES_S) < 0.6, f"gap {multiplier} was {gap:.2f} s; gaps {gaps}"
+
+    sink.signal(signal.SIGTERM)  # stopped cleanly: unregistered, nothing listens; the source queues
+    down_at = time.time()
+    outage = 20.0
+    time.sleep(outage)
+    back = sink.start()
+    sink.wait_for("a batch applied after the outage", lambda calls: oks(calls, back) >= 1, timeout=60)
+    first_ok = min(t for t, outcome, _ in sink.calls() if outcome == "ok" and t >= back)
+    down = back - down_at
+    # after an outage of `down` s the multiplier m has m(m-1)/2 <= down: the next try is <= m s away
+    bound = SLEEP_FOR_RETRIES_S * (0.5 + math.sqrt(0.25 + 2 * down / SLEEP_FOR_RETRIES_S))
+    print(f"outage {down:.1f} s: first batch applied {first_ok - back:.2f} s after the restart (backoff bound {bound:.1f} s)")
+    assert first_ok - back <= bound + 3.0, f"first batch {first_ok - back:.1f} s after the restart; backoff bound {bound:.1f} s"
+    online.converge()
+
+
+def test_new_split_while_the_sink_applies_loses_nothing(online: Online) -> None:
+    store, sink, new = online.store, online.sink, online.new
+    sink.start()
+    add_peer(online)
+    online.start_writer()
+    sink.wait_for("a batch applied before the split", lambda calls: oks(calls) >= 1)
+    before = store.regions(new.table.full_name)
+    # split the region holding the most of the writer's rows at its middle key
+    keys = sorted(new.encode(record(i)) for i in range(400))
+    bucket = keys[0][:2]
+    in_bucket = [k for k in keys if k[:2] == bucket]
+    split_key = in_bucket[len(in_bucket) // 2]
+    split_at = time.time()
+    store.split_region(new.table.full_name, split_key)
+    after = store.regions(new.table.full_name)
+    assert len(after) == len(before) + 1, f"{len(before)} regions before the split, {len(after)} after"
+    split_done = time.time()
+    sink.wait_for("a batch applied after the split", lambda calls: oks(calls, split_done) >= 1)
+    online.converge()
+    assert oks(sink.calls(), split_at) >= 1
