@@ -8,8 +8,8 @@ re-keyed, each cell at its own timestamp and type. The steps:
 1. OLD's families must have ``REPLICATION_SCOPE`` 1, or HBase ships nothing; keyshape changes it
    only when asked (``set_replication_scope``), because then every WAL edit of those families goes
    to every replication peer of the cluster, not only to keyshape.
-2. NEW is created (if missing) and its families get ``KEEP_DELETED_CELLS => TRUE`` until the
-   cut-over (see "Deletes" below).
+2. NEW is created (if missing) and its families keep every delete marker through major
+   compactions until the cut-over (see "Deletes" below).
 3. The sink starts and registers in ZooKeeper under ``/keyshape-sink-<peer id>``; the peer is
    added, limited to OLD's table, with a peer id derived from OLD's and NEW's table names, so a
    second run finds and reuses it (never a duplicate).
@@ -20,11 +20,11 @@ re-keyed, each cell at its own timestamp and type. The steps:
    rejects, the age of the newest applied edit (its WAL write time) and what OLD's region servers
    report about their replication source for the peer (HBase's replicationLag, WALs queued).
 6. Cut-over: wait until every source reports a lag below the bound, verify OLD against NEW
-   (``ops.verify``; again while OLD is still changing), remove the peer, set NEW's
-   ``KEEP_DELETED_CELLS`` back, and say what to switch.
+   (``ops.verify``; again while OLD is still changing), remove the peer, give NEW's families
+   their own delete-marker setting back, and say what to switch.
 
 Stop and restart: the online state file (next to the copy's checkpoint) records the peer id, the
-sink's znode parent, cluster id and address and NEW's original ``KEEP_DELETED_CELLS``. A run that
+sink's znode parent, cluster id and address and NEW's original delete-marker setting. A run that
 ends (Ctrl-C, kill -9, a lost HBase) leaves the peer: HBase keeps OLD's WALs for it and ships
 them when the next run has registered the sink again (its stale znodes are replaced); the copy
 resumes from its checkpoint. Cells delivered twice are written twice at the same timestamp,
@@ -33,9 +33,13 @@ which changes nothing.
 Deletes stay deleted in every order. A delete marker masks the cells at or before its timestamp
 whether it reaches NEW before or after them, as long as NEW still holds it: a major compaction of
 NEW drops markers, and a copied cell older than a dropped marker would come back. NEW therefore
-keeps its markers (``KEEP_DELETED_CELLS => TRUE``) for the whole migration, cut-over included:
-the copy and the stream can deliver an old cell only while the peer exists. Known limit: two
-values of one cell written at the SAME timestamp converge only if they reach NEW in OLD's order.
+keeps every marker for the whole migration, cut-over included (the copy and the stream can
+deliver an old cell only while the peer exists): its families get the per-family setting
+``CONFIGURATION => {'hbase.hstore.time.to.purge.deletes' => 2**62}`` (ms: a major compaction
+purges a marker only once it is that old). ``KEEP_DELETED_CELLS => TRUE`` does NOT do it: a
+major compaction on HBase 2.6.4 still dropped a marker that masked no cell yet (tested). Known
+limit: two values of one cell written at the SAME timestamp converge only if they reach NEW in
+OLD's order.
 """
 
 from __future__ import annotations
@@ -68,6 +72,10 @@ if TYPE_CHECKING:  # annotations only
 __all__ = ["OnlineResult", "OnlineStatus", "migrate_online", "online_state_path", "peer_id_for"]
 
 _LOCAL = {"127.0.0.1", "localhost", "::1"}
+# A store purges a delete marker in a major compaction only once it is this old (ms); per family
+# (CONFIGURATION) it overrides hbase-site for NEW's stores only. 2**62 ms: never, in practice.
+PURGE_DELETES = "hbase.hstore.time.to.purge.deletes"
+KEEP_MARKERS = str(2**62)
 
 
 def peer_id_for(old: KeySchema, new: KeySchema) -> str:
@@ -259,12 +267,14 @@ def migrate_online(
         host, port = _sink_address(quorum, sink_bind, state)
         if not store.table_exists(target):
             create_table_from_schema(store, new)
-        if "keep_deleted_cells" not in state:
-            state["keep_deleted_cells"] = store.family_attributes(target, "KEEP_DELETED_CELLS")
+        if "purge_deletes" not in state:
+            state["purge_deletes"] = store.family_attributes(target, PURGE_DELETES, configuration=True)
             _write_state(online_file, state)
-        keep = state["keep_deleted_cells"]
-        if any((v or "").upper() != "TRUE" for v in store.family_attributes(target, "KEEP_DELETED_CELLS").values()):
-            store.set_family_attribute(target, sorted(keep), "KEEP_DELETED_CELLS", "TRUE")
+        original = state["purge_deletes"]
+        current = store.family_attributes(target, PURGE_DELETES, configuration=True)
+        keep = sorted(f for f, v in current.items() if v != KEEP_MARKERS)
+        if keep:
+            store.set_family_attribute(target, keep, PURGE_DELETES, KEEP_MARKERS, configuration=True)
 
         ready = threading.Event()
         rekeyer = ReKeyer(store, old, new, reject_path=stream_rejects, ready=ready)
@@ -334,8 +344,8 @@ def migrate_online(
                     time.sleep(interval)
             verification = _cut_over(store, old, new, rekeyer, status, progress, max_lag, cutover_timeout, interval)
             store.remove_replication_peer(peer_id)
-            for family, value in sorted(keep.items()):
-                store.set_family_attribute(target, [family], "KEEP_DELETED_CELLS", value)
+            for family, value in sorted(original.items()):
+                store.set_family_attribute(target, [family], PURGE_DELETES, value, configuration=True)
             state["phase"] = "done"
             _write_state(online_file, state)
             final = status("done")

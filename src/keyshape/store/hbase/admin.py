@@ -575,34 +575,46 @@ class HBaseAdmin:
 
     # --- online migration (issue 32): family attributes, source metrics, forced compaction ---
 
-    def family_attributes(self, table: str, name: str) -> dict[str, str | None]:
+    def family_attributes(self, table: str, name: str, *, configuration: bool = False) -> dict[str, str | None]:
         """Each family's value of attribute ``name`` (``REPLICATION_SCOPE``, ``KEEP_DELETED_CELLS``
-        ...) as the descriptor stores it; None where the family leaves it at HBase's default."""
+        ...) as the descriptor stores it, or with ``configuration`` of its CONFIGURATION entry
+        ``name`` (a per-family override of an hbase-site setting); None where the family leaves it
+        at HBase's default."""
         schema = self._descriptor(table)
         if schema is None:
             raise self.not_found(table)
-        key = name.encode()
         out: dict[str, str | None] = {}
         for family in schema.column_families:
-            values = [a.second.decode() for a in family.attributes if a.first == key]
+            if configuration:
+                values = [c.value for c in family.configuration if c.name == name]
+            else:
+                values = [a.second.decode() for a in family.attributes if a.first == name.encode()]
             out[family.name.decode()] = values[-1] if values else None
         return out
 
-    def set_family_attribute(self, table: str, families: Sequence[str], name: str, value: str | None) -> None:
+    def set_family_attribute(self, table: str, families: Sequence[str], name: str, value: str | None, *, configuration: bool = False) -> None:
         """Set (None: remove, back to HBase's default) attribute ``name`` of ``families`` of
-        ``table``: one ModifyColumn per family, waited for until its regions reopened."""
+        ``table`` (with ``configuration``: the family's CONFIGURATION entry ``name``, which the
+        family's stores read instead of hbase-site's): one ModifyColumn per family, waited for
+        until its regions reopened."""
         schema = self._descriptor(table)
         if schema is None:
             raise self.not_found(table)
         wanted = {f.encode() for f in families}
-        key = name.encode()
         for family in schema.column_families:
             if family.name not in wanted:
                 continue
-            attributes = [a for a in family.attributes if a.first != key]
-            if value is not None:
-                attributes.append(HBase_pb2.BytesBytesPair(first=key, second=value.encode()))
-            changed = HBase_pb2.ColumnFamilySchema(name=family.name, attributes=attributes, configuration=family.configuration)
+            attributes = list(family.attributes)
+            settings = list(family.configuration)
+            if configuration:
+                settings = [c for c in settings if c.name != name]
+                if value is not None:
+                    settings.append(HBase_pb2.NameStringPair(name=name, value=value))
+            else:
+                attributes = [a for a in attributes if a.first != name.encode()]
+                if value is not None:
+                    attributes.append(HBase_pb2.BytesBytesPair(first=name.encode(), second=value.encode()))
+            changed = HBase_pb2.ColumnFamilySchema(name=family.name, attributes=attributes, configuration=settings)
             request = Master_pb2.ModifyColumnRequest(
                 table_name=schema.table_name, column_families=changed, nonce_group=self._nonce_group, nonce=secrets.randbits(63)
             )
