@@ -134,6 +134,23 @@ def test_sequential_table_is_a_hotspot_with_the_diagonal_its_leading_field_and_a
     assert tables[scenario.seq]["verdict"] == "hotspot" and tables[scenario.seq]["pattern"] == "sequential diagonal"
 
 
+def test_the_fix_replayed_spreads_the_sequential_writes_and_the_salted_axis_folds(scenario: Scenario) -> None:
+    """The observed writes of the sequential table replayed under its salted fix (re-encoded,
+    through the split simulation): the busiest region's share drops; the salted table's heat map
+    has a logical axis where its 8 buckets fold into one, and its lane names the server."""
+    p = get(f"{scenario.service.url}/api/predicted?table={scenario.seq}")
+    assert p["available"] and p["fix_prefix"]["strategy"] == "phoenix", p.get("reason")
+    assert p["observed"]["busiest_share"] > 0.6 and p["predicted"]["busiest_share"] < 0.5 * p["observed"]["busiest_share"], p
+    assert len(p["predicted"]["keys"]) >= p["fix_prefix"]["buckets"] and p["predicted"]["keys"][1]["label"].startswith("bucket")
+    assert np.isclose(matrix(p["predicted"]).sum(), matrix(p["observed"]).sum(), rtol=1e-3)
+    h = get(f"{scenario.service.url}/api/heatmap?table={scenario.salt}&seconds=3600")
+    assert h["logical"]["buckets"] == 8 and len(h["logical"]["keys"]) < len(h["keys"])
+    assert np.isclose(matrix(h["logical"]).sum(), matrix(h).sum(), rtol=1e-3)
+    assert len(h["servers"]) == 1  # the standalone HBase: one region server holds every range
+    q = get(f"{scenario.service.url}/api/predicted?table={scenario.salt}")
+    assert not q["available"] and "balanced" in q["reason"]
+
+
 def test_salted_table_is_balanced(scenario: Scenario) -> None:
     v = verdict(scenario, scenario.salt)
     assert v["verdict"] == "balanced", v
@@ -205,6 +222,12 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
         # the page rounds half up (Math.round); Python's round() would take 75,334.5 to 75,334
         assert f"{int(np.floor(values[i, j] + 0.5)):,} write requests" in tip, tip
         assert "Cause: leading field event_id" in page.js("document.getElementById('pattern').textContent")
+        # the fix's predicted map beside the observed one
+        deadline = time.monotonic() + 20
+        while not page.js("!!(window.ksState.predicted && window.ksState.predicted.available)") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert page.js("getComputedStyle(document.getElementById('predictbox')).display") == "block"
+        assert "Predicted under the fix (phoenix" in page.js("document.getElementById('predictnote').textContent")
         rows = page.js("document.querySelectorAll('#regions tbody tr').length")
         assert rows > 1
         # the region table sorts by a clicked column: size, largest first, then smallest first

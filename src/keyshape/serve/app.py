@@ -19,6 +19,9 @@ API (JSON; ``table`` is a query parameter, ``ns:name`` or ``name``):
   ``servers`` of the server that held the cell, 65535 none), the events (splits, merges, moves)
   and gaps in the window, and for a salted table ``logical``: the same times on the de-salted
   key axis (every bucket folded onto one, ``serve.fold``), with its own keys and values;
+- ``GET /api/predicted?table=T``: the recent intervals' writes as observed and as predicted
+  under the pattern's fix (``serve.predict``: the traffic re-encoded under the fixed schema and
+  replayed through the split simulation), with each one's busiest-region share;
 - ``GET /api/regions?table=T``: the live region table (rates, memstore, store files, size, server).
 
 With a token every request needs it: ``Authorization: Bearer T``, or ``?token=T`` (the UI keeps
@@ -36,11 +39,13 @@ from typing import Any
 
 import numpy as np
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from keyshape.core.hbytes import to_string_binary
+from keyshape.schema import KeySchema
 from keyshape.serve.fold import bucket_starts, first_head, fold
 from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
 from keyshape.serve.poller import Poller
@@ -180,6 +185,61 @@ def heatmap_body(
     return body
 
 
+def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
+    """The JSON of ``GET /api/predicted``: the table's recent intervals as observed (writes on its
+    regions) and as predicted under its pattern's fix (``serve.predict``), on the same wall-clock
+    times; ``available`` false (with a ``reason``) when there is no fix to replay."""
+    from keyshape.schema.labels import key_label
+    from keyshape.serve.patterns import Traffic
+    from keyshape.serve.predict import predict
+
+    state = poller.snapshot().get(table)
+    schema = poller.schema_for(table)
+    pattern = (state.verdict.get("pattern") or {}) if state is not None else {}
+    fix_prefix = pattern.get("fix_prefix") or {}
+    body: dict[str, Any] = {"table": table, "pattern": pattern.get("name", ""), "fix_prefix": fix_prefix, "available": False}
+    if state is None or not state.heat.samples:
+        return {**body, "reason": "not polled yet"}
+    if not fix_prefix:
+        return {**body, "reason": f"the pattern ({pattern.get('name') or 'none'}) has no key design to replay"}
+    if schema is None:
+        return {**body, "reason": "no key schema for this table (give --schemas): the keys cannot be re-encoded"}
+    traffic = Traffic.from_heat(state.heat)
+    p = predict(schema, fix_prefix, traffic)
+    if p is None:
+        return {**body, "reason": "no key of the observed ranges decodes by the schema"}
+    fix = schema.with_prefix(str(fix_prefix["strategy"]), splits=None, **{k: int(v) for k, v in fix_prefix.items() if k != "strategy"})
+    offset = poller.clock() - poller.monotonic()  # the samples' times are monotonic: to wall clock
+
+    def label(s: KeySchema, k: bytes) -> str:
+        try:
+            return key_label(s, k) or "(start)"
+        except Exception:  # noqa: BLE001 - a key outside the schema is shown as bytes
+            return to_string_binary(k) or "(start)"
+
+    return {
+        **body,
+        "available": True,
+        "times": (traffic.times + offset).tolist(),
+        "observed": {
+            "keys": [{"start": to_string_binary(k), "label": poller.label(table, k)} for k in traffic.starts],
+            "values_f32": _b64(traffic.writes, "<f4"),
+            "shape": [int(traffic.writes.shape[0]), int(traffic.writes.shape[1])],
+            "max": float(traffic.writes.max()) if traffic.writes.size else 0.0,
+            "busiest_share": p.observed_share,
+        },
+        "predicted": {
+            "keys": [{"start": to_string_binary(k), "label": label(fix, k)} for k in p.starts],
+            "values_f32": _b64(p.values, "<f4"),
+            "shape": [int(p.values.shape[0]), int(p.values.shape[1])],
+            "max": float(p.values.max()) if p.values.size else 0.0,
+            "busiest_share": p.busiest_share,
+            "splits": p.splits,
+            "keys_replayed": p.keys,
+        },
+    }
+
+
 def regions_body(poller: Poller, table: str) -> dict[str, Any]:
     state = poller.snapshot().get(table)
     rows = []
@@ -290,6 +350,16 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
     async def regions(request: Request) -> Response:
         return JSONResponse(regions_body(poller, table_of(request)))
 
+    replays: dict[str, tuple[int, dict[str, Any]]] = {}  # table -> (polls, body): one replay per poll
+
+    async def predicted(request: Request) -> Response:
+        name = table_of(request)
+        cached = replays.get(name)
+        if cached is None or cached[0] != poller.polls:
+            # the replay takes up to a second: off the event loop, so the page's other calls go on
+            replays[name] = (poller.polls, await run_in_threadpool(predicted_body, poller, name))
+        return JSONResponse(replays[name][1])
+
     async def metrics(request: Request) -> Response:
         return PlainTextResponse(metrics_text(poller, history), media_type="text/plain; version=0.0.4")
 
@@ -305,6 +375,7 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
         Route("/api/table", guard(table)),
         Route("/api/heatmap", guard(heatmap)),
         Route("/api/regions", guard(regions)),
+        Route("/api/predicted", guard(predicted)),
         Route("/metrics", guard(metrics)),
     ]
     return Starlette(routes=routes)

@@ -8,16 +8,33 @@ schema's field that causes it when a schema is known, and proposes a change:
   leading field grows in write order (a sequence, a time) with no prefix in front: every new key
   sorts after the last, so the last region takes the writes. Fix: a salted copy of the schema,
   given as TOML that loads (a Phoenix-style salt byte, pre-split on its buckets).
+- ``single hot row``: a hot band whose region holds one row (its end is its start + 0x00, or
+  its key range holds one whole key by the schema): one key takes the writes, and no split can
+  divide a row. Named by its decoded fields. Fix: a random bucket prefix (each write of that row
+  lands in one of N rows; reads sum the N), the only layout that spreads ONE key.
 - ``hot band``: one key range stays the busiest across the intervals. Fix: hash the leading field
   into a prefix, or split that range (``keyshape split-plan``).
+- ``full-scan cascade``: the busiest READ region walks through the key space in key order over
+  the intervals, one region at a time: a scan over the whole table (no start/stop row). Fix: bound
+  the scan by the leading field (start/stop rows from ``schema.scan_ranges``), or a design that
+  serves the read (``keyshape advise`` with the read pattern).
+- ``periodic bursts``: the table's requests rise and fall with a period (found by the
+  autocorrelation of its request rate): a batch job. Fix: spread the job over its period
+  (rate-limit it), or pre-split so the burst meets enough regions.
 - ``balanced``: no change needed.
-- ``uneven``: skewed without either shape; the analyzer's advice stands.
+- ``uneven``: skewed without any of these shapes; the analyzer's advice stands.
+
+Each pattern that a key design fixes carries that design as ``fix_prefix`` (the prefix options
+``KeySchema.with_prefix`` takes) and, when the schema has a file, ``fix_toml``; ``serve.predict``
+replays the observed traffic under it. Strategies are asked (``prefix.width``,
+``bucket_starts``), never compared by name.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +43,14 @@ import numpy as np
 from keyshape.analysis import Analysis
 from keyshape.analysis.timeline import hottest, moving_direction
 from keyshape.analysis.verdict import BALANCED, SchemaHints
+from keyshape.core.hbytes import to_string_binary
 from keyshape.schema import KeySchema
 
-__all__ = ["Pattern", "name_pattern", "salted_toml"]
+__all__ = ["NAMES", "Pattern", "Traffic", "bursts_period", "name_pattern", "prefixed_toml", "salted_toml", "scan_cascade", "time_pattern"]
 
 SEQUENTIAL, HOT_BAND, BALANCED_PATTERN, UNEVEN = "sequential diagonal", "hot band", "balanced", "uneven"
+HOT_ROW, BURSTS, CASCADE = "single hot row", "periodic bursts", "full-scan cascade"
+NAMES = (SEQUENTIAL, HOT_BAND, HOT_ROW, BURSTS, CASCADE, BALANCED_PATTERN, UNEVEN, "idle")
 
 
 @dataclass(frozen=True)
@@ -43,6 +63,8 @@ class Pattern:
     fix: str
     field: str = ""
     fix_toml: str = ""
+    fix_prefix: dict[str, Any] = dc_field(default_factory=dict)
+    period: float = 0.0  # periodic bursts: seconds between bursts
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,19 +111,20 @@ def _toml(data: dict[str, Any], path: str = "") -> list[str]:
     return lines
 
 
-def salted_toml(schema: KeySchema, buckets: int) -> str:
-    """The schema file of ``schema`` with a Phoenix-style salt byte of ``buckets`` buckets in
-    front of the key and the table pre-split on them; "" when the schema has no file to start
-    from. The text is checked by loading it back (a fix that does not load is not offered)."""
+def prefixed_toml(schema: KeySchema, prefix: dict[str, Any], regions: int | None, note: str) -> str:
+    """The schema file of ``schema`` with ``key.prefix = prefix`` (and, with ``regions``, the
+    table pre-split on its buckets); "" when the schema has no file to start from. The text is
+    checked by loading it back (a fix that does not load is not offered)."""
     try:
         data = tomllib.loads(Path(schema.source).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
     if "phoenix" in data:
         return ""  # a Phoenix table is re-salted with `keyshape phoenix resalt`, not a TOML edit
-    data.setdefault("key", {})["prefix"] = {"strategy": "phoenix", "buckets": buckets}
-    data["splits"] = {"algorithm": "prefix", "regions": buckets}
-    text = "# keyshape serve's proposed fix: a salt byte in front, pre-split on its buckets\n" + "\n".join(_toml(data)).lstrip() + "\n"
+    data.setdefault("key", {})["prefix"] = dict(prefix)
+    if regions:
+        data["splits"] = {"algorithm": "prefix", "regions": regions}
+    text = f"# keyshape serve's proposed fix: {note}\n" + "\n".join(_toml(data)).lstrip() + "\n"
     try:
         KeySchema.from_dict(tomllib.loads(text), source="<fix>")
     except Exception:  # noqa: BLE001 - a proposal that does not load is not shown
@@ -109,14 +132,185 @@ def salted_toml(schema: KeySchema, buckets: int) -> str:
     return text
 
 
+def salted_toml(schema: KeySchema, buckets: int) -> str:
+    """The schema file of ``schema`` with a Phoenix-style salt byte of ``buckets`` buckets in
+    front of the key and the table pre-split on them ("" as ``prefixed_toml``)."""
+    return prefixed_toml(schema, {"strategy": "phoenix", "buckets": buckets}, buckets, "a salt byte in front, pre-split on its buckets")
+
+
 def _buckets(analysis: Analysis) -> int:
     # As the analyzer advises: one per region, never fewer than 16 or two per server, at most 256.
     return min(max(16, 2 * analysis.servers, len(analysis.regions)), 256)
 
 
-def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: KeySchema | None = None) -> Pattern:
-    """The pattern of a live ``analysis`` (``ops.live.live_analysis``), its cause and its fix."""
+@dataclass
+class Traffic:
+    """What the poller saw of a table over its recent intervals: ``times`` (the end of each
+    interval, seconds), the latest regions' key ranges and servers, and the ``writes`` / ``reads``
+    of each interval on them (``intervals x regions``; regions that split since placed as
+    ``LiveHeat.matrix`` places them)."""
+
+    times: np.ndarray
+    starts: list[bytes]
+    ends: list[bytes]
+    writes: np.ndarray
+    reads: np.ndarray
+
+    @classmethod
+    def from_heat(cls, heat: Any) -> Traffic:
+        """From an ``ops.liveheat.LiveHeat``."""
+        return cls(
+            np.array([s.at for s in heat.samples], dtype=np.float64),
+            list(heat.starts),
+            list(heat.ends),
+            heat.matrix("write"),
+            heat.matrix("read"),
+        )
+
+
+# Periodic bursts: the rate's autocorrelation at the period at least this, the busiest intervals
+# at least BURST_RATIO x the quietest, at least MIN_BURSTS bursts seen and MIN_INTERVALS intervals.
+BURST_ACF, BURST_RATIO, MIN_BURSTS, MIN_INTERVALS = 0.5, 3.0, 3, 12
+
+
+def bursts_period(times: np.ndarray, totals: np.ndarray) -> float:
+    """Seconds between bursts of ``totals`` (requests per interval ending at ``times``), or 0.0
+    when the series has no clear period. The rate (requests per second) is correlated with itself
+    at every lag; the period is the first lag whose correlation is a local peak above
+    ``BURST_ACF``, and it counts only when the bursts stand out (``BURST_RATIO``) and repeat."""
+    times = np.asarray(times, dtype=np.float64)
+    totals = np.asarray(totals, dtype=np.float64)
+    if len(totals) < MIN_INTERVALS or len(times) != len(totals):
+        return 0.0
+    dt = np.diff(times)
+    step = float(np.median(dt)) if len(dt) else 0.0
+    if step <= 0:
+        return 0.0
+    rate = totals / step
+    hi, lo = np.percentile(rate, 90), np.percentile(rate, 10)
+    if hi <= 0 or hi < BURST_RATIO * max(lo, 1e-9) or hi * step < 50:  # no bursts, or too few requests to tell
+        return 0.0
+    x = rate - rate.mean()
+    denom = float(np.dot(x, x))
+    if denom <= 0:
+        return 0.0
+    n = len(x)
+    acf = np.array([float(np.dot(x[:-lag], x[lag:])) / denom * n / (n - lag) for lag in range(1, n // 2 + 1)])
+    for lag in range(2, len(acf)):
+        if acf[lag - 1] >= BURST_ACF and acf[lag - 1] >= acf[lag - 2] and (lag >= len(acf) or acf[lag - 1] >= acf[lag]):
+            if n / lag >= MIN_BURSTS:
+                return lag * step
+            break
+    return 0.0
+
+
+# Full-scan cascade: the busiest read region walks in key order (direction at least this) over at
+# least CASCADE_REGIONS regions, taking at least CASCADE_SHARE of each interval's reads.
+CASCADE_DIRECTION, CASCADE_REGIONS, CASCADE_SHARE = 0.8, 3, 0.5
+
+
+def scan_cascade(reads: np.ndarray) -> tuple[int, float]:
+    """``(regions swept, direction)`` when the reads sweep the regions in key order one at a
+    time (a full scan), else ``(0, 0.0)``. ``reads``: intervals x regions."""
+    reads = np.asarray(reads, dtype=np.float64)
+    if reads.ndim != 2 or reads.shape[1] < CASCADE_REGIONS:
+        return 0, 0.0
+    totals = reads.sum(axis=1)
+    busy = totals > 0.05 * totals.max() if totals.size and totals.max() > 0 else np.zeros(len(totals), dtype=bool)
+    if busy.sum() < CASCADE_REGIONS:
+        return 0, 0.0
+    hot = reads[busy].argmax(axis=1)
+    share = reads[busy].max(axis=1) / totals[busy]
+    direction = moving_direction(hot)
+    swept = int(np.unique(hot).size)
+    if swept >= CASCADE_REGIONS and abs(direction) >= CASCADE_DIRECTION and float(np.median(share)) >= CASCADE_SHARE:
+        return swept, direction
+    return 0, 0.0
+
+
+def _one_row(start: bytes, end: bytes, schema: KeySchema | None) -> bool:
+    """Whether the key range ``[start, end)`` holds one row: its end is its start + 0x00, or by
+    the schema its start is one whole key and every key below ``end`` starts with it."""
+    if not start or not end:
+        return False
+    if end == start + b"\x00":
+        return True
+    if schema is None or not end.startswith(start):
+        return False
+    try:
+        return bool(schema.encode(schema.decode(start)) == start)
+    except Exception:  # noqa: BLE001 - not a whole key of this schema
+        return False
+
+
+def _row_name(schema: KeySchema | None, key: bytes) -> str:
+    """A row named by its decoded fields (``user=42, day=...``), else as toStringBinary."""
+    if schema is not None:
+        try:
+            return ", ".join(f"{k}={v}" for k, v in schema.decode(key).items())
+        except Exception:  # noqa: BLE001 - a key outside the schema is shown as bytes
+            pass
+    return to_string_binary(key)
+
+
+def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: KeySchema | None = None, traffic: Traffic | None = None) -> Pattern:
+    """The pattern of a live ``analysis`` (``ops.live.live_analysis``), its cause and its fix;
+    ``traffic`` (the same intervals' matrices) lets the read and time patterns be seen."""
     hints = hints or SchemaHints()
+    if analysis.verdict != BALANCED:
+        key_pattern = _key_pattern(analysis, hints, schema, traffic)
+        if key_pattern.name != UNEVEN:
+            return key_pattern
+    if traffic is not None:
+        other = time_pattern(traffic, hints)
+        if other is not None:
+            return other
+    if analysis.verdict != BALANCED:
+        return key_pattern
+    regions = len(analysis.regions)
+    return Pattern(
+        BALANCED_PATTERN,
+        f"writes spread over {regions} regions: at a typical moment the busiest takes "
+        f"{100 * analysis.hot_window_share:.0f}% (chance alone: {100 * analysis.hot_window_baseline:.0f}%)",
+        "No change needed.",
+    )
+
+
+def time_pattern(traffic: Traffic, hints: SchemaHints | None = None) -> Pattern | None:
+    """A full-scan cascade in the reads, or periodic bursts in the requests, else None (also
+    for a table without writes, which the analyzer cannot judge)."""
+    hints = hints or SchemaHints()
+    swept, direction = scan_cascade(traffic.reads)
+    lead = hints.leading_field or ""
+    if swept:
+        way = "up" if direction > 0 else "down"
+        cause = (
+            f"reads sweep the key space {way}, one region at a time ({swept} regions in turn): a scan over the whole table "
+            f"(no start/stop row{f' on the leading field {lead}' if lead else ''})"
+        )
+        fix = (
+            f"Bound the scan by {lead or 'the leading field'}: give it start/stop rows (keyshape's Query/scan_ranges builds them from the "
+            f"schema's fields) so it reads only the range it needs; for a read that must cover many values of {lead or 'the leading field'}, "
+            "run keyshape advise with that read pattern for a design (an index table or another field order) that serves it."
+        )
+        return Pattern(CASCADE, cause, fix, lead)
+    totals = traffic.writes.sum(axis=1) + traffic.reads.sum(axis=1)
+    period = bursts_period(traffic.times, totals)
+    if period:
+        lead = hints.leading_field or ""
+        cause = (
+            f"the table's requests come in bursts every {period:.0f} s (the request rate repeats with that period): a batch job or a scheduled load"
+        )
+        fix = (
+            f"Spread the job over its {period:.0f} s period (rate-limit its writer) so its requests meet the regions at a steady rate; "
+            f"if each burst is also skewed, pre-split the range it writes ({lead or 'the leading field'}) so a burst meets enough regions "
+            "(keyshape split-plan)."
+        )
+        return Pattern(BURSTS, cause, fix, lead, period=period)
+    return None
+
+
+def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | None, traffic: Traffic | None) -> Pattern:
     heat = np.asarray(analysis.heat)
     hot = hottest(heat) if heat.size else np.zeros(0, dtype=np.int64)
     direction = moving_direction(hot) if hot.size else 0.0
@@ -124,16 +318,16 @@ def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: K
     regions = len(analysis.regions)
     busiest = max(analysis.regions, key=lambda r: r.share) if analysis.regions else None
     where = (busiest.start_text or busiest.label) if busiest is not None else ""
-    if analysis.verdict == BALANCED:
-        return Pattern(
-            BALANCED_PATTERN,
-            f"writes spread over {regions} regions: at a typical moment the busiest takes "
-            f"{100 * analysis.hot_window_share:.0f}% (chance alone: {100 * analysis.hot_window_baseline:.0f}%)",
-            "No change needed.",
-        )
     walking = seen >= 2 and abs(direction) >= 0.8
     mono = hints.monotonic_field
-    if mono or walking or (regions == 1 and hints.prefix_strategy in (None, "none")):
+    unprefixed = schema is None or not schema.prefix.width
+    n = _buckets(analysis)
+    # The schema's hint (a monotonic leading field) names a diagonal only where the traffic allows
+    # one: the hot spot at an edge of the key space (where new ids land), not a steady middle
+    # range or a one-row region (then the workload is not what the schema's generator says).
+    at_edge = busiest is not None and (not busiest.end or not busiest.start)
+    one_row = busiest is not None and seen <= 2 and _one_row(busiest.start, busiest.end, schema)
+    if not one_row and (walking or (mono and at_edge) or (regions == 1 and unprefixed)):
         lead = mono or hints.leading_field or ""
         way = "down" if direction < 0 else "up"
         if lead:
@@ -147,7 +341,6 @@ def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: K
                 f"the key leads with a value that grows in write order (a time or a sequence): the busiest region walks {way} "
                 f"the key space ({seen} regions in turn); give --schemas to name the field"
             )
-        n = _buckets(analysis)
         toml = salted_toml(schema, n) if schema is not None else ""
         fix = (
             f'Put a salt byte in front of {lead or "the key"} (key.prefix = {{ strategy = "phoenix", buckets = {n} }}) and pre-split on '
@@ -156,16 +349,34 @@ def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: K
         if hints.spread_field:
             spread = hints.spread_field
             fix += f' Or hash {spread} into the prefix (hash_fields = ["{spread}"]) to keep the rows of one {spread} together.'
-        return Pattern(SEQUENTIAL, cause, fix, lead, toml)
+        return Pattern(SEQUENTIAL, cause, fix, lead, toml, {"strategy": "phoenix", "buckets": n})
     if seen <= 2 and busiest is not None:
         lead = hints.leading_field or ""
+        start = busiest.start
+        if one_row:
+            row = _row_name(schema, start)
+            cause = (
+                f"one row takes {100 * busiest.share:.0f}% of the writes: {row}"
+                + (f" (its fields: {', '.join(f.name for f in schema.fields)})" if schema is not None else "")
+                + "; its region holds that row alone, and HBase cannot split a row"
+            )
+            prefix = {"strategy": "random", "buckets": n}
+            fix = (
+                f'Spread that row\'s writes: a random bucket in front of the key (key.prefix = {{ strategy = "random", buckets = {n} }}) '
+                f"turns its writes into {n} rows in {n} regions (a read of it sums the {n}); or keep a counter per writer and add them up "
+                "on read. A hash of the key cannot help: one key hashes to one bucket."
+            )
+            toml = prefixed_toml(schema, prefix, n, "a random bucket in front, pre-split on its buckets") if schema is not None else ""
+            return Pattern(HOT_ROW, cause, fix, lead or (schema.fields[0].name if schema is not None else ""), toml, prefix)
         cause = f"the key range at {where or '(start)'} stays the busiest ({100 * busiest.share:.0f}% of the writes)"
         if lead:
             cause += f": values of the leading field {lead} in that range take most writes"
+        prefix = {"strategy": "mod", "buckets": n}
         fix = (
-            f'Hash {lead or "the leading field"} into a prefix (key.prefix = {{ strategy = "mod", buckets = {_buckets(analysis)} }}'
+            f'Hash {lead or "the leading field"} into a prefix (key.prefix = {{ strategy = "mod", buckets = {n} }}'
             + (f', hash_fields = ["{lead}"]' if lead else "")
             + ") so those values spread, or split that range now (keyshape split-plan --table ...)."
         )
-        return Pattern(HOT_BAND, cause, fix, lead)
+        toml = prefixed_toml(schema, prefix, n, "a hash of the key in front, pre-split on its buckets") if schema is not None else ""
+        return Pattern(HOT_BAND, cause, fix, lead, toml, prefix)
     return Pattern(UNEVEN, "some regions take more writes than others; see the reasons", analysis.advice[0] if analysis.advice else "")

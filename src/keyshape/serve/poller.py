@@ -31,7 +31,7 @@ from keyshape.ops.liveheat import LiveHeat, Sample
 from keyshape.schema import KeySchema
 from keyshape.schema.labels import key_label
 from keyshape.serve.history import Cell, History
-from keyshape.serve.patterns import name_pattern
+from keyshape.serve.patterns import Pattern, Traffic, name_pattern, time_pattern
 from keyshape.store.base import RegionInfo, Store
 
 __all__ = ["Poller", "TableState", "matches"]
@@ -224,11 +224,12 @@ class Poller:
             body.update(
                 verdict="idle", reasons=["no write requests in the recent polls"], advice=[], busiest_region_share=0.0, busiest_server_share=0.0
             )
-            body["pattern"] = {"name": "idle", "cause": "no writes to judge", "fix": "", "field": "", "fix_toml": ""}
+            reads = time_pattern(Traffic.from_heat(heat), hints)  # a table only read can still be swept by a scan
+            body["pattern"] = reads.to_dict() if reads is not None else Pattern("idle", "no writes to judge", "").to_dict()
             return body
         if schema is not None:
             analysis = with_key_labels(analysis, schema)
-        pattern = name_pattern(analysis, hints, schema)
+        pattern = name_pattern(analysis, hints, schema, Traffic.from_heat(heat))
         body.update(
             verdict=analysis.verdict,
             reasons=list(analysis.reasons),

@@ -116,6 +116,7 @@
         draw();
       }),
       api("api/regions" + q).then(function (r) { state.regions = r.regions; drawRegions(); }),
+      api("api/predicted" + q).then(showPredicted).catch(function () {}),
     ]);
   }
 
@@ -203,6 +204,23 @@
       state.logicalPlot = drawMatrix(document.getElementById("logical"), h, h.logical.keys, h.logical.values,
         function (v) { return colour(v, h.logical.max); }, "");
     }
+  }
+
+  // The observed intervals and the same traffic replayed under the pattern's fix, side by side.
+  function showPredicted(p) {
+    state.predicted = p;
+    var box = document.getElementById("predictbox");
+    box.style.display = p.available ? "block" : "none";
+    if (!p.available) return;
+    p.observed.values = rows(decode(p.observed.values_f32, Float32Array), p.observed.shape);
+    p.predicted.values = rows(decode(p.predicted.values_f32, Float32Array), p.predicted.shape);
+    var top = Math.max(p.observed.max, p.predicted.max), h = { times: p.times, events: [], step: 0, interval: 1 };
+    if (p.times.length > 1) h.interval = (p.times[p.times.length - 1] - p.times[0]) / (p.times.length - 1);
+    drawMatrix(document.getElementById("observed"), h, p.observed.keys, p.observed.values, function (v) { return colour(v, top); }, "");
+    drawMatrix(document.getElementById("predicted"), h, p.predicted.keys, p.predicted.values, function (v) { return colour(v, top); }, "");
+    document.getElementById("predictnote").textContent = "Observed: the busiest region takes " + pct(p.observed.busiest_share) +
+      " of an interval's writes. Predicted under the fix (" + p.fix_prefix.strategy + ", " + p.fix_prefix.buckets + " buckets; " +
+      p.predicted.keys_replayed + " keys replayed through the split simulation): " + pct(p.predicted.busiest_share) + ".";
   }
 
   function cellAt(x, y) {
