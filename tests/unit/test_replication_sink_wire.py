@@ -143,4 +143,22 @@ def test_replicated_cells_become_mutations_per_run_of_row_and_kind() -> None:
         (b"", 6, MP.DELETE_FAMILY),
         (b"", 6, MP.DELETE_FAMILY_VERSION),
     ]
-    assert [(q.qualifier, q.value, q.timestamp) for q in mutations[0].column_value[0].qualifier_value] == [(b"a", b"v", 5)]
+    # puts go as wire.put_mutation bytes: the cell's timestamp is the mutation's
+    assert [(q.qualifier, q.value) for q in mutations[0].column_value[0].qualifier_value] == [(b"a", b"v")] and mutations[0].timestamp == 5
+
+
+def test_replicated_puts_group_by_row_and_timestamp_and_a_later_cell_of_a_column_wins() -> None:
+    from keyshape.store.hbase.walapply import mutations_of
+
+    def put(q: bytes, ts: int, v: bytes, family: bytes = b"cf") -> WalCell:
+        return WalCell(b"r", family, q, ts, CellType.PUT, v)
+
+    cells = [put(b"a", 5, b"1"), put(b"b", 5, b"2"), put(b"a", 5, b"3"), put(b"x:y", 5, b"4", b"m"), put(b"a", 6, b"5"), put(b"a", 5, b"6")]
+    got = [
+        (m.timestamp, [(cv.family, q.qualifier, q.value) for cv in m.column_value for q in cv.qualifier_value]) for m in mutations_of([(b"r", cells)])
+    ]
+    assert got == [
+        (5, [(b"cf", b"a", b"3"), (b"cf", b"b", b"2"), (b"m", b"x:y", b"4")]),
+        (6, [(b"cf", b"a", b"5")]),
+        (5, [(b"cf", b"a", b"6")]),
+    ]
