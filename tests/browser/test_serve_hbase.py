@@ -320,8 +320,20 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
             "--schemas",
             str(scenario.schemas),
         ]
+        (tmp_path / "alerts.toml").write_text('[alerts."kss_seq_*"]\npatterns = ["sequential diagonal"]\nbusiest_region_share = 0.99\n')
         hot = subprocess.run(
-            [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.seq, "--fail-on", "hotspot"],
+            [
+                sys.executable,
+                "-m",
+                "keyshape.cli",
+                *args,
+                "--tables",
+                scenario.seq,
+                "--fail-on",
+                "hotspot",
+                "--config",
+                str(tmp_path / "alerts.toml"),
+            ],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -334,6 +346,10 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
     body = json.loads(hot.stdout)
     assert [t["verdict"] for t in body["tables"]] == ["hotspot"], hot.stdout
     assert hot.returncode == 1 and f"alert: {scenario.seq}: hotspot" in hot.stderr, hot.stderr
+    # the --config rule: its pattern alert fires (in the JSON and on stderr), the share limit of 99 % does not
+    fired = {a["kind"]: a["firing"] for a in body["tables"][0]["alerts"]}
+    assert fired == {"pattern": True, "busiest_region_share": False}, body["tables"][0]["alerts"]
+    assert f'alert: {scenario.seq}: pattern sequential diagonal [alerts."kss_seq_*"]' in hot.stderr, hot.stderr
     calm = subprocess.run(
         [sys.executable, "-m", "keyshape.cli", *args, "--tables", scenario.salt, "--fail-on", "hotspot"],
         capture_output=True,

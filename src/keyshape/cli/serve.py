@@ -30,7 +30,18 @@ from keyshape.cli.options import USER_KEY, hbase_option, user_option
 )
 @click.option("--interval", type=click.FloatRange(min=0.5), default=60.0, show_default=True, metavar="SECONDS", help="Seconds between polls.")
 @click.option("--token", default=None, metavar="TOKEN", help="Require this token (Authorization: Bearer TOKEN, or ?token=TOKEN in the UI's address).")
-@click.option("--once", is_flag=True, help="Poll twice --interval seconds apart, print each table's verdict and exit (for CI).")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help='Alert thresholds (TOML): [alerts."ns:*"] busiest_region_share, busiest_server_share, patterns, verdict; '
+    "shown in /metrics (keyshape_alert) and, with --once, in the JSON and the exit code.",
+)
+@click.option(
+    "--once", is_flag=True, help="Poll twice --interval seconds apart, print each table's verdict and exit (for CI); exit 1 when an alert fires."
+)
 @click.option("--json", "as_json", is_flag=True, help="With --once: print the verdicts as JSON.")
 @click.option(
     "--fail-on",
@@ -53,6 +64,7 @@ def serve_command(
     bind: str,
     interval: float,
     token: str | None,
+    config: str | None,
     once: bool,
     as_json: bool,
     fail_on: str | None,
@@ -65,15 +77,16 @@ def serve_command(
     from elsewhere. Stop with Ctrl-C; the history stays in --db.
     """
     from keyshape.cli.hbase import _open
-    from keyshape.serve import ServeOptions, Service, alerts, check_bind, load_schemas, serve_once
+    from keyshape.serve import ServeOptions, Service, alerts, check_bind, load_alerts, load_schemas, serve_once
 
     if (as_json or fail_on or max_share is not None) and not once:
         raise click.UsageError("--json, --fail-on and --max-share go with --once")
     check_bind(bind, token)
     schemas = load_schemas(schemas_dir)
+    rules = load_alerts(config)
     ctx = click.get_current_context()
     user = ctx.meta.get(USER_KEY)
-    options = ServeOptions(lambda: _open(url, user), db, tables, schemas, bind, interval, token)
+    options = ServeOptions(lambda: _open(url, user), db, tables, schemas, bind, interval, token, rules)
     if once:
         verdicts = serve_once(options)
         if as_json:
@@ -82,7 +95,7 @@ def serve_command(
             for v in verdicts:
                 pattern = (v.get("pattern") or {}).get("name", "")
                 click.echo(f"{v['verdict']:<9} {v['table']}" + (f"  ({pattern})" if pattern else ""))
-        problems = alerts(verdicts, fail_on, max_share)
+        problems = alerts(verdicts, fail_on, max_share, rules)
         for line in problems:
             click.echo(f"alert: {line}", err=True)
         ctx.exit(1 if problems else 0)

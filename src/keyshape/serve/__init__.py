@@ -6,12 +6,16 @@ One concept per module, as TiDB's keyvisual splits it:
   gaps, region events, the last verdicts);
 - ``poller``: polls each matching table's region loads into the history, following lineage;
 - ``patterns``: names a table's pattern with its cause and a concrete fix;
+- ``predict``: the observed traffic replayed under a pattern's fix (the predicted heat map);
+- ``fold``: the logical (de-salted) key axis of a salted table;
+- ``alerts``: the ``--config`` alert thresholds and their evaluation;
 - ``app``: the JSON API, Prometheus ``/metrics`` and the UI (``assets``: plain JS + canvas);
 - ``service``: the history, the poller and the web server started together; ``serve_once``.
 """
 
 from __future__ import annotations
 
+from keyshape.serve.alerts import Alert, Rule, evaluate, load_alerts, parse_alerts
 from keyshape.serve.history import LAYERS, History, Layer
 from keyshape.serve.patterns import Pattern, name_pattern
 from keyshape.serve.poller import Poller, matches
@@ -19,6 +23,11 @@ from keyshape.serve.service import ServeOptions, Service, alerts, check_bind, lo
 
 __all__ = [
     "LAYERS",
+    "Alert",
+    "Rule",
+    "evaluate",
+    "load_alerts",
+    "parse_alerts",
     "History",
     "Layer",
     "Pattern",

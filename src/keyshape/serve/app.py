@@ -35,6 +35,7 @@ import hmac
 import math
 import time
 from importlib import resources
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from starlette.routing import Route
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.schema import KeySchema
+from keyshape.serve.alerts import SEVERITY, Rule, evaluate
 from keyshape.serve.fold import bucket_starts, first_head, fold
 from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
 from keyshape.serve.poller import Poller
@@ -53,7 +55,6 @@ from keyshape.serve.poller import Poller
 __all__ = ["make_app", "metrics_text", "table_rows"]
 
 _ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8"}
-SEVERITY = {"idle": 0, "balanced": 0, "skewed": 1, "hotspot": 2}
 
 
 def _asset(name: str) -> bytes:
@@ -81,9 +82,15 @@ def table_rows(poller: Poller, history: History) -> list[dict[str, Any]]:
     return out
 
 
-def metrics_text(poller: Poller, history: History) -> str:
+def _escape(value: str) -> str:
+    """A Prometheus label value: backslash, quote and newline escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def metrics_text(poller: Poller, history: History, rules: Sequence[Rule] = ()) -> str:
     """Prometheus exposition text: per table the busiest region's and server's share of writes
-    at a typical moment, the verdict (0 balanced/idle, 1 skewed, 2 hotspot) and the regions."""
+    at a typical moment, the verdict (0 balanced/idle, 1 skewed, 2 hotspot), the regions, and
+    each ``--config`` alert of the table (1 firing, 0 not)."""
     lines = [
         "# HELP keyshape_busiest_region_share Share of a table's writes the busiest region takes at a typical moment.",
         "# TYPE keyshape_busiest_region_share gauge",
@@ -93,16 +100,21 @@ def metrics_text(poller: Poller, history: History) -> str:
         "# TYPE keyshape_verdict gauge",
         "# HELP keyshape_regions The table's regions at the last poll.",
         "# TYPE keyshape_regions gauge",
+        "# HELP keyshape_alert 1 when the table's alert (a --config rule's threshold of this kind) fires, else 0.",
+        "# TYPE keyshape_alert gauge",
         "# HELP keyshape_up 1 when the last poll reached the cluster.",
         "# TYPE keyshape_up gauge",
         f"keyshape_up {1 if poller.connected else 0}",
     ]
     for row in table_rows(poller, history):
-        label = '{table="' + str(row["table"]).replace("\\", "\\\\").replace('"', '\\"') + '"}'
+        label = '{table="' + _escape(str(row["table"])) + '"}'
         lines.append(f"keyshape_busiest_region_share{label} {float(row['busiest_region_share'] or 0.0):.6f}")
         lines.append(f"keyshape_busiest_server_share{label} {float(row['busiest_server_share'] or 0.0):.6f}")
         lines.append(f"keyshape_verdict{label} {SEVERITY.get(str(row['verdict']), 0)}")
         lines.append(f"keyshape_regions{label} {int(row['regions'] or 0)}")
+        for a in evaluate(rules, row):
+            tags = f'{{table="{_escape(str(row["table"]))}",rule="{_escape(a.rule)}",kind="{a.kind}"}}'
+            lines.append(f"keyshape_alert{tags} {1 if a.firing else 0}")
     return "\n".join(lines) + "\n"
 
 
@@ -261,7 +273,7 @@ def regions_body(poller: Poller, table: str) -> dict[str, Any]:
     return {"table": table, "regions": rows}
 
 
-def make_app(poller: Poller, history: History, token: str | None = None) -> Starlette:
+def make_app(poller: Poller, history: History, token: str | None = None, rules: Sequence[Rule] = ()) -> Starlette:
     """The ASGI app over a running ``poller`` and its ``history``."""
 
     def allowed(request: Request) -> bool:
@@ -361,7 +373,7 @@ def make_app(poller: Poller, history: History, token: str | None = None) -> Star
         return JSONResponse(replays[name][1])
 
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(metrics_text(poller, history), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(metrics_text(poller, history, rules), media_type="text/plain; version=0.0.4")
 
     async def favicon(request: Request) -> Response:
         return Response(status_code=204)  # browsers ask; there is none, and no error either

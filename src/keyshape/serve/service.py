@@ -17,6 +17,7 @@ from typing import Any
 
 from keyshape.errors import BadInput, KeyshapeError
 from keyshape.schema import KeySchema
+from keyshape.serve.alerts import SEVERITY, Rule, evaluate
 from keyshape.serve.app import make_app
 from keyshape.serve.history import History
 from keyshape.serve.poller import Poller
@@ -74,6 +75,7 @@ class ServeOptions:
     bind: str = DEFAULT_BIND
     interval: float = 60.0
     token: str | None = None
+    alert_rules: Sequence[Rule] = ()
 
 
 class Service:
@@ -86,7 +88,7 @@ class Service:
         self.host, self.port = check_bind(options.bind, options.token)
         self.history = History(options.db)
         self.poller = Poller(options.open_store, self.history, options.tables, options.schemas, options.interval)
-        self.app = make_app(self.poller, self.history, options.token)
+        self.app = make_app(self.poller, self.history, options.token, options.alert_rules)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._server: Any = None
@@ -136,11 +138,10 @@ class Service:
         self.history.close()
 
 
-def alerts(verdicts: Sequence[dict[str, Any]], fail_on: str | None = None, max_share: float | None = None) -> list[str]:
+def alerts(verdicts: Sequence[dict[str, Any]], fail_on: str | None = None, max_share: float | None = None, rules: Sequence[Rule] = ()) -> list[str]:
     """The alert lines of ``serve --once``: tables whose verdict is ``fail_on`` or worse
-    ("skewed" or "hotspot"), or whose busiest region takes more than ``max_share`` of the writes."""
-    from keyshape.serve.app import SEVERITY
-
+    ("skewed" or "hotspot"), whose busiest region takes more than ``max_share`` of the writes,
+    or on which a ``--config`` rule fires."""
     out = []
     for v in verdicts:
         if fail_on is not None and SEVERITY.get(str(v.get("verdict")), 0) >= SEVERITY[fail_on]:
@@ -148,6 +149,7 @@ def alerts(verdicts: Sequence[dict[str, Any]], fail_on: str | None = None, max_s
         share = float(v.get("busiest_region_share") or 0.0)
         if max_share is not None and share > max_share:
             out.append(f"{v['table']}: busiest region takes {100 * share:.0f}% of the writes (limit {100 * max_share:.0f}%)")
+        out.extend(f'{a.table}: {a.line} [alerts."{a.rule}"]' for a in evaluate(rules, v) if a.firing)
     return out
 
 
@@ -165,7 +167,10 @@ def serve_once(options: ServeOptions, sleep: Callable[[float], None] = time.slee
                 sleep(options.interval)
             if not poller.poll_once():
                 raise StoreError(f"cannot poll the cluster: {poller.last_error}")
-        return [s.verdict or {"table": t, "verdict": "idle"} for t, s in sorted(poller.snapshot().items())]
+        out = [dict(s.verdict) or {"table": t, "verdict": "idle"} for t, s in sorted(poller.snapshot().items())]
+        for v in out:  # the --config alerts of each table, firing or not
+            v["alerts"] = [{"rule": a.rule, "kind": a.kind, "firing": a.firing, "line": a.line} for a in evaluate(options.alert_rules, v)]
+        return out
     finally:
         if poller.store is not None:
             poller.store.close()
