@@ -130,6 +130,8 @@ class Cluster(Standalone):
                 "hbase.regionserver.port": str(self.rs_ports[0]),
                 "zookeeper.session.timeout": str(self.session_timeout_ms),
                 "hbase.master.wait.on.regionservers.mintostart": str(self.regionservers),
+                # ... and stops waiting once they all did (not after a further 4.5 s timeout)
+                "hbase.master.wait.on.regionservers.maxtostart": str(self.regionservers),
                 # Small heaps: flush at 32 MB instead of 128 MB so one region's memstore never needs
                 # a large share of a 448 MB heap.
                 "hbase.hregion.memstore.flush.size": str(32 * 1024 * 1024),
@@ -302,7 +304,18 @@ class Cluster(Standalone):
 
     def stop(self, keep_data: bool = False, timeout: float = 60.0) -> None:
         """Shut the cluster down (HMaster stop --shutDownCluster stops the region servers too),
-        kill whatever hangs, stop ZooKeeper, then delete data/ unless keep_data. Logs stay."""
+        kill whatever hangs, stop ZooKeeper, then delete data/ unless keep_data. Logs stay.
+        Without keep_data every JVM is killed instead (as Standalone.stop does: the data is
+        deleted anyway, and a clean shutdown of five JVMs is the slow part of a test session's
+        end)."""
+        if not keep_data:
+            self.kill()
+            self.state_file.unlink(missing_ok=True)
+            if self.data_dir.exists():
+                import shutil
+
+                shutil.rmtree(self.data_dir)
+            return
         self._stop_pid(self.thrift_pid_file, timeout=10)
         if self.master_pid() is not None:
             self._shutdown_cluster(timeout)
