@@ -1,7 +1,8 @@
 """Replication throughput: HBase's own inter-cluster replication to a real peer HBase beside
 keyshape's replication sink (re-keying into a NEW table), fed by the same source table in one run.
 
-Source: the HBase named by --hbase (else a standalone one started here). Peer: a second standalone
+Source: the HBase named by --hbase, else a standalone one started here in a claimed run folder
+(tools/hbase/run/bench-replsource; prefer this: see source_hbase). Peer: a second standalone
 HBase started here (tools/hbase/standalone.py start_scratch, run folder tools/hbase/run/bench-replpeer
 claimed with its lock), holding a table of the source table's name; its cluster key is added as
 replication peer A of the source. keyshape's sink (ops.online.ReKeyer: decode by the sequential
@@ -21,6 +22,7 @@ Printed, side by side:
 Rows on both targets are counted at the end (must equal the rows written).
 
 Run: .venv/bin/python benchmarks/bench_replication.py [--rate 20000] [--seconds 30] [--hbase HOST:PORT] [--quick]
+(without --hbase and with $KEYSHAPE_HBASE_URL unset: two HBase JVMs of 1 GB each, ~1 minute to start)
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, parser, print_table, write_json  # noqa: E402
-from _hbase import add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name, standalone  # noqa: E402
+from _hbase import add_hbase_arg, cluster_facts, drop_quietly, scratch_name, standalone  # noqa: E402
 
 from keyshape.ops.online import ReKeyer  # noqa: E402
 from keyshape.schema import FamilySpec, KeySchema, TableSpec  # noqa: E402
@@ -127,6 +131,25 @@ def pct(values: list[int], q: float) -> float:
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
 
+@contextmanager
+def source_hbase(url: str | None) -> Iterator[tuple[str, bool]]:
+    """The source HBase: ``url``, else a standalone one started in a run folder this run claims
+    (tools/hbase/run/bench-replsource[-N]) and stopped at the end. Better than the shared
+    developer HBase: 20,000 rows/s plus two replication peers filled a 1 GB heap there (G1 old
+    generation pauses of 1-4 s, its ZooKeeper session expired and it aborted)."""
+    if url:
+        yield url.removeprefix("hbase://"), False
+        return
+    run_dir, lock = standalone.claim_run_dir(ROOT / "tools" / "hbase" / "run" / "bench-replsource")
+    print(f"starting the source HBase in {run_dir} ...", flush=True)
+    instance = standalone.start_scratch(run_dir)
+    try:
+        yield instance.url, True
+    finally:
+        instance.stop()
+        lock.close()
+
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--rate", type=int, default=20_000, help="rows/s the writer aims at (0 = as fast as it can; default 20,000)")
@@ -140,7 +163,7 @@ def main() -> None:
     table = old.table.full_name
     peer_ids = ["ksrhbase" + uuid.uuid4().hex[:8], "ksrsink" + uuid.uuid4().hex[:8]]
     results: dict[str, Any] = {}
-    with hbase_url(args.hbase) as (url, started):
+    with source_hbase(args.hbase) as (url, started):
         store = HBaseStore.from_url(url)
         run_dir, lock = standalone.claim_run_dir(ROOT / "tools" / "hbase" / "run" / "bench-replpeer")
         print(f"starting the peer HBase in {run_dir} ...", flush=True)
