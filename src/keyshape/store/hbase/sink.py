@@ -2,7 +2,8 @@
 server and receives what HBase's replication sources ship (``AdminService.ReplicateWALEntry``).
 
 The server side of the wire ``framing.py`` speaks as a client: the 6-byte preamble (``HBas``,
-version 0, auth SIMPLE=80; other auth methods are refused in this increment), the
+version 0, auth SIMPLE=80, or KERBEROS=81 with a :class:`KerberosAcceptor`: SASL GSSAPI and its
+security layer; other auth methods are refused), the
 ``ConnectionHeader`` (its cell block codec must be one ``walentry.CODECS`` names; no compressor),
 then calls: ``int32 total`` + varint-delimited ``RequestHeader`` + varint-delimited request + the
 cell block of ``cell_block_meta.length`` bytes. Answers: ``int32 total`` + delimited
@@ -25,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from google.protobuf.message import DecodeError
 from hbasedriver.protobuf_py import Admin_pb2, RPC_pb2
@@ -36,7 +37,7 @@ from keyshape.store.hbase.framing import _read_varint, _varint
 from keyshape.store.hbase.walentry import CODECS, WalDecodeError, WalEntry, decode_entries
 from keyshape.store.hbase.zk import register_peer_cluster, unregister_peer_cluster
 
-__all__ = ["BatchCallback", "ReplicationSink", "RunningSink", "clear_stale_registration"]
+__all__ = ["BatchCallback", "KerberosAcceptor", "ReplicationSink", "RunningSink", "SaslRefused", "clear_stale_registration"]
 
 log = logging.getLogger("keyshape.store.hbase.sink")
 
@@ -44,6 +45,7 @@ BatchCallback = Callable[[list[WalEntry]], None]
 
 _PREAMBLE = b"HBas"
 _AUTH_SIMPLE = 80
+_AUTH_KERBEROS = 81
 _MAX_FRAME = 1 << 30  # above hbase.ipc.max.request.size (256 MB): anything larger is not HBase RPC
 _IO_ERROR = "java.io.IOException"
 _DO_NOT_RETRY = "org.apache.hadoop.hbase.DoNotRetryIOException"
@@ -54,7 +56,7 @@ class _Closed(Exception):
     """The peer closed the connection (or the sink is stopping)."""
 
 
-def _recv(sock: socket.socket, n: int) -> bytes:
+def _recv(sock: Any, n: int) -> bytes:
     chunks, left = [], n
     while left:
         chunk = sock.recv(min(left, 1 << 20))
@@ -79,6 +81,99 @@ def _exception(call_id: int, class_name: str, message: str, do_not_retry: bool =
     return _frame(header, None)
 
 
+class SaslRefused(Exception):
+    """A Kerberos login the sink does not accept (bad token, a principal not allowed)."""
+
+
+def _sasl_error(message: str) -> bytes:
+    """HBase's SASL failure reply: status 1 (ERROR), then the exception class and message as
+    Hadoop writable strings (``ServerRpcConnection.doRawSaslReply``)."""
+    cls, text = b"org.apache.hadoop.security.AccessControlException", message.encode()
+    return struct.pack(">II", 1, len(cls)) + cls + struct.pack(">I", len(text)) + text
+
+
+class _Wrapped:
+    """The byte stream after a SASL integrity/privacy layer: every write is ``u32 len |
+    gss_wrap(bytes)``; reads unwrap into a buffer (token boundaries need not match frames)."""
+
+    def __init__(self, sock: socket.socket, context: Any, encrypt: bool) -> None:
+        self.sock, self.context, self.encrypt = sock, context, encrypt
+        self._buffer = bytearray()
+
+    def sendall(self, data: bytes) -> None:
+        token = self.context.wrap(data, self.encrypt).message
+        self.sock.sendall(struct.pack(">I", len(token)) + token)
+
+    def recv(self, n: int) -> bytes:
+        if not self._buffer:
+            size = struct.unpack(">I", _recv(self.sock, 4))[0]
+            if size > _MAX_FRAME:
+                raise _Closed
+            self._buffer += self.context.unwrap(_recv(self.sock, size)).message
+        out = bytes(self._buffer[:n])
+        del self._buffer[:n]
+        return out
+
+
+class KerberosAcceptor:
+    """The server side of HBase's SASL GSSAPI login (RFC 4752, as ``ServerRpcConnection`` runs
+    it), for a sink on a Kerberized cluster. A source region server logs in as ITS OWN principal
+    (``hbase/<its host>@REALM``) to the server principal it derives from
+    ``hbase.regionserver.kerberos.principal`` with ``_HOST`` = the host of the sink's registered
+    server name: the sink needs that principal's key in ``keytab`` (the peer's configuration map
+    can name another principal pattern for the sink). ``allowed``: a predicate on the client's
+    principal (default: every principal whose first component is ``hbase``). ``protection``: the
+    SASL layers offered, as ``hbase.rpc.protection`` names them; the client picks one.
+
+    Wire: client ``u32 len | token`` ..., server ``u32 status(0) | u32 len | token``; once the GSS
+    context is complete the client sends an empty token, the server the wrapped 4-byte offer
+    ``[layers][max buffer]``, the client the wrapped choice; the server sends nothing more."""
+
+    _LAYERS = {"authentication": 0x01, "integrity": 0x02, "privacy": 0x04}
+
+    def __init__(
+        self,
+        principal: str,
+        keytab: str,
+        allowed: Callable[[str], bool] | None = None,
+        protection: tuple[str, ...] = ("authentication", "integrity", "privacy"),
+    ) -> None:
+        import gssapi  # the keyshape[kerberos] extra; only a Kerberized sink needs it
+
+        self._gssapi = gssapi
+        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
+        self.principal = principal
+        self.creds = gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
+        self.allowed = allowed or (lambda who: who.split("/", 1)[0].split("@", 1)[0] == "hbase")
+        self.offer = sum(self._LAYERS[p] for p in protection)
+
+    def login(self, sock: socket.socket) -> tuple[Any, str]:
+        """Run the login on a connection whose preamble said KERBEROS; the stream to use from now
+        on and the client's principal."""
+        gssapi = self._gssapi
+        context = gssapi.SecurityContext(creds=self.creds, usage="accept")
+        try:
+            while not context.complete:
+                token = _recv(sock, struct.unpack(">I", _recv(sock, 4))[0])
+                out = context.step(token) or b""
+                sock.sendall(struct.pack(">II", 0, len(out)) + out)
+            client = str(context.initiator_name)
+            if not self.allowed(client):
+                raise SaslRefused(f"principal {client} may not replicate to this sink")
+            _recv(sock, struct.unpack(">I", _recv(sock, 4))[0])  # the client's empty token
+            offer = context.wrap(bytes([self.offer]) + (1 << 16).to_bytes(3, "big"), False).message
+            sock.sendall(struct.pack(">II", 0, len(offer)) + offer)
+            answer = context.unwrap(_recv(sock, struct.unpack(">I", _recv(sock, 4))[0])).message
+        except gssapi.exceptions.GSSError as exc:
+            raise SaslRefused(f"GSSAPI: {exc}") from None
+        chosen = answer[0] if answer else 0
+        if not chosen & self.offer or chosen not in (1, 2, 4):
+            raise SaslRefused(f"the client chose security layer {chosen}, not one of those offered ({self.offer})")
+        if chosen == 0x01:
+            return sock, client
+        return _Wrapped(sock, context, encrypt=chosen == 0x04), client
+
+
 class ReplicationSink:
     """The RPC server. ``on_batch`` gets each ``ReplicateWALEntry`` call's entries (in WAL order
     per region within the call) and must return only once they are durable wherever they go.
@@ -86,9 +181,12 @@ class ReplicationSink:
     ``host`` is the address the source region servers will connect to (their own view of it: it
     goes into the server name registered in ZooKeeper); ``port`` 0 picks a free one."""
 
-    def __init__(self, on_batch: BatchCallback, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, on_batch: BatchCallback, host: str = "127.0.0.1", port: int = 0, kerberos: KerberosAcceptor | None = None) -> None:
         self._on_batch = on_batch
-        self._listener = socket.create_server((host, port))
+        self._kerberos = kerberos
+        # bind the loopback address itself when "localhost" is advertised (a Kerberos server
+        # principal names a host): getaddrinfo may list ::1 first, the JVM's client uses IPv4
+        self._listener = socket.create_server(("127.0.0.1" if host == "localhost" else host, port))
         self.host = host
         self.port = self._listener.getsockname()[1]
         self.start_code = int(time.time() * 1000)
@@ -99,6 +197,7 @@ class ReplicationSink:
         self.batches = 0  # calls acknowledged
         self.rejected = 0  # calls answered with an exception (callback or decoding failed)
         self.connection_headers: list[RPC_pb2.ConnectionHeader] = []  # of every connection accepted (who, which codec)
+        self.authenticated: list[str] = []  # the Kerberos principal of every connection that logged in
 
     @property
     def server_name(self) -> str:
@@ -145,10 +244,11 @@ class ReplicationSink:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            codec = self._handshake(conn)
-            if codec is not None:
+            accepted = self._handshake(conn)
+            if accepted is not None:
+                stream, codec = accepted
                 while not self._stopping:
-                    conn.sendall(self._answer(conn, codec))
+                    stream.sendall(self._answer(stream, codec))
         except (_Closed, OSError):
             pass
         finally:
@@ -156,19 +256,34 @@ class ReplicationSink:
                 self._connections.discard(conn)
             conn.close()
 
-    def _handshake(self, conn: socket.socket) -> str | None:
-        """Read the preamble and ConnectionHeader; the codec, or None after refusing the connection."""
+    def _handshake(self, conn: socket.socket) -> tuple[Any, str] | None:
+        """Read the preamble (and log in under Kerberos) and the ConnectionHeader; the stream to
+        read calls from (the socket, or a channel unwrapping a SASL security layer) and the codec,
+        or None after refusing the connection."""
         preamble = _recv(conn, 6)
         if preamble[:4] != _PREAMBLE or preamble[4] != 0:
             log.warning("replication sink: %r is not an HBase RPC preamble; closing", preamble)
             return None
-        if preamble[5] != _AUTH_SIMPLE:
+        stream: Any = conn
+        wanted = _AUTH_KERBEROS if self._kerberos is not None else _AUTH_SIMPLE
+        if preamble[5] != wanted:
             # HBase's own server answers an auth method it does not serve with a fatal
             # exception for call id -1 (no call yet) and closes.
+            what = "Kerberos (SASL GSSAPI)" if self._kerberos is not None else "SIMPLE"
             conn.sendall(
-                _exception(-1 & 0xFFFFFFFF, _FATAL, f"keyshape's sink accepts SIMPLE authentication only, not auth code {preamble[5]}", True)
+                _exception(-1 & 0xFFFFFFFF, _FATAL, f"keyshape's sink accepts {what} authentication only, not auth code {preamble[5]}", True)
             )
             return None
+        if self._kerberos is not None:
+            try:
+                stream, principal = self._kerberos.login(conn)
+            except SaslRefused as exc:
+                log.warning("replication sink: Kerberos login refused: %s", exc)
+                conn.sendall(_sasl_error(str(exc)))
+                return None
+            with self._lock:
+                self.authenticated.append(principal)
+        conn = stream
         size = struct.unpack(">I", _recv(conn, 4))[0]
         if size > _MAX_FRAME:
             return None
@@ -188,9 +303,9 @@ class ReplicationSink:
         if problem is not None:
             conn.sendall(_exception(-1 & 0xFFFFFFFF, _FATAL, problem, True))
             return None
-        return header.cell_block_codec_class
+        return conn, header.cell_block_codec_class
 
-    def _answer(self, conn: socket.socket, codec: str) -> bytes:
+    def _answer(self, conn: Any, codec: str) -> bytes:
         """Read one call and return the bytes that answer it."""
         size = struct.unpack(">I", _recv(conn, 4))[0]
         if size > _MAX_FRAME:
@@ -268,12 +383,13 @@ class RunningSink:
         port: int = 0,
         hbaseid_form: Literal["master", "plain"] = "master",
         resume: bool = False,
+        kerberos: KerberosAcceptor | None = None,
     ) -> None:
         self.quorum, self.parent = quorum, parent
         self.cluster_id = cluster_id or uuid.uuid4()
         if resume:
             clear_stale_registration(quorum, parent, self.cluster_id)
-        self.sink = ReplicationSink(on_batch, host, port).start()
+        self.sink = ReplicationSink(on_batch, host, port, kerberos).start()
         try:
             self._zk = register_peer_cluster(quorum, parent, self.cluster_id, self.sink.server_name, hbaseid_form)
         except BaseException:
