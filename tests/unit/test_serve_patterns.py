@@ -70,6 +70,15 @@ def test_a_sequential_id_is_the_diagonal_and_the_salted_fix_predicts_it_spread()
     assert len(predicted.starts) >= 16  # pre-split on the 16 buckets
 
 
+def test_a_one_region_table_is_replayed_over_the_whole_key_space() -> None:
+    """A fresh table of one region (its range unbounded both ways, wider than 2^63): the salted
+    fix spreads its writes over the buckets."""
+    writes = np.full((6, 1), 3000.0)
+    traffic = Traffic(np.arange(6.0), [b""], [b""], writes, np.zeros_like(writes))
+    predicted = predict(SEQ, {"strategy": "phoenix", "buckets": 8}, traffic)
+    assert predicted is not None and predicted.observed_share == 1.0 and predicted.busiest_share < 0.4, predicted
+
+
 def test_a_single_hot_row_is_named_by_its_fields_and_a_random_bucket_spreads_it() -> None:
     # the region [1000, 1000 + 0x00) holds exactly the row event_id=1000
     bounds = [b"", *ids(500), ids(1000)[0], ids(1000)[0] + b"\x00", *ids(3000)]

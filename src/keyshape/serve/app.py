@@ -46,6 +46,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from keyshape.core.hbytes import to_string_binary
+from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.serve.alerts import SEVERITY, Rule, evaluate
 from keyshape.serve.fold import bucket_starts, first_head, fold
@@ -217,7 +218,10 @@ def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
     if schema is None:
         return {**body, "reason": "no key schema for this table (give --schemas): the keys cannot be re-encoded"}
     traffic = Traffic.from_heat(state.heat)
-    p = predict(schema, fix_prefix, traffic)
+    try:
+        p = predict(schema, fix_prefix, traffic)
+    except KeyshapeError as exc:  # the fix does not fit this schema (with_prefix refuses it): say so, not a 500
+        return {**body, "reason": f"the fix cannot be replayed: {exc}"}
     if p is None:
         return {**body, "reason": "no key of the observed ranges decodes by the schema"}
     fix = schema.with_prefix(str(fix_prefix["strategy"]), splits=None, **{k: int(v) for k, v in fix_prefix.items() if k != "strategy"})

@@ -18,6 +18,7 @@ the schema) are dropped; with none left there is no prediction (``None``).
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +83,7 @@ def predict(schema: KeySchema, fix_prefix: dict[str, Any], traffic: Traffic, per
     writes = np.asarray(traffic.writes, dtype=np.float64)
     if writes.size == 0 or writes.sum() <= 0:
         return None
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     width, ranges = _ranges(traffic.starts, traffic.ends)
     cells = np.argwhere(writes > 0)
     per = max(1, min(per_cell, MAX_KEYS // max(len(cells), 1)))
@@ -93,7 +94,7 @@ def predict(schema: KeySchema, fix_prefix: dict[str, Any], traffic: Traffic, per
         lo, hi = ranges[r]
         m = int(min(per, writes[i, r]))
         # with repeats: a one-row range is that row written m times (a random prefix spreads each write)
-        picks = sorted(lo + int(rng.integers(0, max(hi - lo, 1))) for _ in range(m))
+        picks = sorted(lo + rng.randrange(max(hi - lo, 1)) for _ in range(m))  # Python ints: ranges pass 2^63
         records = []
         lengths = sorted({len(traffic.starts[r]), len(traffic.ends[r]), width} - {0})
         for v in picks:
