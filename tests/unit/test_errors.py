@@ -52,3 +52,32 @@ def test_bad_input_to_a_store_is_a_value_error() -> None:
         list(EmbeddedStore().scan("t", limit=-1))
     with pytest.raises(ValueError, match="unknown store"):
         open_store("ftp://nowhere")
+
+
+def test_bad_input_to_the_byte_level_is_bad_input() -> None:
+    """core/arrowkeys, core/splitmodel and core/splitsim refuse user input with BadInput (still a
+    ValueError), so `except KeyshapeError` and the CLI's one-line errors catch them."""
+    import numpy as np
+    import pyarrow as pa
+
+    from keyshape.core.arrowkeys import from_arrow
+    from keyshape.core.splitmodel import SplitModel, parse_policy
+    from keyshape.core.splitsim import SplitSimulator
+
+    cases = [
+        (lambda: from_arrow(pa.array([b"a"]), key_format="base64"), "unknown key_format 'base64'"),
+        (lambda: from_arrow(pa.array([b"a", None])), "1 null value"),
+        (lambda: from_arrow(pa.array(["zz"]), key_format="hex"), "not hex text"),
+        (lambda: from_arrow(pa.array([1, 2])), "binary or text, got Arrow type int64"),
+        (lambda: parse_policy("key-prefix:x"), "key-prefix:N"),
+        (lambda: parse_policy("delimited"), "delimited:D"),
+        (lambda: parse_policy("sometimes"), "unknown split policy 'sometimes'"),
+        (lambda: SplitModel(policy="sometimes"), "unknown split policy 'sometimes'"),
+        (lambda: SplitModel(write_rate=-1.0), "write_rate must be positive"),
+        (lambda: SplitModel(servers=0), "servers must be at least 1"),
+        (lambda: SplitSimulator(SplitModel(write_rate=None)).feed([b"a"]), "needs a write rate"),
+        (lambda: SplitSimulator(SplitModel()).feed([b"a", b"b"], times=np.zeros(3)), "one time per key"),
+    ]
+    for call, message in cases:
+        with pytest.raises(BadInput, match=message.replace("(", r"\(")):
+            call()

@@ -19,6 +19,7 @@ import numpy as np
 
 from keyshape.core import hbytes
 from keyshape.core.keyarray import KeyArray
+from keyshape.errors import BadInput
 
 __all__ = ["KEY_FORMATS", "from_arrow", "to_arrow"]
 
@@ -35,11 +36,11 @@ def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
     import pyarrow as pa
 
     if key_format not in KEY_FORMATS:
-        raise ValueError(f"unknown key_format {key_format!r}; use one of {', '.join(KEY_FORMATS)}")
+        raise BadInput(f"unknown key_format {key_format!r}; use one of {', '.join(KEY_FORMATS)}")
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
     if array.null_count:
-        raise ValueError(f"the key column has {array.null_count} null value(s); every row needs a key")
+        raise BadInput(f"the key column has {array.null_count} null value(s); every row needs a key")
     t = array.type
     if pa.types.is_fixed_size_binary(t):
         width = t.byte_width
@@ -59,8 +60,8 @@ def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
         try:
             return KeyArray.from_keys([bytes.fromhex(v) for v in values])
         except ValueError as exc:
-            raise ValueError(f"the key column is not hex text ({exc}); use key_format binary or raw") from None
-    raise ValueError(f"a key column must be binary or text, got Arrow type {t}")
+            raise BadInput(f"the key column is not hex text ({exc}); use key_format binary or raw") from None
+    raise BadInput(f"a key column must be binary or text, got Arrow type {t}")
 
 
 def to_arrow(keys: KeyArray) -> Any:

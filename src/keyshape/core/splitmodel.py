@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from keyshape.core.regions import RegionMap, SplitEvent
+from keyshape.errors import BadInput
 
 __all__ = ["COMPRESSION_RATIOS", "POLICIES", "SplitHistory", "SplitModel", "Stage", "cell_size", "parse_policy"]
 
@@ -34,14 +35,14 @@ def parse_policy(text: str) -> dict[str, Any]:
     name = name.strip().lower()
     if name == "key-prefix":
         if not arg.isdigit() or int(arg) < 1:
-            raise ValueError(f"split policy {text!r}: write key-prefix:N with N the prefix length in bytes, e.g. key-prefix:4")
+            raise BadInput(f"split policy {text!r}: write key-prefix:N with N the prefix length in bytes, e.g. key-prefix:4")
         return {"policy": name, "prefix_length": int(arg)}
     if name == "delimited":
         if not arg:
-            raise ValueError(f"split policy {text!r}: write delimited:D with D the delimiter, e.g. delimited:_")
+            raise BadInput(f"split policy {text!r}: write delimited:D with D the delimiter, e.g. delimited:_")
         return {"policy": name, "delimiter": arg.encode()}
     if arg or name not in POLICIES or name == "rows":
-        raise ValueError(f"unknown split policy {text!r}; use stepping, increasing, constant, key-prefix:N or delimited:D")
+        raise BadInput(f"unknown split policy {text!r}; use stepping, increasing, constant, key-prefix:N or delimited:D")
     return {"policy": name}
 
 
@@ -92,30 +93,30 @@ class SplitModel:
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
-            raise ValueError(f"unknown split policy {self.policy!r}; use one of " + ", ".join(POLICIES))
+            raise BadInput(f"unknown split policy {self.policy!r}; use one of " + ", ".join(POLICIES))
         if self.policy == "rows":
             if self.max_rows is None or self.max_rows < 1:
-                raise ValueError("the 'rows' policy needs max_rows >= 1")
+                raise BadInput("the 'rows' policy needs max_rows >= 1")
             return
         for name in ("max_filesize", "flush_size"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be a positive number of bytes, got {getattr(self, name)}")
+                raise BadInput(f"{name} must be a positive number of bytes, got {getattr(self, name)}")
         if self.write_rate is not None and not self.write_rate > 0:
-            raise ValueError(f"write_rate must be positive rows per second, got {self.write_rate}")
+            raise BadInput(f"write_rate must be positive rows per second, got {self.write_rate}")
         if not 0 <= self.jitter < 2:
-            raise ValueError(f"jitter must be in [0, 2), got {self.jitter}")
+            raise BadInput(f"jitter must be in [0, 2), got {self.jitter}")
         if not 0 < self.compression <= 1.5:
-            raise ValueError(f"compression is a file/data size ratio in (0, 1.5], got {self.compression}")
+            raise BadInput(f"compression is a file/data size ratio in (0, 1.5], got {self.compression}")
         if self.cleaner_interval <= 0 or self.compaction_delay < 0:
-            raise ValueError("cleaner_interval must be positive and compaction_delay >= 0 seconds")
+            raise BadInput("cleaner_interval must be positive and compaction_delay >= 0 seconds")
         if not (self.flush_seconds >= 0 and self.split_seconds >= 0):
-            raise ValueError("flush_seconds and split_seconds are durations: give seconds >= 0")
+            raise BadInput("flush_seconds and split_seconds are durations: give seconds >= 0")
         if self.policy == "key-prefix" and not (self.prefix_length and self.prefix_length > 0):
-            raise ValueError("the key-prefix policy needs prefix_length >= 1 (the table's KeyPrefixRegionSplitPolicy.prefix_length)")
+            raise BadInput("the key-prefix policy needs prefix_length >= 1 (the table's KeyPrefixRegionSplitPolicy.prefix_length)")
         if self.policy == "delimited" and not self.delimiter:
-            raise ValueError("the delimited policy needs a delimiter (the table's DelimitedKeyPrefixRegionSplitPolicy.delimiter)")
+            raise BadInput("the delimited policy needs a delimiter (the table's DelimitedKeyPrefixRegionSplitPolicy.delimiter)")
         if self.servers < 1:
-            raise ValueError(f"servers must be at least 1, got {self.servers}")
+            raise BadInput(f"servers must be at least 1, got {self.servers}")
 
     @property
     def first_split_size(self) -> int:

@@ -219,13 +219,13 @@ class SplitSimulator:
             keys = list(keys)
         if times is None:
             if self.model.write_rate is None and self.model.policy != "rows":
-                raise ValueError("the split simulation needs a write rate (rows per second) or the time of every write")
+                raise BadInput("the split simulation needs a write rate (rows per second) or the time of every write")
             rate = self.model.write_rate
             times = None if rate is None else np.arange(self._pos, self._pos + n, dtype=np.float64) / float(rate)
         else:
             times = np.asarray(times, dtype=np.float64)
             if times.shape != (n,):
-                raise ValueError(f"times has shape {times.shape}; give one time per key ({n})")
+                raise BadInput(f"times has shape {times.shape}; give one time per key ({n})")
         lengths = keys.lengths if isinstance(keys, KeyArray) else np.fromiter(map(len, keys), dtype=np.int64, count=n)
         for lo in range(0, n, _BLOCK):
             hi = min(lo + _BLOCK, n)
