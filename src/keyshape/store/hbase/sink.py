@@ -146,6 +146,7 @@ class KerberosAcceptor:
         self.creds = gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
         self.allowed = allowed or (lambda who: who.split("/", 1)[0].split("@", 1)[0] == "hbase")
         self.offer = sum(self._LAYERS[p] for p in protection)
+        self.chosen: list[str] = []  # the security layer each login chose
 
     def login(self, sock: socket.socket) -> tuple[Any, str]:
         """Run the login on a connection whose preamble said KERBEROS; the stream to use from now
@@ -169,6 +170,7 @@ class KerberosAcceptor:
         chosen = answer[0] if answer else 0
         if not chosen & self.offer or chosen not in (1, 2, 4):
             raise SaslRefused(f"the client chose security layer {chosen}, not one of those offered ({self.offer})")
+        self.chosen.append(next(name for name, bit in self._LAYERS.items() if bit == chosen))
         if chosen == 0x01:
             return sock, client
         return _Wrapped(sock, context, encrypt=chosen == 0x04), client
