@@ -65,7 +65,12 @@ def _java_abs(a: int) -> int:
 def java_string_hash(s: str) -> int:
     """``String.hashCode()``: ``h = 31*h + c`` over the UTF-16 code units of ``s``, signed 32-bit.
 
+    s: the text.
+
     Characters outside the BMP count as two code units (a surrogate pair), as in Java.
+
+    >>> java_string_hash("hello")
+    99162322
     """
     units = s.encode("utf-16-be", "surrogatepass")
     h = 0
@@ -83,10 +88,15 @@ def java_long_hash(value: int) -> int:
 
 
 def java_bytes_hash(b: bytes) -> int:
-    """``Arrays.hashCode(byte[])`` (= ``Bytes.hashCode``): ``h = 31*h + byte`` from ``h = 1``.
+    r"""``Arrays.hashCode(byte[])`` (= ``Bytes.hashCode``): ``h = 31*h + byte`` from ``h = 1``.
+
+    b: the bytes.
 
     Bytes are SIGNED in Java (0x80..0xFF count as -128..-1); the result is signed 32-bit.
     It is ``31**len + poly(b)`` over the signed bytes (:data:`SIGNED_POLY`).
+
+    >>> java_bytes_hash(b"\x80")  # 31 * 1 + (-128): the byte counts as -128
+    -97
     """
     b = bytes(b)
     if native.AVAILABLE:
@@ -218,17 +228,36 @@ def java_bytes_hash_many(keys: Sequence[bytes] | KeyArray) -> np.ndarray:
 
 
 def md5_hex(b: bytes) -> str:
-    """MD5 of ``b`` as 32 lower-case hex digits, like HBase's ``MD5Hash.getMD5AsHex``."""
+    """MD5 of ``b`` as 32 lower-case hex digits, like HBase's ``MD5Hash.getMD5AsHex``.
+
+    b: the bytes.
+
+    >>> md5_hex(b"user1")
+    '24c9e15e52afc47c225b757e7bee1f9d'
+    """
     return hashlib.md5(bytes(b)).hexdigest()
 
 
 def crc32(b: bytes) -> int:
-    """CRC-32 of ``b`` as an unsigned value 0..2**32-1, like ``java.util.zip.CRC32.getValue()``."""
+    """CRC-32 of ``b`` as an unsigned value 0..2**32-1, like ``java.util.zip.CRC32.getValue()``.
+
+    b: the bytes.
+
+    >>> crc32(b"user1")
+    2354152789
+    """
     return zlib.crc32(bytes(b)) & 0xFFFFFFFF
 
 
 def murmur3_32(b: bytes, seed: int = 0) -> int:
-    """MurmurHash3 x86_32 of ``b``, signed 32-bit, like HBase's ``MurmurHash3.hash(b, 0, len, seed)``."""
+    """MurmurHash3 x86_32 of ``b``, signed 32-bit, like HBase's ``MurmurHash3.hash(b, 0, len, seed)``.
+
+    b: the bytes.
+    seed: the hash's seed; default 0.
+
+    >>> murmur3_32(b"user1")
+    -989117379
+    """
     data = bytes(b)
     c1, c2, mask = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
     h = seed & mask
@@ -265,8 +294,13 @@ def _check_buckets(buckets: int, high: int, who: str) -> None:
 def phoenix_salt(key: bytes, buckets: int) -> int:
     """Phoenix ``SaltingUtil.getSaltingByte(key, 0, len, buckets)`` as an unsigned value.
 
-    ``(byte) Math.abs(Arrays.hashCode(key) % buckets)``: always in ``0..buckets-1``. ``key`` is
-    the row key WITHOUT its salt byte. ``buckets`` is Phoenix's SALT_BUCKETS, 1..256.
+    key: the row key WITHOUT its salt byte.
+    buckets: Phoenix's SALT_BUCKETS, 1..256 (BadInput otherwise).
+
+    ``(byte) Math.abs(Arrays.hashCode(key) % buckets)``: always in ``0..buckets-1``.
+
+    >>> phoenix_salt(b"row1", 16)
+    8
     """
     _check_buckets(buckets, 256, "phoenix_salt")
     return abs(_java_rem(java_bytes_hash(key), buckets))

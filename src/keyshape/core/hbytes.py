@@ -42,29 +42,61 @@ def _fixed(value: int, width: int, java_type: str) -> bytes:
 
 
 def short(value: int) -> bytes:
-    """2 bytes, big-endian two's complement: ``Bytes.toBytes(short)``. Range -32768..32767."""
+    r"""2 bytes, big-endian two's complement: ``Bytes.toBytes(short)``.
+
+    value: an int in -32768..32767 (BadInput otherwise).
+
+    >>> short(-2)
+    b'\xff\xfe'
+    """
     return _fixed(value, 2, "short")
 
 
 def int32(value: int) -> bytes:
-    """4 bytes, big-endian two's complement: ``Bytes.toBytes(int)``. Range -2**31..2**31-1."""
+    r"""4 bytes, big-endian two's complement: ``Bytes.toBytes(int)``.
+
+    value: an int in -2**31..2**31-1 (BadInput otherwise).
+
+    >>> int32(258)
+    b'\x00\x00\x01\x02'
+    """
     return _fixed(value, 4, "int")
 
 
 def int64(value: int) -> bytes:
-    """8 bytes, big-endian two's complement: ``Bytes.toBytes(long)``. Range -2**63..2**63-1.
+    r"""8 bytes, big-endian two's complement: ``Bytes.toBytes(long)``.
+
+    value: an int in -2**63..2**63-1 (BadInput otherwise).
 
     Negative values sort AFTER positive ones under :func:`compare` (the sign bit is the top bit),
-    exactly as in HBase.
+    exactly as in HBase (OrderedBytes' ``encode_int64`` flips the sign bit so they sort first):
+
+    >>> int64(1)
+    b'\x00\x00\x00\x00\x00\x00\x00\x01'
+    >>> int64(-1)
+    b'\xff\xff\xff\xff\xff\xff\xff\xff'
+    >>> compare(int64(-1), int64(1))
+    1
     """
     return _fixed(value, 8, "long")
 
 
 def compare(a: bytes, b: bytes) -> int:
-    """-1, 0 or 1 as ``a`` sorts before, equal to or after ``b`` under ``Bytes.BYTES_COMPARATOR``.
+    r"""-1, 0 or 1 as ``a`` sorts before, equal to or after ``b`` under ``Bytes.BYTES_COMPARATOR``.
+
+    a: the first key.
+    b: the second key.
 
     Unsigned lexicographic order; when one key is a prefix of the other, the shorter sorts first.
-    HBase only guarantees the sign of ``Bytes.compareTo``, so only the sign is returned.
+    HBase only guarantees the sign of ``Bytes.compareTo``, so only the sign is returned. A Java
+    ``byte`` is signed (0x80 is -128), but the comparator reads every byte unsigned:
+
+    >>> compare(b"\x7f", b"\x80")
+    -1
+    >>> compare(b"ab", b"a")
+    1
+    >>> compare(b"row1", b"row1")
+    0
     """
     return (a > b) - (a < b)
 
@@ -78,7 +110,13 @@ _TO_TEXT = [chr(c) if c in _PRINTABLE else f"\\x{c:02X}" for c in range(256)]
 def shared_prefix_length(keys: Iterable[bytes]) -> int:
     """Bytes that every non-empty key in ``keys`` starts with (0 for fewer than two keys).
 
-    Reports label regions by the bytes after it, where keys actually differ."""
+    keys: the keys; empty ones are skipped.
+
+    Reports label regions by the bytes after it, where keys actually differ.
+
+    >>> shared_prefix_length([b"user1", b"user2", b"user9", b""])
+    4
+    """
     present = [k for k in keys if k]
     if len(present) < 2:
         return 0
@@ -90,17 +128,34 @@ def shared_prefix_length(keys: Iterable[bytes]) -> int:
 
 
 def next_prefix(prefix: bytes) -> bytes:
-    """The smallest key greater than every key that starts with ``prefix``; ``b""`` (unbounded)
-    when there is none (``prefix`` empty or all 0xFF): increment the last byte below 0xFF and drop
-    what follows it, as HBase's ``Scan.setStartStopRowForPrefixScan`` computes the stop row."""
+    r"""The smallest key greater than every key that starts with ``prefix``: the exclusive stop row of
+    a prefix scan, as HBase's ``Scan.setStartStopRowForPrefixScan`` computes it.
+
+    prefix: the key prefix.
+
+    The last byte below 0xFF is incremented and what follows it dropped; ``b""`` (unbounded) when
+    there is none (``prefix`` empty or all 0xFF).
+
+    >>> next_prefix(b"user1")
+    b'user2'
+    >>> next_prefix(b"a\xff\xff")
+    b'b'
+    >>> next_prefix(b"\xff")
+    b''
+    """
     p = prefix.rstrip(b"\xff")
     return p[:-1] + bytes([p[-1] + 1]) if p else b""
 
 
 def to_string_binary(b: bytes) -> str:
-    """``Bytes.toStringBinary``: printable ASCII kept, every other byte (and ``\\``) as ``\\xNN``.
+    r"""``Bytes.toStringBinary``: printable ASCII kept, every other byte (and ``\``) as ``\xNN``.
+
+    b: the bytes to show.
 
     ``to_bytes_binary(to_string_binary(b)) == b`` for every ``b``.
+
+    >>> print(to_string_binary(b"row\x00\xff\\"))
+    row\x00\xFF\x5C
     """
     return "".join([_TO_TEXT[c] for c in bytes(b)])
 
@@ -110,16 +165,24 @@ _ESCAPE = re.compile(r"\\x([0-9A-F]{2})")
 
 
 def to_bytes_binary(s: str, strict: bool = False) -> bytes:
-    """``Bytes.toBytesBinary``: decode ``\\xNN`` escapes (two UPPER-case hex digits) to bytes.
+    r"""``Bytes.toBytesBinary``: decode ``\xNN`` escapes (two UPPER-case hex digits) to bytes.
+
+    s: the text, as :func:`to_string_binary` writes it.
+    strict: refuse (BadInput) any backslash that does not start a valid ``\xNN`` and any
+        character above U+00FF, where HBase reads on silently (the CLI uses strict mode so typos
+        are not silent); default False, as HBase.
 
     Like HBase, every other UTF-16 code unit becomes one byte, truncated to 8 bits (``(byte) ch``
     on a Java ``char``): a character beyond the BMP is a surrogate pair, so it gives two bytes
-    (U+1F600 is ``d83d de00``, hence ``3d 00``). HBase silently treats a bogus escape (``\\xZZ``, ``\\xab``) as if the
-    backslash were absent, giving ``xZZ``; that is what happens here too unless ``strict`` is
-    true, in which case any backslash that does not start a valid ``\\xNN``, and any character
-    above U+00FF, raises ``ValueError`` (the CLI uses strict mode so typos are not silent).
-    A ``\\x`` with fewer than two characters after it raises ``ValueError`` in both modes (HBase
-    throws ``StringIndexOutOfBoundsException``).
+    (U+1F600 is ``d83d de00``, hence ``3d 00``). HBase silently treats a bogus escape (``\xZZ``,
+    ``\xab``) as if the backslash were absent, giving ``xZZ``; that is what happens here too unless
+    ``strict``. A ``\x`` with fewer than two characters after it raises BadInput in both modes
+    (HBase throws ``StringIndexOutOfBoundsException``).
+
+    >>> to_bytes_binary(r"row\x00\xFF")
+    b'row\x00\xff'
+    >>> to_bytes_binary(r"\xab")
+    b'xab'
     """
     out = bytearray()
     if any(ord(c) > 0xFFFF for c in s):
@@ -151,6 +214,11 @@ def to_bytes_binary(s: str, strict: bool = False) -> bytes:
 def split(a: bytes, b: bytes, num: int, inclusive: bool = False) -> list[bytes]:
     """``Bytes.split(a, b, inclusive, num)``: ``num`` evenly spaced keys between ``a`` and ``b``.
 
+    a: the start key (returned first).
+    b: the end key (returned last); must sort after ``a`` once both are padded.
+    num: how many dividing keys, >= 1.
+    inclusive: count ``b`` itself in the range, as HBase's ``inclusive``; default False.
+
     Returns ``num + 2`` keys: ``a``, the ``num`` dividing keys, then ``b``. The shorter key is
     tail-padded with 0x00 to the longer's length and both are read as unsigned big-endian
     integers; dividing key ``i`` is ``a + i * ((b - a [+ 1 if inclusive]) // (num + 1))``, as
@@ -158,7 +226,10 @@ def split(a: bytes, b: bytes, num: int, inclusive: bool = False) -> list[bytes]:
     HBase appends one 0x00 to both padded keys and tries again (as often as needed); in that
     case the first and last keys returned are those padded forms, not ``a`` and ``b``.
 
-    Raises ``ValueError`` when ``a >= b`` after padding (HBase: "b <= a") or ``num <= 0``.
+    Raises BadInput (a ValueError) when ``a >= b`` after padding (HBase: "b <= a") or ``num <= 0``.
+
+    >>> split(b"a", b"d", 2)
+    [b'a', b'b', b'c', b'd']
     """
     a, b = bytes(a), bytes(b)
     width = max(len(a), len(b))

@@ -130,9 +130,25 @@ def encode_int32(value: int, descending: bool = False) -> bytes:
 
 
 def encode_int64(value: int, descending: bool = False) -> bytes:
-    """OrderedBytes.encodeInt64: 0x2c then 8 big-endian bytes, sign bit flipped (9 bytes).
+    r"""OrderedBytes.encodeInt64: 0x2c then 8 big-endian bytes, sign bit flipped (9 bytes).
 
-    Raises ValueError outside [-2**63, 2**63 - 1].
+    value: an int in [-2**63, 2**63 - 1] (BadInput otherwise).
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
+
+    The flipped sign bit makes negative numbers sort before positive ones in the unsigned byte
+    order (``Bytes.toBytes(long)`` sorts them after):
+
+    >>> encode_int64(1)
+    b',\x80\x00\x00\x00\x00\x00\x00\x01'
+    >>> encode_int64(-1) < encode_int64(1)
+    True
+    >>> encode_int64(1, descending=True)
+    b'\xd3\x7f\xff\xff\xff\xff\xff\xff\xfe'
+    >>> encode_int64(2, descending=True) < encode_int64(1, descending=True)
+    True
+    >>> decode(encode_int64(-5, descending=True))
+    (-5, b'')
     """
     return _fixed_int(value, 64, FIXED_INT64, descending, "encode_int64")
 
@@ -186,11 +202,22 @@ def encode_null(descending: bool = False) -> bytes:
 
 
 def encode_string(value: str | None, descending: bool = False) -> bytes:
-    """OrderedBytes.encodeString: 0x34, the UTF-8 bytes, then a 0x00 terminator.
+    r"""OrderedBytes.encodeString: 0x34, the UTF-8 bytes, then a 0x00 terminator.
 
-    ``""`` is ``34 00``; ``None`` is the NULL byte (like HBase). UTF-8 byte order equals code-point
-    order, so encodings sort like Python ``str``. Raises ValueError for a string holding U+0000 (the
-    terminator; HBase refuses it too) or a lone surrogate (not encodable as UTF-8).
+    value: the text; None is the NULL byte (as HBase).
+    descending: invert every byte (``Order.DESCENDING``: the header, the text and the
+        terminator), so later strings sort first; default False.
+
+    ``""`` is ``34 00``. UTF-8 byte order equals code-point order, so encodings sort like Python
+    ``str``. Raises BadInput for a string holding U+0000 (the terminator; HBase refuses it too) or
+    a lone surrogate (not encodable as UTF-8).
+
+    >>> encode_string("ab")
+    b'4ab\x00'
+    >>> encode_string("ab", descending=True)
+    b'\xcb\x9e\x9d\xff'
+    >>> encode_string("b", descending=True) < encode_string("a", descending=True)
+    True
     """
     if value is None:
         return encode_null(descending)
@@ -393,13 +420,18 @@ _DECODERS = {
 
 
 def decode(b: bytes) -> tuple[Any, bytes]:
-    """Decode the one OrderedBytes value at the start of ``b``; return ``(value, rest)``.
+    r"""Decode the one OrderedBytes value at the start of ``b``; return ``(value, rest)``.
+
+    b: the encoded bytes; a value, then anything (returned as ``rest``).
 
     The type and direction come from the header byte. Values come back as ``int`` (fixed ints),
     ``float``, ``str`` (TEXT), ``bytes`` (blobs) or ``None`` (NULL). An ascending BlobCopy takes all
     remaining bytes (``rest`` is ``b""``); a descending one stops at its 0xff terminator, like
-    ``OrderedBytes.skip``. Raises ValueError for an unknown or Numeric header, truncated input, a
+    ``OrderedBytes.skip``. Raises BadInput for an unknown or Numeric header, truncated input, a
     missing terminator or invalid UTF-8.
+
+    >>> decode(encode_string("user1") + encode_int64(7))
+    ('user1', b',\x80\x00\x00\x00\x00\x00\x00\x07')
     """
     h, descending = _header(b)
     fn = _DECODERS.get(h)
@@ -448,9 +480,15 @@ def _check_ms(ms: Any) -> int:
 
 
 def reverse_timestamp(ms: int) -> bytes:
-    """``Bytes.toBytes(Long.MAX_VALUE - ms)``: 8 big-endian bytes; newer times sort first.
+    r"""``Bytes.toBytes(Long.MAX_VALUE - ms)``: 8 big-endian bytes; newer times sort first.
 
-    ``ms`` must be in [0, 2**63 - 1] (ValueError otherwise), so the result never wraps.
+    ms: milliseconds since the epoch, in [0, 2**63 - 1] (BadInput otherwise), so the result
+        never wraps.
+
+    >>> reverse_timestamp(0)
+    b'\x7f\xff\xff\xff\xff\xff\xff\xff'
+    >>> reverse_timestamp(1767225600000) < reverse_timestamp(1767225599999)
+    True
     """
     return int64(MAX_LONG - _check_ms(ms))
 
@@ -458,8 +496,13 @@ def reverse_timestamp(ms: int) -> bytes:
 def reverse_timestamp_text(ms: int) -> bytes:
     """``Long.MAX_VALUE - ms`` as 19 zero-padded ASCII decimal digits; newer times sort first.
 
+    ms: milliseconds since the epoch, in [0, 2**63 - 1] (BadInput otherwise).
+
     19 digits is the width of Long.MAX_VALUE, so every result has the same length and text order
-    equals numeric order. ``ms`` must be in [0, 2**63 - 1].
+    equals numeric order.
+
+    >>> reverse_timestamp_text(1)
+    b'9223372036854775806'
     """
     return b"%019d" % (MAX_LONG - _check_ms(ms))
 
