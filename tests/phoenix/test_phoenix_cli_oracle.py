@@ -16,7 +16,6 @@ Marked ``phoenix``: needs a JDK and Maven."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -41,13 +40,10 @@ _SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=[Heal
 
 
 @pytest.fixture(scope="module")
-def oracle() -> Iterator[PhoenixOracle]:
-    try:
-        o = PhoenixOracle()
-    except (RuntimeError, OSError) as exc:
-        pytest.fail(f"the Phoenix oracle could not start: {exc}")
-    yield o
-    o.close()
+def oracle(connectionless_oracle: PhoenixOracle) -> PhoenixOracle:
+    """The session's connectionless Phoenix JVM (tests/phoenix_fixture.py), shared with the other
+    Phoenix modules: tables here are named apart from theirs."""
+    return connectionless_oracle
 
 
 def cli(*args: str) -> tuple[int, str, str]:

@@ -5,7 +5,6 @@ Marked ``phoenix``: needs a JDK and Maven (Phoenix's client jar comes from Maven
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -23,13 +22,10 @@ _COUNTER = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def oracle() -> Iterator[PhoenixOracle]:
-    try:
-        o = PhoenixOracle()
-    except (RuntimeError, OSError) as exc:
-        pytest.fail(f"the Phoenix oracle could not start: {exc}")
-    yield o
-    o.close()
+def oracle(connectionless_oracle: PhoenixOracle) -> PhoenixOracle:
+    """The session's connectionless Phoenix JVM (tests/phoenix_fixture.py), shared with the other
+    Phoenix modules: tables here are named apart from theirs."""
+    return connectionless_oracle
 
 
 _TYPES: dict[str, st.SearchStrategy[Any]] = {

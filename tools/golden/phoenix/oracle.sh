@@ -15,4 +15,9 @@ cp="$(cat "$build/classpath")"
 if [[ ! -f "$build/PhoenixOracle.class" || "$here/PhoenixOracle.java" -nt "$build/PhoenixOracle.class" ]]; then
   javac -nowarn -d "$build" -cp "$cp" "$here/PhoenixOracle.java" >&2
 fi
+# Connectionless (no URL, or jdbc:phoenix:none...): Phoenix's settings for a JVM without a cluster
+# (connectionless/hbase-site.xml: no 5 s sleep after each CREATE INDEX) go first on the classpath.
+case "${1:-jdbc:phoenix:none}" in
+  jdbc:phoenix:none*) cp="$here/connectionless:$cp" ;;
+esac
 exec java -Xmx512m -Dlog4j2.level=OFF -Dlog4j.configurationFile=/dev/null -cp "$build:$cp" PhoenixOracle "$@" 2>/dev/null
