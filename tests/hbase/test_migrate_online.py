@@ -89,8 +89,10 @@ def run_online(
     online = online_state_path(state)
     common = ["migrate", str(old_path), str(new_path), "--online", "--hbase", url, "--state", str(state)]
     writer = start_writer(url, old_path, tmp_path / "writer.log")
+    procs = [writer]
     try:
         first = cli(*common, "--set-replication-scope", "--max-rows-per-sec", "100", "--batch-size", "50", log=tmp_path / "first.log")
+        procs.append(first)
         if when == "copy":
             wait_for("the copy to start", lambda: state.is_file() and sum(r["rows"] for r in json.loads(state.read_text())["regions"]) > 0)
         else:
@@ -104,15 +106,21 @@ def run_online(
         assert code == (130 if interrupt == signal.SIGINT else -9), first_log
         if interrupt == signal.SIGINT:
             assert "run the same command again to resume" in first_log
-        # the peer outlives the process: HBase keeps OLD's edits for the next run
-        assert peer_id_for(old, new) in store.replication_peers()
+        # the peer outlives the process: HBase keeps OLD's edits for the next run; Ctrl-C pauses
+        # it (no edits held in memory for a sink that is gone), kill -9 cannot
+        assert store.replication_peer_states()[peer_id_for(old, new)] is (interrupt != signal.SIGINT)
         time.sleep(2)  # the writer goes on while no sink runs
         second = cli(*common, "--cutover", "--max-lag", "1", log=tmp_path / "second.log")
+        procs.append(second)
         time.sleep(4)
-    finally:
         counts = stop_writer(writer, tmp_path / "writer.log")
-    assert second.wait(240) == 0, (tmp_path / "second.log").read_text()
-    return counts, (tmp_path / "second.log").read_text()
+        assert second.wait(240) == 0, (tmp_path / "second.log").read_text()
+        return counts, (tmp_path / "second.log").read_text()
+    finally:
+        for proc in procs:  # after a failure: nothing of this test keeps running
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def check_converged(store: HBaseStore, old: KeySchema, new: KeySchema, counts: dict[str, int], output: str) -> None:
@@ -208,8 +216,9 @@ def test_a_marker_that_arrives_first_still_masks_the_copied_cell_after_a_major_c
 
 
 def test_refusals_are_one_line(hbase: Any, hbase_store: HBaseStore, tmp_path: Path) -> None:
-    """Scope 0 without --set-replication-scope, a missing source, no HBase: one line, non-zero,
-    nothing created."""
+    """A missing source, NEW with other key fields, scope 0 without --set-replication-scope, a
+    peer of this migration's id that is not keyshape's, no HBase: one line, non-zero, nothing
+    created or changed."""
     old_path, old = write_schema(tmp_path, "ksm_ref_old", namespace="default")
     new_path, new = write_schema(tmp_path, "ksm_ref_new", prefix="mod", buckets=12, namespace="default")
     args = ["migrate", str(old_path), str(new_path), "--online", "--state", str(tmp_path / "s.json")]
@@ -217,17 +226,27 @@ def test_refusals_are_one_line(hbase: Any, hbase_store: HBaseStore, tmp_path: Pa
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "keyshape.cli", *args, *extra], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
-    missing = run("--hbase", hbase.url)
-    assert missing.returncode != 0 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    def one_line(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and all(n in proc.stderr for n in needles), proc.stderr
+
+    one_line(run("--hbase", hbase.url), "does not exist")
+    other = tmp_path / "other-fields.toml"
+    other.write_text(new_path.read_text().replace('name = "event_time"', 'name = "event_ts"').replace("fields.event_time", "fields.event_ts"))
+    args[2] = str(other)
+    one_line(run("--hbase", hbase.url), "other key fields", "event_ts")
+    args[2] = str(new_path)
+    peer = peer_id_for(old, new)
     try:
         create_table_from_schema(hbase_store, old)
-        refused = run("--hbase", hbase.url)
-        assert refused.returncode != 0 and "Traceback" not in refused.stderr
-        assert (
-            len(refused.stderr.strip().splitlines()) == 1 and "--set-replication-scope" in refused.stderr and "REPLICATION_SCOPE 0" in refused.stderr
-        )
+        one_line(run("--hbase", hbase.url), "--set-replication-scope", "REPLICATION_SCOPE 0")
         assert not hbase_store.table_exists(new.table.full_name)
-        assert peer_id_for(old, new) not in hbase_store.replication_peers()
+        assert peer not in hbase_store.replication_peers()
+        # a peer with this migration's id that is not keyshape's sink: refused before anything changes
+        hbase_store.add_replication_peer(peer, f"{hbase.url.removeprefix('hbase://')}:/ksm-somebody-else", {old.table.full_name: []}, enabled=False)
+        one_line(run("--hbase", hbase.url, "--set-replication-scope"), f"replication peer {peer} exists", "remove_peer")
+        assert set(hbase_store.family_attributes(old.table.full_name, "REPLICATION_SCOPE").values()) <= {"0", None}
+        assert not hbase_store.table_exists(new.table.full_name)
     finally:
         cleanup(hbase_store, old, new)
     nohbase = run("--hbase", "127.0.0.1:1")

@@ -310,7 +310,7 @@ def _migrate_online(
                 live.stop()
     except KeyboardInterrupt:
         click.echo(
-            f"interrupted: replication peer {peer_id_for(old, new)} stays, so HBase keeps {old.table.full_name}'s edits for it; "
+            f"interrupted: replication peer {peer_id_for(old, new)} stays (disabled), so HBase keeps {old.table.full_name}'s edits for it; "
             "the sink's znodes are removed and the copy is checkpointed: run the same command again to resume "
             "(add --cutover to finish)",
             err=True,

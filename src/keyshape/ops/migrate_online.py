@@ -25,9 +25,11 @@ re-keyed, each cell at its own timestamp and type. The steps:
 
 Stop and restart: the online state file (next to the copy's checkpoint) records the peer id, the
 sink's znode parent, cluster id and address and NEW's original delete-marker setting. A run that
-ends (Ctrl-C, kill -9, a lost HBase) leaves the peer: HBase keeps OLD's WALs for it and ships
-them when the next run has registered the sink again (its stale znodes are replaced); the copy
-resumes from its checkpoint. Cells delivered twice are written twice at the same timestamp,
+ends before its cut-over (Ctrl-C, an error) leaves the peer, disabled: HBase keeps OLD's WALs and
+the position for it but holds no edits in memory for a sink that is gone. The next run enables
+it again and receives what was queued once the sink is registered again (stale znodes of a run
+killed with kill -9, which leaves the peer enabled, are replaced); the copy resumes from its
+checkpoint. Cells delivered twice are written twice at the same timestamp,
 which changes nothing.
 
 Deletes stay deleted in every order. A delete marker masks the cells at or before its timestamp
@@ -47,6 +49,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -71,6 +74,7 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["OnlineResult", "OnlineStatus", "migrate_online", "online_state_path", "peer_id_for"]
 
+log = logging.getLogger("keyshape.migrate_online")
 _LOCAL = {"127.0.0.1", "localhost", "::1"}
 # A store purges a delete marker in a major compaction only once it is this old (ms); per family
 # (CONFIGURATION) it overrides hbase-site for NEW's stores only. 2**62 ms: never, in practice.
@@ -151,30 +155,17 @@ def _sink_address(quorum: str, bind: str | None, state: dict[str, Any]) -> tuple
     return ("127.0.0.1" if hosts <= _LOCAL else socket.getfqdn()), 0
 
 
-def _clear_parent(quorum: str, parent: str) -> None:
-    """Delete a znode parent an earlier run of this migration left (killed before it could)."""
-    from kazoo.client import KazooClient
-
-    client = KazooClient(hosts=quorum, timeout=10)
-    client.start(timeout=10)
-    try:
-        if client.exists(parent):
-            client.delete(parent, recursive=True)
-    finally:
-        client.stop()
-        client.close()
-
-
 def _start_sink(rekeyer: ReKeyer, quorum: str, parent: str, cluster_id: uuid.UUID, host: str, port: int) -> RunningSink:
+    """The sink, registered under ``parent``; a registration an earlier run left there (killed
+    before it could remove it) is replaced, one with another cluster id refused."""
     from keyshape.store.hbase.sink import RunningSink
 
-    _clear_parent(quorum, parent)
     try:
-        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=port)
+        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=port, resume=True)
     except OSError:
         if port == 0:
             raise
-        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=0)  # the old port is taken: any
+        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=0, resume=True)  # the old port is taken: any
 
 
 @contextmanager
@@ -254,13 +245,20 @@ def migrate_online(
         resuming = bool(state) and copy_state.is_file()
         if not resuming and store.table_exists(target) and not _is_empty(store, target):
             raise BadInput(f"target table {target!r} already holds rows and no earlier online run of this migration is recorded in {online_file}")
+        parent = state.get("parent", f"/keyshape-sink-{peer_id}")
+        peers = store.replication_peers()
+        if peer_id in peers and not peers[peer_id].endswith(f":{parent}"):
+            raise BadInput(
+                f"replication peer {peer_id} exists with cluster key {peers[peer_id]}, not keyshape's sink at {parent}; "
+                f"if it is a leftover, remove it (HBase shell: remove_peer '{peer_id}') and run again"
+            )
         notes = check_replication_scope(store, source, set_replication_scope)
         if not state:
             state = {
                 "source": source,
                 "target": target,
                 "peer_id": peer_id,
-                "parent": f"/keyshape-sink-{peer_id}",
+                "parent": parent,
                 "cluster_id": str(uuid.uuid4()),
                 "phase": "copy",
             }
@@ -278,7 +276,9 @@ def migrate_online(
 
         ready = threading.Event()
         rekeyer = ReKeyer(store, old, new, reject_path=stream_rejects, ready=ready)
-        copied_rows = [0]
+        # rows copied in all (earlier runs' too), as the copy's checkpoint counts them
+        before = sum(r["rows"] for r in json.loads(copy_state.read_text(encoding="utf-8"))["regions"]) if resuming else 0
+        copied_rows = [before]
 
         def status(phase: str) -> OnlineStatus:
             newest = rekeyer.newest_write_time
@@ -301,18 +301,14 @@ def migrate_online(
         try:
             state["sink_host"], state["sink_port"] = running.sink.host, running.sink.port
             _write_state(online_file, state)
-            peers = store.replication_peers()
-            if peer_id in peers and peers[peer_id] != running.cluster_key:
-                raise BadInput(
-                    f"replication peer {peer_id} exists with cluster key {peers[peer_id]}, not this migration's {running.cluster_key}; "
-                    f"if it is a leftover, remove it (HBase shell: remove_peer '{peer_id}') and run again"
-                )
             if peer_id not in peers:
                 store.add_replication_peer(peer_id, running.cluster_key, {source: []})
+            elif not store.replication_peer_states().get(peer_id, True):
+                store.set_replication_peer_enabled(peer_id, True)  # an earlier run paused it on the way out
             shown = [0.0]
 
             def copy_progress(rows: int) -> None:
-                copied_rows[0] = rows
+                copied_rows[0] = before + rows
                 if progress is not None and time.monotonic() - shown[0] >= interval:
                     shown[0] = time.monotonic()
                     progress(status("copy"))
@@ -331,6 +327,7 @@ def migrate_online(
                     progress=copy_progress,
                     on_started=ready.set,
                 )
+                copied_rows[0] = copy.total_rows
                 state["phase"] = "stream"
                 _write_state(online_file, state)
             ready.set()
@@ -355,7 +352,21 @@ def migrate_online(
             )
             return OnlineResult(peer_id, str(online_file), copy, final, verification, True, notes)
         finally:
+            if state["phase"] != "done":
+                _pause_peer(store, peer_id)
             running.stop()
+
+
+def _pause_peer(store: HBaseStore, peer_id: str) -> None:
+    """Disable the peer when a run ends before its cut-over: HBase keeps OLD's WALs and the
+    position for it (nothing is lost; the next run enables it again) but stops reading edits
+    into region server memory for a sink that is gone. Best effort: a run killed outright, or a
+    lost HBase, leaves it enabled, which is safe too."""
+    try:
+        if peer_id in store.replication_peers():
+            store.set_replication_peer_enabled(peer_id, False)
+    except (StoreError, OSError) as exc:
+        log.warning("could not disable replication peer %s on the way out: %s", peer_id, exc)
 
 
 def _cut_over(

@@ -682,3 +682,36 @@ class HBaseAdmin:
             if time.monotonic() > deadline:
                 raise StoreError(f"major compaction of {table!r}: {len(names - done)} region(s) not compacted after {timeout:.0f} s")
             time.sleep(0.5)
+
+    def set_replication_peer_enabled(self, peer_id: str, enabled: bool) -> None:
+        """Enable or disable replication peer ``peer_id`` and wait for the procedure. A disabled
+        peer's sources keep their WALs and positions but read nothing into memory for it (an
+        enabled peer nobody answers holds up to replication.source.size.capacity, 64 MB, of edits
+        per source in the region server's heap)."""
+        what = f"{'enable' if enabled else 'disable'} replication peer {peer_id!r}"
+        try:
+            if enabled:
+                response: Any = self.cluster.master_call(
+                    "EnableReplicationPeer",
+                    Replication_pb2.EnableReplicationPeerRequest(peer_id=peer_id),
+                    Replication_pb2.EnableReplicationPeerResponse,
+                )
+            else:
+                response = self.cluster.master_call(
+                    "DisableReplicationPeer",
+                    Replication_pb2.DisableReplicationPeerRequest(peer_id=peer_id),
+                    Replication_pb2.DisableReplicationPeerResponse,
+                )
+            self._wait_procedure(response.proc_id, what)
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to {what}: {exc}") from None
+
+    def replication_peer_states(self) -> dict[str, bool]:
+        """Every replication peer of the cluster: peer id -> enabled."""
+        try:
+            response = self.cluster.master_call(
+                "ListReplicationPeers", Replication_pb2.ListReplicationPeersRequest(), Replication_pb2.ListReplicationPeersResponse
+            )
+        except ServerError as exc:
+            raise StoreError(f"HBase refused to list replication peers: {exc}") from None
+        return {p.id: p.state.state == Replication_pb2.ReplicationState.ENABLED for p in response.peer_desc}
