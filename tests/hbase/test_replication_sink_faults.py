@@ -11,7 +11,7 @@ timestamp and value).
   one per failed attempt up to ``replication.source.maxretriesmultiplier`` (300)
   (HBaseInterClusterReplicationEndpoint.sleepForRetries). The refusals measure it (gaps of 1, 2,
   3, 4 s); after an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt
-  comes at most m s after the sink is back: ~7 s for the 20 s here, ~25 s for 5 minutes, ~35 s for
+  comes at most m s after the sink is back: ~5 s for the 12 s here, ~25 s for 5 minutes, ~35 s for
   10 minutes, never more than 300 s (reached after 12.5 h). Nothing else changes with the
   outage's length: the source keeps the WALs its queue references, so minutes behave like seconds.
 * NEW's region split while the sink applies: writes to the old region fail over to the
@@ -237,7 +237,7 @@ def test_sink_killed_with_kill_9_mid_stream_and_restarted_loses_nothing(online: 
     assert oks(sink.calls(), restarted) >= 1
 
 
-def test_sink_refused_then_stopped_for_20_s_catches_up_within_the_backoff_bound(online: Online) -> None:
+def test_sink_refused_then_stopped_for_12_s_catches_up_within_the_backoff_bound(online: Online) -> None:
     sink = online.sink
     refuse_for = 10.5
     started = sink.start(refuse_for=refuse_for)
@@ -254,7 +254,7 @@ def test_sink_refused_then_stopped_for_20_s_catches_up_within_the_backoff_bound(
 
     sink.signal(signal.SIGTERM)  # stopped cleanly: unregistered, nothing listens; the source queues
     down_at = time.time()
-    outage = 20.0
+    outage = 12.0
     time.sleep(outage)
     back = sink.start()
     sink.wait_for("a batch applied after the outage", lambda calls: oks(calls, back) >= 1, timeout=60)
