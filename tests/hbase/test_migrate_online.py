@@ -12,6 +12,7 @@ NEW whatever order the marker and the cell it masks arrive in, and the one-line 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -132,6 +133,12 @@ def check_converged(store: HBaseStore, old: KeySchema, new: KeySchema, counts: d
     assert max(ids) >= ROWS, "the writer's new rows are there"
     assert old_cells == new_cells
     assert "verify: OK" in output and "cut over" in output
+    # the resumed run received what HBase queued while no sink ran, and applied all of it
+    # (a batch refused before the copy resumed, or failed, is received again: then more received)
+    final = re.search(r"^done: .*stream ([\d,]+) cells received, ([\d,]+) applied, ([\d,]+) batches refused", output, re.M)
+    assert final is not None, output
+    received, applied, refused = (int(g.replace(",", "")) for g in final.groups())
+    assert 0 < applied <= received and (refused > 0 or applied == received), final.group(0)
     assert peer_id_for(old, new) not in store.replication_peers()
     assert set(store.family_attributes(new.table.full_name, PURGE_DELETES, configuration=True).values()) == {None}
 
