@@ -224,7 +224,7 @@ def j_and_k(schema: KeySchema, records: list[dict[str, Any]]) -> tuple[list[byte
     for r in records:
         parts = [f.encode(r[f.name]) for f in schema.fields]
         k.append(sep.join(parts))
-        j.append(sep.join(parts[i] for i in schema._hash_idx))
+        j.append(sep.join(parts[i] for i in schema.layout.hash_idx))
     return j, k
 
 

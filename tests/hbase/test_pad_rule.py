@@ -24,7 +24,6 @@ from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema import KeySchema
 from keyshape.schema.compiled_decode import compile_decoder, native_reader
-from keyshape.schema.lint import lint
 
 
 def _schema(prefix: dict[str, Any] | None = None, separator: str = "_", **code: Any) -> KeySchema:
@@ -147,7 +146,7 @@ def test_a_million_values_with_one_collision_in_the_middle():
     sample = range(0, n, 9973)
     assert [keys[i] for i in sample] == [schema.encode({"code": str(codes[i]), "n": i}) for i in sample]
     if native.AVAILABLE:  # a list goes through the C batch reader in one pass
-        reader = native_reader(schema, True)
+        reader = native_reader(schema.layout, True)
         assert reader is not None and reader.columns(keys[:1000]) is not None
     got = schema.decode_many(keys)
     assert np.array_equal(got["code"], codes) and np.array_equal(got["n"], cols["n"])
@@ -179,13 +178,13 @@ def _routes_decode(schema: KeySchema, keys: list[bytes]) -> dict[str, list[Any]]
     out = {
         "generic": [schema._decode_generic(k)["code"] for k in keys],
         "compiled": [schema.decode(k)["code"] for k in keys],
-        "compiled-python": [compile_decoder(schema, use_native=False)(k)["code"] for k in keys],
+        "compiled-python": [compile_decoder(schema.layout, use_native=False)(k)["code"] for k in keys],
     }
     many = schema.decode_many(keys)["code"]
     out["many"] = many.tolist() if hasattr(many, "tolist") else list(many)
     vec = schema.decode_many(KeyArray.from_keys(keys))["code"]
     out["many-vector"] = vec.tolist() if hasattr(vec, "tolist") else list(vec)
-    reader = native_reader(schema, True)
+    reader = native_reader(schema.layout, True)
     if reader is not None:
         read = [reader.read(k) for k in keys]
         out["c-reader"] = [r["code"] if r is not None else v for r, v in zip(read, out["generic"])]
@@ -257,7 +256,7 @@ def test_any_field_bytes_decode_to_the_one_value_with_that_key(field, body):
 
 
 def _lint_codes(schema: KeySchema) -> dict[str, str]:
-    return {f.code: str(f) for f in lint(schema)}
+    return {f.code: str(f) for f in schema.lint()}
 
 
 def test_lint_names_the_padding_risk():

@@ -19,7 +19,6 @@ from keyshape.core.hashing import murmur3_32
 from keyshape.errors import SchemaError
 from keyshape.schema import KeySchema
 from keyshape.schema.labels import key_label, label_legend
-from keyshape.schema.lint import lint
 from keyshape.schema.prefixes import STRATEGIES, make_prefix
 
 GOLDEN = Path(__file__).parents[1] / "data" / "murmur3_golden.json"
@@ -105,7 +104,7 @@ def test_what_the_rest_of_keyshape_asks_the_strategy() -> None:
     assert STRATEGIES["murmur3"].deterministic and STRATEGIES["murmur3"].index_ok
     assert label_legend(s) == "bucket · user · n"
     assert key_label(s, s.encode({"user": "u1", "n": 7})).startswith("bucket ")
-    assert not [f for f in lint(s) if f.level == "error"]
+    assert not [f for f in s.lint() if f.level == "error"]
 
 
 def test_bad_options_are_one_schema_error() -> None:

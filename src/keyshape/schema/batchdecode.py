@@ -23,17 +23,16 @@ from __future__ import annotations
 import decimal
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from keyshape.core import batchhash
 from keyshape.core.keyarray import KeyArray, zero_past
-from keyshape.schema.compiled_decode import native_readers
+from keyshape.schema.compiled_decode import decoder_for, native_readers
+from keyshape.schema.layout import KeyLayout
 
-if TYPE_CHECKING:
-    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["decode_many"]
 
@@ -44,7 +43,7 @@ class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
 
 
-def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> dict[str, Any] | pa.Table:
+def decode_many(layout: KeyLayout, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> dict[str, Any] | pa.Table:
     """Field columns of ``keys``: numbers as numpy arrays (int64, float64), text as numpy str
     arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
     bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`.
@@ -56,27 +55,27 @@ def decode_many(schema: KeySchema, keys: Sequence[bytes] | KeyArray, *, as_arrow
     if isinstance(keys, list):
         # A list of bytes keys goes through the C reader of the layout in one call, where the
         # kernels are built; it leaves whole batches (any key it cannot read) to the routes below.
-        reader = native_readers(schema)[bool(verify)]
+        reader = native_readers(layout)[bool(verify)]
         # text columns take the dtype the Python routes would give them: the field's width where
         # the vector route reads the layout, else the longest value's (numpy from the values)
-        got = reader.columns(keys, as_arrow, _vector_layout(schema), batchhash.default_threads()) if reader is not None else None
+        got = reader.columns(keys, as_arrow, _vector_layout(layout), batchhash.default_threads()) if reader is not None else None
         if got is not None:
-            return _native_table(schema, got, len(keys)) if as_arrow else _native_columns(schema, got, len(keys))
+            return _native_table(layout, got, len(keys)) if as_arrow else _native_columns(layout, got, len(keys))
     ka = keys if isinstance(keys, KeyArray) else KeyArray.from_keys(keys)
-    if len(ka) and _vector_layout(schema):
+    if len(ka) and _vector_layout(layout):
         try:
-            out = _decode_vector(schema, ka, as_arrow, verify)
-            return _table(schema, out) if as_arrow else out
+            out = _decode_vector(layout, ka, as_arrow, verify)
+            return _table(layout, out) if as_arrow else out
         except _Fallback:
             pass
-    out = _decode_rows(schema, ka.tolist(), verify)
-    return _table(schema, out) if as_arrow else out
+    out = _decode_rows(layout, ka.tolist(), verify)
+    return _table(layout, out) if as_arrow else out
 
 
-def _native_columns(schema: KeySchema, got: tuple[Any, ...], n: int) -> dict[str, Any]:
+def _native_columns(layout: KeyLayout, got: tuple[Any, ...], n: int) -> dict[str, Any]:
     """The C reader's columns as numpy arrays (bytes columns stay lists of bytes)."""
     out: dict[str, Any] = {}
-    for f, col in zip(schema.fields, got):
+    for f, col in zip(layout.fields, got):
         if f.type == "string":
             w, buf = col
             out[f.name] = np.frombuffer(buf, dtype=f"U{w}") if w else np.full(n, "")
@@ -87,18 +86,18 @@ def _native_columns(schema: KeySchema, got: tuple[Any, ...], n: int) -> dict[str
     return out
 
 
-def _native_table(schema: KeySchema, got: tuple[Any, ...], n: int) -> pa.Table:
+def _native_table(layout: KeyLayout, got: tuple[Any, ...], n: int) -> pa.Table:
     """The C reader's Arrow-mode columns as a ``pyarrow.Table`` (text from its offsets and bytes as
     they stand, numbers from their buffers: no Python object per value)."""
     arrays = []
-    for f, col in zip(schema.fields, got):
+    for f, col in zip(layout.fields, got):
         if f.type in ("string", "bytes"):
             offsets, data = col
             kind = pa.string() if f.type == "string" else pa.binary()
             arrays.append(pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]))
         else:
             arrays.append(pa.array(np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)))
-    return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
+    return pa.Table.from_arrays(arrays, names=[f.name for f in layout.fields])
 
 
 _ARROW_TYPES = {
@@ -111,9 +110,9 @@ _ARROW_TYPES = {
 }
 
 
-def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
+def _table(layout: KeyLayout, columns: dict[str, Any]) -> pa.Table:
     arrays = []
-    for f in schema.fields:
+    for f in layout.fields:
         col = columns[f.name]
         if isinstance(col, np.ndarray) and col.dtype.kind == "U":
             col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
@@ -124,14 +123,14 @@ def _table(schema: KeySchema, columns: dict[str, Any]) -> pa.Table:
                 # a decimal text field wider than int64 holds: exact integers as decimal128
                 col = pa.array([None if v is None else decimal.Decimal(v) for v in col], type=pa.decimal128(38, 0))
         arrays.append(col)
-    return pa.Table.from_arrays(arrays, names=[f.name for f in schema.fields])
+    return pa.Table.from_arrays(arrays, names=[f.name for f in layout.fields])
 
 
-def _decode_rows(schema: KeySchema, keys: list[bytes], verify: bool) -> dict[str, Any]:
-    dec = schema._decoder()
+def _decode_rows(layout: KeyLayout, keys: list[bytes], verify: bool) -> dict[str, Any]:
+    dec = decoder_for(layout)
     rows = [dec(k, verify) for k in keys]
     out: dict[str, Any] = {}
-    for f in schema.fields:
+    for f in layout.fields:
         col = [r[f.name] for r in rows]
         if f.type in ("int32", "int64", "timestamp"):
             out[f.name] = np.array(col, dtype=np.int64) if all(-(2**63) <= v < 2**63 for v in col) else col
@@ -144,13 +143,13 @@ def _decode_rows(schema: KeySchema, keys: list[bytes], verify: bool) -> dict[str
     return out
 
 
-def _vector_layout(schema: KeySchema) -> bool:
-    if not schema.prefix.recoverable or schema.encode_only is not None:  # decode() raises
+def _vector_layout(layout: KeyLayout) -> bool:
+    if not layout.prefix.recoverable or layout.encode_only is not None:  # decode() raises
         return False
-    variable = [f for f in schema.fields if f.fixed_width is None]
-    if any(f.encoding == "ordered" for f in schema.fields) or len(variable) > 1:
+    variable = [f for f in layout.fields if f.fixed_width is None]
+    if any(f.encoding == "ordered" for f in layout.fields) or len(variable) > 1:
         return False
-    return all(e is None or e >= 0 for e in schema._ends)
+    return all(e is None or e >= 0 for e in layout.field_ends)
 
 
 def _take(m: np.ndarray, start: np.ndarray | int, width: int) -> np.ndarray:
@@ -160,8 +159,8 @@ def _take(m: np.ndarray, start: np.ndarray | int, width: int) -> np.ndarray:
     return np.take_along_axis(m, start[:, None] + np.arange(width), axis=1)
 
 
-def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
-    p, sep, fields = schema.prefix, schema.separator, schema.fields
+def _decode_vector(layout: KeyLayout, ka: KeyArray, arrow: bool, verify: bool) -> dict[str, Any]:
+    p, sep, fields = layout.prefix, layout.separator, layout.fields
     ls, n = len(sep), len(ka)
     lengths = ka.lengths
     head = p.head_width
@@ -177,12 +176,12 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
     if p.sep_after and ls and p.width and not (m[:, p.width : head] == sep_row).all():
         raise _Fallback
     check = verify and bool(p.width and p.material)
-    hashed = set(schema._hash_idx) if check and p.material == "J" and not schema._j_is_k else set()
+    hashed = set(layout.hash_idx) if check and p.material == "J" and not layout.hashes_whole_key else set()
     raw: dict[int, KeyArray] = {}  # the hashed fields' bytes, for the prefix check
     at_column: dict[int, int] = {}  # where each field at the same offset in every key starts
     ids_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # a hashed field's (value id per row, values)
     tail = 0  # bytes after the variable-width field, read from a right-aligned copy of the keys
-    for f, plan in zip(fields, schema._ends):
+    for f, plan in zip(fields, layout.field_ends):
         if f.fixed_width is None:
             tail = plan or 0
     same_length = shortest == longest
@@ -193,7 +192,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
     pos: int | np.ndarray = head
     last = len(fields) - 1
     plan_after = 0  # set at the variable-width field; read by the fixed fields after it
-    for i, (f, plan) in enumerate(zip(fields, schema._ends)):
+    for i, (f, plan) in enumerate(zip(fields, layout.field_ends)):
         w = f.fixed_width
         if w is not None:
             if isinstance(pos, np.ndarray):
@@ -244,7 +243,7 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
             pos = pos + ls
     if isinstance(pos, np.ndarray) and not np.array_equal(pos, lengths) or not isinstance(pos, np.ndarray) and not shortest == longest == pos:
         raise _Fallback
-    lead = _leading_j(schema) if check else None
+    lead = _leading_j(layout) if check else None
     if lead is not None:
         # J sits right after the prefix: check each distinct head (prefix + J) once, as
         # decode()'s head memo does, unless nearly every head is distinct.
@@ -254,28 +253,28 @@ def _decode_vector(schema: KeySchema, ka: KeyArray, arrow: bool, verify: bool) -
             heads = d[0].matrix
         expected = p.prefix_many(KeyArray(np.ascontiguousarray(heads[:, head:]))).matrix
         if not np.array_equal(expected, heads[:, : p.width]):
-            raise _Fallback  # some key was written with another schema: decode() words the error
+            raise _Fallback  # some key was written with another layout: decode() words the error
     elif check:
         # Salt material repeats (users, devices, series): each distinct J is hashed once, as
         # decode()'s memos do, unless nearly all are distinct.
-        d = _distinct_j(schema, ids_of)
+        d = _distinct_j(layout, ids_of)
         if d is None:
-            mats = _j_of(schema, ka, raw, at_column)
+            mats = _j_of(layout, ka, raw, at_column)
             d = batchhash.distinct_rows(mats)
         expected = p.prefix_many(mats).matrix if d is None else batchhash.gather_rows(p.prefix_many(d[0]).matrix, d[1])
         if not np.array_equal(expected, m[:, : p.width]):
-            raise _Fallback  # some key was written with another schema: decode() words the error
+            raise _Fallback  # some key was written with another layout: decode() words the error
     return out
 
 
-def _j_of(schema: KeySchema, ka: KeyArray, raw: dict[int, KeyArray], at_column: dict[int, int]) -> KeyArray:
+def _j_of(layout: KeyLayout, ka: KeyArray, raw: dict[int, KeyArray], at_column: dict[int, int]) -> KeyArray:
     """Every key's prefix material: K, or J from the hashed fields' bytes (one column gather
     when they sit at the same offsets in every key and J has no separators)."""
-    p, sep, fields, m = schema.prefix, schema.separator, schema.fields, ka.matrix
+    p, sep, fields, m = layout.prefix, layout.separator, layout.fields, ka.matrix
     head = p.head_width
-    if p.material == "K" or schema._j_is_k:
+    if p.material == "K" or layout.hashes_whole_key:
         return KeyArray(np.ascontiguousarray(m[:, head:]), ka.lengths - head)
-    idx = schema._hash_idx
+    idx = layout.hash_idx
     if not sep and all(i in at_column for i in idx):
         spans = [np.arange(at_column[i], at_column[i] + (fields[i].fixed_width or 0)) for i in idx]
         return KeyArray(np.take(m, np.concatenate(spans), axis=1))
@@ -300,11 +299,11 @@ def _distinct_ids(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return enc.indices.to_numpy(zero_copy_only=False), values
 
 
-def _distinct_j(schema: KeySchema, ids_of: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[KeyArray, np.ndarray] | None:
+def _distinct_j(layout: KeyLayout, ids_of: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[KeyArray, np.ndarray] | None:
     """:func:`batchhash.distinct_rows` of J, from the distinct values of its parts: each row's
     J is the mixed-radix number of its parts' value ids (one integer encoding instead of
     hashing the rows' bytes), each distinct J's bytes the parts' values side by side."""
-    idx = schema._hash_idx
+    idx = layout.hash_idx
     if not idx or any(i not in ids_of for i in idx):
         return None
     radix = [len(ids_of[i][1]) for i in idx]
@@ -320,22 +319,22 @@ def _distinct_j(schema: KeySchema, ids_of: dict[int, tuple[np.ndarray, np.ndarra
     for i, r in reversed(list(zip(idx, radix))):
         parts.insert(0, ids_of[i][1][rest % r])
         rest = rest // r
-    sep = np.frombuffer(schema.separator, dtype=np.uint8)
+    sep = np.frombuffer(layout.separator, dtype=np.uint8)
     if len(sep):
         parts = [x for part in parts for x in (np.broadcast_to(sep, (len(part), len(sep))), part)][1:]
     return KeyArray(np.hstack(parts)), enc.indices.to_numpy(zero_copy_only=False)
 
 
-def _leading_j(schema: KeySchema) -> int | None:
+def _leading_j(layout: KeyLayout) -> int | None:
     """The width of J when J is the key's bytes right after the prefix (the hashed fields are
     the first fields, in order, all of fixed width, joined by the separator as in the key)."""
-    p, fields, idx = schema.prefix, schema.fields, list(schema._hash_idx)
-    if p.material != "J" or schema._j_is_k or not idx or idx != list(range(len(idx))):
+    p, fields, idx = layout.prefix, layout.fields, list(layout.hash_idx)
+    if p.material != "J" or layout.hashes_whole_key or not idx or idx != list(range(len(idx))):
         return None
     widths = [fields[i].fixed_width for i in idx]
     if any(w is None for w in widths):
         return None
-    return sum(widths) + len(schema.separator) * (len(idx) - 1)  # type: ignore[arg-type]
+    return sum(widths) + len(layout.separator) * (len(idx) - 1)  # type: ignore[arg-type]
 
 
 def _fixed_value(f: Any, cols: np.ndarray, arrow: bool = False) -> Any:
@@ -382,7 +381,7 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False)
         return _arrow_text(f, cols, vlen)
     if f.type == "bytes":
         if f.width is not None and f.pad != "none":
-            return [r.lstrip(f._pad_byte()) if f.pad == "left" else r.rstrip(f._pad_byte()) for r in _bytes_list(cols, vlen, fixed)]
+            return [r.lstrip(f.pad_byte) if f.pad == "left" else r.rstrip(f.pad_byte) for r in _bytes_list(cols, vlen, fixed)]
         return _bytes_list(cols, vlen, fixed)
     if w == 0:
         return np.full(n, "")
@@ -395,7 +394,7 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False)
     elif int(np.count_nonzero((cols - np.uint8(1)) >= np.uint8(127))) != n * w - int(vlen.sum()):
         raise _Fallback
     if f.width is not None and f.pad != "none":
-        cols = _strip(cols, f._pad_byte(), f.pad == "left")
+        cols = _strip(cols, f.pad_byte, f.pad == "left")
     # ASCII bytes widened to code points are a numpy str array as they stand (no string cast).
     return cols.astype("<u4").view(f"<U{w}").reshape(n)
 
@@ -424,7 +423,7 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
     start = np.zeros(n, dtype=np.int64)
     end = np.minimum(vlen, w).astype(np.int64)
     if f.width is not None and f.pad != "none":  # a padded field is fixed-width: end == w
-        pad = np.uint8(f._pad_byte()[0])
+        pad = np.uint8(f.pad_byte[0])
         if f.pad == "left":
             start = _lead(cols, pad)
         else:

@@ -1,20 +1,20 @@
-"""Per-schema encoders and decoders compiled once from generated Python source.
+"""Per-layout encoders and decoders compiled once from generated Python source.
 
 :meth:`KeySchema.encode` and :meth:`KeySchema.decode` are what application code calls for every
 row, so a per-call walk over the field specs (type, encoding, order, width, pad, prefix strategy)
-costs more than the hand-written code it replaces. Here each schema's layout is turned into the
+costs more than the hand-written code it replaces. Here each layout's layout is turned into the
 source of one straight-line function with its constants folded in (widths, pad bytes, separator,
-``struct`` packers, bucket counts), compiled with :func:`compile` and cached on the schema.
+``struct`` packers, bucket counts), compiled with :func:`compile` and cached on the layout.
 
 The generated code only handles the common, exactly-typed case of each field (a ``str`` for a
 string field, an ``int`` in range for a number, ...); anything else (another type, an out-of-range
 number, a value wider than its field, a key that does not parse) goes to the generic
-:class:`~keyshape.schema.fields.FieldSpec` / ``KeySchema`` path, which gives the same bytes or
+:class:`~keyshape.schema.fields.FieldSpec` / :class:`~keyshape.schema.layout.KeyLayout` path, which gives the same bytes or
 raises the same one-line error. So the fast path is never a second definition of the layout that
 could drift: it is checked against the generic one by the property tests.
 
 Salt prefixes computed from the hashed fields J (``mod``, ``md5``, ``crc32``, ``java-hash-short``,
-``opentsdb``) are memoized per schema in a bounded dict keyed by J: a writer sees the same user,
+``opentsdb``) are memoized per layout in a bounded dict keyed by J: a writer sees the same user,
 device or metric many times, and the prefix is a pure function of J. The memo is cleared when full,
 so memory stays bounded and a stream of distinct J only pays the lookup.
 """
@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keyshape.core import hashing, native, ordered
 from keyshape.core.hashing import POLY
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.layout import KeyLayout
 
-if TYPE_CHECKING:
-    from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["compile_encoder", "compile_decoder", "java_string_hash_u32", "MEMO_LIMIT"]
+__all__ = ["compile_encoder", "encoder_for", "java_string_hash_u32", "MEMO_LIMIT"]
 
-MEMO_LIMIT = 1 << 16  # distinct J values kept per schema before the memo starts over
+MEMO_LIMIT = 1 << 16  # distinct J values kept per layout before the memo starts over
 _M32 = 0xFFFFFFFF
 _INVERT = bytes(range(255, -1, -1))
 _MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
@@ -107,7 +106,7 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
     lines = [f"    if {v}.__class__ is {want}:", f"        {p} = {raw}"]
     w = f.width
     if w is not None:
-        pad = f._pad_byte()
+        pad = f.pad_byte
         env[f"PAD{i}"] = pad
         if f.pad == "none":
             lines += [f"        if len({p}) != {w}:", f"            {p} = {F}.encode({v})"]
@@ -150,15 +149,15 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
     return lines + ["    else:", "    " + slow[0]]
 
 
-def _prefix_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
+def _prefix_lines(layout: KeyLayout, env: dict[str, Any], material: str) -> list[str]:
     """Source lines computing ``pre`` (the prefix bytes) from ``material``: the strategy's own
     (:meth:`keyshape.schema.prefixes.Prefix.compiled_lines`), with this module's String.hashCode lines."""
-    p = schema.prefix
+    p = layout.prefix
     env["_P"] = p
-    return p.compiled_lines(env, material, lambda e, m: _string_hash_lines(schema, e, m), MEMO_LIMIT)
+    return p.compiled_lines(env, material, lambda e, m: _string_hash_lines(layout, e, m), MEMO_LIMIT)
 
 
-def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) -> list[str]:
+def _string_hash_lines(layout: KeyLayout, env: dict[str, Any], material: str) -> list[str]:
     """Lines setting ``h`` to ``String.hashCode(material)`` modulo 2**32 at least in its low 31
     bits: the C kernel where it is built (J is always bytes here); else ASCII J calls its length's
     unrolled polynomial directly (bound once when every hashed field has a fixed width), anything
@@ -171,9 +170,9 @@ def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) ->
     if not material.isidentifier():
         lines.append(f"jm = {material}")
         material = "jm"
-    widths = [schema.fields[i].fixed_width for i in schema._hash_idx]
-    if material == "j" and all(w is not None for w in widths) and not schema._j_is_k:
-        n = sum(widths) + len(schema.separator) * (len(widths) - 1)  # type: ignore[arg-type]
+    widths = [layout.fields[i].fixed_width for i in layout.hash_idx]
+    if material == "j" and all(w is not None for w in widths) and not layout.hashes_whole_key:
+        n = sum(widths) + len(layout.separator) * (len(widths) - 1)  # type: ignore[arg-type]
         env[f"_POLY{n}"] = POLY[n]
         poly = f"_POLY{n}({material})"
     else:
@@ -182,36 +181,36 @@ def _string_hash_lines(schema: KeySchema, env: dict[str, Any], material: str) ->
     return lines + [f"if {material}.isascii():", f"    h = {poly}", "else:", f"    h = _jsh({material})"]
 
 
-def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
-    """``record -> key`` for ``schema``, equal to the generic encode for every record."""
-    env: dict[str, Any] = {"_INVERT": _INVERT, "_S": schema}
-    fields = schema.fields
+def compile_encoder(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
+    """``record -> key`` for ``layout``, equal to the generic encode for every record."""
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_S": layout}
+    fields = layout.fields
     names = [f.name for f in fields]
     src = ["def encode(record):", "    try:"]
     src += [f"        v{i} = record[{n!r}]" for i, n in enumerate(names)]
-    src += ["    except KeyError:", "        return _S._encode_generic(record)"]
+    src += ["    except KeyError:", "        return _S.encode_generic(record)"]
     for i, f in enumerate(fields):
         src += _field_encode_lines(i, f, env)
-    sep = schema.separator
+    sep = layout.separator
     env["SEP"] = sep
     parts = ", ".join(f"p{i}" for i in range(len(fields)))
-    p = schema.prefix
+    p = layout.prefix
     # With a J prefix the unprefixed key K is never needed alone: the key is one join.
-    one_join = p.width and p.material == "J" and not schema._j_is_k and p.deterministic and (p.sep_after or not sep)
+    one_join = p.width and p.material == "J" and not layout.hashes_whole_key and p.deterministic and (p.sep_after or not sep)
     if not one_join:
         src.append("    k = p0" if len(fields) == 1 else f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
         src.append("    return k")
     else:
-        if p.material == "K" or schema._j_is_k:
+        if p.material == "K" or layout.hashes_whole_key:
             mat = "k"
         elif p.material == "J":
-            hashed = [f"p{i}" for i in schema._hash_idx]
+            hashed = [f"p{i}" for i in layout.hash_idx]
             mat = "j"
             src.append(f"    j = {hashed[0]}" if len(hashed) == 1 else f"    j = SEP.join(({', '.join(hashed)},))")
         else:
             mat = "b''"
-        pre = _prefix_lines(schema, env, mat)
+        pre = _prefix_lines(layout, env, mat)
         if mat == "j" and p.deterministic:
             env["_MEMO"] = {}
             src += ["    pre = _MEMO.get(j)", "    if pre is None:"]
@@ -228,15 +227,13 @@ def compile_encoder(schema: KeySchema) -> Callable[[Mapping[str, Any]], bytes]:
         else:
             src.append("    return pre + k")
     code = "\n".join(src) + "\n"
-    exec(compile(code, f"<keyshape encoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    exec(compile(code, f"<keyshape encoder {layout.name}>", "exec"), env)  # noqa: S102
     fn = env["encode"]
     fn.source = code  # for debugging: the generated source
     return fn
 
 
-def compile_decoder(schema: KeySchema) -> Callable[[bytes], dict[str, Any]]:
-    """``key -> fields`` for ``schema``, equal to the generic decode (see
-    :mod:`keyshape.schema.compiled_decode`, which builds on the helpers above)."""
-    from keyshape.schema.compiled_decode import compile_decoder as build
-
-    return build(schema)
+def encoder_for(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
+    """The compiled encoder of ``layout``, made on first use and kept with the layout (every
+    schema sharing the layout shares it; a pickled layout compiles its own)."""
+    return layout.cached("encode", lambda: compile_encoder(layout))

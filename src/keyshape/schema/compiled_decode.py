@@ -1,5 +1,5 @@
-"""The per-schema decoders of :mod:`keyshape.schema.compiled`: ``key -> fields`` as one
-straight-line function per schema (generated source, compiled once).
+"""The per-layout decoders of :mod:`keyshape.schema.compiled`: ``key -> fields`` as one
+straight-line function per layout (generated source, compiled once).
 
 Fixed layouts are read by one precomputed ``struct`` unpack (which also checks the length); when
 the hashed fields lead the key, a memo keyed by the key's head (prefix, separator, those fields)
@@ -13,16 +13,15 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keyshape.core import native, ordered
-from keyshape.schema.compiled import _INVERT, _MAX, MEMO_LIMIT, _prefix_lines
+from keyshape.schema.compiled import _INVERT, _MAX, MEMO_LIMIT, _prefix_lines, encoder_for
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.layout import KeyLayout
 
-if TYPE_CHECKING:
-    from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["compile_decoder"]
+__all__ = ["compile_decoder", "decoder_for", "native_reader", "native_readers"]
 
 
 def _sep_test(at: str, sep: bytes) -> str:
@@ -95,7 +94,7 @@ def _field_decode_lines(
         return lines + [f"    {o} = {_MAX[t]} - int({raw})" if desc else f"    {o} = int({raw})"]
     expr = cut + (".translate(_INVERT)" if desc else "")
     if f.width is not None and f.pad != "none":
-        env[f"PAD{i}"] = f._pad_byte()
+        env[f"PAD{i}"] = f.pad_byte
         expr += f".{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})"
     if t == "string":
         return lines + ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:", "        raise _Doubt"]
@@ -110,13 +109,13 @@ def _memo_store(memo: str, key: str, value: str) -> list[str]:
     return [f"    if len({memo}) >= {MEMO_LIMIT}:", f"        {memo}.clear()", f"    {memo}[{key}] = {value}"]
 
 
-def _check_lines(schema: KeySchema, env: dict[str, Any], mat: str, got: str) -> list[str]:
+def _check_lines(layout: KeyLayout, env: dict[str, Any], mat: str, got: str) -> list[str]:
     """Lines raising ``_Doubt`` unless ``got`` (the key's prefix bytes) is the prefix of ``mat``.
 
     J prefixes go through the encoder's memo (the same pure function of J), and a J seen here
     for the first time is remembered too, so a reader of the same users or devices hashes each once."""
-    pre = _prefix_lines(schema, env, mat)
-    enc_env = schema._encoder().__globals__
+    pre = _prefix_lines(layout, env, mat)
+    enc_env = encoder_for(layout).__globals__
     if "_MEMO" in enc_env and mat == "j":
         env["_MEMO"] = enc_env["_MEMO"]
         lines = ["    pre = _MEMO.get(j)", "    if pre is None:"] + ["        " + ln for ln in pre]
@@ -131,25 +130,25 @@ def _join_line(parts: list[str], sep: bytes) -> str:
     return "    j = " + (" + SEP + " if sep else " + ").join(parts)
 
 
-def _head_memo_width(schema: KeySchema, raw_check: bool) -> int | None:
+def _head_memo_width(layout: KeyLayout, raw_check: bool) -> int | None:
     """How many leading fields a key's head (prefix + those fields) stands for, when the hashed
     fields are exactly the first fields, in order: then the head bytes alone decide both the
     prefix check and those fields' values, and a memo keyed by the head skips both."""
-    p = schema.prefix
-    m = len(schema._hash_idx)
-    if not (raw_check and p.width and p.material == "J" and not schema._j_is_k and m):
+    p = layout.prefix
+    m = len(layout.hash_idx)
+    if not (raw_check and p.width and p.material == "J" and not layout.hashes_whole_key and m):
         return None
-    if list(schema._hash_idx) != list(range(m)) or m == len(schema.fields):
+    if list(layout.hash_idx) != list(range(m)) or m == len(layout.fields):
         return None
     return m
 
 
-def _split_lines(schema: KeySchema, env: dict[str, Any]) -> list[str]:
+def _split_lines(layout: KeyLayout, env: dict[str, Any]) -> list[str]:
     """Lines returning the fields of a key whose fields are text (no numbers in binary, no raw
     bytes, nothing inverted) when one ``split`` on the separator cuts it into prefix and fields of
     their widths; any other key falls through (a separator inside a value, a short field) to the
     positional reading that follows. The prefix is not re-derived: the ``verify=False`` path."""
-    fields, sep, p = schema.fields, schema.separator, schema.prefix
+    fields, sep, p = layout.fields, layout.separator, layout.prefix
     if not sep or p.width and not p.sep_after or sum(f.fixed_width is None for f in fields) > 1:
         return []
     for f in fields:
@@ -176,22 +175,22 @@ def _split_lines(schema: KeySchema, env: dict[str, Any]) -> list[str]:
     )
 
 
-def _struct_layout(schema: KeySchema) -> bool:
+def _struct_layout(layout: KeyLayout) -> bool:
     """Fields all fixed-width and not ordered, except perhaps a last text/bytes field: the key is
     then read with one precomputed ``struct`` unpack (which also checks the length)."""
-    fields = schema.fields
+    fields = layout.fields
     if any(f.encoding == "ordered" for f in fields):
         return False
-    return all(f.fixed_width is not None for f in fields[:-1]) and (fields[-1].fixed_width is not None or schema._ends[-1] == 0)
+    return all(f.fixed_width is not None for f in fields[:-1]) and (fields[-1].fixed_width is not None or layout.field_ends[-1] == 0)
 
 
-def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, raw_check: bool, unpack: str = "_U") -> list[str]:
-    """The body of a decoder for a :func:`_struct_layout` schema: one ``unpack`` of the fixed
+def _struct_decoder_lines(layout: KeyLayout, env: dict[str, Any], check: bool, raw_check: bool, unpack: str = "_U") -> list[str]:
+    """The body of a decoder for a :func:`_struct_layout` layout: one ``unpack`` of the fixed
     part into prefix, separators, numbers and raw text, then per-field conversions."""
-    fields, sep, p = schema.fields, schema.separator, schema.prefix
+    fields, sep, p = layout.fields, layout.separator, layout.prefix
     ls, head = len(sep), p.head_width
-    memo_m = _head_memo_width(schema, raw_check)
-    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
+    memo_m = _head_memo_width(layout, raw_check)
+    hashed = set(layout.hash_idx) if raw_check and p.material == "J" and not layout.hashes_whole_key else set()
     fmt, names, src, miss = [">"], [], [], []
     first = 0
     if memo_m:
@@ -209,9 +208,9 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
             if i < memo_m - 1 and ls:
                 miss += [_sep_test(str(pos), sep).replace("k[", "hd["), "        raise _Doubt"]
                 pos += ls
-        parts = [f"b{i}" for i in schema._hash_idx]
+        parts = [f"b{i}" for i in layout.hash_idx]
         miss.append(_join_line(parts, sep))
-        miss += _check_lines(schema, env, "j", f"hd[:{p.width}]")
+        miss += _check_lines(layout, env, "j", f"hd[:{p.width}]")
         vals = ", ".join(f"o{i}" for i in range(memo_m))
         miss += _memo_store("_HM", "hd", vals if memo_m == 1 else f"({vals})")
         env["_HM"] = {}
@@ -270,11 +269,11 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
     src += post
     if check and not memo_m:
         if raw_check and hashed:
-            parts = [f"b{i}" for i in schema._hash_idx]
+            parts = [f"b{i}" for i in layout.hash_idx]
             src.append(_join_line(parts, sep))
-            src += _check_lines(schema, env, "j", "kp")
+            src += _check_lines(layout, env, "j", "kp")
         elif raw_check:
-            src += _check_lines(schema, env, f"k[{head}:]", "kp")
+            src += _check_lines(layout, env, f"k[{head}:]", "kp")
         else:
             return []  # the re-encode check: the general route
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
@@ -284,30 +283,27 @@ def _struct_decoder_lines(schema: KeySchema, env: dict[str, Any], check: bool, r
 _KINDS = {"string": 0, "bytes": 1}
 
 
-def native_readers(schema: KeySchema) -> dict[bool, Any]:
-    """``{verify: native_reader(schema, verify)}``, made once per schema (the per-record decoder
+def native_readers(layout: KeyLayout) -> dict[bool, Any]:
+    """``{verify: native_reader(layout, verify)}``, made once per layout (the per-record decoder
     and ``decode_many`` share them)."""
-    got = schema.__dict__.get("_native_readers")
-    if got is None:
-        got = schema.__dict__["_native_readers"] = {v: native_reader(schema, v) for v in (False, True)}
-    return got  # type: ignore[no-any-return]
+    return layout.cached("native_readers", lambda: {v: native_reader(layout, v) for v in (False, True)})
 
 
-def native_reader(schema: KeySchema, verify: bool) -> Any:
-    """A C :class:`keyshape.core.native.Reader` for the positional reading of ``schema``'s keys
+def native_reader(layout: KeyLayout, verify: bool) -> Any:
+    """A C :class:`keyshape.core.native.Reader` for the positional reading of ``layout``'s keys
     (prefix re-checked when ``verify``), or None when the C kernels are not built or the layout
     has what the reader leaves to Python: ordered encodings, or float fields in a verified key
     (their NaN payloads are re-encoded, not compared as bytes)."""
-    p, fields = schema.prefix, schema.fields
-    if not native.AVAILABLE or not p.recoverable or schema.encode_only is not None:
+    p, fields = layout.prefix, layout.fields
+    if not native.AVAILABLE or not p.recoverable or layout.encode_only is not None:
         return None  # the generic decoder says why it cannot decode
-    if any(f.encoding == "ordered" for f in fields) or len(schema.separator) > 16:
+    if any(f.encoding == "ordered" for f in fields) or len(layout.separator) > 16:
         return None
     check = verify and bool(p.width and p.material)
     if check and (p.native_check is None or any(f.type == "float64" for f in fields)):
         return None
     specs = []
-    for f, plan in zip(fields, schema._ends):
+    for f, plan in zip(fields, layout.field_ends):
         if f.type in _KINDS:
             kind = _KINDS[f.type]
         elif f.type == "float64":
@@ -316,7 +312,7 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
             kind = 2 if f.encoding == "text" else 3 if f.type == "int32" else 4
         ints = f.type in _MAX
         lo, hi = f.int_domain() if ints else (0, 0)
-        pad = f._pad_byte() if f.width is not None and f.pad != "none" and kind < 2 else b""
+        pad = f.pad_byte if f.width is not None and f.pad != "none" and kind < 2 else b""
         specs.append(
             (
                 kind,
@@ -333,17 +329,17 @@ def native_reader(schema: KeySchema, verify: bool) -> Any:
         )
     salt = None
     if check:
-        hashed = p.material == "J" and not schema._j_is_k and bool(schema._hash_idx)
-        salt = (p.native_check, getattr(p, "n", 1), not hashed, tuple(schema._hash_idx) if hashed else (), getattr(p, "metric_width", 0))
-    sepcheck = bool(p.head_width and p.sep_after and schema.separator)
+        hashed = p.material == "J" and not layout.hashes_whole_key and bool(layout.hash_idx)
+        salt = (p.native_check, getattr(p, "n", 1), not hashed, tuple(layout.hash_idx) if hashed else (), getattr(p, "metric_width", 0))
+    sepcheck = bool(p.head_width and p.sep_after and layout.separator)
     try:
-        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, schema.separator, sepcheck, tuple(specs), salt)
+        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, layout.separator, sepcheck, tuple(specs), salt)
     except (ValueError, OverflowError):  # a layout past the reader's limits (a 2**31-bucket salt): Python's
         return None
 
 
-def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = True) -> Callable[..., dict[str, Any]]:
-    """``key -> fields`` for ``schema``, equal to the generic decode (same values, same errors:
+def compile_decoder(layout: KeyLayout, verify: bool = True, use_native: bool = True) -> Callable[..., dict[str, Any]]:
+    """``key -> fields`` for ``layout``, equal to the generic decode (same values, same errors:
     anything the straight-line code doubts is handed to the generic decoder).
 
     The function takes ``verify`` as the generic decode does. Compiled with ``verify=False`` it
@@ -354,19 +350,19 @@ def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = T
     With the C kernels (``use_native`` and :data:`keyshape.core.native.AVAILABLE`) the result is a
     :class:`keyshape.core.native.Decoder`: C readers of the layout (:func:`native_reader`) first,
     this Python decoder for what they leave."""
-    plain = functools.partial(schema._decode_generic, verify=False)
-    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": schema._decode_generic if verify else plain, "_Doubt": _Doubt}
-    if not schema.prefix.recoverable or schema.encode_only is not None:
-        return schema._decode_generic  # it raises the one-line error
-    env["SEP"] = schema.separator
-    p = schema.prefix
+    plain = functools.partial(layout.decode_generic, verify=False)
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": layout.decode_generic if verify else plain, "_Doubt": _Doubt}
+    if not layout.prefix.recoverable or layout.encode_only is not None:
+        return layout.decode_generic  # it raises the one-line error
+    env["SEP"] = layout.separator
+    p = layout.prefix
     check = verify and bool(p.width and p.material)
-    readers = native_readers(schema) if use_native else {False: None, True: None}
+    readers = native_readers(layout) if use_native else {False: None, True: None}
     src = [f"def decode(key, verify={verify}):", "    k = key"]  # named as KeySchema.decode's arguments
     if check:
         env["_slow_plain"] = plain
         # The twin's own struct name: its layout of the key differs from the checked one's.
-        twin = _guarded(_body(schema, env, False, "_UP"), "_slow_plain")
+        twin = _guarded(_body(layout, env, False, "_UP"), "_slow_plain")
         if readers[verify] is None and readers[False] is not None:
             # The salt is checked in Python (md5, crc32, opentsdb): the unverified calls still
             # read in C, from inside this function (a Decoder in front would cost every call).
@@ -374,18 +370,18 @@ def compile_decoder(schema: KeySchema, verify: bool = True, use_native: bool = T
             twin = ["    r = _RP(k)", "    if r is not None:", "        return r"] + twin
         src += ["    if not verify:"] + _indent(twin)
     top = len(src)  # the verify=False dispatch stays outside the try
-    fn = _finish(src + _body(schema, env, verify, "_U"), env, schema, top)
+    fn = _finish(src + _body(layout, env, verify, "_U"), env, layout, top)
     if readers[verify] is None:
         return fn
     # One C call: the reader for the call's verify, else this Python decoder.
     return native.Decoder(readers[False], readers[verify], fn)  # type: ignore[no-any-return]
 
 
-def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> list[str]:
+def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> list[str]:
     """The lines of a decoder's body (after its ``def``), reading ``k`` into ``o0..``; they
     ``raise _Doubt`` (or let an unpack/slice fail) when the generic decoder must decide."""
-    fields, ends, sep = schema.fields, schema._ends, schema.separator
-    p = schema.prefix
+    fields, ends, sep = layout.fields, layout.field_ends, layout.separator
+    p = layout.prefix
     head = p.head_width
     ls = len(sep)
     check = verify and bool(p.width and p.material)
@@ -393,9 +389,9 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
     # them gives those bytes back (text, bytes and integers in their domain); ordered and float
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
-    src = _split_lines(schema, env) if not verify else []  # takes any bytes-like key
+    src = _split_lines(layout, env) if not verify else []  # takes any bytes-like key
     guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
-    body = _struct_decoder_lines(schema, env, check, raw_check, unpack) if _struct_layout(schema) else []
+    body = _struct_decoder_lines(layout, env, check, raw_check, unpack) if _struct_layout(layout) else []
     if body:
         if fields[-1].fixed_width is not None and not check:
             # unpack takes any bytes-like key and gives bytes items: no copy to bytes needed
@@ -407,9 +403,9 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
     if head and p.sep_after and sep:
         src += [_sep_test(str(p.width), sep), "        raise _Doubt"]
     src.append("    n = len(k)")
-    hashed = set(schema._hash_idx) if raw_check and p.material == "J" and not schema._j_is_k else set()
+    hashed = set(layout.hash_idx) if raw_check and p.material == "J" and not layout.hashes_whole_key else set()
     # One hashed field first (orders' user): its head memo stands for its decode and the check.
-    memo_one = _head_memo_width(schema, raw_check) == 1
+    memo_one = _head_memo_width(layout, raw_check) == 1
     # Positions: a static int while every field so far has a fixed width, else the name of a variable.
     pos: int | str = head
     last = len(fields) - 1
@@ -423,7 +419,7 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
         elif w is not None:
             end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
             lines = _field_decode_lines(i, f, env, start, end, i in hashed, raw_check)
-            src += _head_memo(schema, env, lines, end) if memo_one and i == 0 else lines
+            src += _head_memo(layout, env, lines, end) if memo_one and i == 0 else lines
             if isinstance(pos, int):
                 pos += w
             else:
@@ -435,7 +431,7 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
             else:
                 src += [f"    e = n - {plan}", f"    if e < {start}:", "        raise _Doubt"]
             lines = _field_decode_lines(i, f, env, start, "e", i in hashed, raw_check)
-            src += _head_memo(schema, env, lines, "e") if memo_one and i == 0 else lines
+            src += _head_memo(layout, env, lines, "e") if memo_one and i == 0 else lines
             src.append("    q = e")
             pos = "q"
         if i < last and sep:
@@ -448,25 +444,25 @@ def _body(schema: KeySchema, env: dict[str, Any], verify: bool, unpack: str) -> 
     out = "{" + ", ".join(f"{f.name!r}: o{i}" for i, f in enumerate(fields)) + "}"
     if raw_check and not memo_one:
         if hashed:
-            parts = [f"b{i}" for i in schema._hash_idx]
+            parts = [f"b{i}" for i in layout.hash_idx]
             src.append(_join_line(parts, sep))
-            src += _check_lines(schema, env, "j", f"k[:{p.width}]")
+            src += _check_lines(layout, env, "j", f"k[:{p.width}]")
         else:
-            src += _check_lines(schema, env, f"k[{head}:]", f"k[:{p.width}]")
+            src += _check_lines(layout, env, f"k[{head}:]", f"k[:{p.width}]")
     elif check and not raw_check:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
-        env["_enc"] = schema._encoder()
+        env["_enc"] = encoder_for(layout)
         src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
     if not check or raw_check:
         src.append(f"    return {out}")
     return src
 
 
-def _head_memo(schema: KeySchema, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
+def _head_memo(layout: KeyLayout, env: dict[str, Any], lines: list[str], end: str) -> list[str]:
     """Field 0's lines behind a memo keyed by the key's head ``k[:end]`` (prefix, separator, field
     0): on a miss they run with the prefix check, and the head's value is remembered."""
     env["_HM"] = {}
-    miss = lines + ["    j = b0"] + _check_lines(schema, env, "j", f"k[:{schema.prefix.width}]")
+    miss = lines + ["    j = b0"] + _check_lines(layout, env, "j", f"k[:{layout.prefix.width}]")
     miss += _memo_store("_HM", "hd", "o0")
     return [f"    hd = k[:{end}]", "    o0 = _HM.get(hd)", "    if o0 is None:"] + _indent(miss)
 
@@ -480,14 +476,21 @@ def _guarded(body: list[str], slow: str) -> list[str]:
     )
 
 
-def _finish(src: list[str], env: dict[str, Any], schema: KeySchema, top: int) -> Callable[[bytes], dict[str, Any]]:
+def _finish(src: list[str], env: dict[str, Any], layout: KeyLayout, top: int) -> Callable[[bytes], dict[str, Any]]:
     # A short or malformed key can make an unpack or a slice fail midway: the generic decoder
     # then decides, outside the try, so its one-line error is raised without a chained one.
     # Lines before ``top`` (the verify=False dispatch) stay outside.
     src = src[:top] + _guarded(src[top:], "_slow")
     env["struct"] = struct
     code = "\n".join(src) + "\n"
-    exec(compile(code, f"<keyshape decoder {schema.table.full_name}>", "exec"), env)  # noqa: S102
+    exec(compile(code, f"<keyshape decoder {layout.name}>", "exec"), env)  # noqa: S102
     fn = env["decode"]
     fn.source = code
     return fn
+
+
+def decoder_for(layout: KeyLayout) -> Callable[..., dict[str, Any]]:
+    """The compiled decoder of ``layout`` (``(key, verify=True) -> fields``, :func:`compile_decoder`),
+    made on first use and kept with the layout; an encode-only layout gets its generic decode,
+    which says why it cannot."""
+    return layout.cached("decode", lambda: compile_decoder(layout))

@@ -238,23 +238,25 @@ class FieldSpec:
             if self.type == "string":  # do not start inside a UTF-8 sequence
                 while raw and 0x80 <= raw[0] < 0xC0:
                     raw = raw[1:]
-        elif self.pad != "none" and (raw.startswith(self._pad_byte()) if self.pad == "left" else raw.endswith(self._pad_byte())):
+        elif self.pad != "none" and (raw.startswith(self.pad_byte) if self.pad == "left" else raw.endswith(self.pad_byte)):
             raise self._pad_refusal(raw)
         if self.pad == "none" and len(raw) != w:
             raise KeyshapeError(
                 f"field {self.name!r}: value {hbytes.to_string_binary(raw)} is {len(raw)} bytes, not "
                 f"the field's width {w}; give exactly {w} bytes or set pad = 'left'"
             )
-        fill = self._pad_byte() * (w - len(raw))
+        fill = self.pad_byte * (w - len(raw))
         return fill + raw if self.pad == "left" else raw + fill
 
-    def _pad_byte(self) -> bytes:
+    @property
+    def pad_byte(self) -> bytes:
+        """The one byte (a UTF-8 character for strings) padding fills a short value with."""
         return self.pad_char.encode("latin-1") if self.type == "bytes" else self.pad_char.encode("utf-8")
 
     def _pad_refusal(self, raw: bytes) -> KeyshapeError:
         """The error for ``raw``, a value stored whole whose padded end already holds the pad byte:
         decode strips the padding, so it would share its key with the value without that byte."""
-        pb, w = self._pad_byte(), self.width
+        pb, w = self.pad_byte, self.width
         left = self.pad == "left"
         twin = raw.lstrip(pb) if left else raw.rstrip(pb)
         if self.type == "string":
@@ -360,7 +362,7 @@ class FieldSpec:
         if self.descending:
             raw = raw.translate(_INVERT)
         if self.width is not None and self.pad != "none":
-            pb = self._pad_byte()
+            pb = self.pad_byte
             raw = raw.lstrip(pb) if self.pad == "left" else raw.rstrip(pb)
         if t == "string":
             try:
@@ -409,7 +411,7 @@ class FieldSpec:
         values of one length (the usual case) are then a reshape of that buffer."""
         want = str if self.type == "string" else bytes
         n = len(vals)
-        if n == 0 or len(self._pad_byte()) != 1:
+        if n == 0 or len(self.pad_byte) != 1:
             return None
         # pyarrow takes str, numpy str and UTF-8 bytes(-like) values as text, exactly what
         # coerce() makes of them, and refuses the rest; for bytes fields it would also take str
@@ -430,7 +432,7 @@ class FieldSpec:
     def _encode_str_array(self, values: np.ndarray) -> KeyArray | None:
         """A numpy str array of ASCII text, straight from its code points (no str per value)."""
         n = len(values)
-        if n == 0 or values.ndim != 1 or len(self._pad_byte()) != 1:
+        if n == 0 or values.ndim != 1 or len(self.pad_byte) != 1:
             return None
         values = np.ascontiguousarray(values)
         codes = values.view(np.uint32).reshape(n, values.dtype.itemsize // 4)
@@ -444,7 +446,7 @@ class FieldSpec:
     def _fit_matrix(self, matrix: np.ndarray, lengths: np.ndarray) -> KeyArray | None:
         """Text as a zero-padded matrix plus lengths, padded / truncated / inverted per the field."""
         n = len(lengths)
-        pad = self._pad_byte()
+        pad = self.pad_byte
         w = self.width
         if w is None:
             if self.descending:
@@ -508,7 +510,7 @@ class FieldSpec:
                 raw = [r[-w:] for r in raw]
             if self.pad == "none" and min(map(len, raw), default=w) != w:
                 return None
-            pb = self._pad_byte()
+            pb = self.pad_byte
             if self.pad != "none":  # the pad rule (see _fit), on the values stored whole
                 edges = list(map(operator.itemgetter(slice(0, 1) if self.pad == "left" else slice(-1, None)), whole))
                 if pb in edges:

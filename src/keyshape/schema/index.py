@@ -25,17 +25,19 @@ field ``row``; reading it is a merged scan of that schema.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Generic, TypeVar
 
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.layout import KeyLayout
 from keyshape.schema.parse import Section, parse_field, parse_prefix
 from keyshape.schema.prefixes import STRATEGIES, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
-if TYPE_CHECKING:  # annotations only: keyschema imports this module
-    from keyshape.schema.keyschema import KeySchema
+# The index table's key schema: a KeySchema, built by the caller (keyshape.schema.keyschema sits
+# above this module, which only reads the main key's layout).
+K = TypeVar("K")
 
 __all__ = ["IndexSpec", "parse_indexes", "ROW_FIELD"]
 
@@ -44,15 +46,21 @@ MAX_PRESPLIT_BUCKETS = 256
 
 
 @dataclass(frozen=True)
-class IndexSpec:
-    """One secondary index table (see the module docstring)."""
+class IndexSpec(Generic[K]):
+    """One secondary index table (see the module docstring).
+
+    - ``name``: the index's name; ``table``: its table; ``family``: the family of its cells.
+    - ``fields``: the index fields, in index-key order (before the main row key).
+    - ``columns``: index field that is not a key field -> the main-row column holding its value.
+    - ``key``: the index table's key schema (its fields, then a bytes field ``row``).
+    """
 
     name: str
     table: TableSpec
     family: str
     fields: tuple[FieldSpec, ...]
     columns: dict[str, bytes]  # index field that is not a key field -> main-row column
-    key: KeySchema  # of the index table: fields + ROW_FIELD
+    key: K  # of the index table: fields + ROW_FIELD
 
     @property
     def pointer_column(self) -> bytes:
@@ -60,14 +68,17 @@ class IndexSpec:
         return f"{self.family}:{ROW_FIELD}".encode()
 
 
-def parse_indexes(
-    top: Section, main_table: TableSpec, key_fields: Sequence[FieldSpec], separator: bytes, key_schema: Callable[..., Any]
-) -> list[IndexSpec]:
-    """Every ``[[index]]`` of the schema (``[]`` without any). ``key_schema`` builds the index
-    table's key (``KeySchema``, passed in so this module sits below the schema module)."""
+def parse_indexes(top: Section, main_table: TableSpec, main_key: KeyLayout, key_schema: Callable[..., K]) -> list[IndexSpec[K]]:
+    """Every ``[[index]]`` of the schema (``[]`` without any).
 
-    by_name = {f.name: f for f in key_fields}
-    out: list[IndexSpec] = []
+    - ``top``: the whole schema document; ``main_table``: the main table.
+    - ``main_key``: the main table's key layout (its fields and separator).
+    - ``key_schema``: builds the index table's key from ``(table, fields, separator, prefix,
+      hash_fields, splits, source=...)``: ``KeySchema``, passed in so this module sits below it.
+    """
+    separator = main_key.separator
+    by_name = {f.name: f for f in main_key.fields}
+    out: list[IndexSpec[K]] = []
     for s in top.sections("index"):
         name = s.get("name", str, required=True)
         if name in {i.name for i in out}:

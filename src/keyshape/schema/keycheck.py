@@ -100,7 +100,7 @@ def _native_codes(schema: KeySchema, keys: KeyArray, threads: int) -> np.ndarray
         return None
     from keyshape.schema.compiled_decode import native_readers
 
-    reader = native_readers(schema)[True]
+    reader = native_readers(schema.layout)[True]
     if reader is None:
         return None
     m = keys.matrix if keys.matrix.flags.c_contiguous else np.ascontiguousarray(keys.matrix)

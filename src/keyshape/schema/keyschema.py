@@ -26,15 +26,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-import numpy as np
 
 from keyshape.core import hbytes, splits
-from keyshape.core.hbytes import next_prefix
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
-from keyshape.schema.fields import FieldSpec
+from keyshape.schema.batchdecode import decode_many
+from keyshape.schema.compiled import encoder_for
+from keyshape.schema.compiled_decode import decoder_for
 from keyshape.schema.counters import parse_counters
-from keyshape.schema.index import parse_indexes
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.index import IndexSpec, parse_indexes
+from keyshape.schema.layout import Columns, KeyLayout
+from keyshape.schema.lint import Finding, lint
 from keyshape.schema.parse import (
     Section,
     parse_key,
@@ -44,9 +47,6 @@ from keyshape.schema.parse import (
 )
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
-
-# Columns of records: a list or a numpy array of values per field name.
-Columns = Mapping[str, Sequence[Any] | np.ndarray]
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
 
@@ -68,17 +68,54 @@ class KeySchema:
         workload: Any = None,
         source: str = "<dict>",
     ) -> None:
-        self.table, self.fields, self.separator = table, list(fields), separator
-        self.prefix, self.hash_fields = prefix, list(hash_fields)
+        self.table = table
         self.splits, self.workload, self.source = splits_spec, workload, source
-        self._by_name = {f.name: f for f in self.fields}
-        self._hash_idx = [i for i, f in enumerate(self.fields) if f.name in set(self.hash_fields)]
-        self._j_is_k = len(self._hash_idx) == len(self.fields)
-        self._ends = self._plan_field_ends()
-        self._encode_only = self._encode_only_reason()
-        self.indexes: list = []  # IndexSpec of each [[index]] (keyshape.schema.index)
+        self.indexes: list[IndexSpec[KeySchema]] = []  # each [[index]] (keyshape.schema.index)
         self.counters: list = []  # CounterSpec of each [[counter]] (keyshape.schema.counters)
+        self._set_layout(KeyLayout(tuple(fields), separator, prefix, tuple(hash_fields), table.full_name))
+
+    # ------------------------------------------------------------------------------- layout
+
+    def _set_layout(self, layout: KeyLayout) -> None:
+        self.layout = layout
+        self._fields = list(layout.fields)
         self._install_trampolines()
+
+    @property
+    def fields(self) -> list[FieldSpec]:
+        """The key's fields in key order (:attr:`KeyLayout.fields`); assigning one rebuilds the layout."""
+        return self._fields
+
+    @fields.setter
+    def fields(self, value: Sequence[FieldSpec]) -> None:
+        self._set_layout(self.layout.replace(fields=tuple(value)))
+
+    @property
+    def separator(self) -> bytes:
+        """The bytes between two fields (:attr:`KeyLayout.separator`)."""
+        return self.layout.separator
+
+    @separator.setter
+    def separator(self, value: bytes) -> None:
+        self._set_layout(self.layout.replace(separator=value))
+
+    @property
+    def prefix(self) -> Prefix:
+        """The prefix strategy (:attr:`KeyLayout.prefix`)."""
+        return self.layout.prefix
+
+    @prefix.setter
+    def prefix(self, value: Prefix) -> None:
+        self._set_layout(self.layout.replace(prefix=value))
+
+    @property
+    def hash_fields(self) -> list[str]:
+        """The names of the fields a ``J`` prefix hashes (:attr:`KeyLayout.hash_fields`)."""
+        return list(self.layout.hash_fields)
+
+    @hash_fields.setter
+    def hash_fields(self, value: Sequence[str]) -> None:
+        self._set_layout(self.layout.replace(hash_fields=tuple(value)))
 
     # ------------------------------------------------------------------------------- loading
 
@@ -110,10 +147,10 @@ class KeySchema:
         split_spec = parse_splits(split_section, prefix) if split_section is not None else None
         wl_section = top.section("workload")
         workload = parse_workload(wl_section, fields) if wl_section is not None else None
-        indexes = parse_indexes(top, table, fields, separator, cls)
+        schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
+        indexes = parse_indexes(top, table, schema.layout, cls)
         counters = parse_counters(top, table)
         top.done()
-        schema = cls(table, fields, separator, prefix, key.hash_fields, split_spec, workload, source)
         if indexes and schema.encode_only is not None:
             # Index rows are built and repaired from decoded main keys.
             raise SchemaError(
@@ -159,39 +196,23 @@ class KeySchema:
 
     @property
     def field_names(self) -> list[str]:
-        return [f.name for f in self.fields]
+        """The field names in key order."""
+        return self.layout.field_names
 
     def field(self, name: str) -> FieldSpec:
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyshapeError(f"no field {name!r} in the key; fields: {', '.join(self.field_names)}") from None
-
-    def _parts(self, record: Mapping[str, Any]) -> list[bytes]:
-        out = []
-        for f in self.fields:
-            if f.name not in record:
-                raise KeyshapeError(f"record lacks key field {f.name!r}; give all of: {', '.join(self.field_names)}")
-            out.append(f.encode(record[f.name]))
-        return out
-
-    def _material(self, parts: list[bytes], k: bytes) -> bytes:
-        if self.prefix.material == "K" or self._j_is_k:
-            return k
-        return self.separator.join([parts[i] for i in self._hash_idx])
+        """The field called ``name``; KeyshapeError naming the fields when there is none."""
+        return self.layout.field(name)
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         """The row key of ``record`` (a mapping with every key field; extra entries are ignored).
 
-        Runs a function compiled once for this schema (:mod:`keyshape.schema.compiled`)."""
+        Runs a function compiled once for this schema's layout (:mod:`keyshape.schema.compiled`)."""
         return self._encoder()(record)
 
     def _install_trampolines(self) -> None:
         # encode/decode are called once per row: the instance attributes below shadow the
-        # methods, and on first use are replaced by the functions compiled for this schema, so a
+        # methods, and on first use are replaced by the functions compiled for the layout, so a
         # call is one plain function call (no method dispatch, no "compiled yet?" test).
-        self._compiled_encode: Any = None
-        self._compiled_decode: Any = None
         self.encode = self._first_encode  # type: ignore[method-assign]
         self.decode = self._first_decode  # type: ignore[method-assign]
 
@@ -202,26 +223,21 @@ class KeySchema:
         return self._decoder()(key, verify)
 
     def _encoder(self) -> Any:
-        if self._compiled_encode is None:
-            from keyshape.schema.compiled import compile_encoder
-
-            self._compiled_encode = compile_encoder(self)
-            self.encode = self._compiled_encode  # type: ignore[method-assign]
-        return self._compiled_encode
+        fn = encoder_for(self.layout)
+        self.encode = fn  # type: ignore[method-assign,assignment]
+        return fn
 
     def _decoder(self) -> Any:
-        if self._compiled_decode is None:
-            from keyshape.schema.compiled import compile_decoder
-
-            # (an encode-only schema compiles to its generic decode, which says why it cannot)
-            self._compiled_decode = compile_decoder(self)
-            self.decode = self._compiled_decode  # type: ignore[method-assign]
-        return self._compiled_decode
+        # (an encode-only layout compiles to its generic decode, which says why it cannot)
+        fn = decoder_for(self.layout)
+        self.decode = fn  # type: ignore[method-assign]
+        return fn
 
     def __getstate__(self) -> dict[str, Any]:
-        # Compiled functions are not picklable; they are rebuilt on first use after loading.
+        # Compiled functions are not picklable (nor kept by a pickled layout); they are rebuilt
+        # on first use after loading.
         state = dict(self.__dict__)
-        for name in ("encode", "decode", "_compiled_encode", "_compiled_decode", "_native_readers"):
+        for name in ("encode", "decode"):
             state.pop(name, None)
         return state
 
@@ -230,17 +246,15 @@ class KeySchema:
         self._install_trampolines()
 
     def __copy__(self) -> KeySchema:
-        # A copy shares fields and prefix but must compile its own functions: their fallbacks
-        # are bound to the schema they were compiled for.
-        out = KeySchema.__new__(KeySchema)
+        # A copy shares the (immutable) layout and its compiled functions, but not the instance
+        # attributes that shadow encode/decode.
+        out = type(self).__new__(type(self))
         out.__setstate__(self.__getstate__())
         return out
 
     def _encode_generic(self, record: Mapping[str, Any]) -> bytes:
         """:meth:`encode` walking the field specs: the reference the compiled encoder equals."""
-        parts = self._parts(record)
-        k = self.separator.join(parts)
-        return self.prefix.apply(self.prefix.prefix_for(self._material(parts, k)), k)
+        return self.layout.encode_generic(record)
 
     @overload
     def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
@@ -252,74 +266,17 @@ class KeySchema:
     def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
 
     def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
-        """Row keys of many records given as columns (field name -> values, all the same length).
+        """Row keys of many records given as columns, equal to ``[encode(r) for r in rows]``.
 
-        The result equals ``[encode(r) for r in rows]``. Every field is encoded for the whole
-        column at once (numbers given as numpy integer arrays without per-value Python), the keys
-        are assembled as one byte matrix and the prefixes computed on it with numpy; only md5 and
-        crc32 prefixes and text values call into Python per key. With ``as_array=True`` the keys
-        come back as a :class:`~keyshape.core.keyarray.KeyArray`, which
-        :meth:`keyshape.core.regions.RegionMap.assign` takes without making a ``bytes`` per key.
+        - ``columns``: field name -> values (a list or a numpy array), every field, all one length.
+        - ``as_array``: return a :class:`~keyshape.core.keyarray.KeyArray` (default False: a list of
+          bytes); :meth:`keyshape.core.regions.RegionMap.assign` takes it without a ``bytes`` per key.
+
+        Every field is encoded for the whole column at once (numbers given as numpy integer arrays
+        without per-value Python), the keys are assembled as one byte matrix and the prefixes
+        computed on it with numpy; only md5 and crc32 prefixes and text values call into Python per key.
         """
-        missing = [n for n in self.field_names if n not in columns]
-        if missing:
-            raise KeyshapeError(f"encode_many lacks columns {missing}; give all of: {', '.join(self.field_names)}")
-        lengths = {len(columns[n]) for n in self.field_names}
-        if len(lengths) > 1:
-            raise KeyshapeError(f"encode_many: columns differ in length {sorted(lengths)}; give equal lengths")
-        n = lengths.pop()
-        parts = [f.encode_column(columns[f.name]) for f in self.fields]
-        sep = KeyArray.constant(self.separator, n) if self.separator else None
-
-        def join(pieces: list[KeyArray]) -> KeyArray:
-            if sep is not None:
-                pieces = [x for piece in pieces for x in (sep, piece)][1:]
-            return KeyArray.concat(pieces)
-
-        ks = join(parts)
-        p = self.prefix
-        if p.width:
-            if p.material == "K" or self._j_is_k:
-                mats = ks
-            else:
-                mats = join([parts[i] for i in self._hash_idx])
-            prefixes = p.prefix_many(mats)
-            if p.whole_key:
-                ks = prefixes
-            elif p.sep_after and sep is not None:
-                ks = KeyArray.concat([prefixes, sep, ks])
-            else:
-                ks = KeyArray.concat([prefixes, ks])
-        return ks if as_array else ks.tolist()
-
-    def _plan_field_ends(self) -> list[int | None]:
-        """How :meth:`decode` finds where each field ends, per field.
-
-        ``None``: the field finds its own end (fixed width, or an ordered encoding). ``-1``: at the
-        next separator. ``n >= 0``: ``n`` bytes before the end of K. The last variable-width,
-        non-self-delimiting field gets ``n`` when every field after it has a fixed width (the
-        fields after it fill exactly ``n`` bytes with their separators), so its value may contain
-        the separator; every other such field ends at the first separator after it.
-        """
-        ends: list[int | None] = [None if f.self_delimiting else -1 for f in self.fields]
-        tail = 0
-        for i in range(len(self.fields) - 1, -1, -1):
-            f = self.fields[i]
-            if not f.self_delimiting:
-                ends[i] = tail
-                break
-            if f.fixed_width is None:
-                break  # an ordered variable-width field cannot be measured from the right
-            tail += f.fixed_width + len(self.separator)
-        return ends
-
-    def _encode_only_reason(self) -> str | None:
-        if self.separator:
-            return None
-        runs = [f.name for f in self.fields[:-1] if not f.self_delimiting]
-        if not runs:
-            return None
-        return f"field {runs[0]!r} has variable width and no separator follows it, so where it ends cannot be found"
+        return self.layout.encode_many(columns, as_array)
 
     @property
     def encode_only(self) -> str | None:
@@ -330,14 +287,7 @@ class KeySchema:
         :meth:`decode` raises, and :meth:`scan_ranges` refuses leading values that would also
         match longer ones. Everything that only encodes (splits, analyze, load) works.
         """
-        return self._encode_only
-
-    def _refuse_encode_only(self, what: str) -> None:
-        if self._encode_only is not None:
-            raise KeyshapeError(
-                f"{what}: this schema is encode-only: {self._encode_only}; give the variable-width fields "
-                "a width or encoding = 'ordered', or set key.separator, if the keys must be read back"
-            )
+        return self.layout.encode_only
 
     @property
     def ambiguous_fields(self) -> list[FieldSpec]:
@@ -347,10 +297,15 @@ class KeySchema:
         Empty when at most one field has a variable width without an ordered encoding and every
         field after it has a fixed width (that field is then measured from the end of the key).
         """
-        return [f for f, e in zip(self.fields, self._ends) if e == -1]
+        return self.layout.ambiguous_fields
 
     def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """The fields of ``key`` (exact inverse of :meth:`encode` up to width padding).
+
+        - ``key``: a whole row key (bytes).
+        - ``verify``: re-derive the hash prefix from the decoded fields and refuse a key whose
+          prefix differs (default True). False skips that check only (the prefix is stripped, as
+          HBaseWD, Phoenix and OpenTSDB read their salted keys): for keys read from the table itself.
 
         Fields are read left to right; fixed-width fields take their width whatever their bytes
         (a binary timestamp may contain the separator), ordered ones find their own end. The last
@@ -360,63 +315,27 @@ class KeySchema:
 
         Raises KeyshapeError for md5-full keys (not recoverable), an :attr:`encode_only` schema,
         a key that does not parse, or a key whose hash prefix does not match its fields (written
-        with another schema). ``verify=False`` skips that last check only (the prefix is
-        stripped, not re-derived from the fields, as HBaseWD, Phoenix and OpenTSDB read their
-        salted keys): for keys that come from the table itself, where re-hashing every key
-        would cost more than parsing it.
+        with another schema).
         """
         return self._decoder()(key, verify)
 
     def _decode_generic(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
-        key = bytes(key)
-        k = self.prefix.strip(key)  # md5-full says first that its fields are gone
-        head = len(key) - len(k)
-        self._refuse_encode_only(f"cannot decode {hbytes.to_string_binary(key)}")
-        out: dict[str, Any] = {}
-        pos, sep, last = 0, self.separator, len(self.fields) - 1
-        for i, (f, plan) in enumerate(zip(self.fields, self._ends)):
-            end = None
-            if plan == -1:
-                end = k.find(sep, pos)
-                if end < 0:
-                    raise KeyshapeError(f"key {hbytes.to_string_binary(key)}: no separator after field {f.name!r}")
-            elif plan is not None:
-                end = len(k) - plan
-                if end < pos:
-                    raise KeyshapeError(
-                        f"key {hbytes.to_string_binary(key)} is too short for field {f.name!r} and the "
-                        f"{plan} bytes of fixed-width fields after it; was it written with this schema?"
-                    )
-            # read in the whole key's coordinates, so an error names the key and offset as given
-            out[f.name], stop = f.decode_at(key, head + pos, None if end is None else head + end)
-            pos = stop - head
-            if i < last and sep:
-                if k[pos : pos + len(sep)] != sep:
-                    raise KeyshapeError(f"key {hbytes.to_string_binary(key)}: expected separator after field {f.name!r} at offset {pos}")
-                pos += len(sep)
-        if pos != len(k):
-            raise KeyshapeError(f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; was it written with this schema?")
-        if verify and self.prefix.width and self.prefix.material and self._encode_generic(out) != key:
-            raise KeyshapeError(
-                f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
-                "was it written with this schema (separator, hash_fields, buckets)?"
-            )
-        return out
+        return self.layout.decode_generic(key, verify)
 
     def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> Any:
-        """The fields of many keys as columns (field name -> values, in key order): numbers as
-        numpy arrays (int64 / float64), text as numpy str arrays, bytes as lists of bytes; with
-        ``as_arrow=True`` a ``pyarrow.Table`` (int64, float64, string, binary columns), built
-        without a Python object per value.
+        """The fields of many keys as columns (field name -> values, in key order).
+
+        - ``keys``: row keys, a list of bytes or a :class:`~keyshape.core.keyarray.KeyArray`.
+        - ``as_arrow``: return a ``pyarrow.Table`` (int64, float64, string, binary columns), built
+          without a Python object per value (default False: numbers as numpy int64/float64 arrays,
+          text as numpy str arrays, bytes as lists of bytes).
+        - ``verify``: as in :meth:`decode` (default True).
 
         Equals decoding every key with :meth:`decode` (and raises its error for the first bad
-        key; ``verify`` as there); vectorized over the keys for the usual layouts
-        (:mod:`keyshape.schema.batchdecode`).
+        key); vectorized over the keys for the usual layouts (:mod:`keyshape.schema.batchdecode`).
         """
-        from keyshape.schema.batchdecode import decode_many
-
-        return decode_many(self, keys, as_arrow=as_arrow, verify=verify)  # encode-only: raises on the first key
+        return decode_many(self.layout, keys, as_arrow=as_arrow, verify=verify)  # encode-only: raises on the first key
 
     # ------------------------------------------------------------------------------- buckets
 
@@ -427,13 +346,15 @@ class KeySchema:
     # --------------------------------------------------------------------------- scan ranges
 
     def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
-        """``[start, stop)`` ranges covering exactly the rows whose leading fields have the given
-        values (``stop == b""``: to the end of the table).
+        """``[start, stop)`` ranges (start inclusive, stop exclusive; ``stop == b""``: to the end
+        of the table) covering exactly the rows whose leading fields have the given values.
 
-        The given fields must be the first fields of the key (any keyword order). The last one
-        may be a range ``(lo, hi)`` meaning ``lo <= value < hi`` (either end ``None``: open);
-        descending fields are handled. A salted key gives one range per bucket, sorted, unless
-        the hashed fields are all given, which pins the one bucket; ``random`` always fans out.
+        - ``leading``: field name -> value for the first fields of the key (any keyword order).
+          The last one may be a range ``(lo, hi)`` meaning ``lo <= value < hi`` (either end
+          ``None``: open); descending fields are handled.
+
+        A salted key gives one range per bucket, sorted, unless the hashed fields are all given,
+        which pins the one bucket; ``random`` always fans out.
 
         A given variable-width text/bytes field (no width, not ordered) is matched by its bytes
         plus the separator, so when values may contain the separator the ranges also hold rows
@@ -441,96 +362,7 @@ class KeySchema:
         lives too): ``keyshape.read.scan`` drops those rows by decoding; elsewhere filter by
         :meth:`decode`, or give the field a width or an ordered encoding.
         """
-        names = self.field_names
-        given = [n for n in names if n in leading]
-        unknown = [n for n in leading if n not in names]
-        if unknown:
-            raise KeyshapeError(f"scan_ranges: no field {unknown[0]!r}; fields: {', '.join(names)}")
-        if given != names[: len(given)]:
-            raise KeyshapeError(
-                f"scan_ranges: the given fields must lead the key; with fields ({', '.join(names)}) "
-                f"give {', '.join(names[: len(given)])} before later ones"
-            )
-        eq, rng_field = given, None
-        rng: Sequence[Any] = ()
-        if given and isinstance(leading[given[-1]], (tuple, list)):
-            rng_field, eq = self.field(given[-1]), given[:-1]
-            rng = leading[given[-1]]
-            if len(rng) != 2:
-                raise KeyshapeError(f"scan_ranges: {given[-1]} range must be (lo, hi), got {rng!r}")
-        if self._encode_only is not None and len(eq) < len(names) and any(not self.field(n).self_delimiting for n in given):
-            # Without a separator "user" also matches "user1"'s rows and decode cannot drop them.
-            self._refuse_encode_only("scan_ranges")
-        parts = [self.field(n).encode(leading[n]) for n in eq]
-        sep = self.separator
-        body = sep.join(parts)
-        complete = len(eq) == len(names)
-        # The range inside one bucket, as (start, stop, stop_is_next_prefix_of).
-        if complete:
-            start, stop, is_next = body, body + b"\x00", False
-        else:
-            base = body + sep if eq else b""
-            start, stop, is_next = base, base, True
-            if rng_field is not None:
-                planned = self._field_range(rng_field, base, rng)
-                if planned is None:
-                    return []
-                start, stop, is_next = planned
-        p = self.prefix
-        if p.whole_key:
-            if not complete:
-                raise KeyshapeError(
-                    f"{p.name} keys cannot be range-scanned: the key is a hash of all fields; "
-                    "give every field for a point read, or use strategy 'md5'"
-                )
-            return [(p.prefix_for(body), p.prefix_for(body) + b"\x00")]
-        heads = [b""]
-        if p.salted:
-            pinned = None
-            if p.material == "J" and all(i < len(eq) for i in self._hash_idx):
-                pinned = p.prefix_for(sep.join(parts[i] for i in self._hash_idx))
-            elif p.material == "K" and complete:
-                pinned = p.prefix_for(body)
-            heads = [p.apply(b, b"") for b in ([pinned] if pinned is not None else p.buckets() or [])]
-        out = []
-        for h in heads:
-            s = h + start
-            e = next_prefix(h + stop) if is_next else h + stop
-            out.append((s, e))
-        return sorted(out)
-
-    def _field_range(self, f: FieldSpec, base: bytes, rng: Sequence[Any]) -> tuple[bytes, bytes, bool] | None:
-        hbase_number = f.encoding == "hbase" and f.type in ("int32", "int64", "float64")
-        if not f.self_delimiting or not (f.order_preserving or hbase_number):
-            raise KeyshapeError(
-                f"scan_ranges: field {f.name!r} ({f.type}, {f.encoding}) cannot be range-scanned: "
-                "its bytes do not sort like its values; give it a width or encoding = 'ordered'"
-            )
-        lo, hi = (None if v is None else f.coerce(v) for v in rng)
-        if f.type in ("int32", "int64", "timestamp"):
-            # Clamp to what the field can hold; an empty interval scans nothing.
-            dmin, dmax = f.int_domain()
-            if (lo is not None and lo > dmax) or (hi is not None and hi <= dmin) or (lo is not None and hi is not None and lo >= hi):
-                return None
-            lo = None if lo is not None and lo <= dmin else lo
-            hi = None if hi is not None and hi > dmax else hi
-        if hbase_number:  # order-preserving only from 0 up
-            if f.type == "float64" or (lo is None or lo < 0):
-                raise KeyshapeError(
-                    f"scan_ranges: {f.name!r} uses hbase encoding, which sorts negative numbers after "
-                    "positive ones; give a non-negative lo, or use encoding = 'ordered'"
-                )
-        lo_b = None if lo is None else base + f.encode(lo)
-        hi_b = None if hi is None else base + f.encode(hi)
-        if not f.descending:
-            start = lo_b if lo_b is not None else base
-            if hi_b is None:
-                return start, base, True
-            return start, hi_b, False
-        # Descending: larger values sort first; encodings are prefix-free, so the keys of one
-        # value are exactly those under base + enc(value).
-        start = next_prefix(hi_b) if hi_b is not None else base
-        return start, (lo_b if lo_b is not None else base), True
+        return self.layout.scan_ranges(**leading)
 
     # ---------------------------------------------------------------------------- split keys
 
@@ -587,11 +419,15 @@ class KeySchema:
 
     # ---------------------------------------------------------------------------------- lint
 
-    def lint(self) -> list:
+    def lint(self) -> list[Finding]:
         """Design findings, most severe first (see :mod:`keyshape.schema.lint`)."""
-        from keyshape.schema.lint import lint
+        from keyshape.workload import generate  # the sampled rows of the schema's [workload]
 
-        return lint(self)
+        def sample(n: int) -> dict[str, Any]:
+            return next(generate(self, rows=n, seed=0, chunk_rows=n))
+
+        index_fields = [f for spec in self.indexes for f in spec.fields]
+        return lint(self.layout, splits=self.splits, workload=self.workload, index_fields=index_fields, sample=sample)
 
     def __repr__(self) -> str:
         return f"KeySchema({self.table.full_name!r}, fields={self.field_names}, prefix={self.prefix.name!r}, separator={self.separator!r})"

@@ -18,16 +18,18 @@ ends in the same ``width`` bytes one key, by declaration).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from keyshape.errors import KeyshapeError
+from keyshape.schema.fields import FieldSpec
+from keyshape.schema.layout import KeyLayout
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS
+from keyshape.schema.specs import SplitSpec
 
-if TYPE_CHECKING:  # annotations only
-    from keyshape.schema.keyschema import KeySchema
 
 __all__ = ["Finding", "lint", "LEVELS"]
 
@@ -49,25 +51,53 @@ class Finding:
         return f"{self.level}: [{self.code}] {self.message}" + (f" -> {self.advice}" if self.advice else "")
 
 
-def lint(schema: KeySchema) -> list[Finding]:
-    """Every finding for ``schema``, errors first, then warnings, then info."""
+@dataclass(frozen=True)
+class _Design:
+    """What the checks read: the key's layout and what the schema says about its table."""
+
+    layout: KeyLayout
+    splits: SplitSpec | None
+    workload: Any  # the [workload] section (keyshape.workload.WorkloadSpec) or None
+    index_fields: tuple[FieldSpec, ...]
+
+
+def lint(
+    layout: KeyLayout,
+    *,
+    splits: SplitSpec | None = None,
+    workload: Any = None,
+    index_fields: Sequence[FieldSpec] = (),
+    sample: Callable[[int], dict[str, Any]] | None = None,
+) -> list[Finding]:
+    """Every finding for a key design, errors first, then warnings, then info.
+
+    - ``layout``: the key's layout (fields, separator, prefix, hashed fields).
+    - ``splits``: the table's ``[splits]`` (default None: no pre-split).
+    - ``workload``: the ``[workload]`` section, whose generators say which fields are monotonic
+      and which categorical values clash with a pad (default None: none declared).
+    - ``index_fields``: the fields of the ``[[index]]`` tables, checked for padding too (default none).
+    - ``sample``: ``sample(n)`` -> ``n`` generated rows as columns (field name -> values), encoded
+      to check key lengths, separators and padding; what it raises (KeyshapeError, ValueError)
+      is a ``workload-invalid`` finding (default None: those checks are skipped).
+    """
+    schema = _Design(layout, splits, workload, tuple(index_fields))
     out: list[Finding] = []
-    sample = _sample(schema, out)
-    _key_length(schema, sample, out)
+    cols = _sample(schema, sample, out)
+    _key_length(schema, cols, out)
     _monotonic(schema, out)
     _splits(schema, out)
-    _separator(schema, sample, out)
-    _fields(schema, sample, out)
+    _separator(schema, cols, out)
+    _fields(schema, cols, out)
     # What the strategy itself says (random: reads fan out; md5-full: fields hidden), in the
     # order the findings were always listed: its warnings here, its infos after the key's own.
-    notes = [Finding(*note) for note in schema.prefix.lint_notes()]
+    notes = [Finding(*note) for note in schema.layout.prefix.lint_notes()]
     out += [f for f in notes if f.level != "info"]
-    if schema.encode_only is not None:
+    if schema.layout.encode_only is not None:
         out.append(
             Finding(
                 "warning",
                 "encode-only",
-                f"keys are encode-only: {schema.encode_only}; decode and scans by a leading "
+                f"keys are encode-only: {schema.layout.encode_only}; decode and scans by a leading "
                 'value are refused ("user" + "142" is also "user1" + "42")',
                 "fine to reproduce an existing writer's keys; for new tables give the field a width, encoding = 'ordered', or set key.separator",
             )
@@ -76,16 +106,16 @@ def lint(schema: KeySchema) -> list[Finding]:
     return sorted(out, key=lambda f: LEVELS.index(f.level))
 
 
-def _sample(schema: KeySchema, out: list[Finding]) -> tuple[dict[str, Any], list[bytes]] | None:
-    from keyshape.workload import generate
-
+def _sample(schema: _Design, sample: Callable[[int], dict[str, Any]] | None, out: list[Finding]) -> tuple[dict[str, Any], list[bytes]] | None:
+    if sample is None:
+        return None
     try:
-        cols = next(generate(schema, rows=_SAMPLE_ROWS, seed=0, chunk_rows=_SAMPLE_ROWS))
+        cols = sample(_SAMPLE_ROWS)
         # rows padding would refuse are reported as pad-collision, the rest still sampled
         cols = _padding(schema, cols, out)
         if not len(next(iter(cols.values()), ())):
             return None
-        return cols, schema.encode_many(cols)
+        return cols, schema.layout.encode_many(cols)  # type: ignore[return-value]
     except (KeyshapeError, ValueError) as exc:
         out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}", "fix [workload] or the field widths"))
         return None
@@ -102,7 +132,7 @@ def _padded(f: Any) -> bool:
 
 def _pad_clash(f: Any, raw: bytes) -> bool:
     """True when ``raw`` (a value's bytes) is stored whole with the pad byte at its padded end."""
-    pb = f._pad_byte()
+    pb = f.pad_byte
     return len(raw) <= f.width and (raw.startswith(pb) if f.pad == "left" else raw.endswith(pb))
 
 
@@ -112,14 +142,13 @@ def _raw(f: Any, v: Any) -> bytes:
     return str(v).encode("utf-8") if f.type == "string" else f.coerce(v)
 
 
-def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dict[str, Any]:
+def _padding(schema: _Design, cols: dict[str, Any], out: list[Finding]) -> dict[str, Any]:
     """pad-collision / pad-ambiguous / truncate-shares-keys findings; ``cols`` without the rows
     whose values padding refuses (the other checks run on the rest)."""
     n = len(next(iter(cols.values()), ()))
     keep = np.ones(n, dtype=bool)
     seen = set()
-    index_fields = [f for spec in schema.indexes for f in spec.fields]
-    for f in [*schema.fields, *index_fields]:
+    for f in [*schema.layout.fields, *schema.index_fields]:
         if f.name in seen:
             continue
         seen.add(f.name)
@@ -136,7 +165,7 @@ def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dic
         if not _padded(f):
             continue
         end = "start" if f.pad == "left" else "end"
-        shown = f"pad character {f.pad_char!r}" if f.type == "string" else f"pad byte {f._pad_byte()!r}"
+        shown = f"pad character {f.pad_char!r}" if f.type == "string" else f"pad byte {f.pad_byte!r}"
         fix = f"give {f.name} pad = 'none' if its values are always {f.width} bytes, or a pad_char its values never {end} with"
         bad: list[str] = []
         gen = schema.workload.fields.get(f.name) if schema.workload is not None else None
@@ -179,7 +208,7 @@ def _padding(schema: KeySchema, cols: dict[str, Any], out: list[Finding]) -> dic
     return {name: (v[keep] if isinstance(v, np.ndarray) else [x for x, k in zip(v, keep) if k]) for name, v in cols.items()}
 
 
-def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
+def _key_length(schema: _Design, sample: Any, out: list[Finding]) -> None:
     if sample is None:
         return
     lengths = np.fromiter(map(len, sample[1]), dtype=np.int64)
@@ -204,13 +233,13 @@ def _key_length(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
         )
 
 
-def _monotonic(schema: KeySchema, out: list[Finding]) -> None:
-    if schema.prefix.width:
+def _monotonic(schema: _Design, out: list[Finding]) -> None:
+    if schema.layout.prefix.width:
         return
-    first = schema.fields[0]
+    first = schema.layout.fields[0]
     gen = schema.workload.fields[first.name].kind if schema.workload is not None else None
     if first.type == "timestamp" or gen in _MONOTONIC:
-        others = [f.name for f in schema.fields[1:] if f.type != "timestamp"]
+        others = [f.name for f in schema.layout.fields[1:] if f.type != "timestamp"]
         move = f"move {first.name} after {others[0]}, or " if others else ""
         out.append(
             Finding(
@@ -222,8 +251,8 @@ def _monotonic(schema: KeySchema, out: list[Finding]) -> None:
         )
 
 
-def _splits(schema: KeySchema, out: list[Finding]) -> None:
-    p, s = schema.prefix, schema.splits
+def _splits(schema: _Design, out: list[Finding]) -> None:
+    p, s = schema.layout.prefix, schema.splits
     n = p.bucket_count()
     if not p.salted or n is None:
         return
@@ -274,13 +303,13 @@ def _splits(schema: KeySchema, out: list[Finding]) -> None:
         out.append(Finding("info", "buckets-per-region", f"{n} buckets over {r} regions: {n // r} buckets per region", ""))
 
 
-def _separator(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
+def _separator(schema: _Design, sample: Any, out: list[Finding]) -> None:
     # Only fields decode must end at the first separator are at risk: a single variable-width
     # field followed by fixed-width ones is measured from the end of the key, so any bytes work.
-    sep = schema.separator
+    sep = schema.layout.separator
     if not sep:
         return
-    for f in schema.ambiguous_fields:
+    for f in schema.layout.ambiguous_fields:
         bad = 0
         if sample is not None:
             enc = f.encode_column(sample[0][f.name])
@@ -305,8 +334,8 @@ def _separator(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
             )
 
 
-def _fields(schema: KeySchema, sample: Any, out: list[Finding]) -> None:
-    for f in schema.fields:
+def _fields(schema: _Design, sample: Any, out: list[Finding]) -> None:
+    for f in schema.layout.fields:
         if f.encoding == "hbase" and f.type in ("int32", "int64", "float64"):
             negative = sample is not None and np.any(np.asarray(sample[0][f.name]) < 0)
             if negative:
