@@ -116,6 +116,7 @@ def run_online(
         time.sleep(4)
         counts = stop_writer(writer, tmp_path / "writer.log")
         assert second.wait(240) == 0, (tmp_path / "second.log").read_text()
+        assert not online.with_name(online.name + ".lock").exists(), "a finished migration leaves no lock file"
         return counts, (tmp_path / "second.log").read_text()
     finally:
         for proc in procs:  # after a failure: nothing of this test keeps running
@@ -254,6 +255,7 @@ def test_refusals_are_one_line(hbase: Any, hbase_store: HBaseStore, tmp_path: Pa
         one_line(run("--hbase", hbase.url, "--set-replication-scope"), f"replication peer {peer} exists", "remove_peer")
         assert set(hbase_store.family_attributes(old.table.full_name, "REPLICATION_SCOPE").values()) <= {"0", None}
         assert not hbase_store.table_exists(new.table.full_name)
+        assert not list(tmp_path.glob("s.*")), "a refused run leaves no state or lock file"
     finally:
         cleanup(hbase_store, old, new)
     nohbase = run("--hbase", "127.0.0.1:1")

@@ -180,6 +180,13 @@ def _locked(path: Path) -> Iterator[None]:
             raise BadInput(f"another 'keyshape migrate --online' of this migration is running (it holds {lock}); stop it first") from None
         yield
     finally:
+        try:
+            # no litter once nothing is left to resume (never started, or cut over); a run
+            # opening the file just now may then lock an unlinked inode: harmless, nothing to do
+            if not path.is_file() or json.loads(path.read_text(encoding="utf-8")).get("phase") == "done":
+                lock.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass
         os.close(fd)
 
 
