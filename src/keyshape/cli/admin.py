@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.hbase import _console, _regions_table
+from keyshape.cli.hbase import _console
 from keyshape.cli.options import open_from_options as _open
 from keyshape.cli.options import hbase_option, user_option
 
@@ -53,9 +53,10 @@ def split_command(table: str, key: str, url: str, timeout: float) -> None:
     the HBase shell print keys.
     """
     from keyshape.core.hbytes import to_bytes_binary
+    from keyshape.report.terminal import regions_table
 
     daughters = _run(url, lambda s: s.split_region(table, to_bytes_binary(key), timeout=timeout))
-    _console().print(_regions_table(daughters, f"split {table} at {key}: the daughter regions"))
+    _console().print(regions_table(daughters, f"split {table} at {key}: the daughter regions"))
 
 
 @admin_group.command("move")
@@ -83,8 +84,10 @@ def move_command(region: str, server: str | None, url: str, timeout: float) -> N
 @_URL
 def regions_command(table: str, url: str) -> None:
     """List TABLE's regions in key order with the server each is on."""
+    from keyshape.report.terminal import regions_table
+
     regions = _run(url, lambda s: s.regions(table))
-    _console().print(_regions_table(regions, f"{table}: {len(regions)} regions"))
+    _console().print(regions_table(regions, f"{table}: {len(regions)} regions"))
 
 
 @admin_group.command("servers")
@@ -92,22 +95,9 @@ def regions_command(table: str, url: str) -> None:
 def servers_command(url: str) -> None:
     """List the live region servers with their region counts and request loads (as each
     server last reported them, every few seconds; system regions included)."""
-    from rich.table import Table
+    from keyshape.report.terminal import region_servers_table
 
-    servers = _run(url, lambda s: s.region_servers())
-    table = Table(title=f"{len(servers)} live region server(s)", title_justify="left", header_style="bold")
-    for col in ("server", "regions", "reads", "writes", "requests/s", "heap MiB"):
-        table.add_column(col, justify="left" if col == "server" else "right", no_wrap=True)
-    for s in servers:
-        table.add_row(
-            s.name,
-            str(s.regions),
-            f"{s.read_requests:,}",
-            f"{s.write_requests:,}",
-            f"{s.requests_per_second:,}",
-            f"{s.used_heap_mb:,}/{s.max_heap_mb:,}",
-        )
-    _console().print(table)
+    _console().print(region_servers_table(_run(url, lambda s: s.region_servers())))
 
 
 @admin_group.command("balancer")

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, USER_KEY, hbase_option, user_option
-from keyshape.cli.output import write_json, write_reports
+from keyshape.cli.options import USER_KEY, hbase_option, html_option, json_option, png_option, seed_option, user_option
+from keyshape.report.output import write_reports
 
 _LEVELS = ("skewed", "hotspot")
 EXIT_VERDICT = 3  # --fail-on: the verdict is at least as bad as asked
@@ -91,10 +91,10 @@ def _common(fn: F) -> F:
             help="Region servers sharing the regions round-robin (default: 3 assumed, and no advice on the server count).",
         ),
         click.option("--windows", type=click.IntRange(min=1), default=50, show_default=True, help="Time windows the write stream is cut into."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Workload seed."),
-        click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write a self-contained HTML report."),
-        click.option("--png", "png_path", type=OUTPUT_FILE, default=None, help="Write the time x key-space heat map as PNG."),
-        click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the numbers as JSON ('-' for stdout)."),
+        seed_option,
+        html_option(),
+        png_option(),
+        json_option(),
         click.option(
             "--fail-on",
             "fail_on",
@@ -394,9 +394,7 @@ def analyze_command(
             **split_options(auto_split, write_rate, max_filesize, flush_size, split_policy, cleaner_interval, value_bytes),
         )
     out.print(analysis_view(analysis, limit=top, width=out.width))
-    if json_path:
-        write_json(json_path, analysis.to_dict(), out)
-    write_reports(out, analysis, html_path, png_path)
+    write_reports(out, analysis, html_path=html_path, png_path=png_path, json_path=json_path)
     _finish(_exit_code([analysis.verdict], fail_on))
 
 
@@ -414,7 +412,7 @@ def _live_analysis(
 ) -> Any:
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
     from keyshape.cli.options import open_from_options as _open
-    from keyshape.ops.sample import analyze_live, sample_table
+    from keyshape.ops.sample import analyze_table
     from keyshape.phoenix.schema import load_schema
 
     if table is None or url is None:
@@ -428,14 +426,15 @@ def _live_analysis(
     store = _open(url)
     try:
         with err.status(f"counting and sampling the keys of {table}"):
-            sample = sample_table(store, table, per_region, count_rows=count_rows)
-        live = analyze_live(sample, loaded, time_field=time_field, windows=windows, seed=seed)
+            live = analyze_table(
+                store, table, loaded, per_region=per_region, count_rows=count_rows, time_field=time_field, windows=windows, seed=seed
+            )
     finally:
         store.close()
     if isinstance(loaded, PhoenixKeySchema):
         from keyshape.phoenix.live import bucket_view
 
-        view = bucket_view(loaded.phoenix.key, sample, live.estimated_rows)
+        view = bucket_view(loaded.phoenix.key, live.sample, live.estimated_rows)
         if view is not None:
             live.analysis.reasons.extend(view.notes(loaded.phoenix.key))
     return live.analysis
@@ -536,11 +535,17 @@ def compare_command(
         out.print(verdict_line(a))
         for advice in a.advice:
             out.print(Text.assemble(("  → ", "bold cyan"), advice))
-    if json_path:
-        designs = [a.to_dict() for a in analyses]
-        for d, note in zip(designs, notes):
-            if note is not None:
-                d["splits"] = note
-        write_json(json_path, {"rows": rows, "designs": designs}, out)
-    write_reports(out, analyses, html_path, png_path, colour_scale)
+    designs = [a.to_dict() for a in analyses] if json_path else []
+    for d, note in zip(designs, notes):
+        if note is not None:
+            d["splits"] = note
+    write_reports(
+        out,
+        analyses,
+        html_path=html_path,
+        png_path=png_path,
+        json_path=json_path,
+        payload={"rows": rows, "designs": designs},
+        colour_scale=colour_scale,
+    )
     _finish(_exit_code([a.verdict for a in analyses], fail_on))

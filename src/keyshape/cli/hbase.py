@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from keyshape.cli.options import open_from_options as _open  # also imported from here by cli.phoenix and cli.serve
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option, USER_HELP
-from keyshape.cli.output import write_json, write_reports
-from keyshape.analysis.stats import percent_cell
+from keyshape.cli.options import hbase_option, html_option, json_option, png_option, seed_option, user_option
 from keyshape.errors import BadInput
+from keyshape.report.output import write_json, write_reports
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.ops.load import LoadRun
@@ -26,10 +25,6 @@ if TYPE_CHECKING:  # annotations only
     from keyshape.store.base import Store
 
 __all__ = ["create_command", "load_command", "watch_command"]
-
-
-def _user_option(fn: Any) -> Any:
-    return click.option("--user", default=None, metavar="NAME", help=USER_HELP)(fn)
 
 
 def _console(stderr: bool = False) -> Any:
@@ -43,35 +38,6 @@ def _create(store: Store, schema: KeySchema) -> list[Any]:
     from keyshape.store import create_table_from_schema
 
     return create_table_from_schema(store, schema)
-
-
-def _regions_table(regions: list[Any], title: str) -> Any:
-    """Regions in key order. Keys fold onto more lines rather than lose bytes (they are copied into
-    `admin split`); the region is its encoded name, which `admin move` takes and which fits."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from keyshape.core.hbytes import to_string_binary
-
-    def encoded(name: str) -> str:
-        # "table,start,id.ENCODED." -> ENCODED: HBase's encoded region name, 32 hex digits.
-        return name.rstrip(".").rsplit(".", 1)[-1] if name.endswith(".") else name
-
-    table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("#", justify="right", no_wrap=True, min_width=len(str(max(len(regions) - 1, 0))))
-    for col in ("start", "end"):
-        table.add_column(col, overflow="fold", min_width=len("(start)"))
-    table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
-    table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(encoded(r.name)) for r in regions)]))
-    for i, r in enumerate(regions):
-        table.add_row(
-            str(i),
-            Text(to_string_binary(r.start) if r.start else "(start)"),
-            Text(to_string_binary(r.end) if r.end else "(end)"),
-            Text(r.server),
-            Text(encoded(r.name)),
-        )
-    return table
 
 
 def _where(url: str | None) -> str:
@@ -91,9 +57,9 @@ def _print_connection(out: Any, url: str | None, store: Store) -> None:
 @click.command("create")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @hbase_option()
-@_user_option
+@user_option
 @click.option("--dry-run", is_flag=True, help="Print the equivalent HBase shell statements instead; needs no HBase.")
-def create_command(schema_path: str, url: str | None, user: str | None, dry_run: bool) -> None:
+def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
     Creates the namespace when missing, then the table (and its [[index]] and [[counter]]
@@ -110,61 +76,30 @@ def create_command(schema_path: str, url: str | None, user: str | None, dry_run:
 
         click.echo(shell_create_statements(schema), nl=False)
         return
-    store = _open(url, user)
+    store = _open(url)
     try:
         regions = _create(store, schema)
     finally:
         store.close()
+    from keyshape.report.terminal import assignment_line, regions_table
+
     out = _console()
     _print_connection(out, url, store)
-    out.print(_regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: {len(regions)} regions, as the schema asks"))
+    out.print(regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: {len(regions)} regions, as the schema asks"))
     from keyshape.schema.ddl import schema_tables
 
     for role, spec, splits in schema_tables(schema)[1:]:
         out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
-    out.print(_assignment(regions))
-
-
-def _assignment(regions: list[Any]) -> str:
-    """One line: how many of the table's regions each server was given."""
-    counts: dict[str, int] = {}
-    for r in regions:
-        counts[r.server] = counts.get(r.server, 0) + 1
-    mean = len(regions) / len(counts)
-    parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-    return (
-        f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} {'holds' if len(counts) == 1 else 'hold'} the regions "
-        f"({parts}; max/mean {max(counts.values()) / mean:.2f})"
-    )
-
-
-def _servers_table(shares: list[Any], metric: str) -> Any:
-    """Per-server request shares beside the per-region ones (``ops.live.shares_by_server``)."""
-    from rich.table import Table
-
-    from keyshape.report.terminal import _bar
-
-    top = max((s.share for s in shares), default=0.0)
-    mean = sum(s.share for s in shares) / len(shares) if shares else 0.0
-    table = Table(
-        title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} share per server (max/mean {top / mean if mean else 0:.2f})",
-        title_justify="left",
-        header_style="bold",
-    )
-    for col in ("server", "regions", f"{metric}s", "share", ""):
-        table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
-    for s in shares:
-        table.add_row(s.server, str(s.regions), f"{s.requests:,}", percent_cell(s.share), _bar(s.share, top))
-    return table
+    out.print(assignment_line(regions))
 
 
 @click.command("load")
 @click.argument("schema_path", metavar="SCHEMA", type=click.Path(exists=True, dir_okay=False))
 @hbase_option()
-@_user_option
+@user_option
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to write (default: the schema's [workload] rows).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, help="Rows per acknowledged batch.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Workload seed.")
+@seed_option
 @click.option(
     "--settle",
     type=click.FloatRange(min=0),
@@ -173,7 +108,7 @@ def _servers_table(shares: list[Any], metric: str) -> Any:
     metavar="SECONDS",
     help="How long to wait for the region servers to report the writes in their region loads.",
 )
-def load_command(schema_path: str, url: str | None, user: str | None, rows: int | None, batch_size: int, seed: int, settle: float) -> None:
+def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int, settle: float) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -192,7 +127,7 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
     table = schema.table.full_name
     total = rows if rows is not None else int(getattr(schema.workload, "rows", 0) or 100_000)
     out, err = _console(), _console(stderr=True)
-    store = _open(url, user)
+    store = _open(url)
     _print_connection(out, url, store)
 
     def created(regions: list[Any]) -> None:
@@ -224,6 +159,8 @@ def load_command(schema_path: str, url: str | None, user: str | None, rows: int 
 
 def _print_load(out: Any, err: Any, run: LoadRun, batch_size: int) -> None:
     """What ``keyshape load`` prints of an :class:`keyshape.ops.load.LoadRun`."""
+    from keyshape.report.terminal import load_regions_table, servers_table, verdict_view
+
     result = run.result
     out.print(
         f"wrote {result.rows:,} rows to {run.table} in {result.seconds:.1f} s: {result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})"
@@ -236,78 +173,37 @@ def _print_load(out: Any, err: Any, run: LoadRun, batch_size: int) -> None:
             f"writes after {run.settle:.0f} s; writes a region took just before it split or "
             "moved are in no counter"
         )
-    out.print(_load_table(run.live, run.predicted_shares, run.servers_seen))
-    out.print(_servers_table(run.servers, "write"))
-    _print_verdict(
-        out,
-        run.live,
-        f"live: {run.counted:,} write requests"
-        + (
-            f" ({run.estimated:,} of them written to regions that split before reporting them"
-            + (", counted from the loader's own total" if run.reconciled else ", estimated")
-            + ")"
-            if run.estimated
-            else ""
-        ),
+    out.print(load_regions_table(run.live, run.predicted_shares, run.servers_seen))
+    out.print(servers_table(run.servers, "write"))
+    out.print(
+        verdict_view(
+            run.live,
+            f"live: {run.counted:,} write requests"
+            + (
+                f" ({run.estimated:,} of them written to regions that split before reporting them"
+                + (", counted from the loader's own total" if run.reconciled else ", estimated")
+                + ")"
+                if run.estimated
+                else ""
+            ),
+        )
     )
     out.print(f"[dim]predicted by keyshape analyze for the same {run.rows:,} rows: {run.predicted.verdict}[/dim]")
-
-
-def _load_table(live: Any, predicted: dict[bytes, float], servers: list[str] | None = None) -> Any:
-    from rich.table import Table
-    from rich.text import Text
-
-    from keyshape.report.terminal import _bar
-
-    top = max((r.share for r in live.regions), default=0.0)
-    table = Table(title=f"{len(live.regions)} regions: write requests read back from the store", title_justify="left", header_style="bold")
-    for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MiB"):
-        table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
-    from keyshape.core.hbytes import to_string_binary
-
-    for r in live.regions:
-        p = predicted.get(r.start)
-        table.add_row(
-            str(r.index),
-            Text(to_string_binary(r.start) if r.start else "(start)"),
-            f"{r.rows:,}",
-            percent_cell(r.share),
-            _bar(r.share, top),
-            "" if p is None else percent_cell(p),
-            servers[r.server] if servers else str(r.server),
-            f"{r.bytes / 2**20:.1f}",
-        )
-    return table
-
-
-def _print_verdict(out: Any, analysis: Any, label: str) -> None:
-    from rich.text import Text
-
-    from keyshape.report.terminal import verdict_line
-
-    out.print(verdict_line(analysis))
-    for reason in analysis.reasons[1:]:
-        out.print(Text(f"          {reason}"))
-    for advice in analysis.advice:
-        out.print(Text.assemble(("  → ", "bold cyan"), advice))
-    out.print(f"[dim]{label}[/dim]")
 
 
 @click.command("watch")
 @click.argument("table")
 @hbase_option(what="The HBase to watch (required: an embedded table lives only in the process that wrote it).", embedded=False)
-@_user_option
+@user_option
 @click.option(
     "--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS", help="Seconds between polls of the region loads."
 )
 @click.option("--samples", type=click.IntRange(min=1), default=None, help="Stop after N samples (default: until --duration or Ctrl-C).")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS", help="Stop after this many seconds.")
 @click.option("--metric", type=click.Choice(["write", "read"]), default="write", show_default=True, help="Which request counter to draw.")
-@click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the live heat map report as self-contained HTML.")
-@click.option("--png", "png_path", type=OUTPUT_FILE, default=None, help="Write the time x key-space heat map as PNG.")
-@click.option(
-    "--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the analysis as JSON (- for stdout: the rest goes to stderr)."
-)
+@html_option("Write the live heat map report as self-contained HTML.")
+@png_option()
+@json_option("Write the analysis as JSON (- for stdout: the rest goes to stderr).")
 @click.option(
     "--schema",
     "schema_path",
@@ -325,7 +221,6 @@ def _print_verdict(out: Any, analysis: Any, label: str) -> None:
 def watch_command(
     table: str,
     url: str | None,
-    user: str | None,
     interval: float,
     samples: int | None,
     duration: float | None,
@@ -350,7 +245,7 @@ def watch_command(
     if url is None:
         raise click.UsageError("watch needs --hbase HOST:PORT: an embedded store's tables live only inside the keyshape process that wrote them")
     out = _console(stderr=json_path == "-")  # with --json - the JSON owns stdout
-    store = _open(url, user)
+    store = _open(url)
     _print_connection(out, url, store)
 
     def show(sample: Any) -> None:
@@ -377,9 +272,11 @@ def watch_command(
         )
     finally:
         store.close()
+    from keyshape.report.terminal import analysis_view, regions_table, servers_table
+
     if run.analysis is None:
         # An idle table is an answer too: its regions as they stand, and no verdict to give.
-        out.print(_regions_table(list(run.heat.latest), f"{table}: {len(run.heat.latest)} region(s), idle"))
+        out.print(regions_table(list(run.heat.latest), f"{table}: {len(run.heat.latest)} region(s), idle"))
         out.print(
             f"IDLE      {table}: no {metric} requests in {len(run.heat.samples)} poll(s) over "
             f"{run.seconds:.0f} s, so there is nothing to judge; watch while it is written to "
@@ -391,10 +288,6 @@ def watch_command(
         if json_path:
             write_json(json_path, run.to_dict(), out)
         return
-    from keyshape.report.terminal import analysis_view
-
     out.print(analysis_view(run.analysis, width=out.width))
-    out.print(_servers_table(run.servers, metric))
-    if json_path:
-        write_json(json_path, run.to_dict(), out)
-    write_reports(out, run.analysis, html_path, png_path)
+    out.print(servers_table(run.servers, metric))
+    write_reports(out, run.analysis, html_path=html_path, png_path=png_path, json_path=json_path, payload=run.to_dict())

@@ -44,6 +44,39 @@ OUTPUT_FILE = OutputFile()
 OUTPUT_FILE_OR_DASH = OutputFile(allow_dash=True)
 
 
+# The report options, declared here once: every command that writes reports hands the three paths
+# to keyshape.report.output.write_reports.
+def html_option(text: str = "Write a self-contained HTML report.") -> Any:
+    """``--html FILE`` (into ``html_path``); ``text`` is the help, saying what the page shows."""
+    return click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help=text)
+
+
+def png_option(text: str = "Write the time x key-space heat map as PNG.") -> Any:
+    """``--png FILE`` (into ``png_path``); ``text`` is the help."""
+    return click.option("--png", "png_path", type=OUTPUT_FILE, default=None, help=text)
+
+
+def json_option(text: str = "Write the numbers as JSON ('-' for stdout).") -> Any:
+    """``--json FILE`` (into ``json_path``; ``-``: stdout, the terminal view then on stderr);
+    ``text`` is the help."""
+    return click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help=text)
+
+
+def seed_option(fn: Any) -> Any:
+    """``--seed N`` (default 0): the workload generator's seed, for the commands that generate one."""
+    return click.option("--seed", type=int, default=0, show_default=True, help="Workload seed.")(fn)
+
+
+def _column_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[bytes] | None:
+    return [c.strip().encode() for c in value.split(",") if c.strip()] if value else None
+
+
+def columns_option(fn: Any) -> Any:
+    """``--columns LIST`` for the commands that read rows: into ``columns`` as a list of
+    ``family`` / ``family:qualifier`` bytes (None: every column)."""
+    return click.option("--columns", default=None, callback=_column_list, help="Comma-separated families or family:qualifier columns.")(fn)
+
+
 # One description of --hbase for every command: the same value works everywhere (open_store).
 HBASE_URL_HELP = (
     "HOST:PORT of the HBase's ZooKeeper, or hbase://HOST:PORT; on a secured cluster "

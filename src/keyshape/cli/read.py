@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from keyshape.cli.options import hbase_option
+from keyshape.cli.options import columns_option, hbase_option, user_option
 
 from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
     from keyshape.read.merged import Row
     from keyshape.schema.keyschema import KeySchema
-    from keyshape.store.base import Store
 
 __all__ = ["print_rows", "scan_command"]
 
@@ -45,31 +44,11 @@ def print_rows(schema: KeySchema, rows: Sequence[Row], title: str) -> None:
     console.print(out)
 
 
-def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
-    from keyshape.workload import generate
-
-    family = schema.table.families[0].name.encode()
-    given = getattr(schema.workload, "value_bytes", None)  # None: the schema sets no value size
-    value = b"x" * min(100 if given is None else given or 1, 64)
-    n = 0
-    with store.writer(schema.table.full_name) as w:
-        for chunk in generate(schema, rows=rows):
-            for key in schema.encode_many(chunk):
-                w.put(key, {family + b":v": value})
-                n += 1
-    return n
-
-
 @click.command("scan")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @hbase_option()
-@click.option(
-    "--user",
-    default=None,
-    metavar="NAME",
-    help="With --hbase: the user to act as (default: $HADOOP_USER_NAME, else the login user); refused under auth=kerberos, where the principal acts.",
-)
+@user_option
 @click.option(
     "--load-rows",
     type=click.IntRange(min=1),
@@ -84,7 +63,7 @@ def _load_workload(store: Store, schema: KeySchema, rows: int) -> int:
 @click.option("--reverse", is_flag=True, help="Descending original-key order.")
 @click.option("--page-size", type=click.IntRange(min=1), default=None, help="Print one page of N rows and the next page token.")
 @click.option("--page-token", default=None, help="Continue after the page that printed this token (same query).")
-@click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
+@columns_option
 @click.option("--count", "count_only", is_flag=True, help="Print only how many rows match (no table drawn; with --limit, at most that many).")
 @click.option(
     "--parallel",
@@ -98,7 +77,6 @@ def scan_command(
     schema_path: str,
     values: tuple[str, ...],
     url: str | None,
-    user: str | None,
     load_rows: int | None,
     start: str | None,
     stop: str | None,
@@ -106,7 +84,7 @@ def scan_command(
     reverse: bool,
     page_size: int | None,
     page_token: str | None,
-    columns: str | None,
+    columns: list[bytes] | None,
     count_only: bool,
     parallel: int,
 ) -> None:
@@ -120,7 +98,9 @@ def scan_command(
     from keyshape.core.hbytes import to_bytes_binary
     from keyshape.read import scan, scan_page
     from keyshape.phoenix.schema import load_schema
-    from keyshape.store import ensure_table, open_store
+    from keyshape.cli.options import open_from_options
+    from keyshape.ops.load import write_workload
+    from keyshape.store import ensure_table
 
     schema = load_schema(schema_path)
     leading = parse_assignments(schema, values, allow_range=True)
@@ -128,18 +108,16 @@ def scan_command(
         raise BadInput("--load-rows fills the embedded store only; drop --hbase, or load HBase separately")
     if page_token is not None and page_size is None:
         raise BadInput("--page-token needs --page-size (the size of the pages)")
-    if user is not None and url is None:
-        raise BadInput("--user applies to --hbase only: the embedded store has no users")
     if count_only and page_size is not None:
         raise BadInput("--count counts every matching row; drop --page-size")
-    store = open_store(url, user=user)
+    store = open_from_options(url)
     try:
         table = schema.table.full_name
         if url is None and not store.table_exists(table):
             ensure_table(store, schema.table, schema.split_keys())
         if load_rows:
-            _load_workload(store, schema, load_rows)
-        cols = [c.strip().encode() for c in columns.split(",")] if columns else None
+            write_workload(store, schema, load_rows)
+        cols = columns
         low = None if start is None else to_bytes_binary(start, strict=True)
         high = None if stop is None else to_bytes_binary(stop, strict=True)
         token = None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import hbase_option, user_option
+from keyshape.cli.options import columns_option, hbase_option, user_option
 
 from keyshape.errors import BadInput, KeyshapeError
 
@@ -96,10 +96,6 @@ def _csv_records(schema: KeySchema, path: str) -> list[dict[str, Any]]:
         raise BadInput(f"{path}: not UTF-8 text ({exc.reason}); save the CSV as UTF-8") from None
 
 
-def _columns(text: str | None) -> list[bytes] | None:
-    return [c.strip().encode() for c in text.split(",") if c.strip()] if text else None
-
-
 @click.command("get")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
@@ -110,9 +106,9 @@ def _columns(text: str | None) -> list[bytes] | None:
     default=None,
     help="Many records: a CSV whose header names the key fields (other columns are ignored).",
 )
-@click.option("--columns", default=None, help="Comma-separated families or family:qualifier columns.")
+@columns_option
 @_HBASE
-def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, columns: str | None, url: str | None) -> None:
+def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None, columns: list[bytes] | None, url: str | None) -> None:
     """The stored rows of one record (FIELD=VALUE for every key field) or of every record of a CSV.
 
     A deterministic prefix is one Get per record; a random prefix probes every bucket (one
@@ -135,7 +131,7 @@ def get_command(schema_path: str, values: tuple[str, ...], csv_path: str | None,
         records = _csv_records(schema, csv_path)
     store = _open(url, schema)
     try:
-        rows = get_many(store, schema, records, columns=_columns(columns))
+        rows = get_many(store, schema, records, columns=columns)
     finally:
         store.close()
     print_rows(schema, rows, f"{schema.table.full_name}: {len(rows)} rows for {len(records)} record(s)")

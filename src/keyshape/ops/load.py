@@ -31,7 +31,7 @@ from keyshape.ops.live import (
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["LoadRun", "load_table"]
+__all__ = ["LoadRun", "load_table", "write_workload"]
 
 DEFAULT_ROWS = 100_000  # rows to write when neither the caller nor the schema's [workload] says
 
@@ -151,3 +151,28 @@ def load_table(
         retries=retries,
         servers_seen=list(dict.fromkeys(r.server for r in heat.latest)),
     )
+
+
+def write_workload(store: Store, schema: KeySchema, rows: int) -> int:
+    """Write ``rows`` rows of the schema's ``[workload]`` into its (existing) table, one small cell
+    each: a quick fill to try the read path on (``keyshape scan --load-rows``), no timing.
+
+    store: the store holding ``schema``'s table.
+    schema: the key schema whose workload generates the rows and whose first family gets the cell.
+    rows: how many rows to write (>= 1).
+
+    Returns the rows written. Each row's cell ``FAMILY:v`` holds ``x`` repeated the schema's
+    ``value_bytes`` (default 100), at most 64 bytes.
+    """
+    from keyshape.workload import generate
+
+    family = schema.table.families[0].name.encode()
+    given = getattr(schema.workload, "value_bytes", None)  # None: the schema sets no value size
+    value = b"x" * min(100 if given is None else given or 1, 64)
+    n = 0
+    with store.writer(schema.table.full_name) as w:
+        for chunk in generate(schema, rows=rows):
+            for key in schema.encode_many(chunk):
+                w.put(key, {family + b":v": value})
+                n += 1
+    return n

@@ -56,6 +56,7 @@ __all__ = [
     "RowCount",
     "TableSample",
     "analyze_live",
+    "analyze_table",
     "order_field",
     "region_estimates",
     "row_counts",
@@ -524,3 +525,33 @@ def analyze_live(
     analysis.row_count = counts.to_dict()
     analysis.reasons = notes + analysis.reasons
     return LiveKeys(analysis, sample, estimates, counts.method, order, bad, example, notes, counts)
+
+
+def analyze_table(
+    store: Store,
+    table: str,
+    schema: KeySchema | None = None,
+    *,
+    per_region: int = 500,
+    count_rows: int | None = COUNT_ROWS,
+    time_field: str | None = None,
+    windows: int = 50,
+    seed: int = 0,
+) -> LiveKeys:
+    """Sample a live table's keys and judge them against its regions: ``keyshape analyze --table``.
+
+    store: the store holding ``table`` (left open: the caller closes it).
+    table: the live table, ``NAME`` or ``NAMESPACE:NAME``.
+    schema: the table's key schema, to decode the keys (None: judged as raw bytes).
+    per_region: keys sampled per region (key-only scans).
+    count_rows: rows read to count regions exactly, smallest regions first (the rest estimated
+        from their store size); None: every region counted exactly.
+    time_field: the key field that orders rows in time (default: the schema's timestamp field,
+        else the cells' timestamps).
+    windows: time windows the write stream is cut into.
+    seed: seed of the weighted sample's expansion.
+
+    Raises BadInput for an empty table or a schema that does not describe its keys.
+    """
+    sample = sample_table(store, table, per_region, count_rows=count_rows)
+    return analyze_live(sample, schema, time_field=time_field, windows=windows, seed=seed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -297,3 +297,133 @@ def progress_bar(console: Console, total: int | None, description: str) -> Itera
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)
+
+
+# --- live tables: what create, load, watch and admin show of a table on a store
+
+
+def _encoded(name: str) -> str:
+    # "table,start,id.ENCODED." -> ENCODED: HBase's encoded region name, 32 hex digits.
+    return name.rstrip(".").rsplit(".", 1)[-1] if name.endswith(".") else name
+
+
+def regions_table(regions: Sequence[Any], title: str) -> Table:
+    """A live table's regions in key order (``Store.regions``: start, end, server, name).
+
+    regions: the regions as the store lists them, in key order.
+    title: the line over the table.
+
+    Keys fold onto more lines rather than lose bytes (they are copied into ``admin split``); the
+    region is its encoded name, which ``admin move`` takes and which fits.
+    """
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("#", justify="right", no_wrap=True, min_width=len(str(max(len(regions) - 1, 0))))
+    for col in ("start", "end"):
+        table.add_column(col, overflow="fold", min_width=len("(start)"))
+    table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
+    table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(_encoded(r.name)) for r in regions)]))
+    for i, r in enumerate(regions):
+        table.add_row(
+            str(i),
+            Text(to_string_binary(r.start) if r.start else "(start)"),
+            Text(to_string_binary(r.end) if r.end else "(end)"),
+            Text(r.server),
+            Text(_encoded(r.name)),
+        )
+    return table
+
+
+def assignment_line(regions: Sequence[Any]) -> str:
+    """One line: how many of the table's regions each server was given.
+
+    regions: the table's regions (each with its ``server``); at least one.
+    """
+    counts: dict[str, int] = {}
+    for r in regions:
+        counts[r.server] = counts.get(r.server, 0) + 1
+    mean = len(regions) / len(counts)
+    parts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+    return (
+        f"assignment: {len(counts)} server{'' if len(counts) == 1 else 's'} {'holds' if len(counts) == 1 else 'hold'} the regions "
+        f"({parts}; max/mean {max(counts.values()) / mean:.2f})"
+    )
+
+
+def servers_table(shares: Sequence[Any], metric: str) -> Table:
+    """Per-server request shares beside the per-region ones.
+
+    shares: ``keyshape.ops.live.shares_by_server`` (server, regions, requests, share).
+    metric: ``"write"`` or ``"read"``: which requests were counted (the column's name).
+    """
+    top = max((s.share for s in shares), default=0.0)
+    mean = sum(s.share for s in shares) / len(shares) if shares else 0.0
+    table = Table(
+        title=f"{len(shares)} region server{'' if len(shares) == 1 else 's'}: {metric} share per server (max/mean {top / mean if mean else 0:.2f})",
+        title_justify="left",
+        header_style="bold",
+    )
+    for col in ("server", "regions", f"{metric}s", "share", ""):
+        table.add_column(col, justify="left" if col in ("server", "") else "right", no_wrap=True)
+    for s in shares:
+        table.add_row(s.server, str(s.regions), f"{s.requests:,}", percent_cell(s.share), _bar(s.share, top))
+    return table
+
+
+def load_regions_table(live: Analysis, predicted: dict[bytes, float], servers: Sequence[str] | None = None) -> Table:
+    """``keyshape load``'s regions: the write requests read back beside the predicted share.
+
+    live: the analysis of the live counts (its regions, in key order).
+    predicted: the share the analyzer predicts, by region start key (a missing start: blank).
+    servers: the server names by index (``LoadRun.servers_seen``); None: the index is shown.
+    """
+    top = max((r.share for r in live.regions), default=0.0)
+    table = Table(title=f"{len(live.regions)} regions: write requests read back from the store", title_justify="left", header_style="bold")
+    for col in ("#", "start", "writes", "share", "", "predicted", "server", "store MiB"):
+        table.add_column(col, justify="left" if col in ("start", "") else "right", no_wrap=True)
+    for r in live.regions:
+        p = predicted.get(r.start)
+        table.add_row(
+            str(r.index),
+            Text(to_string_binary(r.start) if r.start else "(start)"),
+            f"{r.rows:,}",
+            percent_cell(r.share),
+            _bar(r.share, top),
+            "" if p is None else percent_cell(p),
+            servers[r.server] if servers else str(r.server),
+            f"{r.bytes / 2**20:.1f}",
+        )
+    return table
+
+
+def verdict_view(analysis: Analysis, label: str) -> Group:
+    """The verdict line, the further reasons, the advice, and ``label`` dimmed under them.
+
+    analysis: the analysis judged.
+    label: what was judged (e.g. how many live write requests), shown last.
+    """
+    parts: list[RenderableType] = [verdict_line(analysis)]
+    parts.extend(Text(f"          {reason}") for reason in analysis.reasons[1:])
+    parts.extend(Text.assemble(("  → ", "bold cyan"), advice) for advice in analysis.advice)
+    parts.append(Text(label, style="dim"))
+    return Group(*parts)
+
+
+def region_servers_table(servers: Sequence[Any]) -> Table:
+    """The live region servers with their region counts and request loads (``keyshape admin servers``).
+
+    servers: ``Store.region_servers()`` as each server last reported (name, regions, read and
+        write requests, requests per second, used and max heap in MiB).
+    """
+    table = Table(title=f"{len(servers)} live region server(s)", title_justify="left", header_style="bold")
+    for col in ("server", "regions", "reads", "writes", "requests/s", "heap MiB"):
+        table.add_column(col, justify="left" if col == "server" else "right", no_wrap=True)
+    for s in servers:
+        table.add_row(
+            s.name,
+            str(s.regions),
+            f"{s.read_requests:,}",
+            f"{s.write_requests:,}",
+            f"{s.requests_per_second:,}",
+            f"{s.used_heap_mb:,}/{s.max_heap_mb:,}",
+        )
+    return table
