@@ -96,6 +96,7 @@ def schema_hints(schema: KeySchema, heavy: dict[str, HeavyHitters] | None = None
         monotonic_generator=gens[lead] if mono else None,
         spread_field=spread,
         prefix_strategy=strategy,
+        prefixed=bool(schema.prefix.width),
         hash_fields=tuple(schema.hash_fields) if schema.prefix.width else (),
         buckets=_bucket_count(schema),
         heavy=tuple(top),

@@ -53,7 +53,8 @@ class SchemaHints:
     monotonic_field: str | None = None  # leading field whose generator is monotonic, no prefix
     monotonic_generator: str | None = None
     spread_field: str | None = None  # a high-cardinality, non-monotonic field to hash instead
-    prefix_strategy: str | None = None
+    prefix_strategy: str | None = None  # the strategy's name, for people (the verdict asks ``prefixed``)
+    prefixed: bool = False  # the key starts with a prefix (salt, hash or bucket): its layout has prefix bytes
     hash_fields: tuple[str, ...] = ()
     buckets: int | None = None
     heavy: tuple[tuple[str, object, float], ...] = ()  # (field, value, share of rows)
@@ -201,7 +202,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
     mono_field, gen = h.monotonic_field, ""
     if h.monotonic_generator:
         gen = f" ({h.monotonic_generator})"
-    if mono_field is None and monotonic_keys and h.leading_field and h.prefix_strategy in (None, "none"):
+    if mono_field is None and monotonic_keys and h.leading_field and not h.prefixed:
         # No generator to go by (real keys): the write order itself shows the leading field grows.
         mono_field = h.leading_field
         way = "increase" if ev.increasing >= 0.9 else "decrease"
@@ -305,7 +306,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
             )
         elif verdict == SKEWED and h.real_keys:
             out.append(
-                "Take split points from quantiles of these keys (keyshape.sample_splits, "
+                "Take split points from quantiles of these keys (keyshape.core.splits.sample_splits, "
                 'then [splits] algorithm = "explicit") or hash a higher-cardinality field '
                 "into the prefix."
             )

@@ -135,11 +135,62 @@ def splits_buckets(regions: int, fmt: str, table: str, family: str, force: bool,
     _emit_splits(bucket_splits(regions, encoding, width), fmt, table, family)
 
 
+def _java_text_hash(key: bytes, _buckets: int | None, _tags: str, _width: int) -> object:
+    from keyshape.core import hashing
+
+    try:
+        return hashing.java_string_hash(key.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
+
+
+def _bucketed(name: str) -> Callable[[bytes, int | None, str, int], object]:
+    """A salt that needs --buckets: ``keyshape.core.hashing.<name>(key, buckets)``."""
+
+    def salt(key: bytes, buckets: int | None, _tags: str, _width: int) -> object:
+        from keyshape.core import hashing
+
+        if buckets is None:
+            raise BadInput(f"hash {_ALGORITHM_NAMES[name]} needs --buckets N (1..256)")
+        return getattr(hashing, name)(key, buckets)
+
+    return salt
+
+
+def _plain(name: str) -> Callable[[bytes, int | None, str, int], object]:
+    """A hash of the key's bytes alone: ``keyshape.core.hashing.<name>(key)``."""
+
+    def digest(key: bytes, _buckets: int | None, _tags: str, _width: int) -> object:
+        from keyshape.core import hashing
+
+        return getattr(hashing, name)(key)
+
+    return digest
+
+
+def _opentsdb(key: bytes, buckets: int | None, tags: str, width: int) -> object:
+    from keyshape.core import hashing
+    from keyshape.core.hbytes import to_string_binary
+
+    return to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
+
+
+# The command's algorithms, each computed in one place (keyshape.core.hashing holds the functions).
+_ALGORITHMS: dict[str, Callable[[bytes, int | None, str, int], object]] = {
+    "md5": _plain("md5_hex"),
+    "java": _java_text_hash,
+    "java-bytes": _plain("java_bytes_hash"),
+    "crc32": _plain("crc32"),
+    "murmur3": _plain("murmur3_32"),
+    "phoenix": _bucketed("phoenix_salt"),
+    "hbasewd": _bucketed("hbasewd_one_byte_hash"),
+    "opentsdb": _opentsdb,
+}
+_ALGORITHM_NAMES = {"phoenix_salt": "phoenix", "hbasewd_one_byte_hash": "hbasewd"}
+
+
 @click.command("hash")
-@click.argument(
-    "algorithm",
-    type=click.Choice(["md5", "java", "java-bytes", "crc32", "murmur3", "phoenix", "hbasewd", "opentsdb"]),
-)
+@click.argument("algorithm", type=click.Choice(list(_ALGORITHMS)))
 @click.argument("value")
 @click.option("--buckets", type=int, default=None, help="Salt buckets (phoenix, hbasewd: required; opentsdb: 20).")
 @click.option("--tags", default="", help="opentsdb: tag UID bytes (toStringBinary) following the metric UID.")
@@ -150,31 +201,4 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     java is String.hashCode of VALUE read as UTF-8; java-bytes is Arrays.hashCode of its bytes;
     phoenix/hbasewd print the bucket number; opentsdb prints the salt bytes for metric UID VALUE.
     """
-    from keyshape.core import hashing
-    from keyshape.core.hbytes import to_string_binary
-
-    key = _key(value)
-    if algorithm in ("phoenix", "hbasewd") and buckets is None:
-        raise BadInput(f"hash {algorithm} needs --buckets N (1..256)")
-    if algorithm == "md5":
-        result: object = hashing.md5_hex(key)
-    elif algorithm == "java":
-        try:
-            result = hashing.java_string_hash(key.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise BadInput("hash java reads VALUE as UTF-8 text; use java-bytes for raw bytes") from None
-    elif algorithm == "java-bytes":
-        result = hashing.java_bytes_hash(key)
-    elif algorithm == "crc32":
-        result = hashing.crc32(key)
-    elif algorithm == "murmur3":
-        result = hashing.murmur3_32(key)
-    elif algorithm == "phoenix":
-        assert buckets is not None  # refused above without --buckets
-        result = hashing.phoenix_salt(key, buckets)
-    elif algorithm == "hbasewd":
-        assert buckets is not None  # refused above without --buckets
-        result = hashing.hbasewd_one_byte_hash(key, buckets)
-    else:
-        result = to_string_binary(hashing.opentsdb_salt(key, _key(tags), 20 if buckets is None else buckets, width))
-    click.echo(result)
+    click.echo(_ALGORITHMS[algorithm](_key(value), buckets, tags, width))
