@@ -1,133 +1,69 @@
 """keyshape: design HBase row keys and pre-split tables, and prove the load spreads evenly.
 
-The public API, by layer (bytes -> keys -> regions -> stores -> reads -> analysis); each layer's
-module holds the details. Each top-level name says what it works on, because the modules reuse
-short names: ``bytes_*`` are HBase's ``Bytes`` (``keyshape.core.hbytes``: ``bytes_compare`` is the
-unsigned byte comparison, ``bytes_split`` is ``Bytes.split``), ``ordered_*`` are HBase's
-``OrderedBytes`` (``keyshape.core.ordered``), ``salted_*`` read a salted table as if unsalted
-(``keyshape.read``), ``generate_workload`` makes synthetic columns, and key designs are compared
-with ``compare_designs``. The modules keep their own short names.
+The names here are what a library user starts from: a key schema (``KeySchema``, ``load_schema``
+for any schema file), a store (``open_store``), the analysis (``analyze_schema``, ``analyze``,
+``compare_designs``, ``advise``) and the errors. Everything else is public in its subpackage, each
+with its own ``__all__``: ``keyshape.core`` (HBase's ``Bytes`` in ``core.hbytes``, Java hashes and
+salts in ``core.hashing``, OrderedBytes in ``core.ordered``, split algorithms in ``core.splits``,
+region maps and split simulation), ``keyshape.schema``, ``keyshape.store``, ``keyshape.read``
+(salted tables read as if unsalted, index tables, id blocks), ``keyshape.analysis``,
+``keyshape.ops`` (live tables: load, watch, sample, split plans, migrate, verify),
+``keyshape.report``, ``keyshape.phoenix``, ``keyshape.spark``.
+
+>>> import keyshape as ks
+>>> schema = ks.KeySchema.from_dict({
+...     "table": {"name": "events"},
+...     "key": {"separator": "#", "fields": [{"name": "user", "type": "string"}, {"name": "ts", "type": "int64"}]},
+... })
+>>> key = schema.encode({"user": "alice", "ts": 5})
+>>> key  # the text, the separator, then ts as OrderedBytes' Int64 (header byte ',' = 0x2c)
+b'alice#,\\x80\\x00\\x00\\x00\\x00\\x00\\x00\\x05'
+>>> schema.decode(key)
+{'user': 'alice', 'ts': 5}
 """
 
 __version__ = "0.2.0"
 
 # The names below are imported on first use (PEP 562): ``import keyshape`` (and every
-# ``keyshape`` command, whose package this is) then loads what it uses, not every layer's modules
-# (stores, reads, migrations, Phoenix: 25 modules a key analysis never runs). ``from keyshape
-# import X`` and ``keyshape.X`` work as before; the imports under TYPE_CHECKING are for type
-# checkers and readers, and ``_LAZY`` says where each name lives.
+# ``keyshape`` command, whose package this is) then loads what it uses, not every layer's modules.
+# The imports under TYPE_CHECKING are for type checkers and readers; ``_LAZY`` says where each
+# name lives.
+import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    # --- errors -----------------------------------------------------------------------------------
-    # --- analysis: does the load spread evenly? ---------------------------------------------------
     from keyshape.analysis import Analysis, analyze
     from keyshape.analysis.advise import advise
     from keyshape.analysis.designs import analyze_schema
     from keyshape.analysis.designs import compare as compare_designs
-    from keyshape.core.hashing import (
-        crc32,
-        gbif_modulus_salt,
-        hbasewd_one_byte_hash,
-        java_bytes_hash,
-        java_long_hash,
-        java_string_hash,
-        md5_hex,
-        murmur3_32,
-        opentsdb_salt,
-        phoenix_salt,
-    )
-
-    # --- bytes: HBase's byte conventions, Java hashes and salts, order-preserving encodings ---------
-    from keyshape.core.hbytes import (
-        MAX_LONG,
-        next_prefix,
-        to_bytes_binary,
-        to_string_binary,
-    )
-    from keyshape.core.hbytes import compare as bytes_compare
-    from keyshape.core.hbytes import int32 as bytes_int32
-    from keyshape.core.hbytes import int64 as bytes_int64
-    from keyshape.core.hbytes import short as bytes_short
-    from keyshape.core.hbytes import split as bytes_split
-    from keyshape.core.keyarray import KeyArray
-    from keyshape.core.ordered import decode as ordered_decode
-    from keyshape.core.ordered import encode_blob_copy as ordered_encode_blob_copy
-    from keyshape.core.ordered import encode_blob_var as ordered_encode_blob_var
-    from keyshape.core.ordered import encode_float64 as ordered_encode_float64
-    from keyshape.core.ordered import encode_int32 as ordered_encode_int32
-    from keyshape.core.ordered import encode_int64 as ordered_encode_int64
-    from keyshape.core.ordered import encode_string as ordered_encode_string
-    from keyshape.core.ordered import reverse_timestamp
-
-    # --- regions ---------------------------------------------------------------------------------
-    from keyshape.core.regions import RegionMap, simulate_auto_split
-    from keyshape.core.splitsim import SplitModel, SplitSimulator
-    from keyshape.core.splits import (
-        bucket_splits,
-        decimal_string_split,
-        format_splits,
-        hex_string_split,
-        range_split,
-        sample_splits,
-        uniform_split,
-    )
-    from keyshape.errors import (
-        KeyshapeError,
-        SchemaError,
-        StoreError,
-        TableNotFound,
-        WriteFailed,
-    )
-
-    # --- existing tables: diagnose from live keys, split, migrate / re-salt, verify, dual reads ---
-    from keyshape.ops.migrate import migrate
-    from keyshape.ops.sample import analyze_live, sample_table
-    from keyshape.ops.splitplan import apply_plan, plan_splits
-    from keyshape.ops.verify import verify_migration
-    from keyshape.read.dual import dual_scan
-
-    # --- reads: salted tables read as if unsalted -------------------------------------------------
-    from keyshape.read import (
-        IdAllocator,
-        IndexedWriter,
-        delete_record,
-        put_record,
-        read_by_index,
-        repair_index,
-    )
-    from keyshape.read import get as salted_get
-    from keyshape.read import scan as salted_scan
-    from keyshape.read import scan_page as salted_scan_page
-
-    # --- keys: schemas, split keys, workloads ----------------------------------------------------
-    from keyshape.schema import FamilySpec, KeySchema, TableSpec
-    from keyshape.schema.lint import Finding
-
-    # --- stores ----------------------------------------------------------------------------------
-    from keyshape.store import (
-        EmbeddedStore,
-        RegionInfo,
-        ServerInfo,
-        Store,
-        create_table_from_schema,
-        ensure_table,
-        open_store,
-    )
-    from keyshape.workload import WorkloadSpec, read_key_arrays, read_keys, read_records
-    from keyshape.workload import generate as generate_workload
-
-    # --- Phoenix tables: row keys byte-exact with Phoenix 5.2, and as key schemas ------------------
-    from keyshape.phoenix import PhoenixKey, PhoenixTable
-    from keyshape.phoenix import parse_ddl as parse_phoenix_ddl
-    from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema, load_schema
+    from keyshape.errors import BadInput, KeyshapeError, KeysDoNotFit, Refused, SchemaError, StoreError, TableNotFound, WriteFailed
+    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import KeySchema
+    from keyshape.store import Store, open_store
 
 _LAZY: dict[str, tuple[str, str]] = {
+    "KeyshapeError": ("keyshape.errors", "KeyshapeError"),
+    "BadInput": ("keyshape.errors", "BadInput"),
+    "SchemaError": ("keyshape.errors", "SchemaError"),
+    "StoreError": ("keyshape.errors", "StoreError"),
+    "TableNotFound": ("keyshape.errors", "TableNotFound"),
+    "WriteFailed": ("keyshape.errors", "WriteFailed"),
+    "Refused": ("keyshape.errors", "Refused"),
+    "KeysDoNotFit": ("keyshape.errors", "KeysDoNotFit"),
+    "KeySchema": ("keyshape.schema", "KeySchema"),
+    "load_schema": ("keyshape.phoenix.schema", "load_schema"),
+    "open_store": ("keyshape.store", "open_store"),
+    "Store": ("keyshape.store", "Store"),
     "Analysis": ("keyshape.analysis", "Analysis"),
     "analyze": ("keyshape.analysis", "analyze"),
-    "advise": ("keyshape.analysis.advise", "advise"),
     "analyze_schema": ("keyshape.analysis.designs", "analyze_schema"),
     "compare_designs": ("keyshape.analysis.designs", "compare"),
+    "advise": ("keyshape.analysis.advise", "advise"),
+}
+
+# Names the package root exported up to 0.2.0, now only in their subpackage: they still resolve
+# (with a DeprecationWarning naming the new import) so code written against 0.2 keeps running.
+_MOVED: dict[str, tuple[str, str]] = {
     "crc32": ("keyshape.core.hashing", "crc32"),
     "gbif_modulus_salt": ("keyshape.core.hashing", "gbif_modulus_salt"),
     "hbasewd_one_byte_hash": ("keyshape.core.hashing", "hbasewd_one_byte_hash"),
@@ -167,11 +103,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "range_split": ("keyshape.core.splits", "range_split"),
     "sample_splits": ("keyshape.core.splits", "sample_splits"),
     "uniform_split": ("keyshape.core.splits", "uniform_split"),
-    "KeyshapeError": ("keyshape.errors", "KeyshapeError"),
-    "SchemaError": ("keyshape.errors", "SchemaError"),
-    "StoreError": ("keyshape.errors", "StoreError"),
-    "TableNotFound": ("keyshape.errors", "TableNotFound"),
-    "WriteFailed": ("keyshape.errors", "WriteFailed"),
     "migrate": ("keyshape.ops.migrate", "migrate"),
     "analyze_live": ("keyshape.ops.sample", "analyze_live"),
     "sample_table": ("keyshape.ops.sample", "sample_table"),
@@ -189,16 +120,13 @@ _LAZY: dict[str, tuple[str, str]] = {
     "salted_scan": ("keyshape.read", "scan"),
     "salted_scan_page": ("keyshape.read", "scan_page"),
     "FamilySpec": ("keyshape.schema", "FamilySpec"),
-    "KeySchema": ("keyshape.schema", "KeySchema"),
     "TableSpec": ("keyshape.schema", "TableSpec"),
     "Finding": ("keyshape.schema.lint", "Finding"),
     "EmbeddedStore": ("keyshape.store", "EmbeddedStore"),
     "RegionInfo": ("keyshape.store", "RegionInfo"),
     "ServerInfo": ("keyshape.store", "ServerInfo"),
-    "Store": ("keyshape.store", "Store"),
     "create_table_from_schema": ("keyshape.store", "create_table_from_schema"),
     "ensure_table": ("keyshape.store", "ensure_table"),
-    "open_store": ("keyshape.store", "open_store"),
     "WorkloadSpec": ("keyshape.workload", "WorkloadSpec"),
     "read_key_arrays": ("keyshape.workload", "read_key_arrays"),
     "read_keys": ("keyshape.workload", "read_keys"),
@@ -209,112 +137,37 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_phoenix_ddl": ("keyshape.phoenix", "parse_ddl"),
     "PhoenixKeySchema": ("keyshape.phoenix.schema", "PhoenixKeySchema"),
     "load_phoenix_schema": ("keyshape.phoenix.schema", "load_phoenix_schema"),
-    "load_schema": ("keyshape.phoenix.schema", "load_schema"),
 }
 
 __all__ = [
-    # errors
+    # errors (keyshape.errors)
     "KeyshapeError",
+    "BadInput",
     "SchemaError",
     "StoreError",
     "TableNotFound",
     "WriteFailed",
-    # bytes
-    "MAX_LONG",
-    "bytes_compare",
-    "bytes_int32",
-    "bytes_int64",
-    "next_prefix",
-    "bytes_short",
-    "bytes_split",
-    "to_bytes_binary",
-    "to_string_binary",
-    "crc32",
-    "gbif_modulus_salt",
-    "hbasewd_one_byte_hash",
-    "java_bytes_hash",
-    "java_long_hash",
-    "java_string_hash",
-    "md5_hex",
-    "murmur3_32",
-    "opentsdb_salt",
-    "phoenix_salt",
-    "ordered_decode",
-    "ordered_encode_blob_copy",
-    "ordered_encode_blob_var",
-    "ordered_encode_float64",
-    "ordered_encode_int32",
-    "ordered_encode_int64",
-    "ordered_encode_string",
-    "reverse_timestamp",
-    "KeyArray",
-    # keys
-    "FamilySpec",
-    "Finding",
+    "Refused",
+    "KeysDoNotFit",
+    # key schemas: any schema file (TOML, Phoenix DDL, TOML with [phoenix])
     "KeySchema",
-    "TableSpec",
-    "WorkloadSpec",
-    "bucket_splits",
-    "decimal_string_split",
-    "format_splits",
-    "hex_string_split",
-    "range_split",
-    "sample_splits",
-    "uniform_split",
-    "generate_workload",
-    "read_key_arrays",
-    "read_keys",
-    "read_records",
-    # regions
-    "RegionMap",
-    "simulate_auto_split",
-    "SplitModel",
-    "SplitSimulator",
-    # stores
-    "EmbeddedStore",
-    "RegionInfo",
+    "load_schema",
+    # stores: embedded, or HBase by URL
     "Store",
-    "create_table_from_schema",
-    "ensure_table",
     "open_store",
-    "ServerInfo",
-    # reads
-    "IdAllocator",
-    "IndexedWriter",
-    "salted_get",
-    "read_by_index",
-    "repair_index",
-    "salted_scan",
-    "salted_scan_page",
-    "put_record",
-    "delete_record",
-    # analysis
+    # analysis: does the load spread evenly, and which design spreads it best
     "Analysis",
     "analyze",
     "analyze_schema",
     "compare_designs",
     "advise",
-    # Phoenix tables, and any key schema file
-    "PhoenixKey",
-    "PhoenixKeySchema",
-    "PhoenixTable",
-    "load_phoenix_schema",
-    "load_schema",
-    "parse_phoenix_ddl",
-    # existing tables
-    "analyze_live",
-    "apply_plan",
-    "dual_scan",
-    "migrate",
-    "plan_splits",
-    "sample_table",
-    "verify_migration",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use (then cached here); a subpackage
-    (``keyshape.analysis``) as the import system gives it."""
+    """A public name, imported from its module on first use (then cached here); a name that moved
+    to its subpackage, with a DeprecationWarning; a subpackage (``keyshape.analysis``) as the
+    import system gives it."""
     import importlib
 
     where = _LAZY.get(name)
@@ -322,6 +175,12 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(where[0]), where[1])
         globals()[name] = value
         return value
+    moved = _MOVED.get(name)
+    if moved is not None:
+        module, attr = moved
+        new = f"from {module} import {attr}" + ("" if attr == name else f" as {name}")
+        warnings.warn(f"keyshape.{name} moved to its subpackage: {new}", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(module), attr)
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"{__name__}.{name}")
