@@ -64,3 +64,34 @@ def prove_tables(store, s, scorer) -> list[str]:  # type: ignore[no-untyped-def]
             for k, main in zip(ischema.encode_many({f: cols[f] for f in ischema.field_names}), keys):
                 w.put(k, {b"d:k": main})
     return names
+
+
+def test_spread_picks_the_top_the_hand_and_designs_priced_apart(tmp_path: Path) -> None:
+    from keyshape.analysis.advise.prove import _predicted_total, spread
+
+    data = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "2000"], check=True, capture_output=True)
+    advice = advise(data, ORDERS / "WORKLOAD.toml", compare=[ORDERS / "hand-salted.toml"], max_designs=40)
+    chosen = spread(advice, 5, 12)
+    assert len(chosen) == 5 and chosen[0] is advice.top and any(s.design.hand for s in chosen)
+    assert len({s.design.name for s in chosen}) == 5
+    scorer = _sample_scale(advice, 12)
+    costs = sorted(_predicted_total(scorer.score(s.design), advice) for s in chosen if not s.design.hand and s is not advice.top)
+    assert all(b > a for a, b in zip(costs, costs[1:]))  # the spread designs are priced apart
+
+
+def test_cost_model_files_read_back_and_bad_ones_are_one_line(tmp_path: Path) -> None:
+    import json
+
+    import pytest
+
+    from keyshape.analysis.advise import AdviseError, CostModel
+    from keyshape.analysis.advise.calibrate import Calibration, load_model, save_model
+
+    model = CostModel(rpc_ms=0.3, get_ms=0.9, row_us=0.7)
+    path = save_model(Calibration(model, {}, [], 1.0), tmp_path / "m.json")
+    assert load_model(path) == model
+    for bad, says in [({"format": "x"}, "not a cost model file"), ({"format": "keyshape-cost-model/1", "constants": {"rpc_ms": -1}}, "positive")]:
+        path.write_text(json.dumps(bad))
+        with pytest.raises(AdviseError, match=says):
+            load_model(path)

@@ -106,10 +106,13 @@ def advise_command(
         proof = prove(result, open_store(url), k=prove_k, prefix="ksv_prove")
         for m in proof.designs:
             lat = "; ".join(f"{n}: p50 {a:.1f} / p99 {b:.1f} ms" for n, (a, b) in m.latency_ms.items())
-            cost = f"read cost predicted {m.predicted_read_cost:,.1f}, measured {m.measured_read_cost:,.1f} ms/s"
-            out.print(f"measured {m.name}: {m.write_rows_per_s:,.0f} rows/s written; {lat}; {cost}", highlight=False, soft_wrap=True)
+            cost = f"weighted cost predicted {m.predicted_cost:,.1f}, measured {m.measured_cost:,.1f} ms/s (reads {m.measured_read_cost:,.1f})"
+            share = f"busiest server {m.measured_share:.0%} of the writes (predicted {m.predicted_share:.0%})"
+            out.print(f"measured {m.name}: {m.write_rows_per_s:,.0f} rows/s written, {share}; {lat}; {cost}", highlight=False, soft_wrap=True)
         out.print(
-            f"Spearman rank agreement, predicted vs measured read cost: {proof.spearman:.2f} over {len(proof.designs)} designs", highlight=False
+            f"Spearman rank agreement, predicted vs measured weighted cost: {proof.spearman:.2f} over {len(proof.designs)} designs "
+            f"(reads alone: {proof.read_spearman:.2f})",
+            highlight=False,
         )
     if json_path:
         payload = result.to_dict(top)

@@ -188,7 +188,8 @@ class Scorer:
         if p.kind == "scan" or (lead == 0 and not (p.kind in ("window", "latest") and names[0] == spec.time_field and not given)):
             if index:
                 return cost("full scan", 1.0, float("inf"))  # an index no given field leads: never chosen
-            return cost("full scan", float(len(table.scan_ranges())), spec.horizon_rows * (p.share if p.kind == "scan" else 1.0))
+            # One scan over the table: a scanner per region, not per bucket (pattern_cost counts them).
+            return cost("full scan", 1.0, spec.horizon_rows * (p.share if p.kind == "scan" else 1.0))
         if lead == len(names) and p.kind in ("get", "prefix", "lookup"):
             return cost("index" if index else "get", 1.0, 1.0, follow_gets=1.0 if index else 0.0)
         eq = names[:lead]
