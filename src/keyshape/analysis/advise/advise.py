@@ -104,7 +104,7 @@ def hand_design(path: str | Path) -> Design:
     except KeyshapeError as exc:
         raise AdviseError(f"{p}: cannot compute its split points ({exc})") from None
     prefix = schema.prefix
-    count = prefix.bucket_count() if prefix.salted else None
+    count = prefix.count() if prefix.salted else None
     desc = any(f.type == "timestamp" and f.descending for f in schema.fields)
     shape = Shape(tuple(schema.field_names), prefix.name, int(count or 0), tuple(schema.hash_fields) if prefix.salted else (), desc)
     return Design(p.stem, shape, schema, p.read_text(encoding="utf-8"), split_keys, hand=True)

@@ -29,10 +29,13 @@ from keyshape.analysis.advise.spec import AdviseSpec, Pattern
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.splits import sample_splits
 from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.prefixes import REGISTRY, Prefix
 
 __all__ = ["Shape", "Design", "Pruned", "designs", "pattern_order", "served_by", "build_schema"]
 
 SEPARATORS = ("_", "|", "#", "~", ":")
+SALT = "mod"  # the counted salt tried with 1x, 2x, 4x the servers' buckets
+HASHES = ("md5", "crc32")  # the hash prefixes tried at their default width, in this order
 DEFAULT_MAX_DESIGNS = 64
 
 
@@ -41,26 +44,39 @@ class Shape:
     """What a key looks like before it is TOML: order, prefix, reverse time."""
 
     order: tuple[str, ...]
-    prefix: str = "none"  # none | mod | md5 | crc32
-    buckets: int = 0  # mod buckets
+    prefix: str = "none"  # a prefix strategy's name (schema/prefixes REGISTRY)
+    buckets: int = 0  # the strategy's count option (mod's buckets, md5's length); 0: none
     hash_fields: tuple[str, ...] = ()
     desc_time: bool = False
+
+    def strategy(self) -> Prefix:
+        """The prefix strategy object: what the advisor asks instead of the name."""
+        cls = REGISTRY[self.prefix]
+        return cls(**({cls.count_option: self.buckets} if self.buckets and cls.count_option in cls.options else {}))  # type: ignore[arg-type]
+
+    @property
+    def salted(self) -> bool:
+        return self.strategy().salted
+
+    @property
+    def counted(self) -> bool:
+        """A salt whose count option is its number of buckets (mod N), not a hash's width."""
+        return bool(self.buckets) and self.bucket_count == self.buckets
 
     @property
     def label(self) -> str:
         parts = [" + ".join(self.order)]
-        if self.buckets:
+        if self.counted:
             parts.insert(0, f"{self.prefix} {self.buckets}({', '.join(self.hash_fields)})")
-        elif self.prefix != "none":
+        elif self.salted:
             parts.insert(0, f"{self.prefix}({', '.join(self.hash_fields)})")
         text = " | ".join(parts)
         return text + (" [time desc]" if self.desc_time else "")
 
     @property
     def bucket_count(self) -> int:
-        if self.buckets:
-            return self.buckets
-        return {"none": 1, "md5": 65536, "crc32": 65536}.get(self.prefix, 1)
+        strategy = self.strategy()
+        return (strategy.bucket_count() or 1) if strategy.salted else 1
 
 
 @dataclass
@@ -145,17 +161,16 @@ def _toml(name: str, shape: Shape, sample: Sample, spec: AdviseSpec, splits: lis
         "[key]",
         f"separator = {json.dumps(sep)}",
     ]
-    if shape.prefix == "mod":
-        out.append(f'prefix = {{ strategy = "mod", buckets = {shape.buckets} }}')
-    elif shape.prefix == "md5":
-        out.append('prefix = { strategy = "md5", length = 4 }')
-    elif shape.prefix == "crc32":
-        out.append('prefix = { strategy = "crc32" }')
-    if shape.prefix != "none":
+    strategy = shape.strategy()
+    if strategy.salted:
+        options = [f"strategy = {json.dumps(shape.prefix)}"]
+        if shape.buckets and strategy.count_option in type(strategy).options:
+            options.append(f"{strategy.count_option} = {shape.buckets}")
+        out.append("prefix = { " + ", ".join(options) + " }")
         out.append(f"hash_fields = {json.dumps(list(shape.hash_fields))}")
     for f in shape.order:
         out += ["", _field_toml(f, sample.types[f], shape.desc_time and f == spec.time_field, sample)]
-    if shape.prefix != "none":
+    if strategy.salted:
         out += ["", "[splits]", 'algorithm = "prefix"', f"regions = {min(regions, shape.bucket_count)}"]
     elif splits:
         out += ["", "[splits]", 'algorithm = "explicit"', "keys = [" + ", ".join(json.dumps(to_string_binary(k)) for k in splits) + "]"]
@@ -166,7 +181,7 @@ def build_schema(name: str, shape: Shape, sample: Sample, spec: AdviseSpec, firs
     """The KeySchema of ``shape`` (loaded from its TOML), its TOML, and its split keys."""
     regions = 2 * spec.servers
     splits: list[bytes] | None = None
-    if shape.prefix == "none" and regions > 1:
+    if not shape.salted and regions > 1:
         bare = KeySchema.from_dict(tomllib.loads(_toml(name, shape, sample, spec, None, regions)), source=f"<advise {name}>")
         cols = {f: _head(sample.columns[f], first_half) for f in shape.order}
         splits = sample_splits(bare.encode_many(cols), regions)
@@ -210,20 +225,23 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
             shapes.append(Shape(o, desc_time=desc))
             for b in sorted({s, 2 * s, 4 * s}):
                 if b >= 2:
-                    shapes.append(Shape(o, "mod", b, lead, desc))
-            shapes.append(Shape(o, "md5", 0, lead, desc))
-            shapes.append(Shape(o, "crc32", 0, lead, desc))
+                    shapes.append(Shape(o, SALT, b, lead, desc))
+            for name in HASHES:
+                cls = REGISTRY[name]
+                shapes.append(Shape(o, name, cls.defaults.get(cls.count_option, 0), lead, desc))
             if set(ids) != set(lead):
-                shapes.append(Shape(o, "mod", max(2, 2 * s), ids, desc))
+                shapes.append(Shape(o, SALT, max(2, 2 * s), ids, desc))
 
     # Under a tight --max-designs the plainer designs go first: every order and time direction
     # unsalted, then salted by the servers, then the wider and the identity-wide salts.
     def priority(sh: Shape) -> int:
-        if sh.prefix == "none":
+        if not sh.salted:
             return 0
-        if sh.prefix == "mod" and sh.hash_fields != ids:
+        if not sh.counted:
+            return 3 + 2 * HASHES.index(sh.prefix)
+        if sh.hash_fields != ids:
             return {s: 1, 2 * s: 2}.get(sh.buckets, 4)
-        return {"md5": 3, "crc32": 5}.get(sh.prefix, 6)
+        return 6
 
     shapes.sort(key=priority)
     first_half = max(1, sample.rows // 2)

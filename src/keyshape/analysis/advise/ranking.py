@@ -72,9 +72,9 @@ def _what(s: Score) -> str:
     sh = s.design.shape
     if s.design.hand:
         return f"the hand design {s.design.name}"
-    if sh.prefix == "mod":
+    if sh.counted:
         return f"salting {sh.buckets} ways over {', '.join(sh.hash_fields)}"
-    if sh.prefix in ("md5", "crc32"):
+    if sh.salted:
         return f"a {sh.prefix} prefix ({sh.bucket_count:,} buckets) over {', '.join(sh.hash_fields)}"
     if s.design.indexes:
         return f"leading with {sh.order[0]} plus an index table"
