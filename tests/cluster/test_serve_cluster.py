@@ -79,7 +79,9 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
         time.sleep(1.5)  # the baseline poll
         loads = [
             threading.Thread(target=load_workload, args=(store, seq_schema, 100_000), kwargs={"batch_size": 2000}),
-            threading.Thread(target=load_workload, args=(store, salt_schema, 40_000), kwargs={"batch_size": 2000}),
+            threading.Thread(
+                target=load_workload, args=(store, salt_schema, 40_000), kwargs={"batch_size": 250}
+            ),  # small batches: see test_serve_hbase
         ]
         for t in loads:
             t.start()

@@ -150,3 +150,13 @@ def test_uniform_histories_stay_quiet(regions: int, intervals: int, mean: int, r
     verdict, p, traffic = judge(heat_of(bounds, writes, reads))
     assert verdict == "balanced" and p.name == "balanced", (verdict, p)
     assert time_pattern(traffic) is None
+
+
+def test_the_region_servers_report_cadence_is_no_period() -> None:
+    """Polled every second, counters move every third poll (region servers report every 3 s):
+    that is the reports' rhythm, not bursts of traffic."""
+    times = np.arange(60.0)
+    totals = np.where(np.arange(60) % 3 == 0, 3000.0, 0.0)
+    assert bursts_period(times, totals) == 0.0
+    # the same shape polled every minute is a burst every 3 minutes
+    assert bursts_period(60 * times, totals) == 180.0

@@ -225,7 +225,9 @@ def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
     if p is None:
         return {**body, "reason": "no key of the observed ranges decodes by the schema"}
     fix = schema.with_prefix(str(fix_prefix["strategy"]), splits=None, **{k: int(v) for k, v in fix_prefix.items() if k != "strategy"})
-    offset = poller.clock() - poller.monotonic()  # the samples' times are monotonic: to wall clock
+    # the samples' times are seconds since the table's first poll; the last one is state.last_at
+    # (monotonic): to wall clock through it
+    offset = poller.clock() - (poller.monotonic() - state.last_at) - float(traffic.times[-1])
 
     def label(s: KeySchema, k: bytes) -> str:
         try:

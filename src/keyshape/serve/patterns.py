@@ -169,8 +169,11 @@ class Traffic:
 
 
 # Periodic bursts: the rate's autocorrelation at the period at least this, the busiest intervals
-# at least BURST_RATIO x the quietest, at least MIN_BURSTS bursts seen and MIN_INTERVALS intervals.
-BURST_ACF, BURST_RATIO, MIN_BURSTS, MIN_INTERVALS = 0.5, 3.0, 3, 12
+# at least BURST_RATIO x the quietest, at least MIN_BURSTS bursts seen and MIN_INTERVALS intervals,
+# the period at least MIN_PERIOD seconds and 3 polls: region servers send their loads to the master
+# every 3 s (hbase.regionserver.msginterval), so counters polled faster than that step every few
+# polls, a period of the reports, not of the traffic (seen polling every second).
+BURST_ACF, BURST_RATIO, MIN_BURSTS, MIN_INTERVALS, MIN_PERIOD = 0.5, 3.0, 3, 12, 30.0
 
 
 def bursts_period(times: np.ndarray, totals: np.ndarray) -> float:
@@ -198,6 +201,8 @@ def bursts_period(times: np.ndarray, totals: np.ndarray) -> float:
     acf = np.array([float(np.dot(x[:-lag], x[lag:])) / denom * n / (n - lag) for lag in range(1, n // 2 + 1)])
     for lag in range(2, len(acf)):
         if acf[lag - 1] >= BURST_ACF and acf[lag - 1] >= acf[lag - 2] and (lag >= len(acf) or acf[lag - 1] >= acf[lag]):
+            if lag * step < MIN_PERIOD or lag < 3:
+                continue  # the report cadence, or too few polls a period to tell: look further
             if n / lag >= MIN_BURSTS:
                 return lag * step
             break
