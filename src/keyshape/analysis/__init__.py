@@ -1,7 +1,11 @@
 """Hotspot analysis: how rows and writes spread over regions, in total and over time.
 
-``analyze`` works on any stream of keys; ``analyze_schema`` and ``compare`` drive it from key
-schemas and their workloads.
+``analyze`` (module ``analyze``) works on any stream of keys; ``designs.analyze_schema`` and
+``designs.compare`` drive it from key schemas and their workloads (``designs.strategy_variants``:
+one schema under several prefix strategies). The parts: ``stats`` (distributions and chance
+baselines), ``timeline`` (time windows), ``signals`` (write order), ``verdict`` (the judgement
+from the evidence, with reasons and advice), ``keyfiles`` (real keys from Parquet, ORC, CSV) and
+``advise/`` (keyshape advise: rank candidate designs for a workload).
 """
 
 from keyshape.analysis.analyze import Analysis, Analyzer, RegionLoad, analyze

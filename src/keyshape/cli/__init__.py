@@ -1,5 +1,6 @@
 """The ``keyshape`` command: one module per command group, each thin (parse, call the library,
-print). ``main`` is the console script."""
+print); the options they share, declared once, in ``options``. ``main`` is the console script
+(``python -m keyshape`` runs it too)."""
 
 from keyshape.cli.main import main
 
