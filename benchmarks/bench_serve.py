@@ -9,7 +9,11 @@ regions per table, store sizes), fed through ``History.record`` exactly as the p
   100 tables, times the frames 28 days keep per table (60 polls + 360 x 1 min + 576 x 10 min
   + 672 x 1 h = 1,668): an EXTRAPOLATION from the measured frame size, said so when printed.
 * ``heat``: one table of 1,500 regions polled 1,500 times; ``History.heat`` over all of it
-  (1,500 x 1,500 cells) and the API's JSON body of it: median of 3.
+  (1,500 x 1,500 cells) and the API's JSON body of it (with the server lane): median of 3; and a
+  zoomed window (a quarter of the keys, the last quarter of the time) as the page asks for it.
+* ``replay``: the predicted heat map under a fix (``serve.predict``): 60 polls x 100 regions of
+  a sequential int64 key re-encoded under a 16-bucket salt and replayed through the split
+  simulation: median of 3.
 
 Run: .venv/bin/python benchmarks/bench_serve.py [--polls N] [--quick]
 """
@@ -70,7 +74,7 @@ def bench_poll(folder: Path, polls: int) -> tuple[float, float, int]:
     return statistics.median(walls), statistics.median(cpus), size // max(frames, 1)
 
 
-def bench_heat(folder: Path, n: int) -> tuple[float, float, tuple[int, int]]:
+def bench_heat(folder: Path, n: int) -> tuple[float, float, float, tuple[int, int]]:
     from keyshape.serve.app import heatmap_body
 
     rng = np.random.default_rng(2)
@@ -91,7 +95,7 @@ def bench_heat(folder: Path, n: int) -> tuple[float, float, tuple[int, int]]:
         def schema_for(table: str) -> None:
             return None
 
-    walls, jsons = [], []
+    walls, jsons, zooms = [], [], []
     shape_seen = (0, 0)
     for _ in range(3):
         w0 = time.perf_counter()
@@ -103,8 +107,32 @@ def bench_heat(folder: Path, n: int) -> tuple[float, float, tuple[int, int]]:
         body = heatmap_body(_Poller(), h, "big", time.time() - base + 10, "write")  # type: ignore[arg-type]
         json.dumps(body)
         jsons.append(time.perf_counter() - w0)
+        w0 = time.perf_counter()
+        json.dumps(heatmap_body(_Poller(), h, "big", n / 4, "write", until=base + n, k0=0.5, k1=0.75))  # type: ignore[arg-type]
+        zooms.append(time.perf_counter() - w0)
     h.close()
-    return statistics.median(walls), statistics.median(jsons), (int(shape_seen[0]), int(shape_seen[1]))
+    return statistics.median(walls), statistics.median(jsons), statistics.median(zooms), (int(shape_seen[0]), int(shape_seen[1]))
+
+
+def bench_replay() -> tuple[float, int]:
+    from keyshape.schema import KeySchema
+    from keyshape.serve.patterns import Traffic
+    from keyshape.serve.predict import predict
+
+    schema = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "sequential.toml")
+    n, polls = 100, 60
+    starts = [b""] + [struct.pack(">q", 10_000 * i) for i in range(1, n)]
+    ends = [*starts[1:], b""]
+    writes = np.full((polls, n), 5.0)
+    writes[np.arange(polls), np.minimum(np.arange(polls) * n // polls, n - 1)] = 5000.0  # the diagonal
+    traffic = Traffic(np.arange(polls, dtype=np.float64) * 60, starts, ends, writes, np.zeros_like(writes))
+    walls, keys = [], 0
+    for _ in range(3):
+        w0 = time.perf_counter()
+        p = predict(schema, {"strategy": "phoenix", "buckets": 16}, traffic)
+        walls.append(time.perf_counter() - w0)
+        keys = p.keys if p is not None else 0
+    return statistics.median(walls), keys
 
 
 def main() -> None:
@@ -123,8 +151,13 @@ def main() -> None:
             f"28 days at 1-minute polls: {frame_bytes:,} bytes a frame of {REGIONS} regions (measured) x {FRAMES_28_DAYS:,} frames x {TABLES} tables "
             f"= {TABLES * per_table / 2**20:,.0f} MiB (extrapolated from the measured frame size)"
         )
-        q, j, shape = bench_heat(folder, n)
-        print(f"heat map {shape[0]:,} x {shape[1]:,} cells: query {q * 1000:.0f} ms, the API's JSON of it {j * 1000:.0f} ms (median of 3)")
+        q, j, z, shape = bench_heat(folder, n)
+        print(
+            f"heat map {shape[0]:,} x {shape[1]:,} cells: query {q * 1000:.0f} ms, the API's JSON of it (with the server lane) "
+            f"{j * 1000:.0f} ms; a zoomed window (1/4 of time x 1/4 of keys) {z * 1000:.0f} ms (median of 3)"
+        )
+        r, keys = bench_replay()
+        print(f"fix replay (60 polls x 100 regions, {keys:,} keys through the split simulation): {r * 1000:.0f} ms (median of 3)")
         print(f"(cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]})")
 
 
