@@ -1,8 +1,8 @@
 """keyshape: design HBase row keys and pre-split tables, and prove the load spreads evenly.
 
 The names here are what a library user starts from: a key schema (``KeySchema``, ``load_schema``
-for any schema file), a store (``open_store``), the analysis (``analyze_schema``, ``analyze``,
-``compare_designs``, ``advise``) and the errors. Everything else is public in its subpackage, each
+for any schema file, ``KeyLayout`` for its immutable byte layout), a store (``open_store``), the
+analysis (``analyze_schema``, ``analyze``, ``compare_designs``, ``advise``) and the errors. Everything else is public in its subpackage, each
 with its own ``__all__``: ``keyshape.core`` (HBase's ``Bytes`` in ``core.hbytes``, Java hashes and
 salts in ``core.hashing``, OrderedBytes in ``core.ordered``, split algorithms in ``core.splits``,
 region maps and split simulation), ``keyshape.schema``, ``keyshape.store``, ``keyshape.read``
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from keyshape.analysis.designs import compare as compare_designs
     from keyshape.errors import BadInput, KeyshapeError, KeysDoNotFit, Refused, SchemaError, StoreError, TableNotFound, WriteFailed
     from keyshape.phoenix.schema import load_schema
-    from keyshape.schema import KeySchema
+    from keyshape.schema import KeyLayout, KeySchema
     from keyshape.store import Store, open_store
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -51,6 +51,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Refused": ("keyshape.errors", "Refused"),
     "KeysDoNotFit": ("keyshape.errors", "KeysDoNotFit"),
     "KeySchema": ("keyshape.schema", "KeySchema"),
+    "KeyLayout": ("keyshape.schema", "KeyLayout"),
     "load_schema": ("keyshape.phoenix.schema", "load_schema"),
     "open_store": ("keyshape.store", "open_store"),
     "Store": ("keyshape.store", "Store"),
@@ -151,6 +152,7 @@ __all__ = [
     "KeysDoNotFit",
     # key schemas: any schema file (TOML, Phoenix DDL, TOML with [phoenix])
     "KeySchema",
+    "KeyLayout",
     "load_schema",
     # stores: embedded, or HBase by URL
     "Store",

@@ -22,6 +22,7 @@ ROOT_API = {
     "Refused",
     "KeysDoNotFit",
     "KeySchema",
+    "KeyLayout",
     "load_schema",
     "Store",
     "open_store",
