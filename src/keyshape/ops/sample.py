@@ -158,11 +158,22 @@ def sample_table(
     batch_size: int = 5000,
     count_rows: int | None = COUNT_ROWS,
 ) -> TableSample:
-    """A key sample of every region of ``table`` (see the module docstring). ``count_rows``: rows
-    that may be read to count regions whole (None: every region, however long it takes; 0:
-    only regions of at most ``per_region * scan_factor`` rows). TableNotFound for a missing
-    table; ``time_limit`` seconds bound the sampling of regions not counted (regions not reached
-    keep what they have, ``timed_out`` says so)."""
+    """A key sample of every region of ``table`` (see the module docstring).
+
+    store: the store holding ``table`` (left open).
+    table: the live table, ``NAME`` or ``NAMESPACE:NAME``; TableNotFound when missing.
+    per_region: keys kept per region, evenly spaced (>= 1).
+    scan_factor: a region of at most ``per_region * scan_factor`` rows is read whole even when
+        ``count_rows`` is spent (default 20).
+    probes: evenly spaced points of a region's key range probed when it is not read whole
+        (default 16).
+    time_limit: seconds that bound the sampling of regions not counted; regions not reached keep
+        what they have, and ``timed_out`` says so (default 60).
+    batch_size: rows per scan round trip, at most (default 5000).
+    count_rows: rows that may be read to count regions whole, smallest regions first (default
+        5,000,000); None: every region, however long it takes; 0: only the small regions
+        ``scan_factor`` allows.
+    """
     if per_region < 1:
         raise BadInput(f"--sample-per-region must be at least 1, got {per_region}")
     if count_rows is not None and count_rows < 0:
@@ -420,9 +431,20 @@ def analyze_live(
     pseudo_rows: int = PSEUDO_ROWS,
     progress: Callable[[int], None] | None = None,
 ) -> LiveKeys:
-    """Judge a live table from its key sample (see the module docstring). With ``schema`` the
-    keys are decoded; KeyshapeError when more than 3% of them do not decode (the schema does not
-    describe this table)."""
+    """Judge a live table from its key sample (see the module docstring).
+
+    sample: :func:`sample_table`'s sample of the table.
+    schema: the table's key schema, to decode the keys; BadInput when more than 3% of them do
+        not decode (the schema does not describe this table). None: the keys as raw bytes.
+    time_field: the key field that orders rows in time (needs ``schema``); default the schema's
+        first timestamp field, else the cells' timestamps, else a field its workload writes
+        monotonically.
+    windows: time windows the write stream is cut into (default 50).
+    seed: seed of the expansion of the weighted sample, and of the shuffle when nothing orders
+        the rows in time (default 0).
+    pseudo_rows: rows the weighted sample is expanded to for the analyzer (default 200,000).
+    progress: called once with the rows fed to the analyzer, when they are in; None: not called.
+    """
     if time_field is not None and schema is None:
         raise BadInput("--time-field needs the table's SCHEMA to decode the field from the keys")
     if sample.keys == 0:
