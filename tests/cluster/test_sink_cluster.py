@@ -78,12 +78,15 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_nothing_is_los
     peer = "ksr" + uuid.uuid4().hex[:12]
     created: list[str] = []
     batches: list[tuple[float, int]] = []  # (time, cells) of every batch applied
+    shipped: list[tuple[float, bytes, int]] = []  # (time applied, encoded region, WAL write time ms) per entry
 
     rekeyer = ReKeyer(store, old, new)
 
     def on_batch(entries: list[WalEntry]) -> None:
         rekeyer(entries)
-        batches.append((time.time(), sum(len(e.cells) for e in entries)))
+        now = time.time()
+        batches.append((now, sum(len(e.cells) for e in entries)))
+        shipped.extend((now, e.encoded_region, e.write_time) for e in entries if e.cells)
 
     stop, counts = threading.Event(), Counter[str]()
     writer = threading.Thread(target=churn, args=(url, old, stop, counts), daemon=True)
@@ -110,6 +113,7 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_nothing_is_los
                 meta = hbase_cluster.meta_server()
                 hosting = Counter(r.server for r in store.regions(old.table.full_name))
                 name = next(s for s, _ in hosting.most_common() if s != meta)
+                victim_regions = {r.name.rstrip(".").rsplit(".", 1)[-1].encode() for r in store.regions(old.table.full_name) if r.server == name}
                 time.sleep(1.0)  # edits in the victim's WAL that are not shipped yet
                 killed_at = time.time()
                 pid = hbase_cluster.cluster.kill_regionserver(hbase_cluster.server_index(name))
@@ -138,9 +142,14 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_nothing_is_los
         differ = set(old_cells) ^ set(new_cells) | {k for k in set(old_cells) & set(new_cells) if old_cells[k] != new_cells[k]}
         assert old_cells == new_cells, f"{len(differ)} row(s) differ after the kill, e.g. {sorted(differ)[:3]}"
         assert counts["ops"] > 300 and any(t > killed_at for t, _ in batches), "batches were applied after the kill"
+        # the claimed queue: edits the victim logged BEFORE it died, applied well after (a batch in
+        # flight at the kill is done within 3 s): a surviving server shipped them
+        recovered = [w for t, region, w in shipped if t > killed_at + 3 and region in victim_regions and w < killed_at * 1000]
+        assert recovered, "no edit the killed server logged before its death was shipped after it: its queue was not exercised"
         MEASURED.append(
             f"sink: kill -9 of region server {name} (pid {pid}) mid-stream: OLD and NEW equal {converged:.1f} s after the kill; "
-            f"{counts['ops']} writer ops, {counts['failed batches']} writer batches failed, {len(batches)} sink batches, {rekeyer.cells} cells"
+            f"{counts['ops']} writer ops, {counts['failed batches']} writer batches failed, {len(batches)} sink batches, {rekeyer.cells} cells, "
+            f"{len(recovered)} entries the killed server logged before its death shipped after it"
         )
     finally:
         stop.set()
