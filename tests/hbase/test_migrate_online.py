@@ -36,6 +36,7 @@ pytestmark = pytest.mark.hbase
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "tests" / "online_writer.py"
 ROWS = 300  # filled before the migration; the writer works on ids 0..ROWS+99
+BAD_KEY = b"zz-not-a-key"  # a row OLD's schema cannot decode
 
 
 def cli(*args: str, log: Path) -> subprocess.Popen[str]:
@@ -69,6 +70,7 @@ def content(store: HBaseStore, schema: KeySchema) -> dict[tuple[Any, ...], dict[
     return {
         tuple(sorted(schema.decode(key).items())): {c: sorted(v) for c, v in columns.items()}
         for key, columns in store.scan_versions(schema.table.full_name)
+        if key != BAD_KEY
     }
 
 
@@ -80,7 +82,16 @@ def wait_for(what: str, check: Any, timeout: float = 120.0) -> None:
 
 
 def run_online(
-    store: HBaseStore, url: str, tmp_path: Path, old_path: Path, old: KeySchema, new_path: Path, new: KeySchema, interrupt: signal.Signals, when: str
+    store: HBaseStore,
+    url: str,
+    tmp_path: Path,
+    old_path: Path,
+    old: KeySchema,
+    new_path: Path,
+    new: KeySchema,
+    interrupt: signal.Signals,
+    when: str,
+    rejects: bool = False,
 ) -> tuple[dict[str, int], str]:
     """Writer on; ``migrate --online`` stopped by ``interrupt`` once the copy is under way
     (``when`` = "copy") or streaming (``when`` = "stream"); writer on while it is down; then
@@ -115,9 +126,15 @@ def run_online(
         procs.append(second)
         time.sleep(4)
         counts = stop_writer(writer, tmp_path / "writer.log")
-        assert second.wait(240) == 0, (tmp_path / "second.log").read_text()
+        code = second.wait(240)
+        output = (tmp_path / "second.log").read_text()
+        if rejects:  # cut over all the same, but the run fails, as an offline migrate with rejects
+            assert code != 0 and "row(s) of" in output and "were not copied" in output, output
+            assert "zz-not-a-key" in (tmp_path / "state.rejects.tsv").read_text()  # the copy's (written before the peer: never streamed)
+        else:
+            assert code == 0, output
         assert not online.with_name(online.name + ".lock").exists(), "a finished migration leaves no lock file"
-        return counts, (tmp_path / "second.log").read_text()
+        return counts, output
     finally:
         for proc in procs:  # after a failure: nothing of this test keeps running
             if proc.poll() is None:
@@ -157,14 +174,15 @@ def test_resalt_16_to_12_with_the_migrate_process_killed_mid_stream(hbase: Any, 
         cleanup(store, old, new)
 
 
-def test_sequential_into_salted_with_ctrl_c_mid_copy(hbase: Any, hbase_store: HBaseStore, tmp_path: Path) -> None:
+def test_sequential_into_salted_with_ctrl_c_mid_copy_and_an_undecodable_row(hbase: Any, hbase_store: HBaseStore, tmp_path: Path) -> None:
     store = hbase_store
     old_path, old = write_schema(tmp_path, "ksm_seq", namespace="default")
     new_path, new = write_schema(tmp_path, "ksm_salted", prefix="mod", buckets=12, namespace="default")
     try:
         create_table_from_schema(store, old)
         fill(store, old, ROWS)
-        counts, output = run_online(store, hbase.url, tmp_path, old_path, old, new_path, new, signal.SIGINT, "copy")
+        store.put(old.table.full_name, BAD_KEY, {b"d:v": b"junk"})  # rejected by the copy, reported at the cut-over
+        counts, output = run_online(store, hbase.url, tmp_path, old_path, old, new_path, new, signal.SIGINT, "copy", rejects=True)
         check_converged(store, old, new, counts, output)
     finally:
         cleanup(store, old, new)

@@ -324,6 +324,9 @@ def _migrate_online(
     if result.verification is not None:
         for line in result.verification.lines():
             click.echo(line)
-        click.echo("verify: OK, source and target hold the same rows and cells")
+        click.echo("verify: OK, source and target hold the same rows and cells" + (" but the rejected ones" if result.skipped_rows else ""))
     for note in result.notes:
         click.echo(note)
+    if result.skipped_rows:
+        # as the offline migrate: a complete copy of what decodes, but not of the whole table
+        raise BadInput(f"cut over, but {result.skipped_rows:,} row(s) of {old.table.full_name} were not copied (undecodable keys; see above)")
