@@ -394,7 +394,9 @@ class History:
         columns = {"write": ("writes",), "read": ("reads",), "requests": ("writes", "reads"), "store": ("store_mb",)}
         values: dict[str, np.ndarray] = {}
         for metric in metrics:
-            per = sum((cells[c].astype(np.float64) for c in columns[metric]), np.zeros(len(cells)))
+            per = cells[columns[metric][0]].astype(np.float64)
+            for c in columns[metric][1:]:
+                per += cells[c]
             if spread:
                 # a region over several buckets: its value shared evenly, by a difference array
                 # (+v/w where it starts, -v/w where it ends, summed along the key axis)
@@ -458,6 +460,9 @@ def _lane(
         k = np.clip(np.searchsorted(ts, times[t_index[at]], side="right") - 1, 0, len(ts) - 1)
         sid[at] = ss[k]
     lane = np.full(shape, NO_SERVER, dtype=np.uint16)
+    if bool((width == 1).all()):  # every region one key bucket (no split seen in the range): one write each
+        lane[t_index, lo[rid]] = sid
+        return lane, servers
     w = width.astype(np.int64)
     order = np.repeat(np.arange(len(rid)), w)
     offset = np.arange(len(order)) - np.repeat(np.cumsum(w) - w, w)
