@@ -10,22 +10,19 @@ checks the client's principal, offers the protection layers and unwraps the one 
 Adding the peer needs ADMIN (the server principal, HBase's superuser, here). The sink's znodes
 live in the cluster's ZooKeeper under their own parent (this ZooKeeper has open ACLs).
 
-Cost: one secured HBase JVM and a KDC (~1 minute to start here), then seconds.
+Cost: seconds on top of the session's secured HBase (tests/secure_fixture.py), which the other
+secure tests start anyway.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import secure  # tools/hbase/secure.py
-import standalone
 
 from keyshape.schema import FamilySpec, TableSpec
 from keyshape.store import open_store
@@ -34,26 +31,11 @@ from keyshape.store.hbase.walentry import WalEntry
 
 pytestmark = [pytest.mark.hbase, pytest.mark.secure]
 
-RUN = Path(standalone.__file__).resolve().parent / "run" / "pytest-secure-sink"
 
-
-@pytest.fixture(scope="module")
-def secured() -> Iterator[Any]:
-    run, lock = standalone.claim_run_dir(RUN)
-    kdc = secure.KDC(run / "kdc")
-    try:
-        kdc.start()
-        os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)
-        instance = secure.start_secure(run / "full", kdc=kdc)
-    except standalone.StartFailed as e:
-        kdc.stop()
-        lock.close()
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield instance
-    finally:
-        secure.stop_secure(instance)
-        lock.close()
+@pytest.fixture
+def secured(secure_hbase: Any) -> Any:
+    """The session's secured instance offering all three protection levels (tests/secure_fixture.py)."""
+    return secure_hbase.full
 
 
 def test_a_kerberized_source_replicates_to_the_sink_over_sasl_gssapi(secured: Any) -> None:
