@@ -19,6 +19,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from keyshape.analysis.advise.spec import AdviseError
+from keyshape.errors import KeyshapeError
 from keyshape.schema.keyschema import KeySchema
 from keyshape.store.base import Store
 
@@ -37,6 +38,7 @@ class Preflight:
     source_share: float
     target_share: float
     plan_share: float  # 1 / target regions: what an even pre-split promises
+    undecodable: int = 0  # sampled keys the source schema does not read (left out)
     warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -73,12 +75,18 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
             f"preflight: the target's key field {missing[0]!r} is not a field of the source's key; the keys alone cannot place the rows"
         )
     new: list[bytes] = []
+    readable: list[bytes] = []
     for k in old:
         try:
             record = source.decode(k, verify=False)
-        except Exception as exc:  # noqa: BLE001 (a key the source schema does not read: say which)
-            raise AdviseError(f"preflight: the source key {k!r} does not decode with the source schema ({exc}); is it the right schema?") from None
+        except (KeyshapeError, ValueError):  # migrate rejects such rows to its file; not placed here
+            continue
+        readable.append(k)
         new.append(target.encode({f: record[f] for f in target.field_names}))
+    if old and not readable:
+        raise AdviseError(f"preflight: none of the {len(old)} sampled keys of {source_table} decodes with the source schema; is it the right schema?")
+    undecodable = len(old) - len(readable)
+    old = readable
     target_splits = target.split_keys()
     result = Preflight(
         keys=len(old),
@@ -87,6 +95,7 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
         source_share=busiest_share(old, [r.start for r in regions if r.start]),
         target_share=busiest_share(new, target_splits),
         plan_share=1.0 / (len(target_splits) + 1),
+        undecodable=undecodable,
     )
     if result.keys and result.target_share > WORSE * result.source_share and result.target_regions >= result.source_regions:
         result.warnings.append(
