@@ -7,6 +7,9 @@
 - :mod:`.score`       one design scored with keyshape's analyzer and split simulation
 - :mod:`.ranking`     Pareto fronts and the reasons
 - :mod:`.advise`      the whole run
+- :mod:`.calibrate`   the cost constants fitted on a real cluster (``--calibrate``), saved and read back
+- :mod:`.prove`       the designs loaded into a real HBase and measured against the prediction (``--prove``)
+- :mod:`.preflight`   a target design placed on the source's real keys (before ``create``/``migrate``)
 """
 
 from keyshape.analysis.advise.advise import Advice, advise, hand_design
