@@ -55,16 +55,20 @@ def hbase_url(url: str | None, regionservers: int | None = None, thrift: bool = 
         yield url.removeprefix("hbase://"), False
         return
     what, folder = (f"an HBase cluster with {regionservers} region servers", "bench-cluster") if regionservers else ("a standalone HBase", "bench")
-    print(f"starting {what} (tools/hbase/run/{folder}) ...", flush=True)
+    # run/bench, or run/bench-2... while another run on the machine holds it (as the test fixtures
+    # claim theirs): starting in a held folder would stop the other run's HBase.
+    run_dir, lock = standalone.claim_run_dir(TOOLS_HBASE / "run" / folder)
+    print(f"starting {what} (tools/hbase/run/{run_dir.name}) ...", flush=True)
     t0 = time.perf_counter()
     try:
         if regionservers:
             import cluster
 
-            instance: Any = cluster.start_scratch(TOOLS_HBASE / "run" / folder, regionservers)
+            instance: Any = cluster.start_scratch(run_dir, regionservers)
         else:
-            instance = standalone.start_scratch(TOOLS_HBASE / "run" / "bench")
+            instance = standalone.start_scratch(run_dir)
     except standalone.StartFailed as exc:
+        lock.close()
         raise SystemExit(f"error: {exc}") from None
     print(f"HBase ready on {instance.url} after {time.perf_counter() - t0:.0f} s", flush=True)
     try:
@@ -74,6 +78,7 @@ def hbase_url(url: str | None, regionservers: int | None = None, thrift: bool = 
         yield instance.url, True
     finally:
         instance.stop()
+        lock.close()
 
 
 def cluster_facts(store: Any, url: str, started_here: bool) -> dict[str, Any]:
