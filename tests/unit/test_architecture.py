@@ -23,16 +23,10 @@ SRC = ROOT / "src" / "keyshape"
 
 # Cycles over every import that exist today (each a strongly connected component, exactly), with
 # the issue that removes them. Remove an entry when its cycle is gone; never add one.
-ALLOWED_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"keyshape.schema.keyschema", "keyshape.workload"}): "issue 29: KeySchema parses [workload] and samples it for splits and lint",
-}
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 
 # Imports that go up the layers today, each with its issue. Remove an entry when it is gone.
-ALLOWED_UP: dict[tuple[str, str], str] = {
-    # `splits.algorithm = "sample"` takes quantiles of the schema's own generated workload, and lint
-    # encodes a few generated rows: KeySchema reaches up from schema/ to workload.py.
-    ("keyshape.schema.keyschema", "keyshape.workload"): "issue 29 (part of the schema <-> workload cycle)",
-}
+ALLOWED_UP: dict[tuple[str, str], str] = {}
 
 _TREE_ENTRY = re.compile(r"^  (?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<kind>/|\.py)\s")
 

@@ -165,7 +165,7 @@ def test_text_arrays_give_the_same_values_and_keys():
 
 
 def test_int_bytes_equals_int_to_bytes():
-    from keyshape.workload import _int_bytes
+    from keyshape.schema.synthetic import _int_bytes
 
     vals = np.array([0, 1, 255, 256, 2**23, -1, -(2**23), 2**24 - 1], dtype=np.int64)
     assert _int_bytes(vals, 3) == [int(x).to_bytes(3, "big", signed=x < 0) for x in vals.tolist()]
@@ -182,7 +182,7 @@ def test_inverse_cdf_guide_table_equals_searchsorted(weights, draws, data):
     """The generators' inverse CDF (a guide table, a few steps, then a direct search for what is
     left) gives np.searchsorted's index for every u and side: the u drawn, the CDF's own values and
     their neighbours a ulp away, and zipf CDFs of a million entries."""
-    from keyshape.workload import _InverseCDF
+    from keyshape.schema.synthetic import _InverseCDF
 
     w = np.asarray(weights, dtype=np.float64)
     cdf = np.cumsum(w / w.sum())
@@ -202,7 +202,7 @@ def test_inverse_cdf_guide_table_equals_searchsorted(weights, draws, data):
 
 
 def test_inverse_cdf_of_long_tails_equals_searchsorted():
-    from keyshape.workload import _InverseCDF
+    from keyshape.schema.synthetic import _InverseCDF
 
     rng = np.random.default_rng(7)
     for n, skew in ((1_000_000, 0.6), (20_000, 1.2), (1_000_000, 2.5), (3, 0.0)):

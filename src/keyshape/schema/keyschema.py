@@ -22,12 +22,11 @@ Without ``[[table.families]]`` the table gets one family ``d`` with HBase's defa
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
 
-from keyshape.core import hbytes, splits
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema.batchdecode import decode_many
@@ -42,11 +41,12 @@ from keyshape.schema.parse import (
     Section,
     parse_key,
     parse_prefix,
-    parse_splits,
     parse_table,
 )
-from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
+from keyshape.schema.prefixes import STRATEGIES, Prefix, make_prefix
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
+from keyshape.schema.splitting import SplitContext, check_splits, parse_splits, split_keys
+from keyshape.schema.synthetic import WorkloadSpec, generate, generate_sample, parse_workload
 
 __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
 
@@ -65,7 +65,7 @@ class KeySchema:
         prefix: Prefix,
         hash_fields: Sequence[str],
         splits_spec: SplitSpec | None = None,
-        workload: Any = None,
+        workload: WorkloadSpec | None = None,
         source: str = "<dict>",
     ) -> None:
         self.table = table
@@ -135,10 +135,6 @@ class KeySchema:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> KeySchema:
         """Build a schema from the TOML structure as a dict (see the module docstring)."""
-        from keyshape.workload import (
-            parse_workload,  # workload sits beside schema, not below it
-        )
-
         top = Section(d, "", source)
         table = parse_table(top.required_section("table"))
         key = parse_key(top.required_section("key"))
@@ -179,14 +175,7 @@ class KeySchema:
         spec = self.splits if isinstance(splits, str) and splits == "keep" else splits
         if isinstance(spec, str):
             raise KeyshapeError(f"with_prefix: splits must be a SplitSpec, None or 'keep', got {spec!r}")
-        if spec is not None and spec.algorithm == "prefix":
-            n = prefix.bucket_count()
-            if n is None:
-                raise SchemaError(
-                    f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but key.prefix is {name!r}; give other splits (e.g. sample)"
-                )
-            if spec.regions is None and n > MAX_LISTED_BUCKETS:
-                raise SchemaError(f"{self.source}: splits.regions: is required: the {name} prefix has {n} possible values; e.g. regions = 16")
+        check_splits(spec, prefix, self.source)  # the splits must suit the new prefix
         out = KeySchema(self.table, self.fields, self.separator, prefix, self.hash_fields, spec, self.workload, self.source)
         out.indexes = list(self.indexes)
         out.counters = list(self.counters)
@@ -367,61 +356,28 @@ class KeySchema:
     # ---------------------------------------------------------------------------- split keys
 
     def split_keys(self) -> list[bytes]:
-        """The split keys from ``[splits]`` (``[]`` without it: one region).
+        """The split keys from ``[splits]`` (``[]`` without it: one region), sorted; each starts a
+        region after the first. The algorithm (:data:`keyshape.schema.splitting.SPLIT_ALGORITHMS`)
+        reads the key's layout and, for ``sample``, rows generated from the schema's ``[workload]``.
 
         ``prefix`` puts region boundaries on bucket boundaries: bucket ``i * N // regions`` for
         ``i = 1..regions-1`` with N buckets (so each region holds N/regions buckets, one more for
         some when N is not a multiple); with ``regions >= N`` every bucket but the first starts a
         region. ``regions`` defaults to N when N <= 65536.
         """
-        s = self.splits
-        if s is None:
-            return []
-        o = s.options
-        if s.algorithm == "prefix":
-            n = self.prefix.bucket_count()
-            if n is None:
-                raise SchemaError(
-                    f"{self.source}: splits.algorithm: 'prefix' needs a prefix strategy, but key.prefix is 'none'; give other splits (e.g. sample)"
-                )
-            r = s.regions if s.regions is not None else n
-            if r >= n:
-                return [self.prefix.bucket(i) for i in range(1, n)]
-            return [self.prefix.bucket(i * n // r) for i in range(1, r)]
-        if s.algorithm == "hex":
-            return splits.hex_string_split(self._split_regions(s), o.get("first", "00000000"), o.get("last", "FFFFFFFF"))
-        if s.algorithm == "decimal":
-            return splits.decimal_string_split(self._split_regions(s), o.get("first", "00000000"), o.get("last", "99999999"))
-        if s.algorithm == "uniform":
-            return splits.uniform_split(self._split_regions(s), _bin(o.get("first", "")), _bin(o.get("last", "\\xFF" * 8)))
-        if s.algorithm == "range":
-            return splits.range_split(_bin(o["start"]), _bin(o["end"]), self._split_regions(s))
-        if s.algorithm == "buckets":
-            return splits.bucket_splits(o["buckets"], o.get("encoding", "byte"), o.get("width"))
-        if s.algorithm == "explicit":
-            return sorted({_bin(k) for k in o["keys"]} - {b""})
-        from keyshape.workload import (
-            generate_sample,  # sample: quantiles of the schema's own workload
-        )
+        sample = None
+        if self.workload is not None:
 
-        if self.workload is None:
-            raise KeyshapeError(f"{self.source}: splits.algorithm = 'sample' needs a [workload] section to sample from")
-        keys: list[bytes] = []
-        for chunk in generate_sample(self, o.get("sample_rows", 100_000), seed=o.get("seed", 0)):
-            keys.extend(self.encode_many(chunk))
-        return splits.sample_splits(keys, self._split_regions(s))
+            def sample(rows: int, seed: int) -> Iterator[dict[str, Any]]:
+                return generate_sample(self, rows, seed=seed)
 
-    def _split_regions(self, s: SplitSpec) -> int:
-        # parse_splits requires regions for these algorithms; a SplitSpec built in code may lack it.
-        if s.regions is None:
-            raise SchemaError(f"{self.source}: splits.regions is required for algorithm '{s.algorithm}'; give it, e.g. regions = 16")
-        return s.regions
+        return split_keys(self.splits, SplitContext(self.layout, sample, self.source))
 
     # ---------------------------------------------------------------------------------- lint
 
     def lint(self) -> list[Finding]:
-        """Design findings, most severe first (see :mod:`keyshape.schema.lint`)."""
-        from keyshape.workload import generate  # the sampled rows of the schema's [workload]
+        """Design findings, most severe first (see :mod:`keyshape.schema.lint`), with rows
+        generated from the schema's ``[workload]`` (or its fields' default generators)."""
 
         def sample(n: int) -> dict[str, Any]:
             return next(generate(self, rows=n, seed=0, chunk_rows=n))
@@ -431,7 +387,3 @@ class KeySchema:
 
     def __repr__(self) -> str:
         return f"KeySchema({self.table.full_name!r}, fields={self.field_names}, prefix={self.prefix.name!r}, separator={self.separator!r})"
-
-
-def _bin(text: str) -> bytes:
-    return hbytes.to_bytes_binary(text)

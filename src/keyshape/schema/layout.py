@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -179,6 +179,15 @@ class KeyLayout:
         parts = self.parts(record)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self.material(parts, k)), k)
+
+    @overload
+    def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
+
+    @overload
+    def encode_many(self, columns: Columns, as_array: Literal[True]) -> KeyArray: ...
+
+    @overload
+    def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
 
     def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
         """Row keys of many records given as ``columns`` (field name -> values, all one length),

@@ -29,6 +29,7 @@ from keyshape.schema.fields import FieldSpec
 from keyshape.schema.layout import KeyLayout
 from keyshape.schema.prefixes import MAX_LISTED_BUCKETS
 from keyshape.schema.specs import SplitSpec
+from keyshape.schema.splitting import SPLIT_ALGORITHMS, PrefixSplit
 
 
 __all__ = ["Finding", "lint", "LEVELS"]
@@ -115,7 +116,7 @@ def _sample(schema: _Design, sample: Callable[[int], dict[str, Any]] | None, out
         cols = _padding(schema, cols, out)
         if not len(next(iter(cols.values()), ())):
             return None
-        return cols, schema.layout.encode_many(cols)  # type: ignore[return-value]
+        return cols, schema.layout.encode_many(cols)
     except (KeyshapeError, ValueError) as exc:
         out.append(Finding("error", "workload-invalid", f"the workload cannot be encoded: {exc}", "fix [workload] or the field widths"))
         return None
@@ -266,8 +267,8 @@ def _splits(schema: _Design, out: list[Finding]) -> None:
             )
         )
         return
-    hex_prefix = p.hex_text and s.algorithm == "hex"
-    if s.algorithm not in ("prefix", "sample", "buckets", "explicit") and not hex_prefix:
+    algo = SPLIT_ALGORITHMS.get(s.algorithm)  # (a SplitSpec built in code may name none)
+    if algo is None or not algo.follows_buckets(p):
         out.append(
             Finding(
                 "warning",
@@ -277,7 +278,7 @@ def _splits(schema: _Design, out: list[Finding]) -> None:
             )
         )
         return
-    if s.algorithm != "prefix" or s.regions is None or n > MAX_LISTED_BUCKETS:
+    if not isinstance(algo, PrefixSplit) or s.regions is None or n > MAX_LISTED_BUCKETS:
         # Millions of hash values per region: one more or less in a region changes nothing.
         return
     r = s.regions

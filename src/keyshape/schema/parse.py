@@ -5,9 +5,10 @@ file, or ``<dict>``), the key path (``key.prefix.strategy``) and how to fix it. 
 errors too, so a typo never silently falls back to a default.
 
 :class:`Section` is the checked reader; :func:`parse_table`, :func:`parse_key`,
-:func:`parse_field`, :func:`parse_prefix` and :func:`parse_splits` read the schema's sections
-(:meth:`keyshape.schema.KeySchema.from_dict` puts them together; ``[workload]`` is read by
-:func:`keyshape.workload.parse_workload`, ``[[index]]`` by :mod:`keyshape.schema.index`).
+:func:`parse_field` and :func:`parse_prefix` read the schema's sections
+(:meth:`keyshape.schema.KeySchema.from_dict` puts them together; ``[splits]`` is read by
+:func:`keyshape.schema.splitting.parse_splits`, ``[workload]`` by
+:func:`keyshape.schema.synthetic.parse_workload`, ``[[index]]`` by :mod:`keyshape.schema.index`).
 """
 
 from __future__ import annotations
@@ -18,24 +19,21 @@ from typing import Any, NoReturn
 
 from keyshape.errors import SchemaError
 from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
-from keyshape.schema.prefixes import MAX_LISTED_BUCKETS, STRATEGIES, Prefix, make_prefix
+from keyshape.schema.prefixes import STRATEGIES, Prefix, make_prefix
 from keyshape.schema.prefixes.opentsdb import metric_width as opentsdb_metric_width
-from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, SplitSpec, TableSpec
+from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, TableSpec
 
 __all__ = [
     "Section",
     "fail",
     "KeyParts",
-    "SPLIT_ALGORITHMS",
     "parse_table",
     "parse_key",
     "parse_field",
     "parse_prefix",
-    "parse_splits",
     "opentsdb_metric_width",
 ]
 
-SPLIT_ALGORITHMS = ("prefix", "hex", "decimal", "uniform", "range", "buckets", "sample", "explicit")
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number", list: "a list", dict: "a table"}
 
 
@@ -289,38 +287,3 @@ def parse_prefix(key: Section) -> tuple[str, dict[str, int]]:
                 options[opt] = sec.get(opt, int, minimum=lo, maximum=hi)
         sec.done()
     return strategy, options
-
-
-def parse_splits(s: Section, prefix: Prefix) -> SplitSpec:
-    """``[splits]``: the algorithm and the options it takes."""
-    algo = s.get("algorithm", str, required=True, choices=SPLIT_ALGORITHMS)
-    needs_regions = algo in ("hex", "decimal", "uniform", "range", "sample")
-    regions = s.get("regions", int, None, required=needs_regions, minimum=3 if algo == "range" else 2)
-    opts: dict[str, Any] = {}
-    if algo == "prefix":
-        n = prefix.bucket_count()
-        if n is None:
-            s.fail(
-                "algorithm", "'prefix' needs a prefix strategy, but key.prefix is 'none'", "set key.prefix or choose another algorithm (e.g. sample)"
-            )
-        if regions is None and n > MAX_LISTED_BUCKETS:
-            s.fail("regions", f"is required: the {prefix.name} prefix has {n} possible values", "e.g. regions = 16")
-    for opt in ("first", "last") if algo in ("hex", "decimal", "uniform") else ():
-        if s.has(opt):
-            opts[opt] = s.get(opt, str)
-    if algo == "range":
-        opts["start"] = s.get("start", str, required=True)
-        opts["end"] = s.get("end", str, required=True)
-    if algo == "buckets":
-        opts["buckets"] = s.get("buckets", int, required=True, minimum=2)
-        opts["encoding"] = s.get("encoding", str, "byte", choices=("byte", "decimal", "long"))
-        opts["width"] = s.get("width", int, None, minimum=1)
-    if algo == "explicit":
-        opts["keys"] = s.get("keys", list, required=True)
-        if not all(isinstance(k, str) for k in opts["keys"]):
-            s.fail("keys", "must be strings in toStringBinary form", 'e.g. keys = ["a", "m", "\\\\x80"]')
-    if algo == "sample":
-        opts["sample_rows"] = s.get("sample_rows", int, 100_000, minimum=1)
-        opts["seed"] = s.get("seed", int, 0)
-    s.done()
-    return SplitSpec(algo, regions, opts)
