@@ -15,7 +15,13 @@ regions per table, store sizes), fed through ``History.record`` exactly as the p
   a sequential int64 key re-encoded under a 16-bucket salt and replayed through the split
   simulation: median of 3.
 
-Run: .venv/bin/python benchmarks/bench_serve.py [--polls N] [--quick]
+* ``poller`` (with ``--hbase URL``, or ``--scratch`` to start a private standalone HBase in
+  tools/hbase/run/bench-serve): ``--poll-tables`` tables of ``--poll-regions`` pre-split regions
+  created on the REAL HBase, polled by the service's ``Poller`` (region loads over the wire,
+  lineage, history, verdicts): wall and CPU seconds a poll (median of 5), and the CPU of 10,000
+  regions EXTRAPOLATED linearly from it (said so when printed); the tables are dropped after.
+
+Run: .venv/bin/python benchmarks/bench_serve.py [--polls N] [--quick] [--hbase URL | --scratch]
 """
 
 from __future__ import annotations
@@ -135,10 +141,56 @@ def bench_replay() -> tuple[float, int]:
     return statistics.median(walls), keys
 
 
+def bench_poller(url: str, tables: int, per_table: int, polls: int = 5) -> tuple[float, float, int]:
+    import uuid
+
+    from keyshape.schema import KeySchema
+    from keyshape.serve import History, Poller
+    from keyshape.store import open_store
+
+    tag = uuid.uuid4().hex[:6]
+    store = open_store(url)
+    names = [f"kss_bench_{tag}_{i}" for i in range(tables)]
+    splits = [struct.pack(">q", (i * 2**63) // per_table) for i in range(1, per_table)]
+    try:
+        for name in names:
+            spec = KeySchema.from_dict(
+                {"table": {"name": name, "families": [{"name": "d"}]}, "key": {"fields": [{"name": "id", "type": "int64", "encoding": "hbase"}]}}
+            ).table
+            store.create_table(spec, splits)
+        with tempfile.TemporaryDirectory() as tmp:
+            history = History(Path(tmp) / "poller.db")
+            poller = Poller(lambda: open_store(url), history, [f"kss_bench_{tag}_*"], {}, 60.0)
+            poller.poll_once()  # the baseline (opens the connection)
+            walls, cpus = [], []
+            for _ in range(polls):
+                w0, c0 = time.perf_counter(), time.process_time()
+                if not poller.poll_once():
+                    raise SystemExit(f"the poll failed: {poller.last_error}")
+                walls.append(time.perf_counter() - w0)
+                cpus.append(time.process_time() - c0)
+            regions = sum(len(s.regions) for s in poller.snapshot().values())
+            if poller.store is not None:
+                poller.store.close()
+            history.close()
+    finally:
+        for name in names:
+            try:
+                store.delete_table(name)
+            except Exception:  # noqa: BLE001 - best effort: a table that was never created
+                pass
+        store.close()
+    return statistics.median(walls), statistics.median(cpus), regions
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--polls", type=int, default=60, help="1-minute polls of the 10,000 regions (default 60: one hour)")
     ap.add_argument("--quick", action="store_true", help="10 polls and a 300 x 300 heat map (a smoke run)")
+    ap.add_argument("--hbase", default=None, metavar="URL", help="also measure the poller on this real HBase (creates and drops kss_bench_* tables)")
+    ap.add_argument("--scratch", action="store_true", help="also measure the poller on a private standalone HBase started for the run")
+    ap.add_argument("--poll-tables", type=int, default=10)
+    ap.add_argument("--poll-regions", type=int, default=100)
     args = ap.parse_args()
     polls, n = (10, 300) if args.quick else (args.polls, 1500)
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,6 +210,26 @@ def main() -> None:
         )
         r, keys = bench_replay()
         print(f"fix replay (60 polls x 100 regions, {keys:,} keys through the split simulation): {r * 1000:.0f} ms (median of 3)")
+        if args.hbase or args.scratch:
+            instance, lock, url = None, None, args.hbase
+            if args.scratch:
+                sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "hbase"))
+                import standalone  # tools/hbase/standalone.py
+
+                run_dir, lock = standalone.claim_run_dir(Path(standalone.__file__).resolve().parent / "run" / "bench-serve")
+                instance = standalone.start_scratch(run_dir)
+                url = instance.url
+            try:
+                pw, pc, nreg = bench_poller(str(url), args.poll_tables, args.poll_regions)
+            finally:
+                if instance is not None:
+                    instance.stop()
+                if lock is not None:
+                    lock.close()
+            print(
+                f"poller on the real HBase: {nreg:,} regions ({args.poll_tables} tables) a poll: {pw * 1000:.0f} ms wall, {pc * 1000:.0f} ms CPU "
+                f"(median of 5); 10,000 regions: about {pc * 10_000 / max(nreg, 1):.1f} s CPU a poll (extrapolated linearly)"
+            )
         print(f"(cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]})")
 
 
