@@ -61,7 +61,7 @@ _WRITE_INDEX = struct.Struct(">q")
 def row_value_bytes(workload: WorkloadSpec | None) -> int:
     """The value bytes of each row ``load`` writes: ``[workload] value_bytes`` when the schema
     sets it, else ``LOAD_VALUE_BYTES`` (the row's write index alone)."""
-    given = getattr(workload, "value_bytes", None)
+    given = None if workload is None else workload.value_bytes
     return LOAD_VALUE_BYTES if given is None else int(given)
 
 

@@ -24,6 +24,8 @@ from keyshape.phoenix.lint import lint_phoenix
 from keyshape.phoenix.types import PhoenixTimestamp, parse_text
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.keyschema import Columns, KeySchema
+from keyshape.schema.keyschema import load_schema as schema_load
+from keyshape.schema.loaders import register_loader
 from keyshape.schema.prefixes import make_prefix
 from keyshape.schema.specs import FamilySpec, TableSpec
 
@@ -225,8 +227,13 @@ def is_phoenix_schema_file(path: str | Path) -> bool:
 
 
 def load_schema(path: str | Path) -> KeySchema:
-    """Any key schema file: a Phoenix table (:func:`load_phoenix_schema`) or a keyshape TOML."""
-    return load_phoenix_schema(path) if is_phoenix_schema_file(path) else KeySchema.load(path)
+    """Any key schema file: :func:`keyshape.schema.load_schema`, which reads Phoenix files with
+    :func:`load_phoenix_schema` (registered below) and keyshape TOML itself."""
+    return schema_load(path)
+
+
+# Every schema file is read by keyshape.schema.load_schema (and KeySchema.load): Phoenix files by this loader.
+register_loader("phoenix", is_phoenix_schema_file, load_phoenix_schema)
 
 
 def _as_list(values: Sequence[Any] | np.ndarray) -> list[Any]:

@@ -5,8 +5,8 @@ fields and encodings (``fields``), salt/hash prefixes (``prefixes``), the TOML p
 Modules inside this package import each other by module path, never through this file.
 """
 
-from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.keyschema import KeySchema, load_schema
 from keyshape.schema.layout import KeyLayout
 from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 
-__all__ = ["FamilySpec", "KeyLayout", "KeySchema", "SplitSpec", "TableSpec"]
+__all__ = ["FamilySpec", "KeyLayout", "KeySchema", "SplitSpec", "TableSpec", "load_schema"]

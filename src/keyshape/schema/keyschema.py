@@ -37,6 +37,7 @@ from keyshape.schema.fields import FieldSpec
 from keyshape.schema.index import IndexSpec, parse_indexes
 from keyshape.schema.layout import Columns, KeyLayout
 from keyshape.schema.lint import Finding, lint
+from keyshape.schema.loaders import loader_for, loaders
 from keyshape.schema.parse import (
     Section,
     parse_key,
@@ -48,7 +49,7 @@ from keyshape.schema.specs import FamilySpec, SplitSpec, TableSpec
 from keyshape.schema.splitting import SplitContext, check_splits, parse_splits, split_keys
 from keyshape.schema.synthetic import WorkloadSpec, generate, generate_sample, parse_workload
 
-__all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec"]
+__all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec", "load_schema"]
 
 
 class KeySchema:
@@ -121,16 +122,12 @@ class KeySchema:
 
     @classmethod
     def load(cls, path: str | Path) -> KeySchema:
-        """Read a schema from a TOML file; SchemaError (one line, file + key path + fix) if bad."""
-        p = Path(path)
-        try:
-            with p.open("rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise SchemaError(f"{p}: no such schema file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SchemaError(f"{p}: not valid TOML ({exc})") from None
-        return cls.from_dict(data, source=str(p))
+        """Read a schema file of any kind (:func:`load_schema`: keyshape TOML, or a kind a loader is
+        registered for, such as a Phoenix DDL file); SchemaError (one line, file + key path + fix) if bad.
+
+        - ``path``: the schema file.
+        """
+        return load_schema(path)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> KeySchema:
@@ -387,3 +384,54 @@ class KeySchema:
 
     def __repr__(self) -> str:
         return f"KeySchema({self.table.full_name!r}, fields={self.field_names}, prefix={self.prefix.name!r}, separator={self.separator!r})"
+
+
+def load_schema(path: str | Path) -> KeySchema:
+    """The key schema a file describes: the one function every schema file is read with.
+
+    - ``path``: a keyshape TOML schema, or a file a registered loader claims
+      (:mod:`keyshape.schema.loaders`; :mod:`keyshape.phoenix.schema` registers Phoenix DDL ``.sql``
+      files and TOML files with a ``[phoenix]`` section).
+
+    Raises SchemaError (one line naming the file, the key path and the fix) when the file is bad.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "events.toml"
+    >>> _ = path.write_text('''
+    ... [table]
+    ... name = "events"
+    ... [key]
+    ... separator = "|"
+    ... prefix = { strategy = "mod", buckets = 4 }
+    ... hash_fields = ["user"]
+    ... fields = [{ name = "user", type = "string" }, { name = "seq", type = "int64", encoding = "text", width = 4 }]
+    ... ''')
+    >>> schema = load_schema(path)
+    >>> key = schema.encode({"user": "ann", "seq": 7})
+    >>> key
+    b'01|ann|0007'
+    >>> schema.decode(key)
+    {'user': 'ann', 'seq': 7}
+    >>> schema.scan_ranges(user="ann")
+    [(b'01|ann|', b'01|ann}')]
+    """
+    p = Path(path)
+    loader = loader_for(p)
+    if loader is not None:
+        schema = loader.load(p)
+        if not isinstance(schema, KeySchema):
+            raise SchemaError(f"{p}: the {loader.kind} loader read no key schema from it ({type(schema).__name__})")
+        return schema
+    try:
+        with p.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise SchemaError(f"{p}: no such schema file") from None
+    except tomllib.TOMLDecodeError as exc:
+        # (a kind's loader registers when its module is imported: the keyshape command imports them all)
+        kinds = ", ".join(loaders()) or "none yet"
+        raise SchemaError(
+            f"{p}: not valid TOML ({exc}); if it is a schema file of another kind (loaders registered: {kinds}), "
+            "import the module that registers its loader first (a Phoenix DDL .sql: keyshape.phoenix.schema)"
+        ) from None
+    return KeySchema.from_dict(data, source=str(p))
