@@ -55,9 +55,16 @@ def dual_scan(
     **leading_fields: Any,
 ) -> Iterator[Row]:
     """Rows of the logical table in original-key order, each original key once (the new table's
-    row when both have it). ``start``/``stop``/``leading_fields``/``columns`` are those of
-    :func:`keyshape.read.merged.scan`, applied to both tables; ``limit`` caps the merged rows.
-    Rows carry the stored key of the table they came from (``Row.key``).
+    row when both have it). Rows carry the stored key of the table they came from (``Row.key``).
+
+    - ``store``: the store holding both tables.
+    - ``old``, ``new``: the key schemas of the table being migrated from and to (same fields,
+      order, widths and separator; only the prefix differs).
+    - ``start``, ``stop``: original-key bounds, ``start`` inclusive, ``stop`` exclusive (default open).
+    - ``limit``: the most merged rows (default None: all).
+    - ``columns``: the columns to return (default None: all).
+    - ``batch_size``: rows per round trip and bucket (default 1000).
+    - ``leading_fields``: the leading key fields, as in :func:`keyshape.read.merged.scan`, applied to both tables.
     """
     check_same_order(old, new)
     if limit is not None and limit < 0:

@@ -24,7 +24,10 @@ __all__ = ["candidate_keys", "get", "get_many"]
 
 def candidate_keys(schema: KeySchema, record: Mapping[str, Any]) -> list[bytes]:
     """Every stored key ``record`` may have: one for a deterministic strategy, one per bucket
-    (sorted) for ``random``."""
+    (sorted) for ``random``.
+
+    - ``schema``: the table's key schema; ``record``: a mapping with every key field.
+    """
     key = schema.encode(record)
     p = schema.prefix
     if p.deterministic:
@@ -36,9 +39,14 @@ def candidate_keys(schema: KeySchema, record: Mapping[str, Any]) -> list[bytes]:
 
 
 def get(store: Store, schema: KeySchema, record: Mapping[str, Any], columns: Iterable[bytes] | None = None) -> list[Row]:
-    """The rows of ``record`` (a mapping with every key field): ``[]`` when absent, one Row for a
-    deterministic strategy (one ``store.get``), every match in stored-key order for ``random``
-    (one ``store.get_many`` over all buckets)."""
+    """The rows of ``record``: ``[]`` when absent, one Row for a deterministic strategy (one
+    ``store.get``), every match in stored-key order for ``random`` (one ``store.get_many`` over
+    all buckets).
+
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``record``: a mapping with every key field (extra entries are ignored).
+    - ``columns``: the ``b"family:qualifier"`` columns to return (default None: all).
+    """
     keys = candidate_keys(schema, record)
     cols = None if columns is None else list(columns)
     table = schema.table.full_name
@@ -53,8 +61,13 @@ def get(store: Store, schema: KeySchema, record: Mapping[str, Any], columns: Ite
 def get_many(
     store: Store, schema: KeySchema, records: Iterable[Mapping[str, Any]], columns: Iterable[bytes] | None = None, batch_size: int = 1000
 ) -> list[Row]:
-    """The rows of many records, in record order (each record's matches in stored-key order), by
-    ``store.get_many`` calls of at most ``batch_size`` keys."""
+    """The rows of many records, in record order (each record's matches in stored-key order).
+
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``records``: mappings with every key field.
+    - ``columns``: the columns to return (default None: all).
+    - ``batch_size``: the most keys per ``store.get_many`` call (default 1000).
+    """
     cols = None if columns is None else list(columns)
     table = schema.table.full_name
     out: list[Row] = []

@@ -83,11 +83,17 @@ def read_by_index(
 ) -> Iterator[Row]:
     """Main rows found through ``index``, in index order.
 
-    ``leading_fields`` (or ``where``) are leading INDEX fields, as for :func:`keyshape.read.scan`
-    over the index table. Index rows are read in batches of ``batch_size`` and their main rows
-    fetched with one ``get_many`` per batch. Index rows whose main row is missing are skipped;
-    with ``verify`` also those whose main row no longer has the indexed values (the value
-    columns are then fetched too, and returned in ``cells``). ``limit`` caps the main rows.
+    - ``store``, ``schema``: the store and the MAIN table's key schema.
+    - ``index``: the ``[[index]]`` by name, or its :class:`~keyshape.schema.index.IndexSpec`.
+    - ``limit``: the most main rows returned (default None: all).
+    - ``reverse``: descending index order (default False).
+    - ``columns``: the main-row columns to return (default None: all).
+    - ``batch_size``: index rows per batch, whose main rows are fetched with one ``get_many`` (default 100).
+    - ``verify``: also skip index rows whose main row no longer has the indexed values (the
+      value columns are then fetched too, and returned in ``cells``); default True. Index rows
+      whose main row is missing are always skipped.
+    - ``where``, ``leading_fields``: leading INDEX fields, as for :func:`keyshape.read.scan` over
+      the index table.
     """
     spec = index_of(schema, index)
     cols = None if columns is None else list(columns)
@@ -143,6 +149,12 @@ def repair_index(
     store: Store, schema: KeySchema, index: str | IndexSpec, *, fix: bool = True, batch_size: int = 1000, max_listed: int = 1000
 ) -> RepairReport:
     """Check ``index`` against the main table both ways and, with ``fix``, repair it.
+
+    - ``store``, ``schema``: the store and the MAIN table's key schema.
+    - ``index``: the ``[[index]]`` by name, or its IndexSpec.
+    - ``fix``: delete dangling and stale index rows and write missing ones (default True; False: report only).
+    - ``batch_size``: rows per ``get_many`` batch (default 1000).
+    - ``max_listed``: the most keys the report lists per kind (default 1000; the counts are exact).
 
     Pass 1 reads every index row and fetches its main row (``get_many`` per batch): index rows
     whose main row is missing (dangling) or whose main row's indexed values differ (stale) are

@@ -336,21 +336,30 @@ def scan(
 ) -> MergedScan:
     """Rows of ``schema``'s table in original-key order, merged over every bucket.
 
-    ``leading_fields`` (or ``where``, for fields whose names clash with these options) give the
-    leading key fields as in ``KeySchema.scan_ranges`` (the last may be a ``(lo, hi)`` range);
-    rows those ranges over-cover (a separator inside a variable-width value) are dropped
-    (:func:`exact_match`).
-    ``start``/``stop`` bound the ORIGINAL key (prefix stripped): ``start <= original < stop``,
-    in either direction. ``reverse`` yields the exact reverse order (descending original key,
-    ties by descending stored key). ``limit`` caps the rows yielded (exact, global); every bucket
-    scanner is asked for at most ``limit`` rows and ``min(batch_size, limit)`` per round trip
-    (``batch_size`` None: 1,000 to 10,000 rows per bucket, about 100,000 over all buckets), and
-    all are closed as soon as the limit is reached. ``after`` (a stored key) or ``page_token``
-    resumes strictly after that row. ``parallel=N`` fetches buckets on N threads, keeping up to
-    ``depth`` batches per bucket; the order is the same.
+    - ``store``: the store holding the table.
+    - ``schema``: the table's key schema (its prefix says which buckets to merge).
+    - ``start``, ``stop``: bounds on the ORIGINAL key (prefix stripped), ``start`` inclusive,
+      ``stop`` exclusive (``start <= original < stop``) in either direction; default None: open.
+    - ``limit``: the most rows yielded (exact, over all buckets); default None: all. Every
+      bucket scanner is asked for at most ``limit`` rows and closed as soon as it is reached.
+    - ``reverse``: the exact reverse order (descending original key, ties by descending stored
+      key); default False.
+    - ``columns``: the ``b"family:qualifier"`` columns (or ``b"family"``) to return; default None: all.
+    - ``batch_size``: rows per round trip and bucket (``min(batch_size, limit)``); default None:
+      1,000 to 10,000 rows per bucket, about 100,000 over all buckets.
+    - ``parallel``: fetch the buckets on this many threads (0, the default: on the calling
+      thread); the order is the same.
+    - ``page_token``: resume strictly after the row a :class:`~keyshape.read.pages.Page` token
+      names (same query); default None.
+    - ``after``: resume strictly after this stored key (prefix included); default None.
+    - ``where``: leading key fields, as ``leading_fields``, for names that clash with these options.
+    - ``depth``: batches kept per bucket when ``parallel`` (default 2, at least 1).
+    - ``leading_fields``: the leading key fields as in ``KeySchema.scan_ranges`` (the last may
+      be a ``(lo, hi)`` range, ``lo`` inclusive, ``hi`` exclusive); rows those ranges
+      over-cover (a separator inside a variable-width value) are dropped (:func:`exact_match`).
 
-    Validation and planning happen here; rows are read while iterating the returned
-    :class:`MergedScan`.
+    Validation and planning happen here (KeyshapeError for bad arguments); rows are read while
+    iterating the returned :class:`MergedScan`.
     """
     if limit is not None and limit < 0:
         raise KeyshapeError(f"scan: limit must be >= 0, got {limit}")

@@ -77,9 +77,19 @@ def scan_page(
 ) -> Page:
     """Up to ``page_size`` rows of the query, after ``page_token`` when given.
 
-    Pass the same query arguments (fields, start/stop, reverse) with every token of a sequence;
-    a token from another query raises KeyshapeError. ``page_size + 1`` rows are read so the
-    last page says so (``next_token is None``) instead of returning an empty page after it.
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``page_size``: the most rows on the page (at least 1).
+    - ``page_token``: the ``next_token`` of the previous page of the same query; default None:
+      the first page. A token from another query raises KeyshapeError.
+    - ``start``, ``stop``: original-key bounds, ``start`` inclusive, ``stop`` exclusive; default open.
+    - ``reverse``: descending original-key order (default False).
+    - ``columns``: the columns to return (default None: all).
+    - ``batch_size``: rows per round trip and bucket (default 1000).
+    - ``parallel``: threads fetching the buckets (default 0: the calling thread).
+    - ``where``, ``leading_fields``: the leading key fields, as in :func:`keyshape.read.scan`.
+
+    Pass the same query arguments with every token of a sequence. ``page_size + 1`` rows are
+    read so the last page says so (``next_token is None``) instead of an empty page after it.
     """
     if page_size < 1:
         raise KeyshapeError(f"page_size must be >= 1, got {page_size}")
@@ -119,6 +129,14 @@ def offset_page(
     **leading_fields: Any,
 ) -> Page:
     """Rows ``offset .. offset + page_size - 1`` of the query (skip N, take M).
+
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``offset``: rows to skip (at least 0); ``page_size``: the most rows returned (at least 1).
+    - ``start``, ``stop``: original-key bounds, ``start`` inclusive, ``stop`` exclusive; default open.
+    - ``reverse``: descending original-key order (default False).
+    - ``columns``: the columns to return (default None: all).
+    - ``batch_size``: rows per round trip and bucket (default 1000).
+    - ``where``, ``leading_fields``: the leading key fields, as in :func:`keyshape.read.scan`.
 
     Reads ``offset + page_size + 1`` rows through the merge every time (see the module
     docstring for the cost and the consistency caveat).

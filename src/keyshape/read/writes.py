@@ -339,12 +339,22 @@ def put_record(
     store: Store, schema: KeySchema, record: Mapping[str, Any], cells: Mapping[bytes, bytes] | None = None, timestamp: int | None = None
 ) -> None:
     """Write one record now (an update when it is stored), with its index rows; see
-    :class:`IndexedWriter`."""
+    :class:`IndexedWriter`.
+
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``record``: a mapping with every key field (and the values of index columns).
+    - ``cells``: ``b"family:qualifier"`` -> value to write beside the index columns (default none).
+    - ``timestamp``: the cells' timestamp in ms (default None: the store's clock).
+    """
     with IndexedWriter(store, schema) as w:
         w.put(record, cells, timestamp)
 
 
 def delete_record(store: Store, schema: KeySchema, record: Mapping[str, Any]) -> None:
-    """Remove one record now: every stored copy and its index rows; see :class:`IndexedWriter`."""
+    """Remove one record now: every stored copy and its index rows; see :class:`IndexedWriter`.
+
+    - ``store``, ``schema``: the store and the table's key schema.
+    - ``record``: a mapping with every key field.
+    """
     with IndexedWriter(store, schema) as w:
         w.delete(record)

@@ -48,6 +48,10 @@ def decode_many(layout: KeyLayout, keys: Sequence[bytes] | KeyArray, *, as_arrow
     arrays (a list when some value ends in NUL, which numpy str cannot hold), bytes as lists of
     bytes; value for value equal to decoding every key with :meth:`KeySchema.decode`.
 
+    - ``layout``: the keys' layout; ``keys``: row keys (a list of bytes or a KeyArray).
+    - ``as_arrow``: a ``pyarrow.Table`` instead (default False), see below.
+    - ``verify``: re-derive the hash prefix of every key (default True), as ``KeySchema.decode``.
+
     ``as_arrow=True``: a ``pyarrow.Table`` instead (int64, float64, string, binary columns in
     field order). Text is then cut out of the key bytes as Arrow buffers (offsets and data), so
     no Python object is made per value: the form to hand to Parquet, Spark or pandas.

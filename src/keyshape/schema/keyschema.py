@@ -55,7 +55,36 @@ __all__ = ["KeySchema", "TableSpec", "FamilySpec", "SplitSpec", "load_schema"]
 class KeySchema:
     """A row-key design: table, fields, separator, prefix strategy, splits and workload.
 
-    Build it with :meth:`load` or :meth:`from_dict`; the constructor takes parsed parts.
+    A façade over the key's immutable :class:`~keyshape.schema.layout.KeyLayout` (:attr:`layout`,
+    what every codec reads) plus the table, ``[splits]``, ``[workload]``, indexes and counters.
+    Build it with :meth:`load` or :meth:`from_dict`; the constructor takes parsed parts:
+
+    - ``table``: the table (name, namespace, families).
+    - ``fields``: the key's fields in key order; ``separator``: the bytes between two fields.
+    - ``prefix``: the prefix strategy; ``hash_fields``: the names of the fields a ``J`` prefix hashes.
+    - ``splits_spec``: the ``[splits]`` section (default None: one region).
+    - ``workload``: the ``[workload]`` section (default None: default generators per field type).
+    - ``source``: where the schema came from, for messages (default ``"<dict>"``).
+
+    >>> schema = KeySchema.from_dict({
+    ...     "table": {"name": "events"},
+    ...     "key": {
+    ...         "separator": "|",
+    ...         "prefix": {"strategy": "mod", "buckets": 4},
+    ...         "hash_fields": ["user"],
+    ...         "fields": [{"name": "user", "type": "string"}, {"name": "seq", "type": "int64", "encoding": "text", "width": 4}],
+    ...     },
+    ...     "splits": {"algorithm": "prefix"},
+    ... })
+    >>> key = schema.encode({"user": "ann", "seq": 7})
+    >>> key
+    b'01|ann|0007'
+    >>> schema.decode(key)
+    {'user': 'ann', 'seq': 7}
+    >>> schema.split_keys()
+    [b'01', b'02', b'03']
+    >>> schema.layout.hash_idx, schema.layout.separator
+    ((0,), b'|')
     """
 
     def __init__(
@@ -131,7 +160,13 @@ class KeySchema:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> KeySchema:
-        """Build a schema from the TOML structure as a dict (see the module docstring)."""
+        """Build a schema from the TOML structure as a dict (see the module docstring).
+
+        - ``d``: the schema document (``[table]``, ``[key]``, ``[splits]``, ``[workload]``, ``[[index]]``, ``[[counter]]``).
+        - ``source``: what messages call it (default ``"<dict>"``; :meth:`load` gives the file).
+
+        Raises SchemaError (one line: source, key path, fix) when the document is bad.
+        """
         top = Section(d, "", source)
         table = parse_table(top.required_section("table"))
         key = parse_key(top.required_section("key"))

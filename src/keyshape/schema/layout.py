@@ -118,7 +118,10 @@ class KeyLayout:
 
     def cached(self, what: str, make: Callable[[], T]) -> T:
         """What ``make()`` returns, made once per layout and kept under ``what`` (the compiled
-        encoder and decoder, the C readers): a layout never changes, so neither do they. Not pickled."""
+        encoder and decoder, the C readers): a layout never changes, so neither do they. Not pickled.
+
+        - ``what``: the cache key; ``make``: builds the value on first use.
+        """
         got = self._cache.get(what)
         if got is None:
             got = self._cache[what] = make()
@@ -190,8 +193,11 @@ class KeyLayout:
     def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
 
     def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
-        """Row keys of many records given as ``columns`` (field name -> values, all one length),
-        equal to encoding each record; ``as_array=True``: a :class:`KeyArray` instead of a list."""
+        """Row keys of many records, equal to encoding each record.
+
+        - ``columns``: field name -> values (a list or a numpy array), every field, all one length.
+        - ``as_array``: return a :class:`KeyArray` (default False: a list of bytes).
+        """
         missing = [n for n in self.field_names if n not in columns]
         if missing:
             raise KeyshapeError(f"encode_many lacks columns {missing}; give all of: {', '.join(self.field_names)}")

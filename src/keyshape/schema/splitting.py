@@ -61,17 +61,27 @@ class SplitAlgorithm:
         return {}
 
     def split_keys(self, spec: SplitSpec, ctx: SplitContext) -> list[bytes]:
-        """The split keys, sorted, each the first key of a region after the first."""
+        """The split keys, sorted, each the first key of a region after the first.
+
+        - ``spec``: the ``[splits]`` section (algorithm, ``regions``, options).
+        - ``ctx``: the key's layout, the workload sample and the source (:class:`SplitContext`).
+        """
         raise NotImplementedError
 
     def follows_buckets(self, prefix: Prefix) -> bool:
         """True when the region boundaries fall on the bucket boundaries of a key with ``prefix``
-        (or come from the keys themselves); lint warns about salted keys split otherwise."""
+        (or come from the keys themselves); lint warns about salted keys split otherwise.
+
+        - ``prefix``: the key's prefix strategy.
+        """
         return False
 
     def check(self, spec: SplitSpec, prefix: Prefix, source: str) -> None:
         """Raise SchemaError when ``spec`` does not suit a key with ``prefix`` (a schema whose
-        prefix changed after its ``[splits]`` were read); by default every prefix suits."""
+        prefix changed after its ``[splits]`` were read); by default every prefix suits.
+
+        - ``spec``: the ``[splits]`` section; ``prefix``: the new prefix; ``source``: for the message.
+        """
 
     @staticmethod
     def regions(spec: SplitSpec, ctx: SplitContext) -> int:
@@ -258,12 +268,19 @@ def split_keys(spec: SplitSpec | None, ctx: SplitContext) -> list[bytes]:
 
 
 def algorithm_of(spec: SplitSpec, source: str = "<dict>") -> SplitAlgorithm:
-    """The registered algorithm of ``spec``; SchemaError naming the registered ones when unknown."""
+    """The registered algorithm of ``spec``; SchemaError naming the registered ones when unknown.
+
+    - ``spec``: the ``[splits]`` section; ``source``: the schema file, for the message (default ``"<dict>"``).
+    """
     return _algorithm(spec, source)
 
 
 def check_splits(spec: SplitSpec | None, prefix: Prefix, source: str) -> None:
-    """SchemaError when ``spec`` does not suit a key with ``prefix`` (see :meth:`SplitAlgorithm.check`)."""
+    """SchemaError when ``spec`` does not suit a key with ``prefix`` (see :meth:`SplitAlgorithm.check`).
+
+    - ``spec``: the ``[splits]`` section (None: nothing to check); ``prefix``: the key's prefix
+      strategy; ``source``: the schema file, for the message.
+    """
     if spec is not None:
         _algorithm(spec, source).check(spec, prefix, source)
 

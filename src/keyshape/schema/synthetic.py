@@ -124,7 +124,13 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
 
 
 def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpec:
-    """Check and read a ``[workload]`` :class:`keyshape.schema.parse.Section`."""
+    """Check and read a ``[workload]`` section.
+
+    - ``section``: the ``[workload]`` :class:`keyshape.schema.parse.Section`.
+    - ``key_fields``: the key's fields; one without a generator gets its type's default.
+
+    Calls ``section.fail`` (a one-line SchemaError) when bad.
+    """
     rows = section.get("rows", int, 100_000, minimum=1)
     seed = section.get("seed", int, 0, minimum=0)
     value_bytes = section.get("value_bytes", int, None, minimum=0)
@@ -228,6 +234,11 @@ def generate_sample(
     schema_or_spec: Described | WorkloadSpec, sample_rows: int, rows: int | None = None, seed: int = 0, chunk_rows: int = 100_000
 ) -> Iterator[dict[str, np.ndarray | list]]:
     """``sample_rows`` rows spread evenly over the whole workload, as column chunks in write order.
+
+    - ``schema_or_spec``: a schema (its ``[workload]``, or default generators) or a :class:`WorkloadSpec`.
+    - ``sample_rows``: how many rows to keep (at least 1).
+    - ``rows``: the workload's rows (default None: the spec's ``rows``).
+    - ``seed``, ``chunk_rows``: as in :func:`generate` (defaults 0 and 100,000).
 
     Row ``i * rows // sample_rows`` for ``i = 0..sample_rows-1`` of what :func:`generate` yields
     with the same arguments (every row when ``rows <= sample_rows``). The whole workload is

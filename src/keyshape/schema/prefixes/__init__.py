@@ -71,5 +71,10 @@ STRATEGIES: dict[str, type[Prefix]] = {cls.name: cls for cls in _ORDER} | REGIST
 
 
 def make_prefix(strategy: str, separator: bytes = b"", **options: int) -> Prefix:
-    """Build a strategy by name with its (already validated) options."""
+    """Build a strategy by name with its (already validated) options.
+
+    - ``strategy``: a name in :data:`STRATEGIES` (``none``, ``mod``, ``md5``, ...).
+    - ``separator``: the key's separator, which strategies with ``sep_after`` put after the prefix (default none).
+    - ``options``: the strategy's options (``buckets``, ``length`` ...); the strategy's defaults for the rest.
+    """
     return STRATEGIES[strategy](separator, **options)
