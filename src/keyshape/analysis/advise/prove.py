@@ -255,7 +255,7 @@ def _load(s: Score, scorer: Scorer, store: Store, name: str) -> _Loaded:
     store.create_table(_table(s.design.schema, name), s.design.split_keys)
     index_keys = []
     for j, (_, ischema, _) in enumerate(s.design.indexes):
-        store.create_table(_table(ischema, tables[j + 1]), [])
+        store.create_table(_table(ischema, tables[j + 1]), ischema.split_keys())  # pre-split as the design's index TOML says
         index_keys.append(ischema.encode_many({f: sample.columns[f] for f in ischema.field_names}))
     # Written in chunks, each timed to its flush: the lower quartile of the per-row times is the
     # cluster's put cost for this design, a neighbour's burst during one chunk aside.
