@@ -58,11 +58,17 @@ def _number_string_split(regions: int, first: str, last: str, radix: int, name: 
 def hex_string_split(regions: int, first: str = "00000000", last: str = "FFFFFFFF") -> list[bytes]:
     """RegionSplitter ``HexStringSplit``: ``regions - 1`` lower-case hex keys over ``[first, last]``.
 
+    regions: the table's region count, >= 2.
+    first: the first row, hex digits in either case (inclusive; default ``"00000000"``).
+    last: the last row, hex digits in either case (inclusive; default ``"FFFFFFFF"``).
+
     Key ``i`` is ``first + i * ((last - first + 1) // regions)`` written in lower-case hex,
-    left-padded with '0' to ``len(last)`` characters, as ASCII bytes. So ``hex_string_split(2)``
-    is ``[b"80000000"]``. ``first``/``last`` are hex strings in either case. Raises
-    ``ValueError`` if ``regions < 2``, ``last <= first`` or the range holds fewer than
-    ``regions`` values (RegionSplitter's preconditions).
+    left-padded with '0' to ``len(last)`` characters, as ASCII bytes. Raises BadInput (a
+    ValueError) if ``regions < 2``, ``last <= first`` or the range holds fewer than ``regions``
+    values (RegionSplitter's preconditions).
+
+    >>> hex_string_split(4)
+    [b'40000000', b'80000000', b'c0000000']
     """
     return _number_string_split(regions, first, last, 16, "HexStringSplit")
 
@@ -70,19 +76,32 @@ def hex_string_split(regions: int, first: str = "00000000", last: str = "FFFFFFF
 def decimal_string_split(regions: int, first: str = "00000000", last: str = "99999999") -> list[bytes]:
     """RegionSplitter ``DecimalStringSplit``: like :func:`hex_string_split` in base 10.
 
-    ``decimal_string_split(3)`` is ``[b"33333333", b"66666666"]``.
+    regions: the table's region count, >= 2.
+    first: the first row, decimal digits (inclusive; default ``"00000000"``).
+    last: the last row, decimal digits (inclusive; default ``"99999999"``).
+
+    >>> decimal_string_split(3)
+    [b'33333333', b'66666666']
     """
     return _number_string_split(regions, first, last, 10, "DecimalStringSplit")
 
 
 def uniform_split(regions: int, first: bytes = b"", last: bytes = b"\xff" * 8) -> list[bytes]:
-    """RegionSplitter ``UniformSplit``: ``regions - 1`` keys evenly spaced in raw byte space.
+    r"""RegionSplitter ``UniformSplit``: ``regions - 1`` keys evenly spaced in raw byte space.
+
+    regions: the table's region count, >= 2.
+    first: the first row (inclusive; default ``b""``).
+    last: the last row (inclusive; default eight 0xFF bytes); must sort after ``first``.
 
     ``Bytes.split(first, last, inclusive=True, regions - 1)`` without its two end points: keys
     are as long as the longer of ``first``/``last`` (tail-padded with 0x00), or longer when the
-    range is too narrow (see :func:`keyshape.core.hbytes.split`). ``uniform_split(2)`` is
-    ``[b"\\x80" + 7 * b"\\x00"]``. Raises ``ValueError`` if ``regions < 2`` or
-    ``last <= first``.
+    range is too narrow (see :func:`keyshape.core.hbytes.split`). Raises BadInput (a ValueError)
+    if ``regions < 2`` or ``last <= first``.
+
+    >>> uniform_split(2)
+    [b'\x80\x00\x00\x00\x00\x00\x00\x00']
+    >>> uniform_split(4, b"a", b"e")
+    [b'b', b'c', b'd']
     """
     _check_regions(regions)
     if compare(last, first) <= 0:
@@ -94,16 +113,22 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
     """The split keys ``Admin.createTable(desc, start, end, regions)`` computes
     (``RawAsyncHBaseAdmin.getSplitKeys``).
 
-    ``regions`` counts the two open-ended regions before ``start`` and after ``end``, so the
-    result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
+    start: the first split key (the end of the open-ended first region).
+    end: the last split key (the start of the open-ended last region); must sort after ``start``.
+    regions: the table's region count, the two open-ended ones included: >= 3.
+
+    The result has ``regions - 1`` keys and begins with ``start`` and ends with ``end``:
     ``[start, end]`` for 3 regions, else ``Bytes.split(start, end, regions - 3)`` (whose inner
-    keys have the padded length; see :func:`keyshape.core.hbytes.split`). Raises ``ValueError`` for
-    ``regions < 3`` ("Must create at least three regions") or ``start >= end`` ("Start key must
-    be smaller than end key").
+    keys have the padded length; see :func:`keyshape.core.hbytes.split`). Raises BadInput (a
+    ValueError) for ``regions < 3`` ("Must create at least three regions") or ``start >= end``
+    ("Start key must be smaller than end key").
 
     An empty ``start`` is read as zero bytes, as HBase does, so the first key is usually ``b""``;
     HBase then refuses to create the table ("Empty split key must not be passed in the split
     keys."), which :func:`verify_split_keys` reports before anything is created.
+
+    >>> range_split(b"a", b"d", 5)
+    [b'a', b'b', b'c', b'd']
     """
     _check_regions(regions, 3)
     start, end = bytes(start), bytes(end)
@@ -137,18 +162,28 @@ def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
 
 
 def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None) -> list[bytes]:
-    """Boundaries between salt / partition buckets ``0..buckets-1``: the keys of buckets 1..n-1.
+    r"""Boundaries between salt / partition buckets ``0..buckets-1``: the keys of buckets 1..n-1.
 
-    - ``"byte"``: bucket ``i`` as ``width`` big-endian bytes (default 1), i.e. Phoenix's
-      ``SaltingUtil.getSalteByteSplitPoints`` ``[b"\\x01", ..., bytes([n-1])]`` for width 1, and
-      OpenTSDB's multi-byte salts for larger widths.
-    - ``"decimal"``: zero-padded ASCII decimal, ``width`` digits (default: the digits of
-      ``buckets - 1``), e.g. ``b"01" .. b"15"`` for 16 buckets: with the default width, GBIF's
-      ``ModulusSalt(buckets).getTableRegions()``.
-    - ``"long"``: 8-byte ``Bytes.toBytes(long)`` partition ids ``1..n-1``.
+    buckets: how many buckets, >= 2.
+    encoding: how a bucket id leads the key (default ``"byte"``):
 
-    Raises ``ValueError`` for ``buckets < 2``, an unknown encoding, or a width too small for
-    ``buckets - 1``.
+        - ``"byte"``: bucket ``i`` as ``width`` big-endian bytes (default 1), i.e. Phoenix's
+          ``SaltingUtil.getSalteByteSplitPoints`` for width 1, and OpenTSDB's multi-byte salts
+          for larger widths.
+        - ``"decimal"``: zero-padded ASCII decimal, ``width`` digits (default: the digits of
+          ``buckets - 1``): with the default width, GBIF's ``ModulusSalt(buckets).getTableRegions()``.
+        - ``"long"``: 8-byte ``Bytes.toBytes(long)`` partition ids ``1..n-1``.
+    width: bytes (``byte``) or digits (``decimal``) per bucket id; None: the default above.
+
+    Raises BadInput (a ValueError) for ``buckets < 2``, an unknown encoding, or a width too small
+    for ``buckets - 1``.
+
+    >>> bucket_splits(4)
+    [b'\x01', b'\x02', b'\x03']
+    >>> bucket_splits(16, "decimal")[:3]
+    [b'01', b'02', b'03']
+    >>> bucket_splits(3, "long")
+    [b'\x00\x00\x00\x00\x00\x00\x00\x01', b'\x00\x00\x00\x00\x00\x00\x00\x02']
     """
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:
         raise KeyshapeError(f"buckets must be an int >= 2, got {buckets!r}")
@@ -172,10 +207,16 @@ def bucket_splits(buckets: int, encoding: str = "byte", width: int | None = None
 def sample_splits(keys: Iterable[bytes], regions: int) -> list[bytes]:
     """Equal-count quantiles of a sample of row keys, as split keys for ``regions`` regions.
 
+    keys: the sample of row keys, in any order.
+    regions: the region count asked for, >= 2.
+
     Sorts the sample (duplicates kept, so hot keys weigh more) and takes the key at position
     ``i * len(sample) // regions`` for ``i = 1 .. regions-1``. Repeated quantiles and the empty
     key are dropped, so a skewed or small sample yields fewer than ``regions - 1`` keys.
-    Raises ``ValueError`` for ``regions < 2`` or an empty sample.
+    Raises BadInput (a ValueError) for ``regions < 2`` or an empty sample.
+
+    >>> sample_splits([b"a", b"b", b"b", b"b", b"c", b"d"], 3)
+    [b'b', b'c']
     """
     _check_regions(regions)
     ordered = sorted(bytes(k) for k in keys)
