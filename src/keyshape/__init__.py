@@ -22,7 +22,7 @@ b'alice#,\\x80\\x00\\x00\\x00\\x00\\x00\\x00\\x05'
 {'user': 'alice', 'ts': 5}
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # The names below are imported on first use (PEP 562): ``import keyshape`` (and every
 # ``keyshape`` command, whose package this is) then loads what it uses, not every layer's modules.
