@@ -245,7 +245,15 @@ ABSENT_ON = {
 
 @pytest.mark.parametrize("version", list(standalone.LINES))
 def test_the_wire_protocol_keyshape_speaks_is_in_every_lines_proto_files(version: str) -> None:
-    from test_protocol_compat import MODULES, _driver_fields, _proto_fields
+    # tests/unit/test_protocol_compat.py by its path: since the tests live in folders, tests/unit is
+    # on sys.path only when pytest collected it in the same session (not in a run of tests/hbase).
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("protocol_compat", ROOT / "tests" / "unit" / "test_protocol_compat.py")
+    assert spec is not None and spec.loader is not None
+    compat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compat)
+    MODULES, _driver_fields, _proto_fields = compat.MODULES, compat._driver_fields, compat._proto_fields
 
     jar = next(j for j in standalone.client_jars(version) if "protocol-shaded" in j.name)
     missing: set[tuple[str, str, int]] = set()
