@@ -197,6 +197,11 @@ def migrate_command(
     store = _store(url)
     rejected = 0
     try:
+        if not verify_only and not resume:  # issue 31: how NEW spreads OLD's real keys, before the copy
+            from keyshape.analysis.advise.preflight import preflight_lines
+
+            for line in preflight_lines(store, old, new):
+                click.echo(line)
         if not verify_only:
             copied = [0]
             with progress_bar(err, None, f"copying {old.table.full_name} -> {new.table.full_name}") as update:

@@ -23,7 +23,7 @@ from keyshape.errors import KeyshapeError
 from keyshape.schema.keyschema import KeySchema
 from keyshape.store.base import Store
 
-__all__ = ["Preflight", "preflight", "busiest_share"]
+__all__ = ["Preflight", "preflight", "preflight_lines", "busiest_share"]
 
 WORSE = 1.25  # the target's busiest share over the source's before it counts as worse
 
@@ -108,3 +108,12 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
             f"plan {result.plan_share:.0%}; split at the data's quantiles (keyshape split-plan) or salt the leading field"
         )
     return result
+
+
+def preflight_lines(store: Store, source: KeySchema, target: KeySchema) -> list[str]:
+    """What ``migrate`` prints before it copies: :meth:`Preflight.lines`, or one line saying why
+    the preflight could not run (it never stops a migration)."""
+    try:
+        return preflight(store, source.table.full_name, source, target).lines()
+    except (KeyshapeError, ValueError) as exc:
+        return [f"preflight skipped: {exc}"]
