@@ -226,7 +226,7 @@ def _phoenix_ranges(scans: list[str]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(t=_edge_tables(), data=st.data())
 def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, Any], data: st.DataObject) -> None:
     ddls = _edge_ddl(t)
