@@ -119,6 +119,9 @@ class Cluster:
             self._pool.clear()
             self._maps.clear()
             try:
+                # ZooKeeper gone too (HBase stopped): say so in milliseconds, not after the
+                # ZooKeeper session wait with a message about a port that is not ZooKeeper's.
+                self._check_zookeeper()
                 self._locate()
             except StoreError as exc:
                 log.warning("re-locating HBase servers failed: %s", exc)
