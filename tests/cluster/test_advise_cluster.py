@@ -13,7 +13,9 @@ regions as the cluster placed them). Asserted per scenario:
 
 The designs are the top one, the hand design, and designs spread over the predicted costs
 (:func:`prove.spread`): designs the model prices alike cannot show a rank agreement.
-Cost: ~3 s of calibration, then 5-25 s a scenario (the cluster's start comes on top).
+Cost measured on this 2-core machine at load 5-28 from other sessions: the cluster's start ~35 s,
+calibration ~5 s, then 4-10 minutes a scenario (the 5 JVMs wait for CPU); far over the 3-4 minutes
+meant, so run it alone: ``flock /work/helpers/cluster.lock .venv/bin/pytest tests/cluster/test_advise_cluster.py``.
 """
 
 from __future__ import annotations
