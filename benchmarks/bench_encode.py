@@ -420,7 +420,7 @@ def main() -> None:
             for memo in ("_MEMO", "_HM"):  # decode*: every key's prefix re-checked from its J
                 if memo in getattr(dec_nomemo, "__globals__", {}):
                     dec_nomemo.__globals__[memo] = _NoMemo()
-            py_dec = compile_decoder(schema, use_native=False)
+            py_dec = compile_decoder(schema.layout, use_native=False)
             dfns: dict[str, Callable[[], Any]] = {
                 "decode": lambda: [schema.decode(k) for k in keys],
                 "decode_plain": lambda: [schema.decode(k, False) for k in keys],
