@@ -46,3 +46,23 @@ def test_a_registered_kind_is_read_by_its_loader_and_must_give_a_key_schema(tmp_
             unregister_loader(kind)
     with pytest.raises(SchemaError, match="not valid TOML"):
         KeySchema.load(good)
+
+
+def test_a_fresh_interpreter_loads_phoenix_files_through_keyschema_load_alone():
+    """No `import keyshape.phoenix` by the caller: load_schema imports the kinds keyshape ships the
+    first time no registered loader claims a file, so KeySchema.load reads a .sql like a .toml."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from keyshape.schema import KeySchema\n"
+        "assert 'keyshape.phoenix.schema' not in sys.modules\n"
+        f"s = KeySchema.load({str(EXAMPLES / 'phoenix' / 'events.sql')!r})\n"
+        "print(type(s).__name__, len(s.split_keys()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    name, splits = out.stdout.split()
+    assert name == "PhoenixKeySchema"
+    assert int(splits) == len(phoenix_schema.load_phoenix_schema(EXAMPLES / "phoenix" / "events.sql").split_keys())

@@ -37,7 +37,7 @@ from keyshape.schema.fields import FieldSpec
 from keyshape.schema.index import IndexSpec, parse_indexes
 from keyshape.schema.layout import Columns, KeyLayout
 from keyshape.schema.lint import Finding, lint
-from keyshape.schema.loaders import loader_for, loaders
+from keyshape.schema.loaders import ensure_builtin_loaders, loader_for, loaders
 from keyshape.schema.parse import (
     Section,
     parse_key,
@@ -452,6 +452,8 @@ def load_schema(path: str | Path) -> KeySchema:
     """
     p = Path(path)
     loader = loader_for(p)
+    if loader is None and ensure_builtin_loaders():
+        loader = loader_for(p)  # a kind shipped with keyshape whose module was not imported yet
     if loader is not None:
         schema = loader.load(p)
         if not isinstance(schema, KeySchema):
@@ -463,10 +465,9 @@ def load_schema(path: str | Path) -> KeySchema:
     except FileNotFoundError:
         raise SchemaError(f"{p}: no such schema file") from None
     except tomllib.TOMLDecodeError as exc:
-        # (a kind's loader registers when its module is imported: the keyshape command imports them all)
-        kinds = ", ".join(loaders()) or "none yet"
+        kinds = ", ".join(loaders()) or "none"
         raise SchemaError(
-            f"{p}: not valid TOML ({exc}); if it is a schema file of another kind (loaders registered: {kinds}), "
-            "import the module that registers its loader first (a Phoenix DDL .sql: keyshape.phoenix.schema)"
+            f"{p}: not valid TOML ({exc}), and no other kind of schema file claims it (kinds: {kinds}; "
+            "a Phoenix DDL file ends in .sql and holds a CREATE TABLE)"
         ) from None
     return KeySchema.from_dict(data, source=str(p))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from keyshape.errors import BadInput
 
-__all__ = ["SchemaLoader", "loader_for", "loaders", "register_loader", "unregister_loader"]
+__all__ = ["BUILTIN_LOADER_MODULES", "SchemaLoader", "ensure_builtin_loaders", "loader_for", "loaders", "register_loader", "unregister_loader"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +57,25 @@ def loaders() -> list[str]:
 def loader_for(path: Path) -> SchemaLoader | None:
     """The registered loader that claims ``path``, or None (then it is keyshape TOML)."""
     return next((ld for ld in _LOADERS.values() if ld.claims(path)), None)
+
+
+# The modules shipped with keyshape that register a kind here when imported (as a package's entry
+# points name them). ``load_schema`` imports them the first time no registered loader claims a file,
+# so ``KeySchema.load("table.sql")`` works without the caller importing keyshape.phoenix first; named
+# by string because they sit in layers above this one (the dependency runs through registration).
+BUILTIN_LOADER_MODULES: tuple[str, ...] = ("keyshape.phoenix.schema",)
+_builtins_imported = False
+
+
+def ensure_builtin_loaders() -> bool:
+    """Import :data:`BUILTIN_LOADER_MODULES` once; True when this call imported them (so a caller
+    that found no loader should look again), False when they were imported before."""
+    global _builtins_imported
+    if _builtins_imported:
+        return False
+    import importlib
+
+    for name in BUILTIN_LOADER_MODULES:
+        importlib.import_module(name)
+    _builtins_imported = True
+    return True
