@@ -111,3 +111,27 @@ def test_sample_splits_need_a_workload_and_use_it():
     schema = KeySchema.from_dict({**base, "splits": {"algorithm": "sample", "regions": 4}})
     with pytest.raises(KeyshapeError, match="needs a \\[workload\\]"):
         schema.split_keys()
+
+
+def test_a_new_separator_reaches_the_prefix_so_every_route_writes_the_same_key():
+    """The prefix keeps its own copy of the separator it writes after itself: changing the schema's
+    separator must change it too, or the compiled and the generic encoders disagree."""
+    schema = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "|",
+                "prefix": {"strategy": "mod", "buckets": 8},
+                "hash_fields": ["user"],
+                "fields": [{"name": "user", "type": "string"}, {"name": "seq", "type": "int64", "encoding": "text", "width": 4}],
+            },
+        }
+    )
+    schema.separator = b"#"
+    rec = {"user": "ann", "seq": 7}
+    key = schema.encode(rec)
+    assert key.count(b"#") == 2 and b"|" not in key
+    assert schema.layout.encode_generic(rec) == key == encoder_for(schema.layout)(rec)
+    assert schema.layout.encode_many({"user": ["ann"], "seq": [7]}) == [key]
+    assert schema.decode(key) == rec
+    assert schema.prefix.separator == b"#"

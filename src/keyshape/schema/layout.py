@@ -26,6 +26,7 @@ b'01_00ab_\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x07'
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,8 +129,18 @@ class KeyLayout:
         return got  # type: ignore[no-any-return]
 
     def replace(self, **changes: Any) -> KeyLayout:
-        """A copy with ``changes`` (``fields``, ``separator``, ``prefix``, ``hash_fields``, ``name``)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (``fields``, ``separator``, ``prefix``, ``hash_fields``, ``name``).
+
+        The prefix writes the key's separator after itself (``mod``, ``md5`` ...) and keeps its own
+        copy of it: a copy of the prefix takes the new separator, so the compiled and the generic
+        encoders never disagree on the bytes after the prefix."""
+        new = dataclasses.replace(self, **changes)
+        prefix = new.prefix
+        if getattr(prefix, "separator", new.separator) != new.separator:
+            prefix = copy.copy(prefix)
+            prefix.separator = new.separator
+            new = dataclasses.replace(new, prefix=prefix)
+        return new
 
     # ------------------------------------------------------------------------------- fields
 
