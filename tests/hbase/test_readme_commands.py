@@ -98,7 +98,7 @@ def test_the_readme_commands_on_hbase_run_in_order(hbase, scratch: Path) -> None
 
     store = open_store(hbase.url)
     try:
-        for name in ("shop:orders", "EVENTS", "rec_orders", "rec_orders_by_product", "rec_ids", "ns:events", "ns:events32"):
+        for name in ("shop:orders", "EVENTS", "rec_orders", "rec_orders_by_product", "rec_ids", "ns:events", "ns:events32", "ns:events24"):
             if store.table_exists(name):
                 store.delete_table(name)
     finally:
