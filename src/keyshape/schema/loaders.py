@@ -64,18 +64,15 @@ def loader_for(path: Path) -> SchemaLoader | None:
 # so ``KeySchema.load("table.sql")`` works without the caller importing keyshape.phoenix first; named
 # by string because they sit in layers above this one (the dependency runs through registration).
 BUILTIN_LOADER_MODULES: tuple[str, ...] = ("keyshape.phoenix.schema",)
-_builtins_imported = False
 
 
 def ensure_builtin_loaders() -> bool:
-    """Import :data:`BUILTIN_LOADER_MODULES` once; True when this call imported them (so a caller
-    that found no loader should look again), False when they were imported before."""
-    global _builtins_imported
-    if _builtins_imported:
-        return False
+    """Import those of :data:`BUILTIN_LOADER_MODULES` not imported yet; True when this call imported
+    any (so a caller that found no loader should look again)."""
     import importlib
+    import sys
 
-    for name in BUILTIN_LOADER_MODULES:
+    missing = [name for name in BUILTIN_LOADER_MODULES if name not in sys.modules]
+    for name in missing:
         importlib.import_module(name)
-    _builtins_imported = True
-    return True
+    return bool(missing)
