@@ -160,3 +160,23 @@ def test_the_region_servers_report_cadence_is_no_period() -> None:
     assert bursts_period(times, totals) == 0.0
     # the same shape polled every minute is a burst every 3 minutes
     assert bursts_period(60 * times, totals) == 180.0
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    regions=st.sampled_from([256, 1000, 3000]),
+    intervals=st.integers(12, 30),
+    mean=st.sampled_from([30, 200, 2000]),
+    read_mean=st.sampled_from([0, 50]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_uniform_histories_of_thousands_of_regions_stay_quiet(regions: int, intervals: int, mean: int, read_mean: int, seed: int) -> None:
+    """The same at the sizes serve watches (hundreds to thousands of regions), where the busiest of
+    many evenly loaded regions sits several Poisson deviations above the mean: still balanced."""
+    rng = np.random.default_rng(seed)
+    bounds = [b"", *ids(*range(1000, 1000 * regions, 1000))]
+    writes = rng.poisson(mean, (intervals, regions)).astype(np.float64)
+    reads = rng.poisson(read_mean, (intervals, regions)).astype(np.float64)
+    verdict, p, traffic = judge(heat_of(bounds, writes, reads))
+    assert verdict == "balanced" and p.name == "balanced", (regions, mean, verdict, p)
+    assert time_pattern(traffic) is None
