@@ -27,6 +27,7 @@ from keyshape.store import create_table_from_schema
 from keyshape.store.hbase import HBaseStore
 from keyshape.store.hbase.sink import RunningSink
 from keyshape.store.hbase.walentry import WalEntry
+from mutation_mix import write_one
 
 pytestmark = [pytest.mark.hbase, pytest.mark.hbase_cluster]
 
@@ -51,16 +52,7 @@ def churn(url: str, schema: KeySchema, stop: threading.Event, counts: Counter[st
                 with store.writer(table, batch_size=50, in_flight=1) as w:
                     for _ in range(50):
                         key = schema.encode(record(rng.randrange(600)))
-                        op = rng.randrange(6)
-                        last = max(last + 1, int(time.time() * 1000))
-                        if op < 3:
-                            w.put(key, {b"d:v": b"u%d" % last, b"d:q%d" % op: b"x", b"m:tag": b"t"}, last)
-                        elif op == 3:
-                            w.delete(key, [b"d:v"])
-                        elif op == 4:
-                            w.delete(key, [b"m"])
-                        else:
-                            w.delete(key)
+                        last = write_one(w, key, rng, last)
                 counts["ops"] += 50
             except Exception:
                 counts["failed batches"] += 1

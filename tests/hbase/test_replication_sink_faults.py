@@ -42,6 +42,7 @@ from kazoo.client import KazooClient
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.hbase import HBaseStore
+from mutation_mix import write_one
 
 pytestmark = pytest.mark.hbase
 
@@ -156,16 +157,7 @@ def churn(url: str, schema: KeySchema, stop: threading.Event, counts: dict[str, 
         with store.writer(table, batch_size=50, in_flight=1) as w:
             while not stop.is_set():
                 key = schema.encode(record(rng.randrange(400)))
-                op = rng.randrange(6)
-                last = max(last + 1, int(time.time() * 1000))
-                if op < 3:
-                    w.put(key, {b"d:v": b"u%d" % last, b"d:q%d" % op: b"x", b"m:tag": b"t"}, last)
-                elif op == 3:
-                    w.delete(key, [b"d:v"])
-                elif op == 4:
-                    w.delete(key, [b"m"])
-                else:
-                    w.delete(key)
+                last = write_one(w, key, rng, last)
                 counts["ops"] += 1
                 if counts["ops"] % 50 == 0:
                     w.flush()
