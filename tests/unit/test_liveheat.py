@@ -165,3 +165,50 @@ def test_counted_daughters_get_the_parents_writes_as_they_hold_them() -> None:
     assert heat.split_counts == (1, 1)
     m = heat.matrix()
     assert m[:, 0].tolist() == [800, 0, 0] and m[:, 1].tolist() == [200, 1000, 1000]
+
+
+def test_one_poll_over_a_split_of_a_sequential_load_is_a_hotspot() -> None:
+    """`serve --once` polls twice: a sequential load whose only region splits between the polls
+    shows the parent's last writes (estimated) and the upper daughter's, in ONE interval. Parent
+    and daughter never take writes at the same time, so that interval is two moments, each with
+    one region taking every write: a hotspot (judged as one moment it was 'skewed', 69 %)."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    heat.add([region(b"", b"", T - 5000, 2000, T + 1000)], 1.0)
+    low = region(b"", b"m", T + 1400, 0, T + 2000, parents=(parent.name,))
+    high = region(b"m", b"", T + 1400, 1300, T + 2000, parents=(parent.name,))
+    heat2 = LiveHeat()
+    heat2.add([region(b"", b"", T - 5000, 2000, T + 1000)], 1.0)
+    sample = heat2.add([low, high], 2.0)
+    assert sample is not None and sample.vanished
+    shares, _servers, totals, counts = heat2.sample_shares()
+    assert list(counts) == [1, 2]  # the parent alone, then its two daughters
+    assert np.all(shares > 0.99) and totals.sum() == sample.total_writes
+    assert live_analysis(heat2).verdict == "hotspot"
+
+
+def test_a_split_in_a_uniform_table_stays_balanced_moment_by_moment() -> None:
+    """Eight regions taking 1,000 writes each a second; one splits between polls into halves that
+    take 500 each. The moments before and after the split are both even (no region above ~1/8 of
+    its moment's writes), and the verdict stays balanced."""
+    bounds = [b"", b"b", b"c", b"d", b"e", b"f", b"g", b"h", b""]
+    old = [(bounds[i], bounds[i + 1], T - 9000 + i) for i in range(8)]
+    heat = LiveHeat()
+    heat.add([region(s, e, c, 0, T) for s, e, c in old], 0.0)
+    heat.add([region(s, e, c, 1000, T + 1000) for s, e, c in old], 1.0)
+    parent = name(b"b", T - 9000 + 1)
+
+    def poll(t: int) -> list[RegionInfo]:
+        out = [region(s, e, c, 1000 * t, T + 1000 * t) for s, e, c in old if s != b"b"]
+        out += [region(s, e, T + 1500, 250 + 500 * (t - 2), T + 1000 * t, (parent,)) for s, e in ((b"b", b"bm"), (b"bm", b"c"))]
+        return sorted(out, key=lambda r: r.start)
+
+    sample = heat.add(poll(2), 2.0)
+    assert sample is not None and len(sample.vanished) == 1
+    shares, _servers, _totals, counts = heat.sample_shares()
+    assert list(counts) == [8, 8, 9]  # the first interval, then before (parent + 7) and after (2 daughters + 7)
+    assert shares.max() < 0.2
+    for t in range(3, 8):
+        heat.add(poll(t), float(t))
+    assert live_analysis(heat).verdict == "balanced"

@@ -62,7 +62,7 @@ import numpy as np
 from keyshape.errors import BadInput
 from keyshape.store.base import RegionInfo
 
-__all__ = ["LiveHeat", "METRICS", "Sample", "Vanished"]
+__all__ = ["LiveHeat", "METRICS", "Sample", "Vanished", "moments"]
 
 METRICS = ("write", "read")
 _REGION_ID = re.compile(r",(\d+)(?:\.[0-9a-f]{32}\.)?$")
@@ -421,23 +421,51 @@ class LiveHeat:
         return out
 
     def sample_shares(self, metric: str = "write") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per sample with requests: the busiest region's share, the busiest server's share, the
-        requests counted and the number of regions, over the regions of that interval (live and
-        vanished), never a later layout."""
+        """Per moment with requests: the busiest region's share, the busiest server's share, the
+        requests counted and the number of regions, over the regions of that moment, never a
+        later layout (see ``moments``)."""
         regions: list[float] = []
         servers: list[float] = []
         totals: list[float] = []
         counts: list[int] = []
         for s in self.samples:
-            rows = s.regions(metric)
-            total = sum(v for *_, v in rows)
-            if total <= 0:
-                continue
-            regions.append(max(v for *_, v in rows) / total)
-            per: dict[str, float] = {}
-            for _s, _e, server, v in rows:
-                per[server] = per.get(server, 0.0) + v
-            servers.append(max(per.values()) / total)
-            totals.append(total)
-            counts.append(len(rows))
+            for rows in moments(s, metric):
+                total = sum(v for *_, v in rows)
+                if total <= 0:
+                    continue
+                regions.append(max(v for *_, v in rows) / total)
+                per: dict[str, float] = {}
+                for _s, _e, server, v in rows:
+                    per[server] = per.get(server, 0.0) + v
+                servers.append(max(per.values()) / total)
+                totals.append(total)
+                counts.append(len(rows))
         return np.array(regions), np.array(servers), np.array(totals), np.array(counts)
+
+
+def moments(sample: Sample, metric: str = "write") -> list[list[tuple[bytes, bytes, str, float]]]:
+    """The interval's ``(start, end, server, requests)`` rows as the moments they took place in.
+
+    A split or merged region and the regions it became never take requests at the same time
+    (HBase closes the parent before the daughters open), so an interval with vanished regions
+    is two moments: before (the vanished regions, with the regions that did not change) and after
+    (the regions born from them, with the regions that did not change). The unchanged regions'
+    requests are shared between the two in the proportion the changing family took them, as
+    if that family's rate held. Judged as one moment, a sequential load whose region splits in
+    the interval would look spread over parent and daughter, when at any moment one region took
+    every write."""
+    rows = sample.regions(metric)
+    if not sample.vanished:
+        return [rows]
+    live = len(sample.names)
+    born = {c for v in sample.vanished for c in v.children}
+    is_born = [name in born for name in sample.names]
+    before_family = sum(v for *_, v in rows[live:])
+    after_family = sum(r[3] for r, b in zip(rows[:live], is_born) if b)
+    if before_family + after_family <= 0:
+        return [rows]
+    f = before_family / (before_family + after_family)
+    kept = [r for r, b in zip(rows[:live], is_born) if not b]
+    before = rows[live:] + [(s, e, srv, v * f) for s, e, srv, v in kept]
+    after = [r for r, b in zip(rows[:live], is_born) if b] + [(s, e, srv, v * (1 - f)) for s, e, srv, v in kept]
+    return [m for m in (before, after) if m]
