@@ -4,6 +4,12 @@ Parquet, ORC and CSV files, a directory of them or a glob (``keyshape.workload.k
 infers the column types (CSV too), and ``[types]`` of the workload file overrides them. Timestamps
 become int64 milliseconds, the form keyshape's timestamp fields encode. The records are sorted by
 the event-time field when there is one: the order the table would have received them in.
+
+Besides the cut, :class:`DataStats` keeps what only the whole data knows: its exact row count, its
+event-time span, the distinct values of each field and the heaviest values of the fields a key
+could lead with. The in-process route computes them over the records it read; the Spark route
+(:func:`keyshape.spark.advise.spark_sample`) over a dataset too big to read here, and then draws the
+sample itself (:func:`sample_from_table` types it the same way).
 """
 
 from __future__ import annotations
@@ -17,9 +23,45 @@ import numpy as np
 from keyshape.analysis.advise.spec import AdviseError, AdviseSpec
 from keyshape.workload import key_files
 
-__all__ = ["Sample", "read_sample"]
+__all__ = ["DataStats", "Sample", "lead_fields", "read_sample", "sample_from_table"]
 
 DEFAULT_MAX_ROWS = 200_000  # enough for stable per-pattern counts; a bigger sample is cut evenly
+HEAVY_VALUES = 10  # the heaviest values kept per lead field
+
+
+@dataclass(frozen=True)
+class DataStats:
+    """The whole data's numbers, which a cut of it can only extrapolate."""
+
+    rows: int
+    span_seconds: float  # event time from the earliest record to the latest (0 without a time field)
+    distinct: dict[str, int]  # field -> distinct values (HyperLogLog on the Spark route: within ~2 %)
+    heavy: dict[str, list[tuple[Any, int]]]  # lead field -> its heaviest values and their rows, heaviest first (rows > 1)
+    engine: str = "local"
+
+    def top_share(self, name: str) -> float:
+        """The share of all rows the heaviest value of ``name`` holds (0 when none repeats)."""
+        values = self.heavy.get(name) or []
+        return values[0][1] / self.rows if values and self.rows else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "rows": self.rows,
+            "span_seconds": self.span_seconds,
+            "distinct": dict(self.distinct),
+            "heavy": {n: [[_plain(v), c] for v, c in vs] for n, vs in self.heavy.items()},
+        }
+
+
+def _plain(v: Any) -> Any:
+    return v.decode("latin-1") if isinstance(v, bytes) else v
+
+
+def lead_fields(spec: AdviseSpec) -> list[str]:
+    """The fields a key could lead with: every field the workload names but the event time (a
+    design leading with the time is a sequential-write design, whose skew is the time itself)."""
+    return sorted(f for f in spec.fields_used() if f != spec.time_field)
 
 
 @dataclass
@@ -33,6 +75,17 @@ class Sample:
     source: str
     span_seconds: float  # event time from the first record to the last (0 without a time field)
     cells: int = 1  # cells a row holds besides the key (the non-key columns; at least 1)
+    stats: DataStats | None = None  # the whole data's numbers (None: the sample is all there is)
+
+    @property
+    def total_rows(self) -> int:
+        """Rows of the whole data the sample was cut from."""
+        return self.stats.rows if self.stats is not None else self.rows
+
+    @property
+    def thinning(self) -> float:
+        """How many records of the whole data each sampled record stands for (1.0: no cut)."""
+        return max(1.0, self.total_rows / self.rows) if self.rows else 1.0
 
     def take(self, index: np.ndarray) -> dict[str, Any]:
         """The columns of the rows at ``index`` (in that order)."""
@@ -115,7 +168,8 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
     """Read the records behind ``path`` with the fields ``spec`` uses, typed and in write order.
 
     At most ``max_rows`` rows are kept: a larger sample is thinned evenly (every k-th record), so
-    the time span and the mix stay those of the whole sample.
+    the time span and the mix stay those of the whole sample; :attr:`Sample.stats` holds the whole
+    data's row count, span, distinct and heaviest values.
     """
     import pyarrow as pa
 
@@ -126,15 +180,53 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
         table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
     except pa.ArrowInvalid as exc:
         raise AdviseError(f"{path}: the sample's files disagree on their columns ({exc}); give files of one layout") from None
-    if table.num_rows == 0:
-        raise AdviseError(f"{path}: the sample holds no records; give at least a few thousand")
-    needed = sorted(spec.fields_used())
-    missing = [n for n in needed if n not in table.column_names]
-    if missing:
-        raise AdviseError(f"{path}: the sample has no field {missing[0]!r} (the workload file names it); columns: {', '.join(table.column_names)}")
+    check_table(table, spec, str(path))
+    stats = _local_stats(table, spec, str(path))
     if table.num_rows > max_rows:
         step = table.num_rows / max_rows
         table = table.take(pa.array((np.arange(max_rows) * step).astype(np.int64)))
+    return sample_from_table(table, spec, str(path), stats)
+
+
+def check_table(table: Any, spec: AdviseSpec, source: str) -> None:
+    """Refuse records that are empty or lack a field the workload names."""
+    if table.num_rows == 0:
+        raise AdviseError(f"{source}: the sample holds no records; give at least a few thousand")
+    missing = [n for n in sorted(spec.fields_used()) if n not in table.column_names]
+    if missing:
+        raise AdviseError(f"{source}: the sample has no field {missing[0]!r} (the workload file names it); columns: {', '.join(table.column_names)}")
+
+
+def time_millis(col: Any, spec: AdviseSpec, source: str) -> Any:
+    """The event-time column as int64 milliseconds (as the sample holds it)."""
+    assert spec.time_field is not None
+    return _column(col, "timestamp", spec.types.get(spec.time_field, "timestamp"), spec.time_field, source)
+
+
+def _local_stats(table: Any, spec: AdviseSpec, source: str) -> DataStats:
+    """Exact statistics of every record read (the in-process route's :class:`DataStats`)."""
+    import pyarrow.compute as pc
+
+    span = 0.0
+    if spec.time_field:
+        t = time_millis(table.column(spec.time_field), spec, source)
+        span = float(t.max() - t.min()) / 1000.0
+    distinct = {n: int(pc.count_distinct(table.column(n)).as_py()) for n in sorted(spec.fields_used()) if n != spec.time_field}
+    heavy: dict[str, list[tuple[Any, int]]] = {}
+    for name in lead_fields(spec):
+        counts = pc.value_counts(table.column(name).combine_chunks())
+        n = counts.field("counts").to_numpy()
+        top = np.argsort(-n, kind="stable")[:HEAVY_VALUES]
+        values = counts.field("values").to_pylist()
+        heavy[name] = [(values[i], int(n[i])) for i in top.tolist() if n[i] > 1]
+    return DataStats(rows=table.num_rows, span_seconds=span, distinct=distinct, heavy=heavy)
+
+
+def sample_from_table(table: Any, spec: AdviseSpec, source: str, stats: DataStats | None = None) -> Sample:
+    """The :class:`Sample` of an Arrow table of records (already cut to its size): the fields
+    ``spec`` uses, typed, sorted by the event time (stably: ties keep the table's order)."""
+    check_table(table, spec, source)
+    needed = sorted(spec.fields_used())
     types: dict[str, str] = {}
     columns: dict[str, Any] = {}
     for name in needed:
@@ -142,11 +234,11 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
         inferred = _kind(col.type)
         kind = spec.types.get(name, inferred)
         if kind is None:
-            raise AdviseError(f"{path}: field {name!r} has type {col.type}, which a key field cannot hold; declare it in [types]")
+            raise AdviseError(f"{source}: field {name!r} has type {col.type}, which a key field cannot hold; declare it in [types]")
         if spec.time_field == name and kind != "timestamp":
             kind = "timestamp"  # the event-time field is a time whatever the file stored it as
         types[name] = "int64" if kind == "int32" else kind
-        columns[name] = _column(col, types[name], kind, name, str(path))
+        columns[name] = _column(col, types[name], kind, name, source)
     others = [n for n in table.column_names if n not in spec.fields_used()]
     value_bytes = int(sum(table.column(n).nbytes for n in others) / table.num_rows) if others else 0
     span = 0.0
@@ -155,6 +247,15 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
         order = np.argsort(t, kind="stable")
         columns = {n: (c[order] if isinstance(c, np.ndarray) else [c[i] for i in order.tolist()]) for n, c in columns.items()}
         span = float(t[order[-1]] - t[order[0]]) / 1000.0
+    if stats is not None:
+        span = stats.span_seconds  # the whole data's: a cut may miss the first and last records
     return Sample(
-        columns=columns, types=types, rows=table.num_rows, value_bytes=value_bytes, source=str(path), span_seconds=span, cells=max(1, len(others))
+        columns=columns,
+        types=types,
+        rows=table.num_rows,
+        value_bytes=value_bytes,
+        source=source,
+        span_seconds=span,
+        cells=max(1, len(others)),
+        stats=stats,
     )

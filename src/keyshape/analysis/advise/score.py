@@ -84,7 +84,8 @@ class Scorer:
         rate = n / sample.span_seconds if sample.span_seconds > 0 else 0.0
         self.rate_scale = spec.rows_per_second / rate if rate > 0 else self.full_scale
         horizon_s = spec.horizon_days * 86400
-        self.entity_scale = horizon_s / sample.span_seconds if sample.span_seconds > 0 else self.full_scale
+        # A cut sample holds 1/thinning of each entity's rows: the whole data's pace is thinning x that.
+        self.entity_scale = horizon_s / sample.span_seconds * sample.thinning if sample.span_seconds > 0 else self.full_scale
         t = spec.time_field
         self.now_ms = int(sample.columns[t][-1]) if t else 0
         self.value_bytes = spec.value_bytes if spec.value_bytes is not None else sample.value_bytes
