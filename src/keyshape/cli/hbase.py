@@ -59,7 +59,16 @@ def _print_connection(out: Any, url: str | None, store: Store) -> None:
 @hbase_option()
 @user_option
 @click.option("--dry-run", is_flag=True, help="Print the equivalent HBase shell statements instead; needs no HBase.")
-def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
+@click.option(
+    "--from",
+    "source_path",
+    metavar="OLD.toml",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The schema of an existing table whose rows SCHEMA's table will receive (as migrate's OLD.toml): "
+    "first report how SCHEMA's regions would take a sample of its real keys; needs --hbase.",
+)
+def create_command(schema_path: str, url: str | None, dry_run: bool, source_path: str | None) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
     Creates the namespace when missing, then the table (and its [[index]] and [[counter]]
@@ -67,10 +76,17 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     options (versions, compression, bloom filter, block size, TTL, in-memory, data block
     encoding). The regions are then read back from the store and compared with the split keys;
     any difference is an error. --dry-run prints `create_namespace` / `create` for `hbase shell`.
+
+    With --from OLD.toml, first the preflight migrate prints: OLD's table's keys (a key-only
+    sample of every region) re-keyed by SCHEMA and placed by its split points, the busiest
+    region's share against OLD's regions and against SCHEMA's plan, with a warning when SCHEMA
+    spreads them worse (a warning never stops the create; with --dry-run it goes to stderr).
     """
     from keyshape.phoenix.schema import load_schema
 
     schema = load_schema(schema_path)
+    if source_path is not None:
+        _preflight(url, load_schema(source_path), schema, err=dry_run)
     if dry_run:
         from keyshape.schema.ddl import shell_create_statements
 
@@ -91,6 +107,21 @@ def create_command(schema_path: str, url: str | None, dry_run: bool) -> None:
     for role, spec, splits in schema_tables(schema)[1:]:
         out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
     out.print(assignment_line(regions))
+
+
+def _preflight(url: str | None, source: KeySchema, target: KeySchema, err: bool) -> None:
+    """``create --from``: print how ``target`` would spread ``source``'s real keys (issue 31)."""
+    from keyshape.analysis.advise.preflight import create_preflight
+
+    if not url:
+        raise BadInput("--from reads the source table's keys from a real HBase: add --hbase HOST:PORT")
+    store = _open(url)
+    try:
+        result = create_preflight(store, source, target)
+    finally:
+        store.close()
+    for line in result.lines():
+        click.echo(line, err=err)
 
 
 @click.command("load")

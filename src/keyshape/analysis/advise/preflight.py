@@ -4,8 +4,10 @@ Before a table is created or a migration copies into it: read a sample of the ke
 really holds (a key-only scan of every region, the same number from each, so the whole key range is
 seen), decode them with the OLD schema, encode the records with the NEW one, and count how the
 target's regions (its split points) would share them against how the source's regions share them
-now and against the plan (the pre-split's even share, 1/regions). A target whose busiest region
-takes a clearly larger share than the source's or than twice the plan's is warned about.
+now and against the plan: what NEW's own ``[workload]`` predicts (its generated rows placed by the
+same split points, as ``keyshape analyze`` would draw them), or without one the pre-split's even
+share, 1/regions. A target whose busiest region takes a clearly larger share than the source's, or
+than the plan's (1.25x it, and twice the even share), is warned about.
 
 This is about where existing rows land, not about write concentration over time (``advise`` and
 ``analyze`` replay that); it catches a target whose split points do not fit the data (split at
@@ -19,13 +21,17 @@ import bisect
 from dataclasses import dataclass, field
 
 from keyshape.analysis.advise.spec import AdviseError
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 from keyshape.schema.keyschema import KeySchema
+from keyshape.schema.synthetic import generate_sample
 from keyshape.store.base import Store
 
-__all__ = ["Preflight", "preflight", "preflight_lines", "busiest_share"]
+__all__ = ["Preflight", "preflight", "preflight_lines", "create_preflight", "busiest_share", "plan_share"]
 
-WORSE = 1.25  # the target's busiest share over the source's before it counts as worse
+WORSE = 1.25  # the target's busiest share over the source's (or the plan's) before it counts as worse
+# A [workload] of more rows than this is not generated for the plan's share (generate_sample walks
+# every row of the workload; 2M rows is a few seconds): the even share stands in, and says so.
+PLAN_ROWS = 2_000_000
 
 
 @dataclass
@@ -37,15 +43,17 @@ class Preflight:
     target_regions: int
     source_share: float
     target_share: float
-    plan_share: float  # 1 / target regions: what an even pre-split promises
+    plan_share: float  # the busiest region's share the plan claims: its [workload]'s, else 1 / target regions
     undecodable: int = 0  # sampled keys the source schema does not read (left out)
     warnings: list[str] = field(default_factory=list)
+    plan_basis: str = "an even pre-split"  # where plan_share comes from
 
     def lines(self) -> list[str]:
         """What ``create`` and ``migrate`` print."""
         head = (
             f"preflight on {self.keys:,} of the source's keys: the busiest of the target's {self.target_regions} regions would hold "
-            f"{self.target_share:.0%} of them (source: {self.source_share:.0%} of {self.source_regions} regions; plan: {self.plan_share:.0%})"
+            f"{self.target_share:.0%} of them (source: {self.source_share:.0%} of {self.source_regions} regions; "
+            f"plan: {self.plan_share:.0%}, {self.plan_basis})"
         )
         return [head] + [f"warning: {w}" for w in self.warnings]
 
@@ -59,6 +67,22 @@ def busiest_share(keys: list[bytes], split_keys: list[bytes]) -> float:
     for k in keys:
         counts[bisect.bisect_right(bounds, k)] += 1
     return max(counts) / len(keys)
+
+
+def plan_share(target: KeySchema, split_keys: list[bytes], sample: int = 20_000) -> tuple[float, str]:
+    """The busiest region's share the target's plan claims, and where it comes from: ``sample``
+    rows of its ``[workload]`` (spread over the whole workload) placed by ``split_keys``, or
+    1/regions (an even pre-split) when it has no ``[workload]`` or one too large to generate."""
+    even = 1.0 / (len(split_keys) + 1)
+    wl = target.workload
+    if wl is None:
+        return even, "an even pre-split"
+    if wl.rows > PLAN_ROWS:
+        return even, f"an even pre-split (its [workload] of {wl.rows:,} rows is not generated here)"
+    keys: list[bytes] = []
+    for chunk in generate_sample(target, min(sample, wl.rows), seed=0):  # load and analyze default to seed 0
+        keys += target.encode_many({f: chunk[f] for f in target.field_names})
+    return busiest_share(keys, split_keys), "by its [workload]"
 
 
 def preflight(store: Store, source_table: str, source: KeySchema, target: KeySchema, sample: int = 20_000) -> Preflight:
@@ -76,36 +100,51 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
         )
     new: list[bytes] = []
     readable: list[bytes] = []
+    first = ""
     for k in old:
         try:
             record = source.decode(k, verify=False)
-        except (KeyshapeError, ValueError):  # migrate rejects such rows to its file; not placed here
+        except (KeyshapeError, ValueError) as exc:  # migrate rejects such rows to its file; not placed here
+            first = first or str(exc)
             continue
         readable.append(k)
         new.append(target.encode({f: record[f] for f in target.field_names}))
     if old and not readable:
-        raise AdviseError(f"preflight: none of the {len(old)} sampled keys of {source_table} decodes with the source schema; is it the right schema?")
+        raise AdviseError(
+            f"preflight: none of the {len(old):,} sampled keys of {source_table} decodes with the source schema {source.source} "
+            f"(first: {first}); give the schema its rows were written with"
+        )
     undecodable = len(old) - len(readable)
     old = readable
     target_splits = target.split_keys()
+    planned, basis = plan_share(target, target_splits, sample)
     result = Preflight(
         keys=len(old),
         source_regions=len(regions),
         target_regions=len(target_splits) + 1,
         source_share=busiest_share(old, [r.start for r in regions if r.start]),
         target_share=busiest_share(new, target_splits),
-        plan_share=1.0 / (len(target_splits) + 1),
+        plan_share=planned,
         undecodable=undecodable,
+        plan_basis=basis,
     )
+    even = 1.0 / result.target_regions
     if result.keys and result.target_share > WORSE * result.source_share and result.target_regions >= result.source_regions:
         result.warnings.append(
             f"the target spreads the existing rows worse than the source: its busiest region holds {result.target_share:.0%} "
             f"vs {result.source_share:.0%}; check its split points or prefix against the data"
         )
-    if result.keys and result.target_share > 2 * result.plan_share:
+    # Worse than planned: clearly above the plan's share, and above twice the even share (a plan
+    # claiming 6% of 16 regions is not contradicted by 7%).
+    if result.keys and result.target_share > max(WORSE * result.plan_share, 2 * even):
         result.warnings.append(
             f"the target's busiest region holds {result.target_share:.0%} of the rows where its {result.target_regions} pre-split regions "
-            f"plan {result.plan_share:.0%}; split at the data's quantiles (keyshape split-plan) or salt the leading field"
+            f"plan {result.plan_share:.0%} ({basis}); split at the data's quantiles (keyshape split-plan) or salt the leading field"
+        )
+    if undecodable:
+        result.warnings.append(
+            f"{undecodable:,} of the {len(old) + undecodable:,} sampled keys do not decode with the source schema and are left out; "
+            "a copy rejects such rows"
         )
     return result
 
@@ -117,3 +156,14 @@ def preflight_lines(store: Store, source: KeySchema, target: KeySchema) -> list[
         return preflight(store, source.table.full_name, source, target).lines()
     except (KeyshapeError, ValueError) as exc:
         return [f"preflight skipped: {exc}"]
+
+
+def create_preflight(store: Store, source: KeySchema, target: KeySchema, sample: int = 20_000) -> Preflight:
+    """``create NEW --from OLD``: :func:`preflight`, asked for, so a source that cannot be read is
+    an error (one line: what is wrong, how to fix it) rather than a skipped preflight."""
+    table = source.table.full_name
+    if not store.table_exists(table):
+        raise BadInput(
+            f"--from: the source table {table} (named in {source.source}) does not exist; give the schema of the table NEW's rows come from"
+        )
+    return preflight(store, table, source, target, sample)
