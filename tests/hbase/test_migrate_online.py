@@ -12,7 +12,6 @@ NEW whatever order the marker and the cell it masks arrive in, and the one-line 
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from existing_tables import fill, record, write_schema
+from online_migration import BAD_KEY, ROOT, check_converged, cleanup, cli, start_writer, stop_writer, wait_for
 
 from keyshape.ops.migrate import _write_batch
 from keyshape.ops.migrate_online import KEEP_MARKERS, PURGE_DELETES, online_state_path, peer_id_for
@@ -33,52 +33,7 @@ from keyshape.store.hbase.walentry import CellType, WalCell
 
 pytestmark = pytest.mark.hbase
 
-ROOT = Path(__file__).resolve().parents[2]
-WRITER = ROOT / "tests" / "online_writer.py"
 ROWS = 300  # filled before the migration; the writer works on ids 0..ROWS+99
-BAD_KEY = b"zz-not-a-key"  # a row OLD's schema cannot decode
-
-
-def cli(*args: str, log: Path) -> subprocess.Popen[str]:
-    out = open(log, "w")  # noqa: SIM115 - the process owns it until it ends
-    return subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=out, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-
-
-def start_writer(url: str, schema_path: Path, log: Path) -> subprocess.Popen[str]:
-    out = open(log, "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, str(WRITER), url, str(schema_path), "--rows", str(ROWS + 100), "--rate", "150"],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while "started" not in log.read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    return proc
-
-
-def stop_writer(proc: subprocess.Popen[str], log: Path) -> dict[str, int]:
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(60) == 0, log.read_text()
-    return dict(json.loads(log.read_text().strip().splitlines()[-1]))
-
-
-def content(store: HBaseStore, schema: KeySchema) -> dict[tuple[Any, ...], dict[bytes, list[tuple[int, bytes]]]]:
-    """The referee's view: decoded key -> column -> every stored (timestamp, value)."""
-    return {
-        tuple(sorted(schema.decode(key).items())): {c: sorted(v) for c, v in columns.items()}
-        for key, columns in store.scan_versions(schema.table.full_name)
-        if key != BAD_KEY
-    }
-
-
-def wait_for(what: str, check: Any, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout:.0f} s"
-        time.sleep(0.2)
 
 
 def run_online(
@@ -100,7 +55,7 @@ def run_online(
     state = tmp_path / "state.json"
     online = online_state_path(state)
     common = ["migrate", str(old_path), str(new_path), "--online", "--hbase", url, "--state", str(state)]
-    writer = start_writer(url, old_path, tmp_path / "writer.log")
+    writer = start_writer(url, old_path, tmp_path / "writer.log", rows=ROWS + 100)
     procs = [writer]
     try:
         first = cli(*common, "--set-replication-scope", "--max-rows-per-sec", "100", "--batch-size", "50", log=tmp_path / "first.log")
@@ -142,25 +97,6 @@ def run_online(
                 proc.wait()
 
 
-def check_converged(store: HBaseStore, old: KeySchema, new: KeySchema, counts: dict[str, int], output: str) -> None:
-    assert counts["ops"] > 500 and counts["row_deletes"] > 20, counts
-    old_cells, new_cells = content(store, old), content(store, new)
-    ids = {dict(k)["event_id"] for k in old_cells}
-    assert len(old_cells) > ROWS // 2
-    assert len(ids) < ROWS + 100, "some rows should be deleted (and not put again) in OLD"
-    assert max(ids) >= ROWS, "the writer's new rows are there"
-    assert old_cells == new_cells
-    assert "verify: OK" in output and "cut over" in output
-    # the resumed run received what HBase queued while no sink ran, and applied all of it
-    # (a batch refused before the copy resumed, or failed, is received again: then more received)
-    final = re.search(r"^done: .*stream ([\d,]+) cells received, ([\d,]+) applied, ([\d,]+) batches refused", output, re.M)
-    assert final is not None, output
-    received, applied, refused = (int(g.replace(",", "")) for g in final.groups())
-    assert 0 < applied <= received and (refused > 0 or applied == received), final.group(0)
-    assert peer_id_for(old, new) not in store.replication_peers()
-    assert set(store.family_attributes(new.table.full_name, PURGE_DELETES, configuration=True).values()) == {None}
-
-
 def test_resalt_16_to_12_with_the_migrate_process_killed_mid_stream(hbase: Any, hbase_store: HBaseStore, tmp_path: Path) -> None:
     store = hbase_store
     old_path, old = write_schema(tmp_path, "ksm_old16", prefix="mod", buckets=16, namespace="default")
@@ -169,7 +105,7 @@ def test_resalt_16_to_12_with_the_migrate_process_killed_mid_stream(hbase: Any, 
         create_table_from_schema(store, old)
         fill(store, old, ROWS)
         counts, output = run_online(store, hbase.url, tmp_path, old_path, old, new_path, new, signal.SIGKILL, "stream")
-        check_converged(store, old, new, counts, output)
+        check_converged(store, old, new, counts, output, filled=ROWS, writer_rows=ROWS + 100)
     finally:
         cleanup(store, old, new)
 
@@ -183,18 +119,9 @@ def test_sequential_into_salted_with_ctrl_c_mid_copy_and_an_undecodable_row(hbas
         fill(store, old, ROWS)
         store.put(old.table.full_name, BAD_KEY, {b"d:v": b"junk"})  # rejected by the copy, reported at the cut-over
         counts, output = run_online(store, hbase.url, tmp_path, old_path, old, new_path, new, signal.SIGINT, "copy", rejects=True)
-        check_converged(store, old, new, counts, output)
+        check_converged(store, old, new, counts, output, filled=ROWS, writer_rows=ROWS + 100)
     finally:
         cleanup(store, old, new)
-
-
-def cleanup(store: HBaseStore, *schemas: KeySchema) -> None:
-    peer = peer_id_for(schemas[0], schemas[1])
-    if peer in store.replication_peers():
-        store.remove_replication_peer(peer)
-    for schema in schemas:
-        if store.table_exists(schema.table.full_name):
-            store.delete_table(schema.table.full_name)
 
 
 MARKERS = [
