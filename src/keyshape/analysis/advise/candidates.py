@@ -12,6 +12,9 @@ bounded and explained: what is left out is listed in ``Pruned`` with the reason.
 - The event time descending (``Long.MAX_VALUE - ts``) or ascending, when a pattern reads by time.
 - An index table (a second copy of the key in another order, pointing at the main row) for the
   patterns one order cannot serve.
+- Time bucketing (:mod:`.timebucket`): for the patterns that read one entity by time, the entity
+  then the event time truncated to an hour or a day (chosen from the sample's rate), unsalted and
+  salted by the servers; the offset in the qualifier, closed buckets packed into one cell.
 - Pre-splits: a salted key splits on bucket boundaries (``[splits] algorithm = "prefix"``); an
   unsalted key at the quantiles of the sample's *first half* (``keyshape.core.splits.sample_splits``)
   so the second half, replayed as the future, meets split points it did not choose.
@@ -26,6 +29,7 @@ from typing import Any
 
 from keyshape.analysis.advise.sample import Sample
 from keyshape.analysis.advise.spec import AdviseSpec, Pattern
+from keyshape.analysis.advise.timebucket import Bucket, add_bucket_column, choose_bucket
 from keyshape.core.hbytes import to_string_binary
 from keyshape.core.splits import sample_splits
 from keyshape.schema.keyschema import KeySchema
@@ -47,7 +51,8 @@ class Shape:
     prefix: str = "none"  # a prefix strategy's name (schema/prefixes REGISTRY)
     buckets: int = 0  # the strategy's count option (mod's buckets, md5's length); 0: none
     hash_fields: tuple[str, ...] = ()
-    desc_time: bool = False
+    desc_time: bool = False  # the event time (or, bucketed, its bucket) sorts newest first
+    bucket_ms: int = 0  # time bucketing: the last key field is the event time truncated to this
 
     def strategy(self) -> Prefix:
         """The prefix strategy object: what the advisor asks instead of the name."""
@@ -71,6 +76,8 @@ class Shape:
         elif self.salted:
             parts.insert(0, f"{self.prefix}({', '.join(self.hash_fields)})")
         text = " | ".join(parts)
+        if self.bucket_ms:
+            return text + f" [{'hour' if self.bucket_ms == 3_600_000 else 'day'} buckets{', newest first' if self.desc_time else ''}]"
         return text + (" [time desc]" if self.desc_time else "")
 
     @property
@@ -168,12 +175,21 @@ def _toml(name: str, shape: Shape, sample: Sample, spec: AdviseSpec, splits: lis
             options.append(f"{strategy.count_option} = {shape.buckets}")
         out.append("prefix = { " + ", ".join(options) + " }")
         out.append(f"hash_fields = {json.dumps(list(shape.hash_fields))}")
+    timed = shape.order[-1] if shape.bucket_ms else spec.time_field
     for f in shape.order:
-        out += ["", _field_toml(f, sample.types[f], shape.desc_time and f == spec.time_field, sample)]
+        out += ["", _field_toml(f, sample.types[f], shape.desc_time and f == timed, sample)]
     if strategy.salted:
         out += ["", "[splits]", 'algorithm = "prefix"', f"regions = {min(regions, shape.bucket_count)}"]
     elif splits:
         out += ["", "[splits]", 'algorithm = "explicit"', "keys = [" + ", ".join(json.dumps(to_string_binary(k)) for k in splits) + "]"]
+    if shape.bucket_ms:
+        b, t = shape.order[-1], spec.time_field
+        out = [
+            f"# Time bucketing (OpenTSDB's base-hour row): one row per {', '.join(shape.order[:-1])} and {b}.",
+            f"# The writer sets {b} = {t} - {t} % {shape.bucket_ms} (a key field is a value, not a function of {t}),",
+            f"# writes each event to the qualifier of its offset ({t} - {b}, 4 bytes) and, once a bucket",
+            "# is closed, rewrites its cells as one cell (compaction); advise scored it so.",
+        ] + out
     return "\n".join(out) + "\n"
 
 
@@ -206,16 +222,8 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
     if ids not in orders:
         orders.append(ids)
     reads_time = any(p.kind in ("window", "latest") for p in spec.patterns)
-    if reads_time:
-        pruned.append(
-            Pruned(
-                f"time bucketing (an hour or day of {spec.time_field} before it in the key)",
-                "with the event time already next in the key, a bucket field adds 8 bytes to every cell and no range a read can use; "
-                "its saving in OpenTSDB, the time stored as an offset inside the bucket, is not a keyshape field encoding",
-            )
-        )
     s = spec.servers
-    shapes: list[Shape] = []
+    shapes: list[Shape] = _bucketed(spec, sample, pruned)
     for o in orders:
         times = [False, True] if reads_time and spec.time_field in o else [False]
         if not reads_time and spec.time_field in o:
@@ -235,6 +243,8 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
     # Under a tight --max-designs the plainer designs go first: every order and time direction
     # unsalted, then salted by the servers, then the wider and the identity-wide salts.
     def priority(sh: Shape) -> int:
+        if sh.bucket_ms:
+            return 1 if sh.salted else 0
         if not sh.salted:
             return 0
         if not sh.counted:
@@ -253,7 +263,8 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
         name = f"d{i + 1:02d}"
         schema, text, splits = build_schema(name, shape, sample, spec, first_half)
         out.append(Design(name, shape, schema, text, splits))
-        unserved = [p for p in spec.patterns if not served_by(shape.order, p, spec.time_field)]
+        # A bucketed design reads what its order does not serve from its packed rows (no index table).
+        unserved = [] if shape.bucket_ms else [p for p in spec.patterns if not served_by(shape.order, p, spec.time_field)]
         if unserved and len(out) < max_designs:
             idx = []
             for j, p in enumerate(unserved):
@@ -264,3 +275,33 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
                 idx.append((p, ischema, itext))
             out.append(Design(f"{name}i", shape, schema, text, splits, idx))
     return out, pruned
+
+
+def _bucketed(spec: AdviseSpec, sample: Sample, pruned: list[Pruned]) -> list[Shape]:
+    """Time-bucketed shapes for the entities the window and latest patterns read by time
+    (:mod:`.timebucket`), unsalted and salted by the servers; the bucket column is added to the
+    sample. What cannot be bucketed goes to ``pruned`` with the reason."""
+    t = spec.time_field
+    timed = [p for p in spec.patterns if p.kind in ("window", "latest")]
+    if t is None or not timed:
+        return []
+    entities: list[tuple[str, ...]] = []
+    for p in timed:
+        if p.fields and p.fields not in entities:
+            entities.append(p.fields)
+    if not entities:
+        pruned.append(Pruned(f"time bucketing of {t}", "every read by time spans all entities: a bucket row per entity serves none of them"))
+        return []
+    out: list[Shape] = []
+    for entity in entities:
+        chosen = choose_bucket(spec, sample, entity)
+        if not isinstance(chosen, Bucket):
+            pruned.append(Pruned(f"{' + '.join(entity)} + {t} bucket", chosen))
+            continue
+        field = add_bucket_column(sample, t, chosen)
+        newest = any(p.kind == "latest" and set(p.fields) == set(entity) for p in timed)
+        order = (*entity, field)
+        out.append(Shape(order, desc_time=newest, bucket_ms=chosen.ms))
+        if spec.servers >= 2:
+            out.append(Shape(order, SALT, spec.servers, (entity[0],), newest, chosen.ms))
+    return out

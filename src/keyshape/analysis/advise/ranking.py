@@ -72,6 +72,9 @@ def _what(s: Score) -> str:
     sh = s.design.shape
     if s.design.hand:
         return f"the hand design {s.design.name}"
+    if sh.bucket_ms:
+        unit = "hour" if sh.bucket_ms == 3_600_000 else "day"
+        return f"time bucketing by the {unit} ({sh.order[-1]})" + (f", salted {sh.buckets} ways," if sh.counted else "")
     if sh.counted:
         return f"salting {sh.buckets} ways over {', '.join(sh.hash_fields)}"
     if sh.salted:

@@ -134,13 +134,20 @@ class Scorer:
         acc.update(keys[self.half :])
         analysis = finish_schema(acc, design.schema, source=sample.source, name=design.name, real_keys=True, lint=[])
         indexes = {p.name: (s, KeyIndex(self._keys(s, f"{design.name} index").tolist())) for p, s, _ in design.indexes}
-        costs = [self._pattern(p, design.schema, main, row_bytes, regions_h, indexes.get(p.name)) for p in spec.patterns]
         n_idx = len(design.indexes)
-        write_amp = 1.0 + n_idx * (1.0 + spec.updates + spec.deletes)
         hot = max(1.0, analysis.hot_window_server_share * spec.servers)
-        write_cost = spec.rows_per_second * write_amp * model.write_row_us / 1000 * hot
+        if design.shape.bucket_ms:  # time bucketing prices its packed rows and their compaction (timebucket.py)
+            from keyshape.analysis.advise.timebucket import score_bucketed
+
+            bucketed = score_bucketed(self, design, main.keys, regions_h)
+            costs, write_amp, storage = bucketed.patterns, bucketed.write_amp, bucketed.storage_bytes
+            write_cost = spec.rows_per_second * (write_amp * model.write_row_us + bucketed.compaction_reads * model.row_us) / 1000 * hot
+        else:
+            costs = [self._pattern(p, design.schema, main, row_bytes, regions_h, indexes.get(p.name)) for p in spec.patterns]
+            write_amp = 1.0 + n_idx * (1.0 + spec.updates + spec.deletes)
+            write_cost = spec.rows_per_second * write_amp * model.write_row_us / 1000 * hot
+            storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for _, ix in indexes.values())
         weighted = sum(p.rate * c.cost_ms for p, c in zip(spec.patterns, costs)) + write_cost
-        storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for _, ix in indexes.values())
         return Score(
             design=design,
             concentration=float(analysis.hot_window_server_share),

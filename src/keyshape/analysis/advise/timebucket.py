@@ -1,0 +1,190 @@
+"""Time bucketing, OpenTSDB's base-hour row: one row per entity and hour (or day) of event time.
+
+The key is the entity's fields (after the salt, when there is one) and the event time truncated
+to the bucket; the event's offset inside the bucket goes in the qualifier, and a closed bucket's
+cells are rewritten as one cell (OpenTSDB's row compaction), so the key is stored once per bucket
+instead of once per event.
+
+keyshape's key fields are values, not functions of other fields, so the bucket is a field of its
+own (``ts_hour`` beside ``ts``) that the writer sets (``ts - ts % 3_600_000``), as OpenTSDB's writer
+computes its base time; the qualifier layout and the compaction are the writer's, as every cell
+layout is. The TOML the advisor prints says so in its header.
+
+Choice: the largest of day and hour whose busiest entity, at its pace in the sample, writes at most
+:data:`MAX_EVENTS` events into one row (OpenTSDB's hour of one point a second); a bucket whose
+average row would hold fewer than :data:`MIN_EVENTS` packs nothing and is not proposed.
+
+Scoring, with the same engines and constants as every design:
+
+- writes: the analyzer replays every event as a write to its bucket's row (the current bucket's
+  row takes the entity's writes: same region, same concentration as an entity-led key); the
+  compaction adds a read of each event's cell, a delete of it and one packed put per bucket row
+  (write amplification ``2 + 1/events per row``);
+- reads: a closed bucket is one cell of ``events x (offset + value)`` bytes, the open one holds
+  half a bucket of events as separate cells (each costs what an event row costs: measured on the
+  standalone HBase, a cell in a 1,000-cell row costs 0.84 us, a one-cell row 0.93 us, so cells
+  are not cheaper than rows and only the packing saves); a window reads every bucket it touches
+  whole (the edge bucket's older events too), latest-N reads the open bucket whole, then packed
+  rows until N events;
+- storage at the horizon: a key per bucket row, ``offset + value`` bytes per event.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from keyshape.analysis.advise.costs import KeyIndex, PatternCost, pattern_cost, query_rows
+from keyshape.analysis.advise.sample import Sample
+from keyshape.analysis.advise.spec import AdviseSpec, Pattern
+
+if TYPE_CHECKING:  # annotations only: score imports candidates, which imports this module
+    from keyshape.analysis.advise.candidates import Design
+    from keyshape.analysis.advise.score import Scorer
+
+__all__ = [
+    "BUCKETS",
+    "MAX_EVENTS",
+    "MIN_EVENTS",
+    "OFFSET_BYTES",
+    "Bucket",
+    "choose_bucket",
+    "bucket_field",
+    "add_bucket_column",
+    "BucketScore",
+    "score_bucketed",
+]
+
+BUCKETS = (("day", 86_400_000), ("hour", 3_600_000))  # largest first
+MAX_EVENTS = 3600  # events of the busiest entity in one row: OpenTSDB's hour at one point a second
+MIN_EVENTS = 2.0  # events an average row must hold for the packing to save anything
+OFFSET_BYTES = 4  # the offset inside the bucket, in the qualifier (ms inside a day fits 4 bytes)
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """The bucket chosen for an entity: its name and length, and how full its rows get."""
+
+    unit: str
+    ms: int
+    busiest: float  # events the busiest entity writes into one row
+    mean: float  # events an average row holds
+
+
+def bucket_field(time_field: str, unit: str) -> str:
+    """The key field holding the truncated event time: ``ts_hour``."""
+    return f"{time_field}_{unit}"
+
+
+def choose_bucket(spec: AdviseSpec, sample: Sample, entity: tuple[str, ...]) -> Bucket | str:
+    """The bucket for rows of ``entity`` (see the module docstring), or why none fits.
+
+    An entity's pace is the sample's (times its thinning, when the sample was cut from more), as
+    the scorer reads it: the workload's rate counts more entities, not faster ones."""
+    t = spec.time_field
+    if t is None or sample.span_seconds <= 0:
+        return "the sample has no event-time span to size a bucket from"
+    cols = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in (sample.columns[f] for f in entity)]
+    busiest_rate = max(Counter(zip(*cols)).values()) / sample.span_seconds * sample.thinning  # events a second
+    what = ", ".join(entity)
+    for unit, ms in BUCKETS:
+        busiest = busiest_rate * ms / 1000
+        if busiest <= MAX_EVENTS:
+            truncated = (np.asarray(sample.columns[t], dtype=np.int64) // ms).tolist()
+            rows = len(set(zip(*cols, truncated)))
+            mean = sample.rows / rows * sample.thinning
+            if mean < MIN_EVENTS:
+                return (
+                    f"a {unit}'s row of an average {what} would hold {mean:.2g} events: it packs nothing, "
+                    "and a read by time would read whole rows for nothing"
+                )
+            return Bucket(unit, ms, busiest, mean)
+    return f"the busiest {what} writes {busiest_rate * 3600:,.0f} events an hour: more than {MAX_EVENTS:,} in one row even by the hour"
+
+
+def add_bucket_column(sample: Sample, time_field: str, bucket: Bucket) -> str:
+    """Add the truncated event time to ``sample`` (a derived column, as the writer would set it)."""
+    name = bucket_field(time_field, bucket.unit)
+    if name not in sample.columns:
+        t = np.asarray(sample.columns[time_field], dtype=np.int64)
+        sample.columns[name] = t - t % bucket.ms
+        sample.types[name] = "timestamp"
+    return name
+
+
+@dataclass
+class BucketScore:
+    """What the scorer takes from a bucketed design instead of its per-event numbers."""
+
+    patterns: list[PatternCost]
+    storage_bytes: float
+    write_amp: float
+    compaction_reads: float  # rows read per event written (the compaction reads each cell once)
+    events_per_row: float
+
+
+def score_bucketed(scorer: Scorer, design: Design, keys: list[bytes], regions: float) -> BucketScore:
+    """Per-pattern costs, storage and write amplification of a time-bucketed ``design`` whose
+    sample keys (one per event, repeated within a bucket) are ``keys``."""
+    spec, sample, model = scorer.spec, scorer.sample, scorer.model
+    schema = design.schema
+    events = KeyIndex(keys)
+    rows = KeyIndex(list(set(keys)))
+    key = rows.mean_key
+    per_row = max(1.0, len(keys) / max(1, len(rows)) * sample.thinning)  # events in a closed row
+    cell = OFFSET_BYTES + scorer.value_bytes
+    packed = key + per_row * cell  # a closed, compacted bucket row
+    loose = (key + OFFSET_BYTES) * sample.cells + scorer.value_bytes  # one event of the open bucket
+    entity = design.shape.order[:-1]
+    bf = design.shape.order[-1]
+    b_s = design.shape.bucket_ms / 1000
+    open_events = per_row / 2  # the open bucket is half full on average
+
+    def read(p: Pattern, ranges: float, closed: float, open_: float) -> PatternCost:
+        n = closed + open_
+        nbytes = closed * packed + open_ * loose
+        return pattern_cost(
+            model, p, route="range" if ranges <= 1 else "fan-out", ranges=ranges, rows=n, row_bytes=nbytes / n if n else packed,
+            regions=regions, servers=spec.servers, reverse=False,
+        )  # fmt: skip
+
+    costs: list[PatternCost] = []
+    for p in spec.patterns:
+        given = set(p.fields)
+        if p.kind in ("window", "latest") and given == set(entity):
+            if p.kind == "window":
+                # Every bucket the window touches is read whole: back to the start of the edge bucket.
+                lo = int(scorer.now_ms - p.window_s * 1000)
+                reach = (scorer.now_ms - (lo - lo % design.shape.bucket_ms)) / 1000
+                matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], bf, reach, scorer.now_ms)
+                found = matched * sample.thinning
+                buckets = math.ceil(reach / b_s)
+                open_ = min(found, open_events)
+                closed = min(max(0.0, buckets - 1.0), max(0.0, (found - open_) / per_row) if per_row else 0.0)
+                closed = max(closed, 0.0)
+            else:
+                _, ranges = query_rows(schema, rows, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
+                open_ = open_events
+                closed = math.ceil(max(0.0, p.limit - open_) / per_row)
+            costs.append(read(p, ranges, closed, open_))
+            continue
+        if p.kind == "get" and set(entity) <= given and (spec.time_field in given or not spec.time_field):
+            costs.append(pattern_cost(model, p, route="get", ranges=1.0, rows=1.0, row_bytes=packed, regions=regions, servers=spec.servers))
+            continue
+        if p.kind != "scan" and set(entity) <= given:
+            # The entity's rows, all of them (the rest of the given fields are in the qualifier: filtered).
+            matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
+            found = matched * scorer.entity_scale
+            costs.append(read(p, ranges, found / per_row, 0.0))
+            continue
+        # Anything else reads the table: every packed row (a scanner per region).
+        whole = spec.horizon_rows * (p.share if p.kind == "scan" else 1.0)
+        costs.append(
+            pattern_cost(model, p, route="full scan", ranges=1.0, rows=whole / per_row, row_bytes=packed, regions=regions, servers=spec.servers)
+        )
+    storage = spec.horizon_rows / per_row * key + spec.horizon_rows * cell
+    return BucketScore(costs, storage, 2.0 + 1.0 / per_row, 1.0, per_row)
