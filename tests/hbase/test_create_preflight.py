@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from existing_tables import record, schema_text
 
+from keyshape.analysis.advise.preflight import preflight
 from keyshape.errors import StoreError
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema, open_store
@@ -73,15 +74,20 @@ def schema(tmp_path: Path, stem: str, text_edit: Any = None, **options: Any) -> 
     return path, loaded
 
 
-@pytest.fixture
-def source(store: Any, tmp_path: Path) -> tuple[Path, KeySchema]:
-    """A sequential source table of 3,000 rows over 4 regions pre-split at its ids' quarters."""
-    path, old = schema(tmp_path, "src", splits=SEQ_SPLITS)
+def filled(store: Any, tmp_path: Path, splits: list[str]) -> tuple[Path, KeySchema]:
+    """A sequential source table of 3,000 rows (ids 0-2,999) pre-split at ``splits``."""
+    path, old = schema(tmp_path, "src", splits=splits)
     create_table_from_schema(store, old)
     with store.writer(old.table.full_name) as w:
         for i in range(ROWS):
             w.put(old.encode(record(i)), {b"d:v": b"x"})
     return path, old
+
+
+@pytest.fixture
+def source(store: Any, tmp_path: Path) -> tuple[Path, KeySchema]:
+    """The sequential source over 4 regions pre-split at its ids' quarters."""
+    return filled(store, tmp_path, SEQ_SPLITS)
 
 
 def shares(line: str) -> tuple[int, int, int]:
@@ -97,7 +103,7 @@ def test_sequential_source_into_salted_new_passes(store: Any, hbase: Any, source
     proc = run("create", str(new_path), "--hbase", hbase.url, "--from", str(old_path))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith(f"preflight on {ROWS:,} of the source's keys: the busiest of the target's 8 regions"), lines[0]
+    assert lines[0].startswith(f"preflight on {ROWS:,} of the source's keys ({ROWS:,} rows): the busiest of the target's 8 regions"), lines[0]
     target, src, plan = shares(lines[0])
     assert target <= 14 and src == 25 and plan <= 14  # mod 8 over sequential ids: 1/8 each, as its [workload] plans
     assert "warning" not in proc.stdout
@@ -143,3 +149,16 @@ def test_bad_input_is_one_line_and_creates_nothing(store: Any, hbase: Any, sourc
     one_error_line(run("create", str(new_path), "--hbase", hbase.url, "--from", str(wrong)), f"none of the {ROWS:,} sampled keys", "give the schema")
     one_error_line(run("create", str(new_path), "--from", str(source[0])), "--from reads the source table's keys from a real HBase", "--hbase")
     assert not store.table_exists(new.table.full_name)
+
+
+def test_each_region_weighs_its_rows_not_its_sample(store: Any, tmp_path: Path) -> None:
+    # 2,900 rows in the first region, 100 in the second; 100 keys sampled from each. Counted a key
+    # each, the small region would be half the rows: the source's busiest share 50%, and a target
+    # split at the ids' quarters would see its last quarter (ids 2,250-2,999) hold 50%+.
+    _, old = filled(store, tmp_path, ["000000002900"])
+    _, quarters = schema(tmp_path, "quarters", splits=SEQ_SPLITS)
+    result = preflight(store, old.table.full_name, old, quarters, sample=200)
+    assert result.keys == 200 and result.rows == ROWS
+    assert result.source_share == pytest.approx(2900 / 3000)
+    assert result.target_share == pytest.approx(0.25, abs=0.03)  # the true share of each quarter
+    assert not result.warnings

@@ -1,8 +1,8 @@
 """Preflight of a target design on the source's real keys (``create`` and ``migrate``, issue 31).
 
 Before a table is created or a migration copies into it: read a sample of the keys the OLD table
-really holds (a key-only scan of every region, the same number from each, so the whole key range is
-seen), decode them with the OLD schema, encode the records with the NEW one, and count how the
+really holds (key-only scans of every region, the same number of keys from each, evenly spaced over
+its rows, each weighted by its region's rows), decode them with the OLD schema, encode the records with the NEW one, and count how the
 target's regions (its split points) would share them against how the source's regions share them
 now and against the plan: what NEW's own ``[workload]`` predicts (its generated rows placed by the
 same split points, as ``keyshape analyze`` would draw them), or without one the pre-split's even
@@ -32,6 +32,9 @@ WORSE = 1.25  # the target's busiest share over the source's (or the plan's) bef
 # A [workload] of more rows than this is not generated for the plan's share (generate_sample walks
 # every row of the workload; 2M rows is a few seconds): the even share stands in, and says so.
 PLAN_ROWS = 2_000_000
+# Rows read to count the source's regions whole (the rest estimated from their store size, as
+# analyze does): ~1 s of key-only scans on one server.
+COUNT_ROWS = 500_000
 
 
 @dataclass
@@ -47,26 +50,30 @@ class Preflight:
     undecodable: int = 0  # sampled keys the source schema does not read (left out)
     warnings: list[str] = field(default_factory=list)
     plan_basis: str = "an even pre-split"  # where plan_share comes from
+    rows: int = 0  # the source's rows (counted, or estimated from store sizes past COUNT_ROWS)
 
     def lines(self) -> list[str]:
         """What ``create`` and ``migrate`` print."""
         head = (
-            f"preflight on {self.keys:,} of the source's keys: the busiest of the target's {self.target_regions} regions would hold "
+            f"preflight on {self.keys:,} of the source's keys ({self.rows:,} rows): "
+            f"the busiest of the target's {self.target_regions} regions would hold "
             f"{self.target_share:.0%} of them (source: {self.source_share:.0%} of {self.source_regions} regions; "
             f"plan: {self.plan_share:.0%}, {self.plan_basis})"
         )
         return [head] + [f"warning: {w}" for w in self.warnings]
 
 
-def busiest_share(keys: list[bytes], split_keys: list[bytes]) -> float:
-    """The largest share of ``keys`` one region between ``split_keys`` holds."""
+def busiest_share(keys: list[bytes], split_keys: list[bytes], weights: list[float] | None = None) -> float:
+    """The largest share of ``keys`` (each counted by its weight, default 1) one region between
+    ``split_keys`` holds."""
     if not keys:
         return 0.0
     bounds = sorted(split_keys)
-    counts = [0] * (len(bounds) + 1)
-    for k in keys:
-        counts[bisect.bisect_right(bounds, k)] += 1
-    return max(counts) / len(keys)
+    counts = [0.0] * (len(bounds) + 1)
+    for k, w in zip(keys, weights if weights is not None else [1.0] * len(keys)):
+        counts[bisect.bisect_right(bounds, k)] += w
+    total = sum(counts)
+    return max(counts) / total if total else 0.0
 
 
 def plan_share(target: KeySchema, split_keys: list[bytes], sample: int = 20_000) -> tuple[float, str]:
@@ -87,46 +94,59 @@ def plan_share(target: KeySchema, split_keys: list[bytes], sample: int = 20_000)
 
 def preflight(store: Store, source_table: str, source: KeySchema, target: KeySchema, sample: int = 20_000) -> Preflight:
     """Spread of ``source_table``'s keys (read through ``store``, decoded by ``source``) under
-    ``target``'s split points, beside the source's own regions; see the module docstring."""
+    ``target``'s split points, beside the source's own regions; see the module docstring.
+
+    Every region gives the same number of keys, evenly spaced over its rows
+    (:func:`keyshape.ops.sample.sample_table`: small regions read whole, large ones thinned or
+    probed across their key range), and each key stands for its region's rows / keys sampled: a
+    region holding most of the rows weighs most, however few keys it gave."""
+    from keyshape.ops.sample import row_counts, sample_table  # ops imports analysis: not at module load
+
     regions = sorted(store.regions(source_table), key=lambda r: r.start)
     per = max(1, sample // max(1, len(regions)))
-    old: list[bytes] = []
-    for r in regions:
-        old += list(store.scan_keys(source_table, r.start, r.end, limit=per))
+    drawn = sample_table(store, source_table, per, count_rows=COUNT_ROWS)
+    rows = [c.rows for c in row_counts(drawn).regions]
     missing = [f for f in target.field_names if f not in source.field_names]
     if missing:
         raise AdviseError(
             f"preflight: the target's key field {missing[0]!r} is not a field of the source's key; the keys alone cannot place the rows"
         )
+    old: list[bytes] = []
     new: list[bytes] = []
-    readable: list[bytes] = []
+    weights: list[float] = []
     first = ""
-    for k in old:
-        try:
-            record = source.decode(k, verify=False)
-        except (KeyshapeError, ValueError) as exc:  # migrate rejects such rows to its file; not placed here
-            first = first or str(exc)
-            continue
-        readable.append(k)
-        new.append(target.encode({f: record[f] for f in target.field_names}))
-    if old and not readable:
+    sampled = 0
+    for region, n in zip(drawn.regions, rows):
+        sampled += len(region.keys)
+        weight = n / len(region.keys) if region.keys else 0.0
+        for k in region.keys:
+            try:
+                record = source.decode(k, verify=False)
+            except (KeyshapeError, ValueError) as exc:  # migrate rejects such rows to its file; not placed here
+                first = first or str(exc)
+                continue
+            old.append(k)
+            new.append(target.encode({f: record[f] for f in target.field_names}))
+            weights.append(weight)
+    if sampled and not old:
         raise AdviseError(
-            f"preflight: none of the {len(old):,} sampled keys of {source_table} decodes with the source schema {source.source} "
+            f"preflight: none of the {sampled:,} sampled keys of {source_table} decodes with the source schema {source.source} "
             f"(first: {first}); give the schema its rows were written with"
         )
-    undecodable = len(old) - len(readable)
-    old = readable
+    undecodable = sampled - len(old)
     target_splits = target.split_keys()
     planned, basis = plan_share(target, target_splits, sample)
+    total = sum(rows)
     result = Preflight(
         keys=len(old),
-        source_regions=len(regions),
+        source_regions=len(drawn.regions),
         target_regions=len(target_splits) + 1,
-        source_share=busiest_share(old, [r.start for r in regions if r.start]),
-        target_share=busiest_share(new, target_splits),
+        source_share=max(rows) / total if total else 0.0,
+        target_share=busiest_share(new, target_splits, weights),
         plan_share=planned,
         undecodable=undecodable,
         plan_basis=basis,
+        rows=total,
     )
     even = 1.0 / result.target_regions
     if result.keys and result.target_share > WORSE * result.source_share and result.target_regions >= result.source_regions:
@@ -143,8 +163,7 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
         )
     if undecodable:
         result.warnings.append(
-            f"{undecodable:,} of the {len(old) + undecodable:,} sampled keys do not decode with the source schema and are left out; "
-            "a copy rejects such rows"
+            f"{undecodable:,} of the {sampled:,} sampled keys do not decode with the source schema and are left out; a copy rejects such rows"
         )
     return result
 
