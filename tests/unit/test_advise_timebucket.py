@@ -13,11 +13,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyshape.analysis.advise import advise, parse_spec
 from keyshape.analysis.advise.candidates import designs
-from keyshape.analysis.advise.sample import read_sample
-from keyshape.analysis.advise.timebucket import MAX_EVENTS, Bucket, choose_bucket
+from keyshape.analysis.advise.sample import Sample, read_sample
+from keyshape.analysis.advise.timebucket import MAX_EVENTS, MIN_EVENTS, Bucket, choose_bucket
 from keyshape.schema.keyschema import KeySchema
 
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -137,3 +139,44 @@ def test_a_bucket_that_does_not_fit_is_pruned_with_its_reason(tmp_path: Path, da
     assert not any(d.shape.bucket_ms for d in found)
     (why,) = [p.reason for p in pruned if "ts bucket" in p.label]
     assert says in why
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    entities=st.integers(1, 300),
+    rows=st.integers(50, 3000),
+    span_h=st.integers(1, 24 * 14),
+    skew=st.floats(0.0, 2.0),
+    seed=st.integers(0, 2**16),
+)
+def test_the_chosen_bucket_holds_the_busiest_entity_and_the_larger_one_would_not(
+    entities: int, rows: int, span_h: int, skew: float, seed: int
+) -> None:
+    """Whatever the mix: a chosen bucket keeps the busiest entity's row within MAX_EVENTS and an
+    average row at MIN_EVENTS or more, and an hour is chosen only when a day would overflow; a
+    refusal says which of the two it is."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, entities + 1) ** skew
+    ids = rng.choice(entities, rows, p=weights / weights.sum())
+    ts = START + np.sort(rng.integers(0, span_h * 3_600_000, rows))
+    span = (int(ts[-1]) - int(ts[0])) / 1000
+    sample = Sample(
+        columns={"sensor": [f"s{v}" for v in ids], "ts": ts},
+        types={"sensor": "string", "ts": "timestamp"},
+        rows=rows,
+        value_bytes=8,
+        source="<generated>",
+        span_seconds=span,
+    )
+    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=20, patterns=DAY_WINDOW)), "W.toml")
+    chosen = choose_bucket(spec, sample, ("sensor",))
+    busiest_per_s = np.bincount(ids).max() / span if span > 0 else float("inf")
+    if isinstance(chosen, Bucket):
+        assert chosen.busiest <= MAX_EVENTS and chosen.mean >= MIN_EVENTS
+        assert chosen.busiest == pytest.approx(busiest_per_s * chosen.ms / 1000)
+        if chosen.unit == "hour":
+            assert busiest_per_s * 86_400 > MAX_EVENTS
+    elif span <= 0:
+        assert "no event-time span" in chosen
+    else:
+        assert ("even by the hour" in chosen and busiest_per_s * 3600 > MAX_EVENTS) or "packs nothing" in chosen
