@@ -87,6 +87,13 @@ def test_bench_hbase_writes(tmp_path, hbase):
 
 
 @pytest.mark.hbase
+def test_bench_advise_cells(tmp_path, hbase):
+    data = run("bench_advise_cells", tmp_path, "--hbase", hbase.url)
+    assert [r["cells_per_row"] for r in data["results"]] == [1, 100, 1000]
+    assert all(positive(r["us_per_cell"]) and r["cells"] == 2_000 for r in data["results"])
+
+
+@pytest.mark.hbase
 def test_bench_hbase_reads(tmp_path, hbase):
     data = run("bench_hbase_reads", tmp_path, "--hbase", hbase.url)
     assert data["hbase"]["version"].startswith("2.")

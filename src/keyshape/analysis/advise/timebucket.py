@@ -21,9 +21,10 @@ Scoring, with the same engines and constants as every design:
   compaction adds a read of each event's cell, a delete of it and one packed put per bucket row
   (write amplification ``2 + 1/events per row``);
 - reads: a closed bucket is one cell of ``events x (offset + value)`` bytes, the open one holds
-  half a bucket of events as separate cells (each costs what an event row costs: measured on the
-  standalone HBase, a cell in a 1,000-cell row costs 0.84 us, a one-cell row 0.93 us, so cells
-  are not cheaper than rows and only the packing saves); a window reads every bucket it touches
+  half a bucket of events as separate cells (each costs what an event row costs:
+  ``benchmarks/bench_advise_cells.py`` on the standalone HBase scans a cell of a 1,000-cell row in
+  0.77-0.84 us and a one-cell row in 0.89-0.93 us, so cells are hardly cheaper than rows and only
+  the packing saves); a window reads every bucket it touches
   whole (the edge bucket's older events too), latest-N reads the open bucket whole, then packed
   rows until N events;
 - storage at the horizon: a key per bucket row, ``offset + value`` bytes per event.
