@@ -180,3 +180,15 @@ def test_the_chosen_bucket_holds_the_busiest_entity_and_the_larger_one_would_not
         assert "no event-time span" in chosen
     else:
         assert ("even by the hour" in chosen and busiest_per_s * 3600 > MAX_EVENTS) or "packs nothing" in chosen
+
+
+def test_a_thinned_sample_prices_an_entity_window_like_the_whole_one(tmp_path: Path) -> None:
+    """A sample cut to a quarter holds a quarter of each sensor's readings: a window of one sensor
+    reads four times what it matched, on the plain and on the bucketed design alike (else a cut
+    sample would price the plain key's window 4x too cheap against the bucket's)."""
+    data, workload = _data(tmp_path), _workload(tmp_path, DAY_WINDOW)
+    whole, cut = advise(data, workload), advise(data, workload, max_rows=10_800)
+    assert cut.sample.thinning == pytest.approx(4.0)
+    for label in ("sensor + ts", "sensor + ts_hour [hour buckets]"):
+        a, b = (next(s for s in adv.ranked if s.design.label == label) for adv in (whole, cut))
+        assert b.pattern("a sensor's last 6 hours").rows == pytest.approx(a.pattern("a sensor's last 6 hours").rows, rel=0.15), label

@@ -206,10 +206,10 @@ class Scorer:
         time_next = whole and t is not None and len(names) > lead and names[lead] == t
         window = p.kind == "window" and time_next
         matched, ranges = query_rows(table, keys, eq, self.queries[p.name], t if window else None, p.window_s, self.now_ms)
-        # An entity's rows grow with time at the sample's per-entity pace; the whole table's (reads
-        # that give no field) grow to the horizon's rows.
+        # An entity's rows grow with time at the sample's per-entity pace (a cut sample holds
+        # 1/thinning of them); the whole table's (reads that give no field) grow to the horizon's rows.
         if window:
-            rows = matched * (1.0 if given else self.rate_scale)
+            rows = matched * (self.sample.thinning if given else self.rate_scale)
         else:
             rows = matched * (self.entity_scale if given else self.full_scale)
         reverse = False
