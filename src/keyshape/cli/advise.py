@@ -5,6 +5,7 @@ Thin: parse, call :func:`keyshape.analysis.advise.advise`, print (:mod:`keyshape
 
 from __future__ import annotations
 
+import functools
 from contextlib import ExitStack
 from typing import Any
 
@@ -27,6 +28,15 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
     help="A design you already have, scored and ranked beside the advisor's (repeatable).",
 )
 @click.option("--max-designs", type=click.IntRange(min=1), default=64, show_default=True, help="The search bound: designs scored at most.")
+@click.option(
+    "--spark",
+    "use_spark",
+    is_flag=True,
+    default=False,
+    help="Spark reads the whole SAMPLE (any size; paths Spark reads) for its exact count, span, distinct and heaviest values, "
+    "and draws the sample scored (needs keyshape[spark]).",
+)
+@click.option("--master", default=None, metavar="URL", help="Spark master for --spark: local[*], spark://HOST:7077, yarn, ...")
 @click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the report page (ranked table, schemas, heat maps).")
 @click.option(
     "--prove",
@@ -62,6 +72,8 @@ def advise_command(
     top: int,
     compare: tuple[str, ...],
     max_designs: int,
+    use_spark: bool,
+    master: str | None,
     html_path: str | None,
     json_path: str | None,
     prove_k: int | None = None,
@@ -84,6 +96,8 @@ def advise_command(
         if calibrate:
             return
         raise click.UsageError("give --data SAMPLE and --queries WORKLOAD.toml (or --calibrate --hbase URL alone to fit the cost constants)")
+    if master is not None and not use_spark:
+        raise click.UsageError("--master is for --spark; add --spark to read the data with Spark")
     size = parse_size(region_size, "--region-size") if region_size is not None else None
     with ExitStack() as stack:
         bar: list[Any] = []
@@ -93,7 +107,22 @@ def advise_command(
                 bar.append(stack.enter_context(progress_bar(out, total, "scoring designs")))
             bar[0](done)
 
-        result = advise(data, workload, servers=servers, region_size=size, compare=compare, max_designs=max_designs, model=model, progress=progress)
+        if use_spark:
+            from keyshape.spark.advise import advise as advise_spark  # PySpark only when asked
+
+            run: Any = functools.partial(advise_spark, master=master)
+        else:
+            run = advise
+        result = run(
+            data,
+            workload,
+            servers=servers,
+            region_size=size,
+            compare=compare,
+            max_designs=max_designs,
+            model=model,
+            progress=progress,
+        )
     if json_path != "-":
         out.print(advice_renderable(result, top))
     proof = None

@@ -27,6 +27,7 @@ from keyshape.schema.keyschema import KeySchema
 __all__ = ["Advice", "advise", "hand_design"]
 
 Progress = Callable[[int, int], None]
+Sampler = Callable[[str | Path, AdviseSpec, int], Sample]  # (data, spec, max_rows) -> the sample scored
 
 
 @dataclass
@@ -51,7 +52,13 @@ class Advice:
     def to_dict(self, top: int | None = None) -> dict[str, Any]:
         shown = self.ranked if top is None else [s for s in self.ranked if s.rank <= top or s.design.hand]
         return {
-            "sample": {"source": self.sample.source, "rows": self.sample.rows, "span_seconds": self.sample.span_seconds, "types": self.sample.types},
+            "sample": {
+                "source": self.sample.source,
+                "rows": self.sample.rows,
+                "span_seconds": self.sample.span_seconds,
+                "types": self.sample.types,
+                "data": self.sample.stats.to_dict() if self.sample.stats is not None else None,
+            },
             "workload": {
                 "source": self.spec.source,
                 "horizon_days": self.spec.horizon_days,
@@ -121,6 +128,7 @@ def advise(
     max_designs: int = DEFAULT_MAX_DESIGNS,
     max_rows: int = DEFAULT_MAX_ROWS,
     progress: Progress | None = None,
+    sampler: Sampler | None = None,
 ) -> Advice:
     """Rank row-key designs for the records in ``data`` under the workload ``workload``.
 
@@ -131,11 +139,13 @@ def advise(
     - ``model``: the cost constants (:class:`CostModel` defaults when None).
     - ``max_designs``: the search bound; ``max_rows``: the sample is thinned evenly past this.
     - ``progress(done, total)`` after each design scored.
+    - ``sampler``: what reads ``data`` into the sample (default :func:`.sample.read_sample`, in this
+      process); :func:`keyshape.spark.advise.advise` passes Spark's, which reads any size.
     """
     began = time.perf_counter()
     spec = workload if isinstance(workload, AdviseSpec) else load_spec(workload)
     spec = spec.with_cluster(servers, region_size)
-    sample = read_sample(data, spec, max_rows=max_rows)
+    sample = (sampler or read_sample)(data, spec, max_rows)
     if sample.rows < 100:
         raise AdviseError(f"{data}: {sample.rows} records are too few to predict anything; give at least 100 (thousands are better)")
     hands = [hand_design(p) for p in compare]
@@ -153,4 +163,15 @@ def advise(
     notes = []
     if sample.span_seconds <= 0 and any(p.kind == "window" for p in spec.patterns):
         notes.append("the sample spans no event time: window reads were scaled to the horizon, not to the write rate")
+    stats = sample.stats
+    if stats is not None and sample.thinning > 1:
+        how = "a uniform sample drawn by Spark" if stats.engine == "spark" else "an even cut"
+        notes.append(f"scored on {sample.rows:,} of {stats.rows:,} records ({how}); an entity's rows at the horizon scaled by {sample.thinning:,.1f}")
+    if stats is not None:
+        skewed = max(stats.heavy, key=stats.top_share, default=None)
+        if skewed is not None and stats.top_share(skewed) >= 0.01:
+            value, count = stats.heavy[skewed][0]
+            notes.append(
+                f"{skewed} {value!r} holds {count / stats.rows:.1%} of all records: a design leading with {skewed} writes them to one region"
+            )
     return Advice(spec, sample, ranked, pruned, scorer.model, time.perf_counter() - began, notes)

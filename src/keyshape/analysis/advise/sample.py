@@ -222,6 +222,29 @@ def _local_stats(table: Any, spec: AdviseSpec, source: str) -> DataStats:
     return DataStats(rows=table.num_rows, span_seconds=span, distinct=distinct, heavy=heavy)
 
 
+def _value_bytes(table: Any, names: list[str]) -> int:
+    """Mean bytes a row's ``names`` columns hold as cell values: text and bytes by their length,
+    fixed-width types by their width (not Arrow's buffers, whose offsets and bitmaps differ between
+    a file read here and the same records collected from Spark)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not names:
+        return 0
+    total = 0
+    for name in names:
+        col = table.column(name)
+        t = col.type
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            total += int(pc.sum(pc.binary_length(col)).as_py() or 0)
+        else:
+            try:
+                total += max(1, t.bit_width // 8) * (len(col) - col.null_count)
+            except ValueError:  # not fixed-width (lists, structs): Arrow's own buffers
+                total += col.nbytes
+    return int(round(total / table.num_rows))
+
+
 def sample_from_table(table: Any, spec: AdviseSpec, source: str, stats: DataStats | None = None) -> Sample:
     """The :class:`Sample` of an Arrow table of records (already cut to its size): the fields
     ``spec`` uses, typed, sorted by the event time (stably: ties keep the table's order)."""
@@ -240,7 +263,7 @@ def sample_from_table(table: Any, spec: AdviseSpec, source: str, stats: DataStat
         types[name] = "int64" if kind == "int32" else kind
         columns[name] = _column(col, types[name], kind, name, source)
     others = [n for n in table.column_names if n not in spec.fields_used()]
-    value_bytes = int(sum(table.column(n).nbytes for n in others) / table.num_rows) if others else 0
+    value_bytes = _value_bytes(table, others)
     span = 0.0
     if spec.time_field:
         t = columns[spec.time_field]
