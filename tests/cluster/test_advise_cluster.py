@@ -39,6 +39,7 @@ from keyshape.analysis.advise import advise
 from keyshape.analysis.advise.calibrate import calibrate
 from keyshape.analysis.advise.costs import CostModel
 from keyshape.analysis.advise.prove import prove, spread
+from keyshape.analysis.advise.score import QUERIES_PER_PATTERN
 from keyshape.store import open_store
 
 pytestmark = [
@@ -52,7 +53,8 @@ pytestmark = [
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 SCENARIOS = ("orders", "metrics", "audit", "profiles", "saas")
 ROWS = 3000  # per sample: per-entity reads stay small, fan-out, full scans and indexes show
-REQUESTS = 12  # queries per pattern, each timed in every round
+REQUESTS = QUERIES_PER_PATTERN  # every query the advisor scored each pattern on, timed in every round
+REPEATS = 3  # rounds (after one unmeasured), a lower quartile per query
 CANDIDATES = 5  # designs proven per scenario, the hand design included
 MAX_DESIGNS = 40
 
@@ -79,14 +81,15 @@ def test_prove_on_the_cluster(hbase_cluster: Any, fitted: CostModel, scenario: s
     assert len(chosen) >= CANDIDATES
     store = open_store(hbase_cluster.url)
     try:
-        proof = prove(advice, store, requests=REQUESTS, prefix=f"ksa_prove_{scenario}", chosen=chosen)
+        proof = prove(advice, store, requests=REQUESTS, prefix=f"ksa_prove_{scenario}", chosen=chosen, repeats=REPEATS)
         assert not [t for t in store.list_tables() if t.startswith("ksa_prove")]  # dropped after
     finally:
         store.close()
     lines = [f"advise prove {scenario}: Spearman {proof.spearman:.2f} (reads alone {proof.read_spearman:.2f}) over {len(proof.designs)} designs"]
     for m in proof.designs:
         lines.append(
-            f"  {m.name}{' (hand)' if m.hand else ''}: predicted {m.predicted_cost:,.1f}, measured {m.measured_cost:,.1f} ms/s; "
+            f"  {m.name}{' (hand)' if m.hand else ''}: predicted {m.predicted_cost:,.1f}, measured {m.measured_cost:,.1f} ms/s "
+            f"(reads {m.measured_read_cost:,.1f}, of which extrapolated {m.extrapolated_read_cost:,.1f}; history x{m.copies}); "
             f"busiest server {m.measured_share:.2f} (predicted {m.predicted_share:.2f}); {m.label}"
         )
     MEASURED.extend(lines)

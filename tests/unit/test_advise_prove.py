@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from keyshape.analysis.advise import advise
-from keyshape.analysis.advise.prove import _run, _sample_scale, prove, spearman
+from keyshape.analysis.advise.prove import _run, _scorer, prove, spearman
 from keyshape.store import open_store
 
 ORDERS = Path(__file__).resolve().parents[2] / "examples" / "advise" / "orders"
@@ -33,7 +33,7 @@ def test_prove_on_the_embedded_store(tmp_path: Path) -> None:
     assert -1.0 <= proof.spearman <= 1.0
     assert not [t for t in store.list_tables() if t.startswith("ksv_test")]  # dropped after
     # Every get finds its record, by the route the scorer chose (a get, a range, or index + get).
-    scorer = _sample_scale(advice)
+    scorer = _scorer(advice)
     get = next(p for p in advice.spec.patterns if p.kind == "get")
     with_index = next((s for s in advice.ranked if s.design.indexes), None)
     for s in [advice.ranked[0]] + ([with_index] if with_index else []):
@@ -41,7 +41,7 @@ def test_prove_on_the_embedded_store(tmp_path: Path) -> None:
         try:
             route = scorer.score(s.design).pattern(get.name).route
             for q in scorer.queries[get.name][:10]:
-                assert _run(store, s, route, get, q, "ksv_one", proof_one, scorer) >= 1
+                assert _run(store, s, route, get, q, "ksv_one", proof_one, scorer)[0] >= 1
         finally:
             for t in proof_one:
                 store.delete_table(t)
@@ -67,7 +67,7 @@ def prove_tables(store, s, scorer) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_spread_picks_the_top_the_hand_and_designs_priced_apart(tmp_path: Path) -> None:
-    from keyshape.analysis.advise.prove import _predicted_total, spread
+    from keyshape.analysis.advise.prove import spread
 
     data = tmp_path / "orders.parquet"
     subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "2000"], check=True, capture_output=True)
@@ -75,8 +75,8 @@ def test_spread_picks_the_top_the_hand_and_designs_priced_apart(tmp_path: Path) 
     chosen = spread(advice, 5, 12)
     assert len(chosen) == 5 and chosen[0] is advice.top and any(s.design.hand for s in chosen)
     assert len({s.design.name for s in chosen}) == 5
-    scorer = _sample_scale(advice, 12)
-    costs = sorted(_predicted_total(scorer.score(s.design), advice) for s in chosen if not s.design.hand and s is not advice.top)
+    scorer = _scorer(advice, 12)
+    costs = sorted(scorer.score(s.design).weighted_cost for s in chosen if not s.design.hand and s is not advice.top)
     assert all(b > a for a, b in zip(costs, costs[1:]))  # the spread designs are priced apart
 
 
