@@ -1,6 +1,6 @@
 """The put/update/delete mix the replication-sink tests write while HBase ships the edits
-(tests/hbase/test_replication_sink_rekey.py, test_replication_sink_faults.py,
-tests/cluster/test_sink_cluster.py): one place, so every referee checks the same kinds of cell."""
+(tests/hbase/test_replication_sink_rekey.py, test_replication_sink_faults.py): one place, so
+every referee checks the same kinds of cell."""
 
 from __future__ import annotations
 

@@ -65,11 +65,11 @@ def content(store: HBaseStore, schema: KeySchema) -> Content:
     }
 
 
-def wait_for(what: str, check: Any, timeout: float = 120.0) -> None:
+def wait_for(what: str, check: Any, timeout: float = 120.0, every: float = 0.2) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, f"{what}: not within {timeout:.0f} s"
-        time.sleep(0.2)
+        time.sleep(every)
 
 
 def check_converged(store: HBaseStore, old: KeySchema, new: KeySchema, counts: dict[str, int], output: str, filled: int, writer_rows: int) -> None:
