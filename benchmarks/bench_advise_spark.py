@@ -215,7 +215,14 @@ def main() -> None:
         for i, label in enumerate(r["ranking"][:3], 1):
             print(f"       {i}. {label}")
     spark_rank, local_rank = results[0]["ranking"], results[1]["ranking"]
-    print(f"rank agreement (Spearman) spark vs local over {len(spark_rank)} designs: {_spearman(spark_rank, local_rank):.2f}")
+    rho = _spearman(spark_rank, local_rank)
+    print(f"rank agreement (Spearman) spark vs local over {len(spark_rank)} designs: {rho:.2f}")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import write_json
+
+    routes = [{k: v for k, v in r.items() if k != "ranking"} | {"top": r["ranking"][:5]} for r in results]
+    path = write_json("bench_advise_spark", None, {"rows": args.rows, "data_mib": g["data_mib"], "routes": routes, "spearman": round(rho, 3)})
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
