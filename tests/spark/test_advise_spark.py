@@ -156,7 +156,9 @@ def test_a_dataset_far_bigger_than_the_cut_keeps_its_heavy_tenant(spark: Any, tm
     assert list(drawn.columns["updated_at"]) == sorted(drawn.columns["updated_at"])  # write order
     # A tenant's rows at the horizon: the sample of 1,000 scaled by what each record stands for comes
     # near the whole data's answer; a file of 1,000 records that does not know it was cut is far off.
-    whole = Scorer(spec, read_sample(data, spec, max_rows=n))
+    everything = read_sample(data, spec, max_rows=n)
+    assert everything.stats is not None and stats.heavy == everything.stats.heavy  # Spark's group-by = the exact counts, ties by value
+    whole = Scorer(spec, everything)
     scaled = Scorer(spec, drawn)
     small = tmp_path / "cut.parquet"
     pq.write_table(table.take(np.sort(rng.choice(n, cut, replace=False))), small)

@@ -41,6 +41,7 @@ from keyshape.analysis.advise.sample import (
     lead_fields,
     sample_from_table,
     time_millis,
+    top_values,
 )
 from keyshape.analysis.advise.spec import AdviseError, AdviseSpec
 from keyshape.spark.analyze import file_key, read_keys_df
@@ -112,7 +113,7 @@ def spark_sample(
     table = drawn.toArrow()
     # Pass 3: the heaviest values of the lead fields, counted over the whole data.
     if table.num_rows == total:  # every record is here: count them here, not in two more jobs
-        heavy = {name: _top(table.column(name).combine_chunks()) for name in lead_fields(spec)}
+        heavy = {name: top_values(table.column(name)) for name in lead_fields(spec)}
     else:
         heavy = {name: _heavy(df, name, distinct.get(name, 0), table) for name in lead_fields(spec)}
     if table.num_rows > max_rows:
@@ -139,31 +140,16 @@ def _heavy(df: Any, name: str, distinct: int, drawn: Any) -> list[tuple[Any, int
     values on more than one row). A field of few values is counted whole; for one of many, the
     values drawn more than once are the candidates (a value holding 1/max_rows of the data is drawn
     about once, so any value heavy enough to matter is among them) and only those are counted."""
-    import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
     if distinct <= EXACT_HEAVY_DISTINCT:
         rows = df.groupBy(name).count().where(F.col("count") > 1).orderBy(F.desc("count"), F.asc(name)).limit(HEAVY_VALUES).collect()
     else:
-        counts = pc.value_counts(drawn.column(name).combine_chunks())
-        n = counts.field("counts").to_numpy()
-        values = counts.field("values").to_pylist()
-        candidates = [values[i] for i in np.argsort(-n, kind="stable")[:HEAVY_VALUES].tolist() if n[i] > 1]
+        candidates = [v for v, _ in top_values(drawn.column(name))]
         if not candidates:
             return []
         rows = df.where(F.col(name).isin(candidates)).groupBy(name).count().collect()
     found = [(r[name], int(r["count"])) for r in rows if int(r["count"]) > 1]
-    return sorted(found, key=lambda vc: (-vc[1], vc[0]))[:HEAVY_VALUES]
-
-
-def _top(col: Any) -> list[tuple[Any, int]]:
-    """The heaviest values of a column held whole (as :func:`_heavy` orders them)."""
-    import pyarrow.compute as pc
-
-    counts = pc.value_counts(col)
-    n = counts.field("counts").to_numpy()
-    values = counts.field("values").to_pylist()
-    found = [(values[i], int(n[i])) for i in np.flatnonzero(n > 1).tolist()]
     return sorted(found, key=lambda vc: (-vc[1], vc[0]))[:HEAVY_VALUES]
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from keyshape.analysis.advise.spec import AdviseError, AdviseSpec
 from keyshape.workload import key_files
 
-__all__ = ["DataStats", "Sample", "lead_fields", "read_sample", "sample_from_table"]
+__all__ = ["DataStats", "Sample", "lead_fields", "read_sample", "sample_from_table", "top_values"]
 
 DEFAULT_MAX_ROWS = 200_000  # enough for stable per-pattern counts; a bigger sample is cut evenly
 HEAVY_VALUES = 10  # the heaviest values kept per lead field
@@ -212,14 +212,21 @@ def _local_stats(table: Any, spec: AdviseSpec, source: str) -> DataStats:
         t = time_millis(table.column(spec.time_field), spec, source)
         span = float(t.max() - t.min()) / 1000.0
     distinct = {n: int(pc.count_distinct(table.column(n)).as_py()) for n in sorted(spec.fields_used()) if n != spec.time_field}
-    heavy: dict[str, list[tuple[Any, int]]] = {}
-    for name in lead_fields(spec):
-        counts = pc.value_counts(table.column(name).combine_chunks())
-        n = counts.field("counts").to_numpy()
-        top = np.argsort(-n, kind="stable")[:HEAVY_VALUES]
-        values = counts.field("values").to_pylist()
-        heavy[name] = [(values[i], int(n[i])) for i in top.tolist() if n[i] > 1]
+    heavy = {name: top_values(table.column(name)) for name in lead_fields(spec)}
     return DataStats(rows=table.num_rows, span_seconds=span, distinct=distinct, heavy=heavy)
+
+
+def top_values(col: Any, k: int = HEAVY_VALUES) -> list[tuple[Any, int]]:
+    """The ``k`` values of an Arrow column on the most rows, with their rows: heaviest first, ties
+    by value (as Spark's ``orderBy(desc(count), asc(value))``), only values on more than one row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    counts = pc.value_counts(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+    table = pa.table({"v": counts.field("values"), "n": counts.field("counts")})
+    table = table.filter(pc.greater(table.column("n"), 1))
+    top = table.take(pc.sort_indices(table, sort_keys=[("n", "descending"), ("v", "ascending")])[:k])
+    return [(v, int(n)) for v, n in zip(top.column("v").to_pylist(), top.column("n").to_pylist())]
 
 
 def _value_bytes(table: Any, names: list[str]) -> int:
