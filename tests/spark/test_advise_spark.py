@@ -17,6 +17,7 @@ pytest.importorskip("pyspark", reason="PySpark is not installed: pip install -e 
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.csv as pcsv  # noqa: E402
+import pyarrow.orc as porc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
@@ -74,6 +75,8 @@ def _parts(folder: Path, table: pa.Table, fmt: str) -> Path:
     for i, part in enumerate((table.slice(0, cut), table.slice(cut))):
         if fmt == "parquet":
             pq.write_table(part, folder / f"part-{i:05d}.parquet", row_group_size=2_000)
+        elif fmt == "orc":
+            porc.write_table(part, folder / f"part-{i:05d}.orc")
         else:
             pcsv.write_csv(part, folder / f"part-{i:05d}.csv")
     return folder
@@ -89,7 +92,7 @@ def _same_sample(a: Any, b: Any) -> None:
         assert abs(sb.distinct[name] - exact) <= 0.06 * exact, (name, exact, sb.distinct[name])  # HyperLogLog, rsd 2 %
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv"])
 def test_spark_route_gives_the_in_process_sample_and_statistics(spark: Any, tmp_path: Path, fmt: str) -> None:
     from keyshape.spark.advise import spark_sample
 
@@ -98,7 +101,7 @@ def test_spark_route_gives_the_in_process_sample_and_statistics(spark: Any, tmp_
     local = read_sample(data, spec)
     remote = spark_sample(data, spec, spark=spark)
     assert local.stats is not None and remote.stats is not None and remote.stats.engine == "spark"
-    assert local.rows == 4_000 and local.types["updated_at"] == "timestamp" and local.types["doc_id"] == ("string" if fmt == "parquet" else "int64")
+    assert local.rows == 4_000 and local.types["updated_at"] == "timestamp" and local.types["doc_id"] == ("int64" if fmt == "csv" else "string")
     assert len(set(local.columns["updated_at"].tolist())) < 4_000  # ties in the event time exist
     heavy = local.stats.heavy["tenant_id"]
     assert heavy[0][1] > heavy[-1][1] > 1 and local.stats.heavy["doc_id"] == []  # a Zipf head; no document repeats
@@ -177,6 +180,8 @@ def test_spark_route_names_a_missing_field_in_one_line(spark: Any, tmp_path: Pat
     pq.write_table(_records(200).drop_columns(["doc_id"]), data)
     res = CliRunner().invoke(cli, ["advise", "--data", str(data), "--queries", str(_workload(tmp_path)), "--spark"])
     assert res.exit_code != 0 and "no field 'doc_id'" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(cli, ["advise", "--data", str(data), "--queries", str(_workload(tmp_path)), "--master", "local[2]"])
+    assert res.exit_code == 2 and "--master is for --spark" in res.output and "Traceback" not in res.output
 
 
 def _workload(tmp_path: Path) -> Path:
