@@ -5,8 +5,8 @@ Two migrations run side by side, each as a user runs it (``keyshape migrate OLD 
 writer process (tests/online_writer.py) keeps putting, updating and deleting rows of OLD, deleting
 rows and putting them again while the copy runs:
 
-(a) a mod 16 table (16 regions: 6/5/5 over three servers) re-salted to mod 12 (4 a server);
-(b) a sequential table (pre-split, its regions over the servers) re-keyed into mod 12.
+(a) a mod 16 table re-salted to mod 12 (16 regions cannot spread evenly over three servers; 12 can);
+(b) a sequential table (pre-split in 4, its regions over the servers) re-keyed into mod 12.
 
 The writers stop a few seconds into the stream; each run then catches up, verifies and cuts over,
 and the referee reads OLD and NEW itself and compares them cell for cell (decoded key, family,
@@ -102,6 +102,8 @@ def start(store: HBaseStore, url: str, runs: list[Migration]) -> None:
     for m in runs:
         create_table_from_schema(store, m.old)
         fill(store, m.old, FILLED)
+        # a cluster test only if OLD's edits come from every server's WAL
+        assert len({r.server for r in store.regions(m.old.table.full_name)}) == 3, f"{m.what}: OLD is not on all three servers"
     for seed, m in enumerate(runs):
         m.procs["writer"] = start_writer(url, m.old_path, m.folder / "writer.log", rows=WRITER_ROWS, rate=RATE, seed=32 + seed)
         m.procs["migrate"] = cli(
