@@ -278,7 +278,11 @@ def spread(advice: Advice, k: int, requests: int | None = None, gaps: tuple[floa
     cost = {s.design.name: scorer.score(s.design).weighted_cost for s in advice.ranked}
     top = advice.ranked[0]
     hands = [s for s in advice.hand() if s is not top]
-    others = sorted((s for s in advice.ranked if s is not top and not s.design.hand), key=lambda s: cost[s.design.name])
+    # A time-bucketed design packs many events into one row's qualifiers, which _load does not
+    # write (one row per record): it is left out rather than measured as another layout.
+    others = sorted(
+        (s for s in advice.ranked if s is not top and not s.design.hand and not s.design.shape.bucket_ms), key=lambda s: cost[s.design.name]
+    )
     want = max(0, k - 1 - len(hands))
     rest: list[Score] = []
     for gap in gaps:
