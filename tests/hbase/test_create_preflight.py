@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from existing_tables import record, schema_text
 
-from keyshape.analysis.advise.preflight import preflight
+from keyshape.ops.preflight import preflight
 from keyshape.errors import StoreError
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema, open_store

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tomllib
 
-from keyshape.analysis.advise.preflight import busiest_share, preflight
+from keyshape.ops.preflight import busiest_share, preflight
 from keyshape.schema.keyschema import KeySchema
 from keyshape.store import EmbeddedStore
 

@@ -198,7 +198,7 @@ def migrate_command(
     rejected = 0
     try:
         if not verify_only and not resume:  # issue 31: how NEW spreads OLD's real keys, before the copy
-            from keyshape.analysis.advise.preflight import preflight_lines
+            from keyshape.ops.preflight import preflight_lines
 
             for line in preflight_lines(store, old, new):
                 click.echo(line)

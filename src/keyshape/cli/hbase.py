@@ -111,7 +111,7 @@ def create_command(schema_path: str, url: str | None, dry_run: bool, source_path
 
 def _preflight(url: str | None, source: KeySchema, target: KeySchema, err: bool) -> None:
     """``create --from``: print how ``target`` would spread ``source``'s real keys (issue 31)."""
-    from keyshape.analysis.advise.preflight import create_preflight
+    from keyshape.ops.preflight import create_preflight
 
     if not url:
         raise BadInput("--from reads the source table's keys from a real HBase: add --hbase HOST:PORT")

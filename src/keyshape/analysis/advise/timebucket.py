@@ -28,24 +28,21 @@ Scoring, with the same engines and constants as every design:
   whole (the edge bucket's older events too), latest-N reads the open bucket whole, then packed
   rows until N events;
 - storage at the horizon: a key per bucket row, ``offset + value`` bytes per event.
+
+This module chooses the bucket and adds its column; ``score.score_bucketed`` prices a bucketed
+design (scoring is the scorer's concept, and candidates import this module, so it cannot import
+the scorer back).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from keyshape.analysis.advise.costs import KeyIndex, PatternCost, pattern_cost, query_rows
 from keyshape.analysis.advise.sample import Sample
-from keyshape.analysis.advise.spec import AdviseSpec, Pattern
-
-if TYPE_CHECKING:  # annotations only: score imports candidates, which imports this module
-    from keyshape.analysis.advise.candidates import Design
-    from keyshape.analysis.advise.score import Scorer
+from keyshape.analysis.advise.spec import AdviseSpec
 
 __all__ = [
     "BUCKETS",
@@ -56,8 +53,6 @@ __all__ = [
     "choose_bucket",
     "bucket_field",
     "add_bucket_column",
-    "BucketScore",
-    "score_bucketed",
 ]
 
 BUCKETS = (("day", 86_400_000), ("hour", 3_600_000))  # largest first
@@ -115,77 +110,3 @@ def add_bucket_column(sample: Sample, time_field: str, bucket: Bucket) -> str:
         sample.columns[name] = t - t % bucket.ms
         sample.types[name] = "timestamp"
     return name
-
-
-@dataclass
-class BucketScore:
-    """What the scorer takes from a bucketed design instead of its per-event numbers."""
-
-    patterns: list[PatternCost]
-    storage_bytes: float
-    write_amp: float
-    compaction_reads: float  # rows read per event written (the compaction reads each cell once)
-    events_per_row: float
-
-
-def score_bucketed(scorer: Scorer, design: Design, keys: list[bytes], regions: float) -> BucketScore:
-    """Per-pattern costs, storage and write amplification of a time-bucketed ``design`` whose
-    sample keys (one per event, repeated within a bucket) are ``keys``."""
-    spec, sample, model = scorer.spec, scorer.sample, scorer.model
-    schema = design.schema
-    events = KeyIndex(keys)
-    rows = KeyIndex(list(set(keys)))
-    key = rows.mean_key
-    per_row = max(1.0, len(keys) / max(1, len(rows)) * sample.thinning)  # events in a closed row
-    cell = OFFSET_BYTES + scorer.value_bytes
-    packed = key + per_row * cell  # a closed, compacted bucket row
-    loose = (key + OFFSET_BYTES) * sample.cells + scorer.value_bytes  # one event of the open bucket
-    entity = design.shape.order[:-1]
-    bf = design.shape.order[-1]
-    b_s = design.shape.bucket_ms / 1000
-    open_events = per_row / 2  # the open bucket is half full on average
-
-    def read(p: Pattern, ranges: float, closed: float, open_: float) -> PatternCost:
-        n = closed + open_
-        nbytes = closed * packed + open_ * loose
-        return pattern_cost(
-            model, p, route="range" if ranges <= 1 else "fan-out", ranges=ranges, rows=n, row_bytes=nbytes / n if n else packed,
-            regions=regions, servers=spec.servers, reverse=False,
-        )  # fmt: skip
-
-    costs: list[PatternCost] = []
-    for p in spec.patterns:
-        given = set(p.fields)
-        if p.kind in ("window", "latest") and given == set(entity):
-            if p.kind == "window":
-                # Every bucket the window touches is read whole: back to the start of the edge bucket.
-                lo = int(scorer.now_ms - p.window_s * 1000)
-                reach = (scorer.now_ms - (lo - lo % design.shape.bucket_ms)) / 1000
-                matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], bf, reach, scorer.now_ms)
-                found = matched * sample.thinning
-                buckets = math.ceil(reach / b_s)
-                open_ = min(found, open_events)
-                closed = min(max(0.0, buckets - 1.0), max(0.0, (found - open_) / per_row) if per_row else 0.0)
-                closed = max(closed, 0.0)
-            else:
-                _, ranges = query_rows(schema, rows, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
-                open_ = open_events
-                closed = math.ceil(max(0.0, p.limit - open_) / per_row)
-            costs.append(read(p, ranges, closed, open_))
-            continue
-        if p.kind == "get" and set(entity) <= given and (spec.time_field in given or not spec.time_field):
-            costs.append(pattern_cost(model, p, route="get", ranges=1.0, rows=1.0, row_bytes=packed, regions=regions, servers=spec.servers))
-            continue
-        if p.kind != "scan" and set(entity) <= given:
-            # The entity's rows, all of them (the rest of the given fields are in the qualifier: filtered).
-            matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
-            found = matched * scorer.entity_scale
-            costs.append(read(p, ranges, found / per_row, 0.0))
-            continue
-        # Anything else reads the table: every packed row (a scanner per region).
-        whole = spec.horizon_rows * (p.share if p.kind == "scan" else 1.0)
-        costs.append(
-            pattern_cost(model, p, route="full scan", ranges=1.0, rows=whole / per_row, row_bytes=packed, regions=regions, servers=spec.servers)
-        )
-    storage = spec.horizon_rows / per_row * key + spec.horizon_rows * cell
-    return BucketScore(costs, storage, 2.0 + 1.0 / per_row, 1.0, per_row)

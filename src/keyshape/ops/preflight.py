@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from keyshape.analysis.advise.spec import AdviseError
 from keyshape.errors import BadInput, KeyshapeError
+from keyshape.ops.sample import row_counts, sample_table
 from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.synthetic import generate_sample
 from keyshape.store.base import Store
@@ -100,8 +101,6 @@ def preflight(store: Store, source_table: str, source: KeySchema, target: KeySch
     (:func:`keyshape.ops.sample.sample_table`: small regions read whole, large ones thinned or
     probed across their key range), and each key stands for its region's rows / keys sampled: a
     region holding most of the rows weighs most, however few keys it gave."""
-    from keyshape.ops.sample import row_counts, sample_table  # ops imports analysis: not at module load
-
     regions = sorted(store.regions(source_table), key=lambda r: r.start)
     per = max(1, sample // max(1, len(regions)))
     drawn = sample_table(store, source_table, per, count_rows=COUNT_ROWS)
