@@ -283,13 +283,15 @@ def _migrate_online(
     if not isinstance(store, HBaseStore):
         raise BadInput("--online needs a real HBase (--hbase HOST:PORT): keyshape joins it as a replication peer")
     printed = [0.0]
+    dead: list[list[str]] = [[]]  # the dead servers with an unclaimed queue in the last status
     live = Live(console=err, transient=False, auto_refresh=False) if err.is_terminal else None
 
     def show(status: OnlineStatus) -> None:
         if live is not None:
             live.update(status.line(), refresh=True)
-        elif time.monotonic() - printed[0] >= 5.0:
-            printed[0] = time.monotonic()
+        elif time.monotonic() - printed[0] >= 5.0 or status.unclaimed != dead[0]:
+            # a server dying or its queue being claimed is news at once, not in 5 s
+            printed[0], dead[0] = time.monotonic(), status.unclaimed
             click.echo(status.line(), err=True)
 
     try:

@@ -19,7 +19,11 @@ re-keyed, each cell at its own timestamp and type. The steps:
 5. Afterwards the stream keeps applying; :class:`OnlineStatus` tells edits received and applied,
    rejects, the age of the newest applied edit (its WAL write time) and what OLD's region servers
    report about their replication source for the peer (HBase's replicationLag, WALs queued).
-6. Cut-over: wait until every source reports a lag below the bound, verify OLD against NEW
+   When a region server dies, its queue waits in ZooKeeper until a survivor claims it (30-60 s
+   on HBase's defaults); until then no live server reports what it had not shipped, so the
+   status names the dead server and gives no lag (``_Claims``).
+6. Cut-over: wait until every source reports a lag below the bound (and no dead server's queue
+   is unclaimed), verify OLD against NEW
    (``ops.verify``; again while OLD is still changing), remove the peer, give NEW's families
    their own delete-marker setting back, and say what to switch.
 
@@ -106,24 +110,57 @@ class OnlineStatus:
     refused: int = 0  # batches answered with an error (HBase ships them again)
     rejected: int = 0  # rows whose key did not decode / encode
     newest_edit_age: float | None = None  # seconds since the WAL write of the newest applied edit
-    sources: list[dict[str, int | str]] = field(default_factory=list)  # what OLD's servers report
+    sources: list[dict[str, int | str]] = field(default_factory=list)  # what OLD's live servers report
+    # dead region servers (host,port,startcode) whose replication queue for the peer no survivor
+    # has claimed yet: what they logged but had not shipped is in no live server's report
+    unclaimed: list[str] = field(default_factory=list)
+    unclaimed_for: float = 0.0  # seconds since this run first saw the longest-pending one dead
+    claims_unknown: str | None = None  # servers died, but their queues could not be read: why
+
+    @property
+    def live_lag(self) -> float | None:
+        """The largest replicationLag (s) OLD's live region servers report for the peer (None: no report)."""
+        return max(int(s["lag_ms"]) for s in self.sources) / 1000 if self.sources else None
 
     @property
     def source_lag(self) -> float | None:
-        """The largest replicationLag (s) OLD's region servers report for the peer (None: no report)."""
-        return max(int(s["lag_ms"]) for s in self.sources) / 1000 if self.sources else None
+        """The stream's lag (s): the live servers' (``live_lag``), or None when it is not known:
+        no report, or a dead server's queue still unclaimed (its unshipped edits are not in it)."""
+        return None if self.unclaimed else self.live_lag
 
     @property
     def log_queue(self) -> int | None:
         return sum(int(s["log_queue"]) for s in self.sources) if self.sources else None
 
+    def caught_up(self, max_lag: float, reported_after_ms: int) -> bool | None:
+        """Whether the stream is within ``max_lag`` seconds of OLD by reports made after
+        ``reported_after_ms`` (epoch ms): False while a dead server's queue is unclaimed, None
+        when no live server reported since (the caller then judges by the cells arriving)."""
+        if self.unclaimed:
+            return False
+        fresh = [s for s in self.sources if int(s["report_ms"]) > reported_after_ms]
+        return max(int(s["lag_ms"]) for s in fresh) <= max_lag * 1000 if fresh else None
+
+    def source_text(self) -> str:
+        """What the sources say, in words: the lag and WALs queued, and any dead server's queue
+        that is not claimed yet (then the live servers' lag is not the stream's)."""
+        live = "not reported" if self.live_lag is None else f"lag {self.live_lag:.1f} s, {self.log_queue} WAL(s) queued"
+        if self.unclaimed:
+            who = "; ".join(s.rpartition(",")[0] or s for s in self.unclaimed)
+            died = "a region server died" if len(self.unclaimed) == 1 else f"{len(self.unclaimed)} region servers died"
+            return (
+                f"lag not known: {died} ({who}; seen dead {self.unclaimed_for:.0f} s): its unshipped edits reach NEW once a survivor "
+                "claims its queue, ~30-60 s after the death (HBase's replication.sleep.before.failover, 30 s, plus up to as much again); "
+                f"the live servers' {live} leaves them out"
+            )
+        return f"{live} ({self.claims_unknown})" if self.claims_unknown else live
+
     def line(self) -> str:
         """One line for a log or a status bar."""
         age = "-" if self.newest_edit_age is None else f"{self.newest_edit_age:.1f} s"
-        lag = "not reported" if self.source_lag is None else f"lag {self.source_lag:.1f} s, {self.log_queue} WAL(s) queued"
         return (
             f"{self.phase}: {self.copied_rows:,} rows copied; stream {self.received:,} cells received, {self.applied:,} applied, "
-            f"{self.refused:,} batches refused, {self.rejected:,} rows rejected; newest applied edit {age} old; source {lag}"
+            f"{self.refused:,} batches refused, {self.rejected:,} rows rejected; newest applied edit {age} old; source {self.source_text()}"
         )
 
 
@@ -292,12 +329,15 @@ def migrate_online(
         before = sum(r["rows"] for r in json.loads(copy_state.read_text(encoding="utf-8"))["regions"]) if resuming else 0
         copied_rows = [before]
 
+        claims = _Claims(store, peer_id)
+
         def status(phase: str) -> OnlineStatus:
             newest = rekeyer.newest_write_time
             try:
                 sources = store.replication_sources(peer_id)
             except StoreError:
                 sources = []
+            unclaimed, unclaimed_for = claims.look()
             return OnlineStatus(
                 phase=phase,
                 copied_rows=copied_rows[0],
@@ -307,6 +347,9 @@ def migrate_online(
                 rejected=rekeyer.rejected,
                 newest_edit_age=(time.time() * 1000 - newest) / 1000 if newest else None,
                 sources=sources,
+                unclaimed=unclaimed,
+                unclaimed_for=unclaimed_for,
+                claims_unknown=claims.unknown,
             )
 
         running = _start_sink(rekeyer, quorum, state["parent"], uuid.UUID(state["cluster_id"]), host, port)
@@ -375,6 +418,54 @@ def migrate_online(
             running.stop()
 
 
+class _Claims:
+    """Which dead region servers still own a replication queue of the peer that no survivor has
+    claimed. Until a survivor claims it (HBase: the crash procedure, then a wait of
+    replication.sleep.before.failover, 30 s, plus a random part of it), what the dead server had
+    logged but not shipped is in no live server's report, so their lag alone would read 0 while
+    NEW lacks those edits. ZooKeeper is read only while the master lists a dead server not yet
+    settled (claimed, or owning no queue of the peer): a dead server never gets a queue again."""
+
+    def __init__(self, store: HBaseStore, peer_id: str) -> None:
+        self.store, self.peer_id = store, peer_id
+        self.settled: set[str] = set()
+        self.first_seen: dict[str, float] = {}  # monotonic time this run first saw it pending
+        self.pending: list[str] = []
+        self.unknown: str | None = None
+
+    def look(self) -> tuple[list[str], float]:
+        """The dead servers with an unclaimed queue and how long the oldest has been seen so
+        (the last answer again when the master or ZooKeeper does not answer)."""
+        try:
+            dead = [d for d in self.store.dead_servers() if d not in self.settled]
+            pending = self.store.unclaimed_replication_queues(self.peer_id, dead) if dead else []
+        except StoreError:
+            return self.pending, self._age()  # a passing failure: keep what was known
+        if pending is None:
+            # HBase 3: the queues are in a table keyshape does not read; say so, ask no more
+            self.settled.update(dead)
+            names = ", ".join(d.rpartition(",")[0] for d in dead)
+            self.unknown = (
+                f"region server(s) {names} died; whether a survivor has claimed their replication queues is not known "
+                "(this HBase keeps them outside ZooKeeper), so their unshipped edits may be missing from this lag"
+            )
+            return self.pending, self._age()
+        return self.record(dead, pending, time.monotonic())
+
+    def record(self, dead: list[str], pending: list[str], now: float) -> tuple[list[str], float]:
+        """Note one answer (``dead``: the servers asked about; ``pending``: those of them still
+        owning a queue of the peer) made at ``now`` (monotonic s); what ``look`` returns."""
+        self.pending = pending
+        self.settled.update(set(dead) - set(pending))
+        for server in pending:
+            self.first_seen.setdefault(server, now)
+        return pending, self._age(now)
+
+    def _age(self, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        return now - min(self.first_seen[s] for s in self.pending) if self.pending else 0.0
+
+
 def _only_rejects(check: Verification) -> bool:
     """Whether OLD and NEW agree on every row but OLD's undecodable ones (the reject files hold
     them): waiting cannot change those, so the cut-over goes on and says so."""
@@ -407,7 +498,10 @@ def _cut_over(
 ) -> Verification:
     """Wait until the stream is caught up (every source reporting replicationLag <= ``max_lag``
     in a report made after the wait began; without reports: no cell received for ``max_lag``
-    seconds), then verify; verify again while OLD keeps changing, until ``timeout``."""
+    seconds; never while a dead region server's queue is unclaimed), then verify; verify again
+    while OLD keeps changing, until ``timeout``. The verify alone would hold a cut-over back
+    while a dead server's unshipped edits are missing from NEW too (OLD has them once its
+    regions reopen; until then the verify cannot read them), but the wait says why."""
     deadline = time.monotonic() + timeout
     began = int(time.time() * 1000)
     last_received, quiet_since = -1, time.monotonic()
@@ -418,10 +512,8 @@ def _cut_over(
             progress(now)
         if now.received != last_received:
             last_received, quiet_since = now.received, time.monotonic()
-        fresh = [s for s in now.sources if int(s["report_ms"]) > began]
-        if fresh:
-            caught_up = max(int(s["lag_ms"]) for s in fresh) <= max_lag * 1000
-        else:
+        caught_up = now.caught_up(max_lag, began)
+        if caught_up is None:
             caught_up = time.monotonic() - quiet_since >= max(max_lag, 3 * interval)
         if caught_up:
             check = verify_migration(store, old, new)
@@ -429,6 +521,11 @@ def _cut_over(
                 return check
             began = int(time.time() * 1000)  # OLD changed meanwhile: wait for reports made after this verify
         if time.monotonic() > deadline:
+            if now.unclaimed:
+                raise StoreError(
+                    f"cut-over not done after {timeout:.0f} s: {now.source_text()}; no survivor has claimed it yet (is the "
+                    "master's crash procedure for it stuck? see the master's log); run the same command again later: it resumes"
+                )
             detail = "; ".join(check.differences[:3]) if check is not None else now.line()
             raise StoreError(
                 f"cut-over not done after {timeout:.0f} s: OLD and NEW still differ ({detail}); are writers still writing "

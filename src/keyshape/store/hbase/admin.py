@@ -27,7 +27,7 @@ from keyshape.store.hbase.regions import Region
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.specs import TableSpec
 
-__all__ = ["HBaseAdmin"]
+__all__ = ["HBaseAdmin", "servers_with_queue"]
 
 T = TypeVar("T")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_]+$")
@@ -651,6 +651,44 @@ class HBaseAdmin:
                 )
         return out
 
+    def dead_servers(self) -> list[str]:
+        """The region servers the master lists as dead, ``host,port,startcode`` (as ZooKeeper
+        names them). HBase 2.6 keeps a name there after the server's crash procedure has ended
+        (until a server starts on the same host and port), so this says a server died, not that
+        anything of it is still pending."""
+        request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.DEAD_SERVERS])
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
+        return sorted(f"{s.host_name},{s.port},{s.start_code}" for s in status.cluster_status.dead_servers)
+
+    def unclaimed_replication_queues(self, peer_id: str, servers: Sequence[str], parent: str = "/hbase") -> list[str] | None:
+        """Which of ``servers`` (``host,port,startcode``: dead ones) still own a replication queue
+        for ``peer_id`` that no live server has claimed: read from ZooKeeper, where HBase 2.x keeps
+        the queues (``<parent>/replication/rs/<server>/<queue id>/<WAL>``; a claim moves the queue
+        under the claiming server as ``<peer>-<dead server>``). None when the queues are not there
+        (HBase 3 keeps them in the hbase:replication table); a StoreError when ZooKeeper fails."""
+        from kazoo.client import KazooClient
+        from kazoo.exceptions import KazooException, NoNodeError
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        root = f"{parent}/replication/rs"
+        client = KazooClient(hosts=self.cluster.quorum, timeout=10)
+        try:
+            client.start(timeout=self.cluster.connect_timeout + 2)
+            if client.exists(root) is None:
+                return None
+            queues: dict[str, list[str]] = {}
+            for server in servers:
+                try:
+                    queues[server] = client.get_children(f"{root}/{server}")
+                except NoNodeError:  # its last queue was claimed: HBase removed the server's node
+                    queues[server] = []
+            return servers_with_queue(peer_id, queues)
+        except (KazooException, KazooTimeoutError) as exc:
+            raise StoreError(f"could not read the replication queues in ZooKeeper at {self.cluster.quorum}: {exc!r}") from None
+        finally:
+            client.stop()
+            client.close()
+
     def major_compact_table(self, table: str, timeout: float = 60.0) -> None:
         """Flush ``table``, major-compact every region, and wait until each region reports a
         major compaction that ended after the request (``last_major_compaction_ts`` in the
@@ -715,3 +753,10 @@ class HBaseAdmin:
         except ServerError as exc:
             raise StoreError(f"HBase refused to list replication peers: {exc}") from None
         return {p.id: p.state.state == Replication_pb2.ReplicationState.ENABLED for p in response.peer_desc}
+
+
+def servers_with_queue(peer_id: str, queues: Mapping[str, Sequence[str]]) -> list[str]:
+    """The servers of ``queues`` (server -> its queue ids in ZooKeeper) that own a queue of
+    ``peer_id``: its own (``peer_id``) or one it had claimed from an earlier dead server
+    (``peer_id-<server>...``)."""
+    return sorted(s for s, ids in queues.items() if any(q == peer_id or q.startswith(peer_id + "-") for q in ids))
