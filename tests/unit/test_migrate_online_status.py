@@ -87,6 +87,18 @@ def test_claims_remember_settled_servers_and_time_the_oldest_pending_one() -> No
     assert claims.settled == {DEAD, other}  # never asked about again: a dead server gets no new queue
 
 
+def test_a_server_that_stopped_reporting_makes_the_lag_unknown_before_the_master_lists_it_dead() -> None:
+    # the killed server's last report, frozen, beside the survivors' newer ones
+    frozen = {**SOURCES[0], "server": "localhost:51923", "report_ms": 1795767730120 - 12_400}
+    quiet = status([], sources=[*SOURCES, frozen])
+    assert quiet.silent == [("localhost:51923", 12.4)] and quiet.source_lag is None
+    assert "source lag not known: no report from localhost:51923 for 12 s" in quiet.line()
+    assert quiet.caught_up(max_lag=1.0, reported_after_ms=BEGAN_MS) is False
+    late = {**frozen, "report_ms": 1795767730120 - 6_000}  # two reports missed: not yet silent
+    assert status([], sources=[*SOURCES, late]).silent == []
+    assert status([], sources=[frozen]).silent == []  # nothing to compare with
+
+
 @given(
     st.dictionaries(
         st.from_regex(r"h[0-9],[0-9]{2},[0-9]{3}", fullmatch=True),

@@ -84,6 +84,9 @@ _LOCAL = {"127.0.0.1", "localhost", "::1"}
 # (CONFIGURATION) it overrides hbase-site for NEW's stores only. 2**62 ms: never, in practice.
 PURGE_DELETES = "hbase.hstore.time.to.purge.deletes"
 KEEP_MARKERS = str(2**62)
+# A source whose last report is this much (s) older than the newest one is silent: region servers
+# report every hbase.regionserver.msginterval (3 s), so three missed reports and a margin.
+SILENT_S = 10.0
 
 
 def peer_id_for(old: KeySchema, new: KeySchema) -> str:
@@ -118,6 +121,19 @@ class OnlineStatus:
     claims_unknown: str | None = None  # servers died, but their queues could not be read: why
 
     @property
+    def silent(self) -> list[tuple[str, float]]:
+        """``(server, seconds)`` for sources whose last report is more than ``SILENT_S`` older than
+        the newest one (servers report every 3 s): killed or hung, and not yet listed as dead
+        (the master does so when its ZooKeeper session expires: 90 s by default). Compared with
+        each other, not with this machine's clock, so clock skew cannot fake it."""
+        if len(self.sources) < 2:
+            return []
+        newest = max(int(s["report_ms"]) for s in self.sources)
+        return sorted(
+            {(str(s["server"]), (newest - int(s["report_ms"])) / 1000) for s in self.sources if newest - int(s["report_ms"]) > SILENT_S * 1000}
+        )
+
+    @property
     def live_lag(self) -> float | None:
         """The largest replicationLag (s) OLD's live region servers report for the peer (None: no report)."""
         return max(int(s["lag_ms"]) for s in self.sources) / 1000 if self.sources else None
@@ -125,8 +141,9 @@ class OnlineStatus:
     @property
     def source_lag(self) -> float | None:
         """The stream's lag (s): the live servers' (``live_lag``), or None when it is not known:
-        no report, or a dead server's queue still unclaimed (its unshipped edits are not in it)."""
-        return None if self.unclaimed else self.live_lag
+        no report, a dead server's queue still unclaimed, or a server silent (their unshipped
+        edits are in no report)."""
+        return None if self.unclaimed or self.silent else self.live_lag
 
     @property
     def log_queue(self) -> int | None:
@@ -134,9 +151,10 @@ class OnlineStatus:
 
     def caught_up(self, max_lag: float, reported_after_ms: int) -> bool | None:
         """Whether the stream is within ``max_lag`` seconds of OLD by reports made after
-        ``reported_after_ms`` (epoch ms): False while a dead server's queue is unclaimed, None
+        ``reported_after_ms`` (epoch ms): False while a dead server's queue is unclaimed or a
+        server is silent, None
         when no live server reported since (the caller then judges by the cells arriving)."""
-        if self.unclaimed:
+        if self.unclaimed or self.silent:
             return False
         fresh = [s for s in self.sources if int(s["report_ms"]) > reported_after_ms]
         return max(int(s["lag_ms"]) for s in fresh) <= max_lag * 1000 if fresh else None
@@ -152,6 +170,12 @@ class OnlineStatus:
                 f"lag not known: {died} ({who}; seen dead {self.unclaimed_for:.0f} s): its unshipped edits reach NEW once a survivor "
                 "claims its queue, ~30-60 s after the death (HBase's replication.sleep.before.failover, 30 s, plus up to as much again); "
                 f"the live servers' {live} leaves them out"
+            )
+        if self.silent:
+            who = "; ".join(f"{server} for {age:.0f} s" for server, age in self.silent)
+            return (
+                f"lag not known: no report from {who} (dead or hung? the master lists a dead server once its ZooKeeper session "
+                f"expires); what it has not shipped is in no report: the {live} leaves it out"
             )
         return f"{live} ({self.claims_unknown})" if self.claims_unknown else live
 
