@@ -187,11 +187,51 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
 @hbase_option(what="With --apply: the HBase that Phoenix runs on.", embedded=False)
 @user_option
 @click.option("--apply", is_flag=True, help="Copy every row into TARGET (created in Phoenix from the printed DDL) and verify.")
-def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: str | None, url: str | None, apply: bool) -> None:
-    """Re-salt a table to BUCKETS: print the target's CREATE TABLE; with --apply copy and verify."""
+@click.option(
+    "--online",
+    is_flag=True,
+    help="With --apply: keep TARGET in step while writers keep writing the table, as 'keyshape migrate --online' "
+    "(keyshape joins as an HBase replication peer; every cell keeps its timestamp and type; a second run resumes).",
+)
+@click.option("--set-replication-scope", is_flag=True, help="--online: set REPLICATION_SCOPE => 1 on the table's families that lack it.")
+@click.option("--cutover", is_flag=True, help="--online: wait for the stream to catch up, verify the table against TARGET, remove the peer.")
+@click.option(
+    "--max-lag",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    metavar="S",
+    help="--cutover: verify once the region servers report a replication lag of at most S seconds.",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="--online: checkpoint file (default: .keyshape-migrate-OLD-to-NEW.json here).",
+)
+def phoenix_resalt(
+    ddl_path: str,
+    buckets: int,
+    target_name: str,
+    table_name: str | None,
+    url: str | None,
+    apply: bool,
+    online: bool,
+    set_replication_scope: bool,
+    cutover: bool,
+    max_lag: float,
+    state_path: str | None,
+) -> None:
+    """Re-salt a table to BUCKETS: print the target's CREATE TABLE; with --apply copy and verify;
+    with --apply --online copy while the table keeps changing (--cutover to finish)."""
     from keyshape.phoenix import parse_ddl
     from keyshape.phoenix.resalt import resalt, split_note, target_ddl
 
+    if online and not (apply and url):
+        raise click.UsageError("--online needs --apply and --hbase HOST:PORT (the HBase that Phoenix runs on)")
+    if not online and (set_replication_scope or cutover or state_path):
+        raise click.UsageError("--set-replication-scope, --cutover and --state apply to --online only")
     source = _table(ddl_path, table_name)
     ddl = target_ddl(source, target_name.upper(), buckets)
     if not apply:
@@ -203,6 +243,9 @@ def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: st
         return
     if not url:
         raise KeyshapeError("--apply needs --hbase HOST:PORT (the HBase that Phoenix runs on)")
+    if online:
+        _resalt_online(url, source, parse_ddl(ddl), ddl_path, state_path, set_replication_scope, cutover, max_lag)
+        return
     from rich.console import Console
 
     from keyshape.cli.hbase import _open
@@ -220,3 +263,20 @@ def phoenix_resalt(ddl_path: str, buckets: int, target_name: str, table_name: st
     if not report.verified:
         raise KeyshapeError("verify failed: source and target differ (see the digests above)")
     click.echo("verified: same rows and cells")
+
+
+def _resalt_online(
+    url: str, source: Any, target: Any, ddl_path: str, state_path: str | None, set_replication_scope: bool, cutover: bool, max_lag: float
+) -> None:
+    """``resalt --apply --online``: ``migrate --online``'s run (status line, Ctrl-C, cut-over) with
+    the re-salt's key schemas, once TARGET is known to be Phoenix's own table."""
+    from keyshape.cli.existing import _migrate_online
+    from keyshape.cli.hbase import _open
+    from keyshape.phoenix.resalt import online_schemas
+
+    store = _open(url)
+    try:
+        old, new = online_schemas(store, source, target, ddl_path)
+    finally:
+        store.close()
+    _migrate_online(url, old, new, state_path, None, set_replication_scope, cutover, max_lag, None, 1000, None)

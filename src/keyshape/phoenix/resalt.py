@@ -7,6 +7,14 @@ must be created by Phoenix first from :func:`target_ddl` (same columns in the sa
 encoded column qualifiers match and Phoenix reads the copied cells as its own). Verification counts
 rows and takes an order-independent checksum over (key after the salt, column, value) on both sides.
 Cells are written at the time of the copy (the scan reads the newest version of each cell).
+
+Online (issue 32, ``phoenix resalt --online``): :func:`online_schemas` gives the source and the
+target as key schemas for :func:`keyshape.ops.migrate_online.migrate_online`, which then copies
+and streams every cell with its own timestamp and type. Those schemas decode a key to Phoenix's
+own values (a TIMESTAMP keeps its nanoseconds; the general Phoenix key schema gives milliseconds,
+for workloads and time axes) and refuse a key that does not encode back to the same bytes, so
+``new.encode(old.decode(key))`` is exactly the new salt byte plus the old rest, or the row is
+rejected, never moved to another key.
 """
 
 from __future__ import annotations
@@ -14,13 +22,28 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from keyshape.core.hashing import phoenix_salt
+from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError
 from keyshape.phoenix.ddl import PhoenixTable, create_table_sql
+from keyshape.phoenix.key import PhoenixKeyError
+from keyshape.phoenix.schema import PhoenixKeySchema
 from keyshape.store.base import Store
 
-__all__ = ["ResaltReport", "TableDigest", "digest", "resalt", "split_note", "target_ddl", "target_split_points"]
+__all__ = [
+    "ResaltReport",
+    "ResaltSchema",
+    "TableDigest",
+    "check_target",
+    "digest",
+    "online_schemas",
+    "resalt",
+    "split_note",
+    "target_ddl",
+    "target_split_points",
+]
 
 
 @dataclass(frozen=True)
@@ -106,19 +129,51 @@ def digest(store: Store, table: PhoenixTable, name: str | None = None) -> TableD
     return TableDigest(rows, cells, f"{total:032x}")
 
 
-def resalt(
-    store: Store, source: PhoenixTable, target: PhoenixTable, batch_size: int = 1000, progress: Callable[[int], None] | None = None
-) -> ResaltReport:
-    """Copy every row of ``source`` into ``target`` (an existing table Phoenix created from
-    :func:`target_ddl`) under the target's salt, then verify both sides. KeyshapeError if the two
-    keys differ in anything but the salt, or the target is missing."""
+def check_target(store: Store, source: PhoenixTable, target: PhoenixTable) -> None:
+    """KeyshapeError unless ``target`` is a salted table with ``source``'s primary key that
+    Phoenix has created already (a table keyshape made would be unknown to Phoenix)."""
     if source.key.columns != target.key.columns or source.key.multi_tenant != target.key.multi_tenant:
         raise KeyshapeError(f"{target.name} does not have {source.name}'s primary key; create it from keyshape phoenix resalt's CREATE TABLE")
     if not target.key.salt_buckets:
         raise KeyshapeError(f"{target.name} is not salted; give it SALT_BUCKETS")
     if not store.table_exists(target.hbase_table):
         raise KeyshapeError(f"table {target.hbase_table!r} does not exist; run the CREATE TABLE printed by keyshape phoenix resalt in Phoenix first")
+
+
+class ResaltSchema(PhoenixKeySchema):
+    """A Phoenix table as the key schema of a re-salt: keys decode to Phoenix's own values, and
+    only when they encode back to the same bytes after the salt (module docstring)."""
+
+    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+        key = bytes(key)
+        values: dict[str, Any] = self.phoenix.key.decode(key, verify)
+        salted = 1 if self.phoenix.key.salt_buckets else 0
+        if self.phoenix.key.encode(values)[salted:] != key[salted:]:
+            # e.g. a DESC DECIMAL written ASC: it decodes as Phoenix reads it, which re-encodes otherwise
+            raise PhoenixKeyError(f"'{to_string_binary(key)}' does not encode back to the same bytes after the salt; it cannot be re-salted")
+        return values
+
+
+def online_schemas(store: Store, source: PhoenixTable, target: PhoenixTable, source_name: str) -> tuple[ResaltSchema, ResaltSchema]:
+    """``(old, new)`` for :func:`~keyshape.ops.migrate_online.migrate_online`: ``source`` and
+    ``target`` (checked by :func:`check_target`) as :class:`ResaltSchema`. ``source_name`` names
+    the source's schema (its DDL file) in messages and the copy's checkpoint."""
+    check_target(store, source, target)
+    return (
+        ResaltSchema(source, source=source_name),
+        ResaltSchema(target, source=f"{target.name} (SALT_BUCKETS={target.key.salt_buckets})"),
+    )
+
+
+def resalt(
+    store: Store, source: PhoenixTable, target: PhoenixTable, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+) -> ResaltReport:
+    """Copy every row of ``source`` into ``target`` (an existing table Phoenix created from
+    :func:`target_ddl`) under the target's salt, then verify both sides. KeyshapeError if the two
+    keys differ in anything but the salt, or the target is missing."""
+    check_target(store, source, target)
     buckets = target.key.salt_buckets
+    assert buckets, "check_target refuses an unsalted target"
     copied = 0
     with store.writer(target.hbase_table, batch_size=batch_size) as writer:
         for row, values in store.scan(source.hbase_table):

@@ -1,0 +1,244 @@
+"""``keyshape phoenix resalt ... --apply --online --cutover`` on a live Phoenix 5.2.1 (issue 32).
+
+Phoenix itself keeps writing the salted table (its JDBC driver: upserts of new rows, updates,
+deletes, deleted rows put again) while ``keyshape phoenix resalt`` runs as a separate process and
+re-salts it 8 -> 16 buckets through ``migrate --online``'s path (copy plus replication stream,
+cut-over with verify). Afterwards Phoenix reads the target and returns the same rows as the
+source, which equal what the writer left; a referee compares both tables cell for cell (decoded
+key, column, timestamp, value of every version); every target key is the source key's rest
+behind its 16-bucket salt byte. The table's TIMESTAMP key column carries nanoseconds: the general
+Phoenix key schema (milliseconds) would have moved those rows to other keys, which the test shows
+on the real keys, so the re-salt's exact schemas are needed rather than assumed.
+
+KEYSHAPE_PHOENIX_URL=host:port uses a running Phoenix-enabled HBase instead of starting one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import phoenix_server  # tools/hbase/phoenix_server.py (pytest pythonpath)
+import pytest
+import standalone
+from online_migration import ROOT, content, wait_for
+from phoenix_oracle import PhoenixOracle, from_param
+
+from keyshape.core.hashing import phoenix_salt
+from keyshape.ops.migrate_online import online_state_path, peer_id_for
+from keyshape.phoenix import PhoenixTable, PhoenixTimestamp, parse_ddl
+from keyshape.phoenix.resalt import ResaltSchema
+from keyshape.phoenix.schema import PhoenixKeySchema
+from keyshape.store.hbase import HBaseStore
+
+ROWS = 10_000  # filled through Phoenix before the re-salt; the writer also adds ids ROWS..ROWS+499
+AT_MS = 1_767_225_600_000
+
+
+@pytest.fixture(scope="module")
+def phoenix_url() -> Iterator[str]:
+    url = os.environ.get("KEYSHAPE_PHOENIX_URL", "").strip()
+    if url:
+        yield url
+        return
+    try:
+        run_dir, lock = standalone.claim_run_dir(Path(standalone.HERE) / "run" / "pytest-phoenix")
+        instance = phoenix_server.start_scratch(run_dir)
+    except standalone.StartFailed as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield instance.url
+    finally:
+        instance.stop()
+        lock.close()
+
+
+def _params(i: int, version: int) -> list[str]:
+    """The oracle's parameters of row ``i``: its key (AT carries ``i`` nanoseconds below the ms) and values."""
+    return [f"txt:user{i}", f"i8:{i}", f"ts:{AT_MS}:{i}", f"dec:{i}.{version % 100:02d}", f"txt:name-{i}-v{version}"]
+
+
+class PhoenixWriter(threading.Thread):
+    """Puts, updates and deletes rows through Phoenix (each statement committed) until stopped;
+    ``alive`` is what the table must hold afterwards: id -> the params of its last upsert."""
+
+    def __init__(self, jdbc: PhoenixOracle, table: str) -> None:
+        super().__init__(daemon=True)
+        self.jdbc, self.table = jdbc, table
+        self.alive = {i: _params(i, 0) for i in range(ROWS)}
+        self.stop = threading.Event()
+        self.counts = {"ops": 0, "upserts": 0, "deletes": 0, "reputs": 0}
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        rng = random.Random(32)
+        upsert = f"UPSERT INTO {self.table} (U, ID, AT, AMOUNT, NAME) VALUES (?, ?, ?, ?, ?)"
+        delete = f"DELETE FROM {self.table} WHERE U = ? AND ID = ? AND AT = ?"
+        deleted: list[int] = []
+        try:
+            while not self.stop.is_set():
+                op = rng.random()
+                if op < 0.25 and self.alive:
+                    i = rng.choice(list(self.alive))
+                    self.jdbc.ask("GENERATE", delete, "1", *_params(i, 0)[:3])
+                    del self.alive[i]
+                    deleted.append(i)
+                    self.counts["deletes"] += 1
+                else:
+                    reput = op < 0.35 and bool(deleted)
+                    i = deleted.pop(rng.randrange(len(deleted))) if reput else rng.randrange(ROWS + 500)
+                    params = _params(i, self.counts["ops"] + 1)
+                    self.jdbc.ask("GENERATE", upsert, "1", *params)
+                    self.alive[i] = params
+                    self.counts["reputs" if reput else "upserts"] += 1
+                self.counts["ops"] += 1
+                time.sleep(0.005)
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            self.error = exc
+
+
+def _rows(jdbc: PhoenixOracle, table: str) -> list[str]:
+    return jdbc.ask("QUERY", f"SELECT U, ID, AT, AMOUNT, NAME FROM {table} ORDER BY U, ID DESC, AT")
+
+
+@pytest.mark.phoenix
+@pytest.mark.hbase
+def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: Path) -> None:
+    src, dst = f"KPR_SRC_{os.getpid()}", f"KPR_DST_{os.getpid()}"
+    ddl = (
+        f"CREATE TABLE {src} (U VARCHAR NOT NULL, ID BIGINT NOT NULL, AT TIMESTAMP NOT NULL, AMOUNT DECIMAL(10,2), "
+        "NAME VARCHAR CONSTRAINT PK PRIMARY KEY (U, ID DESC, AT)) SALT_BUCKETS=8"
+    )
+    ddl_path = tmp_path / "src.sql"
+    ddl_path.write_text(ddl + ";\n")
+    state = tmp_path / "state.json"
+    jdbc = PhoenixOracle(f"jdbc:phoenix:{phoenix_url}")
+    store = HBaseStore.from_url(phoenix_url)
+    source: PhoenixTable = parse_ddl(ddl)
+    cli = [sys.executable, "-m", "keyshape.cli", "phoenix", "resalt", str(ddl_path), "--buckets", "16", "--target", dst]
+    writer = PhoenixWriter(jdbc, src)
+    proc: subprocess.Popen[str] | None = None
+    try:
+        jdbc.execute(ddl)
+        jdbc.ask("GENERATE", f"UPSERT INTO {src} (U, ID, AT, AMOUNT, NAME) VALUES (?, ?, ?, ?, ?)", str(ROWS), *_params_template())
+        # the target as a user makes it: keyshape prints the CREATE TABLE, Phoenix runs it
+        printed = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, timeout=120, check=True).stdout
+        target_sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--")).strip().removesuffix(";")
+        jdbc.execute(target_sql)
+        target = parse_ddl(target_sql)
+        assert target.key.salt_buckets == 16 and target.key.columns == source.key.columns
+
+        writer.start()
+        log = tmp_path / "resalt.log"
+        with open(log, "w") as out:
+            proc = subprocess.Popen(
+                [
+                    *cli,
+                    "--apply",
+                    "--online",
+                    "--hbase",
+                    phoenix_url,
+                    "--set-replication-scope",
+                    "--cutover",
+                    "--max-lag",
+                    "1",
+                    "--state",
+                    str(state),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                cwd=ROOT,
+            )
+        online = online_state_path(state)
+
+        def streaming() -> bool:
+            assert proc is not None and proc.poll() is None, log.read_text()
+            return online.is_file() and json.loads(online.read_text())["phase"] != "copy"
+
+        wait_for("the stream phase", streaming, 180)
+        time.sleep(4)  # Phoenix goes on writing while the stream applies and the cut-over waits
+        writer.stop.set()
+        writer.join(60)
+        assert writer.error is None, writer.error
+        code = proc.wait(300)
+        output = log.read_text()
+        assert code == 0, output
+        counts = writer.counts
+        assert counts["deletes"] > 20 and counts["reputs"] > 5 and counts["upserts"] > 50, counts
+
+        # Phoenix reads both tables: the same rows, and they are what the writer left (deleted rows absent)
+        src_rows, dst_rows = _rows(jdbc, src), _rows(jdbc, dst)
+        assert src_rows == dst_rows
+        assert sorted(from_param(r.split("|")[1]) for r in dst_rows) == sorted(writer.alive)
+        assert len(dst_rows) == len(writer.alive) and max(writer.alive) >= ROWS
+        names = {from_param(r.split("|")[1]): from_param(r.split("|")[4]) for r in dst_rows}
+        assert names == {i: p[4].removeprefix("txt:") for i, p in writer.alive.items()}
+        ats = {from_param(r.split("|")[1]): from_param(r.split("|")[2]) for r in dst_rows}
+        assert all(ats[i] == PhoenixTimestamp(AT_MS, i) for i in writer.alive), "TIMESTAMP nanoseconds kept"
+        # keyshape's verify passed at the cut-over, and the stream applied edits
+        assert "verify: OK" in output and "cut over" in output, output
+        final = re.search(r"^done: .*stream ([\d,]+) cells received, ([\d,]+) applied, .* ([\d,]+) rows rejected", output, re.M)
+        assert final is not None, output
+        assert int(final.group(2).replace(",", "")) > 0 and final.group(3) == "0", final.group(0)
+        assert peer_id_for(ResaltSchema(source), ResaltSchema(target)) not in store.replication_peers()
+
+        # the referee: cell for cell, every version, timestamps included
+        old_cells = content(store, ResaltSchema(source))
+        new_cells = content(store, ResaltSchema(target))
+        assert len(old_cells) == len(writer.alive)
+        assert old_cells == new_cells
+        # the re-salt rule on the real keys: the rest behind its 16-bucket salt byte
+        old_keys = [k for k, _ in store.scan(source.hbase_table)]
+        new_keys = [k for k, _ in store.scan(target.hbase_table)]
+        assert sorted(bytes([phoenix_salt(k[1:], 16)]) + k[1:] for k in old_keys) == sorted(new_keys)
+        assert {k[0] for k in new_keys} == set(range(16))
+        # the general Phoenix key schema reads AT in milliseconds: it would have re-keyed these rows elsewhere
+        general_old, general_new = PhoenixKeySchema(source), PhoenixKeySchema(target)
+        assert all(general_new.encode(general_old.decode(k))[1:] != k[1:] for k in old_keys[:50])
+    finally:
+        writer.stop.set()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        peers = store.replication_peers()
+        for peer in peers:
+            if peer.startswith("keyshape_"):
+                store.remove_replication_peer(peer)
+        store.close()
+        jdbc.close()
+
+
+def _params_template() -> list[str]:
+    return ["txt:user{i}", "i8:{i}", f"ts:{AT_MS}:{{i}}", "dec:{i}.00", "txt:name-{i}-v0"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--online", "--hbase", "127.0.0.1:2181"],  # no --apply
+        ["--apply", "--online"],  # no --hbase
+        ["--cutover"],  # an --online option without --online
+    ],
+)
+def test_online_without_apply_or_hbase_is_one_line(extra: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", "phoenix", "resalt", "examples/phoenix/events.sql", "--table", "EVENTS", "--buckets", "16"]
+        + ["--target", "E2", *extra],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode != 0 and proc.stdout == "", proc
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert ("--online needs --apply and --hbase" if "--online" in extra else "apply to --online only") in lines[0]
