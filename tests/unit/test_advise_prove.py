@@ -95,3 +95,28 @@ def test_cost_model_files_read_back_and_bad_ones_are_one_line(tmp_path: Path) ->
         path.write_text(json.dumps(bad))
         with pytest.raises(AdviseError, match=says):
             load_model(path)
+
+
+def test_history_adds_each_entity_s_rows_up_to_the_horizon(tmp_path: Path) -> None:
+    """prove's step 2: earlier copies of the sample keep every field a read selects by (the same
+    users), move the event time back by whole spans, and give the order id new values, so no
+    copy overwrites a row: each user holds copies x its sampled orders, as the scorer assumes."""
+    from keyshape.analysis.advise.prove import copies_for, history
+
+    data = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "1000"], check=True, capture_output=True)
+    advice = advise(data, ORDERS / "WORKLOAD.toml", max_designs=12)
+    scorer = _scorer(advice)
+    copies = copies_for(scorer)
+    assert copies == round(scorer.entity_scale) > 1  # 730 days over a 90-day sample
+    cols = scorer.sample.columns
+    # A key with the time and one without it (user + order id: only the new order ids keep rows apart).
+    schemas = [advice.top.design.schema, next(s.design.schema for s in advice.ranked if "order_time" not in s.design.schema.field_names)]
+    keys = [set(schema.encode_many({f: cols[f] for f in schema.field_names})) for schema in schemas]
+    for c in range(1, copies):
+        old = history(scorer, c)
+        assert list(old["user_id"]) == list(cols["user_id"])
+        assert int(max(old["order_time"])) < int(min(cols["order_time"])) - (c - 1) * scorer.sample.span_seconds * 1000
+        for schema, seen in zip(schemas, keys):
+            seen |= set(schema.encode_many({f: old[f] for f in schema.field_names}))
+    assert [len(seen) for seen in keys] == [copies * scorer.sample.rows] * 2
