@@ -51,14 +51,14 @@ def prove_tables(store, s, scorer) -> list[str]:  # type: ignore[no-untyped-def]
     """The design's tables filled as prove fills them (kept for the reads above)."""
     import dataclasses
 
-    names = ["ksv_one"] + [f"ksv_one_i{j}" for j in range(len(s.design.indexes))]
+    names = ["ksv_one"] + [f"ksv_one_i{j}" for j in range(len(s.design.index_tables))]
     store.create_table(dataclasses.replace(s.design.schema.table, name=names[0]), s.design.split_keys)
     cols = scorer.sample.columns
     keys = s.design.schema.encode_many({f: cols[f] for f in s.design.schema.field_names})
     with store.writer(names[0]) as w:
         for k in keys:
             w.put(k, {b"d:v": b"x"})
-    for j, (_, ischema, _) in enumerate(s.design.indexes):
+    for j, ischema in enumerate(s.design.index_tables):
         store.create_table(dataclasses.replace(ischema.table, name=names[j + 1]), [])
         with store.writer(names[j + 1]) as w:
             for k, main in zip(ischema.encode_many({f: cols[f] for f in ischema.field_names}), keys):
@@ -120,3 +120,18 @@ def test_history_adds_each_entity_s_rows_up_to_the_horizon(tmp_path: Path) -> No
         for schema, seen in zip(schemas, keys):
             seen |= set(schema.encode_many({f: old[f] for f in schema.field_names}))
     assert [len(seen) for seen in keys] == [copies * scorer.sample.rows] * 2
+
+
+def test_patterns_read_in_one_order_share_one_index_table(tmp_path: Path) -> None:
+    """orders' window and latest reads both want (user, time desc, order id): a key that serves
+    neither (the event time first) gets that index table once, written and stored once."""
+    data = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, str(ORDERS / "generate.py"), str(data), "1000"], check=True, capture_output=True)
+    advice = advise(data, ORDERS / "WORKLOAD.toml", max_designs=64)
+    spec = advice.spec
+    s = next(s for s in advice.ranked if s.design.shape.order[0] == spec.time_field and s.design.indexes)
+    assert len(s.design.indexes) == 3 and len(s.design.index_tables) == 2
+    assert s.write_amp == 1 + 2 * (1 + spec.updates + spec.deletes)
+    window, latest = (p.name for p in spec.patterns if p.kind in ("window", "latest"))
+    assert s.design.index_table(window) == s.design.index_table(latest)
+    assert s.design.label.count("index(") == 2

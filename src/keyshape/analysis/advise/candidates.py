@@ -100,9 +100,23 @@ class Design:
     hand: bool = False  # a design the user gave (--compare), not one the advisor made
 
     @property
+    def index_tables(self) -> list[KeySchema]:
+        """The index tables, each once: patterns read in the same order share one."""
+        out: list[KeySchema] = []
+        for _p, s, _ in self.indexes:
+            if not any(s is t for t in out):
+                out.append(s)
+        return out
+
+    def index_table(self, pattern: str) -> int:
+        """Which of :attr:`index_tables` serves ``pattern``."""
+        schema = next(s for p, s, _ in self.indexes if p.name == pattern)
+        return next(i for i, t in enumerate(self.index_tables) if t is schema)
+
+    @property
     def label(self) -> str:
         text = self.shape.label
-        for _p, s, _ in self.indexes:
+        for s in self.index_tables:
             text += f" + index({', '.join(s.field_names)})"
         return text
 
@@ -273,13 +287,16 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
         # A bucketed design reads what its order does not serve from its packed rows (no index table).
         unserved = [] if shape.bucket_ms else [p for p in spec.patterns if not served_by(shape.order, p, spec.time_field)]
         if unserved and len(out) < max_designs:
-            idx = []
-            for j, p in enumerate(unserved):
+            idx: list[tuple[Pattern, KeySchema, str]] = []
+            made: dict[Shape, tuple[KeySchema, str]] = {}  # patterns read in one order share its index table
+            for p in unserved:
                 o = pattern_order(p, spec)
                 assert o is not None
                 ishape = Shape(o, desc_time=p.kind in ("window", "latest"))
-                ischema, itext, _ = build_schema(f"{name}_idx{j + 1}", ishape, sample, spec, first_half)
-                idx.append((p, ischema, itext))
+                if ishape not in made:
+                    ischema, itext, _ = build_schema(f"{name}_idx{len(made) + 1}", ishape, sample, spec, first_half)
+                    made[ishape] = (ischema, itext)
+                idx.append((p, *made[ishape]))
             out.append(Design(f"{name}i", shape, schema, text, splits, idx))
     return out, pruned
 

@@ -314,7 +314,7 @@ def _measured(ld: _Loaded, times: _Times, scorer: Scorer, advice: Advice, copies
         if _reads_whole(p, cost.route):
             # The rows the horizon adds beyond those the query read, at the read table's measured time per row.
             read = float(np.mean([r for _, r, _ in times[p.name]]))
-            table = 0 if cost.route != "index" else next(i + 1 for i, (ip, _, _) in enumerate(ld.score.design.indexes) if ip.name == p.name)
+            table = 0 if cost.route != "index" else 1 + ld.score.design.index_table(p.name)
             extra = max(0.0, cost.rows - read) * ld.per_row_ms[table]
             per_query = [t + extra for t in per_query]
             mean += extra
@@ -368,7 +368,7 @@ def _write_chunk(store: Store, s: Score, tables: list[str], keys: list[bytes], i
     with store.writer(tables[0]) as w:
         for key in keys[lo : lo + PUT_CHUNK]:
             w.put(key, {cell: value})
-    for j, (ik, (_, ischema, _)) in enumerate(zip(index_keys, s.design.indexes)):
+    for j, (ik, ischema) in enumerate(zip(index_keys, s.design.index_tables)):
         icell = _cell(ischema, INDEX_QUALIFIER)
         with store.writer(tables[j + 1]) as w:
             for key, main in zip(ik[lo : lo + PUT_CHUNK], keys[lo : lo + PUT_CHUNK]):
@@ -380,19 +380,19 @@ def _write_chunk(store: Store, s: Score, tables: list[str], keys: list[bytes], i
 def _encode(s: Score, columns: dict[str, Any]) -> tuple[list[bytes], list[list[bytes]]]:
     schema = s.design.schema
     keys = schema.encode_many({f: columns[f] for f in schema.field_names})
-    return keys, [ischema.encode_many({f: columns[f] for f in ischema.field_names}) for _, ischema, _ in s.design.indexes]
+    return keys, [ischema.encode_many({f: columns[f] for f in ischema.field_names}) for ischema in s.design.index_tables]
 
 
 def _create(s: Score, scorer: Scorer, store: Store, name: str) -> _Loaded:
     """The design's tables, created empty at their split points."""
-    tables = [name] + [f"{name}_i{j}" for j in range(len(s.design.indexes))]
+    tables = [name] + [f"{name}_i{j}" for j in range(len(s.design.index_tables))]
     for t in tables:
         if store.table_exists(t):
             store.delete_table(t)
     store.create_table(_table(s.design.schema, name), s.design.split_keys)
-    for j, (_, ischema, _) in enumerate(s.design.indexes):
+    for j, ischema in enumerate(s.design.index_tables):
         store.create_table(_table(ischema, tables[j + 1]), ischema.split_keys())  # pre-split as the design's index TOML says
-    return _Loaded(s, scorer.score(s.design), tables, 0.0, 1.0 + len(s.design.indexes), 0.0)
+    return _Loaded(s, scorer.score(s.design), tables, 0.0, 1.0 + len(s.design.index_tables), 0.0)
 
 
 def _load(loaded: list[_Loaded], scorer: Scorer, store: Store) -> None:
@@ -440,7 +440,7 @@ def _load_history(ld: _Loaded, scorer: Scorer, store: Store, copies: int) -> Non
     """Step 2: the ``copies - 1`` earlier copies of the sample (untimed)."""
     value = b"x" * max(1, int(scorer.value_bytes))
     cell = _cell(ld.score.design.schema, VALUE_QUALIFIER)
-    icells = [_cell(ischema, INDEX_QUALIFIER) for _, ischema, _ in ld.score.design.indexes]
+    icells = [_cell(ischema, INDEX_QUALIFIER) for ischema in ld.score.design.index_tables]
     for c in range(1, copies):
         keys, index_keys = _encode(ld.score, history(scorer, c))
         with store.writer(ld.tables[0]) as w:
@@ -465,8 +465,8 @@ def _run(store: Store, s: Score, route: str, p: Any, q: dict[str, Any], name: st
         got = list(store.scan(name))
         return len(got), _size(got), 1.0
     if route == "index":
-        j = next(i for i, (ip, _, _) in enumerate(s.design.indexes) if ip.name == p.name)
-        schema, table = s.design.indexes[j][1], tables[j + 1]
+        j = s.design.index_table(p.name)
+        schema, table = s.design.index_tables[j], tables[j + 1]
     else:
         schema, table = s.design.schema, name
     names = schema.field_names

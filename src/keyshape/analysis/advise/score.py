@@ -136,7 +136,7 @@ class Scorer:
         acc.update(keys[self.half :])
         analysis = finish_schema(acc, design.schema, source=sample.source, name=design.name, real_keys=True, lint=[])
         indexes = {p.name: (s, KeyIndex(self._keys(s, f"{design.name} index").tolist())) for p, s, _ in design.indexes}
-        n_idx = len(design.indexes)
+        n_idx = len(design.index_tables)  # each table written once, whatever patterns it serves
         hot = max(1.0, analysis.hot_window_server_share * spec.servers)
         if design.shape.bucket_ms:  # time bucketing prices its packed rows and their compaction (timebucket.py)
             bucketed = score_bucketed(self, design, main.keys, regions_h)
@@ -146,7 +146,8 @@ class Scorer:
             costs = [self._pattern(p, design.schema, main, row_bytes, regions_h, indexes.get(p.name)) for p in spec.patterns]
             write_amp = 1.0 + n_idx * (1.0 + spec.updates + spec.deletes)
             write_cost = spec.rows_per_second * write_amp * model.write_row_us / 1000 * hot
-            storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for _, ix in indexes.values())
+            tables = {id(s): ix for s, ix in indexes.values()}  # a shared index table stored once
+            storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for ix in tables.values())
         weighted = sum(p.rate * c.cost_ms for p, c in zip(spec.patterns, costs)) + write_cost
         return Score(
             design=design,
