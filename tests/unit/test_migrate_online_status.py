@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyshape.ops.migrate_online import OnlineStatus, _Claims
+from keyshape.ops.migrate_online import OnlineStatus, _Claims, _watching
 from keyshape.store.hbase.admin import servers_with_queue
 
 PEER_A, PEER_B = "keyshape_25577d79e88a", "keyshape_e178b433fe5a"  # the two migrations' peers
@@ -97,6 +98,20 @@ def test_a_server_that_stopped_reporting_makes_the_lag_unknown_before_the_master
     late = {**frozen, "report_ms": 1795767730120 - 6_000}  # two reports missed: not yet silent
     assert status([], sources=[*SOURCES, late]).silent == []
     assert status([], sources=[frozen]).silent == []  # nothing to compare with
+
+
+def test_the_status_keeps_coming_while_the_verify_runs_and_stops_with_it() -> None:
+    # the verify of the kill test blocked ~10 s on the dead server's regions: the status that
+    # named the dead server came from here
+    shown: list[OnlineStatus] = []
+    with _watching(lambda phase: status([DEAD] if len(shown) == 1 else [], seen=len(shown)), shown.append, interval=0.05):
+        time.sleep(0.4)
+    count = len(shown)
+    assert count >= 4 and shown[1].unclaimed == [DEAD] and not shown[2].unclaimed
+    time.sleep(0.15)
+    assert len(shown) == count, "the status thread outlived the verify"
+    with _watching(lambda phase: status([]), None, interval=0.01):  # no display: no thread
+        pass
 
 
 @given(

@@ -509,6 +509,32 @@ def _pause_peer(store: HBaseStore, peer_id: str) -> None:
         log.warning("could not disable replication peer %s on the way out: %s", peer_id, exc)
 
 
+@contextmanager
+def _watching(status: Callable[[str], OnlineStatus], progress: Callable[[OnlineStatus], None] | None, interval: float) -> Iterator[None]:
+    """Keep calling ``progress(status("cutover"))`` every ``interval`` s from a thread while the
+    body runs: a verify takes minutes on a large table, and a scan of a dead server's region
+    retries until the region reopens elsewhere, just when the status has news to tell."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(interval):
+            try:
+                progress(status("cutover"))
+            except Exception as exc:  # a status is worth nothing to die for; the verify decides
+                log.debug("status during the verify: %s", exc)
+
+    thread = threading.Thread(target=watch, name="keyshape-online-status", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _cut_over(
     store: HBaseStore,
     old: KeySchema,
@@ -540,8 +566,11 @@ def _cut_over(
         if caught_up is None:
             caught_up = time.monotonic() - quiet_since >= max(max_lag, 3 * interval)
         if caught_up:
-            check = verify_migration(store, old, new)
-            if check.ok or _only_rejects(check):
+            with _watching(status, progress, interval):
+                check = verify_migration(store, old, new)
+                after = status("cutover")
+            # a server that died during the verify: wait for its claim, then verify again
+            if (check.ok or _only_rejects(check)) and not (after.unclaimed or after.silent):
                 return check
             began = int(time.time() * 1000)  # OLD changed meanwhile: wait for reports made after this verify
         if time.monotonic() > deadline:
