@@ -22,11 +22,13 @@ applied before it, more after it) and that edits the dead server logged before i
 NEW only seconds after it (through the claimed queue). This test folds in the sink-level kill test
 that tests/cluster/test_sink_cluster.py held (same assertions, through the CLI).
 
-Cost on the 2-core machine (cluster start excluded): ~36 s and ~90-115 s. Most of the second is
-HBase's own: a region server claiming a dead server's replication queue first sleeps
-``replication.sleep.before.failover`` (default 30 s) plus a random part of it (36.7 s and 51.3 s
-measured for the two peers); until then every live source reports lag 0 while NEW lacks what the
-dead server had not shipped, so the cut-over's verify, not the reported lag, is what waits.
+Until a survivor claims the dead server's queue every live source reports lag 0 while NEW lacks
+what the dead server had not shipped: the test asserts that each run's status line named the dead
+server then and gave no lag (``OnlineStatus``), and stopped naming it after the claim.
+
+Cost on the 2-core machine (cluster start excluded): ~36 s and ~103 s with HBase's default
+``replication.sleep.before.failover`` (30 s plus a random part of it before a survivor claims the
+queue: claims 53 s and 60 s after the kill); the test cluster sets it to 2 s (tools/hbase/cluster.py).
 """
 
 from __future__ import annotations
@@ -177,6 +179,18 @@ def put_since(store: HBaseStore, schema: KeySchema, since: float) -> bool:
         return False
 
 
+def claim_wait(output: str, victim: str) -> int:
+    """Check the status lines of a run whose source server ``victim`` (host:port) was killed: some
+    named it as dead with its queue unclaimed and reported no lag, and a later one no longer
+    named it (the claim); returns the longest "seen dead" time printed (s)."""
+    lines = [line for line in output.splitlines() if PROGRESS.match(line)]
+    named = [i for i, line in enumerate(lines) if f"died ({victim.replace(':', ',')};" in line]
+    assert named, "no status line named the killed server while its replication queue waited for a claim:\n" + "\n".join(lines[-12:])
+    assert all("source lag not known: a region server died" in lines[i] for i in named), [lines[i] for i in named]
+    assert named[-1] < len(lines) - 1 and "died" not in lines[-1], f"still named after the claim: {lines[-1]}"
+    return max(int(m.group(1)) for i in named if (m := re.search(r"seen dead (\d+) s", lines[i])))
+
+
 def test_resalt_and_rekey_a_live_table_on_three_servers(hbase_cluster: Any, tmp_path: Path) -> None:
     store = HBaseStore.from_url(hbase_cluster.url)
     runs = migrations(tmp_path)
@@ -238,11 +252,15 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_both_migration
         # not in NEW 3 s after it but are now: only a survivor shipping its queue can have sent them
         recovered = [len((log - after) & final) for log, after, final in zip(logged, after_kill, finals)]
         assert sum(recovered) > 0, "no edit the killed server logged before its death arrived after it: its queue was not exercised"
+        # an honest readout meanwhile: each run's status named the dead server while its queue
+        # waited for a claim, gave no lag then, and stopped naming it once a survivor claimed it
+        pending = [claim_wait(output, victim) for _, output in done.values()]
         MEASURED.append(
             f"migrate --online on 3 servers, kill -9 of region server {victim} (pid {pid}) mid-stream: both cut over, OLD == NEW, "
             f"{converged:.1f} s after the kill; cells applied before the kill {applied_before}, at the end {applied_after}; "
             f"cells the dead server logged before its death that reached NEW > 3 s after it: {recovered}; "
-            f"cells put after the kill in NEW: {written_after}; " + "; ".join(f"{what}: {c['ops']} writer ops" for what, (c, _) in done.items())
+            f"cells put after the kill in NEW: {written_after}; status named the dead server with its queue unclaimed for "
+            f"{pending} s; " + "; ".join(f"{what}: {c['ops']} writer ops" for what, (c, _) in done.items())
         )
     finally:
         stop_all(store, runs)

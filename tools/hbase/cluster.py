@@ -136,6 +136,12 @@ class Cluster(Standalone):
                 # a large share of a 448 MB heap.
                 "hbase.hregion.memstore.flush.size": str(32 * 1024 * 1024),
                 "hbase.regionserver.global.memstore.size": "0.35",
+                # A survivor claims a dead server's replication queue only after sleeping this
+                # (ms) plus a random part of it (ReplicationSourceManager, read by the region
+                # servers): 30 s by default, i.e. 30-60 s of a kill test spent waiting. The claim
+                # still goes through HBase's own crash procedure and claim path; only the wait
+                # shrinks, to what HBase's own replication tests use (1-2 s).
+                "replication.sleep.before.failover": "2000",
             }
         )
         return props
