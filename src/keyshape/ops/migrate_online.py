@@ -456,24 +456,32 @@ class _Claims:
         self.first_seen: dict[str, float] = {}  # monotonic time this run first saw it pending
         self.pending: list[str] = []
         self.unknown: str | None = None
+        self.outside_zookeeper = False  # this HBase keeps its queues where keyshape cannot read them
 
     def look(self) -> tuple[list[str], float]:
         """The dead servers with an unclaimed queue and how long the oldest has been seen so
         (the last answer again when the master or ZooKeeper does not answer)."""
         try:
             dead = [d for d in self.store.dead_servers() if d not in self.settled]
-            pending = self.store.unclaimed_replication_queues(self.peer_id, dead) if dead else []
         except StoreError:
-            return self.pending, self._age()  # a passing failure: keep what was known
+            return self.pending, self._age()  # the master did not answer: keep what was known
+        names = ", ".join(d.rpartition(",")[0] for d in dead)
+        try:
+            pending = self.store.unclaimed_replication_queues(self.peer_id, dead) if dead else []
+        except StoreError as exc:  # e.g. a secured ZooKeeper that lets keyshape not read them: ask again
+            self.unknown = f"region server(s) {names} died; whether a survivor has claimed their replication queues is not known: {exc}"
+            return self.pending, self._age()
         if pending is None:
             # HBase 3: the queues are in a table keyshape does not read; say so, ask no more
             self.settled.update(dead)
-            names = ", ".join(d.rpartition(",")[0] for d in dead)
+            self.outside_zookeeper = True
             self.unknown = (
                 f"region server(s) {names} died; whether a survivor has claimed their replication queues is not known "
                 "(this HBase keeps them outside ZooKeeper), so their unshipped edits may be missing from this lag"
             )
             return self.pending, self._age()
+        if not self.outside_zookeeper:
+            self.unknown = None  # ZooKeeper answered (again)
         return self.record(dead, pending, time.monotonic())
 
     def record(self, dead: list[str], pending: list[str], now: float) -> tuple[list[str], float]:

@@ -653,9 +653,9 @@ class HBaseAdmin:
 
     def dead_servers(self) -> list[str]:
         """The region servers the master lists as dead, ``host,port,startcode`` (as ZooKeeper
-        names them). HBase 2.6 keeps a name there after the server's crash procedure has ended
-        (until a server starts on the same host and port), so this says a server died, not that
-        anything of it is still pending."""
+        names them). A name can stay listed after the server's crash procedure has ended (until
+        a server starts on the same host and port), so this says a server died, not that anything
+        of it is still pending."""
         request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.DEAD_SERVERS])
         status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
         return sorted(f"{s.host_name},{s.port},{s.start_code}" for s in status.cluster_status.dead_servers)
