@@ -35,7 +35,7 @@ from phoenix_oracle import PhoenixOracle, from_param
 from keyshape.core.hashing import phoenix_salt
 from keyshape.ops.migrate_online import online_state_path, peer_id_for
 from keyshape.phoenix import PhoenixTable, PhoenixTimestamp, parse_ddl
-from keyshape.phoenix.resalt import ResaltSchema
+from keyshape.phoenix.resalt import ResaltSchema, target_ddl
 from keyshape.phoenix.schema import PhoenixKeySchema
 from keyshape.store.hbase import HBaseStore
 
@@ -123,6 +123,7 @@ def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: 
     jdbc = PhoenixOracle(f"jdbc:phoenix:{phoenix_url}")
     store = HBaseStore.from_url(phoenix_url)
     source: PhoenixTable = parse_ddl(ddl)
+    peer = peer_id_for(ResaltSchema(source), ResaltSchema(parse_ddl(target_ddl(source, dst, 16))))  # names only
     cli = [sys.executable, "-m", "keyshape.cli", "phoenix", "resalt", str(ddl_path), "--buckets", "16", "--target", dst]
     writer = PhoenixWriter(jdbc, src)
     proc: subprocess.Popen[str] | None = None
@@ -131,6 +132,13 @@ def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: 
         jdbc.ask("GENERATE", f"UPSERT INTO {src} (U, ID, AT, AMOUNT, NAME) VALUES (?, ?, ?, ?, ?)", str(ROWS), *_params_template())
         # the target as a user makes it: keyshape prints the CREATE TABLE, Phoenix runs it
         printed = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, timeout=120, check=True).stdout
+        # before Phoenix made the target: refused in one line, nothing changed
+        refused = subprocess.run(
+            [*cli, "--apply", "--online", "--hbase", phoenix_url, "--state", str(state)], capture_output=True, text=True, cwd=ROOT, timeout=120
+        )
+        assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert "does not exist; run the CREATE TABLE printed by keyshape phoenix resalt" in refused.stderr
+        assert not store.table_exists(dst) and peer not in store.replication_peers()
         target_sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--")).strip().removesuffix(";")
         jdbc.execute(target_sql)
         target = parse_ddl(target_sql)
@@ -189,7 +197,7 @@ def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: 
         final = re.search(r"^done: .*stream ([\d,]+) cells received, ([\d,]+) applied, .* ([\d,]+) rows rejected", output, re.M)
         assert final is not None, output
         assert int(final.group(2).replace(",", "")) > 0 and final.group(3) == "0", final.group(0)
-        assert peer_id_for(ResaltSchema(source), ResaltSchema(target)) not in store.replication_peers()
+        assert peer not in store.replication_peers()
 
         # the referee: cell for cell, every version, timestamps included
         old_cells = content(store, ResaltSchema(source))
@@ -209,10 +217,8 @@ def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: 
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
-        peers = store.replication_peers()
-        for peer in peers:
-            if peer.startswith("keyshape_"):
-                store.remove_replication_peer(peer)
+        if peer in store.replication_peers():  # a failed run's; never another migration's
+            store.remove_replication_peer(peer)
         store.close()
         jdbc.close()
 

@@ -161,7 +161,7 @@ def online_schemas(store: Store, source: PhoenixTable, target: PhoenixTable, sou
     check_target(store, source, target)
     return (
         ResaltSchema(source, source=source_name),
-        ResaltSchema(target, source=f"{target.name} (SALT_BUCKETS={target.key.salt_buckets})"),
+        ResaltSchema(target, source=f"SALT_BUCKETS={target.key.salt_buckets}"),
     )
 
 
