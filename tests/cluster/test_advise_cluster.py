@@ -17,14 +17,21 @@ per scenario:
 The designs are the top one, the hand design, and designs spread over the predicted costs
 (:func:`prove.spread`): designs the model prices alike cannot show a rank agreement.
 
-Measured at commit e0d9299 (2 cores at load ~3.5; measured ms/s, top vs hand, Spearman):
-orders 534 vs 582, 1.00; metrics 847 vs 1,389, 1.00; audit 17,143 vs 7.7e8, 1.00; profiles 1,039
-vs 1.8e8, 0.90; saas 924 vs 1,013, 1.00. In audit and profiles the hand design scans the whole
-table for a read by field (1e9-1e11 rows at the horizon): its cost is extrapolated, the top's is
-not (audit's top extrapolates its all-events-of-the-hour window, as every design there must).
-Cost: the cluster's start ~22 s, calibration ~4 s, 15-39 s a scenario, 163 s for the file. It is
-opt-in (KEYSHAPE_ADVISE_CLUSTER=1) to keep CI inside its budget: see the README's advise section
-for what running it in CI would take.
+Measured at commit f6b5f91 (2 cores at load ~3.5; measured ms/s, top vs hand, Spearman):
+orders 523 vs 572, 1.00; metrics 781 vs 1,799, 1.00; audit 17,806 vs 8.0e8, 1.00; profiles 1,145
+vs 1.8e8, 1.00; saas 891 vs 998, 1.00 (at e0d9299 the same order in all five, profiles' Spearman
+0.90). In audit and profiles the hand design scans the whole table for a read by field (1e9-1e11
+rows at the horizon): its cost is extrapolated, the top's is not (audit's top extrapolates its
+all-events-of-the-hour window, as every design there must).
+Cost: the cluster's start ~22 s, calibration ~4 s, 16-40 s a scenario, 164 s for the file. It is
+opt-in (KEYSHAPE_ADVISE_CLUSTER=1) to keep CI inside its budget (~2 minutes to spare). What running
+it in CI would take: fewer rows buy little (at 1,500 records and 2 rounds every assertion held,
+Spearman 1.00 in all five, in 145 s); a scenario's time is mostly fixed: creating and dropping its
+8-12 pre-split tables (~10 s of orders' 15 s on the standalone HBase), advise (2-4 s), and, until
+the commit after f6b5f91, rescoring 40 designs for spread and prove (2 s, now reused). With the
+cluster session shared with the other cluster files (its 22 s start paid once) the file should
+cost ~110-130 s, at the edge of the budget; below that, the five scenarios' designs would have to
+share tables or be created in one batch.
 """
 
 from __future__ import annotations

@@ -78,6 +78,13 @@ def test_spread_picks_the_top_the_hand_and_designs_priced_apart(tmp_path: Path) 
     scorer = _scorer(advice, 12)
     costs = sorted(scorer.score(s.design).weighted_cost for s in chosen if not s.design.hand and s is not advice.top)
     assert all(b > a for a, b in zip(costs, costs[1:]))  # the spread designs are priced apart
+    # Over all the advisor's queries prove reuses its scores: the same numbers as scoring again.
+    from keyshape.analysis.advise.prove import _rescore
+    from keyshape.analysis.advise.score import QUERIES_PER_PATTERN
+
+    full = _scorer(advice, QUERIES_PER_PATTERN)
+    for s in chosen:
+        assert _rescore(full, s, QUERIES_PER_PATTERN) is s and full.score(s.design).weighted_cost == s.weighted_cost
 
 
 def test_cost_model_files_read_back_and_bad_ones_are_one_line(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from keyshape.analysis.advise.advise import Advice
-from keyshape.analysis.advise.score import Score, Scorer
+from keyshape.analysis.advise.score import QUERIES_PER_PATTERN, Score, Scorer
 from keyshape.schema.keyschema import KeySchema
 from keyshape.store.base import Store
 
@@ -138,6 +138,14 @@ def _scorer(advice: Advice, requests: int | None = None) -> Scorer:
     return scorer
 
 
+def _rescore(scorer: Scorer, s: Score, requests: int | None) -> Score:
+    """``s`` over the queries ``scorer`` runs: the advisor's own score when those are all of its
+    queries (the same seeded draw, so the same numbers), else the design scored again."""
+    if requests is None or requests >= QUERIES_PER_PATTERN:
+        return s
+    return scorer.score(s.design)
+
+
 def _sample_scale(advice: Advice, requests: int | None = None) -> Scorer:
     """The scorer with the horizon set to the sample's span and rate (reads as on the sample alone)."""
     span = advice.sample.span_seconds
@@ -177,7 +185,7 @@ def prove(
     loaded: list[_Loaded] = []
     try:
         for s in picked:
-            loaded.append(_create(s, scorer, store, f"{prefix}_{s.design.name}".replace("-", "_")))
+            loaded.append(_create(s, _rescore(scorer, s, requests), store, f"{prefix}_{s.design.name}".replace("-", "_")))
         _load(loaded, scorer, store)
         before = _scan_times(store, loaded, repeats)
         if copies > 1:
@@ -275,7 +283,7 @@ def spread(advice: Advice, k: int, requests: int | None = None, gaps: tuple[floa
     ``gaps`` that still leaves ``k``. Designs the model prices alike cannot show a rank agreement:
     their measured order is the noise's."""
     scorer = _scorer(advice, requests)
-    cost = {s.design.name: scorer.score(s.design).weighted_cost for s in advice.ranked}
+    cost = {s.design.name: _rescore(scorer, s, requests).weighted_cost for s in advice.ranked}
     top = advice.ranked[0]
     hands = [s for s in advice.hand() if s is not top]
     # A time-bucketed design packs many events into one row's qualifiers, which _load does not
@@ -383,7 +391,7 @@ def _encode(s: Score, columns: dict[str, Any]) -> tuple[list[bytes], list[list[b
     return keys, [ischema.encode_many({f: columns[f] for f in ischema.field_names}) for ischema in s.design.index_tables]
 
 
-def _create(s: Score, scorer: Scorer, store: Store, name: str) -> _Loaded:
+def _create(s: Score, predicted: Score, store: Store, name: str) -> _Loaded:
     """The design's tables, created empty at their split points."""
     tables = [name] + [f"{name}_i{j}" for j in range(len(s.design.index_tables))]
     for t in tables:
@@ -392,7 +400,7 @@ def _create(s: Score, scorer: Scorer, store: Store, name: str) -> _Loaded:
     store.create_table(_table(s.design.schema, name), s.design.split_keys)
     for j, ischema in enumerate(s.design.index_tables):
         store.create_table(_table(ischema, tables[j + 1]), ischema.split_keys())  # pre-split as the design's index TOML says
-    return _Loaded(s, scorer.score(s.design), tables, 0.0, 1.0 + len(s.design.index_tables), 0.0)
+    return _Loaded(s, predicted, tables, 0.0, 1.0 + len(s.design.index_tables), 0.0)
 
 
 def _load(loaded: list[_Loaded], scorer: Scorer, store: Store) -> None:
