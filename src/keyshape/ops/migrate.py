@@ -403,7 +403,7 @@ def _new_keys(old: KeySchema, new: KeySchema, keys: list[bytes]) -> tuple[list[b
     records: list[dict[str, Any] | None] = []
     for key in keys:
         try:
-            records.append(old.decode(key))
+            records.append(old.decode_exact(key))
         except (KeyshapeError, ValueError, TypeError) as exc:
             records.append(None)
             bad.append((to_string_binary(key), " ".join(str(exc).split())))

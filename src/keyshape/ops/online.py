@@ -51,7 +51,7 @@ class ReKeyer:
 
     def _new_key(self, key: bytes, rejects: list[str]) -> bytes | None:
         try:
-            return self.new.encode(self.old.decode(key))
+            return self.new.encode(self.old.decode_exact(key))
         except (KeyshapeError, ValueError, TypeError, OverflowError) as exc:
             rejects.append(f"{to_string_binary(key)}\t{' '.join(str(exc).split())}")
             return None

@@ -144,6 +144,8 @@ class ResaltSchema(PhoenixKeySchema):
     """A Phoenix table as the key schema of a re-salt: keys decode to Phoenix's own values, and
     only when they encode back to the same bytes after the salt (module docstring)."""
 
+    exact_decode = True  # decode below keeps Phoenix's own values and refuses a key that does not re-encode
+
     def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         key = bytes(key)
         values: dict[str, Any] = self.phoenix.key.decode(key, verify)

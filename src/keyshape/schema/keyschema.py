@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 
+from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema.batchdecode import decode_many
@@ -339,6 +340,28 @@ class KeySchema:
         with another schema).
         """
         return self._decoder()(key, verify)
+
+    #: Whether :meth:`decode` gives values that :meth:`encode` turns back into the very same key.
+    #: keyshape's own codecs do; a flavour whose decode rounds (Phoenix's TIMESTAMP to milliseconds)
+    #: says False, and :meth:`decode_exact` then checks every key.
+    exact_decode: bool = True
+
+    def decode_exact(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+        """:meth:`decode`, refusing a key its values do not encode back to (KeyshapeError).
+
+        What a copy into another design must use: a value decode rounds (a Phoenix TIMESTAMP's
+        nanoseconds) would move the row to another key, and two rows that differ only in what was
+        rounded would land on ONE key, the later overwriting the earlier. Free where
+        :attr:`exact_decode` holds; otherwise one encode per key. ``verify`` as in :meth:`decode`.
+        """
+        record = self.decode(key, verify)
+        if not self.exact_decode and self.encode(record) != bytes(key):
+            raise KeyshapeError(
+                f"key {to_string_binary(bytes(key))} does not encode back from its decoded values "
+                f"(this schema's decode rounds them, e.g. a Phoenix TIMESTAMP's nanoseconds): copied, it would "
+                "move to another key or overwrite a neighbour, so it is rejected"
+            )
+        return record
 
     def _decode_generic(self, key: bytes, verify: bool = True) -> dict[str, Any]:
         """:meth:`decode` walking the field specs: the reference the compiled decoder equals."""
