@@ -192,3 +192,19 @@ def test_a_thinned_sample_prices_an_entity_window_like_the_whole_one(tmp_path: P
     for label in ("sensor + ts", "sensor + ts_hour [hour buckets]"):
         a, b = (next(s for s in adv.ranked if s.design.label == label) for adv in (whole, cut))
         assert b.pattern("a sensor's last 6 hours").rows == pytest.approx(a.pattern("a sensor's last 6 hours").rows, rel=0.15), label
+
+
+def test_prove_leaves_a_bucketed_top_design_out_and_says_why(tmp_path: Path) -> None:
+    """prove loads one cell per record: a bucketed design's events would overwrite each other in
+    their bucket's row, so its measurement would be wrong. It is named as not measured, and the
+    next designs are measured in its place (k of them, none bucketed)."""
+    from keyshape.analysis.advise.prove import pick
+
+    advice = advise(_data(tmp_path), _workload(tmp_path, DAY_WINDOW))
+    assert advice.top.design.shape.bucket_ms  # the top design is bucketed here
+    picked, skipped = pick(advice, k=2)
+    assert len(skipped) >= 1 and advice.top.design.name in skipped[0] and "time-bucketed" in skipped[0]
+    assert picked[:2] == [s for s in advice.ranked if not s.design.shape.bucket_ms][:2]
+    assert all(not s.design.shape.bucket_ms for s in picked)
+    chosen, said = pick(advice, chosen=advice.ranked[:3])
+    assert all(not s.design.shape.bucket_ms for s in chosen) and len(chosen) + len(said) == 3

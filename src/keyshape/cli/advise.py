@@ -133,6 +133,8 @@ def advise_command(
         from keyshape.store import open_store
 
         proof = prove(result, open_store(url), k=prove_k, prefix="ksv_prove")
+        for line in proof.skipped:
+            out.print(f"not measured: {line}", highlight=False, soft_wrap=True)
         for m in proof.designs:
             lat = "; ".join(f"{n}: p50 {a:.1f} / p99 {b:.1f} ms" for n, (a, b) in m.latency_ms.items())
             cost = f"weighted cost predicted {m.predicted_cost:,.1f}, measured {m.measured_cost:,.1f} ms/s (reads {m.measured_read_cost:,.1f})"

@@ -60,7 +60,7 @@ from keyshape.analysis.advise.score import QUERIES_PER_PATTERN, Score, Scorer
 from keyshape.schema.keyschema import KeySchema
 from keyshape.store.base import Store
 
-__all__ = ["Proof", "Measured", "prove", "spearman", "spread", "MAX_COPIES"]
+__all__ = ["Proof", "Measured", "pick", "prove", "spearman", "spread", "MAX_COPIES"]
 
 PUT_CHUNK = 250  # rows per timed write chunk
 VALUE_QUALIFIER = b"v"
@@ -102,9 +102,15 @@ class Proof:
     designs: list[Measured]
     spearman: float  # predicted vs measured weighted cost
     read_spearman: float = 0.0  # the reads alone
+    skipped: list[str] = dataclasses.field(default_factory=list)  # designs not measured, each with why
 
     def to_dict(self) -> dict[str, Any]:
-        return {"designs": [d.to_dict() for d in self.designs], "spearman": self.spearman, "read_spearman": self.read_spearman}
+        return {
+            "designs": [d.to_dict() for d in self.designs],
+            "spearman": self.spearman,
+            "read_spearman": self.read_spearman,
+            "skipped": list(self.skipped),
+        }
 
 
 def _ranks(x: list[float]) -> np.ndarray:
@@ -174,12 +180,33 @@ class _Loaded:
     per_row_ms: list[float] = dataclasses.field(default_factory=list)  # each table's measured time per row
 
 
+def pick(advice: Advice, k: int = 3, chosen: list[Score] | None = None) -> tuple[list[Score], list[str]]:
+    """The designs :func:`prove` measures: the top ``k`` and the hand designs (or ``chosen``),
+    and the designs left out, each with why.
+
+    A time-bucketed design packs a bucket's events into one row's qualifiers, which the loader
+    does not write (one cell per record: a bucket's events would overwrite each other), so its
+    numbers would be wrong: it is left out, said so, and the next design takes its place."""
+    pool = chosen if chosen is not None else advice.ranked
+    bucketed = [s for s in pool if s.design.shape.bucket_ms and not s.design.hand]
+    skipped = [
+        f"{s.design.name}: time-bucketed (its packed rows and their compaction are the writer's; prove writes one cell per record)"
+        for s in bucketed
+        if chosen is not None or s.rank <= k
+    ]
+    measurable = [s for s in pool if s not in bucketed]
+    if chosen is not None:
+        return measurable, skipped
+    top = measurable[:k]  # in rank order, a hand design among them counting as one of the k
+    return top + [s for s in measurable[k:] if s.design.hand], skipped
+
+
 def prove(
     advice: Advice, store: Store, k: int = 3, requests: int = 20, prefix: str = "ksprove", repeats: int = 5, chosen: list[Score] | None = None
 ) -> Proof:
-    """Measure the top ``k`` designs and the hand designs (or ``chosen``) on ``store`` (see the
-    module docstring)."""
-    picked = chosen if chosen is not None else [s for s in advice.ranked if s.rank <= k or s.design.hand]
+    """Measure the designs :func:`pick` chooses (the top ``k`` and the hand designs, or ``chosen``)
+    on ``store`` (see the module docstring); those it leaves out are in :attr:`Proof.skipped`."""
+    picked, skipped = pick(advice, k, chosen)
     scorer = _scorer(advice, requests)
     copies = copies_for(scorer)
     loaded: list[_Loaded] = []
@@ -204,6 +231,7 @@ def prove(
         out,
         spearman([m.predicted_cost for m in out], [m.measured_cost for m in out]),
         spearman([m.predicted_read_cost for m in out], [m.measured_read_cost for m in out]),
+        skipped,
     )
 
 
