@@ -248,7 +248,7 @@ def test_an_unsplit_table_on_the_cluster_splits_as_simulated(hbase_cluster: Any,
     parent's daughters on the parent's server, so a lone sequential table splits there as on the
     standalone (SteppingSplitPolicy counts the table's regions on that server), and the
     simulation with the same sizes predicts it within the same stated tolerances."""
-    from test_splitsim_hbase import _check, _load_and_simulate, _schema
+    from splitsim_calibration import _check, _load_and_simulate, _schema
 
     rows = 150_000
     # 20,000 rows/s: three region servers and a master share the 2 cores, so flushes and splits
