@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from keyshape.cli.options import hbase_option, open_from_options, user_option
+from keyshape.cli.options import hbase_option, online_options, open_from_options, user_option
 
 from keyshape.errors import BadInput
 
@@ -138,17 +138,7 @@ def split_plan_command(
     help="Keep NEW in step while writers keep writing OLD: keyshape joins as an HBase replication peer of OLD's table "
     "and re-keys every replicated edit into NEW during and after the copy; a second run resumes.",
 )
-@click.option("--set-replication-scope", is_flag=True, help="--online: set REPLICATION_SCOPE => 1 on OLD's families that lack it.")
-@click.option("--cutover", is_flag=True, help="--online: wait for the stream to catch up, verify OLD against NEW, remove the peer.")
-@click.option(
-    "--max-lag",
-    type=click.FloatRange(min=0),
-    default=2.0,
-    show_default=True,
-    metavar="S",
-    help="--cutover: verify once OLD's region servers report a replication lag of at most S seconds.",
-)
-@click.option("--sink-bind", default=None, metavar="HOST:PORT", help="--online: the address OLD's region servers reach keyshape's sink at.")
+@online_options
 def migrate_command(
     old_path: str,
     new_path: str,

@@ -96,6 +96,33 @@ def hbase_option(*, required: bool = False, what: str = "", embedded: bool = Tru
     return click.option("--hbase", "url", default=None, metavar="URL", help=text)
 
 
+def online_options(fn: Any) -> Any:
+    """What a live migration takes besides ``--online`` itself (``migrate`` and ``phoenix resalt``:
+    the same run, ``keyshape.ops.migrate_online``): ``--set-replication-scope``, ``--cutover``,
+    ``--max-lag S`` and ``--sink-bind HOST:PORT``."""
+    for option in reversed(
+        (
+            click.option("--set-replication-scope", is_flag=True, help="--online: set REPLICATION_SCOPE => 1 on the source's families that lack it."),
+            click.option(
+                "--cutover", is_flag=True, help="--online: wait for the stream to catch up, verify the source against the target, remove the peer."
+            ),
+            click.option(
+                "--max-lag",
+                type=click.FloatRange(min=0),
+                default=2.0,
+                show_default=True,
+                metavar="S",
+                help="--cutover: verify once the source's region servers report a replication lag of at most S seconds.",
+            ),
+            click.option(
+                "--sink-bind", default=None, metavar="HOST:PORT", help="--online: the address the source's region servers reach keyshape's sink at."
+            ),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
 USER_HELP = (
     "With --hbase: the user to act as (SIMPLE authentication; default: $HADOOP_USER_NAME, else the "
     "login user). HBase checks ACLs against it. Refused under auth=kerberos, where the principal acts."

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.options import hbase_option, user_option
+from keyshape.cli.options import hbase_option, online_options, user_option
 
 from keyshape.errors import KeyshapeError
 
@@ -193,16 +193,7 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
     help="With --apply: keep TARGET in step while writers keep writing the table, as 'keyshape migrate --online' "
     "(keyshape joins as an HBase replication peer; every cell keeps its timestamp and type; a second run resumes).",
 )
-@click.option("--set-replication-scope", is_flag=True, help="--online: set REPLICATION_SCOPE => 1 on the table's families that lack it.")
-@click.option("--cutover", is_flag=True, help="--online: wait for the stream to catch up, verify the table against TARGET, remove the peer.")
-@click.option(
-    "--max-lag",
-    type=click.FloatRange(min=0),
-    default=2.0,
-    show_default=True,
-    metavar="S",
-    help="--cutover: verify once the region servers report a replication lag of at most S seconds.",
-)
+@online_options
 @click.option(
     "--state",
     "state_path",
@@ -221,6 +212,7 @@ def phoenix_resalt(
     set_replication_scope: bool,
     cutover: bool,
     max_lag: float,
+    sink_bind: str | None,
     state_path: str | None,
 ) -> None:
     """Re-salt a table to BUCKETS: print the target's CREATE TABLE; with --apply copy and verify;
@@ -230,8 +222,8 @@ def phoenix_resalt(
 
     if online and not (apply and url):
         raise click.UsageError("--online needs --apply and --hbase HOST:PORT (the HBase that Phoenix runs on)")
-    if not online and (set_replication_scope or cutover or state_path):
-        raise click.UsageError("--set-replication-scope, --cutover and --state apply to --online only")
+    if not online and (set_replication_scope or cutover or state_path or sink_bind):
+        raise click.UsageError("--set-replication-scope, --cutover, --sink-bind and --state apply to --online only")
     source = _table(ddl_path, table_name)
     ddl = target_ddl(source, target_name.upper(), buckets)
     if not apply:
@@ -244,7 +236,7 @@ def phoenix_resalt(
     if not url:
         raise KeyshapeError("--apply needs --hbase HOST:PORT (the HBase that Phoenix runs on)")
     if online:
-        _resalt_online(url, source, parse_ddl(ddl), ddl_path, state_path, set_replication_scope, cutover, max_lag)
+        _resalt_online(url, source, parse_ddl(ddl), ddl_path, state_path, set_replication_scope, cutover, max_lag, sink_bind)
         return
     from rich.console import Console
 
@@ -266,7 +258,15 @@ def phoenix_resalt(
 
 
 def _resalt_online(
-    url: str, source: Any, target: Any, ddl_path: str, state_path: str | None, set_replication_scope: bool, cutover: bool, max_lag: float
+    url: str,
+    source: Any,
+    target: Any,
+    ddl_path: str,
+    state_path: str | None,
+    set_replication_scope: bool,
+    cutover: bool,
+    max_lag: float,
+    sink_bind: str | None,
 ) -> None:
     """``resalt --apply --online``: ``migrate --online``'s run (status line, Ctrl-C, cut-over) with
     the re-salt's key schemas, once TARGET is known to be Phoenix's own table."""
@@ -279,4 +279,4 @@ def _resalt_online(
         old, new = online_schemas(store, source, target, ddl_path)
     finally:
         store.close()
-    _migrate_online(url, old, new, state_path, None, set_replication_scope, cutover, max_lag, None, 1000, None)
+    _migrate_online(url, old, new, state_path, None, set_replication_scope, cutover, max_lag, sink_bind, 1000, None)
