@@ -14,9 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import phoenix_server  # tools/hbase/phoenix_server.py (pytest pythonpath)
 import pytest
-import standalone
 from phoenix_oracle import PhoenixOracle, from_param, to_param
 
 from keyshape.phoenix import PhoenixTable, PhoenixTimestamp, parse_ddl
@@ -25,25 +23,6 @@ from keyshape.phoenix.resalt import resalt, target_ddl
 from keyshape.store.hbase import HBaseStore
 
 pytestmark = [pytest.mark.phoenix, pytest.mark.hbase]
-
-
-@pytest.fixture(scope="module")
-def phoenix_url() -> Iterator[str]:
-    url = os.environ.get("KEYSHAPE_PHOENIX_URL", "").strip()
-    if url:
-        yield url
-        return
-    try:
-        # run/pytest-phoenix, or -2... while another session holds it (as the standalone fixture).
-        run_dir, lock = standalone.claim_run_dir(Path(standalone.HERE) / "run" / "pytest-phoenix")
-        instance = phoenix_server.start_scratch(run_dir)
-    except standalone.StartFailed as exc:
-        pytest.fail(str(exc), pytrace=False)
-    try:
-        yield instance.url
-    finally:
-        instance.stop()
-        lock.close()
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import phoenix_server  # tools/hbase/phoenix_server.py (pytest pythonpath)
 import pytest
-import standalone
 from online_migration import ROOT, content, wait_for
 from phoenix_oracle import PhoenixOracle, from_param
 
@@ -41,24 +38,6 @@ from keyshape.store.hbase import HBaseStore
 
 ROWS = 10_000  # filled through Phoenix before the re-salt; the writer also adds ids ROWS..ROWS+499
 AT_MS = 1_767_225_600_000
-
-
-@pytest.fixture(scope="module")
-def phoenix_url() -> Iterator[str]:
-    url = os.environ.get("KEYSHAPE_PHOENIX_URL", "").strip()
-    if url:
-        yield url
-        return
-    try:
-        run_dir, lock = standalone.claim_run_dir(Path(standalone.HERE) / "run" / "pytest-phoenix")
-        instance = phoenix_server.start_scratch(run_dir)
-    except standalone.StartFailed as exc:
-        pytest.fail(str(exc), pytrace=False)
-    try:
-        yield instance.url
-    finally:
-        instance.stop()
-        lock.close()
 
 
 def _params(i: int, version: int) -> list[str]:
