@@ -87,6 +87,7 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
     store = open_store(hbase_cluster.url)
     store.create_table(seq_schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
     create_table_from_schema(store, salt_schema)
+    store.set_balancer(False)  # the placement stays as spread below (a restarted server draws the balancer's moves)
     spread_over_the_servers(store, salt_schema.table.full_name)
     options = ServeOptions(
         lambda: open_store(hbase_cluster.url), str(tmp_path / "h.db"), [f"kss_c*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0
@@ -121,6 +122,7 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
         assert f'keyshape_verdict{{table="{seq}"}} 2' in metrics and f'keyshape_verdict{{table="{salt}"}} 0' in metrics
     finally:
         service.stop()
+        store.set_balancer(True)
         for table in (seq, salt):
             store.delete_table(table)
         store.close()
