@@ -180,6 +180,13 @@ class _Loaded:
     per_row_ms: list[float] = dataclasses.field(default_factory=list)  # each table's measured time per row
 
 
+def measurable(score: Score) -> bool:
+    """Whether :func:`prove` can load ``score``'s design as it is priced: not a time-bucketed one
+    (its packed rows and their compaction are the writer's; prove writes one cell per record).
+    A hand design is taken as written."""
+    return score.design.hand or not score.design.shape.bucket_ms
+
+
 def pick(advice: Advice, k: int = 3, chosen: list[Score] | None = None) -> tuple[list[Score], list[str]]:
     """The designs :func:`prove` measures: the top ``k`` and the hand designs (or ``chosen``),
     and the designs left out, each with why.
@@ -188,17 +195,17 @@ def pick(advice: Advice, k: int = 3, chosen: list[Score] | None = None) -> tuple
     does not write (one cell per record: a bucket's events would overwrite each other), so its
     numbers would be wrong: it is left out, said so, and the next design takes its place."""
     pool = chosen if chosen is not None else advice.ranked
-    bucketed = [s for s in pool if s.design.shape.bucket_ms and not s.design.hand]
+    bucketed = [s for s in pool if not measurable(s)]
     skipped = [
         f"{s.design.name}: time-bucketed (its packed rows and their compaction are the writer's; prove writes one cell per record)"
         for s in bucketed
         if chosen is not None or s.rank <= k
     ]
-    measurable = [s for s in pool if s not in bucketed]
+    loadable = [s for s in pool if s not in bucketed]
     if chosen is not None:
-        return measurable, skipped
-    top = measurable[:k]  # in rank order, a hand design among them counting as one of the k
-    return top + [s for s in measurable[k:] if s.design.hand], skipped
+        return loadable, skipped
+    top = loadable[:k]  # in rank order, a hand design among them counting as one of the k
+    return top + [s for s in loadable[k:] if s.design.hand], skipped
 
 
 def prove(
@@ -316,9 +323,7 @@ def spread(advice: Advice, k: int, requests: int | None = None, gaps: tuple[floa
     hands = [s for s in advice.hand() if s is not top]
     # A time-bucketed design packs many events into one row's qualifiers, which _load does not
     # write (one row per record): it is left out rather than measured as another layout.
-    others = sorted(
-        (s for s in advice.ranked if s is not top and not s.design.hand and not s.design.shape.bucket_ms), key=lambda s: cost[s.design.name]
-    )
+    others = sorted((s for s in advice.ranked if s is not top and not s.design.hand and measurable(s)), key=lambda s: cost[s.design.name])
     want = max(0, k - 1 - len(hands))
     rest: list[Score] = []
     for gap in gaps:
