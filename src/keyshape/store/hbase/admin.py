@@ -660,6 +660,14 @@ class HBaseAdmin:
         status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
         return sorted(f"{s.host_name},{s.port},{s.start_code}" for s in status.cluster_status.dead_servers)
 
+    def regions_in_transition(self) -> list[str]:
+        """The regions the master has in transition (opening, closing, splitting...), each as
+        ``region name: STATE``; empty when every region is settled."""
+        request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.REGIONS_IN_TRANSITION])
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
+        state = ClusterStatus_pb2.RegionState.State
+        return sorted(f"{to_string_binary(r.spec.value)}: {state.Name(r.region_state.state)}" for r in status.cluster_status.regions_in_transition)
+
     def unclaimed_replication_queues(self, peer_id: str, servers: Sequence[str], parent: str = "/hbase") -> list[str] | None:
         """Which of ``servers`` (``host,port,startcode``: dead ones) still own a replication queue
         for ``peer_id`` that no live server has claimed: read from ZooKeeper, where HBase 2.x keeps
