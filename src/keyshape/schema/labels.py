@@ -18,7 +18,7 @@ from keyshape.errors import KeyshapeError
 if TYPE_CHECKING:  # annotations only
     from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["key_label", "label_legend"]
+__all__ = ["key_label", "label_legend", "leading_values"]
 
 _VALUE_CHARS = 24
 _RUN = -1  # _field_end: the field runs into the next one
@@ -55,28 +55,52 @@ def key_label(schema: KeySchema, key: bytes) -> str:
         pos = p.head_width
         if len(key) > p.width and key[p.width : pos] != (sep if p.sep_after else b""):
             return to_string_binary(key)
+    values, pos, run = _leading(schema, key, pos)
+    parts += [_value_text(schema.field(name), v) for name, v in values.items()]
+    if run:  # fields run together with no separator (encode-only): shown as written
+        parts.append(_cut(to_string_binary(key[pos:])))
+        pos = len(key)
+    if not parts:
+        return to_string_binary(key)
+    return " · ".join(parts) + ("…" if pos < len(key) else "")
+
+
+def leading_values(schema: KeySchema, key: bytes) -> dict[str, Any]:
+    """The leading fields a possibly partial ``key`` holds whole, by name (``{}`` when it holds
+    none, or its prefix does not read): what a split point such as ``t04`` or the first 8 bytes
+    of a 12-byte key says about the rows of its region. Never raises."""
+    key = bytes(key)
+    p, sep = schema.prefix, schema.separator
+    pos = 0
+    if p.width:
+        if len(key) < p.width or (len(key) > p.width and key[p.width : p.head_width] != (sep if p.sep_after else b"")):
+            return {}
+        pos = p.head_width
+    return _leading(schema, key, pos)[0]
+
+
+def _leading(schema: KeySchema, key: bytes, pos: int) -> tuple[dict[str, Any], int, bool]:
+    """The fields read whole from ``pos`` on, where reading stopped, and whether the rest runs
+    together with no separator (an encode-only key whose field ends are unknowable)."""
+    sep = schema.separator
     fields = schema.fields
+    out: dict[str, Any] = {}
     for i, f in enumerate(fields):
         if pos >= len(key):
             break
         try:
             end = _field_end(schema, i, key, pos)
             if end == _RUN:
-                # Fields run together with no separator (encode-only): show them as written.
-                parts.append(_cut(to_string_binary(key[pos:])))
-                pos = len(key)
-                break
+                return out, pos, True
             value, pos = f.decode_at(key, pos, end)
         except (KeyshapeError, ValueError, IndexError):
             break
-        parts.append(_value_text(f, value))
+        out[f.name] = value
         if i < len(fields) - 1 and sep and pos < len(key):
             if key[pos : pos + len(sep)] != sep:
                 break
             pos += len(sep)
-    if not parts:
-        return to_string_binary(key)
-    return " · ".join(parts) + ("…" if pos < len(key) else "")
+    return out, pos, False
 
 
 def _field_end(schema: KeySchema, i: int, key: bytes, pos: int) -> int | None:
