@@ -116,9 +116,11 @@ class PhoenixOracle:
     def execute(self, sql: str) -> None:
         self.ask("EXEC", sql)
 
-    def keys(self, sql: str, *params: str) -> dict[str, bytes]:
+    def keys(self, sql: str, *params: str, tenant: str | None = None) -> dict[str, bytes]:
+        """The rows ``sql`` would write (table -> key), through the global connection or, with
+        ``tenant``, through a tenant-specific one (``TenantId=tenant``)."""
         out: dict[str, bytes] = {}
-        for item in self.ask("KEYS", sql, *params):
+        for item in self.ask(*_through(tenant), "KEYS", sql, *params):
             table, _, hexkey = item.partition("=")
             out[table] = bytes.fromhex(hexkey)
         return out
@@ -129,6 +131,10 @@ class PhoenixOracle:
     def regions(self, table: str) -> list[tuple[bytes, bytes]]:
         return [tuple(bytes.fromhex(p) for p in r.split(",")) for r in self.ask("REGIONS", table)]  # type: ignore[misc]
 
+    def scans(self, sql: str, *params: str, tenant: str | None = None) -> list[str]:
+        """The ``start,stop`` hex scans of Phoenix's plan for ``sql`` (see SCAN)."""
+        return self.ask(*_through(tenant), "SCAN", sql, *params)
+
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
@@ -136,6 +142,10 @@ class PhoenixOracle:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+def _through(tenant: str | None) -> tuple[str, ...]:
+    return () if tenant is None else ("TENANT", tenant)
 
 
 class PhoenixOracleError(Exception):

@@ -58,6 +58,11 @@ def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
 
 
 _TABLE = click.option("--table", "table_name", default=None, help="Table or index in the file (default: the first).")
+_TENANT_CONNECTION = click.option(
+    "--tenant-connection",
+    is_flag=True,
+    help="The key as a tenant-specific connection (TenantId=) writes and scans it: a DESC tenant column's ascending bytes.",
+)
 
 
 @click.group("phoenix")
@@ -115,13 +120,14 @@ def phoenix_key() -> None:
 @click.argument("values", nargs=-1, metavar="COLUMN=VALUE...")
 @_TABLE
 @click.option("--hex", "as_hex", is_flag=True, help="Print the key as hex.")
-def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str | None, as_hex: bool) -> None:
+@_TENANT_CONNECTION
+def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str | None, as_hex: bool, tenant_connection: bool) -> None:
     """Print the row key Phoenix writes for COLUMN=VALUE... (PK columns; absent ones are NULL)."""
     from keyshape.core.hbytes import to_string_binary
 
     table = _table(ddl_path, table_name)
     record = _record(table, values)
-    key = table.key.encode(record)
+    key = table.key.encode(record, tenant_connection)
     click.echo(key.hex() if as_hex else to_string_binary(key))
 
 
@@ -130,8 +136,12 @@ def phoenix_key_encode(ddl_path: str, values: tuple[str, ...], table_name: str |
 @click.argument("key")
 @_TABLE
 @click.option("--hex", "as_hex", is_flag=True, help="KEY is hex (as the HBase shell's or a log's bytes).")
-def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: bool) -> None:
-    """Print the PK values of KEY (toStringBinary, or hex with --hex), one COLUMN=VALUE per line."""
+@_TENANT_CONNECTION
+def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: bool, tenant_connection: bool) -> None:
+    """Print the PK values of KEY (toStringBinary, or hex with --hex), one COLUMN=VALUE per line.
+    With a DESC tenant column a key reads in the global or the tenant-connection layout: without
+    --tenant-connection both are tried, and stderr says which one read it (both: the global one
+    is printed, the other on stderr)."""
     from keyshape.core.hbytes import to_bytes_binary
 
     table = _table(ddl_path, table_name)
@@ -143,21 +153,28 @@ def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: 
     else:
         raw = to_bytes_binary(key, strict=True)
     columns = {c.name: c for c in table.key.columns}
-    for name, value in table.key.decode(raw).items():
+    readings = [("tenant", table.key.through_tenant_connection().decode(raw))] if tenant_connection else table.key.decode_any(raw)
+    for name, value in readings[0][1].items():
         click.echo(f"{name}={_show(columns[name], value)}")
+    if not tenant_connection and readings[0][0] == "tenant":
+        click.echo("note: read in the tenant-connection layout (written through TenantId=: ascending tenant id)", err=True)
+    for _, other in readings[1:]:
+        shown = " ".join(f"{n}={_show(columns[n], v)}" for n, v in other.items())
+        click.echo(f"note: read in the global-connection layout; in the tenant-connection one it is {shown}", err=True)
 
 
 @phoenix_key.command("ranges")
 @click.argument("ddl_path", metavar="DDL.sql")
 @click.argument("values", nargs=-1, metavar="COLUMN=VALUE...")
 @_TABLE
-def phoenix_key_ranges(ddl_path: str, values: tuple[str, ...], table_name: str | None) -> None:
+@_TENANT_CONNECTION
+def phoenix_key_ranges(ddl_path: str, values: tuple[str, ...], table_name: str | None, tenant_connection: bool) -> None:
     """Print the [start, stop) scan ranges holding every row with these leading PK values (one per
     salt bucket): start, a tab, stop (toStringBinary; an empty stop is the table's end)."""
     from keyshape.core.hbytes import to_string_binary
 
     table = _table(ddl_path, table_name)
-    for start, stop in table.key.scan_ranges(**_record(table, values)):
+    for start, stop in table.key.scan_ranges(tenant_connection, **_record(table, values)):
         click.echo(f"{to_string_binary(start)}\t{to_string_binary(stop)}")
 
 

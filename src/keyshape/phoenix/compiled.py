@@ -91,7 +91,7 @@ def compile_encoder(key: PhoenixKey, general: Callable[[Mapping[str, Any]], byte
     columns = key.columns
     for i, c in enumerate(columns):
         compiled = _column(i, c.name, c.type.name, c.type.length, c.type.width)
-        if compiled is None or c.pad_to is not None:
+        if compiled is None or c.pad_to is not None or c.tenant_ascending:
             return general
         guard, expr = compiled
         if c.desc:
@@ -164,7 +164,7 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
 
     columns = key.columns
     n = key.salt_buckets
-    if any(c.pad_to is not None for c in columns) or n is not None and (type(n) is not int or not 1 <= n <= 256):
+    if any(c.pad_to is not None or c.tenant_ascending for c in columns) or n is not None and (type(n) is not int or not 1 <= n <= 256):
         return general  # (a bad SALT_BUCKETS is the general walk's one-line error)
     env: dict[str, Any] = {
         "general": general,

@@ -17,7 +17,7 @@ everything after it (``keyshape.core.hashing.phoenix_salt``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -67,6 +67,10 @@ class PhoenixColumn:
     # An index column from a data DECIMAL(p,s) column in the other sort order: Phoenix takes the
     # data row's bytes (written in the data column's order, data_desc) and inverts them.
     data_desc: bool | None = None
+    # The tenant column of a MULTI_TENANT table as a tenant connection (TenantId=) writes and scans
+    # it: ScanUtil.getTenantIdBytes takes the value's ASCENDING bytes even when the column is DESC,
+    # padded with the DESC pad byte (CHAR 0xDF, BINARY 0xFF), before the DESC separator (0xFF).
+    tenant_ascending: bool = False
 
     @classmethod
     def of(
@@ -113,9 +117,10 @@ class PhoenixKey:
                 raise PhoenixKeyError(f"VARBINARY column {c.name} must be the last PK column (Phoenix error 1005); use BINARY(n) or move it last")
             if c.type.name == "VARBINARY" and c.desc:
                 raise PhoenixKeyError(f"VARBINARY column {c.name} cannot be DESC (Phoenix error 1056)")
-        if self.multi_tenant and (self.columns[0].type.name not in ("CHAR", "VARCHAR") or len(self.columns) < 2):
+        if self.multi_tenant and (len(self.columns) < 2 or self.columns[0].nullable):
             raise PhoenixKeyError(
-                "a MULTI_TENANT table's first PK column must be the tenant id (CHAR or VARCHAR) followed by at least one more PK column"
+                "Phoenix refuses this MULTI_TENANT table (error 1040: it must have two or more PK columns "
+                "with the first, the tenant id, NOT NULL): add a PK column or declare the first NOT NULL"
             )
         self._compile()
 
@@ -139,6 +144,55 @@ class PhoenixKey:
     def names(self) -> tuple[str, ...]:
         return self._names
 
+    # --- the connection a row is written through ------------------------------------------------
+
+    @property
+    def connection_dependent(self) -> bool:
+        """True when a row's key depends on the connection that writes it: a MULTI_TENANT table
+        (or its index) whose tenant column is DESC (see :meth:`through_tenant_connection`)."""
+        return self.multi_tenant and self.columns[0].desc
+
+    def through_tenant_connection(self) -> PhoenixKey:
+        """This key as a tenant-specific connection (``TenantId=``) writes and scans it.
+
+        Phoenix 5.2.1 turns TenantId into the tenant column's type and takes its ASCENDING bytes
+        (``ScanUtil.getTenantIdBytes``: ``toBytes(toObject(tenantId))``, then ``pad`` in the
+        column's order), whatever the column's order; the global connection writes a DESC tenant
+        column inverted, like any DESC column. So a DESC tenant column gives one row two keys, and
+        each connection's scans find only the rows written through its own kind of connection.
+        For an ASC tenant column (or a table that is not MULTI_TENANT) both are the same key:
+        ``self`` is returned."""
+        if not self.connection_dependent:
+            return self
+        cached: PhoenixKey | None = self.__dict__.get("_tenant_key")
+        if cached is None:
+            tenant = replace(self.columns[0], tenant_ascending=True)
+            cached = PhoenixKey((tenant, *self.columns[1:]), self.salt_buckets, self.multi_tenant, self.row_key_order_optimizable)
+            self.__dict__["_tenant_key"] = cached
+        return cached
+
+    def layout(self, tenant_connection: bool) -> PhoenixKey:
+        """:meth:`through_tenant_connection` when ``tenant_connection``, else ``self``."""
+        return self.through_tenant_connection() if tenant_connection else self
+
+    def decode_any(self, key: bytes, verify: bool = True) -> list[tuple[str, dict[str, Any]]]:
+        """Every layout that reads ``key``, as ``(connection, values)``: ``"global"`` and, for a
+        DESC tenant column, ``"tenant"`` (see :meth:`through_tenant_connection`), in that order.
+        Raises the global layout's error when neither reads it."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        error: PhoenixKeyError | None = None
+        for name, layout in (("global", self), ("tenant", self.through_tenant_connection())):
+            if name == "tenant" and layout is self:
+                break
+            try:
+                out.append((name, layout.decode(key, verify)))
+            except PhoenixKeyError as exc:
+                error = error or exc
+        if not out:
+            assert error is not None
+            raise error
+        return out
+
     # --- one column ----------------------------------------------------------------------------
 
     def _column_bytes(self, c: PhoenixColumn, value: Any) -> bytes:
@@ -161,6 +215,8 @@ class PhoenixKey:
         width = c.type.width if c.type.fixed else c.pad_to
         if width is not None and len(data) < width:
             data += (b" " if c.type.name in ("CHAR", "VARCHAR") else b"\x00") * (width - len(data))
+        if c.tenant_ascending and c.desc:
+            return self._tenant_bytes(c, value, data)
         if not c.desc:
             return data
         if c.type.name == "DECIMAL" and c.type.scale is not None and fraction_digits(value) > c.type.scale:
@@ -183,6 +239,29 @@ class PhoenixKey:
                 )
             return data
         return _invert(data)
+
+    @staticmethod
+    def _tenant_bytes(c: PhoenixColumn, value: Any, data: bytes) -> bytes:
+        """A DESC tenant column's bytes through a tenant connection (``data``: its ASC bytes,
+        padded): PDataType.pad pads in the column's order, so the padding alone is inverted."""
+        name = c.type.name
+        if name == "VARCHAR" and c.type.length is not None:
+            # PVarchar.isSizeCompatible reads the ASC bytes as DESC ones: "Undecodable byte"
+            raise PhoenixKeyError(
+                f"column {c.name}: Phoenix 5.2.1 fails to write through a tenant connection to a DESC "
+                f"{c.type.sql} tenant column (UndecodableByteException: it reads the ascending tenant id "
+                "as DESC bytes); declare it VARCHAR without a length, or write through the global connection"
+            )
+        if name == "DECIMAL" and c.type.scale is not None and fraction_digits(value) > c.type.scale:
+            raise PhoenixKeyError(
+                f"column {c.name}: a tenant id with more fraction digits than {c.type.sql} holds is not supported "
+                "yet by keyshape through a tenant connection (Phoenix does not cut it to the scale there); round it"
+            )
+        if c.type.fixed and name in ("CHAR", "BINARY"):
+            value_bytes = c.type.encode(value)
+            pad = 0xDF if name == "CHAR" else 0xFF  # the inverted space / zero byte
+            return value_bytes + bytes([pad]) * (len(data) - len(value_bytes))
+        return data
 
     def _separator(self, c: PhoenixColumn, was_null: bool) -> int:
         # SchemaUtil.getSeparatorByte(rowKeyOrderOptimizable, isNullValue, sortOrder)
@@ -226,8 +305,12 @@ class PhoenixKey:
             raise PhoenixKeyError("this table is not salted (no SALT_BUCKETS)")
         return phoenix_salt(unsalted, self.salt_buckets)
 
-    def encode(self, record: Mapping[str, Any]) -> bytes:
-        """The row key Phoenix writes for ``record`` (a mapping of PK column name to value)."""
+    def encode(self, record: Mapping[str, Any], tenant_connection: bool = False) -> bytes:
+        """The row key Phoenix writes for ``record`` (a mapping of PK column name to value); with
+        ``tenant_connection``, as a tenant-specific connection writes it (see
+        :meth:`through_tenant_connection`: it differs for a DESC tenant column only)."""
+        if tenant_connection and self.connection_dependent:
+            return self.through_tenant_connection().encode(record)
         rest: bytes = self._encode_rest(record)
         if self.salt_buckets is None:
             return rest
@@ -310,7 +393,11 @@ class PhoenixKey:
     def _value(self, c: PhoenixColumn, data: bytes) -> Any:
         if not data:
             return None
-        if c.desc:
+        if c.tenant_ascending and c.desc:
+            if c.type.name in ("CHAR", "BINARY"):
+                pad = 0xDF if c.type.name == "CHAR" else 0xFF
+                data = data.rstrip(bytes([pad]))
+        elif c.desc:
             data = _invert(data)
         try:
             return c.type.decode(data)
@@ -366,7 +453,7 @@ class PhoenixKey:
             out.update(bytes([b]) + p for p in prefixes)
         return sorted(out)
 
-    def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
+    def scan_ranges(self, tenant_connection: bool = False, **leading: Any) -> list[tuple[bytes, bytes]]:
         """``[start, stop)`` ranges that hold every row whose leading PK columns equal ``leading``,
         as Phoenix's own scan for ``WHERE`` those columns equal those values: one per salt bucket
         on a salted table (``stop == b""`` means to the end).
@@ -374,7 +461,11 @@ class PhoenixKey:
         The start stops before the separator that ends the last given variable-width value:
         a row whose remaining columns are all NULL has no separator there (trailing NULLs are not
         written), so ``A = 'a'`` starts at ``61``, not ``6100`` (Phoenix scans ``[61, 6101)``).
-        Every PK column given is one row: ``[key, key + 00)``, in its own salt bucket only."""
+        Every PK column given is one row: ``[key, key + 00)``, in its own salt bucket only.
+        With ``tenant_connection``, the ranges a tenant-specific connection scans (and the rows it
+        wrote): they differ for a DESC tenant column only (:meth:`through_tenant_connection`)."""
+        if tenant_connection and self.connection_dependent:
+            return self.through_tenant_connection().scan_ranges(**leading)
         given = list(leading)
         if given != list(self._names[: len(given)]):
             raise PhoenixKeyError(f"scan ranges need leading PK columns in order; got {given}, the key starts {list(self._names[: len(given) + 1])}")

@@ -48,6 +48,21 @@ def lint_phoenix(table: PhoenixTable) -> list[Finding]:
                 )
             )
             break
+    if key.connection_dependent:
+        tenant = key.columns[0]
+        out.append(
+            Finding(
+                "warning",
+                "phoenix-desc-tenant-column",
+                f"{tenant.name} {tenant.type.sql} DESC is the tenant column of MULTI_TENANT {table.name}: Phoenix gives one row "
+                "two keys by the connection that writes it — a tenant connection (TenantId=) writes and scans the tenant "
+                "id's ascending bytes, the global connection the inverted ones — so the same tenant and PK values written "
+                "through both are two rows; a tenant connection's queries find only the rows written through tenant "
+                f"connections, and the global connection's WHERE {tenant.name} = ... only those it wrote itself",
+                f"declare {tenant.name} ASC (one layout), or write and read every row through one kind of connection; "
+                "keyshape phoenix key encode/decode/ranges --tenant-connection give the tenant connection's keys",
+            )
+        )
     for column in key.columns:
         if not column.desc and column.type.name == "DECIMAL" and column.type.scale is not None and column.data_type is None:
             scale = column.type.scale

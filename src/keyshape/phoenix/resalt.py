@@ -146,11 +146,22 @@ class ResaltSchema(PhoenixKeySchema):
 
     exact_decode = True  # decode below keeps Phoenix's own values and refuses a key that does not re-encode
 
-    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
+    def decode(self, key: bytes, verify: bool = True, tenant_connection: bool = False) -> dict[str, Any]:
         key = bytes(key)
-        values: dict[str, Any] = self.phoenix.key.decode(key, verify)
+        layout = self.phoenix.key.layout(tenant_connection)
+        try:
+            values: dict[str, Any] = layout.decode(key, verify)
+        except PhoenixKeyError:
+            if tenant_connection or not self.phoenix.key.connection_dependent:
+                raise
+            self.phoenix.key.through_tenant_connection().decode(key, verify)  # (its own error if not that either)
+            raise PhoenixKeyError(
+                f"'{to_string_binary(key)}' was written through a tenant connection (the DESC tenant column's "
+                "ascending bytes): re-salting such rows online is not supported yet by keyshape; "
+                "phoenix resalt --apply (offline) copies them as they are"
+            ) from None
         salted = 1 if self.phoenix.key.salt_buckets else 0
-        if self.phoenix.key.encode(values)[salted:] != key[salted:]:
+        if layout.encode(values)[salted:] != key[salted:]:
             # e.g. a DESC DECIMAL written ASC: it decodes as Phoenix reads it, which re-encodes otherwise
             raise PhoenixKeyError(f"'{to_string_binary(key)}' does not encode back to the same bytes after the salt; it cannot be re-salted")
         return values

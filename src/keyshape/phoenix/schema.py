@@ -112,8 +112,10 @@ class PhoenixKeySchema(KeySchema):
     def _record(self, record: Mapping[str, Any]) -> dict[str, Any]:
         return {c.name: _phoenix_value(c, record.get(c.name)) for c in self.phoenix.key.columns}
 
-    def encode(self, record: Mapping[str, Any]) -> bytes:
-        return self.phoenix.key.encode(self._record(record))
+    def encode(self, record: Mapping[str, Any], tenant_connection: bool = False) -> bytes:
+        """The row key; ``tenant_connection``: as a tenant-specific connection writes it (a DESC
+        tenant column's ascending bytes, :meth:`PhoenixKey.through_tenant_connection`)."""
+        return self.phoenix.key.encode(self._record(record), tenant_connection)
 
     @overload
     def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
@@ -138,8 +140,8 @@ class PhoenixKeySchema(KeySchema):
     # keys into values that encode otherwise (a DESC DECIMAL written ASC): a copy checks each key.
     exact_decode = False
 
-    def decode(self, key: bytes, verify: bool = True) -> dict[str, Any]:
-        values = self.phoenix.key.decode(key, verify)
+    def decode(self, key: bytes, verify: bool = True, tenant_connection: bool = False) -> dict[str, Any]:
+        values = self.phoenix.key.layout(tenant_connection).decode(key, verify)
         # timestamps as the keyshape field type reads them (milliseconds), so the time axis works
         return {k: (v.millis if isinstance(v, PhoenixTimestamp) else v) for k, v in values.items()}
 
@@ -148,8 +150,8 @@ class PhoenixKeySchema(KeySchema):
         columns = {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
         return pa.table(columns) if as_arrow else columns
 
-    def scan_ranges(self, **leading: Any) -> list[tuple[bytes, bytes]]:
-        return self.phoenix.key.scan_ranges(**{k: _phoenix_value(self._column(k), v) for k, v in leading.items()})
+    def scan_ranges(self, tenant_connection: bool = False, **leading: Any) -> list[tuple[bytes, bytes]]:
+        return self.phoenix.key.scan_ranges(tenant_connection, **{k: _phoenix_value(self._column(k), v) for k, v in leading.items()})
 
     def _column(self, name: str) -> PhoenixColumn:
         return next(c for c in self.phoenix.key.columns if c.name == name)

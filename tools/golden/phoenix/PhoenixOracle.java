@@ -47,6 +47,8 @@ import org.apache.phoenix.util.PhoenixRuntime;
  *                                     and NULLABLE MetaDataClient writes into SYSTEM.CATALOG)
  *   SCAN  sql param...             -> SCANS start,stop ... (hex; the scans Phoenix's optimised plan
  *                                     for the query would run, one per region and salt bucket)
+ *   TENANT id REQUEST field...     -> REQUEST's answer through a tenant-specific connection
+ *                                     (TenantId=id; one per id, kept open) of a MULTI_TENANT table
  *
  * The first argument is the JDBC URL (default jdbc:phoenix:none, connectionless; a live cluster is
  * jdbc:phoenix:127.0.0.1:PORT).
@@ -218,8 +220,42 @@ public class PhoenixOracle {
     return "OK " + n;
   }
 
+  static final java.util.Map<String, Connection> TENANTS = new java.util.HashMap<>();
+  static String url;
+
+  static Connection tenant(String id) throws SQLException {
+    Connection t = TENANTS.get(id);
+    if (t == null) {
+      java.util.Properties props = new java.util.Properties();
+      props.setProperty(PhoenixRuntime.TENANT_ID_ATTRIB, id);
+      t = DriverManager.getConnection(url, props);
+      t.setAutoCommit(false);
+      TENANTS.put(id, t);
+    }
+    return t;
+  }
+
+  static String answer(Connection c, String[] f) throws Exception {
+    switch (f[0]) {
+      case "EXEC":
+        c.createStatement().execute(f[1]);
+        return "OK";
+      case "KEYS": return keys(c, f);
+      case "DECODE": return decode(c, f[1], unhex(f[2]));
+      case "REGIONS": return regions(c, f[1]);
+      case "COMMIT": c.commit(); return "OK";
+      case "QUERY": return query(c, f);
+      case "GENERATE": return generate(c, f);
+      case "SCAN": return scan(c, f);
+      case "COLUMNS": return columns(c, f[1]);
+      case "TENANT": return answer(tenant(f[1]), java.util.Arrays.copyOfRange(f, 2, f.length));
+      default: return "ERR unknown request " + f[0];
+    }
+  }
+
   public static void main(String[] args) throws Exception {
-    Connection c = DriverManager.getConnection(args.length > 0 ? args[0] : "jdbc:phoenix:none");
+    url = args.length > 0 ? args[0] : "jdbc:phoenix:none";
+    Connection c = DriverManager.getConnection(url);
     c.setAutoCommit(false);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     System.out.println("READY");
@@ -230,23 +266,12 @@ public class PhoenixOracle {
       String[] f = line.split("\t", -1);
       String answer;
       try {
-        switch (f[0]) {
-          case "EXEC":
-            c.createStatement().execute(f[1]);
-            answer = "OK";
-            break;
-          case "KEYS": answer = keys(c, f); break;
-          case "DECODE": answer = decode(c, f[1], unhex(f[2])); break;
-          case "REGIONS": answer = regions(c, f[1]); break;
-          case "COMMIT": c.commit(); answer = "OK"; break;
-          case "QUERY": answer = query(c, f); break;
-          case "GENERATE": answer = generate(c, f); break;
-          case "SCAN": answer = scan(c, f); break;
-          case "COLUMNS": answer = columns(c, f[1]); break;
-          default: answer = "ERR unknown request " + f[0];
-        }
+        answer = answer(c, f);
       } catch (Exception e) {
         try { c.rollback(); } catch (SQLException ignored) { }
+        for (Connection t : TENANTS.values()) {
+          try { t.rollback(); } catch (SQLException ignored) { }
+        }
         String msg = String.valueOf(e.getMessage()).replace('\n', ' ').replace('\t', ' ');
         answer = "ERR " + e.getClass().getSimpleName() + ": " + msg;
       }
