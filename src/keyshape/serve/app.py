@@ -203,8 +203,7 @@ def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
     regions) and as predicted under its pattern's fix (``serve.predict``), on the same wall-clock
     times; ``available`` false (with a ``reason``) when there is no fix to replay."""
     from keyshape.schema.labels import key_label
-    from keyshape.serve.patterns import Traffic
-    from keyshape.serve.predict import predict
+    from keyshape.serve.predict import Traffic, fixed_schema, replay, sample_records
 
     state = poller.snapshot().get(table)
     schema = poller.schema_for(table)
@@ -214,17 +213,21 @@ def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
     if state is None or not state.heat.samples:
         return {**body, "reason": "not polled yet"}
     if not fix_prefix:
-        return {**body, "reason": f"the pattern ({pattern.get('name') or 'none'}) has no key design to replay"}
+        checked = (pattern.get("fix_check") or {}).get("reason") or ""
+        return {**body, "reason": checked or f"the pattern ({pattern.get('name') or 'none'}) has no key design to replay"}
     if schema is None:
         return {**body, "reason": "no key schema for this table (give --schemas): the keys cannot be re-encoded"}
     traffic = Traffic.from_heat(state.heat)
+    sampled = sample_records(schema, traffic)
+    if not sampled.records:
+        return {**body, "reason": sampled.reason}
     try:
-        p = predict(schema, fix_prefix, traffic)
+        fix = fixed_schema(schema, fix_prefix)
     except KeyshapeError as exc:  # the fix does not fit this schema (with_prefix refuses it): say so, not a 500
         return {**body, "reason": f"the fix cannot be replayed: {exc}"}
+    p = replay(sampled, fix, traffic)
     if p is None:
-        return {**body, "reason": "no key of the observed ranges decodes by the schema"}
-    fix = schema.with_prefix(str(fix_prefix["strategy"]), splits=None, **{k: int(v) for k, v in fix_prefix.items() if k != "strategy"})
+        return {**body, "reason": "no observed key can be encoded by the fix's schema"}
     # the samples' times are seconds since the table's first poll; the last one is state.last_at
     # (monotonic): to wall clock through it
     offset = poller.clock() - (poller.monotonic() - state.last_at) - float(traffic.times[-1])
@@ -252,6 +255,9 @@ def predicted_body(poller: Poller, table: str) -> dict[str, Any]:
             "shape": [int(p.values.shape[0]), int(p.values.shape[1])],
             "max": float(p.values.max()) if p.values.size else 0.0,
             "busiest_share": p.busiest_share,
+            "fair_share": ((pattern.get("fix_check") or {}).get("shown") or {}).get("fair_share"),
+            "factor": (pattern.get("fix_check") or {}).get("factor"),
+            "regions_skipped": sampled.skipped,
             "splits": p.splits,
             "keys_replayed": p.keys,
         },

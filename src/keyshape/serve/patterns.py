@@ -6,14 +6,12 @@ schema's field that causes it when a schema is known, and proposes a change:
 
 - ``sequential diagonal``: the busiest region walks up (or down) the key space, or the schema's
   leading field grows in write order (a sequence, a time) with no prefix in front: every new key
-  sorts after the last, so the last region takes the writes. Fix: a salted copy of the schema,
-  given as TOML that loads (a Phoenix-style salt byte, pre-split on its buckets).
+  sorts after the last, so the last region takes the writes.
 - ``single hot row``: a hot band whose region holds one row (its end is its start + 0x00, or
   its key range holds one whole key by the schema): one key takes the writes, and no split can
-  divide a row. Named by its decoded fields. Fix: a random bucket prefix (each write of that row
-  lands in one of N rows; reads sum the N), the only layout that spreads ONE key.
-- ``hot band``: one key range stays the busiest across the intervals. Fix: hash the leading field
-  into a prefix, or split that range (``keyshape split-plan``).
+  divide a row. Named by its decoded fields.
+- ``hot band``: one key range stays the busiest across the intervals (a band of values, or one
+  hot value of the leading field).
 - ``full-scan cascade``: the busiest READ region walks through the key space in key order over
   the intervals, one region at a time: a scan over the whole table (no start/stop row). Fix: bound
   the scan by the leading field (start/stop rows from ``schema.scan_ranges``), or a design that
@@ -24,18 +22,18 @@ schema's field that causes it when a schema is known, and proposes a change:
 - ``balanced``: no change needed.
 - ``uneven``: skewed without any of these shapes; the analyzer's advice stands.
 
-Each pattern that a key design fixes carries that design as ``fix_prefix`` (the prefix options
-``KeySchema.with_prefix`` takes) and, when the schema has a file, ``fix_toml``; ``serve.predict``
-replays the observed traffic under it. Strategies are asked (``prefix.width``,
+The fix of the three key patterns above is a key design computed and checked by
+``serve.fixes.plan_fix``: each candidate replayed against the observed writes
+(``serve.predict``) and shown only when the replay's busiest region is within
+``fixes.FAIR_FACTOR`` of its fair share; ``fix_prefix`` / ``fix_toml`` carry the shown design,
+``fix_check`` every design tried with its replayed share. Strategies are asked (``prefix.width``,
 ``bucket_starts``), never compared by name.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import asdict, dataclass
 from dataclasses import field as dc_field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,11 +43,26 @@ from keyshape.analysis.timeline import hottest, moving_direction
 from keyshape.analysis.verdict import BALANCED, SchemaHints
 from keyshape.core.hbytes import to_string_binary
 from keyshape.schema import KeySchema
+from keyshape.serve.fixes import HOT_BAND, HOT_ROW, SEQUENTIAL, FixPlan, plan_fix, plan_text, prefixed_toml, salted_toml
+from keyshape.serve.predict import Traffic
 
-__all__ = ["NAMES", "Pattern", "Traffic", "bursts_period", "name_pattern", "prefixed_toml", "salted_toml", "scan_cascade", "time_pattern"]
+__all__ = [
+    "NAMES",
+    "HOT_BAND",
+    "HOT_ROW",
+    "SEQUENTIAL",
+    "Pattern",
+    "Traffic",
+    "bursts_period",
+    "name_pattern",
+    "prefixed_toml",
+    "salted_toml",
+    "scan_cascade",
+    "time_pattern",
+]
 
-SEQUENTIAL, HOT_BAND, BALANCED_PATTERN, UNEVEN = "sequential diagonal", "hot band", "balanced", "uneven"
-HOT_ROW, BURSTS, CASCADE = "single hot row", "periodic bursts", "full-scan cascade"
+BALANCED_PATTERN, UNEVEN = "balanced", "uneven"
+BURSTS, CASCADE = "periodic bursts", "full-scan cascade"
 NAMES = (SEQUENTIAL, HOT_BAND, HOT_ROW, BURSTS, CASCADE, BALANCED_PATTERN, UNEVEN, "idle")
 
 
@@ -65,107 +78,15 @@ class Pattern:
     fix_toml: str = ""
     fix_prefix: dict[str, Any] = dc_field(default_factory=dict)
     period: float = 0.0  # periodic bursts: seconds between bursts
+    fix_check: dict[str, Any] = dc_field(default_factory=dict)  # serve.fixes.FixPlan.to_dict(): every design replayed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"no TOML for {type(v).__name__}")
-
-
-def _toml(data: dict[str, Any], path: str = "") -> list[str]:
-    """A small TOML writer for schema files: scalars and inline tables first, then sub-tables and
-    arrays of tables (what a schema file holds)."""
-    lines: list[str] = []
-
-    def inline(v: Any) -> bool:  # a nested table of plain values reads best on one line
-        return bool(path) and isinstance(v, dict) and not any(isinstance(x, (dict, list)) for x in v.values())
-
-    plain = {
-        k: v
-        for k, v in data.items()
-        if inline(v) or (not isinstance(v, dict) and not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v)))
-    }
-    for k, v in plain.items():
-        lines.append(f"{k} = {_toml_value(v)}")
-    for k, v in data.items():
-        if k in plain:
-            continue
-        full = f"{path}.{k}" if path else k
-        if isinstance(v, dict):
-            lines += ["", f"[{full}]", *_toml(v, full)]
-        else:
-            for item in v:
-                lines += ["", f"[[{full}]]", *_toml(item, full)]
-    return lines
-
-
-def prefixed_toml(schema: KeySchema, prefix: dict[str, Any], regions: int | None, note: str) -> str:
-    """The schema file of ``schema`` with ``key.prefix = prefix`` (and, with ``regions``, the
-    table pre-split on its buckets); "" when the schema has no file to start from. The text is
-    checked by loading it back (a fix that does not load is not offered)."""
-    try:
-        data = tomllib.loads(Path(schema.source).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    if "phoenix" in data:
-        return ""  # a Phoenix table is re-salted with `keyshape phoenix resalt`, not a TOML edit
-    data.setdefault("key", {})["prefix"] = dict(prefix)
-    if regions:
-        data["splits"] = {"algorithm": "prefix", "regions": regions}
-    text = f"# keyshape serve's proposed fix: {note}\n" + "\n".join(_toml(data)).lstrip() + "\n"
-    try:
-        KeySchema.from_dict(tomllib.loads(text), source="<fix>")
-    except Exception:  # noqa: BLE001 - a proposal that does not load is not shown
-        return ""
-    return text
-
-
-def salted_toml(schema: KeySchema, buckets: int) -> str:
-    """The schema file of ``schema`` with a Phoenix-style salt byte of ``buckets`` buckets in
-    front of the key and the table pre-split on them ("" as ``prefixed_toml``)."""
-    return prefixed_toml(schema, {"strategy": "phoenix", "buckets": buckets}, buckets, "a salt byte in front, pre-split on its buckets")
-
-
 def _buckets(analysis: Analysis) -> int:
     # As the analyzer advises: one per region, never fewer than 16 or two per server, at most 256.
     return min(max(16, 2 * analysis.servers, len(analysis.regions)), 256)
-
-
-@dataclass
-class Traffic:
-    """What the poller saw of a table over its recent intervals: ``times`` (the end of each
-    interval, seconds), the latest regions' key ranges and servers, and the ``writes`` / ``reads``
-    of each interval on them (``intervals x regions``; regions that split since placed as
-    ``LiveHeat.matrix`` places them)."""
-
-    times: np.ndarray
-    starts: list[bytes]
-    ends: list[bytes]
-    writes: np.ndarray
-    reads: np.ndarray
-
-    @classmethod
-    def from_heat(cls, heat: Any) -> Traffic:
-        """From an ``ops.liveheat.LiveHeat``."""
-        return cls(
-            np.array([s.at for s in heat.samples], dtype=np.float64),
-            list(heat.starts),
-            list(heat.ends),
-            heat.matrix("write"),
-            heat.matrix("read"),
-        )
 
 
 # Periodic bursts: the rate's autocorrelation at the period at least this, the busiest intervals
@@ -315,6 +236,26 @@ def time_pattern(traffic: Traffic, hints: SchemaHints | None = None) -> Pattern 
     return None
 
 
+def _checked(
+    kind: str, cause: str, lead: str, schema: KeySchema | None, traffic: Traffic | None, n: int, fallback: str, extra: tuple[str, ...] = ()
+) -> Pattern:
+    """The pattern with the fix ``serve.fixes.plan_fix`` checked by replay (nothing unchecked is
+    proposed: without a schema or traffic the fix says what keyshape needs to check one)."""
+    if schema is None or traffic is None:
+        return Pattern(kind, cause, " ".join([fallback, *extra]).strip(), lead)
+    plan: FixPlan = plan_fix(kind, schema, traffic, n, lead or None)
+    shown = plan.shown
+    return Pattern(
+        kind,
+        cause,
+        plan_text(plan, schema, extra),
+        lead,
+        shown.toml if shown is not None else "",
+        shown.fix.prefix if shown is not None else {},
+        fix_check=plan.to_dict(),
+    )
+
+
 def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | None, traffic: Traffic | None) -> Pattern:
     heat = np.asarray(analysis.heat)
     hot = hottest(heat) if heat.size else np.zeros(0, dtype=np.int64)
@@ -327,6 +268,7 @@ def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | Non
     mono = hints.monotonic_field
     unprefixed = schema is None or not schema.prefix.width
     n = _buckets(analysis)
+    no_schema = "give --schemas with the table's key schema so keyshape can replay a key design against the observed writes before proposing it"
     # The schema's hint (a monotonic leading field) names a diagonal only where the traffic allows
     # one: the hot spot at an edge of the key space (where new ids land), not a steady middle
     # range or a one-row region (then the workload is not what the schema's generator says).
@@ -346,15 +288,8 @@ def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | Non
                 f"the key leads with a value that grows in write order (a time or a sequence): the busiest region walks {way} "
                 f"the key space ({seen} regions in turn); give --schemas to name the field"
             )
-        toml = salted_toml(schema, n) if schema is not None else ""
-        fix = (
-            f'Put a salt byte in front of {lead or "the key"} (key.prefix = {{ strategy = "phoenix", buckets = {n} }}) and pre-split on '
-            f'the buckets ([splits] algorithm = "prefix", regions = {n}); reads of a {lead or "key"} range then fan out to every bucket.'
-        )
-        if hints.spread_field:
-            spread = hints.spread_field
-            fix += f' Or hash {spread} into the prefix (hash_fields = ["{spread}"]) to keep the rows of one {spread} together.'
-        return Pattern(SEQUENTIAL, cause, fix, lead, toml, {"strategy": "phoenix", "buckets": n})
+        fallback = f"A prefix in front of {lead or 'the key'} (a salt or hash, pre-split on its buckets) spreads new rows; {no_schema}."
+        return _checked(SEQUENTIAL, cause, lead, schema, traffic, n, fallback)
     if seen <= 2 and busiest is not None:
         lead = hints.leading_field or ""
         start = busiest.start
@@ -365,23 +300,12 @@ def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | Non
                 + (f" (its fields: {', '.join(f.name for f in schema.fields)})" if schema is not None else "")
                 + "; its region holds that row alone, and HBase cannot split a row"
             )
-            prefix = {"strategy": "random", "buckets": n}
-            fix = (
-                f'Spread that row\'s writes: a random bucket in front of the key (key.prefix = {{ strategy = "random", buckets = {n} }}) '
-                f"turns its writes into {n} rows in {n} regions (a read of it sums the {n}); or keep a counter per writer and add them up "
-                "on read. A hash of the key cannot help: one key hashes to one bucket."
-            )
-            toml = prefixed_toml(schema, prefix, n, "a random bucket in front, pre-split on its buckets") if schema is not None else ""
-            return Pattern(HOT_ROW, cause, fix, lead or (schema.fields[0].name if schema is not None else ""), toml, prefix)
+            extra = ("Or keep a counter per writer and add them up on read. A hash of the key cannot help: one key hashes to one bucket.",)
+            fallback = f"Spread that row's writes over N rows (a random bucket in front; a read sums the N); {no_schema}."
+            return _checked(HOT_ROW, cause, lead or (schema.fields[0].name if schema is not None else ""), schema, traffic, n, fallback, extra)
         cause = f"the key range at {where or '(start)'} stays the busiest ({100 * busiest.share:.0f}% of the writes)"
         if lead:
             cause += f": values of the leading field {lead} in that range take most writes"
-        prefix = {"strategy": "mod", "buckets": n}
-        fix = (
-            f'Hash {lead or "the leading field"} into a prefix (key.prefix = {{ strategy = "mod", buckets = {n} }}'
-            + (f', hash_fields = ["{lead}"]' if lead else "")
-            + ") so those values spread, or split that range now (keyshape split-plan --table ...)."
-        )
-        toml = prefixed_toml(schema, prefix, n, "a hash of the key in front, pre-split on its buckets") if schema is not None else ""
-        return Pattern(HOT_BAND, cause, fix, lead, toml, prefix)
+        fallback = f"Split that range now (keyshape split-plan --table ...), or change the key; {no_schema}."
+        return _checked(HOT_BAND, cause, lead, schema, traffic, n, fallback)
     return Pattern(UNEVEN, "some regions take more writes than others; see the reasons", analysis.advice[0] if analysis.advice else "")
