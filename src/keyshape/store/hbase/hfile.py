@@ -244,6 +244,8 @@ class HFileWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._closed:
+            return
         if exc[0] is None:
             self.close()
         else:

@@ -1,0 +1,138 @@
+"""HBase reads keyshape's HFiles (marked `hbase`): files handed over with the bulk-load RPCs
+(prepare, BulkLoadHFile, cleanup), split at region boundaries, re-grouped after a region split
+the loader had not seen, then scanned back cell for cell (families, qualifiers, timestamps, all
+versions, Delete / DeleteColumn / DeleteFamily markers applied), the same after a major
+compaction, and HBase's own HFilePrettyPrinter run over the files inside the region.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from existing_tables import write_schema
+
+from keyshape.errors import BadInput
+from keyshape.store import create_table_from_schema, open_store
+from keyshape.store.hbase.bulkload import bulk_load, check_staging
+from keyshape.store.hbase.hfile import DELETE, DELETE_COLUMN, DELETE_FAMILY, PUT, HFileWriter
+
+pytestmark = pytest.mark.hbase
+
+SPLITS = ["000000000010", "000000000020"]
+
+
+def _row(i: int) -> bytes:
+    return b"%012d_x" % i
+
+
+def _files(staging: Path) -> list[Any]:
+    """Family d: rows 0..29 (crossing both boundaries), d:v in 3 versions, a Delete of one version
+    of row 3, a DeleteColumn of row 4's d:v at its middle version; family m: m:tag, masked by a
+    DeleteFamily at row 5."""
+    staging.mkdir(parents=True, exist_ok=True)
+    out = []
+    with HFileWriter(staging / "d1", b"d", block_size=256) as w:
+        for i in range(30):
+            r = _row(i)
+            for ts in (102, 101, 100):
+                if i == 4 and ts == 101:
+                    w.append(r, b"v", ts, b"", DELETE_COLUMN)  # masks 101 and 100
+                if i == 3 and ts == 101:
+                    w.append(r, b"v", ts, b"", DELETE)  # masks 101 only
+                w.append(r, b"v", ts, b"v%d.%d" % (i, ts), PUT)
+        out.append(w.close())
+    with HFileWriter(staging / "m1", b"m") as w:
+        for i in range(30):
+            if i == 5:
+                w.append(_row(i), b"", 500, b"", DELETE_FAMILY)
+            w.append(_row(i), b"tag", 200 + i, b"t%d" % i, PUT)
+        out.append(w.close())
+    return out
+
+
+def _expected() -> dict[bytes, dict[bytes, list[tuple[int, bytes]]]]:
+    rows = {}
+    for i in range(30):
+        versions = [(ts, b"v%d.%d" % (i, ts)) for ts in (102, 101, 100)]
+        if i == 3:
+            versions = [v for v in versions if v[0] != 101]
+        if i == 4:
+            versions = versions[:1]
+        cells = {b"d:v": versions}
+        if i != 5:
+            cells[b"m:tag"] = [(200 + i, b"t%d" % i)]
+        rows[_row(i)] = cells
+    return rows
+
+
+def _pretty_print(hbase: Any, path: Path) -> str:
+    lib = hbase.standalone.lib
+    cmd = [
+        "java",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-cp",
+        f"{lib}/*",
+        "org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter",
+        "-k",
+        "-m",
+        "-p",
+        "-f",
+        path.as_uri(),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_bulk_loaded_files_scan_back_cell_for_cell(hbase: Any, tmp_path: Path) -> None:
+    _, schema = write_schema(tmp_path, "bulk", splits=SPLITS)
+    table = schema.table.full_name
+    store = open_store(hbase.url)
+    stale = open_store(hbase.url)
+    try:
+        create_table_from_schema(store, schema)
+        staging = tmp_path / "staging"
+        check_staging(store, table, staging)  # this machine's servers: the local directory will do
+        files = _files(staging)
+        stale.regions(table)  # `stale` caches the three regions ...
+        namespace, name = table.split(":")
+        stale.cluster.region_list(namespace, name)
+        store.split_region(table, _row(25))  # ... and one of them splits behind its back
+        result = bulk_load(stale, table, files)
+        # d1 and m1 each split at 10, 20 and then at 25 (found after the first round's refusal)
+        assert result.splits == 6 and result.files == 8 and result.rounds == 2
+        assert not any(staging.iterdir())  # every file moved into a region
+        got = dict(store.scan_versions(table))
+        assert got == _expected()
+        # HBase's own reader over a store file inside a region
+        data = hbase.standalone.data_dir if hbase.standalone else None
+        if data is not None:
+            region_files = [Path(root) / f for root, _, names in os.walk(data / "hbase" / "data" / namespace / name) for f in names if "_SeqId_" in f]
+            assert len(region_files) == 8
+            printed = _pretty_print(hbase, region_files[0])
+            assert "BULKLOAD_TIMESTAMP" in printed and "majorVersion=3" in printed and "Key out of order" not in printed
+        store.major_compact_table(table)
+        assert dict(store.scan_versions(table)) == _expected()
+    finally:
+        store.delete_table(table)
+        store.close()
+        stale.close()
+
+
+def test_a_region_server_elsewhere_is_refused_in_one_line(hbase: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, schema = write_schema(tmp_path, "bulkfar")
+    store = open_store(hbase.url)
+    try:
+        create_table_from_schema(store, schema)
+        monkeypatch.setattr("keyshape.store.hbase.bulkload._local_names", lambda: {"some-other-host"})
+        with pytest.raises(BadInput, match="cannot read them there") as e:
+            check_staging(store, schema.table.full_name, tmp_path)
+        assert "\n" not in str(e.value)
+    finally:
+        store.delete_table(schema.table.full_name)
+        store.close()
