@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -270,3 +271,143 @@ def test_patterns_name_a_hot_band_and_a_walking_diagonal_without_a_schema() -> N
     assert "walks up" in q.cause and "--schemas" in q.cause and q.fix_toml == ""
     even = live_analysis(_heat([-1] * 16), "t")
     assert even.verdict == "balanced" and name_pattern(even).name == "balanced"
+
+
+def _history_service(tmp_path: Path, token: str | None = None) -> Any:
+    """A service over a history of table ``t`` (30 polls, a diagonal) while the cluster refuses
+    connections (ZooKeeper on port 1): what it serves is the history."""
+    import time
+
+    from keyshape.serve import ServeOptions, Service
+    from keyshape.store import open_store
+
+    h = History(tmp_path / "h.db")
+    now = time.time()
+    keys = [b"", b"g", b"p"]
+    for i in range(30):
+        h.record(
+            "t",
+            now - 300 + 5 * i,
+            [Cell(f"r{k}", keys[k], keys[k + 1] if k < 2 else b"", "s", 1000.0 if k == i // 10 else 3.0, 0.0) for k in range(3)],
+        )
+    h.save_verdict("t", now, {"table": "t", "verdict": "hotspot", "regions": 3, "busiest_region_share": 0.9, "busiest_server_share": 1.0})
+    h.save_verdict('ns:odd"name', now, {"table": 'ns:odd"name', "verdict": "balanced", "regions": 8, "busiest_region_share": 0.2})
+    h.close()
+    return Service(ServeOptions(lambda: open_store("127.0.0.1:1"), str(tmp_path / "h.db"), (), {}, "127.0.0.1:0", 60.0, token)).start()
+
+
+def test_metrics_are_grouped_per_family_as_prometheus_parses_them(tmp_path: Path) -> None:
+    """Prometheus's own text parser (prometheus_client) reads every family as a gauge with its
+    samples: HELP and TYPE, then that family's samples, family by family."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from keyshape.serve.alerts import parse_alerts
+
+    service = _history_service(tmp_path)
+    try:
+        text = urllib.request.urlopen(f"{service.url}/metrics", timeout=10).read().decode()
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        assert {n: f.type for n, f in families.items()} == {
+            n: "gauge"
+            for n in (
+                "keyshape_up",
+                "keyshape_busiest_region_share",
+                "keyshape_busiest_server_share",
+                "keyshape_verdict",
+                "keyshape_regions",
+                "keyshape_alert",
+            )
+        }, text
+        verdicts = {s.labels["table"]: s.value for s in families["keyshape_verdict"].samples}
+        assert verdicts == {"t": 2.0, 'ns:odd"name': 0.0}, text
+        assert [s.value for s in families["keyshape_up"].samples] == [0.0]
+        assert {s.labels["table"]: s.value for s in families["keyshape_regions"].samples} == {"t": 3.0, 'ns:odd"name': 8.0}
+    finally:
+        service.stop()
+    # with alerts: their family parses too, one sample per rule kind
+    from keyshape.serve.app import metrics_text
+
+    history = History(tmp_path / "h.db")
+    poller = service.poller
+    text = metrics_text(poller, history, parse_alerts({"alerts": {"*": {"busiest_region_share": 0.5, "verdict": "hotspot"}}}))
+    alerts = {f.name: f for f in text_string_to_metric_families(text)}["keyshape_alert"]
+    assert alerts.type == "gauge" and {(s.labels["table"], s.labels["kind"]): s.value for s in alerts.samples}[("t", "verdict")] == 1.0
+    history.close()
+
+
+def test_odd_parameters_are_400_and_unknown_tables_404_without_a_traceback(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import urllib.error
+    import urllib.request
+
+    service = _history_service(tmp_path)
+    caplog.set_level(logging.WARNING)
+    try:
+
+        def code(path: str) -> int:
+            try:
+                with urllib.request.urlopen(service.url + path, timeout=10) as r:
+                    return int(r.status)
+            except urllib.error.HTTPError as exc:
+                return int(exc.code)
+
+        assert code("/api/heatmap?table=t&seconds=3600") == 200
+        odd = ["seconds=inf", "seconds=1e309", "seconds=-inf", "seconds=nan", "seconds=0", "seconds=1e12", "until=nan", "until=-inf", "until=inf"]
+        odd += ["until=1e309", "until=-5", "k0=nan", "k1=inf", "cells=1e309", "keys=nan", "metric=x"]
+        assert {q: code(f"/api/heatmap?table=t&{q}") for q in odd} == {q: 400 for q in odd}
+        for endpoint in ("table", "heatmap", "regions", "predicted"):
+            assert code(f"/api/{endpoint}?table=nope") == 404, endpoint
+            assert code(f"/api/{endpoint}?table=t") == 200, endpoint
+    finally:
+        service.stop()
+    logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert "Traceback" not in logged and not [r for r in caplog.records if r.levelno >= logging.ERROR], logged
+
+
+def test_401_names_the_bearer_scheme_and_the_scheme_is_case_insensitive(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    service = _history_service(tmp_path, token="s3cret")
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(service.url + "/api/tables", timeout=10)
+        assert refused.value.code == 401 and refused.value.headers["WWW-Authenticate"].startswith("Bearer"), refused.value.headers
+        for scheme in ("bearer", "BEARER", "Bearer"):
+            request = urllib.request.Request(service.url + "/api/tables", headers={"Authorization": f"{scheme} s3cret"})
+            with urllib.request.urlopen(request, timeout=10) as ok:
+                assert ok.status == 200, scheme
+        wrong = urllib.request.Request(service.url + "/api/tables", headers={"Authorization": "Basic s3cret"})
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(wrong, timeout=10)
+    finally:
+        service.stop()
+
+
+@pytest.mark.browser
+def test_the_page_works_under_a_token_opened_with_it_in_the_address(tmp_path: Path) -> None:
+    """`serve --token T`, the page opened as /?token=T in real headless Chromium: its script and
+    style load (a cookie carries the token to their plain links), it lists the tables and draws
+    the heat map; without the token nothing loads."""
+    from chromium import Chromium, chromium_path
+
+    binary = chromium_path()
+    if binary is None:
+        pytest.skip("no Chromium: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM")
+    service = _history_service(tmp_path, token="s3cret")
+    browser = Chromium(binary)
+    try:
+        page = browser.page()
+        page.call("Page.navigate", url=f"{service.url}/?token=s3cret")
+        page.wait_for("Page.loadEventFired")
+        assert page.js("typeof window.ksState") == "object"  # app.js loaded
+        assert page.js("getComputedStyle(document.querySelector('header')).backgroundColor") == "rgb(34, 34, 51)"  # style.css loaded
+        page.js("window.ksState.ready.then(function () { window.ksState.select('t'); return window.ksState.refresh(); })")
+        assert page.js("window.ksState.heat.shape") == [30, 3]
+        assert page.js("document.querySelectorAll('#tables tbody tr').length") == 2
+        assert not page.errors, page.errors
+    finally:
+        browser.close()
+        service.stop()

@@ -8,6 +8,7 @@ import json
 import click
 
 from keyshape.cli.options import USER_KEY, hbase_option, user_option
+from keyshape.core.files import check_sqlite_path
 
 
 @click.command("serve")
@@ -24,7 +25,14 @@ from keyshape.cli.options import USER_KEY, hbase_option, user_option
     metavar="DIR",
     help="A folder of key schemas (*.toml): a table with one gets decoded key labels and its pattern's cause and fix named by field.",
 )
-@click.option("--db", default="keyshape-serve.db", show_default=True, metavar="FILE", help="The history file (SQLite); kept across restarts.")
+@click.option(
+    "--db",
+    default="keyshape-serve.db",
+    show_default=True,
+    metavar="FILE",
+    help="The history file (SQLite); kept across restarts.",
+    callback=lambda _ctx, _param, value: check_sqlite_path(value, "--db"),  # a folder, a missing folder, not SQLite: one line (issue 40)
+)
 @click.option(
     "--bind", default="127.0.0.1:8080", show_default=True, metavar="HOST:PORT", help="Where the web UI listens; non-loopback needs --token."
 )
@@ -77,6 +85,7 @@ def serve_command(
     from elsewhere. Stop with Ctrl-C; the history stays in --db.
     """
     from keyshape.cli.hbase import _open
+    from keyshape.errors import BadInput
     from keyshape.serve import ServeOptions, Service, alerts, check_bind, load_alerts, load_schemas, serve_once
 
     if (as_json or fail_on or max_share is not None) and not once:
@@ -89,6 +98,9 @@ def serve_command(
     options = ServeOptions(lambda: _open(url, user), db, tables, schemas, bind, interval, token, rules)
     if once:
         verdicts = serve_once(options)
+        if not verdicts:  # a mistyped pattern must not make a CI gate pass forever
+            shown = " ".join(f"--tables {t!r}" for t in tables)
+            raise BadInput(f"no table of the cluster matches {shown}: check the pattern (shell style, e.g. 'ns:*'), or leave --tables out")
         if as_json:
             click.echo(json.dumps({"tables": verdicts}, indent=2))
         else:

@@ -24,8 +24,10 @@ API (JSON; ``table`` is a query parameter, ``ns:name`` or ``name``):
   replayed through the split simulation), with each one's busiest-region share;
 - ``GET /api/regions?table=T``: the live region table (rates, memstore, store files, size, server).
 
-With a token every request needs it: ``Authorization: Bearer T``, or ``?token=T`` (the UI keeps
-the one it was opened with).
+With a token every request needs it: ``Authorization: Bearer T`` (the scheme in any case), or
+``?token=T``, which also sets an HttpOnly, SameSite=Strict cookie so the page opened as
+``/?token=T`` loads its script and style (plain relative links) and calls the API; a request
+without it is answered 401 with ``WWW-Authenticate: Bearer``.
 """
 
 from __future__ import annotations
@@ -51,10 +53,12 @@ from keyshape.schema import KeySchema
 from keyshape.serve.alerts import SEVERITY, Rule, evaluate
 from keyshape.serve.fold import bucket_starts, first_head, fold
 from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
-from keyshape.serve.poller import Poller
+from keyshape.serve.poller import GONE, Poller, matches
 
 __all__ = ["make_app", "metrics_text", "table_rows"]
 
+COOKIE = "keyshape_serve_token"  # carries a ?token= the UI was opened with to its assets
+MAX_SECONDS = 10 * 366 * 86400  # a heat-map window of at most ten years (the history keeps 28 days)
 _ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8"}
 
 
@@ -65,7 +69,9 @@ def _asset(name: str) -> bytes:
 def table_rows(poller: Poller, history: History) -> list[dict[str, Any]]:
     """Every known table with its verdict: the poller's, else the last one saved (``stale``)."""
     states = poller.snapshot()
-    saved = history.verdicts()
+    # a saved verdict counts only for a table this service watches (a narrower --tables on a
+    # reused --db leaves the others out) and that is not gone (dropped since: GONE in the history)
+    saved = {t: v for t, v in history.verdicts().items() if matches(t, poller.patterns)}
     out = []
     for name in sorted(set(states) | set(saved)):
         state = states.get(name)
@@ -75,6 +81,8 @@ def table_rows(poller: Poller, history: History) -> list[dict[str, Any]]:
             body, stale = saved[name][1], True
         else:
             body, stale = {"table": name, "verdict": "idle", "regions": len(state.regions) if state else 0}, False
+        if body.get("verdict") == GONE:
+            continue
         row = {k: body.get(k) for k in ("table", "verdict", "regions", "busiest_region_share", "busiest_server_share", "at", "writes")}
         row["table"] = name
         row["pattern"] = (body.get("pattern") or {}).get("name", "")
@@ -92,30 +100,28 @@ def metrics_text(poller: Poller, history: History, rules: Sequence[Rule] = ()) -
     """Prometheus exposition text: per table the busiest region's and server's share of writes
     at a typical moment, the verdict (0 balanced/idle, 1 skewed, 2 hotspot), the regions, and
     each ``--config`` alert of the table (1 firing, 0 not)."""
-    lines = [
-        "# HELP keyshape_busiest_region_share Share of a table's writes the busiest region takes at a typical moment.",
-        "# TYPE keyshape_busiest_region_share gauge",
-        "# HELP keyshape_busiest_server_share Share of a table's writes the busiest region server takes at a typical moment.",
-        "# TYPE keyshape_busiest_server_share gauge",
-        "# HELP keyshape_verdict The table's verdict: 0 balanced or idle, 1 skewed, 2 hotspot.",
-        "# TYPE keyshape_verdict gauge",
-        "# HELP keyshape_regions The table's regions at the last poll.",
-        "# TYPE keyshape_regions gauge",
-        "# HELP keyshape_alert 1 when the table's alert (a --config rule's threshold of this kind) fires, else 0.",
-        "# TYPE keyshape_alert gauge",
-        "# HELP keyshape_up 1 when the last poll reached the cluster.",
-        "# TYPE keyshape_up gauge",
-        f"keyshape_up {1 if poller.connected else 0}",
-    ]
+    families: dict[str, tuple[str, list[str]]] = {
+        "keyshape_up": ("1 when the last poll reached the cluster.", [f"keyshape_up {1 if poller.connected else 0}"]),
+        "keyshape_busiest_region_share": ("Share of a table's writes the busiest region takes at a typical moment.", []),
+        "keyshape_busiest_server_share": ("Share of a table's writes the busiest region server takes at a typical moment.", []),
+        "keyshape_verdict": ("The table's verdict: 0 balanced or idle, 1 skewed, 2 hotspot.", []),
+        "keyshape_regions": ("The table's regions at the last poll.", []),
+        "keyshape_alert": ("1 when the table's alert (a --config rule's threshold of this kind) fires, else 0.", []),
+    }
     for row in table_rows(poller, history):
         label = '{table="' + _escape(str(row["table"])) + '"}'
-        lines.append(f"keyshape_busiest_region_share{label} {float(row['busiest_region_share'] or 0.0):.6f}")
-        lines.append(f"keyshape_busiest_server_share{label} {float(row['busiest_server_share'] or 0.0):.6f}")
-        lines.append(f"keyshape_verdict{label} {SEVERITY.get(str(row['verdict']), 0)}")
-        lines.append(f"keyshape_regions{label} {int(row['regions'] or 0)}")
+        families["keyshape_busiest_region_share"][1].append(f"keyshape_busiest_region_share{label} {float(row['busiest_region_share'] or 0.0):.6f}")
+        families["keyshape_busiest_server_share"][1].append(f"keyshape_busiest_server_share{label} {float(row['busiest_server_share'] or 0.0):.6f}")
+        families["keyshape_verdict"][1].append(f"keyshape_verdict{label} {SEVERITY.get(str(row['verdict']), 0)}")
+        families["keyshape_regions"][1].append(f"keyshape_regions{label} {int(row['regions'] or 0)}")
         for a in evaluate(rules, row):
             tags = f'{{table="{_escape(str(row["table"]))}",rule="{_escape(a.rule)}",kind="{a.kind}"}}'
-            lines.append(f"keyshape_alert{tags} {1 if a.firing else 0}")
+            families["keyshape_alert"][1].append(f"keyshape_alert{tags} {1 if a.firing else 0}")
+    # one block per metric family: its HELP, its TYPE, then its samples (the text format's rule:
+    # a parser reads samples after another family's TYPE as untyped)
+    lines: list[str] = []
+    for name, (help_text, samples) in families.items():
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", *samples]
     return "\n".join(lines) + "\n"
 
 
@@ -288,23 +294,46 @@ def regions_body(poller: Poller, table: str) -> dict[str, Any]:
 def make_app(poller: Poller, history: History, token: str | None = None, rules: Sequence[Rule] = ()) -> Starlette:
     """The ASGI app over a running ``poller`` and its ``history``."""
 
-    def allowed(request: Request) -> bool:
-        if not token:
-            return True
-        given = request.query_params.get("token") or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return hmac.compare_digest(given.encode(), token.encode())
+    def given(request: Request) -> tuple[str, bool]:
+        """The token a request carries, and whether it came in the address (``?token=``)."""
+        query = request.query_params.get("token")
+        if query:
+            return query, True
+        scheme, _, credentials = request.headers.get("authorization", "").strip().partition(" ")
+        if scheme.lower() == "bearer" and credentials.strip():  # RFC 7235: the scheme is case-insensitive
+            return credentials.strip(), False
+        return request.cookies.get(COOKIE, ""), False
 
     def guard(handler: Any) -> Any:
         async def run(request: Request) -> Response:
-            if not allowed(request):
-                return PlainTextResponse("a token is required: Authorization: Bearer TOKEN, or ?token=TOKEN\n", status_code=401)
-            response: Response = await handler(request)
+            if not token:
+                response: Response = await handler(request)
+                return response
+            value, in_address = given(request)
+            if not hmac.compare_digest(value.encode(), token.encode()):
+                return PlainTextResponse(
+                    "a token is required: Authorization: Bearer TOKEN, or ?token=TOKEN\n",
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="keyshape serve"'},
+                )
+            response = await handler(request)
+            if in_address:
+                # The UI opened as /?token=T loads its script and style by plain links, which carry
+                # no token: a cookie (this path only, never sent to other sites, unreadable by
+                # scripts) carries it for them and for the page's API calls.
+                response.set_cookie(COOKIE, value, httponly=True, samesite="strict", path="/")
             return response
 
         return run
 
     def table_of(request: Request) -> str:
         return request.query_params.get("table", "")
+
+    def unknown(name: str) -> Response | None:
+        """404 for a table neither polled nor in the history (as /api/table answers)."""
+        if name in poller.snapshot() or name in history.tables():
+            return None
+        return JSONResponse({"error": f"no table {name!r} polled; see /api/tables"}, status_code=404)
 
     async def index(request: Request) -> Response:
         return Response(_asset("index.html"), media_type=_ASSETS["index.html"])
@@ -350,6 +379,8 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
 
     async def heatmap(request: Request) -> Response:
         name = table_of(request)
+        if (missing := unknown(name)) is not None:
+            return missing
         params = request.query_params
         try:
             seconds = float(params.get("seconds", "3600"))
@@ -361,10 +392,13 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
             seconds = math.nan
             until, k0, k1, cells, keys = None, 0.0, 1.0, 1500, 1500
         metric = params.get("metric", "write")
-        if not seconds > 0 or metric not in METRICS or not 0 <= k0 < k1 <= 1 or not 1 <= cells <= 4000 or not 1 <= keys <= 4000:
+        # inf, 1e309 (inf once parsed) and nan parse as floats: refused here, not a 500 later
+        finite = math.isfinite(seconds) and (until is None or (math.isfinite(until) and until >= 0))
+        sizes = 1 <= cells <= 4000 and 1 <= keys <= 4000
+        if not finite or not 0 < seconds <= MAX_SECONDS or metric not in METRICS or not 0 <= k0 < k1 <= 1 or not sizes:
             return JSONResponse(
                 {
-                    "error": "seconds must be a positive number, until epoch seconds, 0 <= k0 < k1 <= 1, cells and keys "
+                    "error": f"seconds must be a number in (0, {MAX_SECONDS}], until epoch seconds (finite, >= 0), 0 <= k0 < k1 <= 1, cells and keys "
                     f"1..4000, and metric one of {', '.join(METRICS)}"
                 },
                 status_code=400,
@@ -372,12 +406,17 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
         return JSONResponse(heatmap_body(poller, history, name, seconds, metric, cells, until=until, k0=k0, k1=k1, max_keys=keys))
 
     async def regions(request: Request) -> Response:
-        return JSONResponse(regions_body(poller, table_of(request)))
+        name = table_of(request)
+        if (missing := unknown(name)) is not None:
+            return missing
+        return JSONResponse(regions_body(poller, name))
 
     replays: dict[str, tuple[int, dict[str, Any]]] = {}  # table -> (polls, body): one replay per poll
 
     async def predicted(request: Request) -> Response:
         name = table_of(request)
+        if (missing := unknown(name)) is not None:
+            return missing
         cached = replays.get(name)
         if cached is None or cached[0] != poller.polls:
             # the replay takes up to a second: off the event loop, so the page's other calls go on

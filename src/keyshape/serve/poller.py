@@ -34,9 +34,10 @@ from keyshape.serve.history import Cell, History
 from keyshape.serve.patterns import Pattern, Traffic, name_pattern, time_pattern
 from keyshape.store.base import RegionInfo, Store
 
-__all__ = ["Poller", "TableState", "matches"]
+__all__ = ["GONE", "Poller", "TableState", "matches"]
 
 MAX_SAMPLES = 60  # a table's verdict looks at about this many recent intervals
+GONE = "gone"  # the saved verdict of a table the cluster no longer lists
 BACKOFF_MAX = 60.0
 
 
@@ -138,10 +139,22 @@ class Poller:
         with self.lock:
             for gone in set(self.states) - set(polled):
                 del self.states[gone]
+        self._mark_gone(set(polled), now)
         self.polls += 1
         if self.polls % 60 == 1:
             self.history.prune(now)
         return True
+
+    def _mark_gone(self, listed: set[str], now: float) -> None:
+        """A watched table with a saved verdict that the cluster no longer lists (dropped while
+        polled, or while the service was down) is GONE in the history: it leaves the table list
+        and /metrics, so an alert on its last verdict clears."""
+        for table, (_, body) in self.history.verdicts().items():
+            if table in listed or not matches(table, self.patterns) or body.get("verdict") == GONE:
+                continue
+            reason = "the cluster no longer lists the table (dropped or renamed)"
+            self.history.save_verdict(table, now, {"table": table, "verdict": GONE, "at": now, "regions": 0, "reasons": [reason], "advice": []})
+            self.history.event(table, now, GONE, reason)
 
     def _lost(self, reason: str) -> None:
         self.last_error = reason

@@ -209,9 +209,15 @@
   // The observed intervals and the same traffic replayed under the pattern's fix, side by side.
   function showPredicted(p) {
     state.predicted = p;
-    var box = document.getElementById("predictbox");
-    box.style.display = p.available ? "block" : "none";
-    if (!p.available) return;
+    var box = document.getElementById("predictbox"), pair = document.getElementById("predictpair");
+    // a pattern a key design fixes always says what became of its prediction: the map, or why none
+    var keyed = ["sequential diagonal", "hot band", "single hot row"].indexOf(p.pattern) >= 0;
+    box.style.display = p.available || keyed ? "block" : "none";
+    pair.style.display = p.available ? "" : "none";
+    if (!p.available) {
+      document.getElementById("predictnote").textContent = "No predicted map: " + (p.reason || "nothing to replay") + ".";
+      return;
+    }
     p.observed.values = rows(decode(p.observed.values_f32, Float32Array), p.observed.shape);
     p.predicted.values = rows(decode(p.predicted.values_f32, Float32Array), p.predicted.shape);
     var top = Math.max(p.observed.max, p.predicted.max), h = { times: p.times, events: [], step: 0, interval: 1 };
@@ -219,7 +225,8 @@
     drawMatrix(document.getElementById("observed"), h, p.observed.keys, p.observed.values, function (v) { return colour(v, top); }, "");
     drawMatrix(document.getElementById("predicted"), h, p.predicted.keys, p.predicted.values, function (v) { return colour(v, top); }, "");
     document.getElementById("predictnote").textContent = "Observed: the busiest region takes " + pct(p.observed.busiest_share) +
-      " of an interval's writes. Predicted under the fix (" + p.fix_prefix.strategy + ", " + p.fix_prefix.buckets + " buckets; " +
+      " of an interval's writes. Predicted under the fix (" + p.fix_prefix.strategy + ", " + p.fix_prefix.buckets + " buckets" +
+      (p.fix_prefix.hash_fields ? ", hashing " + p.fix_prefix.hash_fields.join(" and ") : "") + "; " +
       p.predicted.keys_replayed + " keys replayed through the split simulation): " + pct(p.predicted.busiest_share) + ".";
   }
 
