@@ -274,6 +274,12 @@ def _migrate_online(
         raise BadInput("--online needs a real HBase (--hbase HOST:PORT): keyshape joins it as a replication peer")
     printed = [0.0]
     dead: list[list[str]] = [[]]  # the dead servers with an unclaimed queue in the last status
+    told: list[str] = []  # what migrate_online said the operator must know (said again on Ctrl-C)
+
+    def notice(text: str) -> None:
+        told.append(text)
+        click.echo(text, err=True)
+
     live = Live(console=err, transient=False, auto_refresh=False) if err.is_terminal else None
 
     def show(status: OnlineStatus) -> None:
@@ -299,6 +305,7 @@ def _migrate_online(
                 max_lag=max_lag,
                 sink_bind=sink_bind,
                 progress=show,
+                notice=notice,
                 batch_size=batch_size,
                 max_rows_per_sec=max_rows_per_sec,
             )
@@ -312,6 +319,8 @@ def _migrate_online(
             "(add --cutover to finish)",
             err=True,
         )
+        for text in told:
+            click.echo(text, err=True)
         sys.exit(130)
     finally:
         store.close()
