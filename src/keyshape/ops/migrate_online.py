@@ -50,6 +50,7 @@ OLD's order.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -66,14 +67,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keyshape.errors import BadInput, StoreError
-from keyshape.ops.migrate import MigrationResult, _is_empty, _write_state, check_designs, default_state_path, migrate
-from keyshape.ops.online import ReKeyer
+from keyshape.ops.migrate import MigrationResult, _check_keys_decode, _is_empty, _write_state, check_designs, default_state_path, migrate
+from keyshape.ops.online import ReKeyer, SourceRegions
+from keyshape.ops.online_repair import Repair, differing_ranges, repair_ranges
 from keyshape.ops.verify import Verification, verify_migration
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 
 if TYPE_CHECKING:  # annotations only
-    from keyshape.store.hbase.sink import RunningSink
+    from keyshape.store.hbase.sink import ReplicationSink, RunningSink
     from keyshape.store.hbase.store import HBaseStore
 
 __all__ = ["OnlineResult", "OnlineStatus", "migrate_online", "online_state_path", "peer_id_for"]
@@ -112,6 +114,7 @@ class OnlineStatus:
     applied: int = 0  # cells written to NEW
     refused: int = 0  # batches answered with an error (HBase ships them again)
     rejected: int = 0  # rows whose key did not decode / encode
+    foreign: int = 0  # cells of OLD's table name from regions that are not OLD's (a dropped namesake's), not written
     newest_edit_age: float | None = None  # seconds since the WAL write of the newest applied edit
     sources: list[dict[str, int | str]] = field(default_factory=list)  # what OLD's live servers report
     # dead region servers (host,port,startcode) whose replication queue for the peer no survivor
@@ -184,7 +187,9 @@ class OnlineStatus:
         age = "-" if self.newest_edit_age is None else f"{self.newest_edit_age:.1f} s"
         return (
             f"{self.phase}: {self.copied_rows:,} rows copied; stream {self.received:,} cells received, {self.applied:,} applied, "
-            f"{self.refused:,} batches refused, {self.rejected:,} rows rejected; newest applied edit {age} old; source {self.source_text()}"
+            f"{self.refused:,} batches refused, {self.rejected:,} rows rejected"
+            + (f", {self.foreign:,} cells of a dropped table of the same name ignored" if self.foreign else "")
+            + f"; newest applied edit {age} old; source {self.source_text()}"
         )
 
 
@@ -212,26 +217,40 @@ def _sink_address(quorum: str, bind: str | None, state: dict[str, Any]) -> tuple
     else loopback for a local HBase and this machine's name for a remote one (port 0: any)."""
     if bind:
         host, _, port = bind.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not port.isdigit() or int(port) > 65535:
             raise BadInput(f"--sink-bind {bind!r}: want HOST:PORT, the address OLD's region servers can connect to (port 0: any free port)")
-        return host, int(port)
+        return host.strip("[]"), int(port)
     if state.get("sink_host"):
         return str(state["sink_host"]), int(state.get("sink_port", 0))
     hosts = {h.strip().rpartition(":")[0] or h.strip() for h in quorum.split(",")}
     return ("127.0.0.1" if hosts <= _LOCAL else socket.getfqdn()), 0
 
 
-def _start_sink(rekeyer: ReKeyer, quorum: str, parent: str, cluster_id: uuid.UUID, host: str, port: int) -> RunningSink:
-    """The sink, registered under ``parent``; a registration an earlier run left there (killed
-    before it could remove it) is replaced, one with another cluster id refused."""
-    from keyshape.store.hbase.sink import RunningSink
+def _bind_sink(rekeyer: ReKeyer, host: str, port: int, explicit: bool) -> ReplicationSink:
+    """The sink's listening socket, bound before anything changes in the cluster (a bind that
+    fails leaves OLD, NEW and the peer as they were). An address asked for (``--sink-bind``) is
+    bound exactly or refused: the region servers must reach that very address (a firewall may
+    open only that port). The port an earlier run used is only a preference: when it is taken,
+    any free one (the sink registers its new address in ZooKeeper)."""
+    from keyshape.store.hbase.sink import ReplicationSink
 
     try:
-        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=port, resume=True)
-    except OSError:
-        if port == 0:
-            raise
-        return RunningSink(rekeyer, quorum, parent, cluster_id, host=host, port=0, resume=True)  # the old port is taken: any
+        return ReplicationSink(rekeyer, host=host, port=port)
+    except OSError as exc:
+        if not explicit and port != 0:
+            return _bind_sink(rekeyer, host, 0, explicit)
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, socket.gaierror):
+            raise BadInput(
+                f"--sink-bind {host}:{port}: host {host!r} does not resolve on this machine ({reason}); give a name or address of this "
+                "machine that OLD's region servers can reach; nothing was changed"
+            ) from None
+        if exc.errno == errno.EADDRINUSE:
+            raise BadInput(
+                f"--sink-bind {host}:{port}: port {port} is in use on {host}; stop what holds it or choose another port (keyshape binds "
+                "exactly the address asked for, the one OLD's region servers must reach); nothing was changed"
+            ) from None
+        raise BadInput(f"--sink-bind {host}:{port}: cannot listen there ({reason}); nothing was changed") from None
 
 
 @contextmanager
@@ -256,25 +275,35 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_replication_scope(store: HBaseStore, table: str, set_scope: bool) -> list[str]:
-    """Refuse (BadInput) when a family of ``table`` has REPLICATION_SCOPE 0, unless ``set_scope``:
-    then set it to 1 and return what that changed."""
+def unscoped_families(store: HBaseStore, table: str, set_scope: bool) -> list[str]:
+    """The families of ``table`` with REPLICATION_SCOPE 0, which HBase ships nothing of; BadInput
+    when there are some and ``set_scope`` is False (a check: it changes nothing)."""
     scopes = store.family_attributes(table, "REPLICATION_SCOPE")
     unscoped = sorted(f for f, v in scopes.items() if (v or "0") == "0")
-    if not unscoped:
-        return []
-    families = ", ".join(unscoped)
-    if not set_scope:
+    if unscoped and not set_scope:
         raise BadInput(
-            f"family {families} of {table!r} has REPLICATION_SCOPE 0, so HBase ships none of its edits; "
+            f"family {', '.join(unscoped)} of {table!r} has REPLICATION_SCOPE 0, so HBase ships none of its edits; "
             "pass --set-replication-scope to set it to 1 (every edit of those families then goes to every replication peer of the cluster)"
         )
-    store.set_replication_scope(table, unscoped)
-    return [
-        f"set REPLICATION_SCOPE => 1 on {table} family {families}: from now on every WAL edit of these families is shipped to "
-        "every replication peer of this cluster (keyshape's and any other), and HBase keeps WALs until each peer has them; "
-        "set it back to 0 after the cut-over if nothing else needs it"
-    ]
+    return unscoped
+
+
+def scope_note(store: HBaseStore, table: str, families: list[str], cut_over: bool) -> str | None:
+    """What keyshape's change of REPLICATION_SCOPE (``families`` of ``table``, set to 1 by this
+    migration) means now and the HBase shell command that sets it back; None once it is 0 again."""
+    try:
+        still = sorted(f for f, v in store.family_attributes(table, "REPLICATION_SCOPE").items() if f in families and (v or "0") != "0")
+    except StoreError:
+        still = list(families)  # cannot tell: say it
+    if not still:
+        return None
+    command = "alter '{}', {}".format(table, ", ".join(f"{{NAME => '{f}', REPLICATION_SCOPE => 0}}" for f in still))
+    when = "now, if nothing else needs it" if cut_over else "after the cut-over (the migration needs it until then)"
+    return (
+        f"REPLICATION_SCOPE => 1 on {table} family {', '.join(still)} was set by keyshape for this migration: every WAL edit of "
+        "these families is shipped to every replication peer of this cluster (keyshape's and any other), and HBase keeps WALs until "
+        f"each peer has them; set it back {when}: HBase shell: {command}"
+    )
 
 
 def migrate_online(
@@ -291,6 +320,7 @@ def migrate_online(
     sink_bind: str | None = None,
     stream_until: Callable[[OnlineStatus], bool] | None = None,
     progress: Callable[[OnlineStatus], None] | None = None,
+    notice: Callable[[str], None] | None = None,
     interval: float = 1.0,
     batch_size: int = 1000,
     max_rows_per_sec: float | None = None,
@@ -300,8 +330,17 @@ def migrate_online(
     Without ``cutover`` the stream runs after the copy until ``stream_until(status)`` is true
     (default: forever, i.e. until KeyboardInterrupt); the peer stays for the next run. With
     ``cutover`` the run ends with the cut-over. ``progress(status)`` is called about every
-    ``interval`` seconds. A second run with the same state file resumes."""
+    ``interval`` seconds; ``notice(text)`` with what an operator must know as soon as it is known
+    (the REPLICATION_SCOPE keyshape set, on every run that finds it). A second run with the same
+    state file resumes.
+
+    Every check that can fail runs before the first change to the cluster (OLD's scope, NEW, the
+    peer, the state file): a refused run leaves all as it was."""
     check_designs(old, new)
+    if batch_size < 1:
+        raise BadInput(f"batch size must be at least 1, got {batch_size}")
+    if max_rows_per_sec is not None and max_rows_per_sec <= 0:
+        raise BadInput(f"--max-rows-per-sec must be positive, got {max_rows_per_sec}")
     source, target = old.table.full_name, new.table.full_name
     copy_state = Path(state_path) if state_path else default_state_path(old, new)
     online_file = online_state_path(copy_state)
@@ -314,7 +353,11 @@ def migrate_online(
         if state and (state.get("source"), state.get("target")) != (source, target):
             raise BadInput(f"{online_file} is the online state of {state.get('source')} -> {state.get('target')}, not {source} -> {target}")
         if state.get("phase") == "done":
-            raise BadInput(f"the online migration {source} -> {target} was cut over already ({online_file}); delete that file to migrate again")
+            scope = scope_note(store, source, state.get("scope_set", []), cut_over=True) if state.get("scope_set") else None
+            raise BadInput(
+                f"the online migration {source} -> {target} was cut over already ({online_file}); delete that file to migrate again"
+                + (f" ({scope})" if scope else "")
+            )
         resuming = bool(state) and copy_state.is_file()
         if not resuming and store.table_exists(target) and not _is_empty(store, target):
             raise BadInput(f"target table {target!r} already holds rows and no earlier online run of this migration is recorded in {online_file}")
@@ -325,121 +368,249 @@ def migrate_online(
                 f"replication peer {peer_id} exists with cluster key {peers[peer_id]}, not keyshape's sink at {parent}; "
                 f"if it is a leftover, remove it (HBase shell: remove_peer '{peer_id}') and run again"
             )
-        notes = check_replication_scope(store, source, set_replication_scope)
-        if not state:
-            state = {
-                "source": source,
-                "target": target,
-                "peer_id": peer_id,
-                "parent": parent,
-                "cluster_id": str(uuid.uuid4()),
-                "phase": "copy",
-            }
-        host, port = _sink_address(quorum, sink_bind, state)
-        if not store.table_exists(target):
-            create_table_from_schema(store, new)
-        if "purge_deletes" not in state:
-            state["purge_deletes"] = store.family_attributes(target, PURGE_DELETES, configuration=True)
-            _write_state(online_file, state)
-        original = state["purge_deletes"]
-        current = store.family_attributes(target, PURGE_DELETES, configuration=True)
-        keep = sorted(f for f, v in current.items() if v != KEEP_MARKERS)
-        if keep:
-            store.set_family_attribute(target, keep, PURGE_DELETES, KEEP_MARKERS, configuration=True)
-
+        unscoped = unscoped_families(store, source, set_replication_scope)
+        if state.get("phase", "copy") == "copy":
+            _check_keys_decode(store, source, old)  # the copy's own check, before anything changes
+        records = store.region_history(source)
+        regions = SourceRegions.of(records, lambda: store.region_history(source), state.get("source_born_ms"))
         ready = threading.Event()
-        rekeyer = ReKeyer(store, old, new, reject_path=stream_rejects, ready=ready)
-        # rows copied in all (earlier runs' too), as the copy's checkpoint counts them
-        before = sum(r["rows"] for r in json.loads(copy_state.read_text(encoding="utf-8"))["regions"]) if resuming else 0
-        copied_rows = [before]
-
-        claims = _Claims(store, peer_id)
-
-        def status(phase: str) -> OnlineStatus:
-            newest = rekeyer.newest_write_time
-            try:
-                sources = store.replication_sources(peer_id)
-            except StoreError:
-                sources = []
-            unclaimed, unclaimed_for = claims.look()
-            return OnlineStatus(
-                phase=phase,
-                copied_rows=copied_rows[0],
-                received=rekeyer.received,
-                applied=rekeyer.cells,
-                refused=rekeyer.refused,
-                rejected=rekeyer.rejected,
-                newest_edit_age=(time.time() * 1000 - newest) / 1000 if newest else None,
-                sources=sources,
-                unclaimed=unclaimed,
-                unclaimed_for=unclaimed_for,
-                claims_unknown=claims.unknown,
-            )
-
-        running = _start_sink(rekeyer, quorum, state["parent"], uuid.UUID(state["cluster_id"]), host, port)
+        rekeyer = ReKeyer(store, old, new, reject_path=stream_rejects, ready=ready, regions=regions)
+        host, port = _sink_address(quorum, sink_bind, state)
+        sink: ReplicationSink | None = _bind_sink(rekeyer, host, port, explicit=bool(sink_bind))
+        # --- every check passed: from here on the cluster changes ---
+        running: RunningSink | None = None
         try:
-            state["sink_host"], state["sink_port"] = running.sink.host, running.sink.port
-            _write_state(online_file, state)
-            if peer_id not in peers:
-                store.add_replication_peer(peer_id, running.cluster_key, {source: []})
-            elif not store.replication_peer_states().get(peer_id, True):
-                store.set_replication_peer_enabled(peer_id, True)  # an earlier run paused it on the way out
-            shown = [0.0]
-
-            def copy_progress(rows: int) -> None:
-                copied_rows[0] = before + rows
-                if progress is not None and time.monotonic() - shown[0] >= interval:
-                    shown[0] = time.monotonic()
-                    progress(status("copy"))
-
-            copy = None
-            if state["phase"] == "copy":
-                copy = migrate(
-                    store,
-                    old,
-                    new,
-                    resume=resuming,
-                    state_path=copy_state,
-                    reject_path=reject_path,
-                    max_rows_per_sec=max_rows_per_sec,
-                    batch_size=batch_size,
-                    progress=copy_progress,
-                    on_started=ready.set,
-                )
-                copied_rows[0] = copy.total_rows
-                state["phase"] = "stream"
+            if not state:
+                state = {
+                    "source": source,
+                    "target": target,
+                    "peer_id": peer_id,
+                    "parent": parent,
+                    "cluster_id": str(uuid.uuid4()),
+                    "phase": "copy",
+                    "source_born_ms": regions.born_ms,
+                }
                 _write_state(online_file, state)
-            ready.set()
-            if not cutover:
-                while True:
-                    now = status("stream")
-                    if progress is not None:
-                        progress(now)
-                    if stream_until is not None and stream_until(now):
-                        return OnlineResult(peer_id, str(online_file), copy, now, notes=notes)
-                    time.sleep(interval)
-            verification = _cut_over(store, old, new, rekeyer, status, progress, max_lag, cutover_timeout, interval)
-            store.remove_replication_peer(peer_id)
-            for family, value in sorted(original.items()):
-                store.set_family_attribute(target, [family], PURGE_DELETES, value, configuration=True)
-            state["phase"] = "done"
-            _write_state(online_file, state)
-            final = status("done")
-            skipped = verification.source.undecodable
-            if skipped:
-                notes.append(
-                    f"{skipped:,} row(s) of {source} do not decode with {old.source} and are not in {target}; "
-                    f"their keys are in {reject_path or copy_state.with_suffix('.rejects.tsv')} and {stream_rejects}"
-                )
-            notes.append(
-                f"cut over: {target} holds what {source} holds; replication peer {peer_id} removed. Point every writer and reader "
-                f"of {source} at {target} (key design {new.source}) now; writes still going to {source} are no longer copied"
+            if unscoped:
+                store.set_replication_scope(source, unscoped)
+                state["scope_set"] = sorted(set(state.get("scope_set", [])) | set(unscoped))
+                _write_state(online_file, state)
+            notes: list[str] = []
+            if state.get("scope_set"):
+                said = scope_note(store, source, state["scope_set"], cut_over=False)
+                if said is not None:
+                    notes.append(said)
+                    if notice is not None:
+                        notice(said)
+            if not store.table_exists(target):
+                create_table_from_schema(store, new)
+            if "purge_deletes" not in state:
+                state["purge_deletes"] = store.family_attributes(target, PURGE_DELETES, configuration=True)
+                _write_state(online_file, state)
+            original = state["purge_deletes"]
+            current = store.family_attributes(target, PURGE_DELETES, configuration=True)
+            keep = sorted(f for f, v in current.items() if v != KEEP_MARKERS)
+            if keep:
+                store.set_family_attribute(target, keep, PURGE_DELETES, KEEP_MARKERS, configuration=True)
+            assert sink is not None
+            running = _register_sink(sink, rekeyer, quorum, state["parent"], uuid.UUID(state["cluster_id"]))
+            sink = None  # the running sink owns it now
+            return _run(
+                store,
+                old,
+                new,
+                state,
+                online_file,
+                copy_state,
+                resuming,
+                peers,
+                running,
+                rekeyer,
+                ready,
+                notes,
+                original,
+                stream_rejects,
+                reject_path=reject_path,
+                cutover=cutover,
+                max_lag=max_lag,
+                cutover_timeout=cutover_timeout,
+                stream_until=stream_until,
+                progress=progress,
+                interval=interval,
+                batch_size=batch_size,
+                max_rows_per_sec=max_rows_per_sec,
             )
-            return OnlineResult(peer_id, str(online_file), copy, final, verification, True, notes)
         finally:
-            if state["phase"] != "done":
+            if state and state.get("phase") != "done" and running is not None:
                 _pause_peer(store, peer_id)
-            running.stop()
+            if running is not None:
+                running.stop()
+            if sink is not None:
+                sink.stop()
+
+
+def _register_sink(sink: ReplicationSink, rekeyer: ReKeyer, quorum: str, parent: str, cluster_id: uuid.UUID) -> RunningSink:
+    """The bound sink started and registered under ``parent``; a registration an earlier run
+    left there (killed before it could remove it) is replaced, one with another cluster id
+    refused."""
+    from keyshape.store.hbase.sink import RunningSink
+
+    return RunningSink(rekeyer, quorum, parent, cluster_id, resume=True, sink=sink)
+
+
+def _run(
+    store: HBaseStore,
+    old: KeySchema,
+    new: KeySchema,
+    state: dict[str, Any],
+    online_file: Path,
+    copy_state: Path,
+    resuming: bool,
+    peers: dict[str, str],
+    running: RunningSink,
+    rekeyer: ReKeyer,
+    ready: threading.Event,
+    notes: list[str],
+    original: dict[str, str | None],
+    stream_rejects: Path,
+    *,
+    reject_path: str | Path | None,
+    cutover: bool,
+    max_lag: float,
+    cutover_timeout: float,
+    stream_until: Callable[[OnlineStatus], bool] | None,
+    progress: Callable[[OnlineStatus], None] | None,
+    interval: float,
+    batch_size: int,
+    max_rows_per_sec: float | None,
+) -> OnlineResult:
+    """The migration with its sink running: the peer, the copy, the stream, the cut-over."""
+    source, target = old.table.full_name, new.table.full_name
+    peer_id = state["peer_id"]
+    # rows copied in all (earlier runs' too), as the copy's checkpoint counts them
+    before = sum(r["rows"] for r in json.loads(copy_state.read_text(encoding="utf-8"))["regions"]) if resuming else 0
+    copied_rows = [before]
+    claims = _Claims(store, peer_id)
+
+    def status(phase: str) -> OnlineStatus:
+        newest = rekeyer.newest_write_time
+        try:
+            sources = store.replication_sources(peer_id)
+        except StoreError:
+            sources = []
+        unclaimed, unclaimed_for = claims.look()
+        return OnlineStatus(
+            phase=phase,
+            copied_rows=copied_rows[0],
+            received=rekeyer.received,
+            applied=rekeyer.cells,
+            refused=rekeyer.refused,
+            rejected=rekeyer.rejected,
+            foreign=rekeyer.foreign,
+            newest_edit_age=(time.time() * 1000 - newest) / 1000 if newest else None,
+            sources=sources,
+            unclaimed=unclaimed,
+            unclaimed_for=unclaimed_for,
+            claims_unknown=claims.unknown,
+        )
+
+    state["sink_host"], state["sink_port"] = running.sink.host, running.sink.port
+    _write_state(online_file, state)
+    if peer_id not in peers:
+        store.add_replication_peer(peer_id, running.cluster_key, {source: []})
+    elif not store.replication_peer_states().get(peer_id, True):
+        store.set_replication_peer_enabled(peer_id, True)  # an earlier run paused it on the way out
+    copy = None
+    if state["phase"] == "copy":
+        shown = [0.0]
+
+        def copy_progress(rows: int) -> None:
+            copied_rows[0] = before + rows
+            if progress is not None and time.monotonic() - shown[0] >= interval:
+                shown[0] = time.monotonic()
+                progress(status("copy"))
+
+        copy = copy_step(
+            store,
+            old,
+            new,
+            state_path=copy_state,
+            reject_path=reject_path,
+            resume=resuming,
+            batch_size=batch_size,
+            max_rows_per_sec=max_rows_per_sec,
+            on_started=ready.set,
+            progress=copy_progress,
+        )
+        copied_rows[0] = copy.total_rows
+        state["phase"] = "stream"
+        _write_state(online_file, state)
+    ready.set()
+    if not cutover:
+        while True:
+            now = status("stream")
+            if progress is not None:
+                progress(now)
+            if stream_until is not None and stream_until(now):
+                return OnlineResult(peer_id, str(online_file), copy, now, notes=notes)
+            time.sleep(interval)
+    verification, repairs = _cut_over(store, old, new, rekeyer, status, progress, max_lag, cutover_timeout, interval)
+    store.remove_replication_peer(peer_id)
+    for family, value in sorted(original.items()):
+        store.set_family_attribute(target, [family], PURGE_DELETES, value, configuration=True)
+    state["phase"] = "done"
+    _write_state(online_file, state)
+    final = status("done")
+    notes.extend(r.text for r in repairs if r.rows_written or r.extra)
+    skipped = verification.source.undecodable
+    if skipped:
+        notes.append(
+            f"{skipped:,} row(s) of {source} do not decode with {old.source} and are not in {target}; "
+            f"their keys are in {reject_path or copy_state.with_suffix('.rejects.tsv')} and {stream_rejects}"
+        )
+    notes.append(
+        f"cut over: {target} holds what {source} holds; replication peer {peer_id} removed. Point every writer and reader "
+        f"of {source} at {target} (key design {new.source}) now; writes still going to {source} are no longer copied"
+    )
+    if state.get("scope_set"):
+        said = scope_note(store, source, state["scope_set"], cut_over=True)
+        notes[:] = [n for n in notes if not n.startswith("REPLICATION_SCOPE")] + ([said] if said else [])
+    return OnlineResult(peer_id, str(online_file), copy, final, verification, True, notes)
+
+
+def copy_step(
+    store: HBaseStore,
+    old: KeySchema,
+    new: KeySchema,
+    *,
+    state_path: Path,
+    reject_path: str | Path | None,
+    resume: bool,
+    batch_size: int,
+    max_rows_per_sec: float | None,
+    on_started: Callable[[], None],
+    progress: Callable[[int], None],
+) -> MigrationResult:
+    """The copy step of an online migration: OLD's rows as they are into NEW, checkpointed in
+    ``state_path`` and resumable (``resume``), while the stream applies. It calls
+    ``on_started()`` once NEW is checked (empty, or a resume's) and before it writes a row (the
+    sink refuses the stream's batches until then) and ``progress(rows copied by this run)``
+    after each acknowledged batch. Its writes may race the stream's (a value rewritten at its
+    own timestamp while the copy runs): the cut-over finds and repairs that (ops.online_repair),
+    so a copy only has to write every cell of OLD at its own timestamp. Today's copy is
+    ``ops.migrate.migrate``'s scan-and-put; a bulk-load copy plugs in here."""
+    return migrate(
+        store,
+        old,
+        new,
+        resume=resume,
+        state_path=state_path,
+        reject_path=reject_path,
+        max_rows_per_sec=max_rows_per_sec,
+        batch_size=batch_size,
+        progress=progress,
+        on_started=on_started,
+    )
 
 
 class _Claims:
@@ -553,17 +724,22 @@ def _cut_over(
     max_lag: float,
     timeout: float,
     interval: float,
-) -> Verification:
+) -> tuple[Verification, list[Repair]]:
     """Wait until the stream is caught up (every source reporting replicationLag <= ``max_lag``
     in a report made after the wait began; without reports: no cell received for ``max_lag``
-    seconds; never while a dead region server's queue is unclaimed), then verify; verify again
-    while OLD keeps changing, until ``timeout``. The verify alone would hold a cut-over back
-    while a dead server's unshipped edits are missing from NEW too (OLD has them once its
-    regions reopen; until then the verify cannot read them), but the wait says why."""
+    seconds; never while a dead region server's queue is unclaimed), then verify. Where the
+    verify finds a source range differing, repair it (``ops.online_repair``: OLD's rows that
+    differ written into NEW again; the copy's writes can have replaced a newer value the stream
+    wrote at the same timestamp) and verify again; while OLD keeps changing, verify again until
+    ``timeout``. The verify alone would hold a cut-over back while a dead server's unshipped
+    edits are missing from NEW too (OLD has them once its regions reopen; until then the verify
+    cannot read them), but the wait says why. Returns the passing verification and the repairs."""
     deadline = time.monotonic() + timeout
     began = int(time.time() * 1000)
     last_received, quiet_since = -1, time.monotonic()
     check: Verification | None = None
+    repairs: list[Repair] = []
+    arrived = 0  # cells the stream received during the last verify and repair
     while True:
         now = status("cutover")
         if progress is not None:
@@ -577,19 +753,44 @@ def _cut_over(
             with _watching(status, progress, interval):
                 check = verify_migration(store, old, new)
                 after = status("cutover")
-            # a server that died during the verify: wait for its claim, then verify again
-            if (check.ok or _only_rejects(check)) and not (after.unclaimed or after.silent):
-                return check
-            began = int(time.time() * 1000)  # OLD changed meanwhile: wait for reports made after this verify
+                # a server that died during the verify: wait for its claim, then verify again
+                settled = not (after.unclaimed or after.silent)
+                if (check.ok or _only_rejects(check)) and settled:
+                    return check, repairs
+                if settled:
+                    repairs.append(repair_ranges(store, old, new, differing_ranges(check)))
+                    log.info("%s", repairs[-1].text)
+            arrived = status("cutover").received - now.received
+            began = int(time.time() * 1000)  # OLD may have changed meanwhile: wait for reports made after this
+            if repairs and repairs[-1].rows_written and time.monotonic() <= deadline:
+                continue  # verify the repair at once (the stream was caught up)
         if time.monotonic() > deadline:
             if now.unclaimed:
                 raise StoreError(
                     f"cut-over not done after {timeout:.0f} s: {now.source_text()}; no survivor has claimed it yet (is the "
                     "master's crash procedure for it stuck? see the master's log); run the same command again later: it resumes"
                 )
-            detail = "; ".join(check.differences[:3]) if check is not None else now.line()
-            raise StoreError(
-                f"cut-over not done after {timeout:.0f} s: OLD and NEW still differ ({detail}); are writers still writing "
-                "the old table? Pause them (or wait) and run the same command again: it resumes"
-            )
+            raise StoreError(f"cut-over not done after {timeout:.0f} s: {_why(check, repairs, now, arrived)}; run the same command again: it resumes")
         time.sleep(interval)
+
+
+def _why(check: Verification | None, repairs: list[Repair], now: OnlineStatus, arrived: int) -> str:
+    """Why OLD and NEW still differ, from what this run saw (never a guess about writers)."""
+    if check is None:
+        return f"the stream never caught up ({now.source_text()}), so no verify ran"
+    detail = "; ".join(check.differences[:3])
+    if arrived:
+        return (
+            f"OLD and NEW still differ ({detail}) and OLD is still changing: the stream received {arrived:,} cell(s) of OLD during the "
+            "last verify; the cut-over passes once OLD is quiet (switch its writers to NEW or pause them)"
+        )
+    last = repairs[-1] if repairs else None
+    if last is not None and last.extra:
+        return (
+            f"OLD and NEW still differ ({detail}): NEW holds {last.extra:,} cell(s) OLD does not (e.g. {last.extra_example}), and no "
+            "edit of OLD arrived during the last verify: neither the copy nor the stream wrote them (another writer of NEW?); "
+            "remove them from NEW or start the migration again"
+        )
+    if last is not None:
+        return f"OLD and NEW still differ ({detail}) with no edit of OLD arriving; the last {last.text}"
+    return f"OLD and NEW still differ ({detail}) while a region server was dead or silent ({now.source_text()})"

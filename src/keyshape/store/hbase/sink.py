@@ -386,12 +386,20 @@ class RunningSink:
         hbaseid_form: Literal["master", "plain"] = "master",
         resume: bool = False,
         kerberos: KerberosAcceptor | None = None,
+        sink: ReplicationSink | None = None,
     ) -> None:
         self.quorum, self.parent = quorum, parent
         self.cluster_id = cluster_id or uuid.uuid4()
-        if resume:
-            clear_stale_registration(quorum, parent, self.cluster_id)
-        self.sink = ReplicationSink(on_batch, host, port, kerberos).start()
+        try:
+            if resume:
+                clear_stale_registration(quorum, parent, self.cluster_id)
+        except BaseException:
+            if sink is not None:
+                sink.stop()
+            raise
+        # ``sink``: one already bound (and not started), so a bad address is refused before the
+        # caller changes anything; its own callback, host and port are used
+        self.sink = (sink or ReplicationSink(on_batch, host, port, kerberos)).start()
         try:
             self._zk = register_peer_cluster(quorum, parent, self.cluster_id, self.sink.server_name, hbaseid_form)
         except BaseException:
