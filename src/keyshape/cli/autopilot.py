@@ -119,3 +119,53 @@ def autopilot_command(
         click.echo(f"wrote {html_path}", err=to_stderr)
     elif html_path:
         click.echo(f"no plan to write to {html_path}: the run stopped after {result.stopped_after}", err=True)
+
+
+@click.command("load-split")
+@click.argument("table")
+@hbase_option(required=True, what="The cluster the table lives on.")
+@click.option(
+    "--watch", type=click.FloatRange(min=1), default=5.0, show_default=True, help="Seconds between the two counter polls that find the hot region."
+)
+@click.option("--lookback", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds of the hot region's recent writes sampled.")
+@click.option("--max-rows", type=click.IntRange(min=1), default=200_000, show_default=True, help="Keys of the hot region scanned at most.")
+@click.option("--apply", is_flag=True, help="Split the region at the chosen key (only when the replay shows relief).")
+@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the candidates, the replay and the shell line as JSON.")
+def load_split_command(table: str, url: str, watch: float, lookback: float, max_rows: int, apply: bool, json_path: str | None) -> None:
+    """Relief now, as TiKV does it: split TABLE's hot region where its recent writes halve
+    (printed as HBase shell lines; --apply splits), with the replayed busiest share before/after."""
+    from rich.console import Console
+
+    from keyshape.cli.options import open_from_options
+    from keyshape.core.hbytes import to_string_binary
+    from keyshape.ops.loadsplit import apply_load_split, load_split
+    from keyshape.report.output import write_json
+
+    to_stderr = json_path == "-"
+    store = open_from_options(url)
+    try:
+        found = load_split(store, table, watch=watch, lookback=lookback, max_rows=max_rows)
+        r = found.region
+        click.echo(
+            f"hot region {r.name} [{to_string_binary(r.start)}, {to_string_binary(r.end)}): {found.writes_per_s:,.1f} writes/s; "
+            f"{found.sampled:,} writes of the last {lookback:g} s sampled",
+            err=to_stderr,
+        )
+        if found.chosen is not None:
+            c = found.chosen
+            click.echo(
+                f"split key {to_string_binary(c.key)}: {c.left:,} | {c.right:,} sampled writes (balance {c.balance:.2f}, crossing {c.crossing:.2f})",
+                err=to_stderr,
+            )
+        click.echo(f"replayed busiest share: {found.before_share:.0%} now, {found.after_share:.0%} after the split", err=to_stderr)
+        for note in found.notes:
+            click.echo(f"note: {note}", err=to_stderr)
+        for line in found.shell_lines():
+            click.echo(line, err=to_stderr)
+        if apply:
+            regions = apply_load_split(store, found)
+            click.echo(f"split applied: {table} has {len(regions)} regions", err=to_stderr)
+    finally:
+        store.close()
+    if json_path:
+        write_json(json_path, found.to_dict(), Console(stderr=to_stderr))

@@ -69,7 +69,7 @@ from keyshape.cli.acl import grant_command, revoke_command  # noqa: E402
 from keyshape.cli.advise import advise_command  # noqa: E402
 from keyshape.cli.admin import admin_group  # noqa: E402
 from keyshape.cli.analyze import analyze_command, compare_command  # noqa: E402
-from keyshape.cli.autopilot import autopilot_command  # noqa: E402
+from keyshape.cli.autopilot import autopilot_command, load_split_command  # noqa: E402
 from keyshape.cli.existing import migrate_command, split_plan_command  # noqa: E402
 from keyshape.cli.hbase import create_command, load_command, watch_command  # noqa: E402
 from keyshape.cli.key import key_group, lint_command  # noqa: E402
@@ -100,6 +100,7 @@ for _command in (
     split_plan_command,
     migrate_command,
     autopilot_command,
+    load_split_command,
     phoenix_group,
     grant_command,
     revoke_command,
