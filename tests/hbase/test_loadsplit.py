@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from keyshape.ops.loadsplit import MAX_BALANCE, score_candidates
 from keyshape.schema.specs import TableSpec
 from keyshape.store.hbase import HBaseStore
 
@@ -100,13 +99,3 @@ def test_sequential_key_split_is_shown_as_no_relief_and_refused(hbase_store: HBa
     assert out.returncode != 0 and "no split" in out.stderr, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
     assert len(hbase_store.regions(name)) == 1
-
-
-def test_tikv_scores_pick_the_median_of_point_writes_and_count_ranges_cut() -> None:
-    keys = [b"k%03d" % i for i in range(100)]
-    best = score_candidates(keys)[0]
-    assert best.balance <= MAX_BALANCE and abs(best.left - best.right) <= 6 and best.crossing == 0.0
-    # a scan over [k040, k060) is cut by every candidate inside it: crossing counts it
-    cut = score_candidates(keys, ranges=[(b"k040", b"k060")] * 50)
-    inside = [c for c in cut if b"k040" < c.key < b"k060"]
-    assert inside and all(c.crossing == pytest.approx(50 / 150) for c in inside)

@@ -122,10 +122,9 @@ def run(
     if state and state.get("table") != table:
         raise BadInput(f"{state_path} is the autopilot state of table {state.get('table')!r}, not {table!r}; give another --state")
     result = AutopilotRun(table, state_path)
-    if (apply or cutover) and state.get("plan") and stop_after == "plan":
-        return _act(store, schema, state, state_path, result, apply, cutover, set_replication_scope, say)
     if apply or cutover:
-        stop_after = "act"
+        # acting is on the SAVED plan only: the one a dry run showed the operator
+        return _act(store, schema, state, state_path, result, apply, cutover, set_replication_scope, say)
     state = {"table": table, "stages": {}}
 
     def done(stage: str, summary: Any) -> bool:
@@ -191,9 +190,8 @@ def run(
     state["incomplete"] = lr.incomplete
     state["contradictions"] = result.proved.problems if result.proved else []
     say(f"plan: {p.new_table} ({p.design}); wrote {schema_path}")
-    if done("plan", {"new_table": p.new_table, "schema": str(schema_path)}):
-        return result
-    return _act(store, schema, state, state_path, result, apply, cutover, set_replication_scope, say)
+    done("plan", {"new_table": p.new_table, "schema": str(schema_path)})
+    return result
 
 
 def _act(
@@ -212,17 +210,17 @@ def _act(
 
     plan = state.get("plan") or {}
     if not plan:
-        raise BadInput(f"{state_path} holds no plan; run the autopilot without --apply first and read the plan")
-    if not isinstance(store, HBaseStore):
-        raise BadInput("--apply and --cutover need a real HBase (--hbase HOST:PORT): the online migration joins it as a replication peer")
-    old = schema or KeySchema.load(state["old_schema"])
-    new_path = Path(plan["schema_path"])
-    online_state = Path(state["online_state"])
+        raise BadInput(f"{state_path} holds no plan; run the autopilot without --apply first (a dry run) and read the plan it makes")
     reasons = cluster_problems(store)
     if not state.get("complete", False):
         reasons += state.get("incomplete") or ["the learned sample did not read the whole table"]
     reasons += state.get("contradictions") or []
     refuse("act", reasons)
+    if not isinstance(store, HBaseStore):
+        raise BadInput("--apply and --cutover need a real HBase (--hbase HOST:PORT): the online migration joins it as a replication peer")
+    old = schema or KeySchema.load(state["old_schema"])
+    new_path = Path(plan["schema_path"])
+    online_state = Path(state["online_state"])
     if apply and not cutover:
         res = apply_plan(store, old, new_path, online_state, set_replication_scope=set_replication_scope)
         copied = res.copy.total_rows if res.copy is not None else None
