@@ -365,8 +365,11 @@ def test_split_algorithms_from_schema():
     base = {"table": {"name": "t"}, "key": {"fields": [{"name": "a", "type": "string"}]}}
     hexs = KeySchema.from_dict({**base, "splits": {"algorithm": "hex", "regions": 4}}).split_keys()
     assert hexs == [b"40000000", b"80000000", b"c0000000"]
-    explicit = KeySchema.from_dict({**base, "splits": {"algorithm": "explicit", "keys": ["m", "\\x80", "c"]}})
+    explicit = KeySchema.from_dict({**base, "splits": {"algorithm": "explicit", "keys": ["c", "m", "\\x80"]}})
     assert explicit.split_keys() == [b"c", b"m", b"\x80"]
+    # Out of order, keys are refused naming the key, not sorted behind the user's back (issue 40).
+    with pytest.raises(KeyshapeError, match=r"key 2 'c' sorts before key 1 '\\x80'"):
+        KeySchema.from_dict({**base, "splits": {"algorithm": "explicit", "keys": ["m", "\\x80", "c"]}})
     assert KeySchema.from_dict(base).split_keys() == []
     with pytest.raises(SchemaError, match=r"splits\.algorithm"):
         KeySchema.from_dict({**base, "splits": {"algorithm": "prefix"}})

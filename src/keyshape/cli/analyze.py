@@ -331,6 +331,8 @@ def analyze_command(
 
     if column is not None and keys_file is None:
         raise click.UsageError("--column needs --keys FILE")
+    if keys_file is not None and rows is not None:
+        raise click.UsageError("--rows sizes a generated workload; --keys FILE analyses every key of the file: drop one of them")
     if url is None and click.get_current_context().meta.get(USER_KEY) is not None:
         raise click.UsageError("--user applies to --hbase only: the embedded store has no users")
     if allow_foreign_keys and keys_file is None:

@@ -85,6 +85,7 @@ def create_command(schema_path: str, url: str | None, dry_run: bool, source_path
     from keyshape.phoenix.schema import load_schema
 
     schema = load_schema(schema_path)
+    _check_tables(schema)
     if source_path is not None:
         _preflight(url, load_schema(source_path), schema, err=dry_run)
     if dry_run:
@@ -107,6 +108,18 @@ def create_command(schema_path: str, url: str | None, dry_run: bool, source_path
     for role, spec, splits in schema_tables(schema)[1:]:
         out.print(f"created {role} table {spec.full_name}: {len(splits) + 1} region(s)")
     out.print(assignment_line(regions))
+
+
+def _check_tables(schema: KeySchema) -> None:
+    """Every table the schema creates (main, index, counter) has a name and split keys HBase takes,
+    checked before a statement is printed or sent (keyshape.core.names, core.splits; issue 40)."""
+    from keyshape.core.names import check_table_name
+    from keyshape.core.splits import check_split_keys
+    from keyshape.schema.ddl import schema_tables
+
+    for role, spec, keys in schema_tables(schema):
+        check_table_name(spec.full_name, f"the {role} table")
+        check_split_keys(keys, f"the {role} table's split keys")
 
 
 def _preflight(url: str | None, source: KeySchema, target: KeySchema, err: bool) -> None:

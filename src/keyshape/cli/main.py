@@ -106,3 +106,9 @@ for _command in (
     revoke_command,
 ):
     main.add_command(_command)
+
+# The rules every command obeys (an option works with what its help names; no output overwrites an
+# input), wrapped around every leaf command once all are registered: keyshape.cli.rules.
+from keyshape.cli.rules import enforce  # noqa: E402
+
+enforce(main)

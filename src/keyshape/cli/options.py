@@ -92,8 +92,15 @@ def hbase_option(*, required: bool = False, what: str = "", embedded: bool = Tru
     text = (f"{what} " if what else "") + HBASE_URL_HELP + ("" if required or not embedded else EMBEDDED_HELP)
     if required:
         # No default at all: click 8.5 treats an explicit default=None as given and skips the check.
-        return click.option("--hbase", "url", required=True, metavar="URL", help=text)
-    return click.option("--hbase", "url", default=None, metavar="URL", help=text)
+        return click.option("--hbase", "url", required=True, metavar="URL", help=text, callback=_no_empty_url)
+    return click.option("--hbase", "url", default=None, metavar="URL", help=text, callback=_no_empty_url)
+
+
+def _no_empty_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    # `--hbase "$HBASE"` with the variable unset used to fall back to the embedded store, exit 0.
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty (an unset shell variable?); give HOST:PORT of the ZooKeeper, or leave --hbase out for the embedded store")
+    return value
 
 
 def online_options(fn: Any) -> Any:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
+
 from keyshape.errors import BadInput
 
 _FORMAT_OPTION = click.option(
@@ -30,7 +32,13 @@ def _key(text: str) -> bytes:
 
 
 def _emit_splits(keys: list[bytes], fmt: str, table: str, family: str) -> None:
+    from keyshape.core.names import check_table_name
     from keyshape.core.splits import format_splits
+
+    # The statement goes to an HBase shell: a name HBase refuses is refused here first (issue 40).
+    check_table_name(table, "--table")
+    if not family or any(c in family for c in ":'\"\\") or not family.isprintable():
+        raise BadInput(f"--family {family!r} is not a column family HBase accepts: give printable characters without ':' or quotes")
 
     click.echo(format_splits(keys, fmt, table=table, family=family), nl=False)
 
@@ -187,6 +195,8 @@ _ALGORITHMS: dict[str, Callable[[bytes, int | None, str, int], object]] = {
     "opentsdb": _opentsdb,
 }
 _ALGORITHM_NAMES = {"phoenix_salt": "phoenix", "hbasewd_one_byte_hash": "hbasewd"}
+# The options each algorithm reads; any other given is refused (md5 --buckets 16 used to be ignored).
+_TAKES = {"phoenix": {"buckets"}, "hbasewd": {"buckets"}, "opentsdb": {"buckets", "tags", "width"}}
 
 
 @click.command("hash")
@@ -201,4 +211,10 @@ def hash_command(algorithm: str, value: str, buckets: int | None, tags: str, wid
     java is String.hashCode of VALUE read as UTF-8; java-bytes is Arrays.hashCode of its bytes;
     phoenix/hbasewd print the bucket number; opentsdb prints the salt bytes for metric UID VALUE.
     """
+    ctx = click.get_current_context()
+    given = {name for name in ("buckets", "tags", "width") if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
+    takes = _TAKES.get(algorithm, set())
+    if given - takes:
+        name = sorted(given - takes)[0]
+        raise click.UsageError(f"hash {algorithm} takes no --{name} (it hashes VALUE alone); drop it")
     click.echo(_ALGORITHMS[algorithm](_key(value), buckets, tags, width))

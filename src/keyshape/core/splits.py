@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 
 from keyshape.core.hbytes import compare, int64, split, to_string_binary
-from keyshape.errors import KeyshapeError
+from keyshape.errors import BadInput, KeyshapeError
 
 __all__ = [
     "hex_string_split",
@@ -24,6 +24,7 @@ __all__ = [
     "sample_splits",
     "format_splits",
     "verify_split_keys",
+    "check_split_keys",
     "SPLIT_FORMATS",
 ]
 
@@ -157,6 +158,33 @@ def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
             raise KeyshapeError(
                 f"split key '{to_string_binary(a)}' is listed twice; HBase refuses duplicate split "
                 'keys ("All split keys must be unique"): remove the repeat'
+            )
+    return out
+
+
+def check_split_keys(keys: Iterable[bytes], what: str = "split keys") -> list[bytes]:
+    """``keys`` as a list when they can go to ``Admin.createTable`` exactly as given: none empty,
+    none repeated (HBase's ``verifySplitKeys``, quoted), in ascending byte order (HBase would sort
+    them; a hand-written list out of order is most often a typo, so it is refused). A key is never
+    dropped in silence: BadInput names the first offending key (toStringBinary) and its position.
+
+    - ``what``: how the message names the list (e.g. ``"schema.toml: splits.keys"``).
+    """
+    out = [bytes(k) for k in keys]
+    for i, key in enumerate(out):
+        if not key:
+            raise BadInput(
+                f'{what}: key {i} is empty; HBase refuses it ("Empty split key must not be passed in the split keys."): '
+                "the first region already starts at '', remove it"
+            )
+        if i and key == out[i - 1]:
+            raise BadInput(
+                f"{what}: key {i} '{to_string_binary(key)}' repeats key {i - 1}; HBase refuses it (\"All split keys must be unique\"): remove one"
+            )
+        if i and compare(key, out[i - 1]) < 0:
+            raise BadInput(
+                f"{what}: key {i} '{to_string_binary(key)}' sorts before key {i - 1} '{to_string_binary(out[i - 1])}'; "
+                "give the split keys in ascending byte order"
             )
     return out
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from keyshape.core import names
 from keyshape.errors import SchemaError
 from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
 from keyshape.schema.prefixes import STRATEGIES, Prefix, make_prefix
@@ -156,6 +157,11 @@ def parse_table(t: Section) -> TableSpec:
     if not name or ":" in name:
         t.fail("name", f"{name!r} is not a table name", "use letters, digits, '_', '-', '.'; put the namespace in namespace")
     ns = t.get("namespace", str, "default")
+    # HBase's TableName rules, checked where the schema is read (keyshape.core.names, issue 40).
+    if problem := names.qualifier_problem(name):
+        t.fail("name", f"{name!r} is not a table name HBase accepts: {problem}")
+    if problem := names.namespace_problem(ns) or names.system_namespace_problem(ns):
+        t.fail("namespace", f"{ns!r} is not a namespace for a user table: {problem}")
     families = []
     for fs in t.sections("families"):
         families.append(

@@ -207,10 +207,12 @@ class ExplicitSplit(SplitAlgorithm):
         keys = s.get("keys", list, required=True)
         if not all(isinstance(k, str) for k in keys):
             s.fail("keys", "must be strings in toStringBinary form", 'e.g. keys = ["a", "m", "\\\\x80"]')
+        # HBase's own checks, at load time: an empty, repeated or misordered key is refused, never dropped (issue 40).
+        splits.check_split_keys([_bin(k) for k in keys], f"{s.source}: splits.keys")
         return {"keys": keys}
 
     def split_keys(self, spec: SplitSpec, ctx: SplitContext) -> list[bytes]:
-        return sorted({_bin(k) for k in spec.options["keys"]} - {b""})
+        return splits.check_split_keys([_bin(k) for k in spec.options["keys"]], f"{ctx.source}: splits.keys")
 
 
 class SampleSplit(SplitAlgorithm):
