@@ -203,6 +203,10 @@ def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int, first_onl
             for start in range(0, batch.num_rows, chunk_rows):
                 yield batch.slice(start, chunk_rows)
         return
+    from keyshape.core.files import check_text_input
+
+    # A Parquet file named .csv, UTF-16 or binary data: named here, not as a decode error (issue 40).
+    check_text_input(p, "a CSV of keys (a header line, then one key per line; or name a Parquet/ORC file .parquet/.orc)")
     with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
         # The csv module reads the header as pyarrow reads the data: quoted names may hold commas.
         names = [h.strip() for h in next(csv.reader(fh), [])]
@@ -220,10 +224,15 @@ def _file_batches(p: Path, columns: list[str] | None, chunk_rows: int, first_onl
         raise KeyshapeError(f"{p}: no column {missing[0]!r}; columns: {shown}")
     # Read every column as text: keys like "007" must keep their zeros.
     convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, include_columns=columns, strings_can_be_null=False)
-    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=1 << 22), convert_options=convert)
-    for batch in reader:
-        for start in range(0, batch.num_rows, chunk_rows):
-            yield batch.slice(start, chunk_rows)
+    try:
+        reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=1 << 22), convert_options=convert)
+        for batch in reader:
+            for start in range(0, batch.num_rows, chunk_rows):
+                yield batch.slice(start, chunk_rows)
+    except pa.ArrowInvalid as exc:
+        # A TOML given as --keys, a broken quote, a ragged row: pyarrow's words, with the file's name.
+        detail = str(exc).split("\n")[0][:160]
+        raise KeyshapeError(f"{p}: not a CSV of keys ({detail}); give a CSV with a header line and one key per line, or Parquet/ORC") from None
 
 
 def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int = 100_000, key_format: str = "binary") -> Iterator[KeyArray]:

@@ -184,11 +184,10 @@ def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKe
         rows = 100000
         fields.EVENT_TIME = { generator = "sequential-time", start = "2026-01-01T00:00:00Z", step_ms = 10 }
     """
+    from keyshape.core.files import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise KeyshapeError(f"cannot read {path}: {exc.strerror}") from None
+    text = read_text(p, "a Phoenix DDL script (.sql) or a TOML schema")  # one reader for every input file (issue 40)
     if p.suffix.lower() == ".sql":
         return PhoenixKeySchema(read_ddl_script(text, str(p)).pick(table), source=str(p))
     import tomllib
@@ -207,9 +206,9 @@ def load_phoenix_schema(path: str | Path, table: str | None = None) -> PhoenixKe
     ddl_path = p.parent / ddl
     if "CREATE" not in ddl.upper():
         try:
-            ddl = ddl_path.read_text()
-        except OSError as exc:
-            raise KeyshapeError(f"{p}: [phoenix] ddl: cannot read {ddl_path}: {exc.strerror}") from None
+            ddl = read_text(ddl_path, "a Phoenix DDL script")
+        except KeyshapeError as exc:
+            raise KeyshapeError(f"{p}: [phoenix] ddl: {exc}") from None
     chosen = read_ddl_script(ddl, f"{p} [phoenix] ddl").pick(section.get("table", str, table))
     section.done()
     schema = PhoenixKeySchema(chosen, source=str(p))

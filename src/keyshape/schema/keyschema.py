@@ -482,11 +482,19 @@ def load_schema(path: str | Path) -> KeySchema:
         if not isinstance(schema, KeySchema):
             raise SchemaError(f"{p}: the {loader.kind} loader read no key schema from it ({type(schema).__name__})")
         return schema
+    from keyshape.core.files import read_text
+
+    if not p.exists():
+        raise SchemaError(f"{p}: no such schema file")
     try:
-        with p.open("rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise SchemaError(f"{p}: no such schema file") from None
+        # One reader for every input file: a binary, UTF-16 or non-UTF-8 file is named (issue 40).
+        text = read_text(p, "a key schema (TOML, or a Phoenix .sql)")
+    except SchemaError:
+        raise
+    except KeyshapeError as exc:
+        raise SchemaError(str(exc)) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         kinds = ", ".join(loaders()) or "none"
         raise SchemaError(
