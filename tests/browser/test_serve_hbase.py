@@ -64,6 +64,32 @@ fields.event_id = {{ generator = "sequential", start = 1 }}
 """
 
 
+# Eight tenants, the table pre-split on their names (t01 ... t07): t04 writes 70% of the rows.
+TENANTS = """
+[table]
+name = "{name}"
+[[table.families]]
+name = "d"
+
+[key]
+separator = "|"
+[[key.fields]]
+name = "tenant"
+type = "string"
+[[key.fields]]
+name = "event_id"
+type = "int64"
+encoding = "hbase"
+
+[workload]
+rows = 30000
+fields.tenant.generator = "categorical"
+fields.tenant.values = ["t00", "t01", "t02", "t03", "t04", "t05", "t06", "t07"]
+fields.tenant.weights = [1, 1, 1, 1, 16.33, 1, 1, 1]
+fields.event_id = {{ generator = "sequential", start = 1 }}
+"""
+
+
 def matrix(h: dict[str, Any]) -> np.ndarray:
     """The heat map's values from the API's base64 float32 form."""
     return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
@@ -76,8 +102,9 @@ def get(url: str) -> Any:
 
 
 class Scenario:
-    def __init__(self, service: Service, seq: str, salt: str, db: Path, schemas: Path, url: str) -> None:
+    def __init__(self, service: Service, seq: str, salt: str, db: Path, schemas: Path, url: str, tenants: str = "") -> None:
         self.service, self.seq, self.salt, self.db, self.schemas, self.url = service, seq, salt, db, schemas, url
+        self.tenants = tenants
 
 
 @pytest.fixture(scope="module")
@@ -85,16 +112,19 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     from keyshape.store import create_table_from_schema, open_store
 
     tag = uuid.uuid4().hex[:8]
-    seq, salt = f"kss_seq_{tag}", f"kss_salt_{tag}"
+    seq, salt, tenants = f"kss_seq_{tag}", f"kss_salt_{tag}", f"kss_ten_{tag}"
     folder = tmp_path_factory.mktemp("serve")
     schemas = folder / "schemas"
     schemas.mkdir()
     (schemas / "seq.toml").write_text((ROOT / "examples" / "sequential.toml").read_text().replace('name = "events_seq"', f'name = "{seq}"', 1))
     (schemas / "salt.toml").write_text(SALTED.format(name=salt))
+    (schemas / "tenants.toml").write_text(TENANTS.format(name=tenants))
     seq_schema, salt_schema = KeySchema.load(schemas / "seq.toml"), KeySchema.load(schemas / "salt.toml")
+    tenant_schema = KeySchema.load(schemas / "tenants.toml")
     store = open_store(hbase.url)
     store.create_table(seq_schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
     create_table_from_schema(store, salt_schema)
+    store.create_table(tenant_schema.table, [f"t{k:02d}".encode() for k in range(1, 8)])  # t04-style tenant boundaries
     db = folder / "history.db"
     options = ServeOptions(lambda: open_store(hbase.url), str(db), [f"kss_*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0)
     service = Service(options).start()
@@ -105,16 +135,17 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
             threading.Thread(
                 target=load_workload, args=(store, salt_schema, 60_000), kwargs={"batch_size": 250}
             ),  # small batches: a poll landing mid-batch sees a few regions written
+            threading.Thread(target=load_workload, args=(store, tenant_schema, 30_000), kwargs={"batch_size": 250}),
         ]
         for t in loads:
             t.start()
         for t in loads:
             t.join(timeout=120)
         time.sleep(3.5)  # the polls that count the last writes
-        yield Scenario(service, seq, salt, db, schemas, hbase.url)
+        yield Scenario(service, seq, salt, db, schemas, hbase.url, tenants)
     finally:
         service.stop()
-        for table in (seq, salt):
+        for table in (seq, salt, tenants):
             store.delete_table(table)
         store.close()
 
@@ -132,6 +163,10 @@ def test_sequential_table_is_a_hotspot_with_the_diagonal_its_leading_field_and_a
     assert p["field"] == "event_id" and "leading field event_id" in p["cause"], p
     fixed = KeySchema.from_dict(tomllib.loads(p["fix_toml"]))
     assert fixed.prefix.name == "phoenix" and fixed.table.full_name.endswith(scenario.seq)
+    # the fix shown was replayed against this table's observed writes and is within the factor of fair
+    shown = p["fix_check"]["shown"]
+    assert shown["passed"] and shown["busiest_share"] <= p["fix_check"]["factor"] * shown["fair_share"], p["fix_check"]
+    assert shown["observed_share"] > 0.6 and shown["toml"] == p["fix_toml"]
     tables = {t["table"]: t for t in get(f"{scenario.service.url}/api/tables")["tables"]}
     assert tables[scenario.seq]["verdict"] == "hotspot" and tables[scenario.seq]["pattern"] == "sequential diagonal"
 
@@ -151,6 +186,30 @@ def test_the_fix_replayed_spreads_the_sequential_writes_and_the_salted_axis_fold
     assert len(h["servers"]) == 1  # the standalone HBase: one region server holds every range
     q = get(f"{scenario.service.url}/api/predicted?table={scenario.salt}")
     assert not q["available"] and "balanced" in q["reason"]
+
+
+def test_one_hot_tenant_is_salted_within_the_tenant_and_its_predicted_map_is_drawn(scenario: Scenario) -> None:
+    """t04 writes 70% of a table pre-split on tenant names (t01 ... t07): a hot band whose shown fix
+    hashes tenant AND event_id (a hash of the tenant alone was replayed and kept ~70% in one
+    bucket, so it is not shown), the words and the TOML the same design, and the predicted map is
+    built from keys of the schema (the boundaries are 3-byte tenant names, no whole key)."""
+    v = verdict(scenario, scenario.tenants)
+    p = v["pattern"]
+    assert v["verdict"] == "hotspot" and p["name"] == "hot band" and p["field"] == "tenant", p
+    check = p["fix_check"]
+    tried = {tuple(c["fix"]["hash_fields"]): c for c in check["checked"]}
+    assert not tried[("tenant",)]["passed"] and tried[("tenant",)]["busiest_share"] > 0.5, tried[("tenant",)]
+    shown = check["shown"]
+    assert shown["fix"]["hash_fields"] == ["tenant", "event_id"] and shown["passed"], check
+    assert shown["busiest_share"] <= check["factor"] * shown["fair_share"]
+    fixed = KeySchema.from_dict(tomllib.loads(p["fix_toml"]))
+    assert fixed.prefix.name == "mod" and fixed.hash_fields == ["tenant", "event_id"]
+    assert 'key.hash_fields = ["tenant", "event_id"]' in p["fix"] and "a read of one tenant fans out to" in p["fix"], p["fix"]
+    q = get(f"{scenario.service.url}/api/predicted?table={scenario.tenants}")
+    assert q["available"], q.get("reason")
+    observed, predicted = q["observed"]["busiest_share"], q["predicted"]["busiest_share"]
+    assert observed > 0.5 and predicted < 0.2, (observed, predicted)
+    assert q["predicted"]["busiest_share"] == pytest.approx(shown["busiest_share"], rel=0.25)
 
 
 def test_salted_table_is_balanced(scenario: Scenario) -> None:
@@ -184,6 +243,23 @@ def test_metrics_name_each_table(scenario: Scenario) -> None:
     assert f'keyshape_verdict{{table="{scenario.salt}"}} 0' in text
     assert f'keyshape_regions{{table="{scenario.salt}"}} 8' in text
     assert "keyshape_up 1" in text
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert all(f.type == "gauge" for f in families.values()), {n: f.type for n, f in families.items()}
+    assert {s.labels["table"]: s.value for s in families["keyshape_verdict"].samples}[scenario.seq] == 2.0
+
+
+def test_unknown_tables_are_404_on_every_endpoint(scenario: Scenario) -> None:
+    import urllib.error
+
+    for endpoint in ("table", "heatmap", "regions", "predicted"):
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            get(f"{scenario.service.url}/api/{endpoint}?table=kss_nosuch_table")
+        assert missing.value.code == 404, endpoint
+    with pytest.raises(urllib.error.HTTPError) as odd:
+        get(f"{scenario.service.url}/api/heatmap?table={scenario.seq}&seconds=1e309")
+    assert odd.value.code == 400
 
 
 @pytest.mark.browser
@@ -369,3 +445,58 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
         timeout=120,
     )
     assert calm.returncode == 0 and json.loads(calm.stdout)["tables"][0]["table"] == scenario.salt, calm.stderr
+
+
+def test_a_dropped_table_leaves_the_list_and_metrics_and_so_do_tables_outside_tables(hbase: Any, tmp_path: Path) -> None:
+    """A table polled (its verdict saved), then dropped: the next poll marks it GONE in the
+    history; it leaves /api/tables and /metrics (an alert on it clears). A service on the same
+    history with a narrower --tables lists only what it watches."""
+    from keyshape.serve import History, Poller
+    from keyshape.serve.app import metrics_text, table_rows
+    from keyshape.store import open_store
+
+    tag = uuid.uuid4().hex[:8]
+    doomed, kept = f"kss_doomed_{tag}", f"kss_kept_{tag}"
+    store = open_store(hbase.url)
+    text = (ROOT / "examples" / "sequential.toml").read_text()
+    for name in (doomed, kept):
+        store.create_table(KeySchema.from_dict(tomllib.loads(text.replace('name = "events_seq"', f'name = "{name}"', 1))).table, [])
+    history = History(tmp_path / "h.db")
+    poller = Poller(lambda: open_store(hbase.url), history, [f"kss_*_{tag}"], {}, 1.0)
+    try:
+        assert poller.poll_once() and poller.poll_once()
+        assert {t for t in history.verdicts()} == {doomed, kept}
+        assert {r["table"] for r in table_rows(poller, history)} == {doomed, kept}
+        store.delete_table(doomed)
+        assert poller.poll_once()
+        assert history.verdicts()[doomed][1]["verdict"] == "gone"
+        assert [e[1] for e in history.events(doomed)] == ["gone"]
+        assert {r["table"] for r in table_rows(poller, history)} == {kept}
+        metrics = metrics_text(poller, history)
+        assert doomed not in metrics and f'keyshape_verdict{{table="{kept}"}}' in metrics, metrics
+        # a new service on the same file, watching only the kept table: the others' saved verdicts stay out
+        narrow = Poller(lambda: open_store(hbase.url), history, [kept], {}, 1.0)
+        assert {r["table"] for r in table_rows(narrow, history)} == {kept}
+    finally:
+        if poller.store is not None:
+            poller.store.close()
+        history.close()
+        for name in (doomed, kept):
+            if store.table_exists(name):
+                store.delete_table(name)
+        store.close()
+
+
+def test_once_with_tables_matching_nothing_is_an_error_in_one_line(scenario: Scenario, tmp_path: Path) -> None:
+    """A mistyped --tables pattern must not make the CI gate pass: exit non-zero, one line."""
+    args = ["serve", "--hbase", scenario.url, "--once", "--interval", "0.5", "--db", str(tmp_path / "none.db")]
+    run = subprocess.run(
+        [sys.executable, "-m", "keyshape.cli", *args, "--tables", "nomatch_*", "--fail-on", "hotspot"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert run.returncode != 0 and run.stdout == "", (run.returncode, run.stdout)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no table of the cluster matches --tables 'nomatch_*'" in lines[0] and "Traceback" not in run.stderr, run.stderr
