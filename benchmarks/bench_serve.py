@@ -13,7 +13,8 @@ regions per table, store sizes), fed through ``History.record`` exactly as the p
   zoomed window (a quarter of the keys, the last quarter of the time) as the page asks for it.
 * ``replay``: the predicted heat map under a fix (``serve.predict``): 60 polls x 100 regions of
   a sequential int64 key re-encoded under a 16-bucket salt and replayed through the split
-  simulation: median of 3.
+  simulation: median of 3; and ``plan_fix`` (``serve.fixes``: every candidate design replayed
+  and checked, what the poller runs for a hot table at each poll): CPU seconds, median of 3.
 
 * ``poller`` (with ``--hbase URL``, or ``--scratch`` to start a private standalone HBase in
   tools/hbase/run/bench-serve): ``--poll-tables`` tables of ``--poll-regions`` pre-split regions
@@ -120,10 +121,10 @@ def bench_heat(folder: Path, n: int) -> tuple[float, float, float, tuple[int, in
     return statistics.median(walls), statistics.median(jsons), statistics.median(zooms), (int(shape_seen[0]), int(shape_seen[1]))
 
 
-def bench_replay() -> tuple[float, int]:
+def bench_replay() -> tuple[float, int, float, int]:
     from keyshape.schema import KeySchema
-    from keyshape.serve.patterns import Traffic
-    from keyshape.serve.predict import predict
+    from keyshape.serve.fixes import plan_fix
+    from keyshape.serve.predict import Traffic, predict
 
     schema = KeySchema.load(Path(__file__).resolve().parents[1] / "examples" / "sequential.toml")
     n, polls = 100, 60
@@ -138,7 +139,13 @@ def bench_replay() -> tuple[float, int]:
         p = predict(schema, {"strategy": "phoenix", "buckets": 16}, traffic)
         walls.append(time.perf_counter() - w0)
         keys = p.keys if p is not None else 0
-    return statistics.median(walls), keys
+    plans, tried = [], 0
+    for _ in range(3):
+        c0 = time.process_time()
+        plan = plan_fix("sequential diagonal", schema, traffic, 16)
+        plans.append(time.process_time() - c0)
+        tried = len(plan.checked)
+    return statistics.median(walls), keys, statistics.median(plans), tried
 
 
 def bench_poller(url: str, tables: int, per_table: int, polls: int = 5) -> tuple[float, float, int]:
@@ -208,8 +215,9 @@ def main() -> None:
             f"heat map {shape[0]:,} x {shape[1]:,} cells: query {q * 1000:.0f} ms, the API's JSON of it (with the server lane) "
             f"{j * 1000:.0f} ms; a zoomed window (1/4 of time x 1/4 of keys) {z * 1000:.0f} ms (median of 3)"
         )
-        r, keys = bench_replay()
+        r, keys, plan, tried = bench_replay()
         print(f"fix replay (60 polls x 100 regions, {keys:,} keys through the split simulation): {r * 1000:.0f} ms (median of 3)")
+        print(f"plan_fix ({tried} candidate designs sampled once, each replayed and checked): {plan * 1000:.0f} ms of CPU (median of 3)")
         if args.hbase or args.scratch:
             instance, lock, url = None, None, args.hbase
             if args.scratch:

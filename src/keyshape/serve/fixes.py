@@ -22,8 +22,8 @@ Candidates by pattern:
 - hot band: a hash of the leading field (its values spread; one value's rows stay in one bucket);
   with a next field, a hash of the leading field and the next one (salts WITHIN each value: one
   hot value's rows spread over the buckets, and a read of one value fans out to all of them);
-- single hot row, or when nothing above passes: a random bucket in front (each write of a row
-  goes to one of N rows; a read sums the N).
+- single hot row, or when nothing above passes (it is not tried otherwise): a random bucket in
+  front (each write of a row goes to one of N rows; a read sums the N).
 """
 
 from __future__ import annotations
@@ -312,6 +312,8 @@ def plan_fix(
     shown: CheckedFix | None = None
     predicted: Predicted | None = None
     for fix in candidates(kind, schema, buckets, lead):
+        if fix.strategy == "random" and shown is not None:
+            break  # the random bucket (every read fans out) only when nothing cheaper for the reads spreads
         c, p = _check(fix, schema, sampled, traffic, factor, seed)
         checked.append(c)
         if c.passed and shown is None:
