@@ -95,3 +95,26 @@ def test_read_text_and_sniff() -> None:
         read_text("/nonexistent.toml", "a schema")
     with pytest.raises(BadInput, match="is a folder"):
         read_text("/tmp", "a schema")
+
+
+@pytest.mark.parametrize(
+    "old,new,words",
+    [
+        ("cardinality = 1000000,", "cardinality = 2000000000,", "cardinality: 2,000,000,000 is more than 50,000,000 values"),
+        ("cardinality = 1000000,", "cardinality = 9000000000000000000000,", "is more than 50,000,000 values"),
+        ('format = "user{:07d}"', 'format = "user{:q}"', "format: 'user{:q}' is not a format for an integer"),
+        ('format = "user{:07d}"', 'format = "user{1}"', "format: 'user{1}' is not a format for an integer"),
+        ("regions = 20 ", "regions = 5000000 ", "splits.regions: 5000000 is out of range; use a value in 2..100000"),
+    ],
+)
+def test_sizes_in_a_schema_are_bounded_before_allocation(tmp_path: Path, old: str, new: str, words: str) -> None:
+    """A zipf cardinality of 2e9 tried to allocate 60 GiB; [splits] regions = 5000000 ran 151 s
+    after estimating 24 s (analyze --regions stops at 100,000); a bad format was a traceback."""
+    text = ORDERS.read_text(encoding="utf-8")
+    assert old in text
+    schema = tmp_path / "big.toml"
+    schema.write_text(text.replace(old, new), encoding="utf-8")
+    code, out, err = run(["analyze", str(schema), "--rows", "100"])
+    assert code != 0, out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], err

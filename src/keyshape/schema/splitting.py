@@ -236,6 +236,10 @@ class SampleSplit(SplitAlgorithm):
         return splits.sample_splits(keys, self.regions(spec, ctx))
 
 
+#: The most regions a schema's [splits] may ask for (as ``analyze --regions``): the largest HBase
+#: tables run tens of thousands of regions.
+MAX_SCHEMA_REGIONS = 100_000
+
 #: Every split algorithm by name, in the order the docs list them.
 SPLIT_ALGORITHMS: dict[str, SplitAlgorithm] = {
     a.name: a for a in (PrefixSplit(), HexSplit(), DecimalSplit(), UniformSplit(), RangeSplit(), BucketsSplit(), SampleSplit(), ExplicitSplit())
@@ -248,7 +252,8 @@ def parse_splits(s: Section, prefix: Prefix) -> SplitSpec:
     - ``s``: the ``[splits]`` section; ``prefix``: the key's prefix strategy (``prefix`` splits read its buckets).
     """
     algo = SPLIT_ALGORITHMS[s.get("algorithm", str, required=True, choices=tuple(SPLIT_ALGORITHMS))]
-    regions = s.get("regions", int, None, required=algo.needs_regions, minimum=algo.min_regions)
+    # Bounded as analyze --regions is: more regions than any HBase table (5,000,000 ran 151 s; issue 40).
+    regions = s.get("regions", int, None, required=algo.needs_regions, minimum=algo.min_regions, maximum=MAX_SCHEMA_REGIONS)
     opts = algo.options(s, prefix, regions)
     s.done()
     return SplitSpec(algo.name, regions, opts)

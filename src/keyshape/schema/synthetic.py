@@ -157,6 +157,11 @@ def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpe
     return WorkloadSpec(rows, seed, value_bytes, gens, tuple(key_fields))
 
 
+# The largest zipf id space a workload generates: zipf keeps the whole distribution in memory
+# (the CDF, ranks and a permutation: ~32 bytes per value, 1.6 GB here).
+MAX_ZIPF_CARDINALITY = 50_000_000
+
+
 def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name: dict[str, FieldSpec]) -> None:
     if kind in ("sequential-time", "jittered-time"):
         try:
@@ -169,6 +174,14 @@ def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name
         g.fail("repeat", "must be >= 1", "e.g. repeat = 3600")
     if kind == "zipf" and (o["cardinality"] < 1 or o["skew"] <= 0):
         g.fail("cardinality" if o["cardinality"] < 1 else "skew", "must be positive", "e.g. cardinality = 1000, skew = 1.1")
+    if kind == "zipf" and o["cardinality"] > MAX_ZIPF_CARDINALITY:
+        # Checked before allocation: zipf holds ~32 bytes per value (2e9 values tried 60 GiB; issue 40).
+        g.fail("cardinality", f"{o['cardinality']:,} is more than {MAX_ZIPF_CARDINALITY:,} values", "use generator = 'uniform' for a larger id space")
+    if "format" in o:
+        try:
+            o["format"].format(0)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            g.fail("format", f"{o['format']!r} is not a format for an integer ({exc})", "e.g. format = 'user{:07d}'")
     if kind == "uniform" and o["cardinality"] is not None:
         if g.has("high"):
             g.fail("cardinality", "and high both bound the values", "give one of them")
