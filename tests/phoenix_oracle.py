@@ -85,6 +85,37 @@ def from_param(text: str) -> Any:
     raise ValueError(f"unknown oracle value {text!r}")
 
 
+def clipped(ranges: list[tuple[bytes, bytes]], regions: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``[start, stop)`` ranges cut at the region boundaries as Phoenix cuts its scans (a salted
+    bucket's scan starts at its region's padded start key), then joined where they touch."""
+    cut = []
+    for start, stop in ranges:
+        for region_start, region_end in regions:
+            lo = max(start, region_start)
+            ends = [e for e in (stop, region_end) if e]
+            hi = min(ends) if ends else b""
+            if not hi or lo < hi:
+                cut.append((lo, hi))
+    out: list[tuple[bytes, bytes]] = []
+    for start, stop in sorted(set(cut)):
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], stop)
+        else:
+            out.append((start, stop))
+    return out
+
+
+def phoenix_ranges(scans: list[str]) -> list[tuple[bytes, bytes]]:
+    out: list[tuple[bytes, bytes]] = []
+    for start, stop in sorted({tuple(bytes.fromhex(p) for p in s.split(",")) for s in scans}):
+        stop = start + b"\x00" if start == stop else stop  # a point scan (a Get)
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], stop)
+        else:
+            out.append((start, stop))
+    return out
+
+
 class PhoenixOracle:
     """One long-lived Phoenix JVM answering line requests (EXEC, KEYS, DECODE, REGIONS)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from phoenix_oracle import PhoenixOracle, PhoenixOracleError, to_param
+from phoenix_oracle import PhoenixOracle, PhoenixOracleError, clipped, phoenix_ranges, to_param
 
 from keyshape.phoenix import PhoenixKey, PhoenixKeyError, PhoenixTimestamp, parse_ddl
 from keyshape.phoenix.ddl import PhoenixDDLError
@@ -195,37 +195,6 @@ def _edge_ddl(t: dict[str, Any]) -> list[str]:
     return out
 
 
-def _clipped(ranges: list[tuple[bytes, bytes]], regions: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``[start, stop)`` ranges cut at the region boundaries as Phoenix cuts its scans (a salted
-    bucket's scan starts at its region's padded start key), then joined where they touch."""
-    cut = []
-    for start, stop in ranges:
-        for region_start, region_end in regions:
-            lo = max(start, region_start)
-            ends = [e for e in (stop, region_end) if e]
-            hi = min(ends) if ends else b""
-            if not hi or lo < hi:
-                cut.append((lo, hi))
-    out: list[tuple[bytes, bytes]] = []
-    for start, stop in sorted(set(cut)):
-        if out and out[-1][1] == start:
-            out[-1] = (out[-1][0], stop)
-        else:
-            out.append((start, stop))
-    return out
-
-
-def _phoenix_ranges(scans: list[str]) -> list[tuple[bytes, bytes]]:
-    out: list[tuple[bytes, bytes]] = []
-    for start, stop in sorted({tuple(bytes.fromhex(p) for p in s.split(",")) for s in scans}):
-        stop = start + b"\x00" if start == stop else stop  # a point scan (a Get)
-        if out and out[-1][1] == start:
-            out[-1] = (out[-1][0], stop)
-        else:
-            out.append((start, stop))
-    return out
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(t=_edge_tables(), data=st.data())
 def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, Any], data: st.DataObject) -> None:
@@ -290,5 +259,5 @@ def test_random_edge_tables_equal_phoenix(oracle: PhoenixOracle, t: dict[str, An
         scans = oracle.ask("SCAN", f"SELECT /*+ NO_INDEX */ * FROM {name} WHERE {where}", *(to_param(types[c], v) for c, v in leading.items()))
         regions = oracle.regions(name)
         ranges = sorted(key.scan_ranges(**leading))
-        assert _clipped(ranges, regions) == _clipped(_phoenix_ranges(scans), regions), (ddls[0], leading)
+        assert clipped(ranges, regions) == clipped(phoenix_ranges(scans), regions), (ddls[0], leading)
         assert any(lo <= theirs[name] < (hi or b"\xff" * 64) for lo, hi in ranges), (ddls[0], leading)

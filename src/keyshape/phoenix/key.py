@@ -252,6 +252,12 @@ class PhoenixKey:
                 f"{c.type.sql} tenant column (UndecodableByteException: it reads the ascending tenant id "
                 "as DESC bytes); declare it VARCHAR without a length, or write through the global connection"
             )
+        if name == "DECIMAL" and value == 0:
+            # the one-byte 0 (0x80), checked as a DESC number: the ArrayIndexOutOfBounds of encode
+            raise PhoenixKeyError(
+                f"column {c.name}: Phoenix 5.2.1 fails to write tenant id 0 through a tenant connection to a DESC "
+                f"{c.type.sql} tenant column (ArrayIndexOutOfBoundsException); write it through the global connection"
+            )
         if name == "DECIMAL" and c.type.scale is not None and fraction_digits(value) > c.type.scale:
             raise PhoenixKeyError(
                 f"column {c.name}: a tenant id with more fraction digits than {c.type.sql} holds is not supported "
