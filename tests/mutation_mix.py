@@ -13,8 +13,8 @@ def write_one(writer: Any, key: bytes, rng: random.Random, last: int) -> int:
     """One operation on ``key`` drawn from ``rng``: a put of three cells in two families at a
     strictly increasing millisecond timestamp (3 in 6), or a Delete of one column (``d:v``), of one
     family (``m``) or of the whole row (1 in 6 each). Returns the last timestamp used (pass it back:
-    timestamps only increase, since two values of one cell at one timestamp converge only in arrival
-    order)."""
+    timestamps only increase: a sink applies two values of one cell at one timestamp in arrival
+    order, and only the online migration's cut-over repairs that)."""
     op = rng.randrange(6)
     last = max(last + 1, int(time.time() * 1000))
     if op < 3:

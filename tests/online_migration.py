@@ -86,12 +86,13 @@ def check_converged(store: HBaseStore, old: KeySchema, new: KeySchema, counts: d
     differ = set(old_cells) ^ set(new_cells) | {k for k in set(old_cells) & set(new_cells) if old_cells[k] != new_cells[k]}
     assert old_cells == new_cells, f"{len(differ)} row(s) differ, e.g. {sorted(differ)[:3]}"
     assert "verify: OK" in output and "cut over" in output
-    # the stream received and applied (a batch refused before the copy started, or failed, is
-    # received again: then more received than applied)
+    # the cut-over run's stream counts are consistent (a batch refused before the copy started,
+    # or failed, is received again: then more received than applied); it may have received
+    # nothing at all: the writers stopped before it started, and an earlier run applied their edits
     final = re.search(r"^done: .*stream ([\d,]+) cells received, ([\d,]+) applied, ([\d,]+) batches refused", output, re.M)
     assert final is not None, output
     received, applied, refused = (int(g.replace(",", "")) for g in final.groups())
-    assert 0 < applied <= received and (refused > 0 or applied == received), final.group(0)
+    assert applied <= received and (refused > 0 or applied == received), final.group(0)
     assert peer_id_for(old, new) not in store.replication_peers()
     assert set(store.family_attributes(new.table.full_name, PURGE_DELETES, configuration=True).values()) == {None}
 

@@ -7,8 +7,8 @@ that knows nothing of the migration would.
 Operations on ids 0..N-1 (so rows are deleted and put again while the copy runs): a put of d:v,
 d:q<k> and m:tag (an insert or an update), a delete of column d:v (every version), of family m,
 of the whole row, and a put with a fresh d:v version. Put timestamps are the clock kept strictly
-increasing: two values of one cell at one timestamp converge only in OLD's order (a known limit
-of the online migration, see ops/migrate_online.py). On SIGTERM it flushes, prints one JSON
+increasing, so the referee's comparison is about this mix; values rewritten at one timestamp have
+their own test (the cut-over's repair, tests/hbase/test_migrate_online.py). On SIGTERM it flushes, prints one JSON
 line of counts and exits 0.
 """
 

@@ -12,6 +12,7 @@ NEW whatever order the marker and the cell it masks arrive in, and the one-line 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -85,10 +86,12 @@ def run_online(
         time.sleep(2)  # the writer goes on while no sink runs
         second = cli(*common, "--max-rows-per-sec", "100", "--batch-size", "50", log=tmp_path / "second.log")
         procs.append(second)
-        wait_for(
-            "the resumed run to stream",
-            lambda: online.is_file() and json.loads(online.read_text())["phase"] == "stream" and "stream:" in (tmp_path / "second.log").read_text(),
-        )
+
+        def streaming_the_writers_edits() -> bool:
+            lines = re.findall(r"^stream: .*stream [\d,]+ cells received, ([\d,]+) applied", (tmp_path / "second.log").read_text(), re.M)
+            return bool(lines) and int(lines[-1].replace(",", "")) > 0
+
+        wait_for("the resumed run to stream the writer's edits into NEW", streaming_the_writers_edits)
         counts = stop_writer(writer, tmp_path / "writer.log")  # the applications are switched to NEW
         second.send_signal(signal.SIGINT)
         assert second.wait(60) == 130, (tmp_path / "second.log").read_text()

@@ -22,10 +22,15 @@ re-keyed, each cell at its own timestamp and type. The steps:
    When a region server dies, its queue waits in ZooKeeper until a survivor claims it (30-60 s
    on HBase's defaults); until then no live server reports what it had not shipped, so the
    status names the dead server and gives no lag (``_Claims``).
-6. Cut-over: wait until every source reports a lag below the bound (and no dead server's queue
-   is unclaimed), verify OLD against NEW
-   (``ops.verify``; again while OLD is still changing), remove the peer, give NEW's families
-   their own delete-marker setting back, and say what to switch.
+6. Cut-over (run once the writers are switched or paused): wait until every source reports a
+   lag below the bound (and no dead server's queue is unclaimed), verify OLD against NEW
+   (``ops.verify``), repair the source ranges that differ (``ops.online_repair``: a value
+   rewritten at its own timestamp while the copy ran can be left older in NEW) and verify
+   again, remove the peer, give NEW's families their own delete-marker setting back, and say
+   what to switch.
+
+Only OLD's own edits are applied (``ops.online.SourceRegions``): a dropped table of the same name
+has other regions, and HBase ships a new peer the current WAL from its start.
 
 Stop and restart: the online state file (next to the copy's checkpoint) records the peer id, the
 sink's znode parent, cluster id and address and NEW's original delete-marker setting. A run that
@@ -43,9 +48,9 @@ keeps every marker for the whole migration, cut-over included (the copy and the 
 deliver an old cell only while the peer exists): its families get the per-family setting
 ``CONFIGURATION => {'hbase.hstore.time.to.purge.deletes' => 2**62}`` (ms: a major compaction
 purges a marker only once it is that old). ``KEEP_DELETED_CELLS => TRUE`` does NOT do it: a
-major compaction on HBase 2.6.4 still dropped a marker that masked no cell yet (tested). Known
-limit: two values of one cell written at the SAME timestamp converge only if they reach NEW in
-OLD's order.
+major compaction on HBase 2.6.4 still dropped a marker that masked no cell yet (tested). Two
+values of one cell written at the SAME timestamp converge only if they reach NEW in OLD's order;
+when the copy's write came last, the cut-over's repair writes OLD's value again.
 """
 
 from __future__ import annotations
