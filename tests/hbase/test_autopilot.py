@@ -93,6 +93,7 @@ def _loop(store: HBaseStore, url: str, tmp: Path, name: str, tenant: bool) -> di
         common = [name, "--hbase", url, "--schema", str(path), "--state", str(tmp / "state.json"), "--out-dir", str(tmp)]
         dry = _autopilot(*common, "--poll-seconds", "8", "--interval", "1", "--json", str(tmp / "run.json"), "--html", str(tmp / "plan.html"))
         assert dry.returncode == 0, dry.stdout + dry.stderr
+        print(dry.stdout)
         result = json.loads((tmp / "run.json").read_text())
         applied = _autopilot(*common, "--apply", "--set-replication-scope")
         assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -145,3 +146,51 @@ def test_hot_tenant_table_salted_within_the_tenant(hbase_store: HBaseStore, hbas
     new: KeySchema = r["new_schema"]
     assert new.prefix.salted and set(new.hash_fields) - {"tenant"}, (new.prefix, new.hash_fields)  # the tenant's rows spread
     _say("hot tenant", r)
+
+
+def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
+    """``--db``: the history a running ``keyshape serve`` keeps (here serve's own Poller, polling
+    every second while the writer writes) is what the autopilot diagnoses and learns from."""
+    from keyshape.serve.history import History
+    from keyshape.serve.poller import Poller
+    from keyshape.store import open_store
+
+    path, old = _schema(tmp_path, "ap_db", tenant=False)
+    create_table_from_schema(hbase_store, old)
+    writer = _writer(hbase.url, path, tmp_path / "writer.log", tenants=False)
+    db = tmp_path / "serve.sqlite"
+    history = History(db)
+    poller = Poller(lambda: open_store(hbase.url), history, ["ap_db"], {"ap_db": old}, 1.0)
+    try:
+        for _ in range(7):
+            assert poller.poll_once()
+            time.sleep(1)
+    finally:
+        writer.send_signal(15)
+        assert writer.wait(60) == 0
+        if poller.store is not None:
+            poller.store.close()
+        history.close()
+    true = json.loads((tmp_path / "writer.log").read_text().strip().splitlines()[-1])
+    out = _autopilot(
+        "ap_db",
+        "--hbase",
+        hbase.url,
+        "--schema",
+        str(path),
+        "--db",
+        str(db),
+        "--stage",
+        "learn",
+        "--state",
+        str(tmp_path / "s.json"),
+        "--json",
+        str(tmp_path / "r.json"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["diagnosis"]["verdict"] == "hotspot" and str(db) in r["diagnosis"]["source"], r["diagnosis"]
+    assert r["stopped_after"] == "learn" and r["advise"] is None
+    rate = true["rows"] / true["seconds"]
+    assert rate / RATE_FACTOR <= r["learned"]["write_rate"] <= rate * RATE_FACTOR, (r["learned"]["write_rate"], rate)
+    assert "[[pattern]]" in out.stdout  # the learned WORKLOAD.toml, printed for the operator to correct

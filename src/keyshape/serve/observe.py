@@ -23,9 +23,13 @@ from keyshape.store.base import Store
 __all__ = ["from_history", "observe"]
 
 
-def from_history(history: History, table: str, since: float, source: str, servers: int = 1) -> Observed:
-    """``table``'s writes and reads since ``since`` (epoch s) in ``history``, finest layer."""
-    q = history.heat(table, since, max_keys=0)
+def from_history(history: History, table: str, since: float, source: str, servers: int = 1, until: float | None = None) -> Observed:
+    """``table``'s writes and reads from ``since`` to ``until`` (epoch s; default now) in
+    ``history``, at the finest layer that holds ``since``."""
+    until = time.time() if until is None else until
+    # the same ``until`` as ``since`` was taken from: an hour back from a later clock would be
+    # past the polls layer's hour and fall to the minute roll-up
+    q = history.heat(table, since, until, max_keys=0)
     if len(q.times) == 0:
         raise BadInput(f"{source} holds no poll of table {table!r} since {since:.0f}; is serve watching it (its --tables)?")
     verdict = history.verdicts().get(table, (0.0, {}))[1]
@@ -58,7 +62,8 @@ def observe(
             raise BadInput(f"--db {db}: no such file; give the --db of a running or past 'keyshape serve'")
         history = History(db)
         try:
-            return from_history(history, table, time.time() - since_s, f"serve's history {db}", servers)
+            now = time.time()
+            return from_history(history, table, now - since_s, f"serve's history {db}", servers, until=now)
         finally:
             history.close()
     if poll_seconds < 2 * interval:
