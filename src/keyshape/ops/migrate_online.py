@@ -240,16 +240,18 @@ def _bind_sink(rekeyer: ReKeyer, host: str, port: int, explicit: bool) -> Replic
     from keyshape.store.hbase.sink import ReplicationSink
 
     try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise BadInput(
+            f"--sink-bind {host}:{port}: host {host!r} does not resolve on this machine ({exc.strerror or exc}); give a name or address "
+            "of this machine that OLD's region servers can reach; nothing was changed"
+        ) from None
+    try:
         return ReplicationSink(rekeyer, host=host, port=port)
     except OSError as exc:
         if not explicit and port != 0:
             return _bind_sink(rekeyer, host, 0, explicit)
         reason = exc.strerror or str(exc)
-        if isinstance(exc, socket.gaierror):
-            raise BadInput(
-                f"--sink-bind {host}:{port}: host {host!r} does not resolve on this machine ({reason}); give a name or address of this "
-                "machine that OLD's region servers can reach; nothing was changed"
-            ) from None
         if exc.errno == errno.EADDRINUSE:
             raise BadInput(
                 f"--sink-bind {host}:{port}: port {port} is in use on {host}; stop what holds it or choose another port (keyshape binds "
