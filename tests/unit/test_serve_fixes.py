@@ -255,3 +255,15 @@ def test_tenant_boundaries_are_replayed_from_the_schema_and_an_impossible_one_sa
     none = sample_records(schema, odd)
     assert not none.records and none.skipped == 2 and "could be built by the schema" in none.reason, none.reason
     assert predict(schema, {"strategy": "phoenix", "buckets": 16}, odd) is None
+
+
+def test_a_quiet_last_window_does_not_turn_a_hot_value_into_a_walk(tmp_path: Path) -> None:
+    """The tail of a load (a poll that saw a handful of rows, the busiest of them another
+    tenant's) is no move of the hot spot: still a hot band, not a sequential diagonal."""
+    schema = schema_file(tmp_path, TENANT_SCHEMA, "tenants")
+    bounds = [b"", *[t.encode() for t in TENANTS[1:]]]
+    writes = np.full((12, 8), 100.0)
+    writes[:, 4] = 0.7 * 700 / 0.3
+    writes[-1] = [0, 0, 0, 0, 1, 0, 4, 0]  # the last batch's stragglers
+    p = judge(heat_of(bounds, writes), schema)
+    assert p.name == "hot band" and p.field == "tenant", p

@@ -256,8 +256,16 @@ def _checked(
     )
 
 
+QUIET_WINDOW = 0.05  # a window with less than this share of the busiest window's writes names no hot region
+
+
 def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | None, traffic: Traffic | None) -> Pattern:
     heat = np.asarray(analysis.heat)
+    if heat.size:
+        # windows with a few stray writes (the tail of a load, a poll landing between batches)
+        # name no hot region: one such window's argmax is noise, and one move looks like a walk
+        totals = heat.sum(axis=1)
+        heat = heat[totals >= QUIET_WINDOW * totals.max()] if totals.max() > 0 else heat
     hot = hottest(heat) if heat.size else np.zeros(0, dtype=np.int64)
     direction = moving_direction(hot) if hot.size else 0.0
     seen = int(np.unique(hot).size) if hot.size else 0
