@@ -170,3 +170,38 @@ def test_migrate_via_bulkload_is_exact_and_rejects_as_the_put_path(hbase: Any, t
             if store.table_exists(schema.table.full_name):
                 store.delete_table(schema.table.full_name)
         store.close()
+
+
+def test_cli_migrate_via_bulkload_verifies_and_refuses_online(hbase: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from existing_tables import fill
+
+    old_path, old = write_schema(tmp_path, "cli_old", splits=["000000000050"])
+    new_path, new = write_schema(tmp_path, "cli_new", prefix="mod", buckets=4)
+    store = open_store(hbase.url)
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "keyshape.cli", "migrate", str(old_path), str(new_path), "--hbase", hbase.url, *args],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=600,
+        )
+
+    try:
+        create_table_from_schema(store, old)
+        fill(store, old, 100)
+        refused = run("--via", "bulkload", "--online")
+        assert refused.returncode != 0 and "Traceback" not in refused.stderr and "--online copies with puts" in refused.stderr
+        proc = run("--via", "bulkload", "--state", str(tmp_path / "s.json"))
+        assert proc.returncode == 0, proc.stderr
+        assert "copied 100 rows" in proc.stdout and "verify: OK" in proc.stdout
+    finally:
+        for schema in (old, new):
+            if store.table_exists(schema.table.full_name):
+                store.delete_table(schema.table.full_name)
+        store.close()
