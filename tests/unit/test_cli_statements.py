@@ -159,3 +159,32 @@ def test_an_option_that_would_be_ignored_is_refused(args: str, words: str, monke
 def test_hash_still_takes_the_options_it_reads() -> None:
     assert run(["hash", "phoenix", "abc", "--buckets", "4"])[:2] == (0, "1\n")
     assert run(["hash", "md5", "abc"])[0] == 0
+
+
+HASH_NO_PREFIX = '[table]\nname = "t"\n[key]\nhash_fields = ["id"]\n[[key.fields]]\nname = "id"\ntype = "string"\n'
+BLANK_FIELD = '[table]\nname = "t"\n[key]\n[[key.fields]]\nname = ""\ntype = "string"\n'
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        ("key encode examples/orders.toml user_id=u1 user_id=u2 order_time=5 order_id=1", "field 'user_id' is given twice (user_id=u2)"),
+        ("key ranges examples/orders.toml user_id=u1 user_id=u2", "field 'user_id' is given twice"),
+        ("phoenix key encode examples/phoenix/events.sql TENANT=a TENANT=b", "column TENANT is given twice"),
+        ("phoenix key decode examples/phoenix/events.sql --hex 01", "key '\\x01' ends before NOT NULL column TENANT"),
+        ("phoenix resalt examples/phoenix/events.sql --buckets 4 --target events", "--target events is the source table EVENTS itself"),
+        ("lint {tmp}/hash.toml", "key.hash_fields: feeds the key's prefix, and this key has none"),
+        ("lint {tmp}/blank.toml", "key.fields[0].name: '' is not a field name"),
+    ],
+)
+def test_nonsense_is_refused_not_half_used(args: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "hash.toml").write_text(HASH_NO_PREFIX, encoding="utf-8")
+    (tmp_path / "blank.toml").write_text(BLANK_FIELD, encoding="utf-8")
+    monkeypatch.chdir(ROOT)
+    refused(shlex.split(args.replace("{tmp}", str(tmp_path))), words)
+
+
+def test_a_whole_phoenix_key_still_decodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(["phoenix", "key", "decode", "examples/phoenix/events.sql", "--hex", "0161636d65007ffffe64892557ffffffffff800000000000002a"])
+    assert code == 0 and out.splitlines()[0] == "TENANT=acme", err

@@ -37,6 +37,8 @@ def parse_assignments(schema: KeySchema, items: tuple[str, ...], allow_range: bo
         name, eq, text = item.partition("=")
         if not eq or not name:
             raise BadInput(f"expected field=value, got {item!r}")
+        if name in out:  # the last used to win in silence (issue 40)
+            raise BadInput(f"field {name!r} is given twice ({name}={text}); give each field once")
         f = schema.field(name)
         if allow_range and ".." in text:
             lo, _, hi = text.partition("..")

@@ -51,6 +51,8 @@ def _record(table: Any, values: tuple[str, ...]) -> dict[str, Any]:
         column = columns.get(name.upper()) or columns.get(name)
         if not eq or column is None:
             raise KeyshapeError(f"expected PK_COLUMN=VALUE with a column of {', '.join(columns)}; got {item!r}")
+        if column.name in record:  # the last used to win in silence (issue 40)
+            raise KeyshapeError(f"column {column.name} is given twice ({item}); give each PK column once")
         record[column.name] = parse_text(column.type, text)
     for finding in lint_values(table.key, record):
         click.echo(f"warning: {finding.message}; {finding.advice}", err=True)
@@ -142,7 +144,7 @@ def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: 
     With a DESC tenant column a key reads in the global or the tenant-connection layout: without
     --tenant-connection both are tried, and stderr says which one read it (both: the global one
     is printed, the other on stderr)."""
-    from keyshape.core.hbytes import to_bytes_binary
+    from keyshape.core.hbytes import to_bytes_binary, to_string_binary
 
     table = _table(ddl_path, table_name)
     if as_hex:
@@ -154,6 +156,13 @@ def phoenix_key_decode(ddl_path: str, key: str, table_name: str | None, as_hex: 
         raw = to_bytes_binary(key, strict=True)
     columns = {c.name: c for c in table.key.columns}
     readings = [("tenant", table.key.through_tenant_connection().decode(raw))] if tenant_connection else table.key.decode_any(raw)
+    # A key that ends before a NOT NULL column is no row Phoenix wrote: refused, not shown as NULL (issue 40).
+    missing = [name for name, value in readings[0][1].items() if value is None and not columns[name].nullable]
+    if missing:
+        raise KeyshapeError(
+            f"key '{to_string_binary(raw)}' ends before NOT NULL column {missing[0]} ({len(raw)} byte(s)); "
+            "no row of this table has it: check the key (whole, with its salt byte) and --table"
+        )
     for name, value in readings[0][1].items():
         click.echo(f"{name}={_show(columns[name], value)}")
     if not tenant_connection and readings[0][0] == "tenant":
@@ -242,6 +251,8 @@ def phoenix_resalt(
     if not online and (set_replication_scope or cutover or state_path or sink_bind):
         raise click.UsageError("--set-replication-scope, --cutover, --sink-bind and --state apply to --online only")
     source = _table(ddl_path, table_name)
+    if target_name.upper() == source.name.upper():  # the copy would overwrite its own source (issue 40)
+        raise click.UsageError(f"--target {target_name} is the source table {source.name} itself; name a new table for the re-salted copy")
     ddl = target_ddl(source, target_name.upper(), buckets)
     if not apply:
         click.echo("-- run this in Phoenix, then: keyshape phoenix resalt ... --apply --hbase HOST:PORT")

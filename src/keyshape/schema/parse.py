@@ -214,6 +214,8 @@ def parse_key(key: Section) -> KeyParts:
     # KeySchema marks it encode-only (KeySchema.encode_only) and lint reports it.
     strategy, options = parse_prefix(key)
     hash_fields = key.get("hash_fields", list, None)
+    if hash_fields is not None and strategy == "none":  # read by a prefix only: ignored in silence before (issue 40)
+        key.fail("hash_fields", "feeds the key's prefix, and this key has none", "add a [key.prefix] (e.g. strategy = 'mod') or remove hash_fields")
     if hash_fields is None:
         if STRATEGIES[strategy].requires_hash_fields:
             key.fail(
@@ -235,6 +237,8 @@ def parse_key(key: Section) -> KeyParts:
 def parse_field(s: Section, index: int = 0) -> FieldSpec:
     """One ``[[key.fields]]`` entry (also ``[[index.columns]]``); ``index`` is unused."""
     name = s.get("name", str, required=True)
+    if not name.strip() or "=" in name:  # FIELD=VALUE on the command line could never name it (issue 40)
+        s.fail("name", f"{name!r} is not a field name", "give a name without '=' that is not blank, e.g. name = 'user_id'")
     ftype = s.get("type", str, required=True, choices=FIELD_TYPES)
     allowed = ENCODINGS[ftype]
     encoding = s.get("encoding", str, allowed[0], choices=allowed)
