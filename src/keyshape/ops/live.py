@@ -257,14 +257,20 @@ def watch(
             taken += 1
             if on_sample is not None and sample is not None and on_sample(sample) is False:
                 break
-            if count_splits and heat.born and (samples is None or taken < samples):
+            stop = False
+            # Until a poll finds no new region: a split that ends while the daughters of the
+            # last one are counted (a slow scan on a busy server) has daughters of its own to count.
+            while count_splits and heat.born and (samples is None or taken < samples):
                 # the daughters' rows now, then a poll at once: the writes during the count
                 # are that poll's (half of them are taken to have come before the count ended)
                 heat.note_counts({r.name: count_rows(store, table, r) for r in heat.born})
                 sample = heat.add(store.regions(table), clock())
                 taken += 1
                 if on_sample is not None and sample is not None and on_sample(sample) is False:
+                    stop = True
                     break
+            if stop:
+                break
     except KeyboardInterrupt:
         pass
     return heat

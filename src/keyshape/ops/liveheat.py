@@ -213,9 +213,10 @@ class LiveHeat:
         self, old: RegionInfo, regions: list[RegionInfo], writes: np.ndarray, reads: np.ndarray, previous: dict[str, RegionInfo]
     ) -> Vanished:
         """The gone region ``old``, with its requests after its last report estimated."""
-        kids = [i for i, r in enumerate(regions) if old.name in r.parents]
-        if not kids:
-            kids = [i for i, r in enumerate(regions) if r.name not in previous and _inside(r, old.start, old.end)]
+        # Its children by hbase:meta's lineage, and every new region inside its range: a daughter
+        # that split again before this poll is seen by neither poll, and its own daughters name
+        # it, not ``old``, as their parent (two splits in one interval on a busy server).
+        kids = [i for i, r in enumerate(regions) if old.name in r.parents or (r.name not in previous and _inside(r, old.start, old.end))]
         born = [_birth_ms(regions[i].name) for i in kids]
         closed = max(
             (
