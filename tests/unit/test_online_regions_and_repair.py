@@ -98,5 +98,8 @@ def test_a_cut_over_that_cannot_finish_says_what_it_saw_never_blames_writers_it_
     assert "NEW holds 2 cell(s) OLD does not" in said and "writers" not in said.replace("another writer of NEW", "")
     said = _why(check, [Repair(ranges=1, rows_checked=1)], quiet, arrived=0)
     assert "still writing" not in said and "no edit of OLD arriving" in said
+    more = compare_sides(source, side("new", [1, 3, 1], [1, 3, 1], [1, 9, 3]))
+    said = _why(more, [Repair(ranges=1, rows_checked=1)], quiet, arrived=0)
+    assert "NEW holds 2 row(s) more than OLD" in said and "writers" not in said.replace("another writer of NEW", "")
     said = _why(check, [], quiet, arrived=42)
     assert "OLD is still changing: the stream received 42 cell(s)" in said

@@ -792,6 +792,12 @@ def _why(check: Verification | None, repairs: list[Repair], now: OnlineStatus, a
             "last verify; the cut-over passes once OLD is quiet (switch its writers to NEW or pause them)"
         )
     last = repairs[-1] if repairs else None
+    if last is not None and not (last.same_timestamp or last.missing) and check.target.total_rows > check.source.total_rows:
+        return (
+            f"OLD and NEW still differ ({detail}): NEW holds {check.target.total_rows - check.source.total_rows:,} row(s) more than OLD, "
+            "OLD's own rows agree cell for cell, and no edit of OLD arrived during the last verify: neither the copy nor the stream "
+            "wrote them (another writer of NEW?); remove them from NEW or start the migration again"
+        )
     if last is not None and last.extra:
         return (
             f"OLD and NEW still differ ({detail}): NEW holds {last.extra:,} cell(s) OLD does not (e.g. {last.extra_example}), and no "
