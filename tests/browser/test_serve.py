@@ -411,3 +411,54 @@ def test_the_page_works_under_a_token_opened_with_it_in_the_address(tmp_path: Pa
     finally:
         browser.close()
         service.stop()
+
+
+@pytest.mark.browser
+def test_the_page_says_why_there_is_no_predicted_map(tmp_path: Path) -> None:
+    """A hot band whose regions no key of the schema falls in (boundaries that are no UTF-8 text
+    for its tenant field): the API says why, and the page shows that reason in the box instead of
+    hiding it."""
+    import json
+    import time
+    import urllib.request
+
+    from chromium import Chromium, chromium_path
+
+    from keyshape.serve.poller import TableState
+    from keyshape.store.base import RegionInfo
+
+    binary = chromium_path()
+    if binary is None:
+        pytest.skip("no Chromium: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM")
+    (tmp_path / "tenants.toml").write_text(
+        '[table]\nname = "t"\n[[table.families]]\nname = "d"\n[key]\nseparator = "|"\n'
+        '[[key.fields]]\nname = "tenant"\ntype = "string"\n[[key.fields]]\nname = "event_id"\ntype = "int64"\nencoding = "hbase"\n'
+    )
+    service = _history_service(tmp_path)
+    heat = LiveHeat()
+    for i in range(4):
+        heat.add([RegionInfo(b"\xff\xfe", b"\xff\xff", "r0", "s", 0, 1000 * i, 0), RegionInfo(b"\xff\xff", b"", "r1", "s", 0, 10 * i, 0)], 60.0 * i)
+    pattern = {"name": "hot band", "fix_prefix": {"strategy": "mod", "buckets": 16}}
+    state = TableState("t", heat, verdict={"table": "t", "verdict": "hotspot", "pattern": pattern})
+    service.poller.schemas["t"] = KeySchema.load(tmp_path / "tenants.toml")
+    with service.poller.lock:
+        service.poller.states["t"] = state
+    browser = Chromium(binary)
+    try:
+        body = json.loads(urllib.request.urlopen(f"{service.url}/api/predicted?table=t", timeout=30).read())
+        assert not body["available"] and "could be built by the schema" in body["reason"], body
+        page = browser.page()
+        page.call("Page.navigate", url=f"{service.url}/")
+        page.wait_for("Page.loadEventFired")
+        page.js("window.ksState.ready.then(function () { window.ksState.select('t'); return window.ksState.refresh(); })")
+        deadline = time.monotonic() + 20  # the page's calls run side by side: wait for its answer
+        while not page.js("!!window.ksState.predicted") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert page.js("getComputedStyle(document.getElementById('predictbox')).display") == "block"
+        assert page.js("getComputedStyle(document.getElementById('predictpair')).display") == "none"
+        note = page.js("document.getElementById('predictnote').textContent")
+        assert note.startswith("No predicted map: no key of the 2 observed regions could be built by the schema"), note
+        assert not page.errors, page.errors
+    finally:
+        browser.close()
+        service.stop()
