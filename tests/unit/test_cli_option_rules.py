@@ -23,6 +23,9 @@ DEPENDENT = [
 ]
 
 
+PLAUSIBLE = {"--hbase": "127.0.0.1:1", "--max-filesize": "2GiB", "--flush-size": "64MiB", "--split-policy": "constant"}
+
+
 def _value(param: click.Parameter) -> list[str]:
     """Command-line words that give ``param`` a plausible value."""
     if isinstance(param, click.Option) and (param.is_flag or param.count):
@@ -81,5 +84,6 @@ def test_given_through_the_whole_cli_it_is_one_line(monkeypatch: pytest.MonkeyPa
     result = CliRunner().invoke(main, ["analyze", "examples/sequential.toml", "--write-rate", "5"], prog_name="keyshape", catch_exceptions=False)
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        "error: --write-rate works with --auto-split only, and --auto-split is not given: add --auto-split or drop --write-rate (see 'keyshape analyze --help')"
+        "error: --write-rate works with --auto-split only, and --auto-split is not given: "
+        "add --auto-split or drop --write-rate (see 'keyshape analyze --help')"
     ]
