@@ -109,7 +109,9 @@ _TENANT: dict[str, st.SearchStrategy[Any]] = {
     "SMALLINT": st.integers(-32768, 32767),
     "INTEGER": st.integers(-(2**31), 2**31 - 1),
     "BIGINT": st.integers(-(2**63), 2**63 - 1),
+    "UNSIGNED_TINYINT": st.integers(0, 127),
     "UNSIGNED_SMALLINT": st.integers(0, 32767),
+    "UNSIGNED_INT": st.integers(0, 2**31 - 1),
     "UNSIGNED_LONG": st.integers(0, 2**63 - 1),
     "DECIMAL": st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-99999, max_value=99999),
     "DECIMAL(6,2)": st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-9999, max_value=9999),
@@ -117,6 +119,7 @@ _TENANT: dict[str, st.SearchStrategy[Any]] = {
     "FLOAT": st.integers(-(2**20), 2**20).map(lambda i: i / 4),
     "BOOLEAN": st.booleans(),
     "DATE": _MS,
+    "TIME": _MS,
     "TIMESTAMP": st.builds(PhoenixTimestamp, _MS, st.just(0)),
     "BINARY(3)": st.binary(min_size=3, max_size=3),
 }
@@ -136,7 +139,7 @@ def _tenant_text(sql_type: str, value: Any) -> str:
         return base64.b64encode(value).decode()  # PBinary reads a string as Base64
     if sql_type == "BOOLEAN":
         return "true" if value else "false"
-    if sql_type in ("DATE", "TIMESTAMP"):
+    if sql_type in ("DATE", "TIME", "TIMESTAMP"):
         return format_text(_type(sql_type), value)
     if sql_type in ("DOUBLE", "FLOAT"):
         return repr(value)
@@ -193,7 +196,7 @@ def _check_keys(tables: dict[str, Any], theirs: dict[str, bytes], row: dict[str,
         assert key.layout(tenant_connection).encode(readings[layout]) == ours
 
 
-# every tenant type ASC and DESC: 32 random tables (the rest of each drawn at random), one JVM for
+# every tenant type ASC and DESC: 38 random tables (the rest of each drawn at random), one JVM for
 # the session (a second or so each; an index adds a few)
 @pytest.mark.phoenix
 @pytest.mark.parametrize("tenant_desc", [False, True], ids=["asc", "desc"])
