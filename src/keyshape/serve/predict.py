@@ -164,11 +164,12 @@ def _as_list(column: Any) -> list[Any]:
 
 def _pool(schema: KeySchema) -> list[dict[str, Any]]:
     """Records of the schema's workload generators (its ``[workload]``, else each type's default)."""
-    from keyshape.schema.synthetic import generate_sample
+    from keyshape.schema.synthetic import generate
 
     out: list[dict[str, Any]] = []
     try:
-        for chunk in generate_sample(schema, _POOL, rows=max(_POOL, schema.workload.rows if schema.workload is not None else _POOL)):
+        # the first rows only: a workload of 10^9 rows is not generated to be strided
+        for chunk in generate(schema, _POOL):
             names = list(chunk)
             columns = [_as_list(chunk[n]) for n in names]
             out.extend(dict(zip(names, row)) for row in zip(*columns))
