@@ -163,6 +163,8 @@ def run(
         raise BadInput(f"no design advise found for {table} spreads the replayed writes near fairly: " + "; ".join(notes[:3]))
     result.chosen = chosen.design.name
     r = result.replays[chosen.design.name]
+    for note in notes[:3]:
+        say(f"predict: passed over {note}")
     say(f"predict: replayed busiest share current {current.busiest_share:.0%} -> {chosen.design.label} {r.busiest_share:.0%} (fair {r.fair:.0%})")
     if done("predict", {"current": current.busiest_share, "chosen": chosen.design.name, "chosen_share": r.busiest_share, "fair": r.fair}):
         return result
