@@ -36,8 +36,6 @@ from keyshape.schema.layout import KeyLayout
 
 __all__ = ["decode_many"]
 
-_MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
-
 
 class _Fallback(Exception):
     """The vector route cannot decide: decode key by key."""
@@ -80,13 +78,13 @@ def _native_columns(layout: KeyLayout, got: tuple[Any, ...], n: int) -> dict[str
     """The C reader's columns as numpy arrays (bytes columns stay lists of bytes)."""
     out: dict[str, Any] = {}
     for f, col in zip(layout.fields, got):
-        if f.type == "string":
+        if f.ftype.column_dtype == "str":
             w, buf = col
             out[f.name] = np.frombuffer(buf, dtype=f"U{w}") if w else np.full(n, "")
-        elif f.type == "bytes":
+        elif f.ftype.column_dtype is None:
             out[f.name] = col
         else:
-            out[f.name] = np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)
+            out[f.name] = np.frombuffer(col, dtype=f.ftype.column_dtype)
     return out
 
 
@@ -95,23 +93,12 @@ def _native_table(layout: KeyLayout, got: tuple[Any, ...], n: int) -> pa.Table:
     they stand, numbers from their buffers: no Python object per value)."""
     arrays = []
     for f, col in zip(layout.fields, got):
-        if f.type in ("string", "bytes"):
+        if f.ftype.text_like:
             offsets, data = col
-            kind = pa.string() if f.type == "string" else pa.binary()
-            arrays.append(pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]))
+            arrays.append(pa.Array.from_buffers(f.ftype.arrow_type, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]))
         else:
-            arrays.append(pa.array(np.frombuffer(col, dtype=np.float64 if f.type == "float64" else np.int64)))
+            arrays.append(pa.array(np.frombuffer(col, dtype=f.ftype.column_dtype)))
     return pa.Table.from_arrays(arrays, names=[f.name for f in layout.fields])
-
-
-_ARROW_TYPES = {
-    "int32": pa.int64(),
-    "int64": pa.int64(),
-    "timestamp": pa.int64(),
-    "float64": pa.float64(),
-    "string": pa.string(),
-    "bytes": pa.binary(),
-}
 
 
 def _table(layout: KeyLayout, columns: dict[str, Any]) -> pa.Table:
@@ -122,7 +109,7 @@ def _table(layout: KeyLayout, columns: dict[str, Any]) -> pa.Table:
             col = col.tolist()  # Arrow reads a numpy str value only up to its first NUL
         if not isinstance(col, (pa.Array, pa.ChunkedArray)):
             try:
-                col = pa.array(col, type=_ARROW_TYPES.get(f.type))
+                col = pa.array(col, type=f.ftype.arrow_type)
             except OverflowError:
                 # a decimal text field wider than int64 holds: exact integers as decimal128
                 col = pa.array([None if v is None else decimal.Decimal(v) for v in col], type=pa.decimal128(38, 0))
@@ -136,12 +123,14 @@ def _decode_rows(layout: KeyLayout, keys: list[bytes], verify: bool) -> dict[str
     out: dict[str, Any] = {}
     for f in layout.fields:
         col = [r[f.name] for r in rows]
-        if f.type in ("int32", "int64", "timestamp"):
+        dtype = f.ftype.column_dtype
+        if dtype == "int64":
             out[f.name] = np.array(col, dtype=np.int64) if all(-(2**63) <= v < 2**63 for v in col) else col
-        elif f.type == "float64":
-            out[f.name] = np.array(col, dtype=np.float64)
-        elif f.type == "string" and not any(v.endswith("\x00") for v in col):
-            out[f.name] = np.array(col, dtype=str)  # numpy str values cannot end in NUL
+        elif dtype == "str":
+            # numpy str values cannot end in NUL
+            out[f.name] = col if any(v.endswith("\x00") for v in col) else np.array(col, dtype=str)
+        elif dtype is not None:
+            out[f.name] = np.array(col, dtype=dtype)
         else:
             out[f.name] = col
     return out
@@ -151,7 +140,7 @@ def _vector_layout(layout: KeyLayout) -> bool:
     if not layout.prefix.recoverable or layout.encode_only is not None:  # decode() raises
         return False
     variable = [f for f in layout.fields if f.fixed_width is None]
-    if any(f.encoding == "ordered" for f in layout.fields) or len(variable) > 1:
+    if any(f.encoding == "ordered" or f.ftype.own_codec for f in layout.fields) or len(variable) > 1:
         return False
     return all(e is None or e >= 0 for e in layout.field_ends)
 
@@ -346,13 +335,13 @@ def _fixed_value(f: Any, cols: np.ndarray, arrow: bool = False) -> Any:
     n, w = cols.shape
     if t == "float64":
         return np.ascontiguousarray(cols).view(">f8").reshape(n).astype(np.float64)
-    if t in ("int32", "int64", "timestamp"):
+    if f.ftype.integer:
         if enc == "hbase":
             v = np.ascontiguousarray(cols).view(">i4" if t == "int32" else ">i8").reshape(n).astype(np.int64)
             if desc:
                 if (v < 0).any():
                     raise _Fallback  # MAX - v leaves int64: Python ints per key
-                v = np.int64(_MAX[t]) - v
+                v = np.int64(f.type_max) - v
             return v
         if ((cols - np.uint8(48)) > 9).any():  # uint8 wraps: anything but '0'..'9' is > 9
             raise _Fallback
@@ -362,7 +351,7 @@ def _fixed_value(f: Any, cols: np.ndarray, arrow: bool = False) -> Any:
         for c in range(w):  # Horner over the digit columns, all rows at once
             v *= 10
             v += cols[:, c] - np.uint8(48)
-        return np.int64(_MAX[t]) - v if desc else v
+        return np.int64(f.type_max) - v if desc else v
     return _text_value(f, cols, np.full(n, w, dtype=np.int64), arrow)
 
 

@@ -36,7 +36,6 @@ __all__ = ["compile_encoder", "encoder_for", "java_string_hash_u32", "MEMO_LIMIT
 MEMO_LIMIT = 1 << 16  # distinct J values kept per layout before the memo starts over
 _M32 = 0xFFFFFFFF
 _INVERT = bytes(range(255, -1, -1))
-_MAX = {"int32": 2**31 - 1, "int64": 2**63 - 1, "timestamp": 2**63 - 1}
 
 
 def java_string_hash_u32(j: bytes) -> int:
@@ -66,7 +65,9 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
     t, enc, desc = f.type, f.encoding, f.descending
     v, p, F = f"v{i}", f"p{i}", f"F{i}"
     slow = [f"    {p} = {F}.encode({v})"]
-    if t in ("int32", "int64", "timestamp") and enc != "ordered" or t == "float64":
+    if f.ftype.own_codec:  # a type with its own codec: its encode is the line
+        return slow
+    if f.ftype.integer and enc != "ordered" or t == "float64":
         want = "float" if t == "float64" else "int"
         lines = [f"    if {v}.__class__ is not {want}:", f"        {v} = {F}.coerce({v})"]
         if t == "float64":
@@ -76,14 +77,14 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
             env["_pack_d"] = struct.Struct(">d").pack
             return lines + [f"    {p} = _pack_d({v})"]
         lo, hi = f.int_domain()
-        x = f"({_MAX[t]} - {v})" if desc else v
+        x = f"({f.type_max} - {v})" if desc else v
         if enc == "hbase":
             pk = "_pack_i" if t == "int32" else "_pack_q"
             env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
             return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:", "    " + slow[0]]
         digits = f.text_width  # desc can need more digits than the width: the slow path raises
-        top = _MAX[t] - lo if desc else hi
-        bottom = _MAX[t] - hi if desc else lo
+        top = f.type_max - lo if desc else hi
+        bottom = f.type_max - hi if desc else lo
         fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
         return (
             lines
@@ -93,7 +94,7 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
         )
     if enc == "ordered":
         lines = []
-        if t in ("int32", "int64", "timestamp"):
+        if f.ftype.integer:
             lo, hi = f.int_domain()
             env[f"E{i}"] = ordered.encode_int32 if t == "int32" else ordered.encode_int64
             return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]

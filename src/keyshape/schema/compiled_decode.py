@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from keyshape.core import native, ordered
-from keyshape.schema.compiled import _INVERT, _MAX, MEMO_LIMIT, _prefix_lines, encoder_for
+from keyshape.errors import KeyshapeError
+from keyshape.schema.compiled import _INVERT, MEMO_LIMIT, _prefix_lines, encoder_for
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.layout import KeyLayout
 
@@ -36,19 +37,17 @@ class _Doubt(Exception):
     """Raised inside a compiled decoder when the generic decoder must decide (and word the error)."""
 
 
-_UNPACKED = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "timestamp": (-(2**63), 2**63 - 1)}
-
-
 def _domain_lines(i: int, f: FieldSpec) -> list[str]:
     """``raise _Doubt`` when ``o{i}`` is outside what the field can encode; only the bounds the
     bytes can actually cross are tested (a big-endian int32 is always an int32)."""
     lo, hi = f.int_domain()
     if f.encoding == "hbase":
-        a, b = _UNPACKED[f.type]
+        bits = 8 * f.ftype.widths["hbase"]  # a signed big-endian integer of the field's width
+        a, b = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     else:
         a, b = 0, 10**f.text_width - 1
     if f.descending:
-        a, b = _MAX[f.type] - b, _MAX[f.type] - a
+        a, b = f.type_max - b, f.type_max - a
     tests = ([f"o{i} < {lo}"] if a < lo else []) + ([f"o{i} > {hi}"] if b > hi else [])
     return [f"    if {' or '.join(tests)}:", "        raise _Doubt"] if tests else []
 
@@ -68,12 +67,16 @@ def _field_decode_lines(
     if keep:
         lines.append(f"    b{i} = {cut}")
         key, cut, start, stop, whole = f"b{i}", f"b{i}", "", "", True
-    if domain and f.type in ("int32", "int64", "timestamp") and f.encoding != "ordered":
+    if domain and f.ftype.integer and f.encoding != "ordered":
         return lines + _field_decode_lines(i, f, env, start, stop, key=key) + _domain_lines(i, f)
     env[f"F{i}"] = f
     t, enc, desc = f.type, f.encoding, f.descending
     o = f"o{i}"
     at = "0" if whole else start
+    if f.ftype.own_codec:  # a type with its own codec: its decode is the line, its error a doubt
+        env[f"DV{i}"] = functools.partial(f.ftype.decode_value, f)
+        env["KeyshapeError"] = KeyshapeError
+        return lines + ["    try:", f"        {o} = DV{i}({cut})", "    except KeyshapeError:", "        raise _Doubt"]
     if enc == "ordered":
         env[f"D{i}"] = ordered.decode
         # Fixed-width ordered numbers carry their own header; decode checks it.
@@ -81,17 +84,17 @@ def _field_decode_lines(
     if t == "float64":
         env["_unpack_d"] = struct.Struct(">d").unpack_from
         return lines + [f"    {o} = _unpack_d({key}, {at})[0]"]
-    if t in ("int32", "int64", "timestamp"):
+    if f.ftype.integer:
         if enc == "hbase":
             up = "_unpack_i" if t == "int32" else "_unpack_q"
             env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
             x = f"{up}({key}, {at})[0]"
-            return lines + [f"    {o} = {_MAX[t]} - {x}" if desc else f"    {o} = {x}"]
+            return lines + [f"    {o} = {f.type_max} - {x}" if desc else f"    {o} = {x}"]
         # isdigit: int() would also take signs, spaces and underscores.
         raw = key if whole else "raw"
         lines += [] if whole else [f"    raw = {cut}"]
         lines += [f"    if not {raw}.isdigit():", "        raise _Doubt"]
-        return lines + [f"    {o} = {_MAX[t]} - int({raw})" if desc else f"    {o} = int({raw})"]
+        return lines + [f"    {o} = {f.type_max} - int({raw})" if desc else f"    {o} = int({raw})"]
     expr = cut + (".translate(_INVERT)" if desc else "")
     if f.width is not None and f.pad != "none":
         env[f"PAD{i}"] = f.pad_byte
@@ -153,11 +156,7 @@ def _split_lines(layout: KeyLayout, env: dict[str, Any]) -> list[str]:
         return []
     for f in fields:
         text = (
-            f.type == "string"
-            and f.encoding in ("text", "hbase")
-            and not f.descending
-            or f.type in ("int32", "int64", "timestamp")
-            and f.encoding == "text"
+            f.type == "string" and f.encoding in ("text", "hbase") and not f.descending or f.ftype.integer and f.encoding == "text"
         )  # desc: MAX - value
         if not text:
             return []
@@ -234,18 +233,12 @@ def _struct_decoder_lines(layout: KeyLayout, env: dict[str, Any], check: bool, r
             tail = str(fixed)
             post += _field_decode_lines(i, f, env, tail, "", i in hashed, raw_check)
             continue
-        if (
-            f.type in ("int32", "int64", "timestamp", "float64")
-            and f.encoding == "hbase"
-            and i not in hashed
-            or f.type == "float64"
-            and i not in hashed
-        ):
-            code = {"int32": "i", "int64": "q", "timestamp": "q", "float64": "d"}[f.type]
+        if f.ftype.numeric and (f.encoding == "hbase" or f.type == "float64") and i not in hashed:
+            code = "d" if f.type == "float64" else "i" if w == 4 else "q"
             fmt.append(code)
             if f.descending and f.type != "float64":
                 names.append(f"x{i}")
-                post.append(f"    o{i} = {_MAX[f.type]} - x{i}")
+                post.append(f"    o{i} = {f.type_max} - x{i}")
             else:
                 names.append(f"o{i}")
             if raw_check and f.type != "float64":
@@ -280,9 +273,6 @@ def _struct_decoder_lines(layout: KeyLayout, env: dict[str, Any], check: bool, r
     return src + [f"    return {out}"]
 
 
-_KINDS = {"string": 0, "bytes": 1}
-
-
 def native_readers(layout: KeyLayout) -> dict[bool, Any]:
     """``{verify: native_reader(layout, verify)}``, made once per layout (the per-record decoder
     and ``decode_many`` share them)."""
@@ -297,34 +287,25 @@ def native_reader(layout: KeyLayout, verify: bool) -> Any:
     p, fields = layout.prefix, layout.fields
     if not native.AVAILABLE or not p.recoverable or layout.encode_only is not None:
         return None  # the generic decoder says why it cannot decode
-    if any(f.encoding == "ordered" for f in fields) or len(layout.separator) > 16:
-        return None
+    if any(plan.native is None for plan in layout.plans) or len(layout.separator) > 16:
+        return None  # a field the C reader does not read (ordered encodings, a type without a C code)
     check = verify and bool(p.width and p.material)
     if check and (p.native_check is None or any(f.type == "float64" for f in fields)):
         return None
     specs = []
-    for f, plan in zip(fields, layout.field_ends):
-        if f.type in _KINDS:
-            kind = _KINDS[f.type]
-        elif f.type == "float64":
-            kind = 5
-        else:
-            kind = 2 if f.encoding == "text" else 3 if f.type == "int32" else 4
-        ints = f.type in _MAX
-        lo, hi = f.int_domain() if ints else (0, 0)
-        pad = f.pad_byte if f.width is not None and f.pad != "none" and kind < 2 else b""
+    for f, plan in zip(fields, layout.plans):
         specs.append(
             (
-                kind,
-                f.fixed_width if f.fixed_width is not None else -1,
-                -2 if plan is None else plan,
-                pad,
-                f.pad == "left",
+                plan.native,
+                plan.width if plan.width is not None else -1,
+                -2 if plan.end is None else plan.end,
+                plan.pad,
+                plan.pad_left,
                 f.descending,
-                _MAX.get(f.type, 0),
-                lo,
-                hi,
-                check and ints,
+                plan.max,
+                plan.lo,
+                plan.hi,
+                check and f.ftype.integer,
             )
         )
     salt = None
@@ -388,7 +369,8 @@ def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> 
     # The prefix is checked against the hashed fields' own bytes when decoding then re-encoding
     # them gives those bytes back (text, bytes and integers in their domain); ordered and float
     # fields (NaN payloads) are re-encoded as the generic decoder does.
-    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" for f in fields)
+    # A type with its own codec may read bytes it would not write (it is re-encoded, too).
+    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" or f.ftype.own_codec for f in fields)
     src = _split_lines(layout, env) if not verify else []  # takes any bytes-like key
     guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
     body = _struct_decoder_lines(layout, env, check, raw_check, unpack) if _struct_layout(layout) else []

@@ -66,23 +66,10 @@ import pyarrow as pa
 from keyshape.core import hbytes, ordered, textcols
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
+from keyshape.schema.fieldtypes import ENCODINGS, FIELD_TYPES, FieldType, field_type
 
 __all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "parse_timestamp"]
 
-FIELD_TYPES = ("string", "int32", "int64", "float64", "bytes", "timestamp")
-ENCODINGS: dict[str, tuple[str, ...]] = {
-    "string": ("text", "hbase", "ordered"),
-    "bytes": ("hbase", "ordered"),
-    "int32": ("ordered", "hbase", "text"),
-    "int64": ("ordered", "hbase", "text"),
-    "float64": ("ordered", "hbase"),
-    "timestamp": ("hbase", "ordered", "text"),
-}
-_MAX = {"int32": 2**31 - 1, "int64": hbytes.MAX_LONG, "timestamp": hbytes.MAX_LONG}
-_MIN = {"int32": -(2**31), "int64": -(2**63), "timestamp": 0}
-_TEXT_DIGITS = {"int32": 10, "int64": 19, "timestamp": 19}
-_ORDERED_WIDTH = {"int32": 5, "int64": 9, "float64": 9, "timestamp": 9}
-_HBASE_WIDTH = {"int32": 4, "int64": 8, "float64": 8, "timestamp": 8}
 _INVERT = bytes(range(255, -1, -1))
 
 
@@ -128,26 +115,28 @@ class FieldSpec:
     # ----------------------------------------------------------------------------------- shape
 
     @property
+    def ftype(self) -> FieldType:
+        """The field's type (:mod:`keyshape.schema.fieldtypes`): its widths, range, C code and codec."""
+        return field_type(self.type)
+
+    @property
     def descending(self) -> bool:
         return self.order == "desc"
 
     @property
     def is_numeric(self) -> bool:
-        return self.type in ("int32", "int64", "float64", "timestamp")
+        return self.ftype.numeric
 
     @property
     def text_width(self) -> int:
         """Digits of a text-encoded number (``width`` or the type's maximum)."""
-        return self.width if self.width is not None else _TEXT_DIGITS[self.type]
+        digits = self.ftype.text_digits
+        return self.width if self.width is not None else digits if digits is not None else 0
 
     @property
     def fixed_width(self) -> int | None:
         """The encoded length in bytes when every value has the same length, else None."""
-        if self.encoding == "ordered":
-            return _ORDERED_WIDTH.get(self.type)
-        if self.is_numeric:
-            return _HBASE_WIDTH[self.type] if self.encoding == "hbase" else self.text_width
-        return self.width
+        return self.ftype.fixed_width(self.encoding, self.width)
 
     @property
     def self_delimiting(self) -> bool:
@@ -161,9 +150,9 @@ class FieldSpec:
         ``hbase`` ints/floats fail for negative numbers (timestamps cannot be negative); variable
         width text fails with ``desc`` (a prefix still sorts first).
         """
-        if self.encoding == "hbase" and self.type in ("int32", "int64", "float64"):
+        if self.encoding == "hbase" and self.is_numeric and (self.ftype.min is None or self.ftype.min < 0):
             return False
-        if self.type in ("string", "bytes") and self.encoding != "ordered" and self.descending:
+        if self.ftype.text_like and self.encoding != "ordered" and self.descending:
             return self.width is not None
         return True
 
@@ -179,6 +168,8 @@ class FieldSpec:
         if value is None:  # str(None) would silently become the text "None"
             raise KeyshapeError(f"field {self.name!r} has no value (None); give a {t}")
         try:
+            if self.ftype.own_codec:
+                return self.ftype.coerce(self, value)
             if t == "string":
                 if isinstance(value, str):
                     return value
@@ -201,9 +192,16 @@ class FieldSpec:
                 raise
             raise KeyshapeError(f"field {self.name!r} is {t}; cannot use {value!r} ({exc})") from None
 
+    @property
+    def type_max(self) -> int:
+        """The largest value of an integer field's type (``order = "desc"`` writes ``type_max - v``); 0 for others."""
+        return self.ftype.max or 0
+
     def int_domain(self) -> tuple[int, int]:
         """The smallest and largest integer this (int32/int64/timestamp) field can encode."""
-        lo, hi = _MIN[self.type], _MAX[self.type]
+        ft = self.ftype
+        assert ft.min is not None and ft.max is not None, f"{self.type} is not an integer type"
+        lo, hi = ft.min, ft.max
         if self.encoding != "ordered" and self.descending or self.encoding == "text":
             lo = 0
         if self.encoding == "text" and not self.descending:
@@ -214,7 +212,7 @@ class FieldSpec:
         lo, hi = self.int_domain()
         if not lo <= v <= hi:
             how = f"{self.encoding} encoding" + (" with order='desc'" if self.descending else "")
-            if v > _MAX[self.type] or v < _MIN[self.type]:
+            if v > (self.ftype.max or 0) or v < (self.ftype.min or 0):
                 fix = {"int32": "an int32 cannot hold it: use type = 'int64'", "timestamp": "a timestamp is ms since 1970, 0 up to 2^63-1"}.get(
                     self.type, f"no {self.type} can hold it: give a value in range, or type = 'string'"
                 )
@@ -275,6 +273,8 @@ class FieldSpec:
         """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
         v = self.coerce(value)
         t, enc, desc = self.type, self.encoding, self.descending
+        if self.ftype.own_codec:
+            return self.ftype.encode_value(self, v)
         if enc == "ordered":
             if t == "string":
                 return ordered.encode_string(v, desc)
@@ -290,7 +290,7 @@ class FieldSpec:
         if self.is_numeric:
             self._check_range(v)
             if desc:
-                v = _MAX[t] - v
+                v = self.type_max - v
             if enc == "hbase":
                 return hbytes.int32(v) if t == "int32" else hbytes.int64(v)
             digits = b"%d" % v
@@ -304,7 +304,7 @@ class FieldSpec:
     # -------------------------------------------------------------------- a value in a cell
 
     def _plain_in_cells(self) -> bool:
-        return self.type in ("string", "bytes") and self.encoding != "ordered"
+        return self.ftype.text_like and self.encoding != "ordered"
 
     def cell_bytes(self, value: Any) -> bytes:
         """``value`` as a cell holds it (an index field kept in a main-row column): text as its
@@ -338,7 +338,12 @@ class FieldSpec:
         the key); fixed-width and ordered values find their own end.
         """
         w = self.fixed_width
-        if self.encoding == "ordered" and self.type in ("string", "bytes"):
+        if self.ftype.own_codec:
+            stop = pos + w if w is not None else (len(key) if end is None else end)
+            if stop > len(key):
+                raise KeyshapeError(f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the {w}-byte field at offset {pos}")
+            return self.ftype.decode_value(self, key[pos:stop]), stop
+        if self.encoding == "ordered" and self.ftype.text_like:
             value, rest = ordered.decode(key[pos:])
             return value, len(key) - len(rest)
         stop = pos + w if w is not None else (len(key) if end is None else end)
@@ -358,7 +363,7 @@ class FieldSpec:
                 if not raw.isdigit():
                     raise KeyshapeError(f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits")
                 v = int(raw)
-            return (_MAX[t] - v if self.descending else v), stop
+            return (self.type_max - v if self.descending else v), stop
         if self.descending:
             raw = raw.translate(_INVERT)
         if self.width is not None and self.pad != "none":
@@ -380,7 +385,9 @@ class FieldSpec:
         for ASCII text; other values (non-ASCII text, values that need an error message) go
         through :meth:`encode` one by one."""
         t, enc, desc = self.type, self.encoding, self.descending
-        if t in ("int32", "int64", "timestamp") and not _is_object(values):
+        if self.ftype.own_codec:
+            return KeyArray.from_keys([self.encode(v) for v in values])
+        if self.ftype.integer and not _is_object(values):
             a = np.asarray(values)
             if a.dtype.kind in "iu" and a.ndim == 1:
                 return KeyArray(self._encode_int_array(a))
@@ -393,7 +400,7 @@ class FieldSpec:
             fast = self._encode_str_array(values)
             if fast is not None:
                 return fast
-        if t in ("string", "bytes") and enc != "ordered":
+        if self.ftype.text_like and enc != "ordered":
             vals = values.tolist() if isinstance(values, np.ndarray) else values
             matrix = self._encode_text_matrix(vals)
             if matrix is not None:
@@ -532,13 +539,13 @@ class FieldSpec:
         self._check_range(hi)
         if enc == "ordered":
             fn = ordered.encode_int32_many if t == "int32" else ordered.encode_int64_many
-            return fn(a, desc).view(np.uint8).reshape(n, _ORDERED_WIDTH[t])
+            return fn(a, desc).view(np.uint8).reshape(n, self.ftype.widths["ordered"])
         a = a.astype(np.int64)
         if desc:
-            a = np.int64(_MAX[t]) - a
+            a = np.int64(self.type_max) - a
         if enc == "hbase":
             dt = ">i4" if t == "int32" else ">i8"
-            return a.astype(dt).view(np.uint8).reshape(n, _HBASE_WIDTH[t])
+            return a.astype(dt).view(np.uint8).reshape(n, self.ftype.widths["hbase"])
         w = self.text_width
         if int(a.max()) >= 10**w:
             raise KeyshapeError(f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width")

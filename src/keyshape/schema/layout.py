@@ -39,6 +39,7 @@ from keyshape.core.hbytes import next_prefix
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.fieldtypes import FieldPlan
 from keyshape.schema.prefixes import Prefix
 
 __all__ = ["Columns", "KeyLayout"]
@@ -79,6 +80,8 @@ class KeyLayout:
     field_ends: tuple[int | None, ...] = field(init=False)
     #: Per field, the byte its padding fills with (``b""`` for a field without a width).
     pad_bytes: tuple[bytes, ...] = field(init=False)
+    #: Per field, how every decode route reads it (width, end, pad, C field code, integer bounds).
+    plans: tuple[FieldPlan, ...] = field(init=False)
     #: Why keys of this layout cannot be decoded, or None when they can.
     encode_only: str | None = field(init=False)
     _by_name: dict[str, FieldSpec] = field(init=False, repr=False)
@@ -89,14 +92,16 @@ class KeyLayout:
         fields = tuple(self.fields)
         hashed = set(self.hash_fields)
         idx = tuple(i for i, f in enumerate(fields) if f.name in hashed)
+        ends = _field_ends(fields, self.separator)
         init = {
             "fields": fields,
             "hash_fields": tuple(self.hash_fields),
             "separator": bytes(self.separator),
             "hash_idx": idx,
             "hashes_whole_key": len(idx) == len(fields),
-            "field_ends": _field_ends(fields, self.separator),
+            "field_ends": ends,
             "pad_bytes": tuple(f.pad_byte if f.width is not None else b"" for f in fields),
+            "plans": tuple(_plan(f, e) for f, e in zip(fields, ends)),
             "encode_only": _encode_only_reason(fields, self.separator),
             "_by_name": {f.name: f for f in fields},
             "_cache": {},
@@ -382,6 +387,23 @@ def _field_range(f: FieldSpec, base: bytes, rng: Sequence[Any]) -> tuple[bytes, 
     # value are exactly those under base + enc(value).
     start = next_prefix(hi_b) if hi_b is not None else base
     return start, (lo_b if lo_b is not None else base), True
+
+
+def _plan(f: FieldSpec, end: int | None) -> FieldPlan:
+    """The decode plan of field ``f`` whose end is found as ``end`` says (see :attr:`KeyLayout.field_ends`)."""
+    ft = f.ftype
+    strips = ft.text_like and f.encoding != "ordered" and f.width is not None and f.pad != "none"
+    lo, hi = f.int_domain() if ft.integer else (0, 0)
+    return FieldPlan(
+        width=f.fixed_width,
+        end=end,
+        pad=f.pad_byte if strips else b"",
+        pad_left=f.pad == "left",
+        native=None if ft.own_codec else ft.native_codes.get(f.encoding),
+        max=ft.max or 0,
+        lo=lo,
+        hi=hi,
+    )
 
 
 def _field_ends(fields: Sequence[FieldSpec], separator: bytes) -> tuple[int | None, ...]:

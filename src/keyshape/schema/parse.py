@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from keyshape.core import names
 from keyshape.errors import SchemaError
 from keyshape.schema.fields import ENCODINGS, FIELD_TYPES, FieldSpec
+from keyshape.schema.fieldtypes import field_type
 from keyshape.schema.prefixes import STRATEGIES, Prefix, make_prefix
 from keyshape.schema.prefixes.opentsdb import metric_width as opentsdb_metric_width
 from keyshape.schema.specs import SPLIT_POLICIES, TABLE_ATTRIBUTES, FamilySpec, TableSpec
@@ -244,12 +245,13 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     encoding = s.get("encoding", str, allowed[0], choices=allowed)
     order = s.get("order", str, "asc", choices=("asc", "desc"))
     width = s.get("width", int, None, minimum=1)
-    numeric = ftype in ("int32", "int64", "float64", "timestamp")
-    text_like = not numeric and encoding != "ordered"
+    ft = field_type(ftype)
+    numeric = ft.numeric
+    text_like = ft.text_like and encoding != "ordered"
     # "none": every value exactly width bytes (binary ids; zero-padded ids given whole, which a
     # "0" pad would refuse: see fields.py, padding never gives two values one key)
-    pad = s.get("pad", str, "none" if ftype == "bytes" else "left", choices=("none", "left", "right")) if text_like else "left"
-    pad_char = s.get("pad_char", str, "\x00" if ftype == "bytes" else "0") if text_like else "0"
+    pad = s.get("pad", str, ft.default_pad, choices=("none", "left", "right")) if text_like else "left"
+    pad_char = s.get("pad_char", str, ft.default_pad_char) if text_like else "0"
     truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
     if text_like and len(pad_char) != 1:
         s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
@@ -262,10 +264,10 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
         )
     if text_like and ftype == "bytes" and ord(pad_char) > 0xFF:
         s.fail("pad_char", f"{pad_char!r} is not one byte", "use a character from \\x00 to \\xff")
-    if width is not None and not (text_like or encoding == "text"):
+    if width is not None and not (text_like or encoding == "text" and ft.text_digits is not None):
         s.fail("width", f"{encoding} {ftype} has a fixed size already", "remove width")
     if encoding == "text" and numeric:
-        digits = {"int32": 10, "int64": 19, "timestamp": 19}[ftype]
+        digits = ft.text_digits
         if order == "desc" and width is not None and width < digits:
             s.fail(
                 "width",

@@ -118,7 +118,7 @@ def _default_generator(f: FieldSpec) -> GeneratorSpec:
         tail = "e" if f.pad == "right" and f.pad_char in "0123456789" else ""
         digits = max(1, min(18, width - len(lead) - len(tail)))  # int64 values
         return GeneratorSpec("uniform", {"low": 1, "high": 10**digits - 1, "cardinality": None, "format": lead + "{}" + tail})
-    if f.type in ("string", "bytes"):
+    if f.ftype.uuid_by_default:
         return GeneratorSpec("uuid", {})
     return GeneratorSpec("uniform", {"low": 0, "high": 1_000_000, "cardinality": None, "format": "{}"})
 
@@ -199,13 +199,13 @@ def _check_generator(g: Any, f: FieldSpec, kind: str, o: dict[str, Any], by_name
     if kind == "derived":
         if o["source"] not in by_name or o["source"] == f.name:
             g.fail("source", f"{o['source']!r} is not another key field", "use one of: " + ", ".join(n for n in by_name if n != f.name))
-        if by_name[o["source"]].type not in ("int32", "int64", "timestamp"):
+        if not by_name[o["source"]].ftype.integer:
             g.fail("source", "must be an integer or timestamp field", "derive from a timestamp field")
         if o["floor_ms"] < 1 or o["divide"] < 1:
             g.fail("floor_ms", "floor_ms and divide must be >= 1", "e.g. floor_ms = 3600000")
-    if kind == "uuid" and f.type not in ("string", "bytes"):
+    if kind == "uuid" and f.ftype.uuid_values is None:
         g.fail("generator", f"uuid cannot feed a {f.type} field", "use sequential, zipf or uniform")
-    if f.type in ("int32", "int64", "timestamp") and kind == "uniform" and not all(isinstance(o[k], int) for k in ("low", "high")):
+    if f.ftype.integer and kind == "uniform" and not all(isinstance(o[k], int) for k in ("low", "high")):
         g.fail("low", "must be integers for an integer field", "e.g. low = 0, high = 1000")
 
 
@@ -335,12 +335,14 @@ class _Stream:
         t, kind, o = self.f.type, self.g.kind, self.g.options
         if kind == "uuid":
             assert isinstance(v, np.ndarray)
-            if t == "string":
+            if self.f.ftype.uuid_values == "text":
                 return self._text(textcols.uuid_strings(v))
             return KeyArray(v).tolist()
+        if self.f.ftype.own_codec:  # a type with its own codec takes what its coerce takes
+            return [self.f.coerce(x) for x in (v if isinstance(v, list) else v.tolist())]
         if isinstance(v, np.ndarray) and v.dtype.kind == "U":
             return self._text(v)
-        if t in ("int32", "int64", "timestamp"):
+        if self.f.ftype.integer:
             a = np.asarray([self.f.coerce(x) for x in v] if isinstance(v, list) else v, dtype=np.int64)
             if t == "int32" and a.size and (a.min() < -(2**31) or a.max() >= 2**31):
                 raise KeyshapeError(f"workload for {self.f.name!r} produces values outside int32")

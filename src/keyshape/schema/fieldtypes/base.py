@@ -1,0 +1,137 @@
+"""The base of every field type, the registry the package fills, and the per-field decode plan.
+
+A field type (:class:`FieldType`) holds what keyshape knows of one kind of key value, per
+encoding: the encodings it takes (default first), the fixed width of each, the value range of an
+integer, the digits of its decimal text, the C reader's field code (``core/_native.c``'s ``K_*``),
+the Arrow type and numpy dtype of a decoded column, and, for a type that brings its own codec
+(:attr:`FieldType.own_codec`), how a value becomes bytes and back. The built-in families (text,
+integers, floats) share the codec routes of :mod:`keyshape.schema.fields`,
+:mod:`keyshape.schema.compiled`, :mod:`keyshape.schema.compiled_decode` and
+:mod:`keyshape.schema.batchdecode`, which read these facts instead of comparing type names.
+
+:class:`FieldPlan` is what :class:`~keyshape.schema.layout.KeyLayout` derives once per field
+(:attr:`KeyLayout.plans`) for every decode route: the field's width, where it ends, the pad byte
+decode strips, its C field code, and its integer bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from keyshape.errors import KeyshapeError
+
+__all__ = ["REGISTRY", "FieldPlan", "FieldType", "field_type"]
+
+#: name -> the one instance of each field type (filled as the package's modules are imported)
+REGISTRY: dict[str, FieldType] = {}
+
+
+class FieldType:
+    """One field type; subclasses set the class attributes and, with :attr:`own_codec`, the codec.
+
+    A subclass that sets ``name`` registers itself (one instance) in :data:`REGISTRY`.
+    """
+
+    name: ClassVar[str] = ""
+    #: the encodings this type takes, the default first
+    encodings: ClassVar[tuple[str, ...]] = ()
+    #: an integer with a value range: ``order = "desc"`` writes ``max - v`` (hbase, text)
+    integer: ClassVar[bool] = False
+    #: a number (integer or float): never padded or cut to a width
+    numeric: ClassVar[bool] = False
+    #: string-like bytes in ``text``/``hbase`` encodings: ``width`` pads or cuts, ``desc`` inverts bytes
+    text_like: ClassVar[bool] = False
+    #: the smallest and largest value of an integer type (None for others)
+    min: ClassVar[int | None] = None
+    max: ClassVar[int | None] = None
+    #: decimal digits of the ``text`` encoding when no ``width`` is given
+    text_digits: ClassVar[int | None] = None
+    #: the fixed width in bytes per encoding (an encoding not listed: ``width`` or variable)
+    widths: ClassVar[Mapping[str, int]] = {}
+    #: the C reader's field code per encoding (core/_native.c's K_*): an encoding not listed is read in Python
+    native_codes: ClassVar[Mapping[str, int]] = {}
+    #: the Arrow type of a decoded column
+    arrow_type: ClassVar[pa.DataType] = pa.binary()
+    #: the numpy dtype of a decoded column (None: a list of values)
+    column_dtype: ClassVar[str | None] = None
+    #: pad defaults of a ``width`` (text-like types)
+    default_pad: ClassVar[str] = "left"
+    default_pad_char: ClassVar[str] = "0"
+    #: how the ``uuid`` workload generator feeds this type ("text": canonical UUID strings,
+    #: "bytes": 16 bytes; None: it cannot), and whether a field without a generator gets it
+    uuid_values: ClassVar[str | None] = None
+    uuid_by_default: ClassVar[bool] = False
+    #: True: the type's own :meth:`encode_value` / :meth:`decode_value` are its codec on every route
+    #: (compiled routes call them; the C reader and the vector batch route leave it to Python)
+    own_codec: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and cls.name:
+            REGISTRY[cls.name] = cls()
+
+    def __repr__(self) -> str:
+        return f"<field type {self.name}>"
+
+    # ------------------------------------------------------------------------- facts per spec
+
+    def fixed_width(self, encoding: str, width: int | None) -> int | None:
+        """The encoded length in bytes of every value (``width``: the field's), or None when it varies."""
+        if encoding in self.widths:
+            return self.widths[encoding]
+        if encoding == "text" and self.text_digits is not None:
+            return width if width is not None else self.text_digits
+        if encoding == "ordered":
+            return None
+        return width
+
+    # -------------------------------------------------------- the codec of an own-codec type
+
+    def coerce(self, spec: Any, value: Any) -> Any:
+        """``value`` as this type's Python value (a string from a command line parsed)."""
+        return value
+
+    def encode_value(self, spec: Any, value: Any) -> bytes:
+        """The bytes of ``value`` (already coerced) in ``spec``'s encoding and order."""
+        raise NotImplementedError
+
+    def decode_value(self, spec: Any, raw: bytes) -> Any:
+        """The value of a field's bytes ``raw`` (exactly the field's bytes); KeyshapeError when
+        they are not a value of this type."""
+        raise NotImplementedError
+
+
+def field_type(name: str) -> FieldType:
+    """The field type called ``name``; KeyshapeError naming the types when there is none."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyshapeError(f"no field type {name!r}; types: {', '.join(REGISTRY)}") from None
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """How every decode route reads one field of a layout (:attr:`KeyLayout.plans`).
+
+    - ``width``: the field's fixed width in bytes (None: it varies).
+    - ``end``: how a decoder finds its end: None (fixed width or self-delimiting), -1 (the next
+      separator), n >= 0 (n bytes before the end of the unprefixed key).
+    - ``pad``: the byte decode strips from the padded side (b"": nothing is stripped).
+    - ``pad_left``: the padding is on the left.
+    - ``native``: the C reader's field code (None: the C reader does not read this field).
+    - ``max``, ``lo``, ``hi``: an integer's type maximum (``max - v`` when descending) and the
+      smallest and largest value the field can encode (0 for other types).
+    """
+
+    width: int | None
+    end: int | None
+    pad: bytes
+    pad_left: bool
+    native: int | None
+    max: int
+    lo: int
+    hi: int

@@ -1,0 +1,26 @@
+"""``int32``: a Java int.
+
+Encodings: ``ordered`` (the default: OrderedBytes FixedInt32, 5 bytes, sorts negatives),
+``hbase`` (``Bytes.toBytes(int)``, 4 bytes) and ``text`` (zero-padded decimal, ``width`` digits,
+default 10). ``desc`` writes ``Integer.MAX_VALUE - v`` (hbase, text) or OrderedBytes DESCENDING.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from keyshape.schema.fieldtypes.base import FieldType
+
+__all__ = ["Int32Type"]
+
+
+class Int32Type(FieldType):
+    name = "int32"
+    encodings = ("ordered", "hbase", "text")
+    integer = numeric = True
+    min, max = -(2**31), 2**31 - 1
+    text_digits = 10
+    widths = {"ordered": 5, "hbase": 4}
+    native_codes = {"text": 2, "hbase": 3}  # K_DIGITS, K_INT32
+    arrow_type = pa.int64()
+    column_dtype = "int64"
