@@ -343,6 +343,10 @@ def test_odd_parameters_are_400_and_unknown_tables_404_without_a_traceback(tmp_p
     import urllib.request
 
     service = _history_service(tmp_path)
+    # uvicorn logs an application's exception (a 500's traceback) on its own logger, which does
+    # not propagate to the root logger pytest captures: listen there
+    web_log = logging.getLogger("uvicorn.error")
+    web_log.addHandler(caplog.handler)
     caplog.set_level(logging.WARNING)
     try:
 
@@ -362,6 +366,7 @@ def test_odd_parameters_are_400_and_unknown_tables_404_without_a_traceback(tmp_p
             assert code(f"/api/{endpoint}?table=t") == 200, endpoint
     finally:
         service.stop()
+        web_log.removeHandler(caplog.handler)
     logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
     assert "Traceback" not in logged and not [r for r in caplog.records if r.levelno >= logging.ERROR], logged
 
