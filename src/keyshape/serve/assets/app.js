@@ -159,12 +159,13 @@
     for (i = 1; i < nt; i++) {
       if (h.times[i] - h.times[i - 1] > 2.5 * step) ctx.fillRect(left + i * cw - 2, top, 4, plot.height);
     }
-    // events: splits (S), merges (M), moves (V) marked over the column they fell in
+    // events: splits (S), merges (M), moves (V), the table gone (X) marked over the column they fell in
+    var marks = { split: ["S", "#06c"], merge: ["M", "#a0a"], move: ["V", "#333"], gone: ["X", "#c00"] };
     h.events.forEach(function (e) {
-      var k = 0;
+      var k = 0, mark = marks[e.kind] || ["?", "#333"];
       while (k < nt - 1 && h.times[k + 1] <= e.t) k++;
-      ctx.fillStyle = e.kind === "split" ? "#06c" : e.kind === "merge" ? "#a0a" : "#333";
-      ctx.fillText(e.kind === "split" ? "S" : e.kind === "merge" ? "M" : "V", left + k * cw + cw / 2 - 3, top - 3);
+      ctx.fillStyle = mark[1];
+      ctx.fillText(mark[0], left + k * cw + cw / 2 - 3, top - 3);
       ctx.fillStyle = "rgba(255,255,255,0.6)";
       ctx.fillRect(left + k * cw, top, 1, plot.height);
     });
