@@ -185,3 +185,18 @@ def test_create_twice_and_load_into_a_missing_family(hbase: Any, tmp_path: Path)
             store.delete_table(table)
         finally:
             store.close()
+
+
+@pytest.mark.hbase
+def test_phoenix_catalog_on_an_hbase_without_phoenix_says_so(hbase: Any) -> None:
+    """It used to say SYSTEM.CATALOG did not exist and to create it with keyshape create (issue 40)."""
+    from keyshape.store import open_store
+
+    store = open_store(hbase.url)
+    try:
+        if store.table_exists("SYSTEM.CATALOG") or store.table_exists("SYSTEM:CATALOG"):
+            pytest.skip("this HBase has Phoenix's catalog")
+    finally:
+        store.close()
+    line = error_line("phoenix", "catalog", "EVENTS", "--hbase", hbase.url)
+    assert "has no Phoenix (no SYSTEM.CATALOG table)" in line and "keyshape create" not in line, line

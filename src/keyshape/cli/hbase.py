@@ -209,8 +209,12 @@ def _print_load(out: Any, err: Any, run: LoadRun, batch_size: int) -> None:
     out.print(
         f"wrote {result.rows:,} rows to {run.table} in {result.seconds:.1f} s: {result.rows_per_second:,.0f} rows/s (batches of {batch_size:,})"
     )
-    ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
-    out.print(f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended {ended} UTC; {run.retries} transient error(s) retried")
+    if result.longest_wait_ended > 0:
+        ended = datetime.fromtimestamp(result.longest_wait_ended, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        waited = f"longest wait for a batch acknowledgement: {result.longest_wait:.2f} s, ended {ended} UTC"
+    else:  # no batch was waited for (0 is no time of day: it printed "ended 00:00:00.000 UTC"; issue 40)
+        waited = "every batch acknowledged at once (no wait measured)"
+    out.print(f"{waited}; {run.retries} transient error(s) retried")
     if run.counted < result.rows:
         err.print(
             f"[yellow]note:[/yellow] the region loads show {run.counted:,} of {result.rows:,} "

@@ -47,6 +47,15 @@ class _Group(click.Group):
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            # A group without its command (`keyshape splits`): its usage on stdout, then one error
+            # line (click's own printed the whole help as "error: Usage: ..." on 11 lines; issue 40).
+            group = exc.ctx.command if exc.ctx else None
+            click.echo(exc.ctx.get_help() if exc.ctx else "")
+            names = ", ".join(sorted(group.commands)) if isinstance(group, click.Group) else ""
+            where = exc.ctx.command_path if exc.ctx else "keyshape"
+            click.echo(f"error: {where} needs a command: one of {names}", err=True)
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "keyshape"
             click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)

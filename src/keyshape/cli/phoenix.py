@@ -198,8 +198,17 @@ def phoenix_catalog(table_name: str, url: str, tenant: str | None) -> None:
     from keyshape.cli.hbase import _open
     from keyshape.phoenix.catalog import catalog_table
 
+    from keyshape.errors import TableNotFound
+
     store = _open(url)
     try:
+        if not store.table_exists("SYSTEM.CATALOG") and not store.table_exists("SYSTEM:CATALOG"):
+            # Phoenix creates SYSTEM.CATALOG on its first connection; the generic "does not exist:
+            # create it with keyshape create" pointed the wrong way (issue 40).
+            raise TableNotFound(
+                f"the HBase at {url} has no Phoenix (no SYSTEM.CATALOG table): connect Phoenix to it once (sqlline.py, or any JDBC "
+                "client) so it creates its catalog, or use 'keyshape phoenix ddl DDL.sql' with the table's CREATE TABLE"
+            )
         click.echo(create_table_sql(catalog_table(store, table_name, tenant)) + ";")
     finally:
         store.close()

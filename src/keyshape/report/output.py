@@ -9,10 +9,13 @@ watch, load); :func:`write_json` is the JSON part alone for a result without hea
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from keyshape.analysis import Analysis
+from keyshape.errors import BadInput
 
 if TYPE_CHECKING:  # annotations only
     from collections.abc import Sequence
@@ -40,8 +43,19 @@ def write_json(path: str, payload: dict[str, Any], out: Sink) -> None:
 
         click.echo(text)
     else:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        with _writing(path, "--json"):
+            Path(path).write_text(text + "\n", encoding="utf-8")
         out.print(f"[dim]wrote {path}[/dim]")
+
+
+@contextmanager
+def _writing(path: str, option: str) -> Iterator[None]:
+    """An OSError while writing ``path`` as one line naming the file and the option ("No space
+    left on device" alone did not say which of three reports failed; issue 40)."""
+    try:
+        yield
+    except OSError as exc:
+        raise BadInput(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 def write_reports(
@@ -75,16 +89,18 @@ def write_reports(
     if html_path:
         from keyshape.report.html import write_compare_html, write_html
 
-        if one is not None:
-            write_html(one, html_path)
-        else:
-            write_compare_html(many, html_path, colour_scale)
+        with _writing(html_path, "--html"):
+            if one is not None:
+                write_html(one, html_path)
+            else:
+                write_compare_html(many, html_path, colour_scale)
         out.print(f"[dim]wrote {html_path}[/dim]")
     if png_path:
         from keyshape.report.png import write_compare_png, write_png
 
-        if one is not None:
-            write_png(one, png_path)
-        else:
-            write_compare_png(many, png_path, colour_scale)
+        with _writing(png_path, "--png"):
+            if one is not None:
+                write_png(one, png_path)
+            else:
+                write_compare_png(many, png_path, colour_scale)
         out.print(f"[dim]wrote {png_path}[/dim]")

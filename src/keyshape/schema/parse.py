@@ -39,13 +39,18 @@ __all__ = [
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number", list: "a list", dict: "a table"}
 
 
-def _example(kind: type, value: Any) -> str:
-    """A TOML value of ``kind`` for a fix hint: ``value`` unquoted when it is a number in quotes."""
+def _example(kind: type, value: Any, minimum: int | None = None, maximum: int | None = None) -> str:
+    """A TOML value of ``kind`` for a fix hint: ``value`` unquoted when it is a number in quotes;
+    within ``minimum``..``maximum`` (a hint of 8 for a size of at least 1 MiB misled; issue 40)."""
     if kind in (int, float) and isinstance(value, str):
         try:
-            return str(kind(value.strip()))
+            number = kind(value.strip())
+            if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
+                return str(number)
         except ValueError:
             pass
+    if kind is int and minimum is not None and minimum > 8:
+        return str(minimum)
     return {str: '"..."', int: "8", float: "1.5", bool: "true", list: '["...", "..."]', dict: "{ ... }"}.get(kind, "...")
 
 
@@ -98,7 +103,7 @@ class Section:
             ok, value = True, float(value)
         if not ok:
             want = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
-            self.fail(key, f"must be {want}, got {value!r}", f"write {key} = {_example(kinds[0], value)}")
+            self.fail(key, f"must be {want}, got {value!r}", f"write {key} = {_example(kinds[0], value, minimum, maximum)}")
         if choices is not None:
             options = list(choices)
             if value not in options:

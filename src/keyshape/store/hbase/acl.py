@@ -85,7 +85,7 @@ def grant(client: Any, user: str, actions: str, table: str | None = None, merge:
     request = AccessControl_pb2.GrantRequest(
         user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table)), merge_existing_permissions=merge
     )
-    client._master("Grant", request, AccessControl_pb2.GrantResponse, table or "(global)", f"grant {actions} to {user} on")
+    client._master("Grant", request, AccessControl_pb2.GrantResponse, table or "(global)", f"grant {actions} to {user}")
 
 
 def revoke(client: Any, user: str, table: str | None = None, actions: str = "") -> None:
@@ -97,7 +97,7 @@ def revoke(client: Any, user: str, table: str | None = None, actions: str = "") 
     request = AccessControl_pb2.RevokeRequest(
         user_permission=AccessControl_pb2.UserPermission(user=user.encode(), permission=_permission(actions, table))
     )
-    client._master("Revoke", request, AccessControl_pb2.RevokeResponse, table or "(global)", f"revoke {actions or 'the permissions'} of {user} on")
+    client._master("Revoke", request, AccessControl_pb2.RevokeResponse, table or "(global)", f"revoke {actions or 'the permissions'} of {user}")
 
 
 # HBase 2.6.1's AccessController words a denial two ways:
