@@ -145,3 +145,27 @@ def test_family_options_refused_in_one_line() -> None:
     assert "\n" not in str(e.value)
     with pytest.raises(BadInput, match="DATA_BLOCK_ENCODING FAST_DIFF"):
         check_family_options("d", {"DATA_BLOCK_ENCODING": "FAST_DIFF"})
+
+
+@settings(max_examples=40, deadline=None)
+@given(cells=cells_strategy)
+def test_append_puts_writes_what_append_writes(tmp_path_factory: pytest.TempPathFactory, cells: list[Cell]) -> None:
+    puts = sorted({(c.row, c.qualifier, -c.timestamp): c.value for c in cells}.items())
+    d = tmp_path_factory.mktemp("p")
+    with HFileWriter(d / "one", b"f", block_size=128) as w:
+        for (row, qualifier, neg_ts), value in puts:
+            w.append(row, qualifier, -neg_ts, value)
+    with HFileWriter(d / "fast", b"f", block_size=128) as w:
+        w.append_puts([(row, qualifier, neg_ts, value) for (row, qualifier, neg_ts), value in puts])
+    assert list(read_cells(d / "fast")) == list(read_cells(d / "one"))
+    one, fast = read_file_info(d / "one"), read_file_info(d / "fast")
+    for info in (one, fast):
+        del info[b"BULKLOAD_TIMESTAMP"], info[b"hfile.CREATE_TIME_TS"]
+    assert one == fast
+
+
+def test_append_puts_refuses_an_unsorted_list(tmp_path: Path) -> None:
+    w = HFileWriter(tmp_path / "u", b"f")
+    with pytest.raises(BadInput, match="out of HBase's order"):
+        w.append_puts([(b"b", b"q", -5, b"v"), (b"a", b"q", -5, b"v")])
+    assert not (tmp_path / "u").exists()  # aborted: half a list is never a file

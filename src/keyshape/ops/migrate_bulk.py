@@ -122,8 +122,7 @@ def copy_range(
             cells.sort()
             path = directory / f"{task}-run{runs[0]}-r{region}-{family.hex()}"
             with HFileWriter(path, family, block_size=fmt.block_size, compression=fmt.compression, task=task) as writer:
-                for row, qualifier, neg_ts, value in cells:
-                    writer.append(row, qualifier, -neg_ts, value)
+                writer.append_puts(cells)
                 out.files.append(writer.close())
             out.cells += len(cells)
         runs[0] += 1

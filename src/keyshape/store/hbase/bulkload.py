@@ -30,6 +30,7 @@ import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hbasedriver.protobuf_py import Client_pb2, HBase_pb2
 
@@ -152,6 +153,9 @@ def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *,
                     pending += [bottom, top]
                     continue
                 groups.setdefault(region.name, (region, []))[1].append(summary)
+            # every region's request on the wire before the first answer is read: each load costs
+            # the server tens of ms (flush, WAL marker and sync, opening the file) whatever its size
+            sent: list[tuple[Region, list[HFileSummary], Any, int | BaseException]] = []
             for region, group in groups.values():
                 request = Client_pb2.BulkLoadHFileRequest(
                     region=region.spec(),
@@ -160,8 +164,16 @@ def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *,
                     bulk_token=token,
                 )
                 try:
-                    response = _rpc(client, region, "BulkLoadHFile", request, Client_pb2.BulkLoadHFileResponse)
-                    loaded = bool(response.loaded)  # type: ignore[attr-defined]
+                    conn = client.cluster.connection(region.host, region.port)
+                    sent.append((region, group, conn, conn.send("BulkLoadHFile", request)))
+                except ConnectionLost as exc:
+                    sent.append((region, group, None, exc))
+            for region, group, conn, call in sent:
+                try:
+                    if isinstance(call, BaseException):
+                        raise call
+                    response = conn.receive(call, Client_pb2.BulkLoadHFileResponse)
+                    loaded = bool(response.loaded)
                 except ConnectionLost as exc:
                     log.warning("bulk load into %s: %s; retrying its %d file(s)", to_string_binary(region.name), exc, len(group))
                     client.cluster.relocate()

@@ -285,6 +285,55 @@ class HFileWriter:
         if self._buffered >= self.block_size:
             self._finish_data_block()
 
+    def append_puts(self, cells: list[tuple[bytes, bytes, int, bytes]]) -> None:
+        """Add Put cells without tags given as ``(row, qualifier, -timestamp, value)``, sorted
+        (plain tuple order is HBase's order then): :meth:`append`'s loop for the bulk copy, a
+        third of its cost per cell. A refused cell aborts the file (deleted)."""
+        family_part = bytes((len(self.family),)) + self.family
+        pack_row, pack_tail, pack_kv = struct.Struct(">h").pack, struct.Struct(">qB").pack, _KV.pack
+        last = self._last
+        buffer, buffered, block_size = self._buffer, self._buffered, self.block_size
+        key_bytes_total = value_bytes_total = 0
+        low, high = self._min_ts, self._max_ts
+        key = b""
+        for cell in cells:
+            row, qualifier, neg_ts, value = cell
+            order = (row, self.family, qualifier, neg_ts, -PUT)
+            if last is not None and order <= last:
+                self.abort()  # part of the list is buffered: the file cannot be finished
+                raise BadInput(f"cells out of HBase's order (or repeated): {to_string_binary(row)}/{to_string_binary(qualifier)}/{-neg_ts}")
+            if not row or len(row) > 32767:
+                self.abort()
+                raise BadInput(f"a row key must be 1 to 32767 bytes, got {len(row)}")
+            last = order
+            key = b"".join((pack_row(len(row)), row, family_part, qualifier, pack_tail(-neg_ts, PUT)))
+            if self._block_first_key is None:
+                self._block_first_key = key
+                if self._first_row is None:
+                    self._first_row = row
+            record = b"".join((pack_kv(len(key), len(value)), key, value, b"\x00\x00\x00"))  # no tags, memstoreTS 0
+            buffer.append(record)
+            buffered += len(record)
+            key_bytes_total += len(key)
+            value_bytes_total += len(value)
+            if -neg_ts < low:
+                low = -neg_ts
+            if -neg_ts > high:
+                high = -neg_ts
+            if buffered >= block_size:
+                self._buffered = buffered
+                self._finish_data_block()
+                buffer, buffered = self._buffer, 0
+        self._buffered = buffered
+        self._last = last
+        if cells:
+            self._last_row, self._last_key = cells[-1][0], key
+            self._entries += len(cells)
+            self._key_bytes += key_bytes_total
+            self._value_bytes += value_bytes_total
+            self._min_ts, self._max_ts = low, high
+            self._earliest_put = min(self._earliest_put, low)
+
     @property
     def entries(self) -> int:
         return self._entries
