@@ -194,3 +194,29 @@ def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, t
     rate = true["rows"] / true["seconds"]
     assert rate / RATE_FACTOR <= r["learned"]["write_rate"] <= rate * RATE_FACTOR, (r["learned"]["write_rate"], rate)
     assert "[[pattern]]" in out.stdout  # the learned WORKLOAD.toml, printed for the operator to correct
+
+
+def test_prove_measures_on_scratch_tables_and_drops_them(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
+    """``--prove``: the chosen and the current design loaded into scratch tables of the same
+    cluster and measured; the plan's copy rate is the proof's measured one; nothing is left."""
+    path, old = _schema(tmp_path, "ap_prove", tenant=False)
+    create_table_from_schema(hbase_store, old)
+    writer = _writer(hbase.url, path, tmp_path / "writer.log", tenants=False)
+    try:
+        time.sleep(2)
+        out = _autopilot(
+            "ap_prove", "--hbase", hbase.url, "--schema", str(path), "--poll-seconds", "5", "--interval", "1", "--prove",
+            "--state", str(tmp_path / "s.json"), "--out-dir", str(tmp_path), "--json", str(tmp_path / "r.json"),
+        )  # fmt: skip
+    finally:
+        writer.send_signal(15)
+        assert writer.wait(60) == 0
+    assert out.returncode == 0, out.stdout + out.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    measured = {d["name"]: d for d in r["prove"]["proof"]["designs"]}
+    assert r["predict"]["chosen"] in measured and any(d["hand"] for d in measured.values()), measured.keys()
+    chosen = measured[r["predict"]["chosen"]]
+    assert chosen["write_rows_per_s"] > 0 and r["prove"]["contradictions"] == []
+    assert r["plan"]["copy_rows_per_s"] == pytest.approx(chosen["write_rows_per_s"])
+    assert "the proof's measured write rate" in r["plan"]["estimates"][0]
+    assert not [t for t in hbase_store.list_tables() if t.startswith("ksap_prove")]
