@@ -99,6 +99,8 @@ def serve_command(
     if once:
         verdicts = serve_once(options)
         if not verdicts:  # a mistyped pattern must not make a CI gate pass forever
+            if not tables:
+                raise BadInput("the cluster lists no table to judge: create one, or point --hbase at the cluster that holds them")
             shown = " ".join(f"--tables {t!r}" for t in tables)
             raise BadInput(f"no table of the cluster matches {shown}: check the pattern (shell style, e.g. 'ns:*'), or leave --tables out")
         if as_json:
