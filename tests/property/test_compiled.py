@@ -50,6 +50,8 @@ FIELD_DEFS = [
     {"type": "int32", "encoding": "text", "order": "desc"},
     {"type": "int64", "encoding": "text", "width": 21},  # wider than the C reader's 19 digits
     {"type": "bytes", "width": 2, "pad": "right", "pad_char": "\xff"},
+    {"type": "uuid"},  # a type with its own codec (issue 43)
+    {"type": "uuid", "encoding": "text", "order": "desc"},
 ]
 PREFIXES = [
     {"strategy": "none"},
@@ -72,6 +74,10 @@ def _value(d: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.one_of(st.binary(max_size=6), st.text(alphabet="ab\\x0", max_size=6))
     if t == "float64":
         return st.one_of(st.floats(allow_nan=False), st.integers(-10, 10))
+    if t == "uuid":
+        return st.one_of(
+            st.uuids(), st.uuids().map(str), st.uuids().map(lambda u: str(u).upper()), st.text(max_size=3), st.binary(min_size=16, max_size=16)
+        )
     return st.one_of(st.integers(-(2**64), 2**64), st.integers(-3, 3), st.sampled_from(["17", "2026-01-01T00:00:00Z", "x"]), st.booleans())
 
 
