@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyshape.analysis.designs import schema_hints
 from keyshape.ops.live import live_analysis
@@ -267,3 +269,26 @@ def test_a_quiet_last_window_does_not_turn_a_hot_value_into_a_walk(tmp_path: Pat
     writes[-1] = [0, 0, 0, 0, 1, 0, 4, 0]  # the last batch's stragglers
     p = judge(heat_of(bounds, writes), schema)
     assert p.name == "hot band" and p.field == "tenant", p
+
+
+@settings(max_examples=12, deadline=None)
+@given(hot=st.floats(0.3, 0.95), hot_tenant=st.integers(0, 7), intervals=st.integers(6, 20), seed=st.integers(0, 2**16))
+def test_a_hot_value_of_any_share_never_gets_a_fix_that_keeps_it_in_one_bucket(hot: float, hot_tenant: int, intervals: int, seed: int) -> None:
+    """Any tenant writing any share from 30% to 95%: whatever is shown, the shown design's own
+    replay (through ``predict``, the API's path) is within the factor of fair, and a hash of the
+    tenant alone is never shown."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        schema = schema_file(Path(folder), TENANT_SCHEMA, "tenants")
+        rng = np.random.default_rng(seed)
+        bounds = [b"", *[t.encode() for t in TENANTS[1:]]]
+        writes = rng.poisson(100, (intervals, 8)).astype(np.float64)
+        writes[:, hot_tenant] = np.rint(hot * 700 / (1 - hot))
+        heat = heat_of(bounds, writes)
+        p = judge(heat, schema)
+        assert p.name == "hot band" and p.fix_check["shown"] is not None, p
+        shown = p.fix_check["shown"]
+        assert shown["fix"]["hash_fields"] != ["tenant"], p.fix_check
+        again = predict(schema, p.fix_prefix, Traffic.from_heat(heat))
+        assert again is not None and again.busiest_share <= FAIR_FACTOR * shown["fair_share"], (again.busiest_share, shown)
