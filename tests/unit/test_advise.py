@@ -89,7 +89,9 @@ SCENARIOS = {
     "metrics": ("hand-md5.toml", None),
     "audit": ("hand-time.toml", "'events of an actor'"),
     "profiles": ("hand-id.toml", "'profile by e-mail'"),
-    "saas": ("hand-tenant.toml", "of the writes on the busiest server"),
+    # saas: a tenant's rows at the horizon are its share of 3,000 rows/s for a year (issue 39), so the
+    # tenant-first hand key reads billions of rows for its latest 50 documents.
+    "saas": ("hand-tenant.toml", "'latest 50 documents of a tenant'"),
 }
 
 
@@ -137,9 +139,13 @@ def test_reasons_name_the_pattern_that_decides(scenario: tuple[str, Advice]) -> 
 def test_audit_log_time_leading_key_is_a_hot_spot_and_salting_spreads_it(tmp_path_factory: pytest.TempPathFactory) -> None:
     advice = _advice("audit", tmp_path_factory)
     (hand,) = advice.hand()
-    assert hand.concentration > 0.9  # every write of a window on one server
-    assert advice.top.concentration < 0.5
-    assert advice.top.design.shape.prefix != "none"
+    assert hand.concentration > 0.9  # every write on the newest region's server
+    # An index table keyed by the bare event time is written once per event, all on its newest
+    # region: counted with the main table's puts, its server takes over half of them (issue 39).
+    time_index = [s for s in advice.ranked if any(t.field_names[0] == "event_time" and not t.prefix.salted for t in s.design.index_tables)]
+    assert time_index and all(s.concentration > 0.6 for s in time_index), [(s.design.label, s.concentration) for s in time_index]
+    salted = [s for s in advice.ranked if s.design.shape.salted and s.design.shape.order[0] == "event_time"]
+    assert salted and min(s.concentration for s in salted) < 0.4
 
 
 def test_output_schema_is_exactly_what_was_scored(scenario: tuple[str, Advice]) -> None:

@@ -1,8 +1,10 @@
 """Time bucketing in ``advise`` (issue 31): OpenTSDB's base-hour row as a candidate, its bucket
-chosen from the sample's pace, scored by the same engines, its TOML loadable. It ranks first where
-one entity's long window dominates (six hours of a sensor read every 10 s: 6 packed rows and the
-open hour's loose readings instead of 2,160 event rows), and loses, with the reason, where the
-newest reading dominates (the open bucket is read whole). Samples are generated here; no HBase."""
+chosen from the workload's rate and the sample's per-entity shares (issue 39: not from the
+sample's own pace; the workloads here declare the pace their samples are drawn at), scored by the
+same engines, its TOML loadable. It ranks first where one entity's long window dominates (six
+hours of a sensor read every 10 s: 6 packed rows and the open hour's loose readings instead of
+2,160 event rows), and loses, with the reason, where the newest reading dominates (the open bucket
+is read whole). Samples are generated here; no HBase."""
 
 from __future__ import annotations
 
@@ -69,16 +71,19 @@ def _data(tmp: Path, sensors: int = 5, rows: int = 43_200, span_ms: int = DAY) -
     return out
 
 
-def _workload(tmp: Path, patterns: str, rate: float = 20) -> Path:
+RATE = 0.5  # the default sample's pace: 43,200 readings a day
+
+
+def _workload(tmp: Path, patterns: str, rate: float = RATE) -> Path:
     path = tmp / "W.toml"
     path.write_text(WORKLOAD.format(rate=rate, patterns=patterns))
     return path
 
 
 def test_the_bucket_is_the_largest_whose_busiest_row_stays_bounded(tmp_path: Path) -> None:
-    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=20, patterns=DAY_WINDOW)), "W.toml")
-
     def chosen(*data: int) -> Bucket | str:
+        rows, span = (data[1], data[2]) if len(data) > 2 else (data[1], DAY) if len(data) > 1 else (43_200, DAY)
+        spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=rows / span * 1000, patterns=DAY_WINDOW)), "W.toml")
         return choose_bucket(spec, read_sample(_data(tmp_path, *data), spec), ("sensor",))
 
     # A reading every 10 s: 360 an hour, 8,640 a day (> 3,600): the hour.
@@ -126,7 +131,7 @@ def test_bucketing_loses_where_the_newest_reading_dominates(tmp_path: Path) -> N
 
 
 def test_no_bucket_where_no_pattern_reads_one_entity_by_time(tmp_path: Path) -> None:
-    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=20, patterns=DAY_WINDOW.replace('fields = ["sensor"]\n', "fields = []\n"))), "W.toml")
+    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=RATE, patterns=DAY_WINDOW.replace('fields = ["sensor"]\n', "fields = []\n"))), "W.toml")
     found, pruned = designs(spec, read_sample(_data(tmp_path), spec), max_designs=16)
     assert not any(d.shape.bucket_ms for d in found)
     assert any("time bucketing" in p.label and "all entities" in p.reason for p in pruned)
@@ -134,7 +139,7 @@ def test_no_bucket_where_no_pattern_reads_one_entity_by_time(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("data", "says"), [((2, 20_000, 3_600_000), "even by the hour"), ((10_000, 20_000, 2 * DAY), "packs nothing")])
 def test_a_bucket_that_does_not_fit_is_pruned_with_its_reason(tmp_path: Path, data: tuple[int, int, int], says: str) -> None:
-    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=20, patterns=DAY_WINDOW)), "W.toml")
+    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=data[1] / data[2] * 1000, patterns=DAY_WINDOW)), "W.toml")
     found, pruned = designs(spec, read_sample(_data(tmp_path, *data), spec), max_designs=16)
     assert not any(d.shape.bucket_ms for d in found)
     (why,) = [p.reason for p in pruned if "ts bucket" in p.label]
@@ -168,16 +173,15 @@ def test_the_chosen_bucket_holds_the_busiest_entity_and_the_larger_one_would_not
         source="<generated>",
         span_seconds=span,
     )
-    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=20, patterns=DAY_WINDOW)), "W.toml")
+    rate = max(0.001, rows / span) if span > 0 else 1.0  # the workload declares the sample's pace
+    spec = parse_spec(tomllib.loads(WORKLOAD.format(rate=rate, patterns=DAY_WINDOW)), "W.toml")
     chosen = choose_bucket(spec, sample, ("sensor",))
-    busiest_per_s = np.bincount(ids).max() / span if span > 0 else float("inf")
+    busiest_per_s = np.bincount(ids).max() / rows * rate
     if isinstance(chosen, Bucket):
         assert chosen.busiest <= MAX_EVENTS and chosen.mean >= MIN_EVENTS
         assert chosen.busiest == pytest.approx(busiest_per_s * chosen.ms / 1000)
         if chosen.unit == "hour":
             assert busiest_per_s * 86_400 > MAX_EVENTS
-    elif span <= 0:
-        assert "no event-time span" in chosen
     else:
         assert ("even by the hour" in chosen and busiest_per_s * 3600 > MAX_EVENTS) or "packs nothing" in chosen
 

@@ -32,6 +32,19 @@ def _shown(advice: Advice, top: int) -> list[Score]:
     return [s for s in advice.ranked if s.rank <= top or s.design.hand]
 
 
+TIE = "equal within the model's precision"
+
+
+def _rank(s: Score) -> str:
+    """The rank, marked ``=`` when the design shares it with others (equal within the precision)."""
+    return f"{s.rank}=" if s.tie else str(s.rank)
+
+
+def _tie_note(shown: list[Score]) -> str:
+    ties = sorted({s.tie for s in shown if s.tie})
+    return f"n= : {TIE} (a shared rank: ranks {', '.join(map(str, ties))})" if ties else ""
+
+
 def advice_renderable(advice: Advice, top: int = 5) -> RenderableType:
     """The ranked table, the top design's schema, and the reasons the others lose."""
     t = Table(box=box.SIMPLE_HEAVY, title=f"{len(advice.ranked)} designs scored on {advice.sample.rows:,} records ({advice.seconds:.1f} s)")
@@ -39,9 +52,14 @@ def advice_renderable(advice: Advice, top: int = 5) -> RenderableType:
         t.add_column(col, justify="left" if col == "design" else "right")
     for s in _shown(advice, top):
         name = Text(("[hand] " if s.design.hand else "") + s.design.label)
-        t.add_row(str(s.rank), str(s.front), name, f"{100 * s.concentration:.0f}%", f"{s.weighted_cost:,.1f}", _size(s.storage_bytes))
+        share = f"{100 * s.concentration:.0f}% ±{100 * 2 * s.concentration_se:.0f}"
+        t.add_row(_rank(s), str(s.front), name, share, f"{s.weighted_cost:,.1f}", _size(s.storage_bytes))
     best = advice.top
-    parts: list[RenderableType] = [t, Text(f"Top: {best.design.label}", style="bold"), Text(f"  decided by: {best.decided}")]
+    parts: list[RenderableType] = [t]
+    note = _tie_note(_shown(advice, top))
+    if note:
+        parts.append(Text(note))
+    parts += [Text(f"Top: {best.design.label}", style="bold"), Text(f"  decided by: {best.decided}")]
     for c in best.patterns:
         flag = "" if c.over_goal <= 1 else f"  ({c.over_goal:.1f}x the goal)"
         parts.append(
@@ -71,9 +89,10 @@ def advice_renderable(advice: Advice, top: int = 5) -> RenderableType:
 def _row(s: Score) -> str:
     hand = " <em>(hand)</em>" if s.design.hand else ""
     return (
-        f"<tr><td>{s.rank}</td><td>{s.front}</td><td class=key>{escape(s.design.label)}{hand}</td>"
-        f"<td>{100 * s.concentration:.0f}%</td><td>{s.weighted_cost:,.1f}</td><td>{escape(_size(s.storage_bytes))}</td>"
-        f"<td class=key>{escape(s.reason or s.decided)}</td></tr>"
+        f"<tr><td>{_rank(s)}</td><td>{s.front}</td><td class=key>{escape(s.design.label)}{hand}</td>"
+        f"<td>{100 * s.concentration:.0f}% &plusmn;{100 * 2 * s.concentration_se:.0f}</td>"
+        f"<td>{s.weighted_cost:,.1f}</td><td>{escape(_size(s.storage_bytes))}</td>"
+        f"<td class=key>{escape((TIE + ': ' if s.tie else '') + (s.reason or s.decided))}</td></tr>"
     )
 
 
@@ -100,6 +119,9 @@ def render_advice_html(advice: Advice, top: int = 5) -> str:
         "<table><tr><th>#</th><th>front</th><th>design</th><th>busiest server</th><th>cost ms/s</th><th>storage</th>"
         f"<th>what decided its place</th></tr>{''.join(_row(s) for s in shown)}</table>"
     )
+    note = _tie_note(shown)
+    if note:
+        table += f"<p class=sub>{escape(note)}; the busiest server's share is shown &plusmn; twice its sampling error</p>"
     body = (
         f"<h1>keyshape advise</h1><p class=sub>{escape(advice.sample.source)}: {advice.sample.rows:,} records; "
         f"{escape(advice.spec.source)}: {len(advice.spec.patterns)} patterns, {advice.spec.servers} servers, "

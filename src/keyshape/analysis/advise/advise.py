@@ -86,8 +86,11 @@ def _score_dict(s: Score) -> dict[str, Any]:
         "name": s.design.name,
         "hand": s.design.hand,
         "design": s.design.label,
+        "tie": s.tie,  # the rank shared with designs equal within the model's precision (0: none)
         "write_concentration": round(s.concentration, 4),
+        "write_concentration_se": round(s.concentration_se, 5),
         "region_concentration": round(s.region_concentration, 4),
+        "tables": [{"table": name, "busiest_server_share": round(share, 4)} for (name, _), share in zip(s.tables, s.table_shares)],
         "weighted_cost_ms_per_s": round(s.weighted_cost, 3),
         "write_cost_ms_per_s": round(s.write_cost, 3),
         "write_amplification": s.write_amp,

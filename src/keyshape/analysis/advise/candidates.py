@@ -28,6 +28,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from keyshape.analysis.advise.sample import Sample
 from keyshape.analysis.advise.spec import AdviseSpec, Pattern
 from keyshape.analysis.advise.timebucket import Bucket, add_bucket_column, choose_bucket
@@ -117,7 +119,8 @@ class Design:
     def label(self) -> str:
         text = self.shape.label
         for s in self.index_tables:
-            text += f" + index({', '.join(s.field_names)})"
+            salt = f"{s.prefix.name} {s.prefix.count()}({', '.join(s.hash_fields)}) | " if s.prefix.salted else ""
+            text += f" + index({salt}{', '.join(s.field_names)})"
         return text
 
 
@@ -298,7 +301,33 @@ def designs(spec: AdviseSpec, sample: Sample, max_designs: int = DEFAULT_MAX_DES
                     made[ishape] = (ischema, itext)
                 idx.append((p, *made[ishape]))
             out.append(Design(f"{name}i", shape, schema, text, splits, idx))
+            # An index table led by a field that grows with time (the event time, an increasing
+            # id) writes every index row to its newest region: the same index salted by the
+            # servers over that field is scored beside it (a get still reads one bucket).
+            sequential = [o for o in made if _grows(sample, o.order[0], spec.time_field)]
+            if sequential and len(out) < max_designs:
+                salted: dict[Shape, tuple[KeySchema, str]] = {}
+                for ishape, built in made.items():
+                    if ishape in sequential:
+                        sshape = Shape(ishape.order, SALT, max(2, 2 * s), (ishape.order[0],), ishape.desc_time)
+                        ischema, itext, _ = build_schema(f"{name}_sidx{len(salted) + 1}", sshape, sample, spec, first_half)
+                        salted[ishape] = (ischema, itext)
+                    else:
+                        salted[ishape] = built
+                sidx = [(p, *salted[next(k for k, v in made.items() if v[0] is ischema)]) for p, ischema, _ in idx]
+                out.append(Design(f"{name}s", shape, schema, text, splits, sidx))
     return out, pruned
+
+
+def _grows(sample: Sample, name: str, time_field: str | None) -> bool:
+    """Whether ``name``'s values grow with the write order (the event time itself, or nine in ten
+    consecutive records in non-decreasing order: an increasing id)."""
+    if name == time_field:
+        return True
+    col = sample.columns.get(name)
+    if not isinstance(col, np.ndarray) or col.dtype.kind not in "iuf" or len(col) < 2:
+        return False
+    return float(np.mean(col[1:] >= col[:-1])) >= 0.9
 
 
 def _bucketed(spec: AdviseSpec, sample: Sample, pruned: list[Pruned]) -> list[Shape]:

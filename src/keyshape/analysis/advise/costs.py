@@ -23,7 +23,7 @@ import numpy as np
 from keyshape.analysis.advise.spec import Pattern
 from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["CostModel", "PatternCost", "KeyIndex", "pattern_cost", "query_rows"]
+__all__ = ["CostModel", "PatternCost", "KeyIndex", "entity_counts", "pattern_cost", "query_rows"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class PatternCost:
     latency_ms: float
     cost_ms: float  # server + client time per request, all scanners summed
     goal_ms: float
+    rows_rel_se: float = 0.0  # the sampling noise of ``rows`` (relative standard error; 0: not from the sample's shares)
 
     @property
     def over_goal(self) -> float:
@@ -122,6 +123,19 @@ def query_rows(
         ranges += scanned
     k = max(1, len(queries))
     return rows / k, ranges / k
+
+
+def entity_counts(schema: KeySchema, index: KeyIndex, eq: Sequence[str], queries: list[dict[str, Any]]) -> np.ndarray:
+    """Per query, the sample's rows that hold the query's values of the leading fields ``eq`` on
+    ``schema`` (the queried record itself included: its values were drawn from it)."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out = np.zeros(len(queries))
+    for i, q in enumerate(queries):
+        values = tuple(q[n] for n in eq)
+        if values not in seen:
+            seen[values] = index.count(schema.scan_ranges(**dict(zip(eq, values))))
+        out[i] = seen[values]
+    return out
 
 
 def _time(model: CostModel, rpcs: float, scanners: float, rows: float, nbytes: float, waves: float, reverse: bool = False) -> tuple[float, float]:

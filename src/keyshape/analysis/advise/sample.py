@@ -14,6 +14,8 @@ sample itself (:func:`sample_from_table` types it the same way).
 
 from __future__ import annotations
 
+import codecs
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +113,7 @@ def _kind(arrow_type: Any) -> str | None:
     return None
 
 
-def _read_table(path: Path, text_columns: list[str]) -> Any:
+def _read_table(path: Path, declared: dict[str, str], encoding: str = "utf-8") -> Any:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -127,8 +129,21 @@ def _read_table(path: Path, text_columns: list[str]) -> Any:
             return porc.read_table(path)
         # Columns declared string are read as text: "007" must keep its zeros (names the file
         # lacks are ignored by pyarrow; the missing-field check comes after).
-        types = {c: pa.string() for c in text_columns}
-        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(column_types=types))
+        types = {c: pa.string() if t == "string" else pa.binary() for c, t in declared.items() if t in ("string", "bytes")}
+        # Arrow reads UTF-8 itself; another encoding is transcoded to UTF-8 as the file is read.
+        read = pcsv.ReadOptions() if codecs.lookup(encoding).name == "utf-8" else pcsv.ReadOptions(encoding=encoding)
+        while True:
+            try:
+                return pcsv.read_csv(path, read_options=read, convert_options=pcsv.ConvertOptions(column_types=types))
+            except pa.ArrowInvalid as exc:
+                # A column of text that is not UTF-8: read it as bytes, so check_text names it.
+                bad = re.search(r"column #(\d+): CSV conversion error to string: invalid UTF8", str(exc))
+                if bad is None:
+                    raise
+                name = pcsv.open_csv(path, read_options=pcsv.ReadOptions(encoding="latin-1")).schema.names[int(bad.group(1))]
+                if name in types:
+                    raise
+                types[name] = pa.binary()
     except (pa.ArrowInvalid, OSError) as exc:
         raise AdviseError(f"{path}: cannot read the sample ({str(exc).splitlines()[0]}); give Parquet, ORC or CSV with a header row") from None
 
@@ -174,13 +189,13 @@ def read_sample(path: str | Path, spec: AdviseSpec, max_rows: int = DEFAULT_MAX_
     import pyarrow as pa
 
     files = key_files(path)
-    text = [n for n, t in spec.types.items() if t in ("string", "bytes")]
-    tables = [_read_table(f, text) for f in files]
+    tables = [_read_table(f, spec.types, spec.encoding) for f in files]
     try:
         table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
     except pa.ArrowInvalid as exc:
         raise AdviseError(f"{path}: the sample's files disagree on their columns ({exc}); give files of one layout") from None
     check_table(table, spec, str(path))
+    check_text(table, spec, str(path))
     stats = _local_stats(table, spec, str(path))
     if table.num_rows > max_rows:
         step = table.num_rows / max_rows
@@ -195,6 +210,33 @@ def check_table(table: Any, spec: AdviseSpec, source: str) -> None:
     missing = [n for n in sorted(spec.fields_used()) if n not in table.column_names]
     if missing:
         raise AdviseError(f"{source}: the sample has no field {missing[0]!r} (the workload file names it); columns: {', '.join(table.column_names)}")
+
+
+def check_text(table: Any, spec: AdviseSpec, source: str) -> None:
+    """Refuse a field read as bytes because its text is not UTF-8 (a Latin-1 CSV): typed
+    ``bytes`` silently, every proposed key would hold the file's bytes, where a Java writer's
+    ``Bytes.toBytes(String)`` writes UTF-8 keys that differ. Declared ``bytes`` in ``[types]``, it
+    is taken as bytes."""
+    import pyarrow as pa
+
+    for name in sorted(spec.fields_used()):
+        if name not in table.column_names or spec.types.get(name) == "bytes":
+            continue
+        col = table.column(name)
+        if not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+            continue
+        for value in col.to_pylist():
+            if value is None:
+                continue
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                guess = "cp1252" if any(0x80 <= b <= 0x9F for b in value) else "latin-1"
+                shown = value.decode(guess, errors="replace")
+                raise AdviseError(
+                    f"{source}: field {name!r} is not UTF-8 text ({value[:24]!r} reads as {shown[:24]!r} in {guess}); "
+                    f'declare it in the workload file, [data] encoding = "{guess}", or [types].{name} = "bytes" to key the raw bytes'
+                ) from None
 
 
 def time_millis(col: Any, spec: AdviseSpec, source: str) -> Any:

@@ -1,13 +1,25 @@
 """Scoring one design on the sample with keyshape's own engines.
 
-- Write concentration: the sample's second half, in event-time order, is replayed through the
-  analyzer (:class:`keyshape.analysis.analyze.Analyzer`) against the design's pre-split regions
-  (split points chosen from the first half), with the auto-split simulation scaled so the half
-  stands for the table at the horizon (a region splits when it would hold ``region_size`` at full
-  scale). The number kept is the busiest region server's share of each window's writes, averaged
-  over the windows (``Analysis.hot_window_server_share``): 1/servers is perfect, 1.0 is one server
-  taking everything.
-- Per-pattern cost (:mod:`keyshape.analysis.advise.costs`), weighted by each pattern's rate.
+- Write concentration: every table the design writes (the main table and each index table) has
+  the sample's second half, in event-time order, replayed onto its own pre-split regions (split
+  points chosen from the first half). A daughter region stays on its parent's server and the
+  balancer evens region counts, not load, so a server's puts are those of the pre-split regions it
+  holds (:func:`placement`: the mean over seeded round-robin deals of the regions). The number kept
+  is the busiest server's share of ALL the design's puts (main rows and index rows, an index row
+  weighted ``1 + updates + deletes``): 1/servers is perfect, 1.0 is one server taking everything.
+  It is a deterministic share of the whole replay, not a mean over windows whose size follows the
+  sample (those add sampling noise that a real hash shows and a cycle does not); its own
+  sampling noise is estimated as a binomial standard error over the replayed rows
+  (``Score.concentration_se``), and :mod:`.ranking` calls designs within it equal. Each table
+  still goes through the analyzer (:class:`keyshape.analysis.analyze.Analyzer`, with the
+  auto-split simulation scaled so the half stands for the table at the horizon) for its
+  predicted heat map.
+- Per-pattern cost (:mod:`keyshape.analysis.advise.costs`), weighted by each pattern's rate. The
+  rows a read touches come from the workload, not from the sample's pace: an entity's rows at the
+  horizon are its share of the writes times ``horizon_rows``, a window's rows its share times the
+  write rate at the horizon times the window; the share is estimated leave-one-out (the queried
+  record's entity's other records over the sample's other records), which is unbiased for the
+  write-weighted mix whether the sample is contiguous, evenly thinned or larger.
 - Writes: every put costs ``write_row_us`` times the write amplification (index rows; an update
   or delete also removes the old index row) times how far the busiest server is above its fair
   share (it sets the cluster's write throughput).
@@ -17,29 +29,125 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from keyshape.analysis.advise.candidates import Design
-from keyshape.analysis.advise.costs import CostModel, KeyIndex, PatternCost, pattern_cost, query_rows
+from keyshape.analysis.advise.costs import CostModel, KeyIndex, PatternCost, entity_counts, pattern_cost, query_rows
 from keyshape.analysis.advise.sample import Sample
 from keyshape.analysis.advise.spec import AdviseError, AdviseSpec, Pattern
-from keyshape.analysis.advise.timebucket import OFFSET_BYTES
+from keyshape.analysis.advise.timebucket import OFFSET_BYTES, repeat_share
 from keyshape.analysis.analyze import Analysis
 from keyshape.analysis.designs import finish_schema, schema_analyzer
 from keyshape.core.keyarray import KeyArray
+from keyshape.core.regions import RegionMap
 from keyshape.schema.keyschema import KeySchema
 
-__all__ = ["Score", "Scorer", "QUERIES_PER_PATTERN"]
+__all__ = ["Score", "Scorer", "QUERIES_PER_PATTERN", "Placement", "placement"]
 
 QUERIES_PER_PATTERN = 48  # query values drawn per pattern (records of the sample, seeded)
 MIN_SPLIT_ROWS = 64  # the scaled auto-split threshold never goes below this many sample rows
 # ... nor below the replayed rows / (this x servers): past ~8 regions a server, more splits do not
 # change which server the writes pile on, and each costs the simulation a pass over its block.
 MAX_REGIONS_PER_SERVER = 8
+PLACEMENTS = 256  # seeded placements a design's regions are dealt in (the same for every design: paired)
+MOVING_WINDOWS = 16  # windows of the replay in which a hot spot that moves with time is looked for
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a design's puts land over the whole replay: the busiest server's and the busiest
+    region's share of all of them, and the sampling noise of the server share."""
+
+    server_share: float
+    region_share: float
+    server_se: float
+    table_server_shares: tuple[float, ...]  # per table: its busiest server's share of its own puts
+
+
+def _deals(regions: int, servers: int, seed: int) -> np.ndarray:
+    """``PLACEMENTS`` x ``regions``: the server of each region when the regions are dealt
+    round-robin in a random order (seeded by the table's position and its region count, so two
+    designs with the same layout are dealt alike)."""
+    rng = np.random.default_rng([seed, regions, servers])
+    order = np.argsort(rng.random((PLACEMENTS, regions)), axis=1)
+    out = np.empty((PLACEMENTS, regions), dtype=np.int64)
+    out[np.arange(PLACEMENTS)[:, None], order] = np.arange(regions) % servers
+    return out
+
+
+def placement(tables: Sequence[tuple[Sequence[bytes] | KeyArray, Sequence[bytes], float]], servers: int) -> Placement:
+    """The busiest server's share of all puts of ``tables`` (each: its replayed keys, its
+    pre-split points, the puts each key stands for).
+
+    HBase deals a new pre-split table's regions round-robin from a random server
+    (``roundRobinAssignment``), a daughter stays on its parent's server, and the balancer later
+    moves regions to even their counts, not their load: so a server carries whole pre-split
+    regions, as many as the others, which ones is chance. The share is the mean over
+    :data:`PLACEMENTS` seeded such deals (each table dealt on its own) of the busiest server's share
+    of all puts: a hot region (a skewed hash bucket, a sequential key's newest region, an index
+    table's) raises it whoever hosts it, while the region count alone is the same for every design."""
+    regions: list[tuple[np.ndarray, int, float]] = []
+    rows = 0
+    for keys, splits, weight in tables:
+        regions.append((RegionMap(list(splits)).assign(keys), len(splits) + 1, weight))
+        rows = max(rows, len(regions[-1][0]))
+    loads = [np.bincount(idx, minlength=n).astype(np.float64) * w for idx, n, w in regions]
+    total = float(sum(r.sum() for r in loads)) or 1.0
+    deals = [_deals(len(r), servers, i) for i, r in enumerate(loads)]
+    server_load = np.zeros((PLACEMENTS, servers))
+    own: list[float] = []
+    for r, deal in zip(loads, deals):
+        per = _by_server(r[None, :], deal, servers)[:, 0, :]
+        server_load += per
+        own.append(float(per.max(axis=1).mean() / (r.sum() or 1.0)))
+    share = float((server_load.max(axis=1) / total).mean())
+    region = max(float(r.max()) for r in loads) / total
+    se = math.sqrt(max(share * (1 - share), 0.0) / max(rows, 1))  # the replayed rows are the draws
+    share = min(1.0, share + _moving(regions, deals, servers, rows))
+    return Placement(share, region, se, tuple(own))
+
+
+def _by_server(counts: np.ndarray, deal: np.ndarray, servers: int) -> np.ndarray:
+    """``counts`` (windows x regions) per server under each deal: placements x windows x servers."""
+    out = np.zeros((deal.shape[0], counts.shape[0], servers))
+    for srv in range(servers):
+        out[:, :, srv] = (deal == srv).astype(np.float64) @ counts.T
+    return out
+
+
+def _moving(regions: list[tuple[np.ndarray, int, float]], deals: list[np.ndarray], servers: int, rows: int) -> float:
+    """What a hot spot that moves with time adds to the whole replay's busiest share: a key led by
+    the time on a table pre-split over the replayed range spreads its writes over the whole replay
+    but writes each moment to one region. The replay is cut into :data:`MOVING_WINDOWS` windows of
+    equal rows; the busiest server's share per window is compared with the same on the replay
+    shuffled (seeded: the same rows, no order, so the same skew and the same window noise). The
+    excess counts when it is above three of its standard errors over the windows (otherwise it
+    is noise, and the whole replay's share stands)."""
+    w = min(MOVING_WINDOWS, rows // 50)
+    if w < 4:
+        return 0.0
+    order = np.random.default_rng(rows).permutation(rows)
+    window = np.minimum(np.arange(rows) * w // rows, w - 1)
+
+    def per_window(shuffle: bool) -> np.ndarray:
+        load = np.zeros((PLACEMENTS, w, servers))
+        for (idx, n, weight), deal in zip(regions, deals):
+            at = idx[order] if shuffle else idx
+            counts = np.bincount(window[: len(at)] * n + at, minlength=w * n).reshape(w, n) * weight
+            load += _by_server(counts, deal, servers)
+        totals = load.sum(axis=2)
+        return (load.max(axis=2) / np.maximum(totals, 1e-12)).mean(axis=0)
+
+    d = per_window(False) - per_window(True)
+    excess = float(d.mean())
+    noise = float(d.std(ddof=1) / math.sqrt(w))
+    return excess if excess > 3 * noise else 0.0
 
 
 @dataclass
@@ -47,8 +155,8 @@ class Score:
     """A design's numbers: the three objectives and what makes them up."""
 
     design: Design
-    concentration: float  # busiest server's mean share of a window's writes
-    region_concentration: float  # busiest region's
+    concentration: float  # busiest server's share of all the design's puts over the replay
+    region_concentration: float  # busiest region's (of any of its tables)
     weighted_cost: float  # ms of work per second: sum of rate x cost, plus the writes
     storage_bytes: float
     write_cost: float
@@ -61,6 +169,11 @@ class Score:
     decided: str = ""
     reason: str = ""
     rates: dict[str, float] = field(default_factory=dict)  # pattern -> requests per second
+    concentration_se: float = 0.0  # the sampling noise of ``concentration`` (a standard error)
+    write_cost_se: float = 0.0  # the write cost's noise that ``concentration_se`` carries
+    tables: list[tuple[str, Analysis]] = field(default_factory=list)  # every table written: (name, its analysis), main first
+    table_shares: tuple[float, ...] = ()  # per table: its busiest server's share of its own puts
+    tie: int = 0  # the rank of the design this one is equal to within the model's precision (0: none)
 
     def weighted(self, pattern: str) -> float:
         """ms of work per second the pattern costs on this design (rate x cost)."""
@@ -86,7 +199,8 @@ class Scorer:
         rate = n / sample.span_seconds if sample.span_seconds > 0 else 0.0
         self.rate_scale = spec.rows_per_second / rate if rate > 0 else self.full_scale
         horizon_s = spec.horizon_days * 86400
-        # A cut sample holds 1/thinning of each entity's rows: the whole data's pace is thinning x that.
+        # The sample's own pace scaled (kept for prove's history copies); reads are priced from the
+        # workload's rates and the sample's shares instead (rows_at_horizon).
         self.entity_scale = horizon_s / sample.span_seconds * sample.thinning if sample.span_seconds > 0 else self.full_scale
         t = spec.time_field
         self.now_ms = int(sample.columns[t][-1]) if t else 0
@@ -113,6 +227,44 @@ class Scorer:
         except (ValueError, TypeError) as exc:
             raise AdviseError(f"{where}: the sample's values do not fit the key ({exc})") from None
 
+    @property
+    def rate_at_horizon(self) -> float:
+        """Rows written per second at the end of the horizon (the declared rate grown linearly)."""
+        return self.spec.rate_at_horizon
+
+    def shares(self, table: KeySchema, keys: KeyIndex, eq: Sequence[str], pattern: str) -> tuple[float, float]:
+        """The mean share of the writes held by the entity each query of ``pattern`` names with the
+        leading fields ``eq`` of ``table``, and its standard error. Leave-one-out: the queried
+        record's own row is not counted (its values were drawn from it), so a value seen once
+        estimates 0 and the mean is unbiased for the write-weighted mix, whatever the sample's
+        size or pace."""
+        counts = entity_counts(table, keys, eq, self.queries[pattern])
+        n = max(1, len(keys) - 1)
+        loo = np.maximum(counts - 1, 0) / n
+        mean = float(loo.mean()) if loo.size else 0.0
+        se = float(loo.std(ddof=1) / math.sqrt(loo.size)) if loo.size > 1 else 0.0
+        return mean, se
+
+    def _analysis(self, schema: KeySchema, keys: KeyArray, split_keys: Sequence[bytes], row_bytes: float, name: str) -> Analysis:
+        """One table's replay through the analyzer: the second half on its pre-split regions, the
+        auto-split simulation scaled so the half stands for the table at the horizon."""
+        spec, sample = self.spec, self.sample
+        replayed = len(keys) - self.half
+        floor = max(MIN_SPLIT_ROWS, replayed // (MAX_REGIONS_PER_SERVER * spec.servers))
+        split_rows = max(floor, int(spec.region_size / row_bytes * replayed / spec.horizon_rows))
+        acc = schema_analyzer(
+            schema,
+            replayed,
+            split_keys=split_keys,
+            servers=spec.servers,
+            windows=self.windows,
+            auto_split_rows=split_rows if split_rows < replayed else None,
+            value_bytes=int(self.value_bytes),
+            cells_per_row=sample.cells,
+        )
+        acc.update(keys[self.half :])
+        return finish_schema(acc, schema, source=sample.source, name=name, real_keys=True, lint=[])
+
     def score(self, design: Design) -> Score:
         spec, model, sample = self.spec, self.model, self.sample
         keys = self._keys(design.schema, design.name)
@@ -120,24 +272,24 @@ class Scorer:
         row_bytes = main.mean_key * sample.cells + self.value_bytes
         horizon_bytes = spec.horizon_rows * row_bytes
         regions_h = max(float(len(design.split_keys) + 1), horizon_bytes / spec.region_size)
-        # Auto-split threshold in sample rows: the second half stands for the horizon's rows.
-        floor = max(MIN_SPLIT_ROWS, (len(keys) - self.half) // (MAX_REGIONS_PER_SERVER * spec.servers))
-        split_rows = max(floor, int(spec.region_size / row_bytes * (len(keys) - self.half) / spec.horizon_rows))
-        acc = schema_analyzer(
-            design.schema,
-            len(keys) - self.half,
-            split_keys=design.split_keys,
-            servers=spec.servers,
-            windows=self.windows,
-            auto_split_rows=split_rows if split_rows < len(keys) - self.half else None,
-            value_bytes=int(self.value_bytes),
-            cells_per_row=sample.cells,
-        )
-        acc.update(keys[self.half :])
-        analysis = finish_schema(acc, design.schema, source=sample.source, name=design.name, real_keys=True, lint=[])
-        indexes = {p.name: (s, KeyIndex(self._keys(s, f"{design.name} index").tolist())) for p, s, _ in design.indexes}
+        analysis = self._analysis(design.schema, keys, design.split_keys, row_bytes, design.name)
+        # Every index table is written once per record, whatever patterns it serves: its keys, its
+        # own pre-splits, its own replay; an update or a delete also removes the old index row.
+        index_keys = [(s, self._keys(s, f"{design.name} index")) for s in design.index_tables]
+        index_weight = 1.0 + spec.updates + spec.deletes
+        analysed = [(design.name, analysis)]
+        written: list[tuple[KeyArray, Sequence[bytes], float]] = [(keys[self.half :], design.split_keys, 1.0)]
+        indexes_by_table: list[KeyIndex] = []
+        for i, (s, ikeys) in enumerate(index_keys):
+            ix = KeyIndex(ikeys.tolist())
+            indexes_by_table.append(ix)
+            isplits = s.split_keys()
+            analysed.append((s.table.full_name, self._analysis(s, ikeys, isplits, ix.mean_key + 1, f"{design.name} index {i + 1}")))
+            written.append((ikeys[self.half :], isplits, index_weight))
+        placed = placement(written, spec.servers)
+        indexes = {p.name: (s, indexes_by_table[design.index_table(p.name)]) for p, s, _ in design.indexes}
         n_idx = len(design.index_tables)  # each table written once, whatever patterns it serves
-        hot = max(1.0, analysis.hot_window_server_share * spec.servers)
+        hot = max(1.0, placed.server_share * spec.servers)
         if design.shape.bucket_ms:  # time bucketing prices its packed rows and their compaction (timebucket.py)
             bucketed = score_bucketed(self, design, main.keys, regions_h)
             costs, write_amp, storage = bucketed.patterns, bucketed.write_amp, bucketed.storage_bytes
@@ -146,13 +298,15 @@ class Scorer:
             costs = [self._pattern(p, design.schema, main, row_bytes, regions_h, indexes.get(p.name)) for p in spec.patterns]
             write_amp = 1.0 + n_idx * (1.0 + spec.updates + spec.deletes)
             write_cost = spec.rows_per_second * write_amp * model.write_row_us / 1000 * hot
-            tables = {id(s): ix for s, ix in indexes.values()}  # a shared index table stored once
-            storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for ix in tables.values())
+            stored = {id(s): ix for s, ix in indexes.values()}  # a shared index table stored once
+            storage = horizon_bytes + sum(spec.horizon_rows * (ix.mean_key + 1) for ix in stored.values())
         weighted = sum(p.rate * c.cost_ms for p, c in zip(spec.patterns, costs)) + write_cost
+        # The write cost moves with the busiest share only above the fair share (hot > 1).
+        write_se = write_cost / hot * spec.servers * placed.server_se if placed.server_share * spec.servers > 1 else 0.0
         return Score(
             design=design,
-            concentration=float(analysis.hot_window_server_share),
-            region_concentration=float(analysis.hot_window_share),
+            concentration=placed.server_share,
+            region_concentration=placed.region_share,
             weighted_cost=float(weighted),
             storage_bytes=float(storage),
             write_cost=float(write_cost),
@@ -161,6 +315,10 @@ class Scorer:
             analysis=analysis,
             key_bytes=main.mean_key,
             rates={p.name: p.rate for p in spec.patterns},
+            concentration_se=placed.server_se,
+            write_cost_se=float(write_se),
+            tables=analysed,
+            table_shares=placed.table_server_shares,
         )
 
     def _pattern(
@@ -206,13 +364,16 @@ class Scorer:
         t = spec.time_field
         time_next = whole and t is not None and len(names) > lead and names[lead] == t
         window = p.kind == "window" and time_next
-        matched, ranges = query_rows(table, keys, eq, self.queries[p.name], t if window else None, p.window_s, self.now_ms)
-        # An entity's rows grow with time at the sample's per-entity pace (a cut sample holds
-        # 1/thinning of them); the whole table's (reads that give no field) grow to the horizon's rows.
+        _, ranges = query_rows(table, keys, eq, self.queries[p.name], t if window else None, p.window_s, self.now_ms)
+        # From the workload's rates, not the sample's pace: the entity's share of the writes (the
+        # whole table when no field is given) times the rows at the horizon, or, for a window on
+        # the time next in the key, times the rows the horizon's write rate puts in the window.
+        share, share_se = self.shares(table, keys, eq, p.name) if eq else (1.0, 0.0)
+        rel_se = share_se / share if share > 0 else 0.0
         if window:
-            rows = matched * (self.sample.thinning if given else self.rate_scale)
+            rows = share * min(float(spec.horizon_rows), self.rate_at_horizon * p.window_s)
         else:
-            rows = matched * (self.entity_scale if given else self.full_scale)
+            rows = share * spec.horizon_rows
         reverse = False
         found = rows
         if p.kind == "latest" and time_next:
@@ -224,7 +385,8 @@ class Scorer:
         elif p.kind == "get":
             found = min(1.0, rows)
         route = "index" if index else ("range" if ranges <= 1 else "fan-out")
-        return cost(route, ranges, rows, reverse=reverse, follow_gets=found if index else 0.0)
+        out = cost(route, ranges, rows, reverse=reverse, follow_gets=found if index else 0.0)
+        return dataclasses.replace(out, rows_rel_se=rel_se) if rel_se else out
 
 
 def _value(col: Any, i: int) -> Any:
@@ -251,11 +413,13 @@ def score_bucketed(scorer: Scorer, design: Design, keys: list[bytes], regions: f
     events = KeyIndex(keys)
     rows = KeyIndex(list(set(keys)))
     key = rows.mean_key
-    per_row = max(1.0, len(keys) / max(1, len(rows)) * sample.thinning)  # events in a closed row
+    # Events in a closed row, as one event's row holds them: itself and its entity's other events
+    # of the bucket at the horizon's rate (the entity's share estimated leave-one-out).
+    entity = design.shape.order[:-1]
+    per_row = 1.0 + repeat_share(sample, entity) * scorer.rate_at_horizon * design.shape.bucket_ms / 1000
     cell = OFFSET_BYTES + scorer.value_bytes
     packed = key + per_row * cell  # a closed, compacted bucket row
     loose = (key + OFFSET_BYTES) * sample.cells + scorer.value_bytes  # one event of the open bucket
-    entity = design.shape.order[:-1]
     bf = design.shape.order[-1]
     b_s = design.shape.bucket_ms / 1000
     open_events = per_row / 2  # the open bucket is half full on average
@@ -276,8 +440,8 @@ def score_bucketed(scorer: Scorer, design: Design, keys: list[bytes], regions: f
                 # Every bucket the window touches is read whole: back to the start of the edge bucket.
                 lo = int(scorer.now_ms - p.window_s * 1000)
                 reach = (scorer.now_ms - (lo - lo % design.shape.bucket_ms)) / 1000
-                matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], bf, reach, scorer.now_ms)
-                found = matched * sample.thinning
+                _, ranges = query_rows(schema, events, entity, scorer.queries[p.name], bf, reach, scorer.now_ms)
+                found = scorer.shares(schema, events, entity, p.name)[0] * scorer.rate_at_horizon * reach
                 buckets = math.ceil(reach / b_s)
                 open_ = min(found, open_events)
                 closed = min(max(0.0, buckets - 1.0), max(0.0, (found - open_) / per_row) if per_row else 0.0)
@@ -293,8 +457,8 @@ def score_bucketed(scorer: Scorer, design: Design, keys: list[bytes], regions: f
             continue
         if p.kind != "scan" and set(entity) <= given:
             # The entity's rows, all of them (the rest of the given fields are in the qualifier: filtered).
-            matched, ranges = query_rows(schema, events, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
-            found = matched * scorer.entity_scale
+            _, ranges = query_rows(schema, events, entity, scorer.queries[p.name], None, 0.0, scorer.now_ms)
+            found = scorer.shares(schema, events, entity, p.name)[0] * spec.horizon_rows
             costs.append(read(p, ranges, found / per_row, 0.0))
             continue
         # Anything else reads the table: every packed row (a scanner per region).

@@ -10,6 +10,7 @@
     [horizon]                days = 365                      how long the table must hold up
     [cluster]                servers = 3, region_size = "10GiB", flush_size = "128MiB"
     [types]                  user_id = "string"              overrides of the inferred field types
+    [data]                   encoding = "latin-1"            the text encoding of a CSV sample (default UTF-8)
     [[pattern]]              name, kind, fields, rate (per second), goal_ms,
                              window = "1h" (kind window), limit = 10 (kind latest)
 
@@ -107,6 +108,7 @@ class AdviseSpec:
     patterns: tuple[Pattern, ...]
     source: str = "<dict>"
     families: tuple[str, ...] = ("d",)
+    encoding: str = "utf-8"  # a CSV sample's text encoding ([data] encoding); keys are written as UTF-8
 
     @property
     def horizon_rows(self) -> int:
@@ -114,6 +116,11 @@ class AdviseSpec:
         seconds = self.horizon_days * 86400
         years = self.horizon_days / 365
         return max(1, int(self.rows_per_second * seconds * (1 + self.growth * years / 2)))
+
+    @property
+    def rate_at_horizon(self) -> float:
+        """Rows written per second at the end of the horizon (the rate grown linearly by ``growth``)."""
+        return self.rows_per_second * max(0.0, 1 + self.growth * self.horizon_days / 365)
 
     def fields_used(self) -> set[str]:
         used = set(self.id_fields) | {f for p in self.patterns for f in p.fields}
@@ -213,9 +220,9 @@ def _pattern(i: int, data: Any, source: str, time_field: str | None) -> Pattern:
 def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
     """An :class:`AdviseSpec` from the TOML structure; :class:`AdviseError` (one line) if bad."""
     top = _Table(data, "", source)
-    unknown = sorted(set(data) - {"entity", "write", "horizon", "cluster", "types", "pattern"})
+    unknown = sorted(set(data) - {"entity", "write", "horizon", "cluster", "types", "data", "pattern"})
     if unknown:
-        raise AdviseError(f"{source}: unknown section {unknown[0]}; known: [entity], [write], [horizon], [cluster], [types], [[pattern]]")
+        raise AdviseError(f"{source}: unknown section {unknown[0]}; known: [entity], [write], [horizon], [cluster], [types], [data], [[pattern]]")
     entity = _Table(top.get("entity", (dict,), required=True), "entity", source)
     ids = _names(entity.get("id", (list,), required=True), "entity.id", source)
     if not ids:
@@ -241,6 +248,15 @@ def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
     region_size = parse_size(cluster.get("region_size", (str, int), "10GiB"), f"{source}: cluster.region_size")
     flush_size = parse_size(cluster.get("flush_size", (str, int), "128MiB"), f"{source}: cluster.flush_size")
     cluster.done()
+    data_t = _Table(top.get("data", (dict,), {}), "data", source)
+    encoding = data_t.get("encoding", (str,), "utf-8")
+    data_t.done()
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise AdviseError(f'{source}: data.encoding {encoding!r} is not a text encoding; write e.g. "latin-1" or "cp1252"') from None
     types_t = top.get("types", (dict,), {})
     for name, kind in types_t.items():
         if kind not in FIELD_TYPES:
@@ -249,6 +265,12 @@ def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
     if not raw_patterns:
         raise AdviseError(f"{source}: no [[pattern]]; describe at least one access pattern")
     patterns = tuple(_pattern(i, p, source, time_field) for i, p in enumerate(raw_patterns))
+    for i, p in enumerate(patterns):
+        if p.window_s > days * 86400:
+            raise AdviseError(
+                f"{source}: pattern[{i}].window ({p.window_s / 86400:g} days) is longer than the horizon ({days:g} days): "
+                "no table holds that much; shorten the window or lengthen [horizon] days"
+            )
     names = [p.name for p in patterns]
     if len(set(names)) != len(names):
         raise AdviseError(f"{source}: two patterns share a name; give each pattern its own name")
@@ -268,6 +290,7 @@ def parse_spec(data: dict[str, Any], source: str = "<dict>") -> AdviseSpec:
         types=dict(types_t),
         patterns=patterns,
         source=source,
+        encoding=encoding,
     )
 
 

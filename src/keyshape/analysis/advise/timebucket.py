@@ -53,6 +53,7 @@ __all__ = [
     "choose_bucket",
     "bucket_field",
     "add_bucket_column",
+    "repeat_share",
 ]
 
 BUCKETS = (("day", 86_400_000), ("hour", 3_600_000))  # largest first
@@ -79,20 +80,22 @@ def bucket_field(time_field: str, unit: str) -> str:
 def choose_bucket(spec: AdviseSpec, sample: Sample, entity: tuple[str, ...]) -> Bucket | str:
     """The bucket for rows of ``entity`` (see the module docstring), or why none fits.
 
-    An entity's pace is the sample's (times its thinning, when the sample was cut from more), as
-    the scorer reads it: the workload's rate counts more entities, not faster ones."""
+    An entity's rate is its share of the sample's records times the workload's write rate at the
+    horizon, as the scorer reads it (not the sample's own pace, which a thinned or a contiguous
+    sample of one workload give differently); an average row holds, as one event sees it, the event
+    and its entity's other events of the bucket (:func:`repeat_share`)."""
     t = spec.time_field
-    if t is None or sample.span_seconds <= 0:
-        return "the sample has no event-time span to size a bucket from"
+    if t is None:
+        return "the workload has no event time to bucket"
+    rate = spec.rate_at_horizon
     cols = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in (sample.columns[f] for f in entity)]
-    busiest_rate = max(Counter(zip(*cols)).values()) / sample.span_seconds * sample.thinning  # events a second
+    busiest_rate = max(Counter(zip(*cols)).values()) / sample.rows * rate  # events a second
+    repeat = repeat_share(sample, entity)
     what = ", ".join(entity)
     for unit, ms in BUCKETS:
         busiest = busiest_rate * ms / 1000
         if busiest <= MAX_EVENTS:
-            truncated = (np.asarray(sample.columns[t], dtype=np.int64) // ms).tolist()
-            rows = len(set(zip(*cols, truncated)))
-            mean = sample.rows / rows * sample.thinning
+            mean = 1.0 + repeat * rate * ms / 1000
             if mean < MIN_EVENTS:
                 return (
                     f"a {unit}'s row of an average {what} would hold {mean:.2g} events: it packs nothing, "
@@ -100,6 +103,18 @@ def choose_bucket(spec: AdviseSpec, sample: Sample, entity: tuple[str, ...]) -> 
                 )
             return Bucket(unit, ms, busiest, mean)
     return f"the busiest {what} writes {busiest_rate * 3600:,.0f} events an hour: more than {MAX_EVENTS:,} in one row even by the hour"
+
+
+def repeat_share(sample: Sample, entity: tuple[str, ...]) -> float:
+    """The write-weighted mean share of the writes an event's entity holds, leave-one-out:
+    ``sum c(c-1) / (n(n-1))`` over the entities' record counts ``c`` (unbiased for ``sum p^2``
+    whether the sample is contiguous or evenly thinned)."""
+    n = sample.rows
+    if n < 2:
+        return 0.0
+    cols = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in (sample.columns[f] for f in entity)]
+    counts = np.fromiter(Counter(zip(*cols)).values(), dtype=np.float64)
+    return float((counts * (counts - 1)).sum() / (n * (n - 1)))
 
 
 def add_bucket_column(sample: Sample, time_field: str, bucket: Bucket) -> str:
