@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from online_migration import content, start_writer, stop_writer  # noqa: F401  (content: the referee)
 
+from keyshape.analysis.advise.spec import load_spec
 from keyshape.ops.autopilot.predict import NEAR_FAIR
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
@@ -193,7 +194,11 @@ def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, t
     assert r["stopped_after"] == "learn" and r["advise"] is None
     rate = true["rows"] / true["seconds"]
     assert rate / RATE_FACTOR <= r["learned"]["write_rate"] <= rate * RATE_FACTOR, (r["learned"]["write_rate"], rate)
-    assert "[[pattern]]" in out.stdout  # the learned WORKLOAD.toml, printed for the operator to correct
+    # the learned WORKLOAD.toml alone on stdout (`> WORKLOAD.toml`), for the operator to correct and pass back
+    written = tmp_path / "W.toml"
+    written.write_text(out.stdout)
+    spec = load_spec(written)
+    assert spec.rows_per_second == pytest.approx(r["learned"]["write_rate"], rel=1e-3) and "diagnose:" in out.stderr
 
 
 def test_prove_measures_on_scratch_tables_and_drops_them(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:

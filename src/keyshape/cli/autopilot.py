@@ -76,7 +76,8 @@ def autopilot_command(
     to_stderr = json_path == "-"
 
     def say(line: str) -> None:
-        click.echo(line, err=to_stderr)
+        # --stage learn: stdout is the learned WORKLOAD.toml alone (`> WORKLOAD.toml`), progress on stderr
+        click.echo(line, err=to_stderr or stage == "learn")
 
     store = open_from_options(url)
     try:
@@ -113,7 +114,7 @@ def autopilot_command(
     if json_path:
         from rich.console import Console
 
-        write_json(json_path, result.to_dict(), Console(stderr=to_stderr))
+        write_json(json_path, result.to_dict(), Console(stderr=to_stderr or stage == "learn"))
     if html_path and result.plan is not None:
         write_plan_html(result.plan.to_dict(), html_path)
         click.echo(f"wrote {html_path}", err=to_stderr)
