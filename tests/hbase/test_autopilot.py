@@ -21,132 +21,35 @@ shows as near fair.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from online_migration import content, start_writer, stop_writer  # noqa: F401  (content: the referee)
+from autopilot_e2e import RATE_FACTOR, autopilot, check_common, loop, say, schema_file, start_writer
 
 from keyshape.analysis.advise.spec import load_spec
-from keyshape.ops.autopilot.predict import NEAR_FAIR
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.hbase import HBaseStore
 
 pytestmark = pytest.mark.hbase
 
-ROOT = Path(__file__).resolve().parents[2]
-WRITER = ROOT / "tests" / "autopilot_writer.py"
-RATE = 80.0  # rows a second the writer puts
-RATE_FACTOR = 3.0  # learned vs true write rate: generous, so a loaded machine never flakes it
-
-FAMILIES = '[[table.families]]\nname = "d"\n'
-TIME_ID = """
-[[key.fields]]
-name = "event_time"
-type = "timestamp"
-encoding = "text"
-[[key.fields]]
-name = "event_id"
-type = "int64"
-encoding = "text"
-width = 12
-"""
-TENANT = """
-[[key.fields]]
-name = "tenant"
-type = "string"
-"""
-
-
-def _schema(tmp: Path, name: str, tenant: bool) -> tuple[Path, KeySchema]:
-    text = f'[table]\nname = "{name}"\n{FAMILIES}\n[key]\nseparator = "_"\n' + (TENANT if tenant else "") + TIME_ID
-    path = tmp / f"{name}.toml"
-    path.write_text(text)
-    return path, KeySchema.load(path)
-
-
-def _writer(url: str, schema: Path, log: Path, tenants: bool) -> subprocess.Popen[str]:
-    out = open(log, "w")  # noqa: SIM115 - the process owns it until it ends
-    args = [sys.executable, str(WRITER), url, str(schema), "--rate", str(RATE)] + (["--tenants"] if tenants else [])
-    proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while "started" not in log.read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    return proc
-
-
-def _autopilot(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "keyshape.cli", "autopilot", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
-
-
-def _loop(store: HBaseStore, url: str, tmp: Path, name: str, tenant: bool) -> dict[str, Any]:
-    path, old = _schema(tmp, name, tenant)
-    create_table_from_schema(store, old)
-    log = tmp / "writer.log"
-    writer = _writer(url, path, log, tenant)
-    try:
-        time.sleep(2)
-        common = [name, "--hbase", url, "--schema", str(path), "--state", str(tmp / "state.json"), "--out-dir", str(tmp)]
-        dry = _autopilot(*common, "--poll-seconds", "8", "--interval", "1", "--json", str(tmp / "run.json"), "--html", str(tmp / "plan.html"))
-        assert dry.returncode == 0, dry.stdout + dry.stderr
-        print(dry.stdout)
-        result = json.loads((tmp / "run.json").read_text())
-        applied = _autopilot(*common, "--apply", "--set-replication-scope")
-        assert applied.returncode == 0, applied.stdout + applied.stderr
-        assert "started the online migration" in applied.stdout
-    finally:
-        proc = writer
-        proc.send_signal(15)
-        assert proc.wait(60) == 0, log.read_text()
-    true = json.loads(log.read_text().strip().splitlines()[-1])
-    cut = _autopilot(*common, "--cutover")
-    assert cut.returncode == 0, cut.stdout + cut.stderr
-    assert "verify OLD == NEW" in cut.stdout, cut.stdout
-    new = KeySchema.load(result["plan"]["schema_path"])
-    old_cells, new_cells = content(store, old), content(store, new)
-    assert len(old_cells) == true["rows"] and old_cells == new_cells  # the referee: cell for cell, every row the writer put
-    result["true_rate"] = true["rows"] / true["seconds"]
-    result["new_schema"] = new
-    return result
-
-
-def _check_common(r: dict[str, Any], tmp: Path) -> None:
-    assert r["diagnosis"]["verdict"] == "hotspot", r["diagnosis"]
-    learned = r["learned"]["write_rate"]
-    assert r["true_rate"] / RATE_FACTOR <= learned <= r["true_rate"] * RATE_FACTOR, (learned, r["true_rate"])
-    plan = r["plan"]
-    assert plan["current_share"] >= 0.9, plan["current_share"]  # the replay of the current design is the hot spot
-    fair = 1 / plan["new_regions"]
-    assert plan["new_regions"] >= 2 and plan["new_share"] <= NEAR_FAIR * fair, (plan["new_share"], plan["new_regions"])
-    page = (tmp / "plan.html").read_text()
-    assert "busiest region" in page and plan["new_table"] in page
-
-
-def _say(what: str, r: dict[str, Any]) -> None:
-    p = r["plan"]
-    print(f"{what}: learned {r['learned']['write_rate']:.1f} rows/s vs true {r['true_rate']:.1f}; ", end="")
-    print(f"busiest {p['current_share']:.2f} -> {p['new_share']:.2f} ({p['design']}, {p['new_regions']} regions)")
-
 
 def test_sequential_table_hot_to_fixed_online(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
-    r = _loop(hbase_store, hbase.url, tmp_path, "ap_seq", tenant=False)
-    _check_common(r, tmp_path)
+    r = loop(hbase_store, hbase.url, tmp_path, "ap_seq", tenant=False)
+    check_common(r, tmp_path)
     new: KeySchema = r["new_schema"]
     assert new.prefix.salted, new.prefix
-    _say("sequential", r)
+    say("sequential", r)
 
 
 def test_hot_tenant_table_salted_within_the_tenant(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
-    r = _loop(hbase_store, hbase.url, tmp_path, "ap_tenant", tenant=True)
-    _check_common(r, tmp_path)
+    r = loop(hbase_store, hbase.url, tmp_path, "ap_tenant", tenant=True)
+    check_common(r, tmp_path)
     new: KeySchema = r["new_schema"]
     assert new.prefix.salted and set(new.hash_fields) - {"tenant"}, (new.prefix, new.hash_fields)  # the tenant's rows spread
-    _say("hot tenant", r)
+    say("hot tenant", r)
 
 
 def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
@@ -156,9 +59,9 @@ def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, t
     from keyshape.serve.poller import Poller
     from keyshape.store import open_store
 
-    path, old = _schema(tmp_path, "ap_db", tenant=False)
+    path, old = schema_file(tmp_path, "ap_db", tenant=False)
     create_table_from_schema(hbase_store, old)
-    writer = _writer(hbase.url, path, tmp_path / "writer.log", tenants=False)
+    writer = start_writer(hbase.url, path, tmp_path / "writer.log", False)
     db = tmp_path / "serve.sqlite"
     history = History(db)
     poller = Poller(lambda: open_store(hbase.url), history, ["ap_db"], {"ap_db": old}, 1.0)
@@ -173,7 +76,7 @@ def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, t
             poller.store.close()
         history.close()
     true = json.loads((tmp_path / "writer.log").read_text().strip().splitlines()[-1])
-    out = _autopilot(
+    out = autopilot(
         "ap_db",
         "--hbase",
         hbase.url,
@@ -204,12 +107,12 @@ def test_diagnosis_from_serves_history_db(hbase_store: HBaseStore, hbase: Any, t
 def test_prove_measures_on_scratch_tables_and_drops_them(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
     """``--prove``: the chosen and the current design loaded into scratch tables of the same
     cluster and measured; the plan's copy rate is the proof's measured one; nothing is left."""
-    path, old = _schema(tmp_path, "ap_prove", tenant=False)
+    path, old = schema_file(tmp_path, "ap_prove", tenant=False)
     create_table_from_schema(hbase_store, old)
-    writer = _writer(hbase.url, path, tmp_path / "writer.log", tenants=False)
+    writer = start_writer(hbase.url, path, tmp_path / "writer.log", False)
     try:
         time.sleep(2)
-        out = _autopilot(
+        out = autopilot(
             "ap_prove", "--hbase", hbase.url, "--schema", str(path), "--poll-seconds", "5", "--interval", "1", "--prove",
             "--state", str(tmp_path / "s.json"), "--out-dir", str(tmp_path), "--json", str(tmp_path / "r.json"),
         )  # fmt: skip
