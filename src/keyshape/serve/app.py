@@ -53,6 +53,7 @@ from keyshape.schema import KeySchema
 from keyshape.serve.alerts import SEVERITY, Rule, evaluate
 from keyshape.serve.fold import bucket_starts, first_head, fold
 from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
+from keyshape.serve.plan_route import plan_routes
 from keyshape.serve.poller import GONE, Poller, matches
 
 __all__ = ["make_app", "metrics_text", "table_rows"]
@@ -440,5 +441,6 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
         Route("/api/regions", guard(regions)),
         Route("/api/predicted", guard(predicted)),
         Route("/metrics", guard(metrics)),
+        *plan_routes(poller, history, guard),  # "plan a fix": the autopilot's dry run (serve.plan_route)
     ]
     return Starlette(routes=routes)
