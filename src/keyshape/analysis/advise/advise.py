@@ -164,12 +164,13 @@ def advise(
             progress(i + 1, len(todo))
     ranked = rank(scores)
     notes = []
-    if sample.span_seconds <= 0 and any(p.kind == "window" for p in spec.patterns):
-        notes.append("the sample spans no event time: window reads were scaled to the horizon, not to the write rate")
     stats = sample.stats
     if stats is not None and sample.thinning > 1:
         how = "a uniform sample drawn by Spark" if stats.engine == "spark" else "an even cut"
-        notes.append(f"scored on {sample.rows:,} of {stats.rows:,} records ({how}); an entity's rows at the horizon scaled by {sample.thinning:,.1f}")
+        notes.append(
+            f"scored on {sample.rows:,} of {stats.rows:,} records ({how}); an entity's rows at the horizon are its share of the sample "
+            "times the workload's rows, whatever the cut"
+        )
     if stats is not None:
         skewed = max(stats.heavy, key=stats.top_share, default=None)
         if skewed is not None and stats.top_share(skewed) >= 0.01:
