@@ -180,3 +180,12 @@ def test_act_refuses_a_plan_learned_from_an_incomplete_read_or_contradicted_by_i
     state.write_text(json.dumps({**plan, "complete": True, "contradictions": ["the prediction does not hold on this cluster"]}))
     with pytest.raises(Refused, match="does not hold"):
         run(store, "events", schema, lambda: _observed([[0], [1]]), hbase_url="h", cutover=True, state_path=state)
+
+
+def test_a_balanced_table_gets_no_plan(table: Any, tmp_path: Path) -> None:
+    store, schema, _ = table
+    said: list[str] = []
+    obs = _observed([[5, 5, 5], [5, 5, 5], [5, 6, 5]], verdict="balanced")
+    r = run(store, "events", schema, lambda: obs, hbase_url="h", state_path=tmp_path / "s.json", say=said.append)
+    assert r.stopped_after == "diagnose" and r.plan is None and r.learned is None
+    assert said[-1] == "diagnose: events is balanced; no fix to plan"

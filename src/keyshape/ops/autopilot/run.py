@@ -139,6 +139,10 @@ def run(
     say(f"diagnose: {d.verdict} ({d.pattern or 'no pattern'}){since}; busiest range {d.busiest_share:.0%} of the writes — {d.cause}")
     if done("diagnose", d.to_dict()):
         return result
+    if not d.hot:
+        # nothing to fix: a re-key of a table whose writes already spread only costs a migration
+        say(f"diagnose: {table} is {d.verdict}; no fix to plan")
+        return result
     lr = result.learned = learn(store, schema, obs, queries=queries)
     say(f"learn: {lr.write_rate:,.1f} rows/s written, {lr.read_rate:,.1f} reads/s, {len(lr.keys):,} keys sampled, {lr.rows:,} rows")
     if done("learn", lr.to_dict()):
