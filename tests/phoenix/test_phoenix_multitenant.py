@@ -86,6 +86,16 @@ def test_integer_tenant_columns_are_phoenix_tables() -> None:
     assert index.key.encode({"TID": 7, "K": 1, "V": "x"}).hex() == "80000007780080000001"
 
 
+def test_a_global_index_keeps_the_separator_after_a_variable_width_tenant_id() -> None:
+    # Phoenix 5.2.1: the index row of (TID='a', K0 NULL, X0 NULL) is 61 00, the data row 61
+    script = read_ddl_script(
+        "CREATE TABLE T (TID VARCHAR NOT NULL, K0 DECIMAL(6,2), X0 BIGINT, V VARCHAR CONSTRAINT PK PRIMARY KEY (TID, K0)) MULTI_TENANT=true;\n"
+        "CREATE INDEX T_I ON T (X0);"
+    )
+    assert script.tables["T_I"].key.encode({"TID": "a", "K0": None, "X0": None}).hex() == "6100"
+    assert script.tables["T"].key.encode({"TID": "a", "K0": None}).hex() == "61"
+
+
 def test_multi_tenant_refusals_say_whose_rule_they_are() -> None:
     with pytest.raises(KeyshapeError, match=r"Phoenix refuses this MULTI_TENANT table \(error 1040"):
         parse_ddl("CREATE TABLE T (TID VARCHAR NOT NULL PRIMARY KEY, V VARCHAR) MULTI_TENANT=true")
@@ -184,6 +194,21 @@ def _ddl(t: dict[str, Any]) -> list[str]:
     return out
 
 
+def _from_region_starts(ranges: list[tuple[bytes, bytes]], regions: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``ranges`` as Phoenix scans them on a salted table: a bucket's scan starts at its region's
+    padded start key (``01`` + zeros to the PK's minimum length), so a range start that is a
+    prefix of it (a fixed-width tenant id of zero bytes, every later column NULL) moves up to it.
+    (Phoenix then misses such a row, which sits before the padded start: keyshape's range has it.)"""
+    starts = [start for start, _ in regions if start]
+    out = []
+    for lo, hi in ranges:
+        for r in starts:
+            if r.startswith(lo) and not r[len(lo) :].strip(b"\x00") and lo < r and (not hi or r < hi):
+                lo = r
+        out.append((lo, hi))
+    return out
+
+
 def _check_keys(tables: dict[str, Any], theirs: dict[str, bytes], row: dict[str, Any], tenant_connection: bool, ddls: list[str]) -> None:
     assert set(theirs) == set(tables), (theirs, ddls)
     for name, key_bytes in theirs.items():
@@ -265,9 +290,9 @@ def test_random_multi_tenant_tables_equal_phoenix_through_both_connections(
             # a negative unsigned number: "Illegal data")
             assert tenant_type.startswith(("TIMESTAMP", "UNSIGNED_")) and key.columns[0].desc and "Illegal data" in str(exc), exc
         else:
-            assert clipped(ours, regions) == clipped(phoenix_ranges(scans), regions), (ddls, leading, "tenant")
+            assert clipped(_from_region_starts(ours, regions), regions) == clipped(phoenix_ranges(scans), regions), (ddls, leading, "tenant")
         where = " AND ".join(f"{c} = ?" for c in leading)
         args = [to_param(_type(types[c]), v) for c, v in leading.items()]
         scans = oracle.scans(f"SELECT /*+ NO_INDEX */ * FROM {name} WHERE {where}", *args)
         ours = key.scan_ranges(**leading)
-        assert clipped(ours, regions) == clipped(phoenix_ranges(scans), regions), (ddls, leading, "global")
+        assert clipped(_from_region_starts(ours, regions), regions) == clipped(phoenix_ranges(scans), regions), (ddls, leading, "global")

@@ -334,12 +334,12 @@ def _check_splits(key: PhoenixKey, split_on: list[bytes], literals: list[str]) -
         raise PhoenixDDLError(listed + str(exc)) from None
 
 
-def _key(columns: list[PhoenixColumn], options: dict[str, str]) -> PhoenixKey:
+def _key(columns: list[PhoenixColumn], options: dict[str, str], tenant_index: bool = False) -> PhoenixKey:
     salt = int(options["SALT_BUCKETS"]) if "SALT_BUCKETS" in options else None
     if salt == 0:
         salt = None
     try:
-        return PhoenixKey(columns, salt, options.get("MULTI_TENANT", "false").lower() == "true")
+        return PhoenixKey(columns, salt, options.get("MULTI_TENANT", "false").lower() == "true", tenant_index=tenant_index)
     except KeyshapeError as exc:
         raise PhoenixDDLError(str(exc)) from None
 
@@ -513,7 +513,7 @@ def _index(tokens: _Tokens, tables: dict[str, PhoenixTable]) -> PhoenixTable:
     if tenant is not None:
         options.setdefault("MULTI_TENANT", "true")
         rest = [c for c in rest if c.name != tenant.name]
-    key = _key(([tenant] if tenant is not None else []) + indexed + rest, options)
+    key = _key(([tenant] if tenant is not None else []) + indexed + rest, options, tenant_index=tenant is not None)
     _check_splits(key, split_on, literals)
     columns = [(c.name, c.type, c.nullable) for c in key.columns]
     return PhoenixTable(name, columns, key, options, split_on, data_name, literals)

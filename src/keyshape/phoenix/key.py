@@ -97,6 +97,10 @@ class PhoenixKey:
     salt_buckets: int | None = None
     multi_tenant: bool = False
     row_key_order_optimizable: bool = True
+    # A global index of a MULTI_TENANT table: IndexMaintainer.buildRowKey trims trailing NULLs only
+    # back to the tenant id it copied from the data row, so a variable-width tenant id keeps its
+    # separator when every column after it is NULL ('a' -> 61 00; the data row is 61).
+    tenant_index: bool = False
     _names: tuple[str, ...] = field(init=False, repr=False)
     _encode_rest: Any = field(init=False, repr=False, compare=False)
     _decode: Any = field(init=False, repr=False, compare=False)
@@ -137,7 +141,8 @@ class PhoenixKey:
         super().__setattr__(name, value)
         # The compiled functions hold what these were when they were made: a change after
         # __init__ makes them anew (a bad value is then each call's one-line error, as before).
-        if name in ("columns", "salt_buckets", "row_key_order_optimizable") and "_decode" in self.__dict__:
+        if name in ("columns", "salt_buckets", "row_key_order_optimizable", "tenant_index") and "_decode" in self.__dict__:
+            self.__dict__.pop("_tenant_key", None)
             self._compile()
 
     @property
@@ -167,7 +172,7 @@ class PhoenixKey:
         cached: PhoenixKey | None = self.__dict__.get("_tenant_key")
         if cached is None:
             tenant = replace(self.columns[0], tenant_ascending=True)
-            cached = PhoenixKey((tenant, *self.columns[1:]), self.salt_buckets, self.multi_tenant, self.row_key_order_optimizable)
+            cached = PhoenixKey((tenant, *self.columns[1:]), self.salt_buckets, self.multi_tenant, self.row_key_order_optimizable, self.tenant_index)
             self.__dict__["_tenant_key"] = cached
         return cached
 
@@ -301,7 +306,8 @@ class PhoenixKey:
             previous = (c, not data)
         if previous is not None and not previous[0].type.fixed:
             sep = self._separator(*previous)
-            if sep == DESC_SEPARATOR or (partial and count < len(self.columns)):
+            kept = self.tenant_index and count == 1 and len(self.columns) > 1
+            if sep == DESC_SEPARATOR or (partial and count < len(self.columns)) or kept:
                 out.append(sep)
         return bytes(out)
 
