@@ -32,6 +32,7 @@ The fix of the three key patterns above is a key design computed and checked by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -179,12 +180,21 @@ def _row_name(schema: KeySchema | None, key: bytes) -> str:
     return to_string_binary(key)
 
 
-def name_pattern(analysis: Analysis, hints: SchemaHints | None = None, schema: KeySchema | None = None, traffic: Traffic | None = None) -> Pattern:
+Planner = Callable[[str, KeySchema, Traffic, int, "str | None"], FixPlan]  # serve.fixes.plan_fix's shape
+
+
+def name_pattern(
+    analysis: Analysis,
+    hints: SchemaHints | None = None,
+    schema: KeySchema | None = None,
+    traffic: Traffic | None = None,
+    planner: Planner | None = None,
+) -> Pattern:
     """The pattern of a live ``analysis`` (``ops.live.live_analysis``), its cause and its fix;
     ``traffic`` (the same intervals' matrices) lets the read and time patterns be seen."""
     hints = hints or SchemaHints()
     if analysis.verdict != BALANCED:
-        key_pattern = _key_pattern(analysis, hints, schema, traffic)
+        key_pattern = _key_pattern(analysis, hints, schema, traffic, planner or plan_fix)
         if key_pattern.name != UNEVEN:
             return key_pattern
     if traffic is not None:
@@ -237,13 +247,21 @@ def time_pattern(traffic: Traffic, hints: SchemaHints | None = None) -> Pattern 
 
 
 def _checked(
-    kind: str, cause: str, lead: str, schema: KeySchema | None, traffic: Traffic | None, n: int, fallback: str, extra: tuple[str, ...] = ()
+    kind: str,
+    cause: str,
+    lead: str,
+    schema: KeySchema | None,
+    traffic: Traffic | None,
+    n: int,
+    fallback: str,
+    planner: Planner,
+    extra: tuple[str, ...] = (),
 ) -> Pattern:
     """The pattern with the fix ``serve.fixes.plan_fix`` checked by replay (nothing unchecked is
     proposed: without a schema or traffic the fix says what keyshape needs to check one)."""
     if schema is None or traffic is None:
         return Pattern(kind, cause, " ".join([fallback, *extra]).strip(), lead)
-    plan: FixPlan = plan_fix(kind, schema, traffic, n, lead or None)
+    plan: FixPlan = planner(kind, schema, traffic, n, lead or None)
     shown = plan.shown
     return Pattern(
         kind,
@@ -259,7 +277,7 @@ def _checked(
 QUIET_WINDOW = 0.05  # a window with less than this share of the busiest window's writes names no hot region
 
 
-def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | None, traffic: Traffic | None) -> Pattern:
+def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | None, traffic: Traffic | None, planner: Planner) -> Pattern:
     heat = np.asarray(analysis.heat)
     if heat.size:
         # windows with a few stray writes (the tail of a load, a poll landing between batches)
@@ -297,7 +315,7 @@ def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | Non
                 f"the key space ({seen} regions in turn); give --schemas to name the field"
             )
         fallback = f"A prefix in front of {lead or 'the key'} (a salt or hash, pre-split on its buckets) spreads new rows; {no_schema}."
-        return _checked(SEQUENTIAL, cause, lead, schema, traffic, n, fallback)
+        return _checked(SEQUENTIAL, cause, lead, schema, traffic, n, fallback, planner)
     if seen <= 2 and busiest is not None:
         lead = hints.leading_field or ""
         start = busiest.start
@@ -310,10 +328,11 @@ def _key_pattern(analysis: Analysis, hints: SchemaHints, schema: KeySchema | Non
             )
             extra = ("Or keep a counter per writer and add them up on read. A hash of the key cannot help: one key hashes to one bucket.",)
             fallback = f"Spread that row's writes over N rows (a random bucket in front; a read sums the N); {no_schema}."
-            return _checked(HOT_ROW, cause, lead or (schema.fields[0].name if schema is not None else ""), schema, traffic, n, fallback, extra)
+            field = lead or (schema.fields[0].name if schema is not None else "")
+            return _checked(HOT_ROW, cause, field, schema, traffic, n, fallback, planner, extra)
         cause = f"the key range at {where or '(start)'} stays the busiest ({100 * busiest.share:.0f}% of the writes)"
         if lead:
             cause += f": values of the leading field {lead} in that range take most writes"
         fallback = f"Split that range now (keyshape split-plan --table ...), or change the key; {no_schema}."
-        return _checked(HOT_BAND, cause, lead, schema, traffic, n, fallback)
+        return _checked(HOT_BAND, cause, lead, schema, traffic, n, fallback, planner)
     return Pattern(UNEVEN, "some regions take more writes than others; see the reasons", analysis.advice[0] if analysis.advice else "")

@@ -30,6 +30,7 @@ from keyshape.ops.live import live_analysis
 from keyshape.ops.liveheat import LiveHeat, Sample
 from keyshape.schema import KeySchema
 from keyshape.schema.labels import key_label
+from keyshape.serve.fixes import FixPlan, plan_fix
 from keyshape.serve.history import Cell, History
 from keyshape.serve.patterns import Pattern, Traffic, name_pattern, time_pattern
 from keyshape.store.base import RegionInfo, Store
@@ -38,6 +39,7 @@ __all__ = ["GONE", "Poller", "TableState", "matches"]
 
 MAX_SAMPLES = 60  # a table's verdict looks at about this many recent intervals
 GONE = "gone"  # the saved verdict of a table the cluster no longer lists
+REPLAN_POLLS = 10  # a hot table's fix is replayed again after this many polls (or when its pattern changes)
 BACKOFF_MAX = 60.0
 
 
@@ -97,6 +99,7 @@ class Poller:
         self.lock = threading.Lock()
         self.polls = 0
         self.last_error = ""
+        self._plans: dict[str, tuple[tuple[str, int, str | None], int, FixPlan]] = {}  # table -> (pattern, poll, its checked fix)
         last = history.last_poll()
         now = clock()
         if last is not None and now - last > 2 * self.interval:
@@ -144,6 +147,18 @@ class Poller:
         if self.polls % 60 == 1:
             self.history.prune(now)
         return True
+
+    def _plan(self, table: str, kind: str, schema: KeySchema, traffic: Traffic, buckets: int, lead: str | None) -> FixPlan:
+        """``serve.fixes.plan_fix`` for ``table``, replayed again when the pattern (its kind, buckets
+        or field) changed or ``REPLAN_POLLS`` polls passed: the replay of a hot table costs a
+        fraction of a second of CPU, too much for every poll of a busy service polling often."""
+        key = (kind, buckets, lead)
+        last = self._plans.get(table)
+        if last is not None and last[0] == key and self.polls - last[1] < REPLAN_POLLS:
+            return last[2]
+        plan = plan_fix(kind, schema, traffic, buckets, lead)
+        self._plans[table] = (key, self.polls, plan)
+        return plan
 
     def _mark_gone(self, listed: set[str], now: float) -> None:
         """A watched table with a saved verdict that the cluster no longer lists (dropped while
@@ -242,7 +257,7 @@ class Poller:
             return body
         if schema is not None:
             analysis = with_key_labels(analysis, schema)
-        pattern = name_pattern(analysis, hints, schema, Traffic.from_heat(heat))
+        pattern = name_pattern(analysis, hints, schema, Traffic.from_heat(heat), lambda *a: self._plan(table, *a))
         body.update(
             verdict=analysis.verdict,
             reasons=list(analysis.reasons),
