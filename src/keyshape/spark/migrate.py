@@ -3,8 +3,9 @@
 One Spark task per OLD region not yet copied: it reads its range through keyshape's HBase client,
 re-keys it with the exact schemas and writes sorted HFiles per NEW region and family
 (:func:`~keyshape.ops.migrate_bulk.copy_range`) into the staging directory; the driver hands each
-task's files to HBase (``BulkLoadHFile``) as soon as the task ends and checkpoints the region as
-done in the state file the put path uses.
+task's files to HBase (``BulkLoadHFile``) as soon as the task ends (the files of tasks that end
+while a load runs go together in the next one) and checkpoints the region as done in the state
+file the put path uses.
 
 Each region is its own Spark job (submitted from ``parallelism`` driver threads), so a task that
 dies is re-run by Spark for its range only (``local[N,F]`` / ``spark.task.maxFailures``), and a
@@ -148,7 +149,8 @@ def migrate_spark(
         parallel = max(1, min(sc.defaultParallelism, len(pending) or 1))
         rate = max_rows_per_sec / parallel if max_rows_per_sec else None
         run = _task(url, old, new, new_starts, str(stage), formats, rate, run_rows, on_task)
-        lock = threading.Lock()
+        lock, loading = threading.Lock(), threading.Lock()
+        ready: list[tuple[int, RangeCopy]] = []  # tasks ended, files not loaded yet
         totals = [0, 0]
         failed: list[str] = []
         started = time.perf_counter()
@@ -161,22 +163,41 @@ def migrate_spark(
             except Exception as exc:  # Py4JJavaError: the task failed maxFailures times
                 failed.append(f"region {index + 1} ({_reason(exc)})")
                 return
-            for _, copied in results:
-                with lock:
-                    bulk_load(store, target, copied.files)
-                    record_rejects(rejects_file, copied.rejects, seen)
-                    state["regions"][index].update(done=True, rows=copied.rows)
+            with lock:
+                ready.extend((index, copied) for _, copied in results)
+            load_ready()
+
+        def load_ready() -> None:
+            """Load the files of every task that has ended and is not loaded yet, in one round
+            (one BulkLoadHFile per NEW region however many tasks' files it gets: the server's
+            cost per call -- flush, WAL marker and sync -- is paid once per round, not per task).
+            Whichever thread finds no load running does it; tasks ending meanwhile wait for the
+            next round."""
+            while ready and loading.acquire(blocking=False):
+                try:
+                    with lock:
+                        batch = ready[:]
+                        del ready[:]
+                    if not batch:
+                        continue
+                    bulk_load(store, target, [f for _, copied in batch for f in copied.files])
+                    for index, copied in batch:
+                        record_rejects(rejects_file, copied.rejects, seen)
+                        state["regions"][index].update(done=True, rows=copied.rows)
+                        totals[0] += copied.rows
+                        totals[1] += copied.cells
+                        shutil.rmtree(stage / f"region-{index}", ignore_errors=True)
                     state["rejected"] = len(seen)
                     _write_state(state_file, state)
-                    totals[0] += copied.rows
-                    totals[1] += copied.cells
                     if progress is not None:
                         progress(totals[0])
-            shutil.rmtree(stage / f"region-{index}", ignore_errors=True)
+                finally:
+                    loading.release()
 
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="keyshape-spark-migrate") as pool:
             for future in [pool.submit(one, item) for item in pending]:
                 future.result()
+        load_ready()  # nothing is left in `ready` by then; a cheap guard against a lost round
         if failed:
             raise StoreError(
                 f"bulk copy of {old.table.full_name!r} into {target!r}: {len(failed)} source region(s) failed: {'; '.join(failed[:3])}; "
