@@ -8,9 +8,18 @@ then, alternating for --repeat rounds (best of each, since the machine is shared
     alternative: writing the same rows straight into the target design;
   * `keyshape.ops.migrate.migrate` copies the sequential table into a fresh mod 16 table (decode,
     re-encode, every cell with its timestamp, a checkpoint per batch) -> "migrate" rows/s;
-finally `verify_migration` reads both sides -> "verify" rows/s. Ratio: migrate / load (mod 16).
+  * the bulk copy (issue 42): `keyshape.spark.migrate.migrate_spark` on Spark local[2] (one task
+    per source region writing HFiles per target region, the driver bulk-loading them), and
+    `keyshape.ops.migrate_bulk.migrate_bulk` (the same in this one process) -> rows/s each;
+finally `verify_migration` reads both sides -> "verify" rows/s. Ratios: migrate / load (mod 16),
+bulk copy / put-path migrate.
+Region-server CPU per copied row: utime + stime of the HBase JVM(s) listening on the ZooKeeper and
+region server ports (/proc/PID/stat, as bench_hbase_io measures the Java client) during each copy,
+divided by the rows copied; the put path's flushes and compactions that HBase runs after the copy
+returned are not in its figure (so the ratio flatters the put path, if anything). The Spark
+session is started before the timing (its JVM start is not a copy cost).
 
-Run: .venv/bin/python benchmarks/bench_migrate.py [--rows N] [--batch B] [--hbase HOST:PORT] [--quick]
+Run: .venv/bin/python benchmarks/bench_migrate.py [--rows N] [--batch B] [--hbase HOST:PORT] [--quick] [--no-spark]
 """
 
 from __future__ import annotations
@@ -25,7 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parser, print_table, write_json  # noqa: E402
 from _hbase import add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratch_name  # noqa: E402
 
+from bench_hbase_io import cpu_seconds, server_pids  # noqa: E402
+
 from keyshape.ops.live import load_workload  # noqa: E402
+from keyshape.ops.migrate_bulk import migrate_bulk  # noqa: E402
 from keyshape.ops.migrate import migrate  # noqa: E402
 from keyshape.ops.verify import verify_migration  # noqa: E402
 from keyshape.schema import KeySchema  # noqa: E402
@@ -40,6 +52,8 @@ def design(stem: str, rows: int, buckets: int | None) -> KeySchema:
         "key": {"separator": "_", "fields": [{"name": "event_id", "type": "int64", "encoding": "text", "width": 12}]},
         "workload": {"rows": rows, "fields": {"event_id": {"generator": "sequential", "start": 1}}},
     }
+    if not buckets:  # the source: 4 regions, so the Spark copy has a task per region to run in parallel
+        d["splits"] = {"algorithm": "explicit", "keys": [f"{rows * k // 4:012d}" for k in (1, 2, 3)]}
     if buckets:
         d["key"]["prefix"] = {"strategy": "mod", "buckets": buckets}
         d["key"]["hash_fields"] = ["event_id"]
@@ -52,12 +66,22 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000, help="rows (default 100,000)")
     ap.add_argument("--batch", type=int, default=1000, help="migrate batch size (default 1,000)")
     ap.add_argument("--repeat", type=int, default=3, help="alternating load/migrate rounds; best of each")
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark bulk copy (no PySpark)")
     add_hbase_arg(ap)
     args = ap.parse_args()
     rows = 3_000 if args.quick else args.rows
     repeat = 1 if args.quick else args.repeat
     created: list[str] = []
     loads, migrations = [], []
+    spark_rates: list[float] = []
+    bulk_rates: list[float] = []
+    cpu: dict[str, list[float]] = {"puts": [], "spark": [], "bulk": []}
+    spark = None
+    if not args.no_spark:
+        from keyshape.spark import session
+
+        spark = session("local[2]", "bench-migrate", config={"spark.default.parallelism": "2"})
+        spark.sparkContext.setLogLevel("ERROR")
     with hbase_url(args.hbase) as (url, started), tempfile.TemporaryDirectory() as tmp:
         store = open_store(url)
         try:
@@ -68,6 +92,27 @@ def main() -> None:
             print(f"loading {rows:,} rows into the sequential design ...", flush=True)
             load_seq = load_workload(store, source, rows)
             assert load_seq.rows == rows
+            sample = list(store.scan_versions(source.table.full_name, batch_size=1000))[:1000]
+            cells_per_row = sum(sum(len(v) for v in cols.values()) for _, cols in sample) / len(sample)
+            bytes_per_cell = sum(len(val) for _, cols in sample for v in cols.values() for _, val in v) / (cells_per_row * len(sample))
+            ports = {int(url.rsplit(":", 1)[1])} | {r.port for r in store.cluster.region_list(NAMESPACE, source.table.name).regions}
+            servers = server_pids(ports)
+            print(f"server pids for CPU accounting: {servers or 'not found'}", flush=True)
+
+            # the region-server CPU of reading OLD alone (both copies read it the same way), so the
+            # write side of each copy is its figure minus this one
+            scan_cpu = []
+            for _ in range(2):
+                before = cpu_seconds(servers)
+                scanned = sum(1 for _ in store.scan_versions(source.table.full_name, batch_size=1000))
+                scan_cpu.append((cpu_seconds(servers) - before) / max(scanned, 1))
+
+            def server_cpu_per_row(kind: str, copy: Any) -> Any:
+                before = cpu_seconds(servers)
+                result = copy()
+                cpu[kind].append((cpu_seconds(servers) - before) / max(result.rows, 1))
+                return result
+
             # load and migrate alternate, so both see the same (shared, noisy) machine
             for i in range(repeat):
                 direct, target = design("mig_direct16", rows, 16), design("mig_target16", rows, 16)
@@ -77,10 +122,31 @@ def main() -> None:
                 loaded = load_workload(store, direct, rows)
                 assert loaded.rows == rows
                 loads.append(loaded.rows_per_second)
-                result = migrate(store, source, target, state_path=Path(tmp) / f"state{i}.json", batch_size=args.batch)
+                result = server_cpu_per_row(
+                    "puts", lambda: migrate(store, source, target, state_path=Path(tmp) / f"state{i}.json", batch_size=args.batch)
+                )
                 assert result.rows == rows and result.rejected == 0, result
                 migrations.append(result.rows_per_second)
-                for table in (direct.table.full_name, target.table.full_name):
+                bulk_target = design("mig_bulk16", rows, 16)
+                created.append(bulk_target.table.full_name)
+                state = Path(tmp) / f"bulk{i}.json"
+                bulk = server_cpu_per_row("bulk", lambda: migrate_bulk(store, source, bulk_target, state_path=state))
+                assert bulk.rows == rows and bulk.rejected == 0, bulk
+                bulk_rates.append(bulk.rows_per_second)
+                extra = [bulk_target.table.full_name]
+                if spark is not None:
+                    from keyshape.spark.migrate import migrate_spark
+
+                    spark_target = design("mig_spark16", rows, 16)
+                    created.append(spark_target.table.full_name)
+                    extra.append(spark_target.table.full_name)
+                    state = Path(tmp) / f"spark{i}.json"
+                    done = server_cpu_per_row("spark", lambda: migrate_spark(url, source, spark_target, spark=spark, state_path=state))
+                    assert done.rows == rows and done.rejected == 0, done
+                    spark_rates.append(done.rows_per_second)
+                    check_spark = verify_migration(store, source, spark_target)
+                    assert check_spark.ok, check_spark.lines()
+                for table in (direct.table.full_name, target.table.full_name, *extra):
                     if i < repeat - 1:
                         drop_quietly(store, table)
             t0 = time.perf_counter()
@@ -91,6 +157,8 @@ def main() -> None:
             for table in created:
                 drop_quietly(store, table)
             store.close()
+            if spark is not None:
+                spark.stop()
     load_direct_rate = max(loads)
     migrate_rate = max(migrations)
     numbers = {
@@ -104,7 +172,20 @@ def main() -> None:
         "migrate_rounds": migrations,
         "verify_rows_per_s": 2 * rows / t_verify,  # both sides are read
         "migrate_over_load_mod16": migrate_rate / load_direct_rate,
+        "cells_per_row": cells_per_row,
+        "bytes_per_cell": bytes_per_cell,
+        "bulk_rows_per_s": max(bulk_rates),
+        "spark_bulk_rows_per_s": max(spark_rates) if spark_rates else None,
+        "server_cpu_us_per_row": {k: min(v) * 1e6 for k, v in cpu.items() if v},
+        "server_cpu_us_per_row_reading_old": min(scan_cpu) * 1e6,
     }
+    best_bulk = numbers["spark_bulk_rows_per_s"] or numbers["bulk_rows_per_s"]
+    numbers["bulk_over_migrate"] = best_bulk / migrate_rate
+    us = numbers["server_cpu_us_per_row"]
+    numbers["server_cpu_bulk_over_puts"] = us.get("spark", us["bulk"]) / us["puts"] if us["puts"] else None
+    read = numbers["server_cpu_us_per_row_reading_old"]
+    write_puts, write_bulk = us["puts"] - read, us.get("spark", us["bulk"]) - read
+    numbers["server_cpu_write_side_bulk_over_puts"] = write_bulk / write_puts if write_puts > 0 else None
     print_table(
         f"{rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
         ["load (sequential)", "load (mod 16)", "migrate seq -> mod 16", "verify (both sides)", "migrate / load (mod 16)"],
@@ -115,6 +196,36 @@ def main() -> None:
                 migrate_rate,
                 numbers["verify_rows_per_s"],
                 numbers["migrate_over_load_mod16"],
+            ]
+        ],
+    )
+    print_table(
+        "region-server CPU of the write side (the copy's figure minus reading OLD alone), us/row",
+        ["reading OLD", "puts write side", "bulk write side (Spark, else 1 process)", "bulk / puts (goal <= 0.2x)"],
+        [[read, write_puts, write_bulk, numbers["server_cpu_write_side_bulk_over_puts"] or "-"]],
+    )
+    print_table(
+        f"the copy: {rows:,} rows, {cells_per_row:.2f} cells/row, {bytes_per_cell:.1f} bytes/cell value; best of {repeat}",
+        [
+            "puts migrate rows/s",
+            "bulk (1 process) rows/s",
+            "bulk Spark local[2] rows/s",
+            "bulk / puts (goal >= 3x)",
+            "RS CPU us/row puts",
+            "RS CPU us/row bulk 1p",
+            "RS CPU us/row Spark",
+            "RS CPU bulk / puts (goal <= 0.2x)",
+        ],
+        [
+            [
+                migrate_rate,
+                numbers["bulk_rows_per_s"],
+                numbers["spark_bulk_rows_per_s"] or "-",
+                numbers["bulk_over_migrate"],
+                us.get("puts"),
+                us.get("bulk"),
+                us.get("spark", "-"),
+                numbers["server_cpu_bulk_over_puts"],
             ]
         ],
     )
