@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
+from keyshape.cli.options import hbase_option, html_option, json_option
 
 
 @click.command("advise")
@@ -37,7 +37,7 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
     "and draws the sample scored (needs keyshape[spark]).",
 )
 @click.option("--master", default=None, metavar="URL", help="Spark master for --spark: local[*], spark://HOST:7077, yarn, ...")
-@click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the report page (ranked table, schemas, heat maps).")
+@html_option("Write the report page (ranked table, schemas, heat maps).")
 @click.option(
     "--prove",
     "prove_k",
@@ -63,7 +63,7 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
     "(default: $XDG_CONFIG_HOME/keyshape/cost-model.json, ~/.config/keyshape/cost-model.json; the built-in defaults when absent).",
 )
 @hbase_option(what="The HBase --prove loads the designs into (tables ksv_prove_*, dropped after) and --calibrate measures.")
-@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the ranked designs as JSON ('-': stdout only).")
+@json_option("Write the ranked designs as JSON ('-': stdout only).")
 def advise_command(
     data: str | None,
     workload: str | None,
