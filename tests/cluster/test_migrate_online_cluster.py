@@ -1,14 +1,15 @@
 """``keyshape migrate --online`` end to end on the 3-region-server HBase (issue 32).
 
-Two migrations run side by side, each as a user runs it (``keyshape migrate OLD NEW --online
---hbase URL --set-replication-scope --cutover``, a separate process) while its own independent
+Two migrations run side by side, each as an operator runs it (``keyshape migrate OLD NEW --online
+--hbase URL --set-replication-scope``, a separate process, streaming) while its own independent
 writer process (tests/online_writer.py) keeps putting, updating and deleting rows of OLD, deleting
 rows and putting them again while the copy runs:
 
 (a) a mod 16 table re-salted to mod 12 (16 regions cannot spread evenly over three servers; 12 can);
 (b) a sequential table (pre-split in 4, its regions over the servers) re-keyed into mod 12.
 
-The writers stop a few seconds into the stream; each run then catches up, verifies and cuts over,
+The writers stop a few seconds into the stream (the applications switched); each run is stopped
+with Ctrl-C and run again with ``--cutover --max-lag 1``, which catches up, verifies and cuts over,
 and the referee reads OLD and NEW itself and compares them cell for cell (decoded key, family,
 qualifier, timestamp and value of every stored version).
 
@@ -118,8 +119,6 @@ def start(store: HBaseStore, url: str, runs: list[Migration]) -> None:
             "--hbase",
             url,
             "--set-replication-scope",
-            "--max-lag",
-            "1",
             "--state",
             str(m.folder / "state.json"),
             # a slow copy: the writer deletes rows and puts them again while it runs
@@ -146,7 +145,7 @@ def finish(store: HBaseStore, runs: list[Migration]) -> dict[str, tuple[dict[str
         m.procs["migrate"].send_signal(signal.SIGINT)
         assert m.procs["migrate"].wait(120) == 130, m.log.read_text()
     for m in runs:  # ... and cut over: it resumes
-        m.procs["cutover"] = cli(*m.args, "--cutover", log=m.folder / "cutover.log")
+        m.procs["cutover"] = cli(*m.args, "--cutover", "--max-lag", "1", log=m.folder / "cutover.log")
     outputs = {}
     for m in runs:
         code = m.procs["cutover"].wait(300)
