@@ -28,7 +28,10 @@ what the dead server had not shipped: the test asserts that each run's status li
 server then and gave no lag (``OnlineStatus``), and stopped naming it after the claim.
 
 Cost on the 2-core machine (cluster start excluded): ~37 s and ~51-54 s (both cut over ~16 s
-after the kill). The test cluster sets ``replication.sleep.before.failover`` to 2 s
+after the kill) when the cut-over ran while the writers wrote; ~114 s and ~117 s with the
+operator's flow (stream, writers stopped, Ctrl-C, a second run with --cutover: a second CLI start,
+sink registration, peer enabled, fresh lag reports), measured at 1fd00e1 with other sessions on
+the machine. The test cluster sets ``replication.sleep.before.failover`` to 2 s
 (tools/hbase/cluster.py); with HBase's default (30 s plus a random part of it before a survivor
 claims the queue: claims 53 s and 60 s after the kill) the second test took ~103 s.
 """
