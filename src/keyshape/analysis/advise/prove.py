@@ -7,8 +7,8 @@ created under ``<prefix>_<design>`` and written in two steps:
 
 1. the sample's records in event-time order (one cell of the sample's value size per row; an
    index row holds the main key), timed in chunks: the put time per row, and the busiest
-   server's share of the writes (the regions as the cluster placed them, the sample's second half
-   counted per server in the scorer's windows);
+   server's share of all the design's puts (main and index rows of the sample's second half, the
+   regions as the cluster placed them: the scorer's number on the cluster's placement);
 2. the entities' history up to the horizon: ``copies - 1`` more copies of the sample, each one
    sample span further back in time (the scorer's own assumption: an entity keeps writing at the
    sample's pace, so at the horizon it holds ``horizon / span`` times its sampled rows); a copy
@@ -87,7 +87,7 @@ class Measured:
     measured_read_cost: float  # sum of rate x measured mean time, at the horizon
     predicted_cost: float = 0.0  # the weighted cost: reads + writes
     measured_cost: float = 0.0
-    predicted_share: float = 0.0  # busiest server's mean share of a window's writes
+    predicted_share: float = 0.0  # busiest server's share of all the design's puts (main and index tables)
     measured_share: float = 0.0
     hand: bool = False
     extrapolated_read_cost: float = 0.0  # the part of measured_read_cost that is rows the table could not hold
@@ -383,23 +383,20 @@ def _measured(ld: _Loaded, times: _Times, scorer: Scorer, advice: Advice, copies
     )
 
 
-def _server_share(store: Store, table: str, keys: list[bytes], half: int, windows: int) -> float:
-    """The busiest server's mean share of a window's writes, over the keys from ``half`` on, with
-    the regions where the cluster put them."""
-    regions = sorted(store.regions(table), key=lambda r: r.start)
-    starts = [r.start for r in regions]
-    servers = [r.server for r in regions]
-    late = keys[half:]
-    if not late:
-        return 0.0
-    shares = []
-    for chunk in np.array_split(np.arange(len(late)), min(windows, len(late))):
-        counts: dict[str, int] = {}
-        for i in chunk.tolist():
-            server = servers[max(0, bisect.bisect_right(starts, late[i]) - 1)]
-            counts[server] = counts.get(server, 0) + 1
-        shares.append(max(counts.values()) / len(chunk))
-    return float(np.mean(shares))
+def _server_share(store: Store, tables: list[str], keys: list[list[bytes]], weights: list[float], half: int) -> float:
+    """The busiest server's share of all the design's puts (every table's keys from ``half`` on,
+    an index row weighted as the scorer weighs it), with the regions where the cluster put them:
+    the scorer's number, measured on the placement the cluster made."""
+    counts: dict[str, float] = {}
+    for table, table_keys, weight in zip(tables, keys, weights):
+        regions = sorted(store.regions(table), key=lambda r: r.start)
+        starts = [r.start for r in regions]
+        servers = [r.server for r in regions]
+        for key in table_keys[half:]:
+            server = servers[max(0, bisect.bisect_right(starts, key) - 1)]
+            counts[server] = counts.get(server, 0.0) + weight
+    total = sum(counts.values())
+    return max(counts.values()) / total if total else 0.0
 
 
 def _write_chunk(store: Store, s: Score, tables: list[str], keys: list[bytes], index_keys: list[list[bytes]], lo: int, value: bytes) -> float:
@@ -449,9 +446,11 @@ def _load(loaded: list[_Loaded], scorer: Scorer, store: Store) -> None:
         for li in [(ci + i) % n for i in range(n)]:
             keys, index_keys = encoded[li]
             per_row[li].append(_write_chunk(store, loaded[li].score, loaded[li].tables, keys, index_keys, lo, value))
-    for ld, (keys, _), pr in zip(loaded, encoded, per_row):
+    index_weight = 1.0 + scorer.spec.updates + scorer.spec.deletes
+    for ld, (keys, index_keys), pr in zip(loaded, encoded, per_row):
         ld.put_ms = float(np.percentile(pr, QUANTILE))
-        ld.share = _server_share(store, ld.tables[0], keys, scorer.half, scorer.windows)
+        weights = [1.0] + [index_weight] * len(index_keys)
+        ld.share = _server_share(store, ld.tables, [keys, *index_keys], weights, scorer.half)
 
 
 def history(scorer: Scorer, copy: int) -> dict[str, Any]:
