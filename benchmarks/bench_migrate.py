@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000, help="rows (default 100,000)")
     ap.add_argument("--batch", type=int, default=1000, help="migrate batch size (default 1,000)")
     ap.add_argument("--repeat", type=int, default=3, help="alternating load/migrate rounds; best of each")
-    ap.add_argument("--no-spark", action="store_true", help="skip the Spark bulk copy (no PySpark)")
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark bulk copy (no PySpark); --quick skips it too")
     add_hbase_arg(ap)
     args = ap.parse_args()
     rows = 3_000 if args.quick else args.rows
@@ -77,7 +77,7 @@ def main() -> None:
     bulk_rates: list[float] = []
     cpu: dict[str, list[float]] = {"puts": [], "spark": [], "bulk": []}
     spark = None
-    if not args.no_spark:
+    if not args.no_spark and not args.quick:  # --quick (the smoke test): no Spark JVM to start
         from keyshape.spark import session
 
         spark = session("local[2]", "bench-migrate", config={"spark.default.parallelism": "2"})
