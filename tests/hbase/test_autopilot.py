@@ -29,6 +29,7 @@ import pytest
 from autopilot_e2e import RATE_FACTOR, autopilot, check_common, loop, say, schema_file, start_writer
 
 from keyshape.analysis.advise.spec import load_spec
+from keyshape.ops.autopilot.safety import cluster_problems
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.hbase import HBaseStore
@@ -128,3 +129,38 @@ def test_prove_measures_on_scratch_tables_and_drops_them(hbase_store: HBaseStore
     assert r["plan"]["copy_rows_per_s"] == pytest.approx(chosen["write_rows_per_s"])
     assert "the proof's measured write rate" in r["plan"]["estimates"][0]
     assert not [t for t in hbase_store.list_tables() if t.startswith("ksap_prove")]
+
+
+def test_ctrl_c_during_the_proof_leaves_no_scratch_table(hbase_store: HBaseStore, hbase: Any, tmp_path: Path) -> None:
+    """Ctrl-C while the proof's scratch tables exist: the run ends saying so (exit 130, one line,
+    no traceback) and drops them; no plan is saved (the state holds only the stages that ended)."""
+    import signal
+    import subprocess
+    import sys
+
+    path, old = schema_file(tmp_path, "ap_intr", False)
+    create_table_from_schema(hbase_store, old)
+    writer = start_writer(hbase.url, path, tmp_path / "writer.log", False)
+    time.sleep(2)
+    log = tmp_path / "run.log"
+    args = ["autopilot", "ap_intr", "--hbase", hbase.url, "--schema", str(path), "--poll-seconds", "4", "--interval", "1", "--prove"]
+    args += ["--state", str(tmp_path / "s.json"), "--out-dir", str(tmp_path)]
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "keyshape.cli", *args], stdout=out, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not [t for t in hbase_store.list_tables() if t.startswith("ksap_prove")]:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(120)
+    finally:
+        writer.send_signal(15)
+        writer.wait(60)
+    text = log.read_text()
+    assert code == 130 and "interrupted" in text and "Traceback" not in text, text
+    assert not [t for t in hbase_store.list_tables() if t.startswith("ksap_prove")]
+    # the master's view the refusals read: a settled standalone has no dead server, no region in transition
+    assert hbase_store.regions_in_transition() == [] and cluster_problems(hbase_store) == []
+    state = json.loads((tmp_path / "s.json").read_text())
+    assert "plan" not in state and "prove" not in state["stages"] and "predict" in state["stages"]

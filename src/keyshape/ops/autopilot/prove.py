@@ -5,6 +5,7 @@ prediction (``safety.PROOF_FACTOR``)."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,21 @@ class Proved:
 
 
 def prove_stage(advised: Advised, chosen: Score, store: Store, prefix: str = "ksap_prove") -> Proved:
-    """Measure ``chosen`` and the current design on ``store`` (scratch tables, dropped after)."""
-    proof = prove(advised.advice, store, k=1, prefix=prefix, chosen=[chosen, advised.current])
+    """Measure ``chosen`` and the current design on ``store`` (scratch tables, dropped after).
+
+    The run's tables are named ``<prefix>_<random>_*``; whatever way the proof ends (Ctrl-C
+    included) every table of that name that exists is dropped: a Ctrl-C that lands while a
+    table is being created leaves one the proof never learned it had."""
+    run_prefix = f"{prefix}_{secrets.token_hex(3)}"
+    try:
+        proof = prove(advised.advice, store, k=1, prefix=run_prefix, chosen=[chosen, advised.current])
+    finally:
+        _drop(store, run_prefix)
     mine = next((m for m in proof.designs if m.name == chosen.design.name), None)
     return Proved(proof, mine, proof_problems(mine))
+
+
+def _drop(store: Store, run_prefix: str) -> None:
+    for name in store.list_tables():
+        if name.split(":")[-1].startswith(run_prefix + "_"):
+            store.delete_table(name)
