@@ -105,6 +105,9 @@ def test_rows_written_by_phoenix_decode_equal(jdbc: PhoenixOracle, store: HBaseS
         "CREATE TABLE CAT_MT (TENANT_ID VARCHAR NOT NULL, K BINARY(4) NOT NULL, V VARCHAR "
         "CONSTRAINT PK PRIMARY KEY (TENANT_ID, K DESC)) MULTI_TENANT=true",
         "CREATE TABLE S.CAT_SCHEMA (D DATE NOT NULL PRIMARY KEY, F FLOAT, X TINYINT)",
+        "CREATE TABLE CAT_MT_INT (TID INTEGER NOT NULL, K VARCHAR NOT NULL, V VARCHAR "
+        "CONSTRAINT PK PRIMARY KEY (TID DESC, K)) MULTI_TENANT=true, SALT_BUCKETS=3",
+        "CREATE TABLE CAT_MT_SMALL (TID SMALLINT NOT NULL, K BIGINT NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (TID, K)) MULTI_TENANT=true",
     ],
 )
 def test_catalog_import_equals_ddl_import(jdbc: PhoenixOracle, store: HBaseStore, ddl: str) -> None:
@@ -158,6 +161,29 @@ def test_resalt_4_to_8_keeps_every_row(jdbc: PhoenixOracle, store: HBaseStore) -
     # every bucket of the new table holds rows, and every key carries its new salt
     buckets = {key[0] for key, _ in store.scan(dst)}
     assert buckets == set(range(8))
+
+
+def test_resalt_of_an_integer_tenant_table_written_through_both_connections(jdbc: PhoenixOracle, store: HBaseStore) -> None:
+    # issue 44: a DESC INTEGER tenant column; tenant 7 writes through its own connection (the
+    # tenant id's ascending bytes), tenant 9 through the global one (inverted): both re-salt
+    src, dst = f"MT_SRC_{os.getpid()}", f"MT_DST_{os.getpid()}"
+    ddl = f"CREATE TABLE {src} (TID INTEGER NOT NULL, ID BIGINT NOT NULL, NAME VARCHAR CONSTRAINT PK PRIMARY KEY (TID DESC, ID))"
+    source = _create(jdbc, ddl + " MULTI_TENANT=true, SALT_BUCKETS=3")
+    jdbc.ask("TENANT", "7", "GENERATE", f"UPSERT INTO {src} (ID, NAME) VALUES (?, ?)", "300", "i8:{i}", "txt:t7-{i}")
+    jdbc.ask("GENERATE", f"UPSERT INTO {src} (TID, ID, NAME) VALUES (?, ?, ?)", "200", "i4:9", "i8:{i}", "txt:g9-{i}")
+    keys = [key for key, _ in store.scan(source.hbase_table)]
+    assert len(keys) == 500
+    tenant_written = {source.key.encode({"TID": 7, "ID": i}, tenant_connection=True) for i in range(300)}
+    global_written = {source.key.encode({"TID": 9, "ID": i}) for i in range(200)}
+    assert set(keys) == tenant_written | global_written
+    target = _create(jdbc, target_ddl(source, dst, 6))
+    report = resalt(store, source, target)
+    assert report.copied == 500 and report.verified, (report.source, report.target)
+    # Phoenix reads the copy as it read the source, through both kinds of connection
+    for sql_table in (src, dst):
+        assert jdbc.ask("TENANT", "7", "QUERY", f"SELECT COUNT(*) FROM {sql_table}") == ["i8:300"]
+        assert jdbc.ask("QUERY", f"SELECT COUNT(*) FROM {sql_table} WHERE TID = 9") == ["i8:200"]
+    assert {key[0] for key, _ in store.scan(dst)} == set(range(6))
 
 
 def _analyze(ddl_path: Path, url: str, table: str, *extra: str) -> Any:
