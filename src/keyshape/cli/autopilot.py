@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
+from keyshape.cli.options import hbase_option, html_option, json_option, online_options
 
 
 @click.command("autopilot")
@@ -32,16 +32,15 @@ from keyshape.cli.options import OUTPUT_FILE, OUTPUT_FILE_OR_DASH, hbase_option
 )
 @click.option("--prove", is_flag=True, help="Load the chosen and the current design into scratch tables of the cluster and measure (dropped after).")
 @click.option("--apply", is_flag=True, help="Act on the saved plan: create NEW and start the online migration (the peer stays until --cutover).")
-@click.option("--cutover", is_flag=True, help="Finish the online migration of the saved plan: catch up, verify OLD == NEW, remove the peer.")
-@click.option("--set-replication-scope", is_flag=True, help="--apply: set REPLICATION_SCOPE => 1 on the table's families that lack it.")
+@online_options
 @click.option(
     "--state", "state_path", type=click.Path(dir_okay=False), default=None, help="State file (default: .keyshape-autopilot-TABLE.json here)."
 )
 @click.option(
     "--out-dir", type=click.Path(file_okay=False), default=None, help="Where NEW's schema file is written (default: the state file's folder)."
 )
-@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write every stage's result as JSON ('-': stdout).")
-@click.option("--html", "html_path", type=OUTPUT_FILE, default=None, help="Write the plan as an HTML page (heat maps side by side).")
+@json_option("Write every stage's result as JSON ('-': stdout).")
+@html_option("Write the plan as an HTML page (the two replayed heat maps side by side).")
 def autopilot_command(
     table: str,
     url: str,
@@ -56,6 +55,8 @@ def autopilot_command(
     apply: bool,
     cutover: bool,
     set_replication_scope: bool,
+    max_lag: float,
+    sink_bind: str | None,
     state_path: str | None,
     out_dir: str | None,
     json_path: str | None,
@@ -70,8 +71,8 @@ def autopilot_command(
     from keyshape.schema import KeySchema
     from keyshape.serve.observe import observe
 
-    if set_replication_scope and not apply:
-        raise click.UsageError("--set-replication-scope applies to --apply only")
+    if (set_replication_scope or sink_bind) and not (apply or cutover):
+        raise click.UsageError("--set-replication-scope and --sink-bind apply to --apply and --cutover only")
     schema = KeySchema.load(schema_path) if schema_path else None
     to_stderr = json_path == "-"
 
@@ -93,6 +94,8 @@ def autopilot_command(
             apply=apply,
             cutover=cutover,
             set_replication_scope=set_replication_scope,
+            max_lag=max_lag,
+            sink_bind=sink_bind,
             state_path=Path(state_path) if state_path else None,
             out_dir=Path(out_dir) if out_dir else None,
             say=say,
@@ -131,7 +134,7 @@ def autopilot_command(
 @click.option("--lookback", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds of the hot region's recent writes sampled.")
 @click.option("--max-rows", type=click.IntRange(min=1), default=200_000, show_default=True, help="Keys of the hot region scanned at most.")
 @click.option("--apply", is_flag=True, help="Split the region at the chosen key (only when the replay shows relief).")
-@click.option("--json", "json_path", type=OUTPUT_FILE_OR_DASH, default=None, help="Write the candidates, the replay and the shell line as JSON.")
+@json_option("Write the candidates, the replay and the shell line as JSON ('-': stdout).")
 def load_split_command(table: str, url: str, watch: float, lookback: float, max_rows: int, apply: bool, json_path: str | None) -> None:
     """Relief now, as TiKV does it: split TABLE's hot region where its recent writes halve
     (printed as HBase shell lines; --apply splits), with the replayed busiest share before/after."""

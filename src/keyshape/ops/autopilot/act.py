@@ -26,6 +26,7 @@ def apply_plan(
     state_path: Path,
     *,
     set_replication_scope: bool = False,
+    sink_bind: str | None = None,
     progress: Callable[[OnlineStatus], None] | None = None,
 ) -> OnlineResult:
     """Create NEW (if missing), copy OLD into it while the stream applies, and return once the
@@ -37,14 +38,22 @@ def apply_plan(
         new,
         state_path=state_path,
         set_replication_scope=set_replication_scope,
+        sink_bind=sink_bind,
         stream_until=lambda _status: True,
         progress=progress,
     )
 
 
 def cut_over(
-    store: HBaseStore, old: KeySchema, new_path: Path, state_path: Path, *, progress: Callable[[OnlineStatus], None] | None = None
+    store: HBaseStore,
+    old: KeySchema,
+    new_path: Path,
+    state_path: Path,
+    *,
+    max_lag: float = 2.0,
+    sink_bind: str | None = None,
+    progress: Callable[[OnlineStatus], None] | None = None,
 ) -> OnlineResult:
     """Resume the online migration and cut over: caught up, OLD verified against NEW, peer removed."""
     new = KeySchema.load(new_path)
-    return migrate_online(store, old, new, state_path=state_path, cutover=True, progress=progress)
+    return migrate_online(store, old, new, state_path=state_path, cutover=True, max_lag=max_lag, sink_bind=sink_bind, progress=progress)

@@ -106,6 +106,8 @@ def run(
     apply: bool = False,
     cutover: bool = False,
     set_replication_scope: bool = False,
+    max_lag: float = 2.0,
+    sink_bind: str | None = None,
     state_path: Path | None = None,
     out_dir: Path | None = None,
     new_suffix: str = "v2",
@@ -124,7 +126,7 @@ def run(
     result = AutopilotRun(table, state_path)
     if apply or cutover:
         # acting is on the SAVED plan only: the one a dry run showed the operator
-        return _act(store, schema, state, state_path, result, apply, cutover, set_replication_scope, say)
+        return _act(store, schema, state, state_path, result, apply, cutover, set_replication_scope, say, max_lag, sink_bind)
     state = {"table": table, "stages": {}}
 
     def done(stage: str, summary: Any) -> bool:
@@ -210,6 +212,8 @@ def _act(
     cutover: bool,
     set_replication_scope: bool,
     say: Callable[[str], None],
+    max_lag: float = 2.0,
+    sink_bind: str | None = None,
 ) -> AutopilotRun:
     from keyshape.ops.autopilot.act import apply_plan, cut_over
     from keyshape.store.hbase.store import HBaseStore
@@ -228,7 +232,7 @@ def _act(
     new_path = Path(plan["schema_path"])
     online_state = Path(state["online_state"])
     if apply and not cutover:
-        res = apply_plan(store, old, new_path, online_state, set_replication_scope=set_replication_scope)
+        res = apply_plan(store, old, new_path, online_state, set_replication_scope=set_replication_scope, sink_bind=sink_bind)
         copied = res.copy.total_rows if res.copy is not None else None
         result.acted.append(
             f"started the online migration {plan['table']} -> {plan['new_table']}"
@@ -236,7 +240,7 @@ def _act(
             + f"; peer {res.peer_id} left in place until the cut-over: run with --cutover (or `{plan['cutover_command']}`)"
         )
     if cutover:
-        res = cut_over(store, old, new_path, online_state)
+        res = cut_over(store, old, new_path, online_state, max_lag=max_lag, sink_bind=sink_bind)
         ok = res.verification is not None and res.verification.ok
         result.acted.append(f"cut over {plan['table']} -> {plan['new_table']}: verify {'OLD == NEW' if ok else 'FAILED'}; " + " ".join(res.notes))
     for line in result.acted:
