@@ -112,3 +112,49 @@ def test_the_readme_commands_on_hbase_run_in_order(hbase, scratch: Path) -> None
         if proc.returncode != expected or "Traceback" in proc.stderr:
             failures.append(f"README line {number}: {command}\n  exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
     assert not failures, "\n".join(failures)
+
+
+def readme_blocks() -> list[tuple[int, str, str]]:
+    """(first line number, language, text) of every fenced code block of the README."""
+    out: list[tuple[int, str, str]] = []
+    lang, start, body = None, 0, []  # type: ignore[var-annotated]
+    for number, line in enumerate(README.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            if lang is None:
+                lang, start, body = line[3:].strip(), number + 1, []
+            else:
+                out.append((start, lang, "\n".join(body) + "\n"))
+                lang = None
+            continue
+        if lang is not None:
+            body.append(line)
+    return out
+
+
+BLOCKS = readme_blocks()
+# Python blocks that cannot run as they stand, and the test that runs their code instead.
+PY_SKIPPED = {"keyshape.spark": "works on a Spark DataFrame `df` of the reader's own (tests/spark/test_spark.py runs these calls)"}
+PYTHON = [(n, text) for n, lang, text in BLOCKS if lang == "python"]
+
+
+def test_every_readme_command_says_where_keyshape_is() -> None:
+    """The Quick start never activates the venv: a block that calls `keyshape` or `python` bare
+    fails with "command not found" or "No module named numpy" (issue 40). Every command line of
+    every block names `.venv/bin/keyshape` (`$ks`) or `.venv/bin/python`."""
+    bare = []
+    for start, lang, text in BLOCKS:
+        if lang in ("toml", "python", "sql", "json"):
+            continue
+        for offset, line in enumerate(text.splitlines()):
+            if re.match(r"\s*(keyshape|python|python3 (?!-m venv))\s", line):
+                bare.append(f"README line {start + offset}: {line.strip()}")
+    assert not bare, "\n".join(bare)
+
+
+@pytest.mark.parametrize("number,code", PYTHON, ids=[f"line{n}" for n, _ in PYTHON])
+def test_a_readme_python_block_runs_as_written(number: int, code: str, scratch: Path) -> None:
+    why = next((why for mark, why in PY_SKIPPED.items() if mark in code), None)
+    if why:
+        pytest.skip(why)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=scratch, timeout=300)
+    assert proc.returncode == 0, f"README line {number}:\n{proc.stderr[-2000:]}"
