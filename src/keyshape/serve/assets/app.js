@@ -74,6 +74,12 @@
       if (v.pattern.fix) p.appendChild(el("div", "Fix: " + v.pattern.fix, "pfix"));
       if (v.pattern.fix_toml) p.appendChild(el("pre", v.pattern.fix_toml, "ptoml"));
     }
+    if (v.verdict === "hotspot" || v.verdict === "skewed") {  // the autopilot's dry run on this table (serve/plan_route.py)
+      var plan = el("a", "plan a fix", "pplan");
+      plan.href = "plan?table=" + encodeURIComponent(v.table);
+      plan.target = "_blank";
+      p.appendChild(plan);
+    }
   }
 
   // The window shown: the last `seconds` up to `until` (null: now, following the live edge) x the
