@@ -3,6 +3,7 @@ closed pipe. Run through a real subprocess, as a user meets them."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,7 +88,7 @@ def test_a_reader_that_stops_reading_gets_no_error_message(args: tuple[str, ...]
 
 
 @pytest.mark.hbase
-def test_admin_regions_at_80_columns_keeps_every_key_byte_and_region_name(hbase) -> None:  # type: ignore[no-untyped-def]
+def test_admin_regions_fit_80_columns_one_line_a_region_keys_whole_with_wide_and_json(hbase) -> None:  # type: ignore[no-untyped-def]
     """Through a pipe rich draws 80 columns: long binary keys fold onto more lines instead of
     shrinking to nothing, and the region column is the encoded name `admin move` takes, whole."""
     import re
@@ -105,14 +106,18 @@ def test_admin_regions_at_80_columns_keeps_every_key_byte_and_region_name(hbase)
         proc = run("admin", "regions", name, "--hbase", hbase.url)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
+        # One line per region within 80 columns (issue 40: folded keys took 11 lines a region),
+        # the keys cut with "…"; --wide and --json give them whole.
         assert max(len(line) for line in lines) <= 80
-        # A folded key continues on the next line of its cell: join the cells of each column.
-        joined = "".join(c.strip() for line in lines for c in line.split("│")[2:3])
-        for key in splits:
-            assert to_string_binary(key) in joined
+        assert sum(line.startswith("│") for line in lines) == 4 and "…" in proc.stdout
         names = {r.name.rstrip(".").rsplit(".", 1)[-1] for r in store.regions(name)}
         listed = set(re.findall(r"\b[0-9a-f]{32}\b", proc.stdout))
         assert listed == names and len(names) == 4
+        wide = run("admin", "regions", name, "--hbase", hbase.url, "--wide").stdout
+        doc = json.loads(run("admin", "regions", name, "--hbase", hbase.url, "--json", "-").stdout)
+        for key in splits:
+            assert to_string_binary(key) in wide
+        assert [r["start"] for r in doc["regions"]] == ["", *(to_string_binary(k) for k in splits)]
     finally:
         store.delete_table(name)
         store.close()

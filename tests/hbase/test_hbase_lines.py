@@ -106,7 +106,7 @@ def test_create_pre_split_and_load(loaded: Any) -> None:
 def test_merged_scan_returns_rows_in_original_key_order(loaded: Any) -> None:
     out = ok(ks("scan", str(OLD), "--hbase", loaded.url, "--count"))
     assert re.search(rf"\b{ROWS:,}\b|\b{ROWS}\b", out), out
-    out = ok(ks("scan", str(OLD), "--hbase", loaded.url, "--limit", "200"))
+    out = ok(ks("scan", str(OLD), "--hbase", loaded.url, "--limit", "200", "--wide"))  # whole keys
     keys = re.findall(r"│ (\d\d_dev\d{6}_\d+) │", out)
     assert len(keys) == 200, out[-1000:]
     originals = [k.split("_", 1)[1] for k in keys]

@@ -35,10 +35,10 @@ def expected_keys(rows: int) -> list[str]:
 
 def test_pages_across_processes_follow_the_merged_order() -> None:
     want = expected_keys(300)
-    code, out1, _ = invoke("scan", ORDERS, "--load-rows", "300", "--page-size", "4")
+    code, out1, _ = invoke("scan", ORDERS, "--load-rows", "300", "--page-size", "4", "--wide")  # whole keys
     assert code == 0, out1
     token = re.search(r"next page token: (\S+)", out1).group(1)
-    code, out2, _ = invoke("scan", ORDERS, "--load-rows", "300", "--page-size", "4", "--page-token", token)
+    code, out2, _ = invoke("scan", ORDERS, "--load-rows", "300", "--page-size", "4", "--page-token", token, "--wide")
     assert code == 0, out2
     shown = [k for k in re.findall(r"│ (\S+?) +│", out1 + out2) if k in want]
     assert shown == want[:8]

@@ -10,7 +10,7 @@ import click
 
 from keyshape.cli.hbase import _console
 from keyshape.cli.options import open_from_options as _open
-from keyshape.cli.options import hbase_option, user_option
+from keyshape.cli.options import hbase_option, user_option, view_options, view_settings
 
 __all__ = ["admin_group"]
 
@@ -82,12 +82,15 @@ def move_command(region: str, server: str | None, url: str, timeout: float) -> N
 @admin_group.command("regions")
 @click.argument("table")
 @_URL
+@view_options
 def regions_command(table: str, url: str) -> None:
-    """List TABLE's regions in key order with the server each is on."""
-    from keyshape.report.terminal import regions_table
+    """List TABLE's regions in key order with the server each is on (long keys cut with "…" to
+    fit; --wide or --json for every key whole)."""
+    from keyshape.report.terminal import fitting_console, print_regions
 
+    wide, json_path = view_settings()
     regions = _run(url, lambda s: s.regions(table))
-    _console().print(regions_table(regions, f"{table}: {len(regions)} regions"))
+    print_regions(regions, f"{table}: {len(regions)} regions", wide, json_path, fitting_console(stderr=json_path == "-"))
 
 
 @admin_group.command("servers")

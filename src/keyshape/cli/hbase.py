@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from keyshape.cli.options import open_from_options as _open  # also imported from here by cli.phoenix and cli.serve
-from keyshape.cli.options import hbase_option, html_option, json_option, png_option, seed_option, user_option
+from keyshape.cli.options import hbase_option, html_option, json_option, png_option, seed_option, user_option, view_options
 from keyshape.errors import BadInput
 from keyshape.report.output import write_json, write_reports
 
@@ -68,6 +68,7 @@ def _print_connection(out: Any, url: str | None, store: Store) -> None:
     help="The schema of an existing table whose rows SCHEMA's table will receive (as migrate's OLD.toml): "
     "first report how SCHEMA's regions would take a sample of its real keys; needs --hbase.",
 )
+@view_options
 def create_command(schema_path: str, url: str | None, dry_run: bool, source_path: str | None) -> None:
     """Create SCHEMA's table pre-split at the schema's split keys, and verify its regions.
 
@@ -98,11 +99,14 @@ def create_command(schema_path: str, url: str | None, dry_run: bool, source_path
         regions = _create(store, schema)
     finally:
         store.close()
-    from keyshape.report.terminal import assignment_line, regions_table
+    from keyshape.cli.options import view_settings
+    from keyshape.report.terminal import assignment_line, fitting_console, print_regions
 
-    out = _console()
+    wide, json_path = view_settings()
+    out = fitting_console(stderr=json_path == "-")
     _print_connection(out, url, store)
-    out.print(regions_table(regions, f"created {schema.table.full_name} on {_where(url)}: {len(regions)} regions, as the schema asks"))
+    title = f"created {schema.table.full_name} on {_where(url)}: {len(regions)} regions, as the schema asks"
+    print_regions(regions, title, wide, json_path, out)
     from keyshape.schema.ddl import schema_tables
 
     for role, spec, splits in schema_tables(schema)[1:]:
@@ -152,7 +156,10 @@ def _preflight(url: str | None, source: KeySchema, target: KeySchema, err: bool)
     metavar="SECONDS",
     help="How long to wait for the region servers to report the writes in their region loads.",
 )
-def load_command(schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int, settle: float) -> None:
+@json_option("Write the load's numbers (rows, throughput, live and predicted verdicts) as JSON ('-' for stdout).")
+def load_command(
+    schema_path: str, url: str | None, rows: int | None, batch_size: int, seed: int, settle: float, json_path: str | None = None
+) -> None:
     """Write SCHEMA's workload into its table and show how the writes spread over regions.
 
     Creates the table (as `keyshape create`) when it does not exist. Prints the throughput,
@@ -170,7 +177,7 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
         raise BadInput(f"{schema_path}: no [workload] section to generate rows from; add one or pass --rows N (default generators)")
     table = schema.table.full_name
     total = rows if rows is not None else int(getattr(schema.workload, "rows", 0) or 100_000)
-    out, err = _console(), _console(stderr=True)
+    out, err = _console(stderr=json_path == "-"), _console(stderr=True)  # with --json - the JSON owns stdout
     store = _open(url)
     _print_connection(out, url, store)
 
@@ -199,6 +206,27 @@ def load_command(schema_path: str, url: str | None, rows: int | None, batch_size
     finally:
         store.close()
     _print_load(out, err, run, batch_size)
+    if json_path:
+        write_json(json_path, _load_json(run), out)
+
+
+def _load_json(run: LoadRun) -> dict[str, Any]:
+    """``load --json``: what the terminal view says, as numbers."""
+    result = run.result
+    return {
+        "table": run.table,
+        "rows_requested": result.requested,
+        "rows_acknowledged": result.rows,
+        "seconds": result.seconds,
+        "rows_per_second": result.rows_per_second,
+        "longest_wait_seconds": result.longest_wait,
+        "retries": run.retries,
+        "counted": run.counted,
+        "estimated": run.estimated,
+        "reconciled": run.reconciled,
+        "live": run.live.to_dict(),
+        "predicted": run.predicted.to_dict(),
+    }
 
 
 def _print_load(out: Any, err: Any, run: LoadRun, batch_size: int) -> None:

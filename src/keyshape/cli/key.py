@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from keyshape.cli.options import json_option
 from keyshape.errors import BadInput, KeyshapeError
 
 if TYPE_CHECKING:  # annotations only
@@ -128,13 +129,27 @@ def key_ranges(schema_path: str, values: tuple[str, ...]) -> None:
 
 @click.command("lint")
 @click.argument("schema_path", metavar="SCHEMA")
-def lint_command(schema_path: str) -> None:
+@json_option("Write the findings as JSON ('-' for stdout: then the JSON alone).")
+def lint_command(schema_path: str, json_path: str | None = None) -> None:
     """Check a key schema's design; exit 1 when there are errors."""
     findings = _schema(schema_path).lint()
-    for f in findings:
-        click.echo(str(f))
     errors = sum(f.level == "error" for f in findings)
     warnings = sum(f.level == "warning" for f in findings)
-    click.echo(f"{schema_path}: {errors} error(s), {warnings} warning(s)")
+    if json_path is not None:
+        from rich.console import Console
+
+        from keyshape.report.output import write_json
+
+        payload = {
+            "schema": schema_path,
+            "errors": errors,
+            "warnings": warnings,
+            "findings": [{"level": f.level, "code": f.code, "message": f.message, "advice": f.advice} for f in findings],
+        }
+        write_json(json_path, payload, Console(stderr=True))
+    if json_path != "-":
+        for f in findings:
+            click.echo(str(f))
+        click.echo(f"{schema_path}: {errors} error(s), {warnings} warning(s)")
     if errors:
         sys.exit(1)

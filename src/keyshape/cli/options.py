@@ -165,3 +165,41 @@ def open_from_options(url: str | None, user: str | None = None) -> Store:
         raise
     except Exception as exc:  # noqa: BLE001 - a client library's own error, shown as one line
         raise StoreError(f"cannot connect to HBase at {url!r}: {exc}") from exc
+
+
+WIDE_KEY = "keyshape.wide"  # where view_options leaves --wide and --json for the table printers
+JSON_KEY = "keyshape.json"
+
+
+def _remember(key: str) -> Any:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        ctx.meta[key] = value
+
+    return callback
+
+
+def view_options(fn: Any) -> Any:
+    """``--wide`` and ``--json FILE`` for a command that prints a table of keys (scan, get, index
+    lookup, admin regions, create): by default the table fits 80 columns (or the terminal), a long
+    key cut with "…"; ``--wide`` prints every key whole, ``--json`` writes them all as JSON ('-':
+    stdout). Both travel in the click context, so the command's signature does not change."""
+    fn = click.option(
+        "--json",
+        "view_json",
+        type=OUTPUT_FILE_OR_DASH,
+        default=None,
+        expose_value=False,
+        callback=_remember(JSON_KEY),
+        help="Write the rows (or regions) as JSON, every key whole ('-' for stdout).",
+    )(fn)
+    return click.option(
+        "--wide", "view_wide", is_flag=True, expose_value=False, callback=_remember(WIDE_KEY), help="Print every key whole, however wide the table."
+    )(fn)
+
+
+def view_settings() -> tuple[bool, str | None]:
+    """(--wide, --json path) of the running command (False, None outside one)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False, None
+    return bool(ctx.meta.get(WIDE_KEY)), ctx.meta.get(JSON_KEY)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from keyshape.cli.options import columns_option, hbase_option, user_option
+from keyshape.cli.options import columns_option, hbase_option, user_option, view_options
 
 from keyshape.errors import BadInput
 
@@ -19,35 +19,73 @@ __all__ = ["print_rows", "scan_command"]
 
 
 def print_rows(schema: KeySchema, rows: Sequence[Row], title: str) -> None:
-    """Rows as a table: stored key (toStringBinary), decoded fields, the first cells."""
-    from rich.console import Console
+    """Rows as a table: stored key (toStringBinary), decoded fields, the first cells.
+
+    The table fits the terminal (80 columns when piped: no line is padded or wrapped), long values
+    cut with "…"; ``--wide`` prints them whole, ``--json`` writes every row whole (issue 40)."""
     from rich.markup import escape
     from rich.table import Table
 
+    from keyshape.cli.options import view_settings
     from keyshape.core.hbytes import to_string_binary
+    from keyshape.report.terminal import fitting_console
 
+    wide, json_path = view_settings()
+    console = fitting_console(stderr=json_path == "-")
+    if json_path is not None:
+        from keyshape.report.output import write_json
+
+        payload = {
+            "title": title,
+            "rows": [
+                {
+                    "key": to_string_binary(r.key),
+                    "fields": {n: (r.fields or {}).get(n) for n in schema.field_names},
+                    "cells": {to_string_binary(c): to_string_binary(v) for c, v in r.cells.items()},
+                }
+                for r in rows
+            ],
+        }
+        write_json(json_path, payload, console)
+        if json_path == "-":
+            return
     header = ["row key", *schema.field_names, "cells"]
     lines = []
     for r in rows:
         f = r.fields or {}
         shown = ", ".join(f"{to_string_binary(c)}={to_string_binary(v)[:24]}" for c, v in list(r.cells.items())[:3])
         lines.append([to_string_binary(r.key), *(str(f.get(n, "?")) for n in schema.field_names), shown])
+    widths = [max([len(h), *(len(line[i]) for line in lines)]) for i, h in enumerate(header)]
+    if not wide:
+        # Fit the console (80 columns when piped): each field keeps up to 10 characters, the key
+        # and the cells share the rest 3:2, every cut value marked with "…" (issue 40).
+        budget = console.width - (3 * len(header) + 1)
+        for i in range(1, len(header) - 1):
+            widths[i] = min(widths[i], 10)
+        rest = max(12, budget - sum(widths[1:-1]))
+        widths[0] = min(widths[0], max(6, rest * 3 // 5))
+        widths[-1] = min(widths[-1], max(5, rest - widths[0]))
+        lines = [[_cut(text, widths[i]) for i, text in enumerate(line)] for line in lines]
     out = Table(title=title)
-    for h in header:
-        out.add_column(h, no_wrap=True)
+    for h, width in zip(header, widths):
+        out.add_column(_cut(h, width), no_wrap=True, width=width)
     for line in lines:
         out.add_row(*(escape(c) for c in line))  # keys may contain [..]
-    # keys must print whole (users paste them back), so widen past the terminal if needed
-    need = sum(max([len(h), *(len(line[i]) for line in lines)]) + 3 for i, h in enumerate(header)) + 1
-    console = Console(soft_wrap=True)
-    console.width = max(console.width, need)
+    if wide:  # keys print whole (users paste them back): widen past the terminal
+        console.width = max(console.width, sum(w + 3 for w in widths) + 1)
     console.print(out)
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, a cut marked with "…"."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 @click.command("scan")
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @hbase_option()
+@view_options
 @user_option
 @click.option(
     "--load-rows",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from keyshape.cli.options import columns_option, hbase_option, user_option
+from keyshape.cli.options import columns_option, hbase_option, user_option, view_options
 
 from keyshape.errors import BadInput, KeyshapeError
 
@@ -97,6 +97,7 @@ def _csv_records(schema: KeySchema, path: str) -> list[dict[str, Any]]:
 
 
 @click.command("get")
+@view_options
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")
 @click.option(
@@ -281,6 +282,7 @@ def index_group() -> None:
 
 
 @index_group.command("lookup")
+@view_options
 @click.argument("schema_path", metavar="SCHEMA")
 @click.argument("index")
 @click.argument("values", nargs=-1, metavar="[FIELD=VALUE]...")

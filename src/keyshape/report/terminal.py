@@ -312,21 +312,70 @@ def _encoded(name: str) -> str:
     return name.rstrip(".").rsplit(".", 1)[-1] if name.endswith(".") else name
 
 
-def regions_table(regions: Sequence[Any], title: str) -> Table:
+def fitting_console(stderr: bool = False) -> Console:
+    """A console for a table that must fit: the terminal's width, 80 columns when piped."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console.width = 80
+    return console
+
+
+def regions_json(regions: Sequence[Any], title: str) -> dict[str, Any]:
+    """The regions of :func:`regions_table` as JSON: every key whole (toStringBinary)."""
+    return {
+        "title": title,
+        "regions": [
+            {"start": to_string_binary(r.start), "end": to_string_binary(r.end), "server": r.server, "region": _encoded(r.name)} for r in regions
+        ],
+    }
+
+
+def print_regions(regions: Sequence[Any], title: str, wide: bool, json_path: str | None, console: Console) -> None:
+    """``regions_table`` on ``console`` (fitting it, unless ``wide``), and the JSON to ``json_path``
+    when given ('-': stdout, then no table)."""
+    if json_path is not None:
+        from keyshape.report.output import write_json
+
+        write_json(json_path, regions_json(regions, title), console)
+        if json_path == "-":
+            return
+    table = regions_table(regions, title, wide=wide)
+    if wide:  # every key whole on one line: widen past the terminal (the keys are copied)
+        from rich.measure import Measurement
+
+        console.width = max(console.width, Measurement.get(console, console.options.update(width=100_000), table).maximum)
+    console.print(table)
+
+
+def regions_table(regions: Sequence[Any], title: str, wide: bool = False) -> Table:
     """A live table's regions in key order (``Store.regions``: start, end, server, name).
 
     regions: the regions as the store lists them, in key order.
     title: the line over the table.
+    wide: keys whole, folded onto more lines; else (the default) a long key is cut with "…" so a
+        region is one line within 80 columns (a 22-byte Phoenix key folded into 11 lines per region;
+        issue 40): ``--wide`` or ``--json`` shows the keys whole for ``admin split``.
 
-    Keys fold onto more lines rather than lose bytes (they are copied into ``admin split``); the
-    region is its encoded name, which ``admin move`` takes and which fits.
+    The region is its encoded name, which ``admin move`` takes and which fits.
     """
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("#", justify="right", no_wrap=True, min_width=len(str(max(len(regions) - 1, 0))))
-    for col in ("start", "end"):
-        table.add_column(col, overflow="fold", min_width=len("(start)"))
-    table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
-    table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(_encoded(r.name)) for r in regions)]))
+    if wide:
+        for col in ("start", "end"):
+            table.add_column(col, overflow="fold", min_width=len("(start)"))
+        table.add_column("server", no_wrap=True, min_width=max([6, *(len(r.server) for r in regions)]))
+        table.add_column("region (encoded)", no_wrap=True, min_width=max([16, *(len(_encoded(r.name)) for r in regions)]))
+    else:
+        # 80 columns: 16 of borders and padding, the row number, HBase's 32-character encoded
+        # region name whole (admin move takes it), the server and the keys cut with "…"
+        number = len(str(max(len(regions) - 1, 0)))
+        region = min(32, max([16, *(len(_encoded(r.name)) for r in regions)]))
+        server = min(12, max([6, *(len(r.server) for r in regions)]))
+        key = max(7, (80 - 16 - number - region - server) // 2)
+        for col in ("start", "end"):
+            table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=key)
+        table.add_column("server", no_wrap=True, overflow="ellipsis", max_width=server)
+        table.add_column("region (encoded)", no_wrap=True, overflow="ellipsis", max_width=region, min_width=region)
     for i, r in enumerate(regions):
         table.add_row(
             str(i),
