@@ -33,7 +33,7 @@ def widest(text: str) -> int:
 def test_create_fits_80_columns_and_cuts_a_22_byte_phoenix_key() -> None:
     out = run(["create", "examples/phoenix/events.sql"])
     assert widest(out) <= 80, out
-    assert "│ \\x01\\x00\\x00\\x00" in out and "…" in out and PHOENIX_KEY not in out
+    assert "│ \\x01\\x00\\…" in out and PHOENIX_KEY not in out
     # one line per region (8 regions), not 11 folded lines each
     assert sum(line.startswith("│") for line in out.splitlines()) == 8
 
