@@ -120,6 +120,9 @@ def test_splits_with_a_legal_table_still_print() -> None:
         ("analyze {s} --png {dot}", "--png {dot} is the file this command reads"),
         ("compare {s} {s2} --json {s2}", "is the file this command reads"),
         ("analyze {s} --keys {k} --json {k}", "--json {k} is the file this command reads"),
+        ("migrate {s} {s2} --hbase 127.0.0.1:1 --state {s}", "--state {s} is the file this command reads"),
+        ("migrate {s} {s2} --hbase 127.0.0.1:1 --rejects {s2}", "--rejects {s2} is the file this command reads"),
+        ("lint {s} --json {dot}", "--json {dot} is the file this command reads"),
     ],
 )
 def test_no_output_overwrites_an_input(tmp_path: Path, args: str, words: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@
   given without it: ``analyze --split-policy constant`` without ``--auto-split`` used to be ignored
   in silence (issue 40). The help text is the declaration, so help and behaviour cannot drift.
 - **No output path is an input path.** ``analyze victim.toml --html victim.toml`` replaced the
-  schema with HTML; any report file (``--html``/``--png``/``--json``, or migrate's ``--reject``)
+  schema with HTML; any report file (``--html``/``--png``/``--json``, migrate's ``--rejects`` and ``--state``, serve's ``--db``)
   that resolves to a file the same command reads is refused before anything is read or written.
 
 :func:`enforce` wraps every leaf command's callback (``keyshape.cli.main`` calls it once on the
@@ -37,9 +37,9 @@ _WORDS = {"Auto-split": "--auto-split"}
 _CHECKED_BY_COMMAND = {("analyze", "--hbase")}
 
 # Parameters that name a file the command reads although their type is not click.Path(exists=True).
-_INPUT_NAMES = {"schema", "schemas", "schema_path", "keys_file", "ddl_path", "old_path", "new_path", "csv_path", "jsonl_path", "source_path"}
+_INPUT_NAMES = {"schema", "schemas", "schema_path", "keys_file", "ddl_path", "old_path", "new_path", "csv_path", "jsonl_path", "source_path", "config", "queries"}
 # Parameters that name a file the command writes although their type is not OutputFile.
-_OUTPUT_NAMES = {"reject_path"}
+_OUTPUT_NAMES = {"reject_path", "state_path", "db"}
 
 
 def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
