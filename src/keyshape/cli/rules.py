@@ -5,8 +5,9 @@
   given without it: ``analyze --split-policy constant`` without ``--auto-split`` used to be ignored
   in silence (issue 40). The help text is the declaration, so help and behaviour cannot drift.
 - **No output path is an input path.** ``analyze victim.toml --html victim.toml`` replaced the
-  schema with HTML; any report file (``--html``/``--png``/``--json``, migrate's ``--rejects`` and ``--state``, serve's ``--db``)
-  that resolves to a file the same command reads is refused before anything is read or written.
+  schema with HTML; any file a command writes (``--html``/``--png``/``--json``, migrate's
+  ``--rejects`` and ``--state``, serve's ``--db``) that resolves to a file the same command reads
+  is refused before anything is read or written.
 
 :func:`enforce` wraps every leaf command's callback (``keyshape.cli.main`` calls it once on the
 whole tree, so a command added later is covered without a line of its own).
@@ -37,7 +38,10 @@ _WORDS = {"Auto-split": "--auto-split"}
 _CHECKED_BY_COMMAND = {("analyze", "--hbase")}
 
 # Parameters that name a file the command reads although their type is not click.Path(exists=True).
-_INPUT_NAMES = {"schema", "schemas", "schema_path", "keys_file", "ddl_path", "old_path", "new_path", "csv_path", "jsonl_path", "source_path", "config", "queries"}
+_INPUT_NAMES = {
+    *("schema", "schemas", "schema_path", "keys_file", "ddl_path", "old_path", "new_path"),
+    *("csv_path", "jsonl_path", "source_path", "config", "queries"),
+}
 # Parameters that name a file the command writes although their type is not OutputFile.
 _OUTPUT_NAMES = {"reject_path", "state_path", "db"}
 
