@@ -189,3 +189,20 @@ def test_a_balanced_table_gets_no_plan(table: Any, tmp_path: Path) -> None:
     r = run(store, "events", schema, lambda: obs, hbase_url="h", state_path=tmp_path / "s.json", say=said.append)
     assert r.stopped_after == "diagnose" and r.plan is None and r.learned is None
     assert said[-1] == "diagnose: events is balanced; no fix to plan"
+
+
+def test_since_when_of_a_one_region_table_is_the_start_of_its_history_and_said_in_utc(tmp_path: Path) -> None:
+    d = diagnose(_observed([[0], [100], [100], [100]]))
+    assert d.since == T0  # one region took every write from the first interval on
+    said: list[str] = []
+    run(
+        EmbeddedStore(),
+        "events",
+        None,
+        lambda: _observed([[0], [100], [100]]),
+        hbase_url="h",
+        stop_after="diagnose",
+        state_path=tmp_path / "s.json",
+        say=said.append,
+    )
+    assert "since 2026-01-01 00:00:00 UTC" in said[0]

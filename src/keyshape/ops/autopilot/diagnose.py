@@ -3,8 +3,8 @@
 The verdict and the pattern are the poller's own (serve's ``Poller`` judged the table while it
 filled the history): the autopilot repeats them, it does not judge again. "Since when" is read
 off the history: the first interval of the run of intervals, up to the last one, in which the
-busiest key range took more than ``HOT_FACTOR`` x its fair share of the writes (and at least
-half of them when the table has one or two ranges).
+busiest key range took at least ``HOT_FACTOR`` x its fair share of the writes (three quarters of
+them with two ranges; with one, every interval with writes: the whole history is the hot spot).
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def diagnose(observed: Observed) -> Diagnosis:
     pattern = body.get("pattern") or {}
     shares = busiest_shares(observed.writes)
     ranges = max(observed.writes.shape[1], 1)
-    bar = max(HOT_FACTOR / ranges, 0.5 if ranges <= 2 else 0.0)
+    # one range takes every write by definition (hot whenever written); two: three quarters
+    bar = HOT_FACTOR / ranges if ranges > 2 else (0.75 if ranges == 2 else 1.0)
     since = 0.0
     for i in range(len(shares) - 1, -1, -1):
         s = shares[i]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -137,7 +138,7 @@ def run(
 
     obs = result.observed = observe()  # once a run: a bounded poll takes its time
     d = result.diagnosis = diagnose(obs)
-    since = f" since {d.since:.0f}" if d.since else ""
+    since = f" since {datetime.fromtimestamp(d.since, timezone.utc):%Y-%m-%d %H:%M:%S} UTC" if d.since else ""
     say(f"diagnose: {d.verdict} ({d.pattern or 'no pattern'}){since}; busiest range {d.busiest_share:.0%} of the writes — {d.cause}")
     if done("diagnose", d.to_dict()):
         return result
