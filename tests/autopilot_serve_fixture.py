@@ -46,6 +46,9 @@ width = 12
 class Client:
     """serve's app under a real uvicorn server on a free loopback port, asked over HTTP."""
 
+    store: EmbeddedStore
+    schema: KeySchema
+
     def __init__(self, app: object) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -90,6 +93,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Client, History]]:
         clock[0] += 1.0
     assert poller.poll_once()
     client = Client(make_app(poller, history))
+    client.store, client.schema = store, schema  # for tests that write while serve watches
     try:
         yield client, history
     finally:

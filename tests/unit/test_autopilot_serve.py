@@ -42,3 +42,39 @@ def test_plan_a_fix_says_why_not_for_an_unknown_table(served: tuple[Client, Hist
     client, _ = served
     status, text = client.get("/api/plan?table=nope")
     assert status == 404 and "no table" in json.loads(text)["error"]
+
+
+def test_loadsplit_api_gives_the_replayed_effect_of_a_split_and_applies_nothing(served: tuple[Client, History]) -> None:
+    """While a writer keeps appending sequential keys, serve's /api/loadsplit samples the hot
+    region's recent writes and replays the best split: no relief (the newest writes all sort
+    after it), said so; the table keeps its one region."""
+    import threading
+    import time
+
+    client, _ = served
+    stop = threading.Event()
+
+    def write() -> None:
+        i = 10_000
+        while not stop.is_set():
+            t = int(time.time() * 1000)
+            client.store.put("events", client.schema.encode({"event_time": t, "event_id": i}), {b"d:v": b"x"}, t)
+            i += 1
+            time.sleep(0.002)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        time.sleep(0.5)
+        status, text = client.get("/api/loadsplit?table=events&watch=1&lookback=60")
+    finally:
+        stop.set()
+        writer.join(10)
+    found = json.loads(text)
+    assert status == 200, found
+    assert found["writes_per_s"] > 0 and found["sampled_writes"] > 20 and found["split_key"] is not None
+    assert not found["relieves"] and found["busiest_share_after"] > 0.9 and any("sequential key" in n for n in found["notes"])
+    assert found["shell"][0].startswith("split 'events', ")
+    assert len(client.store.regions("events")) == 1  # read-only: nothing applied
+    bad, _ = client.get("/api/loadsplit?table=events&watch=0")
+    assert bad == 400

@@ -4,7 +4,8 @@ history, shown as the same plan page (``report.plan``) and JSON the CLI writes.
 ``GET /plan?table=T`` (HTML) and ``GET /api/plan?table=T`` (JSON): diagnose from the history
 serve keeps (the last hour), learn (a bounded key-only sample of the live table: reads only),
 advise with the current design beside, replay, plan. Nothing on the cluster changes: acting stays
-with ``keyshape autopilot --apply``, whose command the page gives. The table needs its schema in
+with ``keyshape autopilot --apply``, whose command the page gives. ``GET /api/loadsplit?table=T``:
+load-split's relief now (the hot region's split key and its replayed effect), read-only too. The table needs its schema in
 serve's ``--schemas`` (the keys are decoded by it); NEW's schema file is kept beside the history
 (``<db folder>/keyshape-plans/<table>/``), the same file the page's commands name.
 """
@@ -28,7 +29,7 @@ from keyshape.serve.history import History
 from keyshape.serve.observe import from_history
 from keyshape.serve.poller import Poller
 
-__all__ = ["plan_for", "plan_routes"]
+__all__ = ["plan_for", "plan_routes", "split_for"]
 
 HISTORY_S = 3600.0  # the history the plan is learned from
 
@@ -75,7 +76,36 @@ def plan_routes(poller: Poller, history: History, guard: Callable[[Any], Any]) -
         plan = await compute(request)
         return JSONResponse(plan, status_code=int(plan.pop("status", 422)) if "error" in plan else 200)
 
-    return [Route("/plan", guard(page)), Route("/api/plan", guard(api))]
+    async def split(request: Request) -> Response:
+        table = request.query_params.get("table", "")
+        if table not in poller.snapshot() and table not in history.tables():
+            return JSONResponse({"error": f"no table {table!r} polled; see /api/tables"}, status_code=404)
+        try:
+            watch = float(request.query_params.get("watch", "5"))
+            lookback = float(request.query_params.get("lookback", "300"))
+        except ValueError:
+            watch = lookback = -1.0
+        if not (1 <= watch <= 60 and 1 <= lookback <= 86400):
+            return JSONResponse({"error": "watch must be 1-60 s and lookback 1-86400 s"}, status_code=400)
+        body = await run_in_threadpool(split_for, poller, table, watch, lookback)
+        return JSONResponse(body, status_code=422 if "error" in body else 200)
+
+    return [Route("/plan", guard(page)), Route("/api/plan", guard(api)), Route("/api/loadsplit", guard(split))]
+
+
+def split_for(poller: Poller, table: str, watch: float, lookback: float) -> dict[str, Any]:
+    """load-split's proposal for ``table`` (``LoadSplit.to_dict()``: the key, TiKV's scores, the
+    replayed busiest share before and after, the shell line), or ``{"error": ...}``. Read-only:
+    applying it stays with ``keyshape load-split --apply``."""
+    from keyshape.ops.loadsplit import load_split
+
+    store = poller.store
+    if store is None:
+        return {"error": "serve is not connected to the cluster; try again once it polls"}
+    try:
+        return load_split(store, table, watch=watch, lookback=lookback).to_dict()
+    except KeyshapeError as exc:
+        return {"error": str(exc)}
 
 
 def _escape(text: str) -> str:
