@@ -27,7 +27,13 @@ def run(args: list[str]) -> str:
 
 
 def widest(text: str) -> int:
-    return max(len(line) for line in text.splitlines())
+    """The widest line of the table(s) in ``text`` (prose lines are not wrapped when piped)."""
+    return max(len(line) for line in text.splitlines() if line[:1] in "┏┃┡│└")
+
+
+def test_piped_output_is_not_padded() -> None:
+    out = run(["analyze", "examples/sequential.toml", "--rows", "2000"])
+    assert not [line for line in out.splitlines() if line.endswith(" ")], out
 
 
 def test_create_fits_80_columns_and_cuts_a_22_byte_phoenix_key() -> None:

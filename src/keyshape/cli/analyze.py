@@ -198,11 +198,11 @@ def _without_pandas() -> None:
 
 
 def _consoles(json_path: str | None) -> tuple[Any, Any]:
-    from rich.console import Console
+    from keyshape.report.terminal import cli_console
 
     # With --json - the JSON owns stdout; the human view moves to stderr.
-    out = Console(stderr=json_path == "-")
-    return out, Console(stderr=True)
+    out = cli_console(stderr=json_path == "-")
+    return out, cli_console(stderr=True)
 
 
 def _run_with_progress(err: Any, label: str, total: int | None, fn: Callable[..., T], **kwargs: Any) -> T:

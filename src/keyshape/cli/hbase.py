@@ -28,9 +28,9 @@ __all__ = ["create_command", "load_command", "watch_command"]
 
 
 def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+    from keyshape.report.terminal import cli_console
 
-    return Console(stderr=stderr)
+    return cli_console(stderr=stderr)
 
 
 def _create(store: Store, schema: KeySchema) -> list[Any]:

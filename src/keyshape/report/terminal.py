@@ -7,6 +7,7 @@ prints on its own.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -312,12 +313,43 @@ def _encoded(name: str) -> str:
     return name.rstrip(".").rsplit(".", 1)[-1] if name.endswith(".") else name
 
 
+class _TrimmedLines:
+    """A text stream that drops the spaces rich pads each line with before passing it on: piped
+    output (a file, a CI log, ``grep``) has no trailing spaces (issue 40)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.pending = stream, ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self.stream.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(self.pending)
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def cli_console(stderr: bool = False) -> Console:
+    """The console a command prints on: a terminal's own width and wrapping; when piped, tables
+    fit 80 columns, text lines are not wrapped (one finding, one line) and no line is padded."""
+    console = Console(stderr=stderr)
+    if console.is_terminal:
+        return console
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=_TrimmedLines(stream), width=80, soft_wrap=True, stderr=stderr)  # type: ignore[arg-type]  # a write-only text stream
+
+
 def fitting_console(stderr: bool = False) -> Console:
     """A console for a table that must fit: the terminal's width, 80 columns when piped."""
-    console = Console(stderr=stderr)
-    if not console.is_terminal:
-        console.width = 80
-    return console
+    return cli_console(stderr=stderr)
 
 
 def regions_json(regions: Sequence[Any], title: str) -> dict[str, Any]:
