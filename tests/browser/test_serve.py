@@ -456,10 +456,13 @@ def test_the_page_says_why_there_is_no_predicted_map(tmp_path: Path) -> None:
         page.call("Page.navigate", url=f"{service.url}/")
         page.wait_for("Page.loadEventFired")
         page.js("window.ksState.ready.then(function () { window.ksState.select('t'); return window.ksState.refresh(); })")
-        deadline = time.monotonic() + 20  # the page's calls run side by side: wait for its answer
+        deadline = time.monotonic() + 30  # the page's calls run side by side: wait for its answer
         while not page.js("!!window.ksState.predicted") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert page.js("getComputedStyle(document.getElementById('predictbox')).display") == "block"
+            time.sleep(0.5)
+            if not page.js("!!window.ksState.predicted"):  # on a busy machine a first call can fail: the page's own retry, sooner
+                page.js("(function () { window.ksState.select('t'); window.ksState.refresh(); return 1; })()")
+        shown = page.js("getComputedStyle(document.getElementById('predictbox')).display")
+        assert shown == "block", page.js("JSON.stringify([window.ksState.table, window.ksState.predicted])")
         assert page.js("getComputedStyle(document.getElementById('predictpair')).display") == "none"
         note = page.js("document.getElementById('predictnote').textContent")
         assert note.startswith("No predicted map: no key of the 2 observed regions could be built by the schema"), note

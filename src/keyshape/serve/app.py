@@ -380,8 +380,6 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
 
     async def heatmap(request: Request) -> Response:
         name = table_of(request)
-        if (missing := unknown(name)) is not None:
-            return missing
         params = request.query_params
         try:
             seconds = float(params.get("seconds", "3600"))
@@ -404,6 +402,8 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
                 },
                 status_code=400,
             )
+        if (missing := unknown(name)) is not None:  # a malformed request is 400 first, then an unknown table 404
+            return missing
         return JSONResponse(heatmap_body(poller, history, name, seconds, metric, cells, until=until, k0=k0, k1=k1, max_keys=keys))
 
     async def regions(request: Request) -> Response:
