@@ -152,6 +152,7 @@ def test_no_output_overwrites_an_input(tmp_path: Path, args: str, words: str, mo
         ("migrate examples/orders.toml examples/sequential.toml --hbase 127.0.0.1:1 --max-lag 2", "--max-lag works with --cutover only"),
         ("migrate examples/orders.toml examples/sequential.toml --hbase 127.0.0.1:1 --cutover", "--cutover works with --online only"),
         ("analyze examples/orders.toml --sample-per-region 5", "--sample-per-region works with --table only"),
+        ("admin split t '' --hbase 127.0.0.1:1", "KEY: key 0 is empty; HBase refuses it"),
     ],
 )
 def test_an_option_that_would_be_ignored_is_refused(args: str, words: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -53,9 +53,12 @@ def split_command(table: str, key: str, url: str, timeout: float) -> None:
     the HBase shell print keys.
     """
     from keyshape.core.hbytes import to_bytes_binary
+    from keyshape.core.splits import check_split_keys
     from keyshape.report.terminal import regions_table
 
-    daughters = _run(url, lambda s: s.split_region(table, to_bytes_binary(key), timeout=timeout))
+    # The split key as createTable's are checked (an empty key is the table's start, no split point).
+    at = check_split_keys([to_bytes_binary(key, strict=True)], "KEY")[0]
+    daughters = _run(url, lambda s: s.split_region(table, at, timeout=timeout))
     _console().print(regions_table(daughters, f"split {table} at {key}: the daughter regions"))
 
 
