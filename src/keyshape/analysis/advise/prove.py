@@ -18,10 +18,12 @@ created under ``<prefix>_<design>`` and written in two steps:
 
 Before step 2 and after it, every table is scanned whole (round-robin, a lower quartile each): the
 difference is the time of the rows step 2 added, the table's measured time per row (no scanner
-open or region crossing in it). Reads the loaded table cannot hold, those of the whole table or of
-a whole window at the live write rate (at the horizon 10^7-10^11 rows), are the measured time of
-the query on the loaded table plus the rows the horizon adds beyond those it read, at that
-measured time per row. Every other read is measured as it is.
+open or region crossing in it). Every read is the measured time of the query on the loaded table
+plus the rows the horizon adds beyond those it read, at that measured time per row: the scorer
+prices reads from the workload's rates (an entity's share of the rows at the horizon, a window at
+the horizon's write rate, the whole table: 10^3-10^11 rows), which the history copies, at the
+sample's pace and at most :data:`MAX_COPIES`, need not reach; a read the loaded table answers in
+full (a get, the newest ``limit`` rows) has nothing added.
 
 Then each pattern's queries (the scorer's own query values) run by the route the scorer chose for
 the design at the horizon (a get, the key's scan ranges one after another, the index then a
@@ -340,26 +342,22 @@ def spread(advice: Advice, k: int, requests: int | None = None, gaps: tuple[floa
     return [top, *rest, *hands]
 
 
-def _reads_whole(p: Any, route: str) -> bool:
-    """A read whose rows at the horizon are the whole table's or a whole window's at the live
-    write rate (the scorer scales them by the rows written, not by an entity's pace)."""
-    return route == "full scan" or not p.fields
-
-
 def _measured(ld: _Loaded, times: _Times, scorer: Scorer, advice: Advice, copies: int) -> Measured:
     latency: dict[str, tuple[float, float]] = {}
     measured_read = predicted_read = extrapolated = 0.0
     for p, cost in zip(scorer.spec.patterns, ld.predicted.patterns):
         per_query = [float(np.percentile(t, QUANTILE)) for t, _, _ in times[p.name]]
         mean = float(np.mean(per_query))
-        if _reads_whole(p, cost.route):
-            # The rows the horizon adds beyond those the query read, at the read table's measured time per row.
-            read = float(np.mean([r for _, r, _ in times[p.name]]))
-            table = 0 if cost.route != "index" else 1 + ld.score.design.index_table(p.name)
-            extra = max(0.0, cost.rows - read) * ld.per_row_ms[table]
-            per_query = [t + extra for t in per_query]
-            mean += extra
-            extrapolated += p.rate * extra
+        # The rows the horizon adds beyond those the query read, at the read table's measured time
+        # per row: the scorer prices every read from the workload's rates (an entity's share of the
+        # rows at the horizon, a window at the horizon's rate), which the history copies, at the
+        # sample's pace, need not reach (issue 39). A query that read as many rows gets nothing added.
+        read = float(np.mean([r for _, r, _ in times[p.name]]))
+        table = 0 if cost.route != "index" else 1 + ld.score.design.index_table(p.name)
+        extra = max(0.0, cost.rows - read) * ld.per_row_ms[table]
+        per_query = [t + extra for t in per_query]
+        mean += extra
+        extrapolated += p.rate * extra
         latency[p.name] = (float(np.percentile(per_query, 50)), float(np.percentile(per_query, 99)))
         measured_read += p.rate * mean
         predicted_read += p.rate * cost.cost_ms
