@@ -200,6 +200,17 @@ class PhoenixKey:
 
     # --- one column ----------------------------------------------------------------------------
 
+    def column_bytes(self, c: PhoenixColumn, value: Any) -> bytes:
+        """Column ``c``'s bytes for ``value`` as they stand in the key (padded, DESC applied),
+        b"" for NULL; PhoenixKeyError when Phoenix refuses the value. The codec of
+        :class:`~keyshape.schema.fieldtypes.phoenix.PhoenixColumnType`."""
+        return self._column_bytes(c, value)
+
+    def column_value(self, c: PhoenixColumn, data: bytes) -> Any:
+        """Column ``c``'s value for its bytes ``data`` in the key (None for b""); PhoenixKeyError
+        when they are not a value of its type."""
+        return self._value(c, data)
+
     def _column_bytes(self, c: PhoenixColumn, value: Any) -> bytes:
         """The column's bytes as they stand in the key (padded, DESC applied); b"" for NULL."""
         if value is None or (value == "" and c.type.name in ("VARCHAR", "CHAR")) or (value == b"" and c.type.name in ("VARBINARY", "BINARY")):

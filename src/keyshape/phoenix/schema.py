@@ -9,6 +9,7 @@ timestamp in milliseconds, CHAR/VARCHAR -> string, BINARY/VARBINARY -> bytes, BO
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -19,10 +20,12 @@ import pyarrow as pa
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.phoenix.ddl import PhoenixTable, read_ddl_script
-from keyshape.phoenix.key import PhoenixColumn
+from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
 from keyshape.phoenix.lint import lint_phoenix
 from keyshape.phoenix.types import PhoenixTimestamp, parse_text
 from keyshape.schema.fields import FieldSpec
+from keyshape.schema.fieldtypes import FieldType, field_type
+from keyshape.schema.fieldtypes.phoenix import PhoenixColumnType
 from keyshape.schema.keyschema import Columns, KeySchema
 from keyshape.schema.keyschema import load_schema as schema_load
 from keyshape.schema.loaders import register_loader
@@ -59,11 +62,44 @@ _FIELD_TYPE = {
 }
 
 
-def _field(column: PhoenixColumn) -> FieldSpec:
+@dataclass(frozen=True)
+class PhoenixFieldSpec(FieldSpec):
+    """A Phoenix PK column as a key field: its ``type`` is the nearest keyshape type (workloads,
+    decoded columns), its bytes are Phoenix's (:class:`PhoenixColumnType`, its :attr:`ftype`): the
+    column's value, then its separator; a NULL is a value (None)."""
+
+    column_type: PhoenixColumnType | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ftype(self) -> FieldType:
+        assert self.column_type is not None
+        return self.column_type
+
+    @property
+    def self_delimiting(self) -> bool:
+        return True  # fixed width, or up to its separator, or the end of the key
+
+    def coerce(self, value: Any) -> Any:
+        # the nearest keyshape type's reading of a value (a command line's text ...)
+        return FieldSpec(self.name, self.type, self.encoding, self.order, self.width).coerce(value)
+
+    def encode(self, value: Any) -> bytes:
+        assert self.column_type is not None
+        return self.column_type.encode_value(self, _phoenix_value(self.column_type.column, value))
+
+    def decode_at(self, key: bytes, pos: int, end: int | None) -> tuple[Any, int]:
+        assert self.column_type is not None
+        return self.column_type.read(key, pos)
+
+
+def _field(key: PhoenixKey, index: int) -> FieldSpec:
+    column = key.columns[index]
     # an index column Phoenix stores as DECIMAL takes the data column's values (timestamps ...)
     kind = _FIELD_TYPE[(column.data_type or column.type).name]
     encoding = {"string": "text", "bytes": "hbase"}.get(kind, "hbase")
-    return FieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc", column.type.width if kind in ("string", "bytes") else None)
+    width = column.type.width if kind in ("string", "bytes") else None
+    ftype = PhoenixColumnType(field_type(kind), key, index)
+    return PhoenixFieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc", width, column_type=ftype)
 
 
 def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
@@ -99,8 +135,8 @@ class PhoenixKeySchema(KeySchema):
         # Phoenix names the HBase table SCHEMA.NAME in the default namespace (namespace mapping off).
         spec = TableSpec(table.hbase_table, "default", [FamilySpec("0")])
         prefix = make_prefix("phoenix", b"", buckets=key.salt_buckets) if key.salt_buckets else make_prefix("none", b"")
-        fields = [_field(c) for c in key.columns]
-        super().__init__(spec, fields, b"\x00", prefix, [f.name for f in fields], None, workload, source)
+        fields = [_field(key, i) for i in range(len(key.columns))]
+        super().__init__(spec, fields, b"", prefix, [f.name for f in fields], None, workload, source)
 
     def _install_trampolines(self) -> None:
         # KeySchema shadows encode/decode with functions compiled from its field specs; a Phoenix

@@ -196,6 +196,8 @@ class KeyLayout:
     def encode_generic(self, record: Mapping[str, Any]) -> bytes:
         """The row key of ``record``, walking the field specs: the reference every compiled encoder equals."""
         parts = self.parts(record)
+        if self.fields:  # how the key ends is its last field type's rule (Phoenix trims trailing NULLs)
+            parts = self.fields[-1].ftype.key_tail(self.fields, parts)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self.material(parts, k)), k)
 

@@ -16,7 +16,7 @@ decode strips, its C field code, and its integer bounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -103,6 +103,12 @@ class FieldType:
         """The value of a field's bytes ``raw`` (exactly the field's bytes); KeyshapeError when
         they are not a value of this type."""
         raise NotImplementedError
+
+    def key_tail(self, fields: Sequence[Any], parts: list[bytes]) -> list[bytes]:
+        """The encoded ``parts`` of ``fields`` as a key whose last field is of this type ends them
+        (:meth:`KeyLayout.encode_generic` asks the last field's type): unchanged, but for Phoenix's
+        columns, whose trailing NULLs are not written (:mod:`.phoenix`)."""
+        return parts
 
 
 def field_type(name: str) -> FieldType:
