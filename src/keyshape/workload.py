@@ -22,6 +22,7 @@ from keyshape.core.arrowkeys import KEY_FORMATS, from_arrow
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.synthetic import (  # the synthetic workload, re-exported (it lives in schema/)
+    DEFAULT_ROWS,
     GENERATORS,
     GeneratorSpec,
     WorkloadSpec,
@@ -31,6 +32,7 @@ from keyshape.schema.synthetic import (  # the synthetic workload, re-exported (
 )
 
 __all__ = [
+    "DEFAULT_ROWS",
     "GENERATORS",
     "LOAD_QUALIFIER",
     "LOAD_VALUE_BYTES",

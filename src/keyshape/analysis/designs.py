@@ -25,9 +25,8 @@ from keyshape.schema import KeySchema
 from keyshape.schema.keycheck import KeyCheck
 from keyshape.schema.labels import key_label, label_legend
 from keyshape.schema.prefixes import STRATEGIES
-from keyshape.workload import LOAD_QUALIFIER, row_value_bytes
+from keyshape.workload import LOAD_QUALIFIER, WorkloadSpec, row_value_bytes
 
-DEFAULT_ROWS = 200_000
 DEFAULT_VALUE_BYTES = 100
 CHUNK_ROWS = 100_000
 # Workload generators whose values only grow (or only shrink) in write order.
@@ -299,7 +298,7 @@ def analyze_schema(
 ) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
-    - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else 200,000);
+    - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else ``DEFAULT_ROWS``, 100,000);
       ignored with ``keys_file``.
     - ``regions``: override the schema's region count (see ``with_regions``); the regions are
       ``schema.split_keys()``.
@@ -332,7 +331,7 @@ def analyze_schema(
             f"{schema.source}: no [workload] section to generate rows from; add one or pass a file of real keys (--keys FILE --column C)"
         )
     if rows is None:
-        rows = int(getattr(schema.workload, "rows", None) or DEFAULT_ROWS)
+        rows = WorkloadSpec.of(schema.workload).rows
     if rows < 1:
         raise KeyshapeError(f"rows must be at least 1, got {rows}")
     if keys_file is not None:
@@ -451,7 +450,7 @@ def with_key_labels(analysis: Analysis, schema: KeySchema) -> Analysis:
 def _estimate_value_bytes(schema: KeySchema) -> int:
     """Value bytes per row for the size estimates: the schema's ``[workload] value_bytes``, else
     ``DEFAULT_VALUE_BYTES`` (a typical row of a production table, not what ``load`` writes)."""
-    given = getattr(schema.workload, "value_bytes", None)
+    given = WorkloadSpec.of(schema.workload).value_bytes
     return DEFAULT_VALUE_BYTES if given is None else int(given)
 
 
@@ -519,7 +518,7 @@ def compare(
         raise KeyshapeError("compare needs at least one schema")
     loaded = [s if isinstance(s, KeySchema) else KeySchema.load(s) for s in schemas]
     if rows is None:
-        rows = int(getattr(loaded[0].workload, "rows", None) or DEFAULT_ROWS)
+        rows = WorkloadSpec.of(loaded[0].workload).rows
     if names is None:
         names = [Path(s.source).stem if s.source and not s.source.startswith("<") else s.table.full_name for s in loaded]
     return [analyze_schema(s, rows, name=n, **options) for s, n in zip(loaded, names)]

@@ -513,7 +513,9 @@ def compare_command(
         for v in variants:
             out.print(f"[dim]{escape(v.name)}: {escape(v.splits)}[/dim]", highlight=False)
     if rows is None:
-        rows = int(getattr(loaded[0].workload, "rows", 0) or 200_000)
+        from keyshape.workload import WorkloadSpec
+
+        rows = WorkloadSpec.of(loaded[0].workload).rows
     analyses = []
     for schema, name in zip(loaded, names):
         analyses.append(

@@ -171,12 +171,13 @@ def load_command(
     from keyshape.ops.load import load_table
     from keyshape.phoenix.schema import load_schema
     from keyshape.report.terminal import progress_bar
+    from keyshape.workload import WorkloadSpec
 
     schema = load_schema(schema_path)
     if schema.workload is None and rows is None:
         raise BadInput(f"{schema_path}: no [workload] section to generate rows from; add one or pass --rows N (default generators)")
     table = schema.table.full_name
-    total = rows if rows is not None else int(getattr(schema.workload, "rows", 0) or 100_000)
+    total = rows if rows is not None else WorkloadSpec.of(schema.workload).rows
     out, err = _console(stderr=json_path == "-"), _console(stderr=True)  # with --json - the JSON owns stdout
     store = _open(url)
     _print_connection(out, url, store)

@@ -28,7 +28,7 @@ from keyshape.errors import BadInput, StoreError, WriteFailed
 from keyshape.ops.liveheat import METRICS, LiveHeat, Sample, Vanished
 from keyshape.schema import KeySchema
 from keyshape.store.base import BatchWriter, RegionInfo, Store
-from keyshape.workload import LOAD_QUALIFIER, LOAD_VALUE_BYTES, row_value_bytes, row_values
+from keyshape.workload import LOAD_QUALIFIER, LOAD_VALUE_BYTES, WorkloadSpec, row_value_bytes, row_values
 
 __all__ = [
     "METRICS",
@@ -118,7 +118,7 @@ def load_workload(
     if batch_size < 1:
         raise BadInput(f"batch size must be at least 1, got {batch_size}")
     if rows is None:
-        rows = int(getattr(schema.workload, "rows", 0) or 0) or 100_000
+        rows = WorkloadSpec.of(schema.workload).rows
     if rows < 1:
         raise BadInput(f"rows must be at least 1, got {rows}")
     table = schema.table.full_name

@@ -30,10 +30,9 @@ from keyshape.ops.live import (
 )
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
+from keyshape.workload import WorkloadSpec
 
 __all__ = ["LoadRun", "load_table", "write_workload"]
-
-DEFAULT_ROWS = 100_000  # rows to write when neither the caller nor the schema's [workload] says
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def load_table(
     if schema.workload is None and rows is None:
         raise BadInput(f"{schema.table.full_name}: the schema has no [workload] section to generate rows from; add one or pass rows (--rows N)")
     if rows is None:
-        rows = int(getattr(schema.workload, "rows", 0) or DEFAULT_ROWS)
+        rows = WorkloadSpec.of(schema.workload).rows
     table = schema.table.full_name
     created = None
     if not store.table_exists(table):
@@ -167,7 +166,7 @@ def write_workload(store: Store, schema: KeySchema, rows: int) -> int:
     from keyshape.workload import generate
 
     family = schema.table.families[0].name.encode()
-    given = getattr(schema.workload, "value_bytes", None)  # None: the schema sets no value size
+    given = WorkloadSpec.of(schema.workload).value_bytes  # None: the schema sets no value size
     value = b"x" * min(100 if given is None else given or 1, 64)
     n = 0
     with store.writer(schema.table.full_name) as w:

@@ -46,6 +46,7 @@ from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import BadInput, KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
+from keyshape.workload import WorkloadSpec
 
 __all__ = [
     "CELL_TIMESTAMPS",
@@ -352,10 +353,10 @@ def _named_order_field(schema: KeySchema, time_field: str | None) -> str | None:
 
 
 def _workload_order_field(schema: KeySchema) -> str | None:
-    fields = getattr(schema.workload, "fields", None) or {}
+    fields = WorkloadSpec.of(schema.workload).fields
     for f in schema.fields:
         spec = fields.get(f.name)
-        if spec is not None and getattr(spec, "kind", None) in MONOTONIC_GENERATORS:
+        if spec is not None and spec.kind in MONOTONIC_GENERATORS:
             return f.name
     return None
 

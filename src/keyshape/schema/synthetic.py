@@ -55,8 +55,19 @@ from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec, parse_timestamp
 
-__all__ = ["DEFAULT_START", "GENERATORS", "GeneratorSpec", "WorkloadSpec", "Described", "generate", "generate_sample", "parse_workload"]
+__all__ = [
+    "DEFAULT_ROWS",
+    "DEFAULT_START",
+    "GENERATORS",
+    "GeneratorSpec",
+    "WorkloadSpec",
+    "Described",
+    "generate",
+    "generate_sample",
+    "parse_workload",
+]
 
+DEFAULT_ROWS = 100_000  # rows of a workload that does not say: [workload] rows, load, analyze, compare
 DEFAULT_START = "2026-01-01T00:00:00Z"
 # generator -> {option: (kind, default)}; a default of ... means required.
 GENERATORS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
@@ -83,13 +94,29 @@ class GeneratorSpec:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """The ``[workload]`` section: row count, seed, cell size and one generator per key field."""
+    """The ``[workload]`` section: row count, seed, cell size and one generator per key field.
 
-    rows: int = 100_000
+    A schema without the section has ``workload = None``; :meth:`of` gives its defaults, so a
+    reader asks ``WorkloadSpec.of(schema.workload).rows`` instead of guessing with ``getattr``.
+    """
+
+    rows: int = DEFAULT_ROWS
     seed: int = 0
     value_bytes: int | None = None  # as the schema sets it; None: not set (see row_value_bytes)
     fields: dict[str, GeneratorSpec] = field(default_factory=dict)
     key_fields: tuple[FieldSpec, ...] = ()
+
+    @classmethod
+    def of(cls, workload: WorkloadSpec | None) -> WorkloadSpec:
+        """``workload`` itself, or the defaults of a section the schema does not have.
+
+        Args:
+            workload: a schema's ``workload`` (``None`` when it has no ``[workload]`` section).
+
+        >>> WorkloadSpec.of(None).rows, WorkloadSpec.of(None).value_bytes
+        (100000, None)
+        """
+        return cls() if workload is None else workload
 
 
 class Described(Protocol):
@@ -131,7 +158,7 @@ def parse_workload(section: Any, key_fields: Sequence[FieldSpec]) -> WorkloadSpe
 
     Calls ``section.fail`` (a one-line SchemaError) when bad.
     """
-    rows = section.get("rows", int, 100_000, minimum=1)
+    rows = section.get("rows", int, DEFAULT_ROWS, minimum=1)
     seed = section.get("seed", int, 0, minimum=0)
     value_bytes = section.get("value_bytes", int, None, minimum=0)
     by_name = {f.name: f for f in key_fields}
