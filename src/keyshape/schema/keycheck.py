@@ -92,12 +92,7 @@ def fit_codes(schema: KeySchema, keys: KeyArray, threads: int = 1) -> np.ndarray
 
 
 def _native_codes(schema: KeySchema, keys: KeyArray, threads: int) -> np.ndarray | None:
-    # A subclass with its own decoding (Phoenix tables) has its own layout: the KeySchema reader
-    # built from its field specs would not be its reader.
-    from keyshape.schema.keyschema import KeySchema
-
-    if type(schema).decode_many is not KeySchema.decode_many:
-        return None
+    # A layout the C reader cannot read (Phoenix's columns, ordered encodings ...) has none: None.
     from keyshape.schema.compiled_decode import native_readers
 
     reader = native_readers(schema.layout)[True]
