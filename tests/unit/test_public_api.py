@@ -1,6 +1,6 @@
 """keyshape's public API: the package root exports what a library user starts from (a schema, a
-store, the analysis, the errors); everything else is public in its subpackage's ``__all__``, and a
-name that left the root still resolves, with a DeprecationWarning that names its new import."""
+store, the analysis, the errors); everything else is public in its subpackage's ``__all__`` (the
+73 names 0.2 also re-exported at the root left it in 0.4)."""
 
 from __future__ import annotations
 
@@ -58,23 +58,25 @@ def test_every_subpackage_says_what_it_exports_and_it_imports(package: str) -> N
         assert getattr(module, name, None) is not None or importlib.import_module(f"keyshape.{package}.{name}"), name
 
 
-def test_a_name_that_left_the_root_still_works_and_says_where_it_went() -> None:
-    """0.2 code wrote ``keyshape.bytes_compare``: it gets hbytes.compare and the import to use."""
+@pytest.mark.parametrize("name", ["bytes_compare", "salted_scan", "generate_workload", "ordered_decode", "bucket_splits", "migrate", "WorkloadSpec"])
+def test_the_names_0_2_re_exported_are_gone_from_the_root(name: str) -> None:
+    """0.2 wrote ``keyshape.bytes_compare``; 0.3 warned; 0.4 has them in their subpackages only
+    (README, "Python API"), so ``import keyshape`` names 18 things, not 91."""
+    with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
+        getattr(keyshape, name)
+    with pytest.raises(ImportError):
+        exec(f"from keyshape import {name}", {})
+    assert name not in dir(keyshape)
+
+
+def test_the_moved_names_are_where_the_readme_says() -> None:
     from keyshape.core import hbytes, ordered
     from keyshape.read import get, scan, scan_page
     from keyshape.workload import generate
 
-    with pytest.warns(DeprecationWarning, match="from keyshape.core.hbytes import compare as bytes_compare"):
-        assert keyshape.bytes_compare is hbytes.compare
-    with pytest.warns(DeprecationWarning, match="from keyshape.core.splits import bucket_splits$"):
-        from keyshape import bucket_splits  # noqa: F401 - the statement a 0.2 user wrote
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        assert keyshape.ordered_decode is ordered.decode
-        assert (keyshape.salted_get, keyshape.salted_scan, keyshape.salted_scan_page) == (get, scan, scan_page)
-        assert keyshape.generate_workload is generate
-        assert keyshape.ordered_decode(keyshape.ordered_encode_int64(-5)) == (-5, b"")
-    assert "bytes_compare" not in dir(keyshape)
+    assert ordered.decode(ordered.encode_int64(-5)) == (-5, b"")
+    assert hbytes.compare(b"a", b"b") < 0
+    assert all(callable(f) for f in (get, scan, scan_page, generate))
 
 
 def test_compare_designs_is_the_designs_comparison() -> None:
