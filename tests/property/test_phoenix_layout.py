@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from property.test_phoenix_resalt_keys import VALUES, VARIABLE
 
+from keyshape.core.keyarray import KeyArray
 from keyshape.phoenix import PhoenixKeyError, parse_ddl
 from keyshape.phoenix.schema import PhoenixKeySchema
+from keyshape.schema.keycheck import FITS, FOREIGN, WRONG_SALT, fit_codes
 
 
 @st.composite
@@ -55,3 +57,14 @@ def test_the_layout_of_a_phoenix_schema_reads_and_writes_its_keys(case: tuple[st
         assert layout.decode_generic(key) == values
         assert layout.encode_generic(row) == key
         assert layout.encode_generic(values) == key
+
+
+def test_key_checks_read_a_phoenix_tables_keys_by_its_layout() -> None:
+    """keycheck asks the layout whether the C reader reads its keys (no class test): a Phoenix
+    table's keys fit, a key with another salt byte is WRONG_SALT, bytes of no row are FOREIGN."""
+    ddl = "CREATE TABLE T (U VARCHAR NOT NULL, T BIGINT NOT NULL, V VARCHAR CONSTRAINT PK PRIMARY KEY (U, T DESC)) SALT_BUCKETS=8"
+    schema = PhoenixKeySchema(parse_ddl(ddl))
+    keys = [schema.encode({"U": f"user{i}", "T": i}) for i in range(20)]
+    wrong = bytes([(keys[0][0] + 1) % 8]) + keys[0][1:]
+    got = fit_codes(schema, KeyArray.from_keys([*keys, wrong, b"\x03ab"]))
+    assert got.tolist() == [FITS] * 20 + [WRONG_SALT, FOREIGN]
