@@ -36,8 +36,7 @@ if TYPE_CHECKING:
     from keyshape.analysis.designs import analyze_schema
     from keyshape.analysis.designs import compare as compare_designs
     from keyshape.errors import BadInput, KeyshapeError, KeysDoNotFit, Refused, SchemaError, StoreError, TableNotFound, WriteFailed
-    from keyshape.phoenix.schema import load_schema
-    from keyshape.schema import KeyLayout, KeySchema
+    from keyshape.schema import KeyLayout, KeySchema, load_schema
     from keyshape.store import Store, open_store
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -51,7 +50,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "KeysDoNotFit": ("keyshape.errors", "KeysDoNotFit"),
     "KeySchema": ("keyshape.schema", "KeySchema"),
     "KeyLayout": ("keyshape.schema", "KeyLayout"),
-    "load_schema": ("keyshape.phoenix.schema", "load_schema"),
+    "load_schema": ("keyshape.schema", "load_schema"),  # Phoenix files too: their loader registers itself
     "open_store": ("keyshape.store", "open_store"),
     "Store": ("keyshape.store", "Store"),
     "Analysis": ("keyshape.analysis", "Analysis"),

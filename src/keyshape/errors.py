@@ -49,7 +49,8 @@ class TableNotFound(StoreError):
 
 
 class WriteFailed(StoreError):
-    """Rows could not be written; ``rows`` lists every row key that is NOT stored."""
+    """Rows could not be written: ``message`` says how many and why; ``rows`` lists every row key
+    that is NOT stored."""
 
     def __init__(self, message: str, rows: list[bytes] | None = None) -> None:
         super().__init__(message)
@@ -63,7 +64,8 @@ class Refused(KeyshapeError):
 
 class KeysDoNotFit(Refused, BadInput):
     """Real keys analysed against a schema do not fit it (wrong salts, another format): the
-    analysis refuses rather than judge them on the wrong regions. ``check`` is the
+    analysis refuses rather than judge them on the wrong regions. ``message`` says how many keys
+    did not fit and what to do; ``check`` is the
     :class:`keyshape.schema.keycheck.KeyCheck` with the counts and examples. Also a
     :class:`BadInput` (the keys given are not the schema's)."""
 

@@ -73,7 +73,32 @@ class RegionLoad:
 
 @dataclass
 class Analysis:
-    """Everything ``analyze`` measured, plus the verdict. ``heat`` is windows x regions writes."""
+    """Everything ``analyze`` measured, plus the verdict (built by :meth:`Analyzer.finish`).
+
+    - ``name``: what reports call it; ``source``: the schema file or table it came from;
+      ``schema_text``: the schema as written, when reports should show it.
+    - ``rows``: rows (keys) analyzed; ``regions``: one :class:`RegionLoad` per region, in key order.
+    - ``servers``: region servers the regions were spread over (round-robin); ``servers_assumed``:
+      True when not given (``DEFAULT_SERVERS`` stood in); ``server_rows``: rows per server.
+    - ``distribution`` / ``server_distribution``: the spread over regions / servers (max over
+      mean, CV, Gini, the busiest share).
+    - ``key_length_min`` / ``key_length_mean`` / ``key_length_max``: key lengths in bytes;
+      ``key_bytes``: all keys' bytes; ``key_overhead_bytes``: ``key_bytes`` x ``cells_per_row``
+      (HBase repeats the row key in every cell); ``value_bytes``: value bytes per row assumed.
+    - ``heat``: windows x regions writes; ``window_hot_shares``: the busiest region's share of each
+      window; ``hot_window_share`` / ``hot_window_server_share``: the typical busiest share of a
+      window by region / server; ``hot_window_baseline``: that share if the keys were spread at
+      random; ``moment_rows``: writes per window behind ``hot_window_share`` (0: the heat map's).
+    - ``increasing_fraction`` / ``decreasing_fraction``: keys larger / smaller than the one before
+      (write order); ``walk``: how long writes dwell in one region before moving on, and
+      ``walk_chance`` the same for independent writes with the same per-region totals.
+    - ``verdict``, ``reasons``, ``advice``: the judgement, why, and what to change.
+    - ``lint``: the schema's lint findings; ``label_legend``: what ``RegionLoad.start_text`` is made
+      of ("bucket · user_id · ts"); ``auto_split``: the split simulation's summary (None without
+      one); ``key_check``: real keys checked against the schema (None for generated keys);
+      ``row_count``: a live table's rows and how they were counted (None otherwise);
+      ``count_label``: what ``RegionLoad.rows`` counts ("rows", or a watch's requests).
+    """
 
     name: str
     rows: int
@@ -574,7 +599,9 @@ def analyze(
     way memory stays O(regions x windows).
     ``servers`` region servers host the regions round-robin (None: DEFAULT_SERVERS, assumed). ``value_bytes`` (per row) and
     ``cells_per_row`` feed the byte estimates. ``progress`` is called with the number of keys done
-    after each chunk.
+    after each chunk. ``windows`` is the number of write-order windows of the heat map (default 50);
+    ``name`` names the analysis in reports; ``hints`` (what the schema says about its key, e.g.
+    which fields only grow) let the verdict name the cause and the fix.
     """
     if total_rows is None and isinstance(keys, (list, tuple, np.ndarray)) and (len(keys) == 0 or not isinstance(keys[0], (list, tuple, np.ndarray))):
         total_rows = len(keys)  # a flat sequence: windows can be exact

@@ -298,6 +298,7 @@ def analyze_schema(
 ) -> Analysis:
     """Analyze a key design: generate its workload (or read real keys), encode, assign, judge.
 
+    - ``schema``: the key schema, or the path of a schema file (:func:`keyshape.schema.load_schema`).
     - ``rows``: rows to generate (default: the schema's ``[workload] rows``, else ``DEFAULT_ROWS``, 100,000);
       ignored with ``keys_file``.
     - ``regions``: override the schema's region count (see ``with_regions``); the regions are
@@ -318,6 +319,12 @@ def analyze_schema(
       given, else the schema's ``[workload] value_bytes``, else load's 8-byte write index:
       ``keyshape.workload.row_value_bytes``), and that family's compression ratio
       (``COMPRESSION_RATIOS``).
+    - ``auto_split_rows``: the idealized split model: a region splits at its sampled median key
+      once it holds more rows than this (see :func:`keyshape.analysis.analyze`).
+    - ``servers``: region servers hosting the regions round-robin (None: ``DEFAULT_SERVERS``,
+      marked as assumed); ``windows``: write-order windows of the heat map (default 50).
+    - ``seed``: the workload's seed (default 0; the same seed gives the same rows).
+    - ``name``: the analysis' name in reports (default: the table's name).
     - ``time_field``: a timestamp field of the workload whose values (ms) are the write times of
       the split simulation, instead of ``split_model.write_rate``.
     - ``progress(done, total)`` is called after each chunk (total None when unknown).
@@ -511,7 +518,8 @@ def compare(
 ) -> list[Analysis]:
     """Analyze several designs on the same workload size and seed (``analyze_schema`` options).
 
-    ``rows`` defaults to the first schema's workload rows, so every design sees the same count.
+    ``schemas`` are key schemas or schema file paths, analyzed in that order; ``names`` name each
+    one's analysis. ``rows`` defaults to the first schema's workload rows, so every design sees the same count.
     Names default to the schema file stems (the table names may be equal).
     """
     if not schemas:

@@ -1,0 +1,88 @@
+"""Every public function and class documents each of its parameters (issue 43).
+
+The project's convention (happybase's ``Table.scan``): the docstring names each parameter in double
+backticks, most often one per line (``- ``rows``: rows to generate (default ...)``), sometimes inline
+in a sentence (``... against the regions of ``regions``...``). A class is documented by its own
+docstring and its ``__init__``'s; a dataclass's parameters are its fields. ``*args`` / ``**options``
+are not checked (they are passed on; the docstring says where).
+
+A package is listed here once its ``__all__`` passes; add the next one with its docstrings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+# Packages whose __all__ is held to it (keyshape: the root a library user starts from).
+CHECKED = ["keyshape", "keyshape.errors"]
+
+
+def _doc(obj: Any) -> str:
+    parts = [inspect.getdoc(obj) or ""]
+    if inspect.isclass(obj):
+        for special in ("__init__", "__new__"):
+            method = obj.__dict__.get(special)
+            if method is not None and method.__doc__:
+                parts.append(inspect.getdoc(method) or "")
+    return "\n".join(parts)
+
+
+def _parameters(obj: Callable[..., Any]) -> list[str]:
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return []
+    passed_on = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [name for name, p in signature.parameters.items() if name not in ("self", "cls") and p.kind not in passed_on]
+
+
+def undocumented(obj: Any) -> list[str]:
+    """The parameters of ``obj`` its docstring does not name (``name``, ``name(...)`` or ``name=...``
+    in double backticks)."""
+    doc = _doc(obj)
+    return [p for p in _parameters(obj) if not re.search(r"``\**" + re.escape(p) + r"\b", doc)]
+
+
+def _public_callables(package: str) -> list[tuple[str, Any]]:
+    module = importlib.import_module(package)
+    found = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            found.append((f"{package}.{name}", obj))
+    return found
+
+
+@pytest.mark.parametrize("package", CHECKED)
+def test_every_public_name_documents_each_parameter(package: str) -> None:
+    missing = {name: gaps for name, obj in _public_callables(package) if (gaps := undocumented(obj))}
+    assert not missing, f"parameters without a word in the docstring: {missing}"
+
+
+def test_the_check_sees_a_missing_parameter() -> None:
+    def half(rows: int, seed: int = 0) -> int:
+        """Half of ``rows``."""
+        return rows // 2 + seed
+
+    def whole(rows: int, *chunks: int, **options: Any) -> int:
+        """All of it.
+
+        - ``rows``: how many.
+        """
+        return rows
+
+    class Spec:
+        """A spec of ``width`` bytes."""
+
+        def __init__(self, width: int, pad: str) -> None:
+            """``pad(...)`` fills it."""
+
+    assert undocumented(half) == ["seed"]
+    assert undocumented(whole) == []
+    assert undocumented(Spec) == []
