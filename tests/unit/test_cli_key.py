@@ -17,10 +17,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_encode_prints_key_and_length_and_decode_inverts():
-    r = run("key", "encode", ORDERS, "user_id=user42", "order_time=2026-01-01T00:00:00Z", "order_id=A123456")
+    r = run("key", "encode", ORDERS, "user_id=user42", "order_time=2026-01-01T00:00:00Z", "order_id=1123456")
     assert r.returncode == 0, r.stderr
     line, length = r.stdout.splitlines()
-    expected = KeySchema.load(ORDERS).encode({"user_id": "user42", "order_time": 1767225600000, "order_id": "A123456"})
+    expected = KeySchema.load(ORDERS).encode({"user_id": "user42", "order_time": 1767225600000, "order_id": 1123456})
     assert to_bytes_binary(line) == expected and length == f"length: {len(expected)} bytes"
     d = run("key", "decode", ORDERS, line)
     assert d.returncode == 0, d.stderr

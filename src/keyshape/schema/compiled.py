@@ -77,13 +77,13 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
             env["_pack_d"] = struct.Struct(">d").pack
             return lines + [f"    {p} = _pack_d({v})"]
         lo, hi = f.int_domain()
-        x = f"({f.type_max} - {v})" if desc else v
+        x = f"({f.type_max} - {v})" if desc else f"({v} % {10**f.text_width})" if f.keeps_last_digits else v
         if enc == "hbase":
             pk = "_pack_i" if t == "int32" else "_pack_q"
             env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
             return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:", "    " + slow[0]]
         digits = f.text_width  # desc can need more digits than the width: the slow path raises
-        top = f.type_max - lo if desc else hi
+        top = f.type_max - lo if desc else min(hi, 10**digits - 1) if f.keeps_last_digits else hi
         bottom = f.type_max - hi if desc else lo
         fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
         return (
@@ -115,9 +115,6 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                 lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
         else:
             just = "rjust" if f.pad == "left" else "ljust"
-            # A value stored whole with the pad byte at its padded end is refused (it would share
-            # its key with the value without it): the generic path words the error.
-            edge = f"{p} and {p}[{0 if f.pad == 'left' else -1}] == {pad[0]}"  # an int compare, no slice
             if len(pad) != 1:
                 lines += [f"        {p} = {F}.encode({v})"]
             elif f.truncate == "keep-last":
@@ -128,8 +125,6 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                     f"                {p} = {F}.encode({v})",
                     "            else:",
                     f"                {p} = {p}[-{w}:]" + (".translate(_INVERT)" if desc else ""),
-                    f"        elif {edge}:",
-                    f"            {p} = {F}.encode({v})",
                     "        else:",
                     f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
                     "    else:",
@@ -137,7 +132,7 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
                 ]
             else:
                 return lines + [
-                    f"        if len({p}) > {w} or {edge}:",
+                    f"        if len({p}) > {w}:",
                     f"            {p} = {F}.encode({v})",
                     "        else:",
                     f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),

@@ -39,16 +39,22 @@ exactly ``width`` bytes, as binary ids and zero-padded ids given whole are, and 
 on decode); a longer one is an error (``truncate = "error"``, the default) or keeps its last
 ``width`` bytes (``truncate = "keep-last"``, e.g. keeping the last digits of an order number).
 
-Padding never gives two values one key. :meth:`FieldSpec.decode_at` strips the padding, so a value
-stored whole that itself starts (left pad) or ends (right pad) with the pad byte would share its
-key with the value without it (``"0abc"`` and ``"abc"`` are both ``0abc`` at width 4) and decode
-as that other value: such a value is refused, with the fix (a ``pad_char`` the values never hold
-at that end, or ``pad = "none"``). Every accepted value then has its own key and decodes back
-exactly, and every key decodes to the one value that encodes to it. ``order = "desc"`` applies
-the rule before the inversion. A value cut by ``keep-last`` is lossy by declaration: its key is
-its last ``width`` bytes, shared with every value that ends in them and with the shorter value
-those bytes pad from (``"1000123"``, ``"2000123"`` and ``"123"`` at width 6), and decode returns
-those bytes without their padding; it is taken whatever they start with.
+Padding never gives two values of one run one key. :meth:`FieldSpec.decode_at` strips the
+padding, so a value stored whole that itself starts (left pad) or ends (right pad) with the pad
+byte shares its key with the value without it (``"0abc"`` and ``"abc"`` are both ``0abc`` at width
+4) and decodes as that other value. Two such values that meet in one run of data
+(:meth:`FieldSpec.encode_column`: ``encode_many``, a batch a writer encodes) are refused, naming
+both, with the fix (a ``pad_char`` the values never hold at that end, or ``pad = "none"``); a value
+alone is taken (``"0"`` and ``"000042"`` at width 6 are ordinary ids: protecting the empty string or
+``"42"`` by refusing them was the wrong trade), and decode returns it without its padding.
+``order = "desc"`` applies the rule before the inversion. A value cut by ``keep-last`` is lossy by
+declaration: its key is its last ``width`` bytes, shared with every value that ends in them and
+with the shorter value those bytes pad from (``"1000123"``, ``"2000123"`` and ``"123"`` at width
+6), and decode returns those bytes without their padding; it is taken whatever they start with.
+
+A number that is an id (an order number) is best an integer with ``encoding = "text"``: zero-padded
+decimal of ``width`` digits, each value its own key; ``truncate = "keep-last"`` keeps the last
+``width`` digits of a larger one (``1000042`` is ``000042``), and decode returns that number (42).
 """
 
 from __future__ import annotations
@@ -152,6 +158,8 @@ class FieldSpec:
         """
         if self.encoding == "hbase" and self.is_numeric and (self.ftype.min is None or self.ftype.min < 0):
             return False
+        if self.keeps_last_digits:
+            return False  # 1000042 sorts with 42
         if self.ftype.text_like and self.encoding != "ordered" and self.descending:
             return self.width is not None
         return True
@@ -193,6 +201,12 @@ class FieldSpec:
             raise KeyshapeError(f"field {self.name!r} is {t}; cannot use {value!r} ({exc})") from None
 
     @property
+    def keeps_last_digits(self) -> bool:
+        """A text-encoded integer that keeps the last ``width`` digits of a wider value
+        (``truncate = "keep-last"``: an order number's last 6 digits)."""
+        return self.encoding == "text" and self.truncate == "keep-last" and self.ftype.integer
+
+    @property
     def type_max(self) -> int:
         """The largest value of an integer field's type (``order = "desc"`` writes ``type_max - v``); 0 for others."""
         return self.ftype.max or 0
@@ -204,7 +218,7 @@ class FieldSpec:
         lo, hi = ft.min, ft.max
         if self.encoding != "ordered" and self.descending or self.encoding == "text":
             lo = 0
-        if self.encoding == "text" and not self.descending:
+        if self.encoding == "text" and not self.descending and not self.keeps_last_digits:
             hi = min(hi, 10**self.text_width - 1)
         return lo, hi
 
@@ -236,8 +250,6 @@ class FieldSpec:
             if self.type == "string":  # do not start inside a UTF-8 sequence
                 while raw and 0x80 <= raw[0] < 0xC0:
                     raw = raw[1:]
-        elif self.pad != "none" and (raw.startswith(self.pad_byte) if self.pad == "left" else raw.endswith(self.pad_byte)):
-            raise self._pad_refusal(raw)
         if self.pad == "none" and len(raw) != w:
             raise KeyshapeError(
                 f"field {self.name!r}: value {hbytes.to_string_binary(raw)} is {len(raw)} bytes, not "
@@ -251,23 +263,54 @@ class FieldSpec:
         """The one byte (a UTF-8 character for strings) padding fills a short value with."""
         return self.pad_char.encode("latin-1") if self.type == "bytes" else self.pad_char.encode("utf-8")
 
-    def _pad_refusal(self, raw: bytes) -> KeyshapeError:
-        """The error for ``raw``, a value stored whole whose padded end already holds the pad byte:
-        decode strips the padding, so it would share its key with the value without that byte."""
+    def _pad_refusal(self, raw: bytes, twin: bytes) -> KeyshapeError:
+        """The error for ``raw`` and ``twin``, two values of one run stored whole that pad to one
+        key (``raw`` holds the pad byte at its padded end; decode strips it and returns the shorter)."""
         pb, w = self.pad_byte, self.width
         left = self.pad == "left"
-        twin = raw.lstrip(pb) if left else raw.rstrip(pb)
         if self.type == "string":
             show, pad = (lambda b: repr(b.decode("utf-8", "replace"))), f"pad character {self.pad_char!r}"
         else:
             show, pad = hbytes.to_string_binary, f"pad byte {hbytes.to_string_binary(pb)}"
         end = "start" if left else "end"
         return KeyshapeError(
-            f"field {self.name!r}: value {show(raw)} {end}s with the {pad}, so it would share its key with "
-            f"{show(twin) if twin else 'the empty value'} ({self.pad} padding to width {w} is stripped on decode); "
-            f"give values that do not {end} with it, a pad_char they never {end} with, "
+            f"field {self.name!r}: values {show(raw)} and {show(twin) if twin else 'the empty value'} of one run "
+            f"share one key ({self.pad} padding to width {w} is stripped on decode, so {show(raw)} {end}ing with the "
+            f"{pad} cannot be told apart); give values that do not {end} with it, a pad_char they never {end} with, "
             f"or pad = 'none' (every value exactly {w} bytes)"
         )
+
+    def _raw(self, value: Any) -> bytes:
+        """A string/bytes value's bytes before padding (as :meth:`encode` takes them)."""
+        v = self.coerce(value)
+        return v.encode("utf-8") if self.type == "string" else bytes(v)
+
+    def refuse_twins(self, values: Sequence[Any] | np.ndarray, keys: KeyArray) -> None:
+        """The pad rule of one run of data (``values`` and their encoded ``keys``): two distinct
+        values stored whole (not cut by ``keep-last``) that pad to one key are refused, with the
+        pair named; a value alone is never refused for holding the pad byte (``"0"`` and
+        ``"000042"`` at width 6 encode; decode returns them without their padding: ``""``, ``"42"``).
+
+        Only keys whose padded end holds the pad byte can be shared, so a run without such keys
+        costs one vector compare."""
+        w = self.width
+        if w is None or self.pad == "none" or not self._plain_in_cells() or len(keys) < 2:
+            return
+        m = keys.matrix
+        if m.shape[1] != w:
+            return
+        pb = self.pad_byte[0] ^ (0xFF if self.descending else 0)
+        rows = np.flatnonzero((m[:, 0] if self.pad == "left" else m[:, w - 1]) == pb)
+        if len(rows) < 2:
+            return
+        seen: dict[bytes, bytes] = {}
+        for i in rows.tolist():
+            raw = self._raw(values[i])
+            if len(raw) > w:
+                continue  # cut by keep-last: lossy by declaration
+            other = seen.setdefault(m[i].tobytes(), raw)
+            if len(other) != len(raw):
+                raise self._pad_refusal(max(raw, other, key=len), min(raw, other, key=len))
 
     def encode(self, value: Any) -> bytes:
         """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
@@ -293,6 +336,8 @@ class FieldSpec:
                 v = self.type_max - v
             if enc == "hbase":
                 return hbytes.int32(v) if t == "int32" else hbytes.int64(v)
+            if self.keeps_last_digits:
+                v %= 10**self.text_width
             digits = b"%d" % v
             if len(digits) > self.text_width:
                 raise KeyshapeError(f"field {self.name!r}: {v} needs {len(digits)} digits, more than width {self.text_width}; raise width")
@@ -379,6 +424,13 @@ class FieldSpec:
     # ----------------------------------------------------------------------------- many values
 
     def encode_column(self, values: Sequence[Any] | np.ndarray) -> KeyArray:
+        """Encode many values, the same bytes as :meth:`encode` per value, as a KeyArray; the
+        values are one run of data (:meth:`refuse_twins`)."""
+        keys = self._encode_column(values)
+        self.refuse_twins(values, keys)
+        return keys
+
+    def _encode_column(self, values: Sequence[Any] | np.ndarray) -> KeyArray:
         """Encode many values, the same bytes as :meth:`encode` per value, as a KeyArray.
 
         Built with numpy without per-value Python for numeric columns given as numpy arrays and
@@ -463,13 +515,6 @@ class FieldSpec:
             return None
         if self.pad == "none" and (lengths != w).any():
             return None
-        if self.pad != "none" and matrix.shape[1]:
-            # the pad rule (see _fit): a value stored whole must not hold the pad byte at its padded end
-            edge = matrix[:, 0] if self.pad == "left" else matrix[np.arange(n), np.maximum(lengths - 1, 0)]
-            bad = (edge == pad[0]) & (lengths > 0) & (lengths <= w)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise self._pad_refusal(matrix[i, : lengths[i]].tobytes())
         first, last = int(lengths.min()), int(lengths.max())
         if first == last:  # one length (the usual case): move whole columns
             out = np.full((n, w), pad[0], dtype=np.uint8)
@@ -509,7 +554,6 @@ class FieldSpec:
         raw = [v.encode("utf-8") for v in vals] if want is str else list(vals)
         w = self.width
         if w is not None:
-            whole = raw
             if max(map(len, raw), default=0) > w:
                 ascii_only = want is bytes or b"".join(raw).isascii()
                 if self.truncate != "keep-last" or not ascii_only:
@@ -518,12 +562,6 @@ class FieldSpec:
             if self.pad == "none" and min(map(len, raw), default=w) != w:
                 return None
             pb = self.pad_byte
-            if self.pad != "none":  # the pad rule (see _fit), on the values stored whole
-                edges = list(map(operator.itemgetter(slice(0, 1) if self.pad == "left" else slice(-1, None)), whole))
-                if pb in edges:
-                    for r, e in zip(whole, edges):
-                        if e == pb and len(r) <= w:
-                            raise self._pad_refusal(r)
             raw = [r.rjust(w, pb) for r in raw] if self.pad == "left" else [r.ljust(w, pb) for r in raw]
         if self.descending:
             raw = [r.translate(_INVERT) for r in raw]
@@ -547,6 +585,8 @@ class FieldSpec:
             dt = ">i4" if t == "int32" else ">i8"
             return a.astype(dt).view(np.uint8).reshape(n, self.ftype.widths["hbase"])
         w = self.text_width
+        if self.keeps_last_digits:
+            a = a % np.int64(10**w) if w < 19 else a
         if int(a.max()) >= 10**w:
             raise KeyshapeError(f"field {self.name!r}: {int(a.max())} needs more digits than width {w}; raise width")
         return textcols.digit_matrix(a.astype(np.uint64), w)

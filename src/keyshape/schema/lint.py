@@ -131,10 +131,17 @@ def _padded(f: Any) -> bool:
     return f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None and f.pad != "none"
 
 
-def _pad_clash(f: Any, raw: bytes) -> bool:
-    """True when ``raw`` (a value's bytes) is stored whole with the pad byte at its padded end."""
+def _twins(f: Any, raws: list[bytes]) -> np.ndarray:
+    """Per value, True when it is stored whole with the pad byte at its padded end and another
+    value of ``raws`` (values' bytes, one run) pads to its key: padding is stripped on decode, so
+    ``"0abc"`` and ``"abc"`` share ``0abc`` (True for ``"0abc"``)."""
     pb = f.pad_byte
-    return len(raw) <= f.width and (raw.startswith(pb) if f.pad == "left" else raw.endswith(pb))
+    strip = bytes.lstrip if f.pad == "left" else bytes.rstrip
+    forms: dict[bytes, set[bytes]] = {}
+    for r in raws:
+        if len(r) <= f.width:
+            forms.setdefault(strip(r, pb), set()).add(r)
+    return np.fromiter((len(r) <= f.width and strip(r, pb) != r and len(forms[strip(r, pb)]) > 1 for r in raws), dtype=bool, count=len(raws))
 
 
 def _raw(f: Any, v: Any) -> bytes:
@@ -153,7 +160,7 @@ def _padding(schema: _Design, cols: dict[str, Any], out: list[Finding]) -> dict[
         if f.name in seen:
             continue
         seen.add(f.name)
-        if f.type in ("string", "bytes") and f.encoding != "ordered" and f.width is not None and f.truncate == "keep-last":
+        if f.encoding != "ordered" and f.width is not None and f.truncate == "keep-last":
             out.append(
                 Finding(
                     "info",
@@ -171,24 +178,25 @@ def _padding(schema: _Design, cols: dict[str, Any], out: list[Finding]) -> dict[
         bad: list[str] = []
         gen = schema.workload.fields.get(f.name) if schema.workload is not None else None
         if gen is not None and gen.kind == "categorical":
-            listed = [v for v in gen.options["values"] if _pad_clash(f, _raw(f, v))]
+            values = list(gen.options["values"])
+            listed = [v for v, t in zip(values, _twins(f, [_raw(f, v) for v in values])) if t]
             if listed:
                 bad.append(
-                    f"{len(listed)} of the {len(gen.options['values'])} categorical values of {f.name} {end} with the {shown} (e.g. {listed[0]!r})"
+                    f"{len(listed)} of the {len(values)} categorical values of {f.name} {end} with the {shown} beside their twin (e.g. {listed[0]!r})"
                 )
         if f.name in cols:
-            clash = np.fromiter((_pad_clash(f, _raw(f, v)) for v in cols[f.name]), dtype=bool, count=n)
+            clash = _twins(f, [_raw(f, v) for v in cols[f.name]])
             if clash.any():
                 first = cols[f.name][int(np.argmax(clash))]
-                bad.append(f"{int(clash.sum())} of {n} sampled values of {f.name} {end} with the {shown} (e.g. {first!r})")
+                bad.append(f"{int(clash.sum())} of {n} sampled values of {f.name} {end} with the {shown} beside their twin (e.g. {first!r})")
                 keep &= ~clash
         if bad:
             out.append(
                 Finding(
                     "error",
                     "pad-collision",
-                    "; ".join(bad) + f": each would share its key with the value without it "
-                    f"({f.pad} padding to width {f.width} is stripped on decode), so encode refuses them",
+                    "; ".join(bad) + f": a value that {end}s with the {shown} and the value without it "
+                    f"({f.pad} padding to width {f.width} is stripped on decode) are one key, so encode_many refuses such a pair",
                     fix,
                 )
             )
@@ -199,8 +207,8 @@ def _padding(schema: _Design, cols: dict[str, Any], out: list[Finding]) -> dict[
                     "info",
                     "pad-ambiguous",
                     f"{f.name} is padded to width {f.width} with {f.pad_char!r} on the {f.pad}: a value{whole} "
-                    f"that {end}s with {f.pad_char!r} is refused, since it would share its key with the value "
-                    "without it",
+                    f"that {end}s with {f.pad_char!r} shares its key with the value without it (decode returns "
+                    "that one); a run of data holding both is refused",
                     f"if values can {end} with it (zero-padded ids given whole), " + fix,
                 )
             )

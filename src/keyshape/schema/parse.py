@@ -257,7 +257,11 @@ def parse_field(s: Section, index: int = 0) -> FieldSpec:
     # "0" pad would refuse: see fields.py, padding never gives two values one key)
     pad = s.get("pad", str, ft.default_pad, choices=("none", "left", "right")) if text_like else "left"
     pad_char = s.get("pad_char", str, ft.default_pad_char) if text_like else "0"
-    truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if text_like else "error"
+    # keep-last also cuts a decimal integer to its last width digits (an order number's last 6)
+    cuts = text_like or ft.integer and encoding == "text"
+    truncate = s.get("truncate", str, "error", choices=("error", "keep-last")) if cuts else "error"
+    if truncate == "keep-last" and numeric and order == "desc":
+        s.fail("truncate", "keep-last cuts the value and order = 'desc' writes MAX - value: they do not mix", "use order = 'asc' or drop truncate")
     if text_like and len(pad_char) != 1:
         s.fail("pad_char", f"{pad_char!r} must be one character", "e.g. pad_char = '0'")
     # The pad fills the width byte by byte: a character of more than one byte would overfill it.
