@@ -172,7 +172,7 @@ def test_migrate_via_bulkload_is_exact_and_rejects_as_the_put_path(hbase: Any, t
         store.close()
 
 
-def test_cli_migrate_via_bulkload_verifies_and_refuses_online(hbase: Any, tmp_path: Path) -> None:
+def test_cli_migrate_via_bulkload_verifies(hbase: Any, tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -195,8 +195,8 @@ def test_cli_migrate_via_bulkload_verifies_and_refuses_online(hbase: Any, tmp_pa
     try:
         create_table_from_schema(store, old)
         fill(store, old, 100)
-        refused = run("--via", "bulkload", "--online")
-        assert refused.returncode != 0 and "Traceback" not in refused.stderr and "--online copies with puts" in refused.stderr
+        refused = run("--via", "bulkload", "--master", "local[2]")
+        assert refused.returncode != 0 and "Traceback" not in refused.stderr and "--master applies to --spark only" in refused.stderr
         proc = run("--via", "bulkload", "--state", str(tmp_path / "s.json"))
         assert proc.returncode == 0, proc.stderr
         assert "copied 100 rows" in proc.stdout and "verify: OK" in proc.stdout

@@ -191,13 +191,24 @@ def migrate_command(
         raise click.UsageError("--set-replication-scope, --cutover and --sink-bind apply to --online only")
     if online and (verify_only or resume):
         raise click.UsageError("--online resumes by itself and verifies at --cutover; drop --resume/--verify-only")
-    if online and (spark or via == "bulkload"):
-        raise click.UsageError("--online copies with puts for now; drop --spark/--via bulkload")
     if master and not spark:
         raise click.UsageError("--master applies to --spark only")
     old, new = load_schema(old_path), load_schema(new_path)
     if online:
-        _migrate_online(url, old, new, state_path, reject_path, set_replication_scope, cutover, max_lag, sink_bind, batch_size, max_rows_per_sec)
+        bulk_copy: Any = None  # issue 42: the copy step through the bulk-load path
+        if spark:
+            from functools import partial
+
+            from keyshape.spark.migrate import migrate_spark
+
+            bulk_copy = partial(_spark_copy, migrate_spark, url, master)
+        elif via == "bulkload":
+            from keyshape.ops.migrate_bulk import migrate_bulk
+
+            bulk_copy = migrate_bulk
+        _migrate_online(
+            url, old, new, state_path, reject_path, set_replication_scope, cutover, max_lag, sink_bind, batch_size, max_rows_per_sec, bulk_copy
+        )
         return
     err = Console(stderr=True)
     store = _store(url)
@@ -267,6 +278,11 @@ def migrate_command(
     click.echo("verify: OK, source and target hold the same rows and cells")
 
 
+def _spark_copy(migrate_spark: Any, url: str, master: str | None, store: Any, old: KeySchema, new: KeySchema, **copy: Any) -> Any:
+    """The online copy step as a Spark job (its tasks open their own connections to ``url``)."""
+    return migrate_spark(url, old, new, master=master, **copy)
+
+
 def _migrate_online(
     url: str,
     old: KeySchema,
@@ -279,6 +295,7 @@ def _migrate_online(
     sink_bind: str | None,
     batch_size: int,
     max_rows_per_sec: float | None,
+    bulk_copy: Any = None,
 ) -> None:
     """``migrate --online``: run :func:`keyshape.ops.migrate_online.migrate_online` with a live
     status line (a line every 5 s when stderr is not a terminal)."""
@@ -330,6 +347,7 @@ def _migrate_online(
                 notice=notice,
                 batch_size=batch_size,
                 max_rows_per_sec=max_rows_per_sec,
+                bulk_copy=bulk_copy,
             )
         finally:
             if live is not None:

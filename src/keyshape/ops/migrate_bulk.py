@@ -224,10 +224,13 @@ def migrate_bulk(
     max_rows_per_sec: float | None = None,
     run_rows: int = RUN_ROWS,
     progress: Callable[[int], None] | None = None,
+    on_started: Callable[[], None] | None = None,
 ) -> MigrationResult:
     """Copy ``old``'s table into ``new``'s design through the bulk-load path, one source region
     after another, in this process (see the module docstring; the Spark copy is
-    :func:`keyshape.spark.migrate.migrate_spark`). ``store`` must be an HBase store."""
+    :func:`keyshape.spark.migrate.migrate_spark`). ``store`` must be an HBase store.
+    ``on_started()`` is called once the target is checked (empty, or a resume's) and before the
+    first file is loaded (``migrate --online`` lets its stream apply from then on)."""
     if max_rows_per_sec is not None and max_rows_per_sec <= 0:
         raise BadInput(f"--max-rows-per-sec must be positive, got {max_rows_per_sec}")
     if not hasattr(store, "cluster"):
@@ -241,6 +244,8 @@ def migrate_bulk(
     formats = family_formats(store, target)
     new_starts = [r.start for r in store.regions(target)]
     seen = seen_rejects(rejects_file)
+    if on_started is not None:
+        on_started()
     throttle = _Throttle(max_rows_per_sec)
     rows = cells = 0
     started = time.perf_counter()

@@ -117,13 +117,14 @@ def migrate_spark(
     run_rows: int = RUN_ROWS,
     on_task: Callable[[int, int], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    on_started: Callable[[], None] | None = None,
 ) -> MigrationResult:
     """Copy OLD's table (HBase at ``url``) into NEW's design with a Spark job writing HFiles and
     the driver bulk-loading them (see the module docstring). ``spark``: a SparkSession to use
     (else one on ``master``, default ``local[*,4]``). ``on_task(region index, attempt)`` is called
     in the task before it copies (tests fail a task there). Returns the put path's
     ``MigrationResult``; StoreError names the regions whose tasks failed (the rest is loaded and
-    checkpointed: run again with ``resume``)."""
+    checkpointed: run again with ``resume``). ``on_started()``: as :func:`~keyshape.ops.migrate_bulk.migrate_bulk`'s."""
     from keyshape.store import open_store
 
     old, new = as_schema(old), as_schema(new)
@@ -144,6 +145,8 @@ def migrate_spark(
         new_starts = [r.start for r in store.regions(target)]
         pending = [(i, bytes.fromhex(e["start"]), bytes.fromhex(e["end"])) for i, e in enumerate(state["regions"]) if not e["done"]]
         seen = seen_rejects(rejects_file)
+        if on_started is not None:
+            on_started()
         spark = spark or session(master or DEFAULT_MASTER, "keyshape-migrate")
         sc = spark.sparkContext
         parallel = max(1, min(sc.defaultParallelism, len(pending) or 1))
