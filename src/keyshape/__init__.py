@@ -87,13 +87,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use (then cached here), or a subpackage
-    (``keyshape.analysis``) as the import system gives it. The names 0.2 re-exported here
-    (``bytes_compare``, ``salted_scan``...) left in 0.4: they live in their subpackages only.
-
-    Args:
-        name: the attribute asked of ``keyshape``.
-    """
+    """The public name ``name``, imported from its module on first use (then cached here), or a
+    subpackage (``keyshape.analysis``) as the import system gives it. The names 0.2 re-exported
+    here (``bytes_compare``, ``salted_scan``...) left in 0.4: they live in their subpackages only."""
     import importlib
 
     where = _LAZY.get(name)

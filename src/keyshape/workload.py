@@ -61,14 +61,14 @@ _WRITE_INDEX = struct.Struct(">q")
 
 
 def row_value_bytes(workload: WorkloadSpec | None) -> int:
-    """The value bytes of each row ``load`` writes: ``[workload] value_bytes`` when the schema
-    sets it, else ``LOAD_VALUE_BYTES`` (the row's write index alone)."""
+    """The value bytes of each row ``load`` writes: the ``workload``'s ``value_bytes`` when the
+    schema sets it, else ``LOAD_VALUE_BYTES`` (the row's write index alone)."""
     given = None if workload is None else workload.value_bytes
     return LOAD_VALUE_BYTES if given is None else int(given)
 
 
 def row_values(first: int, count: int, size: int = LOAD_VALUE_BYTES) -> list[bytes]:
-    """The values of rows ``first .. first+count-1``, ``size`` bytes each: the write index as a
+    """The values of the ``count`` rows ``first .. first+count-1``, ``size`` bytes each: the write index as a
     big-endian long (so a reader can tell which write a cell came from; its low ``size`` bytes
     when ``size`` < 8), then filler that a block compressor cannot shrink (a 64-bit mix of the
     index and the position), so a store file holds what the split simulation counts."""
@@ -242,7 +242,8 @@ def read_key_arrays(path: str | Path, column: str | None = None, chunk_rows: int
 
     ``path`` is a file, a directory of data files or a glob (see :func:`key_files`). ``column``
     defaults to the first column. Binary columns are taken as is; text is read per
-    ``key_format`` (see :func:`keyshape.core.arrowkeys.from_arrow`). Batch by batch, never whole.
+    ``key_format`` (see :func:`keyshape.core.arrowkeys.from_arrow`). Batch by batch, never whole:
+    ``chunk_rows`` keys at most per array.
     """
     if key_format not in KEY_FORMATS:
         raise KeyshapeError(f"unknown key_format {key_format!r}; use binary, raw or hex")
@@ -257,7 +258,8 @@ def read_keys(path: str | Path, column: str | None = None, chunk_rows: int = 100
     """Stream row keys from a CSV, Parquet (``.parquet``/``.pq``) or ORC file, a directory of
     them or a glob, in chunks of bytes.
 
-    ``column`` defaults to the first column. Binary Parquet columns are taken as is; text is read
+    ``path`` is a file, a directory or a glob (:func:`key_files`); ``column`` defaults to the first
+    column; each chunk holds at most ``chunk_rows`` keys. Binary Parquet columns are taken as is; text is read
     per ``key_format``: ``"binary"`` (HBase ``toStringBinary`` form, ``\\xNN`` escapes, what the
     HBase shell prints), ``"raw"`` (the UTF-8 bytes of the text) or ``"hex"``. The file is read
     batch by batch, never whole. :func:`read_key_arrays` is the same without ``bytes`` per key.
@@ -271,6 +273,8 @@ def read_records(path: str | Path, columns: list[str] | None = None, chunk_rows:
 
     Parquet numeric columns become numpy arrays; everything else (all CSV columns, read as text so
     leading zeros survive) becomes a list, which :meth:`KeySchema.encode_many` parses per field.
+    ``path`` is a file, a directory or a glob (:func:`key_files`); ``columns`` the columns to read
+    (None: all); each chunk holds at most ``chunk_rows`` records.
     """
     for batch in _batches(path, columns, chunk_rows):
         yield record_columns(batch)
@@ -279,7 +283,8 @@ def read_records(path: str | Path, columns: list[str] | None = None, chunk_rows:
 def record_columns(batch: Any, names: Sequence[str] | None = None) -> dict[str, np.ndarray | list]:
     """The columns of a pyarrow RecordBatch as :meth:`KeySchema.encode_many` takes them: numeric
     columns without nulls as numpy arrays, Arrow timestamps as int64 milliseconds since the epoch
-    (what timestamp fields hold), everything else as a list."""
+    (what timestamp fields hold), everything else as a list. ``batch`` is the RecordBatch;
+    ``names`` the columns to take, in that order (None: all of them)."""
     import pyarrow as pa
 
     out: dict[str, np.ndarray | list] = {}

@@ -86,7 +86,8 @@ _INT_GENERATORS = ("sequential", "sequential-time", "jittered-time", "zipf", "de
 
 @dataclass(frozen=True)
 class GeneratorSpec:
-    """One field's generator and its options (defaults filled in)."""
+    """One field's generator: ``kind`` (a name of ``GENERATORS``) and its ``options`` (defaults
+    filled in)."""
 
     kind: str
     options: dict[str, Any] = field(default_factory=dict)
@@ -95,6 +96,13 @@ class GeneratorSpec:
 @dataclass(frozen=True)
 class WorkloadSpec:
     """The ``[workload]`` section: row count, seed, cell size and one generator per key field.
+
+    - ``rows``: rows to generate (``DEFAULT_ROWS``, 100,000, when the section does not say).
+    - ``seed``: mixed with :func:`generate`'s seed (default 0).
+    - ``value_bytes``: value bytes per row as the schema sets it; None: not set (see
+      :func:`keyshape.workload.row_value_bytes`).
+    - ``fields``: the generator of each key field, by name.
+    - ``key_fields``: the key's fields, in key order.
 
     A schema without the section has ``workload = None``; :meth:`of` gives its defaults, so a
     reader asks ``WorkloadSpec.of(schema.workload).rows`` instead of guessing with ``getattr``.
@@ -108,10 +116,8 @@ class WorkloadSpec:
 
     @classmethod
     def of(cls, workload: WorkloadSpec | None) -> WorkloadSpec:
-        """``workload`` itself, or the defaults of a section the schema does not have.
-
-        Args:
-            workload: a schema's ``workload`` (``None`` when it has no ``[workload]`` section).
+        """``workload`` itself (a schema's ``workload``), or the defaults of a ``[workload]``
+        section the schema does not have (``workload`` None).
 
         >>> WorkloadSpec.of(None).rows, WorkloadSpec.of(None).value_bytes
         (100000, None)
