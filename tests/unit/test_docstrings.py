@@ -1,8 +1,9 @@
 """Every public function and class documents each of its parameters (issue 43).
 
-The project's convention (happybase's ``Table.scan``): the docstring names each parameter in double
+The project's conventions (happybase's ``Table.scan``): the docstring names each parameter in double
 backticks, most often one per line (``- ``rows``: rows to generate (default ...)``), sometimes inline
-in a sentence (``... against the regions of ``regions``...``). A class is documented by its own
+in a sentence (``... against the regions of ``regions``...``); the byte-level modules (core.hbytes)
+start a line with it instead (``value: an int in -32768..32767``). A class is documented by its own
 docstring and its ``__init__``'s; a dataclass's parameters are its fields. ``*args`` / ``**options``
 are not checked (they are passed on; the docstring says where).
 
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 # Packages whose __all__ is held to it (keyshape: the root a library user starts from).
-CHECKED = ["keyshape", "keyshape.errors", "keyshape.workload"]
+CHECKED = ["keyshape", "keyshape.errors", "keyshape.workload", "keyshape.core.hbytes"]
 
 
 def _doc(obj: Any) -> str:
@@ -44,9 +45,9 @@ def _parameters(obj: Callable[..., Any]) -> list[str]:
 
 def undocumented(obj: Any) -> list[str]:
     """The parameters of ``obj`` its docstring does not name (``name``, ``name(...)`` or ``name=...``
-    in double backticks)."""
+    in double backticks, or ``name:`` starting a line)."""
     doc = _doc(obj)
-    return [p for p in _parameters(obj) if not re.search(r"``\**" + re.escape(p) + r"\b", doc)]
+    return [p for p in _parameters(obj) if not re.search(rf"``\**{re.escape(p)}\b|^\s*(?:- )?{re.escape(p)}:", doc, re.MULTILINE)]
 
 
 def _public_callables(package: str) -> list[tuple[str, Any]]:
@@ -83,6 +84,15 @@ def test_the_check_sees_a_missing_parameter() -> None:
         def __init__(self, width: int, pad: str) -> None:
             """``pad(...)`` fills it."""
 
+    def pad(value: int, width: int) -> int:
+        """Pad it.
+
+        value: the value.
+        width: bytes.
+        """
+        return value
+
     assert undocumented(half) == ["seed"]
+    assert undocumented(pad) == []
     assert undocumented(whole) == []
     assert undocumented(Spec) == []
