@@ -254,16 +254,13 @@ def compile_decoder(key: PhoenixKey, general: Callable[..., dict[str, Any]]) -> 
     return native.Decoder(readers[False], readers[True], decoder)  # type: ignore[no-any-return]
 
 
-# C_PHOENIX of _native.c: the salt byte re-derived as abs(Arrays.hashCode(rest of the key)) % buckets
-_PHOENIX_SALT = 3
-
-
 def _native_reader(key: PhoenixKey, verify: bool) -> Any:
     """A C :class:`keyshape.core.native.Reader` of ``key``'s row keys in Phoenix's layout (salt byte
     re-checked when ``verify``), for tables of VARCHAR, CHAR and integer columns; None for anything
     else, or without the C kernels. It reads what the generated decoder reads, and leaves to it
     (returns None for) every key that decoder would doubt."""
     from keyshape.core import native
+    from keyshape.schema.prefixes.phoenix import PhoenixPrefix
 
     if not native.AVAILABLE:
         return None
@@ -282,7 +279,8 @@ def _native_reader(key: PhoenixKey, verify: bool) -> Any:
             specs.append((6, _INTS[t.name][1] // 8, 0, b"", False, desc, 0, 0, 0, False, -1, t.name in _SIGNED_INTS))
         else:
             return None
-    check = (_PHOENIX_SALT, n, True, ()) if verify and n is not None else None
+    # the C reader's check of the phoenix prefix: abs(Arrays.hashCode(rest of the key)) % buckets
+    check = (PhoenixPrefix.native_check, n, True, ()) if verify and n is not None else None
     head = 0 if n is None else 1
     try:
         return native.Reader(tuple(c.name for c in columns), head, head, b"", False, tuple(specs), check, True)

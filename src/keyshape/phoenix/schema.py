@@ -198,10 +198,6 @@ class PhoenixKeySchema(KeySchema):
         """The boundaries of the regions Phoenix creates for this table (SALT_BUCKETS or SPLIT ON)."""
         return self.phoenix.region_boundaries()
 
-    @property
-    def ambiguous_fields(self) -> list[FieldSpec]:
-        return []
-
     def lint(self) -> list:
         return lint_phoenix(self.phoenix)
 
