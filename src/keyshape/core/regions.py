@@ -296,7 +296,13 @@ class SplitEvent:
 
 @dataclass
 class SplitSimulation:
-    """Result of ``simulate_auto_split``."""
+    """Result of ``simulate_auto_split``.
+
+    - ``region_map``: the final regions; ``rows`` / ``bytes``: distinct rows and estimated bytes
+      (key length + value bytes per row) of each final region.
+    - ``splits``: every split, in the order the writes triggered them; ``initial_splits``: the
+      table's split keys before the first write; ``writes``: the writes replayed.
+    """
 
     region_map: RegionMap
     rows: np.ndarray  # distinct rows per final region
@@ -326,9 +332,10 @@ def simulate_auto_split(
 ) -> SplitSimulation:
     """Replay writes into a table that splits regions as they grow, like HBase's size-based split.
 
-    The table starts pre-split at ``initial_splits`` (none: one region). Each write of a key not
-    written before adds one row of ``len(key) + value_bytes`` bytes to its region; rewriting an
-    existing row adds nothing. When a region then holds more than ``max_rows`` rows or more than
+    The table starts pre-split at ``initial_splits`` (none: one region) and takes the keys of
+    ``keys_in_write_order`` one by one. Each write of a key not written before adds one row of
+    ``len(key) + value_bytes`` bytes to its region (``value_bytes``: a row's value, default 0);
+    rewriting an existing row adds nothing. When a region then holds more than ``max_rows`` rows or more than
     ``max_bytes`` bytes, it splits at its mid key (the median of its sorted row keys, the first key
     of the upper half, as HBase splits at the mid key of its largest store file) into two
     daughters. With both limits None nothing ever splits. The rule is

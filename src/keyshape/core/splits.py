@@ -141,8 +141,8 @@ def range_split(start: bytes, end: bytes, regions: int) -> list[bytes]:
 
 
 def verify_split_keys(keys: Iterable[bytes]) -> list[bytes]:
-    """The split keys sorted, after the checks ``Admin.createTable`` makes before it sends them
-    (``RawAsyncHBaseAdmin.verifySplitKeys``): no empty key, no key twice.
+    """The split keys ``keys`` sorted, after the checks ``Admin.createTable`` makes before it sends
+    them (``RawAsyncHBaseAdmin.verifySplitKeys``): no empty key, no key twice.
 
     Raises :class:`~keyshape.errors.KeyshapeError` quoting HBase's refusal, plus the fix.
     """
@@ -277,7 +277,8 @@ def _file_line(key: bytes) -> str:
 
 
 def format_splits(keys: Sequence[bytes], fmt: str, table: str = "t", family: str = "f") -> str:
-    """Render split keys for HBase, ending in a newline.
+    """Render the split keys ``keys`` for HBase in the format ``fmt``, ending in a newline
+    (``table`` and ``family`` name the table the shell line creates and the JSON names).
 
     - ``"shell"``: ``create 't', 'f', SPLITS => ['\\x01', ...]`` for the HBase shell (keys in
       ``toStringBinary`` form, which the shell decodes with ``Bytes.toBytesBinary``).
