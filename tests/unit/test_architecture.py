@@ -3,7 +3,8 @@
 The layer order is written once: the folder tree under ``src/keyshape/`` in the README's Layout
 section, top to bottom (bytes first, the package root's re-exports last). Every import of a keyshape
 module -- at module level, inside a function, under ``if TYPE_CHECKING:``, relative, or an
-``importlib.import_module("keyshape...")`` -- goes to the same layer or one above it in that tree,
+``importlib.import_module("keyshape...")``, and ``import_module(name)`` of a name held in a string
+constant of the module (a tuple of module names read at run time) -- goes to the same layer or one above it in that tree,
 and the import graph has no cycle (no strongly connected component of two or more modules).
 
 The cycles and upward imports that exist today are listed below with their issue; the test fails on
@@ -76,7 +77,15 @@ def imports_of(module: str, source: str, modules: dict[str, Path], is_package: b
     """Every keyshape module ``source`` imports, wherever the import statement stands."""
     package = module if is_package else module.rpartition(".")[0]
     found: set[str | None] = set()
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    # Names of keyshape modules held in string constants: imported by any import_module/__import__
+    # call of the module whose argument is not a constant (a name from a tuple, a parameter).
+    held = {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"keyshape(\.[A-Za-z_][A-Za-z0-9_]*)+", n.value)
+    }
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative: from . import x, from ..store import y
@@ -96,13 +105,13 @@ def imports_of(module: str, source: str, modules: dict[str, Path], is_package: b
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             first = node.args[0] if node.args else None
-            if (
-                called in {"import_module", "__import__"}
-                and isinstance(first, ast.Constant)
-                and isinstance(first.value, str)
-                and first.value.split(".")[0] == "keyshape"
-            ):
-                found.add(_resolve(first.value, modules))
+            if called not in {"import_module", "__import__"} or first is None:
+                continue
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                if first.value.split(".")[0] == "keyshape":
+                    found.add(_resolve(first.value, modules))
+            elif not isinstance(first, ast.JoinedStr):  # an f-string of a package's own submodules is not resolved
+                found.update(_resolve(name, modules) for name in held if name in modules)
     found.discard(None)
     found.discard(module)
     return {m for m in found if m is not None}
@@ -208,11 +217,14 @@ def test_the_graph_counts_every_kind_of_import(tmp_path: Path) -> None:
     module-level-only graph this test used to draw missed the cli/analyze <-> cli/hbase cycle."""
     pkg = tmp_path / "keyshape"
     (pkg / "sub").mkdir(parents=True)
-    for name in ["__init__.py", "a.py", "b.py", "c.py", "d.py", "e.py", "sub/__init__.py", "sub/f.py"]:
+    for name in ["__init__.py", "a.py", "b.py", "c.py", "d.py", "e.py", "g.py", "h.py", "sub/__init__.py", "sub/f.py"]:
         (pkg / name).write_text("")
     (pkg / "a.py").write_text("def f():\n    from keyshape.b import thing\n")
     (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from keyshape import c\n")
     (pkg / "c.py").write_text("import importlib\nimportlib.import_module('keyshape.a')\n")
+    # a name held in a tuple and imported by import_module(name): counted too (issue 43)
+    (pkg / "g.py").write_text("import importlib\nNAMES = ('keyshape.h',)\ndef load():\n    for n in NAMES:\n        importlib.import_module(n)\n")
+    (pkg / "h.py").write_text("from keyshape import g\n")
     (pkg / "d.py").write_text("from .sub import f\nfrom . import e\n")
     (pkg / "sub" / "f.py").write_text("from ..d import x\nimport keyshape.e\n")
     graph = import_graph(pkg)
@@ -222,7 +234,8 @@ def test_the_graph_counts_every_kind_of_import(tmp_path: Path) -> None:
     assert graph["keyshape.d"] == {"keyshape.sub.f", "keyshape.e"}
     assert graph["keyshape.sub.f"] == {"keyshape.d", "keyshape.e"}
     found = cycles(graph)
-    assert sorted(map(sorted, found)) == [["keyshape.a", "keyshape.b", "keyshape.c"], ["keyshape.d", "keyshape.sub.f"]]
+    assert graph["keyshape.g"] == {"keyshape.h"} and graph["keyshape.h"] == {"keyshape.g"}
+    assert sorted(map(sorted, found)) == [["keyshape.a", "keyshape.b", "keyshape.c"], ["keyshape.d", "keyshape.sub.f"], ["keyshape.g", "keyshape.h"]]
     assert cycle_path(graph, frozenset({"keyshape.a", "keyshape.b", "keyshape.c"})) == ["keyshape.a", "keyshape.b", "keyshape.c", "keyshape.a"]
 
 

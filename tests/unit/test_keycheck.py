@@ -24,7 +24,7 @@ from keyshape.analysis.keyfiles import feed_key_files
 from keyshape.core import native
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeysDoNotFit
-from keyshape.phoenix.schema import load_schema
+from keyshape.schema import load_schema
 from keyshape.schema import KeySchema
 from keyshape.schema import keycheck
 from keyshape.schema.keycheck import FITS, FOREIGN, WRONG_SALT, KeyCheck, fit_codes

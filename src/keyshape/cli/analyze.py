@@ -359,7 +359,7 @@ def analyze_command(
     elif count_all or count_rows != 5_000_000:
         raise click.UsageError("--exact and --count-rows count a live table's rows; give --table and --hbase")
     elif engine == "spark":
-        from keyshape.phoenix.schema import load_schema
+        from keyshape.schema import load_schema
         from keyshape.spark import analyze_path
 
         if auto_split is not None:
@@ -376,7 +376,7 @@ def analyze_command(
             allow_foreign_keys=allow_foreign_keys,
         )
     else:
-        from keyshape.phoenix.schema import load_schema
+        from keyshape.schema import load_schema
 
         analysis = _run_with_progress(
             err,
@@ -415,7 +415,7 @@ def _live_analysis(
     """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
     from keyshape.cli.options import open_from_options as _open
     from keyshape.ops.sample import analyze_table
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     if table is None or url is None:
         raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
@@ -493,7 +493,7 @@ def compare_command(
     from rich.text import Text
 
     from keyshape.analysis.designs import analyze_schema, strategy_variants
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
     from keyshape.report.terminal import compare_table, verdict_line
 
     out, err = _consoles(json_path)

@@ -76,7 +76,7 @@ def split_plan_command(
     from keyshape.core.hbytes import to_string_binary
     from keyshape.ops.sample import sample_table
     from keyshape.ops.splitplan import apply_plan, plan_splits
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     if (target_regions is None) == (max_region_mb is None):
         raise click.UsageError("give exactly one of --target-regions N and --max-region-mb M")
@@ -183,7 +183,7 @@ def migrate_command(
     from keyshape.ops.migrate import default_state_path, migrate
     from keyshape.ops.verify import verify_migration
     from keyshape.report.terminal import progress_bar
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     if verify_only and resume:
         raise click.UsageError("--verify-only copies nothing; drop --resume")

@@ -83,7 +83,7 @@ def create_command(schema_path: str, url: str | None, dry_run: bool, source_path
     region's share against OLD's regions and against SCHEMA's plan, with a warning when SCHEMA
     spreads them worse (a warning never stops the create; with --dry-run it goes to stderr).
     """
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     schema = load_schema(schema_path)
     _check_tables(schema)
@@ -169,7 +169,7 @@ def load_command(
     many rows were acknowledged (stored) before it.
     """
     from keyshape.ops.load import load_table
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
     from keyshape.report.terminal import progress_bar
     from keyshape.workload import WorkloadSpec
 
@@ -316,7 +316,7 @@ def watch_command(
     cover what was seen. Run `keyshape load` against the same --hbase meanwhile to watch it.
     """
     from keyshape.ops.watch import watch_table
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     schema = load_schema(schema_path) if schema_path is not None else None  # bad file: fail first
     if url is None:

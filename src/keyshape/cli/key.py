@@ -23,7 +23,7 @@ __all__ = ["key_group", "lint_command"]
 
 
 def _schema(path: str) -> KeySchema:
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     return load_schema(path)
 

@@ -135,7 +135,7 @@ def scan_command(
     from keyshape.cli.key import parse_assignments
     from keyshape.core.hbytes import to_bytes_binary
     from keyshape.read import scan, scan_page
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
     from keyshape.cli.options import open_from_options
     from keyshape.ops.load import write_workload
     from keyshape.store import ensure_table

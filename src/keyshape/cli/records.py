@@ -36,7 +36,7 @@ def _HBASE(fn: Any) -> Any:  # noqa: N802 - used as a decorator like the option 
 
 
 def _schema(path: str) -> KeySchema:
-    from keyshape.phoenix.schema import load_schema
+    from keyshape.schema import load_schema
 
     return load_schema(path)
 

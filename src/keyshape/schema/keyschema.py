@@ -38,7 +38,7 @@ from keyshape.schema.fields import FieldSpec
 from keyshape.schema.index import IndexSpec, parse_indexes
 from keyshape.schema.layout import Columns, KeyLayout
 from keyshape.schema.lint import Finding, lint
-from keyshape.schema.loaders import ensure_builtin_loaders, loader_for, loaders
+from keyshape.schema.loaders import load_entry_points, loader_for, loaders
 from keyshape.schema.parse import (
     Section,
     parse_key,
@@ -475,8 +475,8 @@ def load_schema(path: str | Path) -> KeySchema:
     """
     p = Path(path)
     loader = loader_for(p)
-    if loader is None and ensure_builtin_loaders():
-        loader = loader_for(p)  # a kind shipped with keyshape whose module was not imported yet
+    if loader is None and load_entry_points():
+        loader = loader_for(p)  # a kind an installed package registers, its module not imported yet
     if loader is not None:
         schema = loader.load(p)
         if not isinstance(schema, KeySchema):

@@ -6,6 +6,12 @@ A layer above the schema layer that defines a kind of schema file registers its 
 schema layer itself reads keyshape TOML, the kind every file is when no registered loader claims
 it. Registered by :mod:`keyshape.phoenix.schema`: ``phoenix`` (a Phoenix DDL ``.sql`` file, or a
 TOML file with a ``[phoenix]`` section).
+
+A module that registers a kind is found through its package's entry points (group
+:data:`ENTRY_POINT_GROUP`; keyshape's own ``pyproject.toml`` names ``keyshape.phoenix.schema``):
+when no registered loader claims a file, :func:`load_entry_points` imports those not loaded yet and
+the registry is asked again. So ``KeySchema.load("table.sql")`` works in a fresh interpreter while
+this layer names no module above it (the dependency runs through registration, not an import).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 
 from keyshape.errors import BadInput
 
-__all__ = ["BUILTIN_LOADER_MODULES", "SchemaLoader", "ensure_builtin_loaders", "loader_for", "loaders", "register_loader", "unregister_loader"]
+__all__ = ["ENTRY_POINT_GROUP", "SchemaLoader", "load_entry_points", "loader_for", "loaders", "register_loader", "unregister_loader"]
 
 
 @dataclass(frozen=True)
@@ -59,20 +65,27 @@ def loader_for(path: Path) -> SchemaLoader | None:
     return next((ld for ld in _LOADERS.values() if ld.claims(path)), None)
 
 
-# The modules shipped with keyshape that register a kind here when imported (as a package's entry
-# points name them). ``load_schema`` imports them the first time no registered loader claims a file,
-# so ``KeySchema.load("table.sql")`` works without the caller importing keyshape.phoenix first; named
-# by string because they sit in layers above this one (the dependency runs through registration).
-BUILTIN_LOADER_MODULES: tuple[str, ...] = ("keyshape.phoenix.schema",)
+#: The entry-point group of modules that register a schema-file kind here when imported.
+ENTRY_POINT_GROUP = "keyshape.schema_loaders"
+_LOADED_ENTRY_POINTS: set[str] = set()
+_SCANNED = False
 
 
-def ensure_builtin_loaders() -> bool:
-    """Import those of :data:`BUILTIN_LOADER_MODULES` not imported yet; True when this call imported
-    any (so a caller that found no loader should look again)."""
-    import importlib
-    import sys
+def load_entry_points() -> bool:
+    """Import the modules of :data:`ENTRY_POINT_GROUP`'s entry points not imported yet (each
+    registers its kind); True when this call loaded any (so a caller that found no loader should
+    look again)."""
+    from importlib.metadata import entry_points
 
-    missing = [name for name in BUILTIN_LOADER_MODULES if name not in sys.modules]
-    for name in missing:
-        importlib.import_module(name)
-    return bool(missing)
+    global _SCANNED
+    if _SCANNED:  # the installed packages' metadata is read once: a TOML file pays nothing after
+        return False
+    _SCANNED = True
+    loaded = False
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.value in _LOADED_ENTRY_POINTS:
+            continue
+        _LOADED_ENTRY_POINTS.add(ep.value)
+        ep.load()
+        loaded = True
+    return loaded
