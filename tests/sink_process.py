@@ -4,8 +4,9 @@ under --parent with a fixed --cluster-id on a fixed --port, so a restart is the 
 same address (``resume``: the killed run's registration is replaced).
 
 Prints ``ready <server name>`` once registered. Appends one line per call to --log:
-``<unix time> ok|refused <entries> <cells>``. ``--refuse-for S``: refuse every batch for the first
-S seconds after start (HBase backs off and ships it again). SIGTERM stops cleanly (unregisters).
+``<unix time> ok|refused <entries> <cells> <newest WAL write time (ms) of its entries>``.
+``--refuse-for S``: refuse every batch for the first S seconds after start (HBase backs off and
+ships it again). SIGTERM stops cleanly (unregisters).
 
 Run: python tests/sink_process.py --quorum Q --parent /p --port N --cluster-id UUID --old OLD.toml --new NEW.toml --log F
 """
@@ -57,7 +58,8 @@ def main() -> None:
             raise
         finally:
             with log_lock, args.log.open("a") as out:
-                out.write(f"{time.time():.3f} {outcome} {len(entries)} {cells}\n")
+                newest = max((e.write_time for e in entries), default=0)
+                out.write(f"{time.time():.3f} {outcome} {len(entries)} {cells} {newest}\n")
 
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -81,15 +81,18 @@ class SinkProcess:
         os.kill(self.proc.pid, sig)
         self.proc.wait(timeout=30)
 
+    def _lines(self) -> list[list[str]]:
+        return [line.split() for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
     def calls(self) -> list[tuple[float, str, int]]:
         """(time, ok|refused, cells) of every call answered so far."""
-        if not self.log.exists():
-            return []
-        out = []
-        for line in self.log.read_text().splitlines():
-            t, outcome, _, cells = line.split()
-            out.append((float(t), outcome, int(cells)))
-        return out
+        return [(float(t), outcome, int(cells)) for t, outcome, _, cells, _ in self._lines()]
+
+    def acknowledged_through(self) -> int:
+        """The newest WAL write time (ms) of an entry in a batch the sink acknowledged: every OLD
+        edit written up to then is in NEW (OLD is one region, whose edits the source ships in WAL
+        order, the next batch only once this one is acknowledged)."""
+        return max((int(newest) for _, outcome, _, _, newest in self._lines() if outcome == "ok"), default=0)
 
     def wait_for(self, what: str, check: Any, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -125,14 +128,26 @@ class Online:
             self.writer.join(timeout=60)
 
     def converge(self, timeout: float = 90) -> None:
-        """A marker put after the writer stopped reaches NEW, then OLD and NEW hold the same cells."""
+        """Once the sink has acknowledged the batch carrying a marker put after the writer stopped,
+        OLD and NEW hold the same cells.
+
+        The marker's mere arrival in NEW proves nothing about the rest of its batch: the sink
+        applies a batch in rounds (a row's k-th mutation in round k, so one row's mutations keep
+        their order) and one Multi per region server per round, so the marker (a row's only
+        mutation: the first round) is readable while a row's later mutations of the same batch are still
+        on their way, and a batch refused halfway is shipped again whole. Only the acknowledgment
+        says the whole batch is in NEW: the sink gives it once every mutation was stored."""
         self.stop_writer()
+        assert self.writer is None or not self.writer.is_alive(), "the writer did not stop within 60 s"
+        time.sleep(0.002)  # the writer's last WAL write time (ms) < written_after <= the marker's
+        written_after = int(time.time() * 1000)
         marker = self.new.encode(record(1000))
         self.store.put(self.old.table.full_name, self.old.encode(record(1000)), {b"d:v": b"marker"}, int(time.time() * 1000) + 10_000)
         deadline = time.monotonic() + timeout
-        while self.store.get(self.new.table.full_name, marker).get(b"d:v") != b"marker":
-            assert time.monotonic() < deadline, f"the marker did not reach NEW within {timeout:.0f} s; calls: {self.sink.calls()[-10:]}"
+        while self.sink.acknowledged_through() < written_after:
+            assert time.monotonic() < deadline, f"the sink did not acknowledge the marker within {timeout:.0f} s; calls: {self.sink.calls()[-10:]}"
             time.sleep(0.2)
+        assert self.store.get(self.new.table.full_name, marker).get(b"d:v") == b"marker", "the sink acknowledged the marker's batch without it"
         old_cells, new_cells = content(self.store, self.old), content(self.store, self.new)
         assert len(old_cells) > 100, f"the writer wrote too little to prove anything ({len(old_cells)} rows)"
         assert old_cells == new_cells, f"{len(set(old_cells) ^ set(new_cells))} row(s) differ"
