@@ -36,7 +36,8 @@ __all__ = [
 
 
 def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = (), verify: bool = False) -> None:
-    """Create ``spec``'s namespace when missing, then the table pre-split at ``split_keys``.
+    """In ``store``, create ``spec``'s namespace when missing, then the table pre-split at
+    ``split_keys``.
 
     This is what creating a table from a schema does; ``Store.create_table`` itself refuses a
     missing namespace, as HBase does. With ``verify``, the table's region boundaries are read
@@ -53,16 +54,17 @@ def ensure_table(store: Store, spec: TableSpec, split_keys: Sequence[bytes] = ()
 
 
 def verify_regions(store: Store, table: str, split_keys: Sequence[bytes]) -> list[RegionInfo]:
-    """The table's regions, after checking they are exactly the regions ``split_keys`` define
-    (:func:`keyshape.store.base.check_regions`: StoreError names the first difference)."""
+    """The regions of ``table`` in ``store``, after checking they are exactly the regions
+    ``split_keys`` define (:func:`keyshape.store.base.check_regions`: StoreError names the first
+    difference)."""
     regions = store.regions(table)
     check_regions(regions, list(split_keys), table)
     return regions
 
 
 def create_table_from_schema(store: Store, schema: KeySchema, verify: bool = True) -> list[RegionInfo]:
-    """Create ``schema``'s namespace (if missing) and table with its families and split keys,
-    then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
+    """In ``store``, create ``schema``'s namespace (if missing) and table with its families and
+    split keys, then its index and counter tables (:func:`keyshape.schema.ddl.schema_tables`); with
     ``verify`` (default) check the regions read back equal the intended splits. Returns the main
     table's regions."""
     from keyshape.schema.ddl import schema_tables

@@ -41,7 +41,19 @@ DEFAULT_NAMESPACE = "default"
 class RegionInfo:
     """One region of a table, as a region server reports it (HBase ``RegionLoad``).
 
-    ``start`` is inclusive and ``end`` exclusive; ``b""`` means unbounded.
+    - ``start`` is inclusive and ``end`` exclusive; ``b""`` means unbounded.
+    - ``name``: the region's name, as hbase:meta gives it; ``server``: the ``host:port`` of
+      the region server holding it.
+    - ``read_requests`` / ``write_requests``: the region's request counters since it opened;
+      ``store_size_bytes``: its size (memstore and store files).
+    - ``parents``: the regions this one was split or merged from, while hbase:meta still records
+      them (empty when unknown: then LiveHeat follows the key ranges); ``parents_closed_ms``: when
+      each of them had closed (stopped taking writes), epoch ms; 0 when unknown.
+    - ``reported_ms``: when the counters were taken (the region server's report, epoch ms); 0 when
+      unknown.
+    - ``memstore_bytes`` / ``store_files``: the memstore's part of ``store_size_bytes`` and the store
+      files behind the rest (RegionLoad ``memstore_size_MB``, ``storefiles``); 0 when the store
+      does not report them.
     """
 
     start: bytes
@@ -51,15 +63,9 @@ class RegionInfo:
     read_requests: int
     write_requests: int
     store_size_bytes: int
-    # Names of the regions this one was split or merged from, while hbase:meta still records
-    # them (empty when unknown: then LiveHeat follows the key ranges).
     parents: tuple[str, ...] = ()
-    # When the counters were taken (the region server's report, epoch ms); 0 when unknown.
     reported_ms: int = 0
-    # When each of ``parents`` had closed (stopped taking writes), epoch ms; 0 when unknown.
     parents_closed_ms: tuple[int, ...] = ()
-    # The memstore's part of ``store_size_bytes`` and the store files behind the rest (HBase
-    # RegionLoad ``memstore_size_MB``, ``storefiles``); 0 when the store does not report them.
     memstore_bytes: int = 0
     store_files: int = 0
 
@@ -85,8 +91,11 @@ class RegionRecord:
 class ServerInfo:
     """One live region server, as the master reports it (HBase ``ServerLoad``).
 
-    ``name`` is ``host:port`` (what ``RegionInfo.server`` holds); the request counters are the
-    sums over the regions it serves now, so they restart when a region moves in or out.
+    ``name`` is ``host:port`` (what ``RegionInfo.server`` holds); ``regions`` the regions it
+    serves. The request counters (``read_requests``, ``write_requests``) are the sums over the
+    regions it serves now, so they restart when a region moves in or out;
+    ``requests_per_second`` is the master's current rate, ``used_heap_mb`` / ``max_heap_mb`` the
+    JVM heap (0 when not reported).
     """
 
     name: str
