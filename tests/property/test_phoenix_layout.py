@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from property.test_phoenix_resalt_keys import VALUES, VARIABLE
 
 from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
 from keyshape.phoenix import PhoenixKeyError, parse_ddl
 from keyshape.phoenix.schema import PhoenixKeySchema
 from keyshape.schema.keycheck import FITS, FOREIGN, WRONG_SALT, fit_codes
@@ -68,3 +69,29 @@ def test_key_checks_read_a_phoenix_tables_keys_by_its_layout() -> None:
     wrong = bytes([(keys[0][0] + 1) % 8]) + keys[0][1:]
     got = fit_codes(schema, KeyArray.from_keys([*keys, wrong, b"\x03ab"]))
     assert got.tolist() == [FITS] * 20 + [WRONG_SALT, FOREIGN]
+
+
+@settings(max_examples=300, deadline=None)
+@given(phoenix_rows(), st.data())
+def test_the_layout_walk_reads_any_bytes_as_phoenix_does(case: tuple[str, list[dict[str, Any]]], data: st.DataObject) -> None:
+    """Keys cut, extended, with a byte changed, or any bytes: unverified, the layout walk gives
+    Phoenix's values or refuses the bytes Phoenix's walk refuses (the salt byte stripped unread)."""
+    ddl, rows = case
+    table = parse_ddl(ddl)
+    layout = PhoenixKeySchema(table).layout
+    try:
+        good = table.key.encode(rows[0])
+    except PhoenixKeyError:
+        good = data.draw(st.binary(max_size=12))
+    cut = data.draw(st.integers(0, len(good)))
+    flip = data.draw(st.integers(0, max(len(good) - 1, 0)))
+    changed = good[:flip] + bytes([data.draw(st.integers(0, 255))]) + good[flip + 1 :] if good else b"\xff"
+    for key in (good, good[:cut], good + data.draw(st.binary(min_size=1, max_size=3)), data.draw(st.binary(max_size=10)), changed):
+        assert _outcome(layout.decode_generic, key) == _outcome(table.key.decode, key), key
+
+
+def _outcome(decode: Any, key: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", decode(key, False)
+    except KeyshapeError:
+        return "refused", None
