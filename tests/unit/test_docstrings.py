@@ -27,6 +27,7 @@ CHECKED = [
     "keyshape.workload",
     "keyshape.core.hbytes",
     "keyshape.core.regions",
+    "keyshape.core.hashing",
     "keyshape.core.splits",
     "keyshape.store",
 ]

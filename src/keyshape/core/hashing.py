@@ -80,7 +80,8 @@ def java_string_hash(s: str) -> int:
 
 
 def java_long_hash(value: int) -> int:
-    """``Long.hashCode(value)``: ``(int)(value ^ (value >>> 32))``, signed 32-bit."""
+    """``Long.hashCode(value)``: ``(int)(value ^ (value >>> 32))``, signed 32-bit (``value``: a
+    signed 64-bit int, KeyshapeError otherwise)."""
     if not -(2**63) <= value < 2**63:
         raise KeyshapeError(f"{value} does not fit a Java long (-2**63..2**63-1)")
     u = value & 0xFFFFFFFFFFFFFFFF
@@ -213,7 +214,7 @@ def _key_array(keys: Sequence[bytes] | KeyArray) -> KeyArray:
 
 
 def java_bytes_hash_many(keys: Sequence[bytes] | KeyArray) -> np.ndarray:
-    """:func:`java_bytes_hash` of every key, as an ``int32`` array in input order.
+    """:func:`java_bytes_hash` of every key of ``keys``, as an ``int32`` array in input order.
 
     ``Arrays.hashCode(a) = 31**n + sum(a[i] * 31**(n-1-i))`` modulo 2**32 (signed bytes),
     computed for all keys at once on a :class:`~keyshape.core.keyarray.KeyArray` (built from a list of
@@ -307,7 +308,8 @@ def phoenix_salt(key: bytes, buckets: int) -> int:
 
 
 def phoenix_salt_many(keys: Sequence[bytes] | KeyArray, buckets: int) -> np.ndarray:
-    """:func:`phoenix_salt` of every key, as a ``uint8`` array in input order."""
+    """:func:`phoenix_salt` of every key of ``keys`` over ``buckets`` buckets, as a ``uint8`` array
+    in input order."""
     _check_buckets(buckets, 256, "phoenix_salt")
     h = java_bytes_hash_many(keys).astype(np.int64)
     return np.abs(np.fmod(h, buckets)).astype(np.uint8)
@@ -316,7 +318,8 @@ def phoenix_salt_many(keys: Sequence[bytes] | KeyArray, buckets: int) -> np.ndar
 def opentsdb_salt(metric: bytes, tags: bytes, buckets: int = 20, width: int = 1) -> bytes:
     """OpenTSDB ``RowKey.prefixKeyWithSalt``: the ``width`` salt bytes for a data row.
 
-    The hash is ``Arrays.hashCode(metric + tags)``: the metric UID and the tag UID pairs, i.e.
+    The hash is ``Arrays.hashCode(metric + tags)``: the metric UID (``metric``) and the tag UID
+    pairs (``tags``), i.e.
     the row key without its salt and without the 4-byte base timestamp. The bucket is
     ``|hash % buckets|`` (Java remainder, then negated if negative), written big-endian over
     ``width`` bytes with Java's int shifts (a shift of 32 or more wraps modulo 32, as in
@@ -346,7 +349,8 @@ def hbasewd_one_byte_hash(key: bytes, buckets: int) -> int:
     """HBaseWD ``RowKeyDistributorByHashPrefix.OneByteSimpleHash(buckets).getHashPrefix(key)[0]``.
 
     As an unsigned byte value. The hash is ``Arrays.hashCode``-style (``31*h + byte`` from 1);
-    the prefix is ``(byte)(Math.abs(hash) % buckets)``. Because ``Math.abs(Integer.MIN_VALUE)``
+    the prefix is ``(byte)(Math.abs(hash) % buckets)`` (``key``: the row key without its
+    prefix). Because ``Math.abs(Integer.MIN_VALUE)``
     is negative, that one hash value gives a byte OUTSIDE ``0..buckets-1`` (e.g. 248 for 10
     buckets), exactly as HBaseWD does. ``buckets`` is 1..256.
     """
@@ -355,7 +359,8 @@ def hbasewd_one_byte_hash(key: bytes, buckets: int) -> int:
 
 
 def hbasewd_one_byte_hash_many(keys: Sequence[bytes] | KeyArray, buckets: int) -> np.ndarray:
-    """:func:`hbasewd_one_byte_hash` of every key, as a ``uint8`` array in input order."""
+    """:func:`hbasewd_one_byte_hash` of every key of ``keys`` over ``buckets`` buckets, as a
+    ``uint8`` array in input order."""
     _check_buckets(buckets, 256, "hbasewd_one_byte_hash")
     with np.errstate(over="ignore"):
         h = np.abs(java_bytes_hash_many(keys)).astype(np.int64)  # int32 abs wraps like Java
@@ -366,7 +371,8 @@ def gbif_modulus_salt(key: str, modulus: int) -> bytes:
     """GBIF maps' ``org.gbif.maps.common.hbase.ModulusSalt(modulus).salt(key)``: the salted row key.
 
     ``"%0Nd" % ((key.hashCode() & 0x0FFFFFFF) % modulus) + ":" + key`` as UTF-8, where N is the
-    number of decimal digits of ``modulus - 1`` (e.g. ``"03:bingo"`` for modulus 28). The mask
+    number of decimal digits of ``modulus - 1`` (e.g. ``"03:bingo"`` for modulus 28; ``key``:
+    the unsalted key, as text). The mask
     keeps 28 bits, not 31, exactly as GBIF's code does. The region boundaries of a table
     pre-split for it (``ModulusSalt.getTableRegions``) are ``bucket_splits(modulus, "decimal")``.
     ``modulus`` is 2..2**31-1 (GBIF's modulus 1 pads to a negative width and fails).
