@@ -51,6 +51,7 @@ from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import KeyshapeError
 from keyshape.schema import KeySchema
 from keyshape.serve.alerts import SEVERITY, Rule, evaluate
+from keyshape.serve.compare import compare_routes
 from keyshape.serve.fold import bucket_starts, first_head, fold
 from keyshape.serve.history import METRICS, HeatQuery, History, window_keys
 from keyshape.serve.plan_route import plan_routes
@@ -60,7 +61,12 @@ __all__ = ["make_app", "metrics_text", "table_rows"]
 
 COOKIE = "keyshape_serve_token"  # carries a ?token= the UI was opened with to its assets
 MAX_SECONDS = 10 * 366 * 86400  # a heat-map window of at most ten years (the history keeps 28 days)
-_ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8"}
+_ASSETS = {
+    "app.js": "text/javascript; charset=utf-8",
+    "compare.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+    "index.html": "text/html; charset=utf-8",
+}
 
 
 def _asset(name: str) -> bytes:
@@ -442,5 +448,6 @@ def make_app(poller: Poller, history: History, token: str | None = None, rules: 
         Route("/api/predicted", guard(predicted)),
         Route("/metrics", guard(metrics)),
         *plan_routes(poller, history, guard),  # "plan a fix": the autopilot's dry run (serve.plan_route)
+        *compare_routes(poller, history, guard, lambda: table_rows(poller, history)),  # a re-key's OLD and NEW side by side (serve.compare)
     ]
     return Starlette(routes=routes)

@@ -130,7 +130,7 @@
   // the top of the scale down (x2: half the maximum is already yellow).
   function colour(v, max) {
     if (!(v > 0)) return "rgb(12,12,28)";
-    var bright = Math.pow(2, Number(document.getElementById("brightness").value));
+    var knob = document.getElementById("brightness"), bright = Math.pow(2, knob ? Number(knob.value) : 0);
     var x = Math.min(1, Math.log1p(v) / Math.log1p(Math.max(max / bright, 1e-9)));
     var stops = [[20, 30, 110], [170, 30, 90], [240, 90, 30], [255, 235, 90]];
     var f = x * (stops.length - 1), i = Math.min(Math.floor(f), stops.length - 2), r = f - i;
@@ -296,6 +296,10 @@
   state.zoomKeys = function (f, fy) { zoomKeys(f, fy); return refresh(); };
   state.panTime = function (f) { panTime(f); return refresh(); };
   state.panKeys = function (f) { panKeys(f); return refresh(); };
+
+  // the heat-map drawing, for serve's other pages (compare.js); the rest is the table page's
+  window.ksDraw = { api: api, el: el, pct: pct, decode: decode, rows: rows, colour: colour, drawMatrix: drawMatrix };
+  if (!document.getElementById("tables")) return;
 
   function plotFraction(ev) {
     var canvas = document.getElementById("heat"), r = canvas.getBoundingClientRect(), p = state.plot;

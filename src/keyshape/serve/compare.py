@@ -1,0 +1,143 @@
+"""serve's before/after page of a re-key (issue 41, the autopilot's "act"): the OLD table and the
+NEW one it was migrated to, side by side, from serve's own history.
+
+``GET /compare?before=OLD&after=NEW`` (the page: both tables' numbers and both heat maps, drawn
+by the UI's own heat-map code from ``/api/heatmap``) and ``GET /api/compare?before=OLD&after=NEW
+[&seconds=S]`` (JSON). Each side: the verdict, the busiest region's and the busiest server's share
+of the writes (the poller's verdict, the same numbers as ``/api/tables`` and ``/metrics``:
+``app.table_rows``), and the p99 of the per-region write request rates over the window (every
+region's writes/s in every poll interval of the last ``S`` seconds, default an hour).
+
+A NEW table the service's ``--tables`` does not match is added to the poller's patterns when the
+page asks for it beside a watched OLD: serve then polls it from its next poll on, so the page
+fills in (the autopilot's NEW is named after OLD but need not match OLD's pattern)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from keyshape.serve.history import History
+from keyshape.serve.poller import Poller, matches
+
+__all__ = ["DEFAULT_SECONDS", "compare_body", "compare_routes", "region_rate_p99", "side", "watch"]
+
+DEFAULT_SECONDS = 3600.0  # the window compared: the history's finest layer (every poll) keeps an hour
+
+
+def region_rate_p99(history: History, table: str, since: float, until: float, metric: str = "write") -> tuple[float, int]:
+    """The 99th percentile of ``table``'s per-region request rates (``metric``: write or read) over
+    every poll interval from ``since`` to ``until``, and how many (interval, region) rates it was
+    taken over (0: no interval, the p99 is 0). One region's rate in one interval is its requests
+    then over the interval's length; a frame of the polls layer covers the time since the frame
+    before it (the first frame's start is not stored, so it is left out, as ``Observed.rates``
+    does), a roll-up frame its layer's step."""
+    k = history.layer_for(since, until, 10**9, table)
+    step = float(history.layers[k].step)
+    frames = [(t, f) for t, f in history.frames(table, k) if since <= t <= until]
+    column = "writes" if metric == "write" else "reads"
+    rates: list[np.ndarray] = []
+    for i, (t, frame) in enumerate(frames):
+        if step > 0:
+            dt = step
+        elif i == 0:
+            continue
+        else:
+            dt = t - frames[i - 1][0]
+        if dt > 0 and len(frame):
+            rates.append(frame[column].astype(np.float64) / dt)
+    if not rates:
+        return 0.0, 0
+    every = np.concatenate(rates)
+    return float(np.percentile(every, 99)), int(every.size)
+
+
+def side(row: dict[str, Any] | None, history: History, table: str, since: float, until: float) -> dict[str, Any]:
+    """One table's column of the page: its ``table_rows`` row (the poller's verdict and shares)
+    and the p99 of its per-region write rates over the window."""
+    p99, rates = region_rate_p99(history, table, since, until)
+    row = row or {}
+    return {
+        "table": table,
+        "verdict": row.get("verdict") or "not judged yet",
+        "pattern": row.get("pattern") or "",
+        "busiest_region_share": float(row.get("busiest_region_share") or 0.0),
+        "busiest_server_share": float(row.get("busiest_server_share") or 0.0),
+        "regions": int(row.get("regions") or 0),
+        "stale": bool(row.get("stale", False)),
+        "p99_region_write_rate": p99,
+        "rates": rates,
+    }
+
+
+def watch(poller: Poller, table: str) -> bool:
+    """Make the poller watch ``table`` too (its patterns widened by the exact name); True when it
+    was not watched before."""
+    if matches(table, poller.patterns):
+        return False
+    poller.patterns = (*poller.patterns, table)
+    return True
+
+
+def compare_body(
+    poller: Poller,
+    history: History,
+    rows: Sequence[dict[str, Any]],
+    before: str,
+    after: str,
+    seconds: float = DEFAULT_SECONDS,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """Both sides over the last ``seconds`` to ``now`` (default the clock), and whether NEW was
+    just added to the watched tables. ``rows``: serve's table rows (``app.table_rows``, the one
+    place a table's verdict row is made)."""
+    until = time.time() if now is None else now
+    since = until - seconds
+    by_table = {r["table"]: r for r in rows}
+    added = watch(poller, after) if matches(before, poller.patterns) else False
+    return {
+        "seconds": seconds,
+        "since": since,
+        "until": until,
+        "watching_after": added or matches(after, poller.patterns),
+        "added_after": added,
+        "before": side(by_table.get(before), history, before, since, until),
+        "after": side(by_table.get(after), history, after, since, until),
+    }
+
+
+def compare_routes(poller: Poller, history: History, guard: Callable[[Any], Any], table_rows: Callable[[], Sequence[dict[str, Any]]]) -> list[Route]:
+    """``/compare`` and ``/api/compare``, behind serve's ``guard`` (its token check); ``table_rows``
+    gives serve's table rows (``app.table_rows``: app imports this module, not the reverse)."""
+
+    def known(name: str) -> bool:
+        return name in poller.snapshot() or name in history.tables()
+
+    async def page(request: Request) -> Response:
+        html = resources.files("keyshape.serve").joinpath("assets", "compare.html").read_bytes()
+        return Response(html, media_type="text/html; charset=utf-8")
+
+    async def api(request: Request) -> Response:
+        params = request.query_params
+        before, after = params.get("before", ""), params.get("after", "")
+        try:
+            seconds = float(params.get("seconds", str(DEFAULT_SECONDS)))
+        except ValueError:
+            seconds = math.nan
+        if not before or not after or not (math.isfinite(seconds) and 0 < seconds <= 28 * 86400):
+            return JSONResponse({"error": "give before=OLD and after=NEW (table names) and seconds in (0, 2419200]"}, status_code=400)
+        if not known(before):
+            return JSONResponse({"error": f"no table {before!r} polled; see /api/tables"}, status_code=404)
+        # NEW may not be polled yet (just created, or outside --tables): the body says so and
+        # serve starts watching it, so a reload shows it
+        return JSONResponse(compare_body(poller, history, table_rows(), before, after, seconds))
+
+    return [Route("/compare", guard(page)), Route("/api/compare", guard(api))]

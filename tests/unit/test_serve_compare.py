@@ -1,0 +1,48 @@
+"""serve's before/after numbers of a re-key (serve.compare, issue 41) on a history serve's own
+Poller filled: OLD's one region takes every write, NEW's four take a quarter each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from serve_compare_fixture import NEW, NEW_REGION_RATE, OLD, OLD_RATE, POLLS, T0, two_tables
+
+from keyshape.serve.app import table_rows
+from keyshape.serve.compare import compare_body, region_rate_p99, watch
+
+
+def test_the_p99_region_rate_is_the_rate_each_region_took(tmp_path: Path) -> None:
+    with two_tables(tmp_path) as (_poller, history, clock):
+        p99, n = region_rate_p99(history, OLD, T0 - 1, clock[0])
+        assert p99 == pytest.approx(OLD_RATE) and n == POLLS - 1  # the first stored interval has no start
+        p99, n = region_rate_p99(history, NEW, T0 - 1, clock[0])
+        assert p99 == pytest.approx(NEW_REGION_RATE) and n == 4 * (POLLS - 1)
+        assert region_rate_p99(history, NEW, clock[0] + 10, clock[0] + 20) == (0.0, 0)  # no poll then
+
+
+def test_both_sides_carry_serves_verdict_and_the_p99(tmp_path: Path) -> None:
+    with two_tables(tmp_path) as (poller, history, clock):
+        body = compare_body(poller, history, table_rows(poller, history), OLD, NEW, 3600, now=clock[0])
+        rows = {r["table"]: r for r in table_rows(poller, history)}
+        before, after = body["before"], body["after"]
+        for s in (before, after):  # the same numbers as /api/tables (one place: the poller's verdict)
+            row = rows[s["table"]]
+            assert (s["verdict"], s["busiest_region_share"], s["busiest_server_share"]) == (
+                row["verdict"],
+                row["busiest_region_share"],
+                row["busiest_server_share"],
+            )
+        assert before["verdict"] == "hotspot" and before["busiest_region_share"] == pytest.approx(1.0)
+        assert after["busiest_region_share"] == pytest.approx(0.25) and after["busiest_server_share"] == pytest.approx(0.5)
+        assert after["verdict"] != "hotspot"
+        assert (before["p99_region_write_rate"], after["p99_region_write_rate"]) == (pytest.approx(OLD_RATE), pytest.approx(NEW_REGION_RATE))
+        assert not body["added_after"] and body["watching_after"]
+
+
+def test_a_new_table_outside_the_watched_patterns_is_watched_from_then_on(tmp_path: Path) -> None:
+    with two_tables(tmp_path, watch_new=False) as (poller, history, clock):
+        body = compare_body(poller, history, table_rows(poller, history), OLD, NEW, 3600, now=clock[0])
+        assert body["added_after"] and body["after"]["verdict"] == "not judged yet" and body["after"]["rates"] == 0
+        assert not watch(poller, NEW)  # once only
+        assert poller.poll_once() and NEW in poller.snapshot()  # the next poll takes NEW in
