@@ -30,6 +30,7 @@ CHECKED = [
     "keyshape.core.hashing",
     "keyshape.core.splits",
     "keyshape.store",
+    "keyshape.analysis",
 ]
 
 

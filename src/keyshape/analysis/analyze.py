@@ -51,7 +51,14 @@ DEFAULT_SERVERS = 3  # region servers assumed when none are given (a small produ
 
 @dataclass(frozen=True)
 class RegionLoad:
-    """One region's share of the workload. ``start``/``end`` are bytes, b"" = unbounded."""
+    """One region's share of the workload.
+
+    - ``index``: the region's place in key order; ``start`` / ``end``: its bounds, b"" = unbounded.
+    - ``rows``: rows (keys) it got; ``share``: their share of all rows.
+    - ``key_bytes``: its keys' bytes; ``bytes``: its estimated size (keys in every cell plus values).
+    - ``server``: the index of the region server it is on.
+    - ``start_text``: the start key decoded by the schema (:mod:`keyshape.schema.labels`), "" if none.
+    """
 
     index: int
     start: bytes
@@ -61,7 +68,7 @@ class RegionLoad:
     key_bytes: int
     bytes: int
     server: int
-    start_text: str = ""  # the start key decoded by the schema (keyshape.schema.labels), "" if none
+    start_text: str = ""
 
     @property
     def label(self) -> str:
@@ -251,7 +258,12 @@ def _chunks(keys: Iterable[bytes] | Iterable[Sequence[bytes]]) -> Iterable[Seque
 
 
 class Analyzer:
-    """Chunk-by-chunk accumulator behind ``analyze``: ``update(keys)`` per chunk, then ``finish``."""
+    """Chunk-by-chunk accumulator behind ``analyze``: ``update(keys)`` per chunk, then ``finish``.
+
+    The parameters are :func:`analyze`'s: ``regions`` (split keys or a map), ``servers``,
+    ``windows``, ``total_rows``, ``auto_split_rows``, ``value_bytes``, ``cells_per_row`` and
+    ``split_model``, documented there.
+    """
 
     def __init__(
         self,

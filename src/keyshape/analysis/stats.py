@@ -51,14 +51,14 @@ def _as_counts(counts: np.ndarray | list[int]) -> np.ndarray:
 
 
 def coefficient_of_variation(counts: np.ndarray | list[int]) -> float:
-    """Population standard deviation over mean (0.0 when all counts are zero or equal)."""
+    """Population standard deviation over mean of ``counts`` (0.0 when all are zero or equal)."""
     arr = _as_counts(counts)
     mean = arr.mean()
     return float(arr.std() / mean) if mean > 0 else 0.0
 
 
 def gini(counts: np.ndarray | list[int]) -> float:
-    """Gini coefficient of the counts: 0 = perfectly even, (n-1)/n = everything in one region.
+    """Gini coefficient of ``counts``: 0 = perfectly even, (n-1)/n = everything in one region.
 
     Uses the sorted-rank form ``sum((2i - n - 1) * x_i) / (n * sum(x))`` (i = 1..n, ascending),
     which equals the mean absolute difference over twice the mean, in O(n log n).
@@ -73,7 +73,7 @@ def gini(counts: np.ndarray | list[int]) -> float:
 
 
 def deviation_rate(counts: np.ndarray | list[int]) -> float:
-    """The usual load-balance measure ``(max - min) / mean`` (0.0 when all counts are zero)."""
+    """The usual load-balance measure ``(max - min) / mean`` of ``counts`` (0.0 when all are zero)."""
     arr = _as_counts(counts)
     mean = arr.mean()
     return float((arr.max() - arr.min()) / mean) if mean > 0 else 0.0
@@ -83,8 +83,16 @@ def deviation_rate(counts: np.ndarray | list[int]) -> float:
 class Distribution:
     """How a total spreads over buckets (regions or servers).
 
-    ``excess`` places the largest share between a fair share (0.0) and everything in one bucket
-    (1.0); it lets one threshold serve any number of regions.
+    - ``total``: the sum of the counts; ``buckets``: how many; ``min`` / ``max`` / ``mean``: the
+      smallest, largest and mean count; ``max_over_mean``: ``max / mean``; ``top_share``: the
+      largest count's share of ``total``; ``empty``: buckets with nothing.
+    - ``excess`` places the largest share between a fair share (0.0) and everything in one bucket
+      (1.0); it lets one threshold serve any number of regions.
+    - ``cv``, ``gini``, ``deviation_rate``: :func:`coefficient_of_variation`, :func:`gini`,
+      :func:`deviation_rate` of the counts.
+    - ``max_over_mean_upper``: for a chance baseline (:func:`uniform_baseline`), the largest
+      max/mean any of its trials showed. The mean of the trials is a typical value, not a bound:
+      with a few rows per region, half of all random spreads show a larger maximum than it.
     """
 
     total: int
@@ -99,14 +107,12 @@ class Distribution:
     gini: float
     deviation_rate: float
     empty: int
-    # For a chance baseline (uniform_baseline): the largest max/mean any of its trials showed. The
-    # mean of the trials is a typical value, not a bound: with a few rows per region, half of all
-    # random spreads show a larger maximum than it.
     max_over_mean_upper: float = 0.0
 
 
 def distribution(counts: np.ndarray | list[int]) -> Distribution:
-    """Summarize per-bucket counts: max/mean, top share, CV, Gini, deviation rate, empty buckets."""
+    """Summarize the per-bucket ``counts``: max/mean, top share, CV, Gini, deviation rate, empty
+    buckets."""
     arr = _as_counts(counts)
     n = arr.size
     total = float(arr.sum())

@@ -47,19 +47,30 @@ WALK_HOT_EXCESS = 0.8
 
 @dataclass(frozen=True)
 class SchemaHints:
-    """What the key schema and its workload say about the key (all optional)."""
+    """What the key schema and its workload say about the key (all optional).
+
+    - ``leading_field``: the key's first field; ``monotonic_field``: the leading field whose
+      generator is monotonic, with no prefix, and ``monotonic_generator`` that generator.
+    - ``spread_field``: a high-cardinality, non-monotonic field to hash instead.
+    - ``prefix_strategy``: the prefix strategy's name, for people (the verdict asks ``prefixed``);
+      ``prefixed``: the key starts with a prefix (salt, hash or bucket): its layout has prefix
+      bytes; ``hash_fields``: the fields the prefix hashes; ``buckets``: its bucket count.
+    - ``heavy``: (field, value, share of rows) of the values that take a large share.
+    - ``split_algorithm``: the schema's ``[splits]`` algorithm.
+    - ``real_keys``: the analyzed keys came from a file, not a generated workload.
+    """
 
     leading_field: str | None = None
-    monotonic_field: str | None = None  # leading field whose generator is monotonic, no prefix
+    monotonic_field: str | None = None
     monotonic_generator: str | None = None
-    spread_field: str | None = None  # a high-cardinality, non-monotonic field to hash instead
-    prefix_strategy: str | None = None  # the strategy's name, for people (the verdict asks ``prefixed``)
-    prefixed: bool = False  # the key starts with a prefix (salt, hash or bucket): its layout has prefix bytes
+    spread_field: str | None = None
+    prefix_strategy: str | None = None
+    prefixed: bool = False
     hash_fields: tuple[str, ...] = ()
     buckets: int | None = None
-    heavy: tuple[tuple[str, object, float], ...] = ()  # (field, value, share of rows)
-    split_algorithm: str | None = None  # the schema's [splits] algorithm
-    real_keys: bool = False  # analyzed keys came from a file, not a generated workload
+    heavy: tuple[tuple[str, object, float], ...] = ()
+    split_algorithm: str | None = None
+    real_keys: bool = False
 
 
 @dataclass(frozen=True)
