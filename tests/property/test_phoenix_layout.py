@@ -92,6 +92,6 @@ def test_the_layout_walk_reads_any_bytes_as_phoenix_does(case: tuple[str, list[d
 
 def _outcome(decode: Any, key: bytes) -> tuple[str, Any]:
     try:
-        return "ok", decode(key, False)
+        return "ok", repr(decode(key, False))  # (repr: a NaN read from random bytes equals itself)
     except KeyshapeError:
         return "refused", None
