@@ -31,6 +31,7 @@ CHECKED = [
     "keyshape.core.splits",
     "keyshape.store",
     "keyshape.analysis",
+    "keyshape.read",
 ]
 
 

@@ -62,6 +62,11 @@ def _positive_int(value: Any, what: str) -> int:
 class IdAllocator:
     """Hands out unique ids from blocks of the counter cell ``table``/``counter_row``/``column``.
 
+    - ``store``: the store holding the counter cell.
+    - ``block``: ids reserved per increment of the counter (default 1000, at most ``MAX_ID``).
+    - ``floor``: the highest id known to be used (e.g. the largest id in the data): a block at or
+      below it raises :class:`CounterWentBack` (default 0).
+
     Thread-safe: one lock guards the current block; only the thread that finds it empty goes to
     the store. Build one from a schema's ``[[counter]]`` with :meth:`for_counter`.
     """

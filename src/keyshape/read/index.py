@@ -127,17 +127,24 @@ def read_by_index(
 
 @dataclass
 class RepairReport:
-    """What :func:`repair_index` found (and fixed when ``fixed``). Key lists hold at most
-    ``max_listed`` keys each; the counts are exact."""
+    """What :func:`repair_index` found in the index ``index`` (and fixed when ``fixed``).
+
+    - ``index_rows_checked`` / ``main_rows_checked``: rows read in each pass.
+    - ``dangling``: index rows whose main row is missing; ``stale``: index rows not matching their
+      main row; ``missing``: main rows without their index row; ``unindexable``: main rows lacking
+      an index column.
+    - ``counts``: how many of each of those four kinds (exact); the key lists hold at most
+      ``max_listed`` keys each.
+    """
 
     index: str
     fixed: bool
     index_rows_checked: int = 0
     main_rows_checked: int = 0
-    dangling: list[bytes] = field(default_factory=list)  # index rows whose main row is missing
-    stale: list[bytes] = field(default_factory=list)  # index rows not matching their main row
-    missing: list[bytes] = field(default_factory=list)  # main rows without their index row
-    unindexable: list[bytes] = field(default_factory=list)  # main rows lacking an index column
+    dangling: list[bytes] = field(default_factory=list)
+    stale: list[bytes] = field(default_factory=list)
+    missing: list[bytes] = field(default_factory=list)
+    unindexable: list[bytes] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
     @property

@@ -42,7 +42,7 @@ class Row:
     ``key`` is the stored row key, ``original`` the key without prefix, ``cells`` the selected
     cells, ``bucket`` the prefix + separator bytes (``key == bucket + original``), ``fields`` the
     decoded key fields (decoded on first access; None when the key does not decode with the
-    schema).
+    schema: the ``schema`` given, None when there is none).
     """
 
     __slots__ = ("key", "original", "cells", "_schema", "_fields")
@@ -179,6 +179,12 @@ class MergedScan:
     Besides iterating, it gives :attr:`ranges` (the bucket ranges it reads) and
     :meth:`token_after` (a page token that resumes right after a row). Close it (or use ``with``)
     to release scanners early; exhausting it closes them too.
+
+    Built by :func:`scan`, whose parameters it takes: ``store``, ``schema``, ``reverse``,
+    ``limit``, ``columns``, ``batch_size``, ``parallel`` and ``depth`` as given there; ``ranges``:
+    the bucket ranges still to read (after a page token's cursor), ``base`` the query's own (what
+    a page token is checked against); ``keep``: a filter on original keys (exact leading-field
+    matches), None to keep all.
     """
 
     def __init__(

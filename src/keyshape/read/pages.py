@@ -36,7 +36,7 @@ __all__ = ["Page", "scan_page", "offset_page"]
 
 @dataclass(frozen=True)
 class Page:
-    """One page of rows.
+    """One page of rows: ``rows``, in scan order.
 
     ``next_token``: resume with ``scan_page(..., page_token=next_token)`` (None: no more rows).
     ``next_offset``: the offset of the next page for :func:`offset_page` (None: no more rows or

@@ -103,7 +103,9 @@ class IndexedWriter:
     """Writes records to the main table and every index table, keeping one copy of each record
     (see the module docstring). Use as a context manager; ``flush()`` or leaving the block writes
     what is buffered and raises WriteFailed (``rows``: main keys not fully written) when the store
-    refuses rows. ``indexes=[]`` writes the main table only."""
+    refuses rows. ``store`` holds the tables of ``schema``; ``indexes`` names the index tables to
+    keep (None: all of the schema's; ``indexes=[]`` writes the main table only); ``batch_size``
+    operations are buffered before a write (default 1000)."""
 
     def __init__(self, store: Store, schema: KeySchema, indexes: Iterable[str | IndexSpec] | None = None, batch_size: int = 1000) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
