@@ -28,6 +28,7 @@ CHECKED = [
     "keyshape.core.hbytes",
     "keyshape.core.regions",
     "keyshape.core.hashing",
+    "keyshape.core.ordered",
     "keyshape.core.splits",
     "keyshape.store",
     "keyshape.analysis",

@@ -109,6 +109,10 @@ def encode_int8(value: int, descending: bool = False) -> bytes:
     """OrderedBytes.encodeInt8: 0x29 then the byte with its sign bit flipped (2 bytes).
 
     Raises ValueError outside [-128, 127].
+
+    value: the int to encode.
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     return _fixed_int(value, 8, FIXED_INT8, descending, "encode_int8")
 
@@ -117,6 +121,10 @@ def encode_int16(value: int, descending: bool = False) -> bytes:
     """OrderedBytes.encodeInt16: 0x2a then 2 big-endian bytes, sign bit flipped (3 bytes).
 
     Raises ValueError outside [-32768, 32767].
+
+    value: the int to encode.
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     return _fixed_int(value, 16, FIXED_INT16, descending, "encode_int16")
 
@@ -125,6 +133,10 @@ def encode_int32(value: int, descending: bool = False) -> bytes:
     """OrderedBytes.encodeInt32: 0x2b then 4 big-endian bytes, sign bit flipped (5 bytes).
 
     Raises ValueError outside [-2**31, 2**31 - 1].
+
+    value: the int to encode.
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     return _fixed_int(value, 32, FIXED_INT32, descending, "encode_int32")
 
@@ -174,6 +186,10 @@ def encode_float32(value: float, descending: bool = False) -> bytes:
 
     The value is rounded to the nearest float32 (ValueError if it overflows float32). See
     :func:`encode_float64` for the bit transform, NaN and -0.0.
+
+    value: the number to encode.
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     bits = _float_bits(value, "encode_float32", ">f", ">I", _CANONICAL_NAN32)
     bits ^= 0xFFFFFFFF if bits >> 31 else 0x80000000
@@ -187,6 +203,10 @@ def encode_float64(value: float, descending: bool = False) -> bytes:
     resulting total order is -inf < ... < -0.0 < +0.0 < ... < +inf < NaN: -0.0 and +0.0 encode
     differently (and decode back to themselves), and every NaN encodes as Java's canonical NaN
     (bits 0x7ff8000000000000), so ``encode_float64(nan)`` is ``31 ff f8 00 00 00 00 00 00``.
+
+    value: the number to encode.
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     bits = _float_bits(value, "encode_float64", ">d", ">Q", _CANONICAL_NAN64)
     bits ^= 0xFFFFFFFFFFFFFFFF if bits >> 63 else 0x8000000000000000
@@ -197,7 +217,11 @@ def encode_float64(value: float, descending: bool = False) -> bytes:
 
 
 def encode_null(descending: bool = False) -> bytes:
-    """OrderedBytes.encodeNull: the single byte 0x05 (0xfa descending); sorts before every value."""
+    """OrderedBytes.encodeNull: the single byte 0x05 (0xfa descending); sorts before every value.
+
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
+    """
     return _order(bytes([NULL]), descending)
 
 
@@ -249,6 +273,9 @@ def encode_blob_var(value: bytes | None, descending: bool = False) -> bytes:
     Like HBase's, this sorts exactly only among values of equal length: ``b"o"`` (37 b7 40) sorts
     before ``b"n\\x00"`` (37 b7 80 00), because a last group's clear top bit sorts below a
     continuation byte.
+
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     if value is None:
         return encode_null(descending)
@@ -276,6 +303,9 @@ def encode_blob_copy(value: bytes | None, descending: bool = False) -> bytes:
     byte, plus the inverted terminator when descending (``fa ff``), as HBase writes it; HBase's
     ``skip`` and ``decodeBlobCopy`` (and :func:`decode` here) read that NULL as the one byte
     ``fa`` and leave the ``ff``, so a descending NULL BlobCopy cannot be followed by another field.
+
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     if value is None:
         return encode_null(descending) + (b"\xff" if descending else b"")
@@ -537,6 +567,10 @@ def encode_int32_many(values: Any, descending: bool = False) -> np.ndarray:
 
     Caution: numpy drops trailing 0x00 bytes when you index an ``S`` array; use
     :func:`rows_to_bytes` (or ``.tobytes()``) to get exact keys.
+
+    values: the ints to encode (a sequence or an array).
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
     """
     a = _int_array(values, "encode_int32_many", np.int32)
     words = (a.view(np.uint32) ^ np.uint32(0x80000000)).astype(">u4")
@@ -544,14 +578,24 @@ def encode_int32_many(values: Any, descending: bool = False) -> np.ndarray:
 
 
 def encode_int64_many(values: Any, descending: bool = False) -> np.ndarray:
-    """Vectorized :func:`encode_int64`: an ``S9`` array (see the caution in encode_int32_many)."""
+    """Vectorized :func:`encode_int64`: an ``S9`` array (see the caution in encode_int32_many).
+
+    values: the ints to encode (a sequence or an array).
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
+    """
     a = _int_array(values, "encode_int64_many", np.int64)
     words = (a.view(np.uint64) ^ np.uint64(0x8000000000000000)).astype(">u8")
     return _pack_rows(FIXED_INT64, words, 8, descending)
 
 
 def encode_float64_many(values: Any, descending: bool = False) -> np.ndarray:
-    """Vectorized :func:`encode_float64` (same NaN and -0.0 rules): an ``S9`` array."""
+    """Vectorized :func:`encode_float64` (same NaN and -0.0 rules): an ``S9`` array.
+
+    values: the numbers to encode (a sequence or an array).
+    descending: invert every byte (HBase's ``Order.DESCENDING``), so larger values sort first;
+        default False.
+    """
     a = np.asarray(values)
     if a.size and a.dtype.kind not in "iuf":
         raise KeyshapeError(f"encode_float64_many needs numbers, got dtype {a.dtype}")
@@ -564,7 +608,10 @@ def encode_float64_many(values: Any, descending: bool = False) -> np.ndarray:
 
 
 def reverse_timestamp_many(ms: Any) -> np.ndarray:
-    """Vectorized :func:`reverse_timestamp`: an ``S8`` array (see the caution on ``S`` arrays)."""
+    """Vectorized :func:`reverse_timestamp`: an ``S8`` array (see the caution on ``S`` arrays).
+
+    ms: the timestamps, epoch milliseconds (non-negative).
+    """
     a = _int_array(ms, "reverse_timestamp_many", np.int64)
     if a.size and a.min() < 0:
         raise KeyshapeError("reverse_timestamp_many: timestamps must be non-negative")
@@ -573,7 +620,10 @@ def reverse_timestamp_many(ms: Any) -> np.ndarray:
 
 
 def rows_to_bytes(rows: np.ndarray) -> list[bytes]:
-    """Split a fixed-width ``S<n>`` array into exact ``bytes`` keys, keeping trailing 0x00 bytes."""
+    """Split a fixed-width ``S<n>`` array into exact ``bytes`` keys, keeping trailing 0x00 bytes.
+
+    rows: the fixed-width ``S<n>`` array.
+    """
     width = rows.dtype.itemsize
     raw = np.ascontiguousarray(rows).tobytes()
     return [raw[i : i + width] for i in range(0, len(raw), width)]
