@@ -27,7 +27,7 @@ KEY_FORMATS = ("binary", "raw", "hex")
 
 
 def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
-    """The row keys of a pyarrow array (or one-chunk ChunkedArray) as a KeyArray.
+    """The row keys of the pyarrow ``array`` (or a one-chunk ChunkedArray) as a KeyArray.
 
     Binary, large binary and fixed-size binary arrays are taken byte for byte. String arrays are
     read per ``key_format``: ``"binary"`` (``toStringBinary`` text, ``\\xNN`` escapes), ``"raw"``
@@ -65,7 +65,7 @@ def from_arrow(array: Any, key_format: str = "binary") -> KeyArray:
 
 
 def to_arrow(keys: KeyArray) -> Any:
-    """The keys of a KeyArray as a pyarrow ``binary`` array (two buffers, no Python per key)."""
+    """The ``keys`` of a KeyArray as a pyarrow ``binary`` array (two buffers, no Python per key)."""
     import pyarrow as pa
 
     n = len(keys)

@@ -145,7 +145,7 @@ def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndar
     encoding, in C (~1/10 of hashing them). A sample with (nearly) no repeat skips the whole
     encoding, so all-distinct input pays ~nothing; a sample with some repeats does not prove the
     whole is mostly distinct (5,000 zipf-drawn devices: 1,126 distinct in the first 2,048 of
-    200,000 rows), so the whole is encoded then."""
+    200,000 rows), so the whole is encoded then. ``sample``: the keys looked at first (2048)."""
     n, w = keys.matrix.shape
     if n < 4 * sample or w == 0 or w >= 255:
         return None
@@ -175,7 +175,7 @@ def distinct_rows(keys: KeyArray, sample: int = 2048) -> tuple[KeyArray, np.ndar
 
 
 def gather_rows(matrix: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """``matrix[index]`` for a uint8 matrix, each row moved as one item (a ``V{width}`` view)
+    """``matrix[index]`` for a uint8 ``matrix`` and row numbers ``index``, each row moved as one item (a ``V{width}`` view)
     rather than byte by byte."""
     n, w = matrix.shape
     if w == 0:
@@ -187,7 +187,8 @@ def gather_rows(matrix: np.ndarray, index: np.ndarray) -> np.ndarray:
 def md5_many(keys: KeyArray, threads: int | None = None) -> np.ndarray:
     """``hashlib.md5(key).digest()`` of every key, as an ``(n, 16)`` uint8 matrix.
 
-    Salt material repeats (users, devices, metrics): each distinct key is hashed once."""
+    Salt material repeats (users, devices, metrics): each distinct key is hashed once.
+    ``keys``: the keys; ``threads``: threads to hash on (None: :func:`default_threads`)."""
     d = distinct_rows(keys)
     if d is not None:
         return gather_rows(_md5_all(d[0], threads), d[1])
@@ -211,7 +212,7 @@ def _md5_all(keys: KeyArray, threads: int | None) -> np.ndarray:
 
 def md5_hex_many(keys: KeyArray, width: int = 32, threads: int | None = None) -> np.ndarray:
     """The first ``width`` lower-case hex digits of every key's MD5, as an ``(n, width)`` uint8
-    matrix (``hashlib.md5(key).hexdigest()[:width]``)."""
+    matrix (``hashlib.md5(key).hexdigest()[:width]``). ``keys``: the keys; ``threads``: threads to hash on (None: :func:`default_threads`)."""
     d = distinct_rows(keys)
     if d is not None:  # the hex of each distinct key, then `width` bytes per row
         return gather_rows(hex_matrix(_md5_all(d[0], threads)[:, : (width + 1) // 2])[:, :width], d[1])
@@ -219,7 +220,7 @@ def md5_hex_many(keys: KeyArray, width: int = 32, threads: int | None = None) ->
 
 
 def hex_matrix(data: np.ndarray) -> np.ndarray:
-    """Lower-case hex of every row of an ``(n, k)`` uint8 matrix, as an ``(n, 2k)`` uint8 matrix.
+    """Lower-case hex of every row of ``data``, an ``(n, k)`` uint8 matrix, as an ``(n, 2k)`` one.
 
     ``binascii.hexlify`` over the whole buffer in one C call: a 16-entry table lookup per nibble in
     numpy (fancy indexing) cost as much as the MD5 itself."""
@@ -241,7 +242,9 @@ _CRC_TABLE = _crc_table()
 
 
 def crc32_many(keys: KeyArray, threads: int | None = None) -> np.ndarray:
-    """``zlib.crc32(key)`` of every key, as uint32 (CRC-32/ISO-HDLC, ``java.util.zip.CRC32``)."""
+    """``zlib.crc32(key)`` of every key, as uint32 (CRC-32/ISO-HDLC, ``java.util.zip.CRC32``).
+
+    ``keys``: the keys; ``threads``: threads to hash on (None: :func:`default_threads`)."""
     n = len(keys)
     out = np.empty(n, dtype=np.uint32)
     matrix, lengths, fixed = keys.matrix, keys.lengths, keys.is_fixed

@@ -182,7 +182,8 @@ class KeyArray:
 
 
 def zero_past(rows: np.ndarray, lengths: np.ndarray, lo: int) -> None:
-    """Zero each row's bytes from its length on (every row is at least ``lo`` long). Column by
+    """Zero each row of the matrix ``rows`` from its length in ``lengths`` on, in place (every row
+    is at least ``lo`` long). Column by
     column when few columns can hold such bytes: a masked multiply over a narrow slice of wide
     rows pays numpy's per-row step for a handful of bytes."""
     width = rows.shape[1]
