@@ -37,12 +37,12 @@ def test_both_sides_carry_serves_verdict_and_the_p99(tmp_path: Path) -> None:
         assert after["busiest_region_share"] == pytest.approx(0.25) and after["busiest_server_share"] == pytest.approx(0.5)
         assert after["verdict"] != "hotspot"
         assert (before["p99_region_write_rate"], after["p99_region_write_rate"]) == (pytest.approx(OLD_RATE), pytest.approx(NEW_REGION_RATE))
-        assert not body["added_after"] and body["watching_after"]
+        assert not body["added_after"] and body["watching_after"] and before["polled"] and after["polled"]
 
 
 def test_a_new_table_outside_the_watched_patterns_is_watched_from_then_on(tmp_path: Path) -> None:
     with two_tables(tmp_path, watch_new=False) as (poller, history, clock):
         body = compare_body(poller, history, table_rows(poller, history), OLD, NEW, 3600, now=clock[0])
-        assert body["added_after"] and body["after"]["verdict"] == "not judged yet" and body["after"]["rates"] == 0
+        assert body["added_after"] and body["after"]["verdict"] == "not judged yet" and body["after"]["rates"] == 0 and not body["after"]["polled"]
         assert not watch(poller, NEW)  # once only
         assert poller.poll_once() and NEW in poller.snapshot()  # the next poll takes NEW in

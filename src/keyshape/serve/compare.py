@@ -17,8 +17,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from html import escape
 from importlib import resources
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 from starlette.requests import Request
@@ -28,7 +30,7 @@ from starlette.routing import Route
 from keyshape.serve.history import History
 from keyshape.serve.poller import Poller, matches
 
-__all__ = ["DEFAULT_SECONDS", "compare_body", "compare_routes", "region_rate_p99", "side", "watch"]
+__all__ = ["DEFAULT_SECONDS", "compare_body", "compare_link", "compare_routes", "region_rate_p99", "side", "watch"]
 
 DEFAULT_SECONDS = 3600.0  # the window compared: the history's finest layer (every poll) keeps an hour
 
@@ -103,7 +105,7 @@ def compare_body(
     since = until - seconds
     by_table = {r["table"]: r for r in rows}
     added = watch(poller, after) if matches(before, poller.patterns) else False
-    return {
+    body: dict[str, Any] = {
         "seconds": seconds,
         "since": since,
         "until": until,
@@ -112,6 +114,21 @@ def compare_body(
         "before": side(by_table.get(before), history, before, since, until),
         "after": side(by_table.get(after), history, after, since, until),
     }
+    polled = set(history.tables()) | set(poller.snapshot())
+    for s in (body["before"], body["after"]):
+        s["polled"] = s["table"] in polled  # the page asks /api/heatmap only for a polled table
+    return body
+
+
+def compare_link(plan: dict[str, Any]) -> str:
+    """The plan page's link to this page for its OLD -> NEW (serve's plan page adds it)."""
+    old, new = str(plan.get("table", "")), str(plan.get("new_table", ""))
+    href = "compare?" + urlencode({"before": old, "after": new})
+    return (
+        f'<p class="compare">Once {escape(new)} takes the writes (<code>keyshape autopilot --apply</code>, then <code>--cutover</code>): '
+        f'<a id="compare-link" href="{escape(href)}">{escape(old)} and {escape(new)}, before and after</a> '
+        f"(serve watches {escape(new)} from then on).</p>"
+    )
 
 
 def compare_routes(poller: Poller, history: History, guard: Callable[[Any], Any], table_rows: Callable[[], Sequence[dict[str, Any]]]) -> list[Route]:

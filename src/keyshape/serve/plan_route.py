@@ -25,6 +25,7 @@ from starlette.routing import Route
 from keyshape.errors import KeyshapeError
 from keyshape.ops.autopilot import run
 from keyshape.report.plan import render_plan_html
+from keyshape.serve.compare import compare_link
 from keyshape.serve.history import History
 from keyshape.serve.observe import from_history
 from keyshape.serve.poller import Poller
@@ -70,7 +71,7 @@ def plan_routes(poller: Poller, history: History, guard: Callable[[Any], Any]) -
         plan = await compute(request)
         if "error" in plan:
             return HTMLResponse(f"<!doctype html><title>no plan</title><p>{_escape(plan['error'])}</p>", status_code=int(plan.get("status", 422)))
-        return HTMLResponse(render_plan_html(plan))
+        return HTMLResponse(render_plan_html(plan).replace("</main>", compare_link(plan) + "</main>", 1))
 
     async def api(request: Request) -> Response:
         plan = await compute(request)

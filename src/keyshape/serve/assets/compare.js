@@ -19,13 +19,15 @@
     document.getElementById("h-" + which).textContent = s.table;
     document.getElementById("m-" + which).textContent = (which === "before" ? "before: " : "after: ") + s.table;
   }
-  function heat(table, body) {
+  function heat(side, body) {
+    if (!side.polled) return Promise.resolve(null); // NEW not polled yet: its map says so
+    var table = side.table;
     var q = "api/heatmap?table=" + encodeURIComponent(table) + "&seconds=" + Math.max(1, Math.round(body.seconds)) +
       "&until=" + body.until.toFixed(0) + "&metric=write&cells=400";
     return d.api(q).then(function (h) {
       h.values = d.rows(d.decode(h.values_f32, Float32Array), h.shape);
       return h;
-    }).catch(function () { return null; }); // NEW not polled yet: its map says so
+    });
   }
   function draw() {
     var a = state.maps.before, b = state.maps.after;
@@ -50,7 +52,7 @@
           "the p99 is over every region's write rate in every poll interval.";
         if (body.added_after) note += " serve was not watching " + after + ": it is now, from its next poll on.";
         document.getElementById("note").textContent = note;
-        return Promise.all([heat(before, body), heat(after, body)]);
+        return Promise.all([heat(body.before, body), heat(body.after, body)]);
       })
       .then(function (maps) {
         if (!maps) return;
