@@ -25,12 +25,14 @@ _MIB = 1 << 20
 def cell_size(family: int, qualifier: int, value: int) -> int:
     """Bytes of one cell in an HFile besides its row key: KeyValue's key length, value length,
     row length, family length, timestamp and type fields (4+4+2+1+8+1), HFile v3's tags length
-    (2) and the memstore timestamp (1), plus the family, qualifier and value."""
+    (2) and the memstore timestamp (1), plus the ``family``, ``qualifier`` and ``value`` lengths
+    in bytes."""
     return 23 + family + qualifier + value
 
 
 def parse_policy(text: str) -> dict[str, Any]:
-    """``"stepping"``, ``"key-prefix:4"`` or ``"delimited:_"`` as SplitModel keyword arguments."""
+    """A policy as written (``text``: ``"stepping"``, ``"key-prefix:4"`` or ``"delimited:_"``) as
+    SplitModel keyword arguments."""
     name, _, arg = text.partition(":")
     name = name.strip().lower()
     if name == "key-prefix":
@@ -55,7 +57,7 @@ class SplitModel:
     "rows": the idealized model (split at the sampled median once a region holds more than
     ``max_rows`` writes, no flushes, no delays: ``keyshape.core.autosplit.RowLimit``, the rule
     ``simulate_auto_split`` and the embedded store apply too). ``write_rate`` is rows per second when the
-    writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file (None: 40,
+    writes carry no times. A cell is ``len(key) + cell_bytes`` bytes in a store file (``cell_bytes`` None: 40,
     a small cell; ``cell_size`` computes it for a family, qualifier and value) and
     ``cell_overhead`` more in the memstore (its heap size); ``compression`` is the store file's
     size over the serialized cells' (1.0 uncompressed; ``COMPRESSION_RATIOS`` has estimates). ``seed`` drives the jitter and the discharger phase.
@@ -67,6 +69,15 @@ class SplitModel:
     daughters compact their references ``compaction_delay`` after opening). 0 (the default) is
     an instant flush and split; ``keyshape.ops.split_history.split_seconds`` measures the split
     time of a real table from hbase:meta.
+
+    The region server's settings, HBase's defaults unless given: ``max_filesize``
+    (``hbase.hregion.max.filesize``, 10 GiB), ``flush_size`` (``hbase.hregion.memstore.flush.size``,
+    128 MiB), ``jitter`` (``hbase.hregion.max.filesize.jitter``, 0.25), ``compaction_min`` /
+    ``compaction_max`` / ``compaction_ratio`` (``hbase.hstore.compaction.min`` / ``.max`` /
+    ``.ratio``), ``cleaner_interval`` (seconds between runs of the ``CompactedHFilesDischarger``
+    that frees a split's reference files, 120) and ``initial_size`` (the increasing policies'
+    first split size; None: 2 x ``flush_size``). ``servers``: region servers the regions are spread
+    over (1).
     """
 
     policy: str = "stepping"
@@ -126,7 +137,8 @@ class SplitModel:
 
 @dataclass(frozen=True)
 class Stage:
-    """A stretch of the run during which the table had ``regions`` regions."""
+    """A stretch of the run during which the table had ``regions`` regions: from ``start_seconds``
+    for ``seconds`` (None without times), writes ``first_write`` on, ``writes`` of them."""
 
     regions: int
     start_seconds: float | None
@@ -137,20 +149,33 @@ class Stage:
 
 @dataclass
 class SplitHistory:
-    """What ``SplitSimulator.finish`` returns: the final regions, the splits, and the timeline."""
+    """What ``SplitSimulator.finish`` returns: the final regions, the splits, and the timeline.
+
+    - ``region_map``: the final regions; ``rows``: writes per final region
+      (:mod:`keyshape.core.splitsim` says how they are divided); ``key_bytes``: key bytes per final
+      region.
+    - ``splits``: every split in order; ``initial_splits``: the split keys before the first write;
+      ``writes``: writes replayed; ``seconds``: time of the last write (None without times).
+    - ``stages``: the run cut where the region count changed (:class:`Stage`).
+    - ``heat``: windows x final regions; ``window_hot_shares``: per window, the busiest LIVE
+      region's share of its writes; ``window_server_hot_shares``: the same per region server;
+      ``window_seconds``: per window, the time of its last write (empty without times).
+    - ``model``: the split model replayed; ``lineage``: each split region's node to its two
+      daughters' nodes.
+    """
 
     region_map: RegionMap
-    rows: np.ndarray  # writes per final region (keyshape.core.splitsim says how they are divided)
-    key_bytes: np.ndarray  # key bytes per final region
+    rows: np.ndarray
+    key_bytes: np.ndarray
     splits: list[SplitEvent]
     initial_splits: tuple[bytes, ...]
     writes: int
-    seconds: float | None  # time of the last write (None without times)
+    seconds: float | None
     stages: list[Stage]
-    heat: np.ndarray  # windows x final regions
-    window_hot_shares: np.ndarray  # per window: busiest LIVE region's share of its writes
-    window_server_hot_shares: np.ndarray  # the same per region server
-    window_seconds: np.ndarray  # per window: time of its last write (empty without times)
+    heat: np.ndarray
+    window_hot_shares: np.ndarray
+    window_server_hot_shares: np.ndarray
+    window_seconds: np.ndarray
     model: SplitModel | None = None
     lineage: dict[int, tuple[int, int]] = field(default_factory=dict)
 

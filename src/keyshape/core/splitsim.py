@@ -154,7 +154,9 @@ class SplitSimulator:
     """Feed keys in write order (``feed``), then ``finish`` for a ``SplitHistory``.
 
     ``times`` (seconds, non-decreasing) give each write's time; without them write ``i`` happens
-    at ``i / model.write_rate``. ``windows`` is the number of report windows.
+    at ``i / model.write_rate``. ``windows`` is the number of report windows. ``model``: the
+    :class:`SplitModel` replayed; ``initial_splits``: the table's split keys before the first
+    write; ``servers``: region servers (None: ``model.servers``).
     """
 
     def __init__(self, model: SplitModel, initial_splits: Sequence[bytes] = (), *, windows: int = 50, servers: int | None = None) -> None:
@@ -584,7 +586,7 @@ def _merge(files: list[_File]) -> _File:
 class RegionRange:
     """The region counts a split model predicts across what it cannot know in advance (see
     ``region_range``): ``low`` and ``high`` final regions, and every run behind them as
-    ``(split_seconds, compaction_delay, seed, history)``."""
+    ``(split_seconds, compaction_delay, seed, history)`` in ``runs``."""
 
     low: int
     high: int
