@@ -22,17 +22,19 @@ from keyshape.schema.keycheck import FITS, FOREIGN, WRONG_SALT, fit_codes
 
 
 @st.composite
-def phoenix_rows(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
-    """A Phoenix table's DDL (salted or not) and rows of it (a nullable variable-width column may be NULL)."""
+def phoenix_rows(draw: st.DrawFn, multi_tenant: bool = False) -> tuple[str, list[dict[str, Any]]]:
+    """A Phoenix table's DDL (salted or not; ``multi_tenant``: MULTI_TENANT, its first column the
+    tenant id) and rows of it (a nullable variable-width column may be NULL)."""
     columns = []
-    for i in range(draw(st.integers(1, 4))):
+    for i in range(draw(st.integers(2 if multi_tenant else 1, 4))):
         sql_type = draw(st.sampled_from(sorted(VALUES)))
         nullable = sql_type in VARIABLE and i > 0 and draw(st.booleans())
         columns.append((f"C{i}", sql_type, draw(st.booleans()) and sql_type != "BOOLEAN", nullable))
     defs = ", ".join(f"{c} {t}{'' if nullable else ' NOT NULL'}" for c, t, _, nullable in columns)
     pk = ", ".join(f"{c}{' DESC' if desc else ''}" for c, _, desc, _ in columns)
     salt = draw(st.sampled_from(["", " SALT_BUCKETS=1", " SALT_BUCKETS=7", " SALT_BUCKETS=256"]))
-    ddl = f"CREATE TABLE PL (V VARCHAR, {defs} CONSTRAINT PK PRIMARY KEY ({pk})){salt}"
+    options = " MULTI_TENANT=true" + ("," if salt else "") if multi_tenant else ""
+    ddl = f"CREATE TABLE PL (V VARCHAR, {defs} CONSTRAINT PK PRIMARY KEY ({pk})){options}{salt}"
     rows = []
     for _ in range(draw(st.integers(1, 5))):
         row = {c: (None if nullable and draw(st.booleans()) else draw(VALUES[t])) for c, t, _, nullable in columns}
@@ -95,3 +97,22 @@ def _outcome(decode: Any, key: bytes) -> tuple[str, Any]:
         return "ok", repr(decode(key, False))  # (repr: a NaN read from random bytes equals itself)
     except KeyshapeError:
         return "refused", None
+
+
+@settings(max_examples=200, deadline=None)
+@given(phoenix_rows(multi_tenant=True))
+def test_the_layout_of_each_connection_of_a_multi_tenant_table_is_its_key(case: tuple[str, list[dict[str, Any]]]) -> None:
+    """A MULTI_TENANT table's keys through a tenant connection (a DESC tenant column's ascending
+    bytes) and through the global one: each connection's layout reads and writes its own."""
+    ddl, rows = case
+    table = parse_ddl(ddl)
+    schema = PhoenixKeySchema(table)
+    for tenant_connection in (False, True):
+        layout, key_format = schema.layout_for(tenant_connection), table.key.layout(tenant_connection)
+        for row in rows:
+            try:
+                key = schema.encode(row, tenant_connection)
+            except PhoenixKeyError:
+                continue  # a row (or tenant id) Phoenix refuses too
+            assert layout.decode_generic(key) == key_format.decode(key)
+            assert layout.encode_generic(row) == key

@@ -27,6 +27,7 @@ from keyshape.schema.fields import FieldSpec
 from keyshape.schema.fieldtypes import FieldType, field_type
 from keyshape.schema.fieldtypes.phoenix import PhoenixColumnType
 from keyshape.schema.keyschema import Columns, KeySchema
+from keyshape.schema.layout import KeyLayout
 from keyshape.schema.keyschema import load_schema as schema_load
 from keyshape.schema.loaders import register_loader
 from keyshape.schema.prefixes import make_prefix
@@ -144,6 +145,15 @@ class PhoenixKeySchema(KeySchema):
         self._compiled_encode = self._compiled_decode = None
 
     # --- keys --------------------------------------------------------------------------------
+
+    def layout_for(self, tenant_connection: bool) -> KeyLayout:
+        """The :class:`KeyLayout` of the keys a connection writes: :attr:`layout` (the global
+        connection's) or, with ``tenant_connection``, a tenant-specific connection's (they differ
+        for a DESC tenant column of a MULTI_TENANT table only: :meth:`PhoenixKey.through_tenant_connection`)."""
+        key = self.phoenix.key.layout(tenant_connection)
+        if key is self.phoenix.key:
+            return self.layout
+        return self.layout.cached("tenant_connection", lambda: self.layout.replace(fields=tuple(_field(key, i) for i in range(len(key.columns)))))
 
     def _record(self, record: Mapping[str, Any]) -> dict[str, Any]:
         return {c.name: _phoenix_value(c, record.get(c.name)) for c in self.phoenix.key.columns}
