@@ -1,7 +1,7 @@
 """serve's before/after page of a re-key (issue 41), in a real headless Chromium: the page shows
 OLD's and NEW's verdict, busiest region and server shares and p99 per-region write rate as
-/api/compare gives them, and both heat maps drawn; the plan page links to it and opening the
-link makes serve watch NEW. serve's own app runs under uvicorn over serve's real Poller on an
+/api/compare gives them, and both heat maps drawn; the plan page links to it, and making the
+plan made serve watch NEW. serve's own app runs under uvicorn over serve's real Poller on an
 embedded store (tests/serve_compare_fixture.py, tests/autopilot_serve_fixture.py): no HBase."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_the_page_shows_both_tables_numbers_and_maps(tmp_path: Path, monkeypatch
             client.close()
 
 
-def test_the_plan_page_links_to_it_and_serve_then_watches_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plan_page_links_to_it_and_serve_watches_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     binary = _binary()
     monkeypatch.setattr("keyshape.serve.plan_route.time.time", lambda: PLAN_T0 + 9)  # the history's own clock
     with served(tmp_path) as (client, _history):
@@ -90,7 +90,7 @@ def test_the_plan_page_links_to_it_and_serve_then_watches_new(tmp_path: Path, mo
             page.js("window.ksCompare.ready")
             assert page.js("document.getElementById('h-before').textContent") == "events"
             assert page.js("document.getElementById('after-verdict').textContent") == "NOT JUDGED YET"  # NEW not created: a dry run
-            assert "it is now" in page.js("document.getElementById('note').textContent")
+            assert "it is now" not in page.js("document.getElementById('note').textContent")  # the plan made serve watch NEW already
             assert page.js("document.getElementById('before-region').textContent") == "100%"
             assert json.loads(client.get(f"/api/compare?before=events&after={plan['new_table']}")[1])["watching_after"]
             assert not page.errors, page.errors

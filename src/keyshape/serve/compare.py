@@ -8,9 +8,10 @@ of the writes (the poller's verdict, the same numbers as ``/api/tables`` and ``/
 ``app.table_rows``), and the p99 of the per-region write request rates over the window (every
 region's writes/s in every poll interval of the last ``S`` seconds, default an hour).
 
-A NEW table the service's ``--tables`` does not match is added to the poller's patterns when the
-page asks for it beside a watched OLD: serve then polls it from its next poll on, so the page
-fills in (the autopilot's NEW is named after OLD but need not match OLD's pattern)."""
+A NEW table the service's ``--tables`` does not match is added to the poller's patterns (``watch``)
+when serve makes the plan that names it (``plan_route``) and when the page asks for it beside a
+watched OLD: serve then polls it from its next poll on, so its history starts when NEW is created
+(the autopilot's NEW is named after OLD but need not match OLD's pattern)."""
 
 from __future__ import annotations
 
