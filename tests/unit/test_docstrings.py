@@ -39,6 +39,11 @@ CHECKED = [
     "keyshape.store",
     "keyshape.analysis",
     "keyshape.read",
+    "keyshape.report.advise",
+    "keyshape.report.heatmap_html",
+    "keyshape.report.output",
+    "keyshape.ops.load",
+    "keyshape.ops.watch",
 ]
 
 
@@ -72,7 +77,7 @@ def _public_callables(package: str) -> list[tuple[str, Any]]:
     module = importlib.import_module(package)
     found = []
     for name in module.__all__:
-        obj = getattr(module, name)
+        obj = getattr(module, name, None)  # None: a submodule, listed here with its own __all__
         if inspect.isclass(obj) or inspect.isfunction(obj):
             found.append((f"{package}.{name}", obj))
     return found

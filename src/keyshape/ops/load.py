@@ -39,6 +39,8 @@ __all__ = ["LoadRun", "load_table", "write_workload"]
 class LoadRun:
     """What :func:`load_table` did and saw.
 
+    - ``table``: the table loaded; ``rows``: the rows asked for; ``settle``: the seconds given to
+      the region servers to report the writes.
     - ``created``: the table's regions when this load created it (read back and verified), else None.
     - ``result``: the writes (rows acknowledged, throughput, the longest wait for a batch).
     - ``heat``: every poll of the region loads, from before the first write to the settle.
@@ -53,6 +55,7 @@ class LoadRun:
       regions that split (negative when estimates were taken back; 0 when none: then the
       ``estimated`` writes are estimates).
     - ``retries``: transient errors the store retried during the load.
+    - ``servers_seen``: the region servers holding the table's regions at the last poll.
     """
 
     table: str

@@ -27,7 +27,7 @@ __all__ = ["WatchRun", "watch_table"]
 
 @dataclass(frozen=True)
 class WatchRun:
-    """What :func:`watch_table` saw.
+    """What :func:`watch_table` saw of ``table``.
 
     - ``heat``: every poll, from the baseline on.
     - ``metric``: ``"write"`` or ``"read"``, the request counter judged.
@@ -79,7 +79,7 @@ def watch_table(
     on_sample: Callable[[Sample], Any] | None = None,
     count_splits: bool = True,
 ) -> WatchRun:
-    """Poll ``table``'s region loads and judge the spread of its ``metric`` requests.
+    """Poll ``table``'s region loads in ``store`` and judge the spread of its ``metric`` requests.
 
     - ``interval``: seconds between polls (default 5).
     - ``samples`` / ``duration``: stop after that many polls after the baseline, or that many

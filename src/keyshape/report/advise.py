@@ -46,7 +46,8 @@ def _tie_note(shown: list[Score]) -> str:
 
 
 def advice_renderable(advice: Advice, top: int = 5) -> RenderableType:
-    """The ranked table, the top design's schema, and the reasons the others lose."""
+    """The ranked table of ``advice`` (its ``top`` designs), the top design's schema, and the
+    reasons the others lose."""
     t = Table(box=box.SIMPLE_HEAVY, title=f"{len(advice.ranked)} designs scored on {advice.sample.rows:,} records ({advice.seconds:.1f} s)")
     for col in ("#", "front", "design", "busiest server", "cost ms/s", "storage"):
         t.add_column(col, justify="left" if col == "design" else "right")
@@ -113,7 +114,8 @@ def _design(s: Score) -> str:
 
 
 def render_advice_html(advice: Advice, top: int = 5) -> str:
-    """One self-contained page: the ranked table, then each top design in full."""
+    """One self-contained page for ``advice``: the ranked table, then each of the ``top`` designs
+    in full."""
     shown = _shown(advice, top)
     table = (
         "<table><tr><th>#</th><th>front</th><th>design</th><th>busiest server</th><th>cost ms/s</th><th>storage</th>"
@@ -132,6 +134,8 @@ def render_advice_html(advice: Advice, top: int = 5) -> str:
 
 
 def write_advice_html(advice: Advice, path: str | Path, top: int = 5) -> Path:
+    """Write :func:`render_advice_html` of ``advice`` (its ``top`` designs) to ``path``; returns
+    the path."""
     p = Path(path)
     p.write_text(render_advice_html(advice, top), encoding="utf-8")
     return p

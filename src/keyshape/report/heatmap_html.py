@@ -215,7 +215,8 @@ def _region_data(analysis: Analysis) -> list[dict[str, object]]:
 def interactive_heatmap(analysis: Analysis, vmax: float | None = None, title: str = "") -> str:
     """The heat map of ``analysis`` as an HTML fragment (needs :data:`HEATMAP_CSS` and
     :data:`HEATMAP_JS` once on the page). ``vmax``: the count drawn brightest (default: this
-    map's largest cell), so several maps can share one colour scale."""
+    map's largest cell), so several maps can share one colour scale; ``title``: the map's heading
+    ("" for none)."""
     heat = analysis.heat  # windows x regions
     regions = _region_data(analysis)
     longest = max((len(str(r["tick"])) for r in regions), default=8)
