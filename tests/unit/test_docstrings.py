@@ -43,6 +43,7 @@ CHECKED = [
     "keyshape.report.heatmap_html",
     "keyshape.report.output",
     "keyshape.ops.load",
+    "keyshape.ops.splitplan",
     "keyshape.ops.watch",
 ]
 

@@ -33,7 +33,8 @@ __all__ = ["PlannedSplit", "SplitPlan", "apply_plan", "plan_splits"]
 
 @dataclass(frozen=True)
 class PlannedSplit:
-    """Cut region ``region`` (its index and ``[start, end)`` before any split) at ``key``."""
+    """Cut region ``region`` (its index before any split, from ``start`` to ``end`` exclusive) at
+    ``key``."""
 
     region: int
     start: bytes
@@ -43,8 +44,12 @@ class PlannedSplit:
 
 @dataclass
 class SplitPlan:
+    """The cuts :func:`plan_splits` proposes for ``table``: ``boundaries``, the table's split keys
+    when planned (:func:`apply_plan` refuses a table that changed since); ``splits``, one
+    :class:`PlannedSplit` per cut; ``notes``, what the plan could not do and why."""
+
     table: str
-    boundaries: list[bytes]  # the table's split keys when planned
+    boundaries: list[bytes]
     splits: list[PlannedSplit]
     notes: list[str] = field(default_factory=list)
 
@@ -91,8 +96,13 @@ def plan_splits(
     partial_buckets: bool = False,
 ) -> SplitPlan:
     """Split points for the biggest regions of a sampled table (see the module docstring).
-    Give exactly one of ``target_regions`` and ``max_region_mb``. KeyshapeError when no region
-    can be cut (e.g. a table with one row)."""
+
+    - ``sample``: the table's regions and their sampled keys (:func:`keyshape.ops.sample.sample_table`).
+    - Give exactly one of ``target_regions`` and ``max_region_mb``.
+    - ``schema``: the table's key schema; with a salted one, cuts snap to bucket starts.
+    - ``partial_buckets``: cut a region that lies inside one bucket too.
+
+    KeyshapeError when no region can be cut (e.g. a table with one row)."""
     if (target_regions is None) == (max_region_mb is None):
         raise BadInput("give exactly one of --target-regions N and --max-region-mb M")
     regions = sample.regions
@@ -191,7 +201,8 @@ def apply_plan(
     HBase: the daughter's compaction, then a reopen, a few seconds instead of HBase's discharger
     interval, 2 minutes by default). A refused cut is retried every ``wait`` seconds for up to
     ``patience`` seconds. ``progress(n, key)`` is called (in this thread) after each split, n
-    counting from 1 in the order they finish."""
+    counting from 1 in the order they finish. ``timeout``: seconds one split may take (each
+    ``store.split_region``)."""
     current = [r.start for r in store.regions(plan.table)[1:]]
     if current != plan.boundaries:
         raise StoreError(
