@@ -46,3 +46,16 @@ def test_a_new_table_outside_the_watched_patterns_is_watched_from_then_on(tmp_pa
         assert body["added_after"] and body["after"]["verdict"] == "not judged yet" and body["after"]["rates"] == 0 and not body["after"]["polled"]
         assert not watch(poller, NEW)  # once only
         assert poller.poll_once() and NEW in poller.snapshot()  # the next poll takes NEW in
+
+
+def test_an_interval_across_a_gap_is_no_rate(tmp_path: Path) -> None:
+    """The cluster unreachable for 30 s: the poll after it covers the gap too, so its requests over
+    the frames' spacing would be a rate the regions never ran at; it is left out."""
+    with two_tables(tmp_path) as (poller, history, clock):
+        gap = history.open_gap(clock[0] + 0.5, "cluster unreachable")
+        clock[0] += 30.0
+        history.close_gap(gap, clock[0])
+        poller.store.put(OLD, b"%012d" % 10**9, {b"d:v": b"x"})  # type: ignore[union-attr]
+        assert poller.poll_once()
+        p99, n = region_rate_p99(history, OLD, T0 - 1, clock[0])
+        assert n == POLLS - 1 and p99 == pytest.approx(OLD_RATE)

@@ -42,11 +42,14 @@ def region_rate_p99(history: History, table: str, since: float, until: float, me
     taken over (0: no interval, the p99 is 0). One region's rate in one interval is its requests
     then over the interval's length; a frame of the polls layer covers the time since the frame
     before it (the first frame's start is not stored, so it is left out, as ``Observed.rates``
-    does), a roll-up frame its layer's step."""
+    does), a roll-up frame its layer's step; an interval overlapping a recorded gap is left out."""
     k = history.layer_for(since, until, 10**9, table)
     step = float(history.layers[k].step)
     frames = [(t, f) for t, f in history.frames(table, k) if since <= t <= until]
     column = "writes" if metric == "write" else "reads"
+    # a poll interval holding a gap (the cluster unreachable, serve not running) counted requests
+    # over less than its length: no rate of it
+    gaps = [(a, until if b is None else b) for a, b, _ in history.gaps(since)]
     rates: list[np.ndarray] = []
     for i, (t, frame) in enumerate(frames):
         if step > 0:
@@ -55,6 +58,8 @@ def region_rate_p99(history: History, table: str, since: float, until: float, me
             continue
         else:
             dt = t - frames[i - 1][0]
+        if any(a < t and b > t - dt for a, b in gaps):
+            continue
         if dt > 0 and len(frame):
             rates.append(frame[column].astype(np.float64) / dt)
     if not rates:
