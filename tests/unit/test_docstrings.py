@@ -45,6 +45,7 @@ CHECKED = [
     "keyshape.ops.load",
     "keyshape.ops.splitplan",
     "keyshape.ops.watch",
+    "keyshape.spark",
 ]
 
 

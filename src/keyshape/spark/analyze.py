@@ -189,7 +189,9 @@ def analyze(
     (re-cut to ``regions`` when given). The result equals ``analyze_schema(schema,
     keys_file=path)`` (and ``Analyzer`` over the same keys) number for number, the keys
     checked against ``schema`` as there (``KeysDoNotFit`` past the limits unless
-    ``allow_foreign_keys``).
+    ``allow_foreign_keys``). ``servers``, ``windows``, ``value_bytes`` and ``cells_per_row`` are
+    :func:`keyshape.analysis.designs.analyze_schema`'s; ``spark``: the SparkSession (None:
+    :func:`session`'s, the active one or a new local one).
     """
     pyspark()
     schema = as_schema(schema)
@@ -280,7 +282,11 @@ def analyze_path(
     windows: int = 50,
     allow_foreign_keys: bool = False,
 ) -> Analysis:
-    """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs."""
+    """What ``keyshape analyze SCHEMA --keys PATH --engine spark [--master URL]`` runs: :func:`analyze`
+    of the keys in ``path`` (``column``) against ``schema`` on a session at ``master``, with
+    ``regions``, ``servers``, ``windows`` and ``allow_foreign_keys`` as there; Spark's own errors
+    become one-line BadInput. ``auto_split_rows`` is refused (the split replay is one pass).
+    """
     if auto_split_rows is not None:
         raise BadInput("--auto-split replays the writes in one pass and cannot run on Spark; drop --auto-split or use --engine local")
     spark = session(master)

@@ -23,7 +23,8 @@ def pyspark() -> Any:
 
 
 def session(master: str | None = None, app_name: str = "keyshape", config: dict[str, str] | None = None) -> Any:
-    """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
+    """The active SparkSession, or a new one on ``master`` (default ``local[*]``) named
+    ``app_name``, with the Spark settings in ``config`` (e.g. ``{"spark.executor.memory": "2g"}``).
 
     Python workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise (they need
     keyshape, numpy and pyarrow); a local master binds to the loopback address and has no UI.

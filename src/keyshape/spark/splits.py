@@ -37,7 +37,8 @@ def sample_splits(
     df_keys: Any, regions: int, column: str | None = None, *, sample_rows: int = 100_000, seed: int = 0, key_format: str = "binary"
 ) -> list[bytes]:
     """``regions - 1`` split keys (fewer when the keys repeat) at equal-count quantiles of a
-    uniform sample of about ``sample_rows`` keys of ``column`` (default: the first column).
+    uniform sample of about ``sample_rows`` keys of ``column`` (default: the first column) of the
+    DataFrame ``df_keys``.
 
     Binary columns are the keys; string columns are read per ``key_format`` (toStringBinary
     text by default). Deterministic for the same data, partitioning and ``seed``.

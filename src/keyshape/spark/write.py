@@ -98,12 +98,14 @@ def write_to_hbase(
 ) -> int:
     """Write every row of ``df`` to the HBase at ``url`` and return the acknowledged row count.
 
-    The row key is ``column`` (binary), encoded from the schema's fields first when the
+    The row key is ``column`` (binary), encoded from the fields of ``schema`` first when the
     DataFrame has no such column. Every other column becomes one cell ``family:column`` (family
     default: the schema's first; values as :func:`cell_value` gives them; nulls write nothing; a
     row without any value gets an empty ``family:v``). ``table`` defaults to the schema's table,
     which must exist. A row that cannot be written after the writer's retries fails the job
-    with the writer's ``WriteFailed`` (naming the rows) instead of being counted.
+    with the writer's ``WriteFailed`` (naming the rows) instead of being counted. With
+    ``repartition_by_region`` (default) the rows are first partitioned by the live table's regions
+    (see the module docstring); ``batch_size``: rows per write of each task's writer.
     """
     pyspark()
     schema = as_schema(schema)
