@@ -127,7 +127,18 @@ def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
 
 
 class PhoenixKeySchema(KeySchema):
-    """A :class:`KeySchema` whose key is a Phoenix table's row key (see the module docstring)."""
+    """A :class:`KeySchema` whose key is a Phoenix table's row key (see the module docstring).
+
+    Its :attr:`layout` is the key: the PK columns are field types
+    (:class:`~keyshape.schema.fieldtypes.phoenix.PhoenixColumnType`, no separator between fields,
+    the ``phoenix`` salt prefix), so ``layout.encode_generic`` writes and ``layout.decode_generic``
+    reads Phoenix's bytes (:meth:`layout_for`: a tenant connection's). The codec methods below
+    still go through :class:`PhoenixKey` because the general routes do not yet do what it does:
+    its compiled encoder and C reader (the general compiled encoder joins fields without the
+    trailing-NULL rule of :meth:`FieldType.key_tail`, and the C reader has no Phoenix field codes),
+    the ``tenant_connection`` argument, TIMESTAMPs read as milliseconds, and scan ranges that start
+    before a last value's separator (a row whose later columns are NULL has none).
+    """
 
     def __init__(self, table: PhoenixTable, workload: Any = None, source: str = "<phoenix>") -> None:
         self.phoenix = table
