@@ -70,8 +70,10 @@ _REGION_ID = re.compile(r",(\d+)(?:\.[0-9a-f]{32}\.)?$")
 
 @dataclass(frozen=True)
 class Vanished:
-    """A region of the previous poll missing from this one (split or merged since).
-    ``writes``/``reads`` are the estimated requests it took after its last report."""
+    """A region of the previous poll missing from this one (split or merged since): ``start`` /
+    ``end``, ``name`` and ``server`` as that poll saw it, ``children`` the regions of this poll
+    that took its range. ``writes``/``reads`` are the estimated requests it took after its last
+    report."""
 
     start: bytes
     end: bytes
@@ -87,7 +89,9 @@ class Sample:
     """Request deltas between two polls, in the regions of the later poll (key order), plus the
     regions of the earlier poll that are gone (``vanished``, their estimated last requests).
 
-    ``at`` is seconds since the first (baseline) poll.
+    ``at`` is seconds since the first (baseline) poll. Per region of the later poll, in key
+    order: ``starts`` / ``ends`` (its bounds), ``names``, ``servers`` (``host:port``), ``writes``
+    and ``reads`` (the request deltas) and ``store_bytes`` (its size at the later poll).
     """
 
     at: float
@@ -445,7 +449,8 @@ class LiveHeat:
 
 
 def moments(sample: Sample, metric: str = "write") -> list[list[tuple[bytes, bytes, str, float]]]:
-    """The interval's ``(start, end, server, requests)`` rows as the moments they took place in.
+    """The interval's ``(start, end, server, requests)`` rows (of ``sample``, counting ``metric``
+    requests: "write" or "read") as the moments they took place in.
 
     A split or merged region and the regions it became never take requests at the same time
     (HBase closes the parent before the daughters open), so an interval with vanished regions

@@ -36,8 +36,8 @@ __all__ = ["ReKeyer", "SourceRegions", "encoded_region_name"]
 
 
 def encoded_region_name(region_name: str) -> bytes:
-    """The encoded name a WAL key carries (32 hex digits) of a region name as hbase:meta gives it
-    (``table,start,id.ENCODED.``)."""
+    """The encoded name a WAL key carries (32 hex digits) of ``region_name``, a region name as
+    hbase:meta gives it (``table,start,id.ENCODED.``)."""
     return region_name.rstrip(".").rpartition(".")[2].encode()
 
 
@@ -90,7 +90,8 @@ class ReKeyer:
     (their keys and reasons appended to ``reject_path`` when given), ``ignored`` cells of other
     tables, ``foreign`` cells of OLD's table name but not of OLD's regions (``regions``: a dropped
     namesake's; None: by table name only); ``newest_write_time``: the WAL write time (ms) of the
-    newest entry applied."""
+    newest entry applied. ``store``: the HBase store NEW's table is written to; ``old`` / ``new``:
+    the two key schemas."""
 
     def __init__(
         self,

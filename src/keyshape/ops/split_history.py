@@ -27,7 +27,8 @@ __all__ = ["WriteClock", "busiest_shares", "split_events", "split_seconds"]
 
 
 def split_events(records: Sequence[RegionRecord]) -> list[tuple[int, bytes]]:
-    """``[(time in ms, split key)]`` of every split hbase:meta still shows, oldest first.
+    """``[(time in ms, split key)]`` of every split hbase:meta still shows (``records``: its region
+    rows for the table), oldest first.
 
     Regions created at the same millisecond with adjacent ranges are the daughters of one split;
     the table's first regions (the oldest region id) are not splits. A parent the catalog janitor
@@ -51,7 +52,8 @@ def split_events(records: Sequence[RegionRecord]) -> list[tuple[int, bytes]]:
 
 
 def split_seconds(records: Sequence[RegionRecord]) -> float | None:
-    """How long the table's splits took, from hbase:meta: the median over the open daughters of
+    """How long the table's splits took, from hbase:meta (``records``: its region rows for the
+    table): the median over the open daughters of
     a split of (the time it turned OPEN - its region id, the split request's time); None when
     no daughter is open. It is ``SplitModel.split_seconds`` for that table on that cluster at
     that load (2 busy cores: 1-5 s; it grows with the machine's load, not with the table)."""
@@ -64,7 +66,8 @@ def split_seconds(records: Sequence[RegionRecord]) -> float | None:
 
 @dataclass
 class WriteClock:
-    """Wall-clock seconds -> writes done, from ``(seconds, writes acknowledged)`` reports."""
+    """Wall-clock seconds -> writes done, from ``(seconds, writes acknowledged)`` reports, kept in
+    ``times`` and ``writes`` (one entry per :meth:`report`)."""
 
     times: list[float] = field(default_factory=list)
     writes: list[int] = field(default_factory=list)
@@ -86,9 +89,10 @@ class WriteClock:
 def busiest_shares(
     keys: KeyArray | Sequence[bytes], events: Sequence[tuple[int, bytes]], initial_splits: Sequence[bytes] = (), windows: int = 20
 ) -> np.ndarray:
-    """Per window of equal write count, the busiest live region's share of its writes, when the
-    table starts at ``initial_splits`` and splits at ``(write index, key)`` events (the split
-    applies to the writes after that index)."""
+    """Per window of equal write count (``windows`` of them), the busiest live region's share of
+    its writes of ``keys`` (in write order), when the table starts at ``initial_splits`` and
+    splits at the ``events``, ``(write index, key)`` pairs (the split applies to the writes after
+    that index)."""
     n = len(keys)
     ordered = sorted(events)
     bounds = [int(round(w * n / windows)) for w in range(windows + 1)]
