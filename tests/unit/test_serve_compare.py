@@ -38,6 +38,7 @@ def test_both_sides_carry_serves_verdict_and_the_p99(tmp_path: Path) -> None:
         assert after["verdict"] != "hotspot"
         assert (before["p99_region_write_rate"], after["p99_region_write_rate"]) == (pytest.approx(OLD_RATE), pytest.approx(NEW_REGION_RATE))
         assert not body["added_after"] and body["watching_after"] and before["polled"] and after["polled"]
+        assert before["judged_at"] == after["judged_at"] == clock[0]  # the last poll's verdicts
 
 
 def test_a_new_table_outside_the_watched_patterns_is_watched_from_then_on(tmp_path: Path) -> None:

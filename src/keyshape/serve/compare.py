@@ -8,6 +8,12 @@ of the writes (the poller's verdict, the same numbers as ``/api/tables`` and ``/
 ``app.table_rows``), and the p99 of the per-region write request rates over the window (every
 region's writes/s in every poll interval of the last ``S`` seconds, default an hour).
 
+The shares and verdict are the poller's judgement of the table's recent polls (its window of up
+to ``poller.MAX_SAMPLES``; polls without writes weigh nothing in it), so OLD keeps its loaded
+numbers after the cut-over only until that window restarts (within 60 polls); after that OLD
+reads idle and only its heat map and p99 (over ``seconds``) still show its load. ``judged_at``
+says when each verdict was made.
+
 A NEW table the service's ``--tables`` does not match is added to the poller's patterns (``watch``)
 when serve makes the plan that names it (``plan_route``) and when the page asks for it beside a
 watched OLD: serve then polls it from its next poll on, so its history starts when NEW is created
@@ -81,6 +87,7 @@ def side(row: dict[str, Any] | None, history: History, table: str, since: float,
         "busiest_server_share": float(row.get("busiest_server_share") or 0.0),
         "regions": int(row.get("regions") or 0),
         "stale": bool(row.get("stale", False)),
+        "judged_at": float(row.get("at") or 0.0),
         "p99_region_write_rate": p99,
         "rates": rates,
     }
