@@ -44,9 +44,11 @@ CHECKED = [
     "keyshape.report.output",
     "keyshape.ops.liveheat",
     "keyshape.ops.load",
+    "keyshape.ops.migrate",
     "keyshape.ops.online",
     "keyshape.ops.split_history",
     "keyshape.ops.splitplan",
+    "keyshape.ops.verify",
     "keyshape.ops.watch",
     "keyshape.spark",
 ]

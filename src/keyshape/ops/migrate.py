@@ -56,7 +56,14 @@ WRITERS = 1
 @dataclass
 class MigrationResult:
     """What ``migrate`` did in this run (``rows``/``cells`` copied now; ``total_rows`` counts the
-    earlier runs a resume continued too)."""
+    earlier runs a resume continued too).
+
+    - ``source`` / ``target``: the two tables; ``regions``: the source regions copied one by one.
+    - ``rejected``: rows whose old key did not decode, written to ``reject_path``.
+    - ``seconds``: this run's time; ``created_target``: this run created the target table.
+    - ``state_path``: the checkpoint file to resume from; ``resumed``: this run continued one.
+    - ``notes``: lines for the caller to print after the result.
+    """
 
     source: str
     target: str
@@ -78,7 +85,8 @@ class MigrationResult:
 
 
 def default_state_path(old: KeySchema, new: KeySchema, directory: str | Path = ".") -> Path:
-    """``.keyshape-migrate-<old>-to-<new>.json`` in ``directory`` (table names, ':' -> '.')."""
+    """``.keyshape-migrate-<old>-to-<new>.json`` in ``directory`` (the table names of ``old`` and
+    ``new``, ':' -> '.')."""
 
     def clean(name: str) -> str:
         return name.replace(":", ".")
@@ -205,6 +213,12 @@ def migrate(
     the state file written, before the first row is copied (an online migration opens its stream
     there). Returns a ``MigrationResult``; a failed write raises StoreError naming the state
     file to resume from.
+
+    - ``store``: holds both tables (the target is created when missing).
+    - ``state_path``: the checkpoint file (default :func:`default_state_path`); ``reject_path``:
+      where undecodable rows go (default: the state file's name with ``.rejects.tsv``).
+    - ``max_rows_per_sec``: a throttle on the copy (None: as fast as the cluster takes it);
+      ``batch_size``: rows per acknowledged batch (default 1000).
     """
     if batch_size < 1:
         raise BadInput(f"batch size must be at least 1, got {batch_size}")

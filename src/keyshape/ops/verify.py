@@ -32,14 +32,15 @@ Versions = Mapping[bytes, Sequence[tuple[int, bytes]]]
 
 
 def canonical_fields(fields: Mapping[str, Any]) -> bytes:
-    """One byte string per set of decoded key fields, the same whichever design the key was
+    """One byte string per set of decoded key ``fields``, the same whichever design the key was
     decoded from (types kept: ``1`` and ``"1"`` differ)."""
     return repr(sorted(fields.items())).encode()
 
 
 def cell_digest(fields: bytes, column: bytes, timestamp: int, value: bytes) -> int:
-    """The 128-bit digest of one cell (every part length-prefixed so no two cells collide by
-    concatenation)."""
+    """The 128-bit digest of one cell: its row's ``fields`` (:func:`canonical_fields`), ``column``
+    (``family:qualifier``), ``timestamp`` and ``value`` (every part length-prefixed so no two cells
+    collide by concatenation)."""
     h = hashlib.blake2b(digest_size=16)
     for part in (fields, column, str(int(timestamp)).encode(), value):
         h.update(len(part).to_bytes(4, "big"))
@@ -60,7 +61,11 @@ def row_digest(fields: bytes, cells: Versions) -> tuple[int, int]:
 @dataclass
 class SideDigest:
     """One table's rows, cells and checksum per source region (``starts`` are the source
-    regions' start keys) plus the keys its schema could not decode."""
+    regions' start keys) plus the keys its schema could not decode.
+
+    - ``table``: the table read; ``rows``, ``cells``, ``checksums``: one entry per source region.
+    - ``undecodable``: rows whose key did not decode; ``example``: the first of them, with why.
+    """
 
     table: str
     starts: list[bytes]
@@ -100,7 +105,9 @@ def digest_side(
     """Read all of ``table`` and digest it per source region (``starts``: the source regions'
     start keys). Each row's key is decoded with ``schema``; ``source_key(fields)`` gives the key
     the row has (or had) in the source table, which picks its region (default: the row's own
-    key). Rows whose key does not decode are counted in ``undecodable`` (with an example)."""
+    key). Rows whose key does not decode are counted in ``undecodable`` (with an example).
+    ``store`` holds the table; ``batch_size``: rows per scan call; ``progress(rows)`` is called
+    every ``batch_size`` rows read, with the rows read so far."""
     side = SideDigest(table, list(starts), [0] * len(starts), [0] * len(starts), [0] * len(starts))
     done = 0
     for row, cells in store.scan_versions(table, batch_size=batch_size):
@@ -121,7 +128,8 @@ def digest_side(
 
 @dataclass
 class Verification:
-    """Both sides of a migration and where they differ (``ok`` when nowhere)."""
+    """Both sides of a migration (``source`` and ``target``, each a :class:`SideDigest`) and where
+    they differ (``differences``, one line each; ``ok`` when nowhere)."""
 
     source: SideDigest
     target: SideDigest
@@ -166,7 +174,8 @@ def compare_sides(source: SideDigest, target: SideDigest) -> Verification:
 def verify_migration(
     store: Store, old: KeySchema, new: KeySchema, batch_size: int = 1000, progress: Callable[[int], None] | None = None
 ) -> Verification:
-    """Digest ``old``'s table and ``new``'s table per region of the old table and compare them."""
+    """Digest ``old``'s table and ``new``'s table in ``store`` per region of the old table and
+    compare them (``batch_size`` and ``progress`` as :func:`digest_side` takes them)."""
     source_table, target_table = old.table.full_name, new.table.full_name
     starts = [r.start for r in store.regions(source_table)]
     seen = [0, 0]
