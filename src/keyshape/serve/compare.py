@@ -43,7 +43,7 @@ DEFAULT_SECONDS = 3600.0  # the window compared: the history's finest layer (eve
 
 
 def region_rate_p99(history: History, table: str, since: float, until: float, metric: str = "write") -> tuple[float, int]:
-    """The 99th percentile of ``table``'s per-region request rates (``metric``: write or read) over
+    """The 99th percentile of ``table``'s per-region request rates in ``history`` (``metric``: write or read) over
     every poll interval from ``since`` to ``until``, and how many (interval, region) rates it was
     taken over (0: no interval, the p99 is 0). One region's rate in one interval is its requests
     then over the interval's length; a frame of the polls layer covers the time since the frame
@@ -75,8 +75,9 @@ def region_rate_p99(history: History, table: str, since: float, until: float, me
 
 
 def side(row: dict[str, Any] | None, history: History, table: str, since: float, until: float) -> dict[str, Any]:
-    """One table's column of the page: its ``table_rows`` row (the poller's verdict and shares)
-    and the p99 of its per-region write rates over the window."""
+    """One table's column of the page: ``table``'s ``row`` of serve's table rows (the poller's
+    verdict and shares; None when serve has not judged it) and the p99 of its per-region write
+    rates in ``history`` from ``since`` to ``until`` (epoch s)."""
     p99, rates = region_rate_p99(history, table, since, until)
     row = row or {}
     return {
@@ -94,7 +95,7 @@ def side(row: dict[str, Any] | None, history: History, table: str, since: float,
 
 
 def watch(poller: Poller, table: str) -> bool:
-    """Make the poller watch ``table`` too (its patterns widened by the exact name); True when it
+    """Make ``poller`` watch ``table`` too (its patterns widened by the exact name); True when it
     was not watched before."""
     if matches(table, poller.patterns):
         return False
@@ -111,9 +112,9 @@ def compare_body(
     seconds: float = DEFAULT_SECONDS,
     now: float | None = None,
 ) -> dict[str, Any]:
-    """Both sides over the last ``seconds`` to ``now`` (default the clock), and whether NEW was
-    just added to the watched tables. ``rows``: serve's table rows (``app.table_rows``, the one
-    place a table's verdict row is made)."""
+    """``before`` (OLD) and ``after`` (NEW) side by side from ``history`` over the last ``seconds``
+    to ``now`` (default the clock), and whether NEW was just added to ``poller``'s watched tables.
+    ``rows``: serve's table rows (``app.table_rows``, the one place a table's verdict row is made)."""
     until = time.time() if now is None else now
     since = until - seconds
     by_table = {r["table"]: r for r in rows}
@@ -134,7 +135,8 @@ def compare_body(
 
 
 def compare_link(plan: dict[str, Any]) -> str:
-    """The plan page's link to this page for its OLD -> NEW (serve's plan page adds it)."""
+    """The plan page's link to this page for the OLD -> NEW of ``plan`` (``Plan.to_dict()``;
+    serve's plan page adds it)."""
     old, new = str(plan.get("table", "")), str(plan.get("new_table", ""))
     href = "compare?" + urlencode({"before": old, "after": new})
     return (
@@ -145,7 +147,8 @@ def compare_link(plan: dict[str, Any]) -> str:
 
 
 def compare_routes(poller: Poller, history: History, guard: Callable[[Any], Any], table_rows: Callable[[], Sequence[dict[str, Any]]]) -> list[Route]:
-    """``/compare`` and ``/api/compare``, behind serve's ``guard`` (its token check); ``table_rows``
+    """``/compare`` and ``/api/compare`` over ``poller`` and ``history``, behind serve's ``guard``
+    (its token check); ``table_rows``
     gives serve's table rows (``app.table_rows``: app imports this module, not the reverse)."""
 
     def known(name: str) -> bool:
