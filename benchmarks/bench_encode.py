@@ -39,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, parser, print_table, write_json  # noqa: E402
 
@@ -552,6 +554,12 @@ def main() -> None:
         ["route", "M/s", "vs hashlib loop"],
         [[k, v / 1e6, v / kernel["hashlib loop"]] for k, v in kernel.items()],
     )
+    verified = _verified_decode_race(repeat)
+    print_table(
+        "verified decode_many of 200,000 keys (ms; salt re-derived per key)",
+        ["prefix", "ms", "vs mod"],
+        [[k, v, v / verified["mod"]] for k, v in verified.items()],
+    )
     print(
         "routes: "
         + "; ".join(sorted({f"{r['prefix']}: {r['route']}" for r in results}))
@@ -564,6 +572,7 @@ def main() -> None:
         "min_batch_over_seed": min(r["batch_over_seed"] for r in results if r["batch_over_seed"]),
         "min_encode_over_seed": min(r["encode_over_seed"] for r in results if r["encode_over_seed"]),
         "md5_kernel_keys_per_s": kernel,
+        "verified_decode_many_200k_ms": verified,
     }
     path = write_json(
         "bench_encode",
@@ -597,6 +606,30 @@ _EXAMPLES: dict[str, KeySchema] = {}
 def _example(stem: str) -> KeySchema | None:
     """The schema object ``cases()`` loaded for example ``stem`` (variants are other objects)."""
     return _EXAMPLES.get(stem)
+
+
+def _verified_decode_race(repeat: int) -> dict[str, float]:
+    """ms for a verified decode_many of 200,000 keys (5,000 users) salted by each deterministic
+    prefix: the C reader re-derives the salt where it has a check (issue 43: murmur3 had none)."""
+    users = np.char.add("user", (np.arange(200_000) % 5000).astype("U5"))
+    out: dict[str, float] = {}
+    for strategy in ("mod", "murmur3", "md5", "crc32", "java-hash-short"):
+        prefix: dict[str, Any] = {"strategy": strategy} | ({"buckets": 16} if strategy in ("mod", "murmur3") else {})
+        schema = KeySchema.from_dict(
+            {
+                "table": {"name": "t"},
+                "key": {
+                    "separator": "_",
+                    "prefix": prefix,
+                    "hash_fields": ["user"],
+                    "fields": [{"name": "user", "type": "string"}, {"name": "ts", "type": "timestamp", "order": "desc"}],
+                },
+            }
+        )
+        keys = schema.encode_many({"user": users, "ts": np.arange(200_000, dtype=np.int64)})
+        t, _ = race({strategy: lambda: schema.decode_many(keys)}, repeat)  # noqa: B023 -- called at once
+        out[strategy] = t[strategy] * 1000
+    return out
 
 
 def _kernel_race(rows_n: int, repeat: int) -> dict[str, float]:

@@ -63,6 +63,7 @@ PREFIXES = [
     {"strategy": "crc32"},
     {"strategy": "java-hash-short"},
     {"strategy": "phoenix", "buckets": 13},
+    {"strategy": "murmur3", "buckets": 100, "seed": -7},  # checked by the C reader too (issue 43)
 ]
 
 

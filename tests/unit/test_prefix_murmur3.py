@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keyshape.core import native
 from keyshape.core.hashing import murmur3_32
 from keyshape.errors import SchemaError
 from keyshape.schema import KeySchema
@@ -112,3 +113,36 @@ def test_bad_options_are_one_schema_error() -> None:
         schema(buckets=1)
     with pytest.raises(SchemaError, match="length"):
         schema(length=4)
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason=f"the C kernels are not built here: {native.ROUTE}")
+@pytest.mark.parametrize("seed", [0, 1, -(2**31), 2**31 - 1])
+def test_the_c_reader_checks_a_murmur3_salt(seed: int) -> None:
+    """murmur3 had no C check: a verified decode left every key to Python (issue 43). The reader
+    now re-derives the bucket (HBase's MurmurHash3 x86_32 with the seed) and leaves to Python only
+    keys whose salt is not theirs, which the generic decoder refuses with its one line."""
+    from keyshape.errors import KeyshapeError
+    from keyshape.schema.compiled_decode import native_reader
+
+    s = KeySchema.from_dict(
+        {
+            "table": {"name": "t"},
+            "key": {
+                "separator": "_",
+                "prefix": {"strategy": "murmur3", "buckets": 1000, "seed": seed},
+                "hash_fields": ["user"],
+                "fields": [{"name": "user", "type": "string"}, {"name": "n", "type": "int64", "encoding": "hbase"}],
+            },
+        }
+    )
+    reader = native_reader(s.layout, True)
+    assert reader is not None
+    recs = [{"user": f"user{i:05d}" + "x" * (i % 5), "n": i} for i in range(2000)]
+    keys = [s.encode(r) for r in recs]
+    assert [reader.read(k) for k in keys] == recs
+    assert reader.columns(keys) is not None and s.decode_many(keys)["n"].tolist() == list(range(2000))
+    for k in keys[:300]:
+        forged = b"%03d" % ((int(k[:3]) + 1) % 1000) + k[3:]
+        assert reader.read(forged) is None
+        with pytest.raises(KeyshapeError, match="prefix does not match"):
+            s.decode(forged)

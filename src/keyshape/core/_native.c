@@ -274,7 +274,7 @@ crc32_of(const unsigned char *p, Py_ssize_t n)
 
 /* K_PINT: a Phoenix integer (1, 2, 4 or 8 bytes, big-endian, a signed type's sign bit flipped) */
 enum { K_STR = 0, K_BYTES = 1, K_DIGITS = 2, K_INT32 = 3, K_INT64 = 4, K_FLOAT64 = 5, K_PINT = 6 };
-enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6 };
+enum { C_NONE = 0, C_MOD = 1, C_JAVA_HASH_SHORT = 2, C_PHOENIX = 3, C_MD5 = 4, C_CRC32 = 5, C_OPENTSDB = 6, C_MURMUR3 = 7 };
 #define MAX_SEP 16
 #define MAX_THREADS 8
 #define ROWS_PER_THREAD 16384   /* a batch splits in chunks of at least this many rows */
@@ -320,6 +320,7 @@ typedef struct {
     int from_k;         /* J is K (the whole key after the prefix) */
     Py_ssize_t nh, *hidx;
     Py_ssize_t metric;  /* opentsdb: the metric UID's width at the start of J */
+    uint32_t seed;      /* murmur3: the hash's seed */
     /* md5 only (the one costly salt): recent J -> prefix, made on first use; memo[0] for read() and
      * a batch's first thread, memo[t] for its thread t */
     struct Md5Memo *memo[MAX_THREADS];
@@ -348,7 +349,7 @@ get_i64(PyObject *t, Py_ssize_t i, int64_t *out)
 
 /* Reader(names, head, prefix_width, sep, sepcheck, fields, check)
  *   fields: tuples (kind, width, plan, pad, pad_left, desc, max, lo, hi, domain)
- *   check: None or (kind, buckets, from_k, hashed field indexes) */
+ *   check: None or (kind, buckets, from_k, hashed field indexes[, metric width[, murmur3 seed]]) */
 static PyObject *
 Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -438,8 +439,10 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         int ckind, from_k;
         long buckets;
         Py_ssize_t metric = 0;
-        if (!PyArg_ParseTuple(check, "ilpO!|n", &ckind, &buckets, &from_k, &PyTuple_Type, &idx, &metric))
+        long long seed = 0;
+        if (!PyArg_ParseTuple(check, "ilpO!|nL", &ckind, &buckets, &from_k, &PyTuple_Type, &idx, &metric, &seed))
             goto fail;
+        r->seed = (uint32_t)seed;
         if (metric < 0) {
             PyErr_SetString(PyExc_ValueError, "Reader: the metric width is >= 0");
             goto fail;
@@ -461,7 +464,7 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
                 goto fail;
             }
         }
-        if (buckets <= 0 || buckets > INT32_MAX || ckind < C_MOD || ckind > C_OPENTSDB || r->pwidth > 64
+        if (buckets <= 0 || buckets > INT32_MAX || ckind < C_MOD || ckind > C_MURMUR3 || r->pwidth > 64
             || (ckind == C_MD5 && r->pwidth > 32) || (ckind == C_OPENTSDB && r->pwidth > 8)) {
             PyErr_SetString(PyExc_ValueError, "Reader: unknown salt check");
             goto fail;
@@ -473,6 +476,47 @@ fail:
     return NULL;
 }
 
+/* HBase's MurmurHash3 x86_32 of p[0:n] with seed (org.apache.hadoop.hbase.util.MurmurHash3), as
+ * uint32 (keyshape.core.hashing.murmur3_32 gives it signed). */
+static inline uint32_t
+murmur3_x86_32(const unsigned char *p, Py_ssize_t n, uint32_t seed)
+{
+    const uint32_t c1 = 0xCC9E2D51u, c2 = 0x1B873593u;
+    uint32_t h = seed, k;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+        k *= c1;
+        k = k << 15 | k >> 17;
+        k *= c2;
+        h ^= k;
+        h = h << 13 | h >> 19;
+        h = h * 5 + 0xE6546B64u;
+    }
+    k = 0;
+    switch (n - i) {
+    case 3:
+        k ^= (uint32_t)p[i + 2] << 16;
+        /* fall through */
+    case 2:
+        k ^= (uint32_t)p[i + 1] << 8;
+        /* fall through */
+    case 1:
+        k ^= (uint32_t)p[i];
+        k *= c1;
+        k = k << 15 | k >> 17;
+        k *= c2;
+        h ^= k;
+    }
+    h ^= (uint32_t)n;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+}
+
 /* The prefix a salt strategy gives J, into pre[0:r->pwidth]: 0, or 1 when the Python decoder
  * must decide (J is not ASCII for a String hash, whose text it would decode). */
 static inline int
@@ -482,6 +526,12 @@ salt_of(Reader *r, const unsigned char *j, Py_ssize_t n, unsigned char *pre)
     Py_ssize_t w = r->pwidth;
     uint32_t h;
     switch (r->check) {
+    case C_MURMUR3: {  /* the mod form over murmur3 of J's bytes */
+        uint32_t b = fastmod(murmur3_x86_32(j, n, r->seed) & 0x7FFFFFFFu, r->modm, (uint32_t)r->buckets);
+        for (Py_ssize_t i = w - 1; i >= 0; i--, b /= 10)
+            pre[i] = (unsigned char)('0' + b % 10);
+        return b != 0;
+    }
     case C_MOD:
     case C_JAVA_HASH_SHORT:
         if (ascii_hash(j, n, &h))

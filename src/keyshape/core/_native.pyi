@@ -15,7 +15,7 @@ class Reader:
         sep: bytes,
         sepcheck: bool,
         fields: tuple[tuple[Any, ...], ...],
-        check: tuple[int, int, bool, tuple[int, ...], int] | None,
+        check: tuple[int, int, bool, tuple[int, ...], int] | tuple[int, int, bool, tuple[int, ...], int, int] | None,
         /,
     ) -> None: ...
     def columns(

@@ -311,7 +311,14 @@ def native_reader(layout: KeyLayout, verify: bool) -> Any:
     salt = None
     if check:
         hashed = p.material == "J" and not layout.hashes_whole_key and bool(layout.hash_idx)
-        salt = (p.native_check, getattr(p, "n", 1), not hashed, tuple(layout.hash_idx) if hashed else (), getattr(p, "metric_width", 0))
+        salt = (
+            p.native_check,
+            getattr(p, "n", 1),
+            not hashed,
+            tuple(layout.hash_idx) if hashed else (),
+            getattr(p, "metric_width", 0),
+            getattr(p, "seed", 0),  # murmur3's seed
+        )
     sepcheck = bool(p.head_width and p.sep_after and layout.separator)
     try:
         return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, layout.separator, sepcheck, tuple(specs), salt)

@@ -56,6 +56,7 @@ class Murmur3Prefix(DecimalBucketPrefix):
     name, material, sep_after, salted = "murmur3", "J", True, True
     route = "numpy MurmurHash3 x86_32 (4-byte blocks over columns)"
     options = {"buckets": (2, 10**9), "seed": (-(2**31), 2**31 - 1)}
+    native_check = 7  # core/_native.c's C_MURMUR3: the mod form over MurmurHash3 x86_32 with the seed
     defaults = {"buckets": 16, "seed": 0}
 
     def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int = 0) -> None:
