@@ -9,8 +9,8 @@ leads an unprefixed key, so every write goes to the last region), ``no-presplit`
 ``desc-variable-width`` (warning), ``md5-full`` (info), ``workload-invalid`` (error),
 ``encode-only`` (warning: variable-width fields run together with no separator, so keys encode
 byte-exactly but cannot be decoded or scanned by a leading value), ``pad-collision`` (error: the
-workload gives a fixed-width field values that start (left pad) or end (right pad) with its pad
-character; each would share its key with the value without it, so encode refuses them) /
+workload gives a fixed-width field a value that starts (left pad) or ends (right pad) with its pad
+character beside the value without it: the two share one key, so encode_many refuses the run) /
 ``pad-ambiguous`` (info: the pad character is one values plausibly start or end with, such as
 ``'0'`` or ``' '``), ``truncate-shares-keys`` (info: a ``keep-last`` field gives every value that
 ends in the same ``width`` bytes one key, by declaration).
