@@ -19,7 +19,8 @@ from kazoo.client import KazooClient
 from keyshape.schema import FamilySpec, TableSpec
 from keyshape.store.hbase import HBaseStore
 from keyshape.store.hbase.sink import RunningSink
-from keyshape.store.hbase.walentry import CellType, WalEntry
+from keyshape.store.hbase.walapply import apply_cells
+from keyshape.store.hbase.walentry import CellType, WalCell, WalEntry
 
 pytestmark = pytest.mark.hbase
 
@@ -205,3 +206,42 @@ def test_hbase_refuses_table_cfs_unless_replicate_all_is_false_and_dashes_in_pee
     with pytest.raises(ServerError, match="Found invalid peer name: ksr-"):
         add(ids[1], False)
     assert not set(ids) & set(hbase_store.replication_peers())
+
+
+def test_a_batch_applied_through_a_region_map_a_split_made_stale_lands_whole(hbase: Any, hbase_store: HBaseStore) -> None:
+    """The sink's apply path (walapply.apply_cells, as ReKeyer calls it) with a split between its
+    region lookup and its Multi: the applying store's cached map still names the parent, so every
+    round of the batch first meets NotServingRegionException and goes again to the daughters.
+    When apply_cells returns (the sink acknowledges only then) every cell of the batch is in the
+    table: each row's put, the delete that masks it and the put after, across both daughters."""
+    name = f"ksr_stale_{uuid.uuid4().hex[:10]}"
+    hbase_store.create_table(TableSpec(name, families=[FamilySpec("d", versions=3), FamilySpec("m")]))
+    applier = HBaseStore.from_url(hbase.url)
+    try:
+        put, delete = CellType.PUT, CellType.DELETE_COLUMN
+        apply_cells(applier, name, [(b"r000", [WalCell(b"r000", b"d", b"v", 1000, put, b"first")])])  # caches the one region
+        hbase_store.split_region(name, b"r020")
+        rows = [
+            (
+                row,
+                [
+                    WalCell(row, b"d", b"v", 2000, put, b"old"),
+                    WalCell(row, b"m", b"tag", 2000, put, b"t0"),
+                    WalCell(row, b"d", b"v", 2001, delete, b""),
+                    WalCell(row, b"d", b"v", 2002, put, b"new"),
+                    WalCell(row, b"d", b"q", 2002, put, b"x"),
+                    WalCell(row, b"m", b"tag", 2002, put, b"t2"),
+                ],
+            )
+            for row in (b"r%03d" % i for i in range(40))
+        ]
+        retried = applier.retry_count
+        assert apply_cells(applier, name, rows) == 3 * 40  # three mutations a row: three rounds
+        assert applier.retry_count > retried, "the stale map never met the split"
+        expected = {b"d:v": [(2002, b"new")], b"d:q": [(2002, b"x")], b"m:tag": [(2002, b"t2")]}
+        got = dict(hbase_store.scan_versions(name))
+        assert len(got) == 40 and all(columns == expected for columns in got.values()), got
+        assert len({r.name for r in hbase_store.regions(name)}) == 2
+    finally:
+        applier.close()
+        hbase_store.delete_table(name)
