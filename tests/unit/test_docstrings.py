@@ -46,6 +46,7 @@ CHECKED = [
     "keyshape.ops.load",
     "keyshape.ops.migrate",
     "keyshape.ops.online",
+    "keyshape.ops.sample",
     "keyshape.ops.split_history",
     "keyshape.ops.splitplan",
     "keyshape.ops.verify",

@@ -73,7 +73,7 @@ _SIZE_STEP = 2 * 2**20  # HBase's store size is two whole-MB figures rounded dow
 
 @dataclass
 class RegionSample:
-    """Keys sampled from one region; ``exhausted`` when every key of the region was read
+    """Keys sampled from one ``region``; ``exhausted`` when every key of the region was read
     (``scanned`` is then its exact row count). ``times``: each key's cell timestamp (ms), in
     the order of ``keys`` (empty when the store gave none)."""
 
@@ -86,6 +86,9 @@ class RegionSample:
 
 @dataclass
 class TableSample:
+    """What :func:`sample_table` read of ``table``: one :class:`RegionSample` per region in
+    ``regions`` (key order), in ``seconds``; ``timed_out`` when the time limit cut it short."""
+
     table: str
     regions: list[RegionSample]
     seconds: float
@@ -226,8 +229,8 @@ def sample_table(
 
 @dataclass(frozen=True)
 class RegionCount:
-    """Rows of one region: exact (``low == rows == high``) or an estimate in ``[low, high]``
-    (``high`` None: no upper bound is known)."""
+    """Rows of one region: exact (``low == rows == high``, ``exact`` True) or an estimate
+    ``rows`` in ``[low, high]`` (``high`` None: no upper bound is known)."""
 
     rows: int
     low: int
@@ -237,11 +240,13 @@ class RegionCount:
 
 @dataclass(frozen=True)
 class RowCount:
-    """Rows per region of a sampled table and how they were found (``method``, one sentence)."""
+    """Rows per region of a sampled table (``regions``, one :class:`RegionCount` each) and how
+    they were found (``method``, one sentence); ``bytes_per_row``: the range of bytes per row the
+    estimates went by (None when nothing was estimated from a size)."""
 
     regions: list[RegionCount]
     method: str
-    bytes_per_row: tuple[float, float] | None = None  # the range the estimates went by
+    bytes_per_row: tuple[float, float] | None = None
 
     @property
     def rows(self) -> int:
@@ -273,8 +278,8 @@ class RowCount:
 
 
 def row_counts(sample: TableSample) -> RowCount:
-    """Rows per region (see the module docstring): exact where a region was read whole, else
-    estimated from its store size with a bound, else the rows read as a lower bound."""
+    """Rows per region of ``sample`` (see the module docstring): exact where a region was read
+    whole, else estimated from its store size with a bound, else the rows read as a lower bound."""
     regions = sample.regions
     exact = [r for r in regions if r.exhausted]
     if len(exact) == len(regions):
@@ -326,7 +331,7 @@ def row_counts(sample: TableSample) -> RowCount:
 
 
 def region_estimates(sample: TableSample) -> tuple[list[int], str]:
-    """Rows per region (``row_counts``) and the sentence saying how they were found."""
+    """Rows per region of ``sample`` (``row_counts``) and the sentence saying how they were found."""
     counts = row_counts(sample)
     return [c.rows for c in counts.regions], counts.method
 
@@ -335,8 +340,9 @@ def region_estimates(sample: TableSample) -> tuple[list[int], str]:
 
 
 def order_field(schema: KeySchema, time_field: str | None = None) -> str | None:
-    """The field that orders rows in time: ``time_field``, else the first ``timestamp`` field,
-    else the first field the schema's workload writes monotonically; None if there is none."""
+    """The field of ``schema`` that orders rows in time: ``time_field``, else the first
+    ``timestamp`` field, else the first field the schema's workload writes monotonically; None if
+    there is none."""
     named = _named_order_field(schema, time_field)
     return named if named is not None else _workload_order_field(schema)
 
@@ -409,7 +415,18 @@ def write_order(keys: Sequence[bytes], times: np.ndarray, rng: np.random.Generat
 
 @dataclass
 class LiveKeys:
-    """``analyze_live``'s result: the analysis plus how it was made."""
+    """``analyze_live``'s result: the analysis plus how it was made.
+
+    analysis: the verdict on the live keys, each region weighted by its rows.
+    sample: the key sample it was made from.
+    estimated_rows: rows per region (exact or estimated: ``counts`` says which).
+    weights: the sentence saying how those rows were found.
+    order: what gave the write order (a field, ``CELL_TIMESTAMPS``), None when unknown.
+    undecodable: sampled keys that did not decode with the schema.
+    example: the first of them, with why.
+    notes: what the analysis should be read with (the sample, the order, the limits hit).
+    counts: the row counts behind ``estimated_rows``.
+    """
 
     analysis: Analysis
     sample: TableSample
