@@ -42,6 +42,7 @@ CHECKED = [
     "keyshape.report.advise",
     "keyshape.report.heatmap_html",
     "keyshape.report.output",
+    "keyshape.ops.live",
     "keyshape.ops.liveheat",
     "keyshape.ops.load",
     "keyshape.ops.migrate",

@@ -56,7 +56,14 @@ __all__ = [
 class LoadResult:
     """What ``load_workload`` did. ``rows`` counts acknowledged rows only (their batch flushed);
     ``failed`` lists the rows of every batch that was not acknowledged (some of them may still
-    have been stored: a write can land while its acknowledgement is lost)."""
+    have been stored: a write can land while its acknowledgement is lost).
+
+    - ``table``: the table written; ``requested``: the rows asked for; ``seconds``: the load's time.
+    - ``errors``: the message of each failed batch.
+    - ``longest_wait``: the longest wait between two acknowledged batches (or from the start to
+      the first) and ``longest_wait_ended`` the wall-clock time (epoch seconds) it ended: after a
+      region server crash, when the first batch after the crash was acknowledged.
+    """
 
     table: str
     rows: int
@@ -64,9 +71,6 @@ class LoadResult:
     seconds: float
     failed: list[bytes] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    # The longest wait between two acknowledged batches (or from the start to the first) and
-    # the wall-clock time (epoch seconds) it ended: after a region server crash, when the first
-    # batch after the crash was acknowledged.
     longest_wait: float = 0.0
     longest_wait_ended: float = 0.0
 
@@ -78,7 +82,8 @@ class LoadResult:
 def row_value(index: int, size: int = LOAD_VALUE_BYTES) -> bytes:
     """The value ``load_workload`` stores for the ``index``-th row of the workload: the index as an
     8-byte big-endian long (so a reader can tell which write a cell came from), padded to the
-    schema's ``[workload] value_bytes`` when it sets one (``keyshape.workload.row_values``)."""
+    schema's ``[workload] value_bytes`` when it sets one (``keyshape.workload.row_values``):
+    ``size`` bytes in all."""
     return row_values(index, 1, size)[0]
 
 
@@ -111,7 +116,8 @@ def load_workload(
     ``StoreError`` opening the writer, which fails that batch whole): with ``keep_going=False``
     (default) ``WriteFailed`` is raised with those rows, its message saying how many rows were
     acknowledged; with ``keep_going=True`` they go to ``LoadResult.failed`` and loading
-    continues. The table must exist.
+    continues. The table must exist. ``batch_size``: rows per batch (default 1000); ``seed``: the
+    workload's seed (default 0); ``chunk_rows``: rows generated at a time (memory, not keys).
     """
     from keyshape.workload import generate
 
@@ -204,7 +210,8 @@ COUNT_AT_START_BYTES = 64 * 2**20  # watch counts the rows of regions up to this
 
 
 def count_rows(store: Store, table: str, region: RegionInfo) -> int:
-    """The rows of one region, by a key-only scan (no values cross the wire)."""
+    """The rows of ``region`` of ``table`` in ``store``, by a key-only scan (no values cross the
+    wire)."""
     return sum(len(keys) for keys, _ in store.scan_key_times(table, region.start, region.end, batch_size=5000))
 
 
@@ -221,7 +228,9 @@ def watch(
     clock: Callable[[], float] = time.monotonic,
     count_splits: bool = True,
 ) -> LiveHeat:
-    """Poll ``store.regions(table)`` every ``interval`` seconds into a ``LiveHeat`` and return it.
+    """Poll the regions of ``table`` (``store.regions``) every ``interval`` seconds into a
+    ``LiveHeat`` and return it (``sleep`` waits and ``clock`` times, in seconds: tests give their
+    own).
 
     With ``count_splits`` (the default) the rows of every region a split or merge made are
     counted by key-only scans as soon as a poll finds it, and the table is polled again at once
@@ -287,10 +296,11 @@ def wait_for_writes(
     clock: Callable[[], float] = time.monotonic,
     heat: LiveHeat | None = None,
 ) -> list[RegionInfo]:
-    """Poll the table's regions until their write counters have grown by at least ``writes``
-    since ``baseline`` (a store whose counters lag its writes, such as the master's copy when a
-    region server does not answer, catches up meanwhile), or ``timeout`` seconds pass; returns
-    the last poll either way.
+    """Poll the regions of ``table`` in ``store`` (every ``interval`` seconds, waiting with
+    ``sleep`` and timing with ``clock``) until their write counters have grown by at least
+    ``writes`` since ``baseline`` (a store whose counters lag its writes, such as the master's
+    copy when a region server does not answer, catches up meanwhile), or ``timeout`` seconds
+    pass; returns the last poll either way.
 
     With ``heat`` (already holding ``baseline`` and any polls since, e.g. from ``poller``) every
     poll is added to it and its counted writes are what must reach ``writes``: that follows
@@ -315,7 +325,7 @@ def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0, cloc
     """A function that adds a poll of ``table``'s regions to ``heat`` when ``interval`` seconds
     have passed since its last call that polled; call it often (a load's progress callback), so
     regions that split during the load are followed with at most ``interval`` seconds between
-    polls."""
+    polls. ``store`` holds ``table``; ``clock`` gives the time in seconds (monotonic)."""
     last = [clock()]
 
     def poll() -> None:
@@ -331,7 +341,9 @@ def poller(store: Store, table: str, heat: LiveHeat, interval: float = 1.0, cloc
 
 
 def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write", hints: SchemaHints | None = None, source: str = "") -> Analysis:
-    """Judge a live matrix like the analyzer judges a simulated one, as an ``Analysis``.
+    """Judge a live matrix (``heat``) like the analyzer judges a simulated one, as an ``Analysis``
+    named ``name``, with the schema's ``hints`` (what its key says, for the verdict's causes) and
+    ``source`` (where the counts come from) in it.
 
     Regions are the latest poll's; a region's ``rows`` is the ``metric`` requests of the watch
     that landed in its key range (one write request per put, as HBase's RegionLoad counts them;
@@ -438,14 +450,15 @@ def _split_note(heat: LiveHeat, metric: str) -> list[str]:
 
 
 def shares_by_region(analysis: Analysis) -> Mapping[bytes, float]:
-    """``{region start key: share}`` of an analysis, to line a live table up with a prediction."""
+    """``{region start key: share}`` of ``analysis``, to line a live table up with a prediction."""
     return {r.start: r.share for r in analysis.regions}
 
 
 @dataclass(frozen=True)
 class ServerShare:
-    """One region server's part of a live analysis: how many of the table's regions it holds
-    now, the requests counted on them, and that count's share of the table's."""
+    """One region server's part of a live analysis: the ``server``, how many of the table's
+    ``regions`` it holds now, the ``requests`` counted on them, and that count's ``share`` of the
+    table's."""
 
     server: str
     regions: int
@@ -454,9 +467,10 @@ class ServerShare:
 
 
 def shares_by_server(heat: LiveHeat, analysis: Analysis) -> list[ServerShare]:
-    """Per-server totals of ``live_analysis(heat)``, busiest first. A region's requests count
-    for the server it was on at the last poll (the analysis numbers servers in that order);
-    requests a crashed server took are lost with its counters, as in HBase's RegionLoad."""
+    """Per-server totals of ``analysis`` (``live_analysis`` of the live ``heat``), busiest first.
+    A region's requests count for the server it was on at the last poll (the analysis numbers
+    servers in that order); requests a crashed server took are lost with its counters, as in
+    HBase's RegionLoad."""
     names = list(dict.fromkeys(r.server for r in heat.latest))
     regions = [0] * len(names)
     for r in analysis.regions:
