@@ -36,8 +36,17 @@ pytestmark = pytest.mark.hbase
 ROWS = 300  # filled before the migration; the writer works on ids 0..ROWS+99
 
 
-@pytest.mark.parametrize("copy", [["--via", "bulkload"], ["--spark", "--master", "local[2,4]"]], ids=["bulkload", "spark"])
-def test_online_bulk_copy_with_a_writer_ends_equal(hbase: Any, hbase_store: HBaseStore, tmp_path: Path, copy: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("copy", "ctrl_c_mid_copy"),
+    [(["--via", "bulkload"], False), (["--spark", "--master", "local[2,4]"], False), (["--via", "bulkload"], True)],
+    ids=["bulkload", "spark", "bulkload-ctrl-c-mid-copy"],
+)
+def test_online_bulk_copy_with_a_writer_ends_equal(
+    hbase: Any, hbase_store: HBaseStore, tmp_path: Path, copy: list[str], ctrl_c_mid_copy: bool
+) -> None:
+    """The operator's flow; with ``ctrl_c_mid_copy`` the first run is stopped (Ctrl-C) once some
+    source regions are loaded and checkpointed and not all, and the same command run again
+    copies only the others (the writer writing all along), then streams."""
     store = hbase_store
     old_path, old = write_schema(tmp_path, "ksb_old", prefix="mod", buckets=4, namespace="default")
     new_path, new = write_schema(tmp_path, "ksb_new", prefix="mod", buckets=6, namespace="default")
@@ -51,20 +60,33 @@ def test_online_bulk_copy_with_a_writer_ends_equal(hbase: Any, hbase_store: HBas
         writer = start_writer(hbase.url, old_path, tmp_path / "writer.log", rows=ROWS + 100)
         procs.append(writer)
         # throttled, so the writer's puts, updates and deletes land while the copy reads and loads
-        first = cli(*common, "--set-replication-scope", "--max-rows-per-sec", "150", log=tmp_path / "first.log")
+        first = cli(*common, "--set-replication-scope", "--max-rows-per-sec", "20" if ctrl_c_mid_copy else "150", log=tmp_path / "first.log")
         procs.append(first)
+        if ctrl_c_mid_copy:
+
+            def loaded() -> list[bool]:
+                return [r["done"] for r in json.loads(state.read_text())["regions"]] if state.is_file() else []
+
+            wait_for("a first source region loaded", lambda: any(loaded()), timeout=120)
+            first.send_signal(signal.SIGINT)
+            assert first.wait(60) == 130, (tmp_path / "first.log").read_text()
+            done_before = loaded()
+            assert not all(done_before), "the copy ended before the Ctrl-C: nothing left to resume"
+            first = cli(*common, "--max-rows-per-sec", "150", log=tmp_path / "again.log")
+            procs.append(first)
         wait_for("the stream phase", lambda: online.is_file() and json.loads(online.read_text())["phase"] == "stream", timeout=240)
         copy_state = json.loads(state.read_text())
         assert copy_state["via"] == "bulkload" and all(r["done"] for r in copy_state["regions"]), copy_state
+        log = tmp_path / ("again.log" if ctrl_c_mid_copy else "first.log")
 
         def streaming_the_writers_edits() -> bool:
-            lines = re.findall(r"^stream: .*stream [\d,]+ cells received, ([\d,]+) applied", (tmp_path / "first.log").read_text(), re.M)
+            lines = re.findall(r"^stream: .*stream [\d,]+ cells received, ([\d,]+) applied", log.read_text(), re.M)
             return bool(lines) and int(lines[-1].replace(",", "")) > 0
 
         wait_for("the stream to apply the writer's edits", streaming_the_writers_edits, timeout=60)
         counts = stop_writer(writer, tmp_path / "writer.log")  # the applications are switched to NEW
         first.send_signal(signal.SIGINT)
-        assert first.wait(60) == 130, (tmp_path / "first.log").read_text()
+        assert first.wait(60) == 130, log.read_text()
         third = cli(*common, "--cutover", "--max-lag", "1", log=tmp_path / "cutover.log")
         procs.append(third)
         code = third.wait(240)
