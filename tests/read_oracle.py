@@ -28,7 +28,7 @@ def make_schema(
         "prefix": prefix,
         "fields": [{"name": "u", "type": "string", "width": 2}, {"name": "n", "type": "int32"}],
     }
-    if hash_user_only or strategy == "md5":
+    if strategy != "none" and (hash_user_only or strategy == "md5"):  # hash_fields need a prefix to feed
         # md5 has 65536 buckets: tests pin one with u (a full fan-out is ~1 s per query)
         key["hash_fields"] = ["u"]
     splits = {"algorithm": "prefix"} if strategy != "none" else None

@@ -40,7 +40,7 @@ def schema_for(strategy: str, options: dict[str, int], suffix: str | None = None
             "key": {
                 "separator": "_" if strategy != "opentsdb" else "",
                 "prefix": {"strategy": strategy, **options},
-                "hash_fields": ["user", "order"],
+                **({"hash_fields": ["user", "order"]} if strategy != "none" else {}),  # a prefix to feed
                 "fields": [{"name": "user", "type": "int32"}, {"name": "order", "type": "int32"}],
             },
             "index": [

@@ -220,7 +220,9 @@ def parse_key(key: Section) -> KeyParts:
     # KeySchema marks it encode-only (KeySchema.encode_only) and lint reports it.
     strategy, options = parse_prefix(key)
     hash_fields = key.get("hash_fields", list, None)
-    if hash_fields is not None and strategy == "none":  # read by a prefix only: ignored in silence before (issue 40)
+    # hash_fields feed a prefix only: with no prefix at all (computed from nothing, no buckets) it
+    # was ignored in silence before (issue 40)
+    if hash_fields is not None and not STRATEGIES[strategy].material and not STRATEGIES[strategy].salted:
         key.fail("hash_fields", "feeds the key's prefix, and this key has none", "add a [key.prefix] (e.g. strategy = 'mod') or remove hash_fields")
     if hash_fields is None:
         if STRATEGIES[strategy].requires_hash_fields:
