@@ -99,8 +99,9 @@ def seed_encoder(schema: KeySchema) -> Any:
             top = MAX_INT if t == "int32" else MAX_LONG
             digits = f.text_width
 
-            def part(v: Any, top: int = top, desc: bool = desc, digits: int = digits) -> bytes:
-                return str(top - int(v) if desc else int(v)).zfill(digits).encode()
+            def part(v: Any, top: int = top, desc: bool = desc, digits: int = digits, keep: bool = f.truncate == "keep-last") -> bytes:
+                s = str(top - int(v) if desc else int(v))
+                return (s[-digits:] if keep else s).zfill(digits).encode()  # keep-last: the last digits, as a %06d order number
         else:
             return None
         parts.append(part)
@@ -179,7 +180,7 @@ def seed_encoder(schema: KeySchema) -> Any:
 # Hand-written split/parse of each example layout, as an application would write it.
 def _orders(key: bytes) -> dict[str, Any]:
     _, u, t, o = key.split(b"_")
-    return {"user_id": u.decode(), "order_time": MAX_LONG - int(t), "order_id": o.decode().lstrip("0")}
+    return {"user_id": u.decode(), "order_time": MAX_LONG - int(t), "order_id": int(o)}  # an integer, its last 6 digits
 
 
 def _inbox(key: bytes) -> dict[str, Any]:

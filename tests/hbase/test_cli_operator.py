@@ -606,10 +606,10 @@ def test_a_long_run_without_a_terminal_says_once_how_long_it_will_take() -> None
     with progress_bar(console, 1_000_000, "generating and assigning keys") as update:
         update(1_000)  # too early to judge
         time.sleep(2.1)
-        update(10_000)
-        update(20_000)
+        update(10_000)  # 1% of the rows after 2 s: still too little to judge by
+        update(60_000)  # 6%: the estimate rests on enough rows (5% or 10 s)
     lines = buf.getvalue().strip().splitlines()
-    assert len(lines) == 1 and "1,000,000 rows at ~" in lines[0] and "min in all" in lines[0]
+    assert len(lines) == 1 and "1,000,000 rows at ~" in lines[0] and "in all (an estimate from the first 60,000 rows)" in lines[0]
     quiet = io.StringIO()
     with progress_bar(Console(file=quiet, force_terminal=False), 1_000, "short") as update:
         time.sleep(2.1)
@@ -690,7 +690,7 @@ def test_user_without_hbase_is_refused_on_every_command(command: str) -> None:
     import shlex
 
     line = one_error_line(run(*shlex.split(command), "--user", "bob"))
-    assert "--user applies to --hbase only" in line
+    assert "--user works with --hbase only" in line
 
 
 @pytest.mark.hbase
