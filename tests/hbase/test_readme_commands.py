@@ -12,11 +12,14 @@ the same code: tests/phoenix/test_phoenix_live.py, tests/spark/test_spark.py).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,7 +71,7 @@ def test_the_readme_shows_commands_and_names_only_shipped_files() -> None:
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("readme")
-    for name in ("examples", "tests"):
+    for name in ("examples", "tests", ".venv"):  # `.venv/bin/keyshape` of the sections' blocks
         (where / name).symlink_to(ROOT / name)
     return where
 
@@ -109,7 +112,7 @@ def test_the_readme_commands_on_hbase_run_in_order(hbase, scratch: Path) -> None
     for number, command in LIVE:
         if _until_ctrl_c(command):
             proc = _run_until_streaming_then_ctrl_c(command, scratch, hbase.url)
-            expected = 130  # the README's Ctrl-C: the CLI's exit code for an interrupt
+            expected = _ctrl_c_exit(command)
         else:
             proc = _run(command, scratch, hbase.url)
             expected = 0
@@ -119,32 +122,54 @@ def test_the_readme_commands_on_hbase_run_in_order(hbase, scratch: Path) -> None
 
 
 # Commands the README runs "until Ctrl-C" (its next lines say so): run as written, then, once they
-# are in the state the README describes, interrupted as the reader would.
-UNTIL_CTRL_C = {"--online --set-replication-scope": "stream:"}
+# are in the state the README describes (a stderr line starting so), interrupted as the reader would;
+# then the exit code each must end with.
+UNTIL_CTRL_C = {
+    # migrate --online: the copy done, the stream applying edits; 130, the CLI's code for an interrupt
+    "--online --set-replication-scope": ("stream:", 130),
+    # serve: listening, its URL printed; "Ctrl-C stops" it, a normal end: 0
+    "--schemas examples/ --db serve.db": ("keyshape serve: http", 0),
+}
 
 
 def _until_ctrl_c(command: str) -> str | None:
     """The stderr prefix that says ``command`` reached its long-running state, or None."""
-    return next((state for mark, state in UNTIL_CTRL_C.items() if command.rstrip().endswith(mark)), None)
+    return next((state for mark, (state, _) in UNTIL_CTRL_C.items() if command.rstrip().endswith(mark)), None)
+
+
+def _ctrl_c_exit(command: str) -> int:
+    """The exit code ``command`` (one of UNTIL_CTRL_C) ends with after its Ctrl-C."""
+    return next(code for mark, (_, code) in UNTIL_CTRL_C.items() if command.rstrip().endswith(mark))
 
 
 def _run_until_streaming_then_ctrl_c(command: str, cwd: Path, url: str) -> subprocess.CompletedProcess[str]:
-    """Run ``command`` until a stderr line starts with its state's prefix (migrate --online: the
-    copy done, the stream applying edits), then send SIGINT (Ctrl-C) and collect the rest."""
+    """Run a `$ks` ``command`` (the keyshape CLI) until its state, then Ctrl-C it."""
+    argv = [url if a == "localhost:2181" else a for a in _argv(command)]
+    return _until_state_then_ctrl_c([sys.executable, "-m", "keyshape.cli", *argv], _until_ctrl_c(command) or "", cwd)
+
+
+def _until_state_then_ctrl_c(argv: list[str], state: str, cwd: Path, probe: Callable[[str], None] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` until a stderr line starts with ``state`` (migrate --online: the copy done, the
+    stream applying edits; serve: its URL printed), call ``probe`` with that line, then send SIGINT
+    (Ctrl-C) and collect the rest."""
     import signal
 
-    state = _until_ctrl_c(command) or ""
-    argv = [url if a == "localhost:2181" else a for a in _argv(command)]
     env = dict(os.environ, COLUMNS="100")
-    argv = [sys.executable, "-m", "keyshape.cli", *argv]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
     assert proc.stderr is not None
     seen: list[str] = []
-    for line in proc.stderr:  # ends when the process does (an error before the state)
-        seen.append(line)
-        if line.startswith(state):
-            proc.send_signal(signal.SIGINT)
-            break
+    try:
+        for line in proc.stderr:  # ends when the process does (an error before the state)
+            seen.append(line)
+            if line.startswith(state):
+                if probe is not None:
+                    probe(line)
+                proc.send_signal(signal.SIGINT)
+                break
+    except BaseException:
+        proc.kill()  # the probe failed: leave no service behind
+        proc.communicate()
+        raise
     out, rest = proc.communicate(timeout=600)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, "".join(seen) + rest)
 
@@ -193,3 +218,173 @@ def test_a_readme_python_block_runs_as_written(number: int, code: str, scratch: 
         pytest.skip(why)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=scratch, timeout=300)
     assert proc.returncode == 0, f"README line {number}:\n{proc.stderr[-2000:]}"
+
+
+# --- The sections whose blocks are plain ``` fences of `.venv/bin/...` lines (issue 40) -----------
+# Run through bash as written (a `> WORKLOAD.toml` redirect included), in the scratch folder, whose
+# `.venv` is the repository's. On the test HBase, the README's cluster addresses `localhost:2181`
+# and `zk1:2181` are replaced by the fixture's URL, and nothing else is changed.
+SECTIONS = ("## Choosing a design: keyshape advise", "## Watching a cluster: keyshape serve", "## From a hot table to a fixed one")
+README_URLS = ("localhost:2181", "zk1:2181")
+
+
+def section_commands(title: str) -> list[tuple[int, str]]:
+    """(line number, command) of every `.venv/bin/` line of the section's plain ``` blocks, a
+    line ending in `\\` joined with the next, in order."""
+    lines = README.read_text().splitlines()
+    start = lines.index(title)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    out: list[tuple[int, str]] = []
+    fence, plain, pending, first = False, False, "", 0
+    for number in range(start + 1, end):
+        line = lines[number]
+        if line.strip().startswith("```"):  # a fence opens (plain: no language) or closes
+            fence, plain = not fence, not fence and line.strip() == "```"
+            continue
+        if not plain:
+            continue
+        if pending:
+            pending += " " + line.strip()
+        elif line.startswith(".venv/bin/"):
+            pending, first = line, number + 1
+        if pending and not pending.endswith("\\"):
+            out.append((first, pending))
+            pending = ""
+        elif pending:
+            pending = pending[:-1].rstrip()
+    return out
+
+
+ADVISE, SERVE, AUTOPILOT = (section_commands(t) for t in SECTIONS)
+
+
+def _bash(command: str, cwd: Path, url: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", "exec " + _on(command, url)], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+def _on(command: str, url: str | None) -> str:
+    for readme_url in README_URLS if url is not None else ():
+        command = command.replace(readme_url, url or "")
+    return command
+
+
+def _env(scratch: Path) -> dict[str, str]:
+    # calibrate's default cost-model file and advise's reading of it stay in the scratch folder
+    return dict(os.environ, COLUMNS="100", XDG_CONFIG_HOME=str(scratch / ".config"))
+
+
+def test_the_sections_blocks_are_found() -> None:
+    assert len(ADVISE) == 3 and sum("--hbase" in c for _, c in ADVISE) == 1, ADVISE
+    assert len(SERVE) == 2 and all("serve --hbase" in c for _, c in SERVE), SERVE
+    assert len(AUTOPILOT) == 7 and all(" autopilot " in c or " load-split " in c for _, c in AUTOPILOT), AUTOPILOT
+
+
+def test_the_advise_blocks_without_hbase_run_as_written(scratch: Path) -> None:
+    """The sample generated (100,000 records, as written), then ranked into advise.json."""
+    for number, command in ADVISE:
+        if "--hbase" in command:
+            continue
+        proc = _bash(command, scratch, env=_env(scratch))
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, f"README line {number}: {command}\n{proc.stderr[-2000:]}"
+    assert json.loads((scratch / "advise.json").read_text())
+
+
+# The README lines whose documented outcome is a refusal, with the reason: the exit must be
+# non-zero, with this on stderr, and no traceback.
+REFUSED = {
+    "load-split shop:events --hbase zk1:2181 --lookback 300 --apply": (
+        "no split",
+        "shop:events is the README's sequential table: its newest writes sort after any split, so the replay shows no relief and --apply refuses",
+    ),
+}
+
+
+@pytest.mark.hbase
+def test_the_calibrate_serve_and_autopilot_blocks_run_in_order(hbase, hbase_store, scratch: Path) -> None:  # type: ignore[no-untyped-def]
+    """advise --calibrate; serve until Ctrl-C (its API probed) and serve --once; then the autopilot
+    block on a hot `shop:events`, made as tests/hbase/test_autopilot.py makes one: its schema file
+    (the README's `events.toml`, the reader's own file, written here), the table, an independent
+    writer at 80 rows/s, and serve's own poller filling `serve.db` (the history the dry run reads).
+    The `load-split` lines ("relief now, while the re-key waits") run while the writer writes,
+    before step 3 switches the writers to NEW."""
+    import urllib.request
+
+    from autopilot_e2e import FAMILIES, TIME_ID, start_writer
+
+    from keyshape.schema import KeySchema
+    from keyshape.serve.history import History
+    from keyshape.serve.poller import Poller
+    from keyshape.schema.specs import TableSpec
+    from keyshape.store import create_table_from_schema, open_store
+
+    url, env = hbase.url, _env(scratch)
+    for name in ("shop:events", "shop:events_v2"):
+        if hbase_store.table_exists(name):
+            hbase_store.delete_table(name)
+    for f in [*scratch.glob(".keyshape-autopilot-*"), scratch / "serve.db", scratch / "events_v2.toml"]:
+        f.unlink(missing_ok=True)
+    if not hbase_store.table_exists("kss_readme"):  # serve --once's `--tables 'kss_*'` must match a table
+        hbase_store.create_table(TableSpec("kss_readme"))
+    failures: list[str] = []
+
+    def check(number: int, command: str, proc: subprocess.CompletedProcess[str], expected: int = 0) -> None:
+        refused = next((said for mark, (said, _) in REFUSED.items() if command.rstrip().endswith(mark)), None)
+        if refused is not None:
+            bad = proc.returncode == 0 or refused not in proc.stderr
+        else:
+            bad = proc.returncode != expected
+        if bad or "Traceback" in proc.stderr:
+            failures.append(f"README line {number}: {command}\n  exit {proc.returncode}: {proc.stderr.strip()[-800:]}")
+
+    for number, command in ADVISE:
+        if "--hbase" in command:
+            check(number, command, _bash(command, scratch, url, env))
+    assert (scratch / "cost-model.json").exists()
+
+    probed: list[dict[str, object]] = []
+
+    def probe(line: str) -> None:  # "keyshape serve: http://127.0.0.1:8080/  (history ...)"
+        base = line.split()[2]
+        with urllib.request.urlopen(base + "api/status", timeout=30) as answer:
+            probed.append(json.loads(answer.read()))
+
+    for number, command in SERVE:
+        state = _until_ctrl_c(command)
+        if state:
+            proc = _until_state_then_ctrl_c(["bash", "-c", "exec " + _on(command, url)], state, scratch, probe)
+            check(number, command, proc, _ctrl_c_exit(command))
+        else:
+            check(number, command, _bash(command, scratch, url, env))
+    assert probed and str(probed[0]["db"]).endswith("serve.db"), (probed, failures)  # serve's /api/status answered
+
+    schema = scratch / "events.toml"
+    schema.write_text(f'[table]\nnamespace = "shop"\nname = "events"\n{FAMILIES}\n[key]\nseparator = "_"\n{TIME_ID}')
+    old = KeySchema.load(schema)
+    create_table_from_schema(hbase_store, old)
+    writer = start_writer(url, schema, scratch / "writer.log", False)
+    try:
+        (scratch / "serve.db").unlink(missing_ok=True)
+        history = History(scratch / "serve.db")
+        poller = Poller(lambda: open_store(url), history, ["shop:events"], {"shop:events": old}, 1.0)
+        try:
+            for _ in range(7):
+                assert poller.poll_once()
+                time.sleep(1)
+        finally:
+            if poller.store is not None:
+                poller.store.close()
+            history.close()
+        cut = [(n, c) for n, c in AUTOPILOT if "--cutover" in c]
+        for number, command in [(n, c) for n, c in AUTOPILOT if (n, c) not in cut]:
+            check(number, command, _bash(command, scratch, url, env))
+    finally:
+        writer.send_signal(15)
+        assert writer.wait(60) == 0
+    for number, command in cut:
+        proc = _bash(command, scratch, url, env)
+        check(number, command, proc)
+    assert not failures, "\n".join(failures)
+    # what the block's comments say it did: NEW planned as events_v2, moved, verified, the proof's scratch tables gone
+    assert "verify OLD == NEW" in proc.stdout and (scratch / "events_v2.toml").exists(), proc.stdout
+    assert hbase_store.table_exists("shop:events_v2") or hbase_store.table_exists("events_v2")
+    assert not [t for t in hbase_store.list_tables() if "ksap_prove" in t or "ksa_calib" in t]
