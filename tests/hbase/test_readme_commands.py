@@ -8,6 +8,12 @@ repository's `examples/` and `tests/`, so the reports they write land there. Com
 its address and nothing else changed. Skipped, each for the reason given in SKIPPED: the ones that
 need a Phoenix-enabled HBase (`PHOENIX_HOST:PORT`) or a Spark session (their own test files run
 the same code: tests/phoenix/test_phoenix_live.py, tests/spark/test_spark.py).
+
+The sections "Choosing a design: keyshape advise", "Watching a cluster: keyshape serve" and "From a
+hot table to a fixed one" show `.venv/bin/keyshape` lines in plain ``` blocks: those run through
+bash as written, in order (SECTIONS, below); their TOML blocks load with their commands' loaders.
+Named exceptions: none skipped; `load-split ... --apply` on the README's sequential table is
+expected to refuse, as the README says (REFUSED).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -228,30 +235,47 @@ SECTIONS = ("## Choosing a design: keyshape advise", "## Watching a cluster: key
 README_URLS = ("localhost:2181", "zk1:2181")
 
 
-def section_commands(title: str) -> list[tuple[int, str]]:
-    """(line number, command) of every `.venv/bin/` line of the section's plain ``` blocks, a
-    line ending in `\\` joined with the next, in order."""
+def section_blocks(title: str) -> list[tuple[int, str, str]]:
+    """(first line number, language, dedented text) of every fenced block of the section, those
+    indented in a list item included."""
     lines = README.read_text().splitlines()
     start = lines.index(title)
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    out: list[tuple[int, str]] = []
-    fence, plain, pending, first = False, False, "", 0
+    out: list[tuple[int, str, str]] = []
+    lang: str | None = None
+    first, body = 0, []  # type: ignore[var-annotated]
     for number in range(start + 1, end):
-        line = lines[number]
-        if line.strip().startswith("```"):  # a fence opens (plain: no language) or closes
-            fence, plain = not fence, not fence and line.strip() == "```"
+        fence = lines[number].strip()
+        if fence.startswith("```"):
+            if lang is None:
+                lang, first, body = fence[3:], number + 2, []
+            else:
+                out.append((first, lang, textwrap.dedent("\n".join(body)) + "\n"))
+                lang = None
             continue
-        if not plain:
+        if lang is not None:
+            body.append(lines[number])
+    return out
+
+
+def section_commands(title: str) -> list[tuple[int, str]]:
+    """(line number, command) of every `.venv/bin/` line of the section's plain ``` blocks, a
+    line ending in `\\` joined with the next, in order."""
+    out: list[tuple[int, str]] = []
+    for first, lang, text in section_blocks(title):
+        if lang:
             continue
-        if pending:
-            pending += " " + line.strip()
-        elif line.startswith(".venv/bin/"):
-            pending, first = line, number + 1
-        if pending and not pending.endswith("\\"):
-            out.append((first, pending))
-            pending = ""
-        elif pending:
-            pending = pending[:-1].rstrip()
+        pending, at = "", 0
+        for offset, line in enumerate(text.splitlines()):
+            if pending:
+                pending += " " + line.strip()
+            elif line.startswith(".venv/bin/"):
+                pending, at = line, first + offset
+            if pending.endswith("\\"):
+                pending = pending[:-1].rstrip()
+            elif pending:
+                out.append((at, pending))
+                pending = ""
     return out
 
 
@@ -277,6 +301,20 @@ def test_the_sections_blocks_are_found() -> None:
     assert len(ADVISE) == 3 and sum("--hbase" in c for _, c in ADVISE) == 1, ADVISE
     assert len(SERVE) == 2 and all("serve --hbase" in c for _, c in SERVE), SERVE
     assert len(AUTOPILOT) == 7 and all(" autopilot " in c or " load-split " in c for _, c in AUTOPILOT), AUTOPILOT
+
+
+def test_the_sections_toml_blocks_load(tmp_path: Path) -> None:
+    """The sections' TOML blocks are files the commands read: advise's workload (`--queries`) and
+    serve's alert thresholds (`--config`); each loads with the loader of its command."""
+    from keyshape.analysis.advise.spec import load_spec
+    from keyshape.serve.alerts import load_alerts
+
+    tomls = {t: [(n, text) for n, lang, text in section_blocks(t) if lang == "toml"] for t in SECTIONS}
+    assert [len(v) for v in tomls.values()] == [1, 1, 0], tomls
+    (tmp_path / "WORKLOAD.toml").write_text(tomls[SECTIONS[0]][0][1])
+    assert [p.name for p in load_spec(tmp_path / "WORKLOAD.toml").patterns] == ["latest 10 orders of a user"]
+    (tmp_path / "alerts.toml").write_text(tomls[SECTIONS[1]][0][1])
+    assert [r.tables for r in load_alerts(tmp_path / "alerts.toml")] == ["shop:*"]
 
 
 def test_the_advise_blocks_without_hbase_run_as_written(scratch: Path) -> None:
@@ -326,8 +364,10 @@ def test_the_calibrate_serve_and_autopilot_blocks_run_in_order(hbase, hbase_stor
     if not hbase_store.table_exists("kss_readme"):  # serve --once's `--tables 'kss_*'` must match a table
         hbase_store.create_table(TableSpec("kss_readme"))
     failures: list[str] = []
+    began = time.monotonic()
 
     def check(number: int, command: str, proc: subprocess.CompletedProcess[str], expected: int = 0) -> None:
+        print(f"README line {number}: exit {proc.returncode} at {time.monotonic() - began:.0f} s")  # shown on failure
         refused = next((said for mark, (said, _) in REFUSED.items() if command.rstrip().endswith(mark)), None)
         if refused is not None:
             bad = proc.returncode == 0 or refused not in proc.stderr
