@@ -19,4 +19,3 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
         terminalreporter.section("HBase cluster measurements")
         for line in MEASURED:
             terminalreporter.write_line(line)
-
