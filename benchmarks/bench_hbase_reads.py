@@ -45,6 +45,7 @@ def orders_schema(rows: int, prefix: dict[str, Any] | None, regions: int | None,
     d.pop("splits", None)
     if prefix is None:
         d["key"].pop("prefix", None)
+        d["key"].pop("hash_fields", None)  # they feed a prefix only (a schema refuses them without one)
     else:
         d["key"]["prefix"] = prefix
         d["splits"] = {"algorithm": "prefix", "regions": regions}
