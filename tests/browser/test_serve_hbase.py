@@ -400,13 +400,20 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
     names the table a hotspot and the exit code is 1; the idle salted table alone passes (0)."""
     from keyshape.store import open_store
 
-    schema = KeySchema.load(scenario.schemas / "seq.toml")
     store = open_store(scenario.url)
     done = threading.Event()
 
+    text = (scenario.schemas / "seq.toml").read_text()
+
     def keep_loading() -> None:  # until the CLI has polled twice, however long it takes to start
+        # New ids past every earlier one, as a sequential writer makes them: rewriting ids 1..20,000
+        # hit whichever regions HBase's own splits had left over them (balanced in some runs).
+        k = 0
         while not done.is_set():
-            load_workload(store, schema, 20_000, batch_size=2000)
+            k += 1
+            path = tmp_path / f"seq{k}.toml"
+            path.write_text(text.replace("start = 1 }", f"start = {1_000_000 + k * 20_000} }}", 1))
+            load_workload(store, KeySchema.load(path), 20_000, batch_size=2000)
 
     load = threading.Thread(target=keep_loading)
     load.start()
