@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autopilot_serve_fixture import SCHEMA, T0  # the same sequential events table and clock
 from chromium import Chromium, chromium_path
 from keyshape.ops.autopilot import Observed, run
 from keyshape.report.plan import write_plan_html
@@ -21,24 +22,6 @@ from keyshape.store.embedded import EmbeddedStore
 
 pytestmark = pytest.mark.browser
 BROWSER = chromium_path()
-T0 = 1_767_225_600.0
-SCHEMA = """[table]
-name = "events"
-[[table.families]]
-name = "d"
-
-[key]
-separator = "_"
-[[key.fields]]
-name = "event_time"
-type = "timestamp"
-encoding = "text"
-[[key.fields]]
-name = "event_id"
-type = "int64"
-encoding = "text"
-width = 12
-"""
 
 
 @pytest.fixture(scope="module")
