@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from property.test_phoenix_resalt_keys import VALUES, VARIABLE
@@ -120,17 +119,41 @@ def test_the_layout_of_each_connection_of_a_multi_tenant_table_is_its_key(case: 
             assert layout.encode_generic(row) == key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 43, left: the general compiled encoder (schema/compiled.py) joins the fields without "
-    "FieldType.key_tail, so a plain KeySchema over a Phoenix layout keeps the 0x00 a trailing NULL leaves",
-)
+def _plain(schema: PhoenixKeySchema) -> KeySchema:
+    """A plain KeySchema over a Phoenix schema's layout (its compiled routes, no Phoenix override)."""
+    layout = schema.layout
+    return KeySchema(schema.table, list(layout.fields), layout.separator, layout.prefix, list(layout.hash_fields), None, None, "<plain>")
+
+
 def test_a_plain_key_schema_over_a_phoenix_layout_encodes_as_phoenix() -> None:
     """What PhoenixKeySchema needs before its encode override can go: the plain KeySchema of its
-    layout writes Phoenix's key ('a' with B NULL is 61, not 61 00)."""
+    layout writes Phoenix's key ('a' with B NULL is 61, not 61 00), per record and in a batch."""
     schema = PhoenixKeySchema(parse_ddl("CREATE TABLE T (A VARCHAR NOT NULL, B VARCHAR, V VARCHAR CONSTRAINT PK PRIMARY KEY (A, B)) SALT_BUCKETS=4"))
-    layout = schema.layout
-    plain = KeySchema(schema.table, list(layout.fields), layout.separator, layout.prefix, list(layout.hash_fields), None, None, "<plain>")
-    for row in ({"A": "a", "B": None}, {"A": "a", "B": "b"}):
+    layout, plain = schema.layout, _plain(schema)
+    rows = [{"A": "a", "B": None}, {"A": "a", "B": "b"}]
+    for row in rows:
         assert layout.encode_generic(row) == schema.encode(row)  # (the reference walk already does)
         assert plain.encode(row) == schema.encode(row)
+    assert plain.encode_many({"A": ["a", "a"], "B": [None, "b"]}) == [schema.encode(r) for r in rows]
+    assert plain.encode({"A": "a", "B": None})[1:] == b"a"
+
+
+@settings(max_examples=200, deadline=None)
+@given(phoenix_rows())
+def test_the_compiled_routes_of_a_phoenix_layout_write_its_keys(case: tuple[str, list[dict[str, Any]]]) -> None:
+    """Over random Phoenix tables, the general compiled encoder and the batch encoder of the layout
+    (a plain KeySchema) write the key Phoenix writes, trailing NULLs trimmed."""
+    ddl, rows = case
+    schema = PhoenixKeySchema(parse_ddl(ddl))
+    plain = _plain(schema)
+    good = []
+    for row in rows:
+        try:
+            key = schema.encode(row)
+        except PhoenixKeyError:
+            continue
+        assert plain.encode(row) == key
+        good.append((row, key))
+    if good:
+        columns = {n: [r[n] for r, _ in good] for n in plain.field_names}
+        assert plain.encode_many(columns) == [k for _, k in good]

@@ -191,9 +191,15 @@ def compile_encoder(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
     env["SEP"] = sep
     parts = ", ".join(f"p{i}" for i in range(len(fields)))
     p = layout.prefix
+    if layout.key_tail is not None and p.width and p.material == "J" and not layout.hashes_whole_key:
+        return layout.encode_generic  # hashed parts of a key whose end varies per record: the generic walk's
     # With a J prefix the unprefixed key K is never needed alone: the key is one join.
     one_join = p.width and p.material == "J" and not layout.hashes_whole_key and p.deterministic and (p.sep_after or not sep)
-    if not one_join:
+    if layout.key_tail is not None:
+        # how the key ends is its last field type's rule (Phoenix's trailing NULLs): the parts it keeps
+        env["_TAIL"] = layout.key_tail
+        src.append(f"    k = SEP.join(_TAIL([{parts}]))")
+    elif not one_join:
         src.append("    k = p0" if len(fields) == 1 else f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
         src.append("    return k")

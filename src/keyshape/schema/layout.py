@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, overload
@@ -82,6 +83,10 @@ class KeyLayout:
     pad_bytes: tuple[bytes, ...] = field(init=False)
     #: Per field, how every decode route reads it (width, end, pad, C field code, integer bounds).
     plans: tuple[FieldPlan, ...] = field(init=False)
+    #: How a key ends, when its last field's type shapes it (:attr:`FieldType.shapes_key_tail`:
+    #: Phoenix's trailing NULLs): the encoded parts of a record -> the parts the key joins; None:
+    #: the parts are joined as they are. Every encode route applies it.
+    key_tail: Callable[[list[bytes]], list[bytes]] | None = field(init=False)
     #: Why keys of this layout cannot be decoded, or None when they can.
     encode_only: str | None = field(init=False)
     _by_name: dict[str, FieldSpec] = field(init=False, repr=False)
@@ -102,6 +107,7 @@ class KeyLayout:
             "field_ends": ends,
             "pad_bytes": tuple(f.pad_byte if f.width is not None else b"" for f in fields),
             "plans": tuple(_plan(f, e) for f, e in zip(fields, ends)),
+            "key_tail": _key_tail(fields),
             "encode_only": _encode_only_reason(fields, self.separator),
             "_by_name": {f.name: f for f in fields},
             "_cache": {},
@@ -196,8 +202,8 @@ class KeyLayout:
     def encode_generic(self, record: Mapping[str, Any]) -> bytes:
         """The row key of ``record``, walking the field specs: the reference every compiled encoder equals."""
         parts = self.parts(record)
-        if self.fields:  # how the key ends is its last field type's rule (Phoenix trims trailing NULLs)
-            parts = self.fields[-1].ftype.key_tail(self.fields, parts)
+        if self.key_tail is not None:  # how the key ends is its last field type's rule (Phoenix trims trailing NULLs)
+            parts = self.key_tail(parts)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self.material(parts, k)), k)
 
@@ -225,13 +231,20 @@ class KeyLayout:
         n = lengths.pop()
         parts = [f.encode_column(columns[f.name]) for f in self.fields]
         sep = KeyArray.constant(self.separator, n) if self.separator else None
+        tailed = None
+        if self.key_tail is not None:
+            # the key's end is its last field type's rule, per record (Phoenix's trailing NULLs)
+            rows = [self.key_tail(list(r)) for r in zip(*(c.tolist() for c in parts))]
+            if self.prefix.width and not (self.prefix.material == "K" or self.hashes_whole_key):
+                return self._prefixed_rows(rows, as_array)  # the hashed parts differ per record
+            tailed = KeyArray.from_keys([self.separator.join(r) for r in rows])
 
         def join(pieces: list[KeyArray]) -> KeyArray:
             if sep is not None:
                 pieces = [x for piece in pieces for x in (sep, piece)][1:]
             return KeyArray.concat(pieces)
 
-        ks = join(parts)
+        ks = join(parts) if tailed is None else tailed
         p = self.prefix
         if p.width:
             if p.material == "K" or self.hashes_whole_key:
@@ -246,6 +259,16 @@ class KeyLayout:
             else:
                 ks = KeyArray.concat([prefixes, ks])
         return ks if as_array else ks.tolist()
+
+    def _prefixed_rows(self, rows: list[list[bytes]], as_array: bool) -> list[bytes] | KeyArray:
+        """The keys of records whose parts are ``rows`` (their tail applied), prefixed one by one
+        (a J prefix reads the hashed parts of each row)."""
+        p = self.prefix
+        keys = []
+        for parts in rows:
+            k = self.separator.join(parts)
+            keys.append(p.apply(p.prefix_for(self.material(parts, k)), k))
+        return KeyArray.from_keys(keys) if as_array else keys
 
     # ----------------------------------------------------------------------------- decoding
 
@@ -406,6 +429,13 @@ def _plan(f: FieldSpec, end: int | None) -> FieldPlan:
         lo=lo,
         hi=hi,
     )
+
+
+def _key_tail(fields: Sequence[FieldSpec]) -> Callable[[list[bytes]], list[bytes]] | None:
+    """The last field type's rule for how a key ends (see :attr:`KeyLayout.key_tail`), or None."""
+    if not fields or not fields[-1].ftype.shapes_key_tail:
+        return None
+    return functools.partial(fields[-1].ftype.key_tail, fields)
 
 
 def _field_ends(fields: Sequence[FieldSpec], separator: bytes) -> tuple[int | None, ...]:

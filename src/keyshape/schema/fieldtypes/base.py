@@ -68,6 +68,9 @@ class FieldType:
     #: True: the type's own :meth:`encode_value` / :meth:`decode_value` are its codec on every route
     #: (compiled routes call them; the C reader and the vector batch route leave it to Python)
     own_codec: ClassVar[bool] = False
+    #: True: as the last field's type, :meth:`key_tail` shapes how a key ends (every encode route
+    #: applies it: :attr:`KeyLayout.key_tail`); False: the parts are joined as they are
+    shapes_key_tail: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -106,8 +109,8 @@ class FieldType:
 
     def key_tail(self, fields: Sequence[Any], parts: list[bytes]) -> list[bytes]:
         """The encoded ``parts`` of ``fields`` as a key whose last field is of this type ends them
-        (:meth:`KeyLayout.encode_generic` asks the last field's type): unchanged, but for Phoenix's
-        columns, whose trailing NULLs are not written (:mod:`.phoenix`)."""
+        (every encode route asks the last field's type, when it :attr:`shapes_key_tail`):
+        unchanged, but for Phoenix's columns, whose trailing NULLs are not written (:mod:`.phoenix`)."""
         return parts
 
 

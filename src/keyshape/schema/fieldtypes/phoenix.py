@@ -55,6 +55,7 @@ class PhoenixColumnType(FieldType):
     a Phoenix table's loader makes them; see the module docstring)."""
 
     own_codec = True
+    shapes_key_tail = True
 
     def __init__(self, nearest: FieldType, key: Any, index: int) -> None:
         for fact in _FACTS:
