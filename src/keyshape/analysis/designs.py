@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -514,13 +515,24 @@ def finish_schema(
 
 
 def compare(
-    schemas: Sequence[KeySchema | str | Path], rows: int | None = None, *, names: Sequence[str] | None = None, **options: Any
+    schemas: Sequence[KeySchema | str | Path],
+    rows: int | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    phase: Callable[[str, int], AbstractContextManager[Callable[[int], None]]] | None = None,
+    **options: Any,
 ) -> list[Analysis]:
-    """Analyze several designs on the same workload size and seed (``analyze_schema`` options).
+    """Analyze several designs on the same workload size and seed: ``keyshape compare``.
 
-    ``schemas`` are key schemas or schema file paths, analyzed in that order; ``names`` name each
-    one's analysis. ``rows`` defaults to the first schema's workload rows, so every design sees the same count.
-    Names default to the schema file stems (the table names may be equal).
+    - ``schemas``: key schemas or schema file paths (every file is loaded before the first
+      design is analyzed), analyzed in that order.
+    - ``rows``: rows each design generates (default: the first schema's workload rows, so every
+      design sees the same count).
+    - ``names``: each design's analysis name (default: the schema file stems; the table names may
+      be equal).
+    - ``phase(name, rows)``: a context manager around each design's analysis yielding
+      ``update(rows done)`` (e.g. a progress bar per design); None: no progress.
+    - ``options``: :func:`analyze_schema`'s keyword options, the same for every design.
     """
     if not schemas:
         raise KeyshapeError("compare needs at least one schema")
@@ -529,4 +541,10 @@ def compare(
         rows = WorkloadSpec.of(loaded[0].workload).rows
     if names is None:
         names = [Path(s.source).stem if s.source and not s.source.startswith("<") else s.table.full_name for s in loaded]
-    return [analyze_schema(s, rows, name=n, **options) for s, n in zip(loaded, names)]
+    if phase is None:
+        return [analyze_schema(s, rows, name=n, **options) for s, n in zip(loaded, names)]
+    analyses = []
+    for s, n in zip(loaded, names):
+        with phase(n, rows) as update:
+            analyses.append(analyze_schema(s, rows, name=n, progress=lambda done, _total: update(done), **options))
+    return analyses

@@ -492,55 +492,43 @@ def compare_command(
     from rich.markup import escape
     from rich.text import Text
 
-    from keyshape.analysis.designs import analyze_schema, strategy_variants
+    from keyshape.analysis.designs import compare, strategy_variants
     from keyshape.schema import load_schema
-    from keyshape.report.terminal import compare_table, verdict_line
+    from keyshape.report.terminal import compare_table, progress_bar, verdict_line
 
     out, err = _consoles(json_path)
     splitting = split_options(auto_split, write_rate, max_filesize, flush_size, split_policy, cleaner_interval, value_bytes)
     notes: list[str | None] = [None] * len(schemas)
-    if strategies is None:
-        loaded = [load_schema(s) for s in schemas]
-        names = [Path(s).stem for s in schemas]
-    elif len(schemas) != 1:
-        raise click.UsageError(
-            f"--strategies compares the strategies of one schema; give exactly one SCHEMA (got {len(schemas)}), or drop --strategies"
-        )
-    else:
+    designs: list[Any] = list(schemas)
+    names: list[str] | None = None
+    if strategies is not None:
+        if len(schemas) != 1:
+            raise click.UsageError(
+                f"--strategies compares the strategies of one schema; give exactly one SCHEMA (got {len(schemas)}), or drop --strategies"
+            )
         variants = strategy_variants(load_schema(schemas[0]), strategies.split(","), regions=regions, name=Path(schemas[0]).stem)
-        loaded, names = [v.schema for v in variants], [v.name for v in variants]
+        designs, names = [v.schema for v in variants], [v.name for v in variants]
         notes, regions = [v.splits for v in variants], None  # the variants carry their regions
         for v in variants:
             out.print(f"[dim]{escape(v.name)}: {escape(v.splits)}[/dim]", highlight=False)
-    if rows is None:
-        from keyshape.workload import WorkloadSpec
-
-        rows = WorkloadSpec.of(loaded[0].workload).rows
-    analyses = []
-    for schema, name in zip(loaded, names):
-        analyses.append(
-            _run_with_progress(
-                err,
-                f"{name}: generating and assigning keys",
-                rows,
-                analyze_schema,
-                schema=schema,
-                rows=rows,
-                regions=regions,
-                servers=servers,
-                windows=windows,
-                seed=seed,
-                name=name,
-                **splitting,
-            )
-        )
+    analyses = compare(
+        designs,
+        rows,
+        names=names,
+        phase=lambda name, total: progress_bar(err, total, f"{name}: generating and assigning keys"),
+        regions=regions,
+        servers=servers,
+        windows=windows,
+        seed=seed,
+        **splitting,
+    )
     out.print(compare_table(analyses))
     for a in analyses:
         out.print(verdict_line(a))
         for advice in a.advice:
             out.print(Text.assemble(("  → ", "bold cyan"), advice))
-    designs = [a.to_dict() for a in analyses] if json_path else []
-    for d, note in zip(designs, notes):
+    reports = [a.to_dict() for a in analyses] if json_path else []
+    for d, note in zip(reports, notes):
         if note is not None:
             d["splits"] = note
     write_reports(
@@ -549,7 +537,7 @@ def compare_command(
         html_path=html_path,
         png_path=png_path,
         json_path=json_path,
-        payload={"rows": rows, "designs": designs},
+        payload={"rows": analyses[0].rows, "designs": reports},
         colour_scale=colour_scale,
     )
     _finish(_exit_code([a.verdict for a in analyses], fail_on))
