@@ -39,11 +39,10 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     ],
 )
 def test_an_unwritable_report_path_is_refused_before_the_analysis_runs(option: str, path: str, words: str) -> None:
-    # 5M rows take many seconds to analyze: a refusal in well under that was made up front.
-    started = time.monotonic()
+    # Refused up front, not after analyzing 5M rows: "Invalid value for '--png'" is click's
+    # refusal while it parses the options, before the command runs (no time measured: issue 43).
     line = one_error_line(run("analyze", str(ORDERS), "--rows", "5000000", option, path))
-    assert time.monotonic() - started < 15
-    assert option in line and words in line
+    assert f"Invalid value for '{option}'" in line and words in line
 
 
 def test_watch_refuses_an_unwritable_report_before_it_connects() -> None:
@@ -53,10 +52,10 @@ def test_watch_refuses_an_unwritable_report_before_it_connects() -> None:
 
 @pytest.mark.parametrize("url", ["localhost:abc", "localhost:70000"])
 def test_a_port_that_is_not_a_number_is_named_at_once(url: str) -> None:
-    started = time.monotonic()
+    # Named before any connection: a connection needs the port as a number, so this message (the
+    # address parser's) comes first; a connection error or retry would say something else.
     line = one_error_line(run("analyze", str(ORDERS), "--hbase", url, "--table", "t"))
-    assert time.monotonic() - started < 10
-    assert "is not a port number" in line and "HOST:PORT" in line and "invalid literal" not in line
+    assert f"ZooKeeper address {url!r}" in line and "is not a port number" in line and "HOST:PORT" in line and "invalid literal" not in line
 
 
 def test_more_than_100000_regions_are_refused_with_the_bound() -> None:

@@ -152,7 +152,6 @@ def test_a_scan_whose_answer_is_an_exception_fails_at_once(fail_at: int) -> None
     server = ScriptedServer(script)
     conn = RpcConnection("127.0.0.1", server.port, "ClientService", timeout=5)
     region = Region(name=b"t,,1", start=b"", end=b"", host="127.0.0.1", port=server.port)
-    started = time.monotonic()
     try:
         rows = _region_scan(conn, region, Client_pb2.Scan(), 1, None)
         got: list[Any] = []
@@ -160,7 +159,9 @@ def test_a_scan_whose_answer_is_an_exception_fails_at_once(fail_at: int) -> None
             for keys, _ in rows:
                 got += keys
         assert got == [b"row0"] * fail_at
-        assert time.monotonic() - started < 2
+        # Not waited out: the old wait for the taken answer ended in the socket timeout, which
+        # breaks the connection; an unbroken connection with nothing in flight is the proof (no
+        # time measured: issue 43).
         assert conn.in_flight == 0 and not conn.broken
         ok = conn.send("Scan", Client_pb2.ScanRequest(scanner_id=7, number_of_rows=1))
         assert conn.receive(ok, Client_pb2.ScanResponse).results[0].cell[0].row.startswith(b"row")
