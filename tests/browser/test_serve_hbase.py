@@ -199,12 +199,6 @@ def test_the_fix_replayed_spreads_the_sequential_writes_and_the_salted_axis_fold
     assert not q["available"] and "balanced" in q["reason"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect, issue 39 item 5 left open: the replay's sample keys of a region are drawn without the time order of "
-    "event_id, so the split simulation can split the one hot tenant's bucket and a hash of the tenant alone replays as "
-    "spread (busiest 0.12-0.18 in some runs, 0.70 in others)",
-)
 def test_one_hot_tenant_is_salted_within_the_tenant_and_its_predicted_map_is_drawn(scenario: Scenario) -> None:
     """t04 writes 70% of a table pre-split on tenant names (t01 ... t07): a hot band whose shown fix
     hashes tenant AND event_id (a hash of the tenant alone was replayed and kept ~70% in one

@@ -5,8 +5,12 @@ Counters say how many writes each region took in each interval, not which keys: 
 (interval, region) cell's writes are stood for by keys of the region's key range, as many as the
 cell's part of the table's writes earns out of ``MAX_KEYS`` (at least one; a hot cell gets
 hundreds, so the busiest share of the replay is the design's, not the draw's noise). A region's
-requests spread evenly over its range, as the heat map itself assumes; the table's unbounded
-ends are closed by the width of their neighbour.
+keys spread evenly over its range and fill it in key order over time: interval by interval, each
+cell takes the next slice of the region's keys (its cumulative share of the region's writes),
+as a growing field (a sequence, a time) fills a range. That is the conservative reading of a
+region's counters: writes at random over the range would also spread a hot value over any split
+of its bucket, and a design that keeps the value in one bucket would replay as a fix. The
+table's unbounded ends are closed by the width of their neighbour.
 
 The keys are built by the schema, not by the width of the region boundaries:
 
@@ -19,10 +23,11 @@ The keys are built by the schema, not by the width of the region boundaries:
 
 Each record is re-encoded by the fix's schema and the keys are replayed in write order through
 keyshape's split simulation (``core.regions.simulate_auto_split``) into a table pre-split on the
-fix's buckets, whose regions may split again as the real table's did (the row limit: the real
-table's rows per region). Each key carries its cell's writes / keys drawn, so the predicted map
-has the real one's totals. A region none of whose keys can be built is not replayed and counted
-(``Sampled.skipped``); with no key at all there is no prediction, and ``Sampled.reason`` says why.
+fix's buckets, whose regions may split again as the real table's did (the row limit: the most
+keys one observed region took in the window, which the real table held in one region). Each key
+carries its cell's writes / keys drawn, so the predicted map has the real one's totals. A region
+none of whose keys can be built is not replayed and counted (``Sampled.skipped``); with no key at
+all there is no prediction, and ``Sampled.reason`` says why.
 """
 
 from __future__ import annotations
@@ -76,11 +81,13 @@ class Traffic:
 class Sampled:
     """The observed writes as records of the table's schema: ``records[k]`` stands for
     ``weights[k]`` writes in interval ``intervals[k]``; ``skipped`` regions had no key the schema
-    could build (their writes are not replayed), ``reason`` says why when nothing was."""
+    could build (their writes are not replayed), ``reason`` says why when nothing was;
+    ``regions[k]``: the observed region it was drawn in."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     intervals: list[int] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
+    regions: list[int] = field(default_factory=list)
     skipped: int = 0
     reason: str = ""
 
@@ -226,17 +233,45 @@ class _Builder:
             self.built[r] = out
         return self.built[r]
 
+    def _key(self, rec: dict[str, Any]) -> bytes:
+        try:
+            return self.schema.encode(rec)
+        except Exception:  # noqa: BLE001 - decoded without verify: a record the schema refuses sorts last
+            return b"\xff" * (self.width + 1)
+
     def records(self, r: int, m: int) -> list[dict[str, Any]]:
-        """About ``m`` records in region ``r`` ([] when none can be built)."""
+        """About ``m`` records in region ``r``, in key order ([] when none can be built)."""
         if self.raw_ok.get(r) is None:
-            probe = self._raw(r, _PROBES)
-            self.raw_ok[r] = bool(probe)
-            if probe and m <= _PROBES:
-                return probe[:m]
+            self.raw_ok[r] = bool(self._raw(r, _PROBES))
         if self.raw_ok[r]:
-            return self._raw(r, m)
-        built = self._by_schema(r)
-        return [built[self.rng.randrange(len(built))] for _ in range(m)] if built else []
+            # draws until m decode or 4m were tried: the decodable keys of a range may be a
+            # small part of its bytes (a text field's separator at one place)
+            got: list[dict[str, Any]] = []
+            for _ in range(4):
+                got.extend(self._raw(r, m))
+                if len(got) >= m:
+                    break
+        else:
+            got = list(self._by_schema(r))
+        if not got:
+            return []
+        got.sort(key=self._key)
+        if len(got) != m:  # m, evenly over the key order (a record repeats when fewer were built)
+            got = [got[k] for k in np.linspace(0, len(got) - 1, m).round().astype(int).tolist()]
+        return got
+
+
+def _in_time(records: list[dict[str, Any]], cum: np.ndarray, i: int) -> list[dict[str, Any]]:
+    """The part of a region's ``records`` (key order) that stands for its writes of interval
+    ``i``: the slice between the region's cumulative write fractions before and after it
+    (``cum``), at least one record. A region is taken to fill its range in key order over time,
+    as a growing field (a sequence, a time) fills it: drawn at random over the whole range in
+    every interval instead, a hot value's rows would land on both sides of any split the replay
+    simulates, and a design that keeps them in one bucket would replay as spread (issue 39)."""
+    n = len(records)
+    lo = int(np.floor((cum[i - 1] if i else 0.0) * n))
+    hi = max(int(np.ceil(cum[i] * n)), lo + 1)
+    return records[min(lo, n - 1) : min(hi, n)]
 
 
 def sample_records(schema: KeySchema, traffic: Traffic, seed: int = 0, max_keys: int = MAX_KEYS) -> Sampled:
@@ -248,18 +283,23 @@ def sample_records(schema: KeySchema, traffic: Traffic, seed: int = 0, max_keys:
         return out
     builder = _Builder(schema, list(traffic.starts), list(traffic.ends), random.Random(seed))
     total = float(writes.sum())
-    cells = np.argwhere(writes > 0)
+    keys = np.where(writes > 0, np.minimum(writes, np.maximum(1, np.rint(max_keys * writes / total))), 0).astype(np.int64)
+    per_region = keys.sum(axis=0)
+    cum = np.cumsum(writes, axis=0) / np.maximum(writes.sum(axis=0), 1e-300)
+    drawn: dict[int, list[dict[str, Any]]] = {}
     dead: set[int] = set()
-    for i, r in cells.tolist():  # write order: interval by interval
-        w = float(writes[i, r])
-        m = int(min(w, max(1, round(max_keys * w / total))))
-        records = builder.records(r, m)
-        if not records:
+    for i, r in np.argwhere(writes > 0).tolist():  # write order: interval by interval
+        if r not in drawn:
+            drawn[r] = builder.records(r, int(per_region[r]))
+        if not drawn[r]:
             dead.add(r)
             continue
+        records = _in_time(drawn[r], cum[:, r], i)
+        w = float(writes[i, r])
         out.records.extend(records)
         out.intervals.extend([i] * len(records))
         out.weights.extend([w / len(records)] * len(records))
+        out.regions.extend([r] * len(records))
     out.skipped = len(dead)
     if not out.records:
         out.reason = (
@@ -276,19 +316,26 @@ def replay(sampled: Sampled, fix: KeySchema, traffic: Traffic) -> Predicted | No
     keys: list[bytes] = []
     interval: list[int] = []
     weight: list[float] = []
-    for rec, i, w in zip(sampled.records, sampled.intervals, sampled.weights):
+    region_of: list[int] = []
+    for rec, i, w, r in zip(sampled.records, sampled.intervals, sampled.weights, sampled.regions):
         try:
             keys.append(fix.encode(rec))
         except Exception:  # noqa: BLE001 - a value the fix cannot hold: not replayed
             continue
         interval.append(i)
         weight.append(w)
+        region_of.append(r)
     if not keys:
         return None
     writes = np.asarray(traffic.writes, dtype=np.float64)
     initial = bucket_starts(fix.prefix)[1:]
-    rows_per_region = max(2, len(keys) // max(len(traffic.starts), 1))
-    sim = simulate_auto_split(keys, initial_splits=initial, max_rows=rows_per_region if len(traffic.starts) > 1 else None)
+    # A region splits in the replay when it takes more keys than the busiest observed region
+    # took in the window: the real table held that many in one region (split or not), so fewer
+    # never split one. The table's mean rows per region would split a bucket the real table
+    # never would, and a hot value's rows, split in two, would replay as spread.
+    held = np.bincount(np.asarray(region_of), minlength=len(traffic.starts)).max() if region_of else 0
+    max_rows = max(2, int(held)) if len(traffic.starts) > 1 else None
+    sim = simulate_auto_split(keys, initial_splits=initial, max_rows=max_rows)
     region = sim.region_map.assign(keys)
     out = np.zeros((writes.shape[0], len(sim.region_map)), dtype=np.float64)
     np.add.at(out, (np.asarray(interval), region), np.asarray(weight))
