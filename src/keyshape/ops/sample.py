@@ -44,6 +44,7 @@ from keyshape.analysis.signals import WriteOrder
 from keyshape.core.hbytes import split as bytes_split
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import BadInput, KeyshapeError
+from keyshape.ops.live_notes import live_notes
 from keyshape.schema import KeySchema
 from keyshape.store.base import RegionInfo, Store
 from keyshape.workload import WorkloadSpec
@@ -591,7 +592,12 @@ def analyze_table(
     windows: time windows the write stream is cut into.
     seed: seed of the weighted sample's expansion.
 
+    The analysis' reasons end with what the schema's kind adds (:mod:`keyshape.ops.live_notes`;
+    a salted Phoenix table: its share per salt bucket and the regions holding several buckets).
+
     Raises BadInput for an empty table or a schema that does not describe its keys.
     """
     sample = sample_table(store, table, per_region, count_rows=count_rows)
-    return analyze_live(sample, schema, time_field=time_field, windows=windows, seed=seed)
+    live = analyze_live(sample, schema, time_field=time_field, windows=windows, seed=seed)
+    live.analysis.reasons.extend(live_notes(schema, live))
+    return live

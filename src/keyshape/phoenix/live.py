@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from keyshape.core.hbytes import to_string_binary
-from keyshape.ops.sample import TableSample
 from keyshape.phoenix.key import PhoenixKey, PhoenixKeyError
 from keyshape.store.base import RegionInfo
 
-__all__ = ["BucketView", "bucket_view", "buckets_spanned", "region_label"]
+if TYPE_CHECKING:  # annotations only: keyshape.phoenix.schema imports this module on every schema load
+    from keyshape.ops.sample import LiveKeys, TableSample
+
+__all__ = ["BucketView", "bucket_view", "bucket_notes", "buckets_spanned", "region_label"]
 
 
 def buckets_spanned(start: bytes, end: bytes, buckets: int) -> range:
@@ -91,3 +94,14 @@ def bucket_view(key: PhoenixKey, sample: TableSample, estimated_rows: Sequence[i
         if len(span) > 1:
             mixed.append((info.start, info.end, span))
     return BucketView(shares, mixed)
+
+
+def bucket_notes(key: PhoenixKey, live: LiveKeys) -> list[str]:
+    """What ``keyshape analyze --table`` says of a Phoenix table (registered by
+    :mod:`keyshape.phoenix.schema` with :mod:`keyshape.ops.live_notes`): its :class:`BucketView`'s
+    notes, none when it is unsalted.
+
+    - ``key``: the table's row key; ``live``: the live analysis' sample and row estimates.
+    """
+    view = bucket_view(key, live.sample, live.estimated_rows)
+    return [] if view is None else view.notes(key)
