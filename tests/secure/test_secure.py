@@ -292,8 +292,8 @@ def test_denial_names_the_requests_own_table_or_namespace(secure_hbase: Any) -> 
 
 
 def _watch_error(url: str, env: dict[str, str] | None = None) -> str:
-    proc, seconds = _cli("watch", "hbase:meta", "--hbase", url, "--samples", "1", "--interval", "0.1", env=env)
-    assert seconds < 30, (seconds, proc.stderr)
+    # No measured time asserted (issue 43): the line names the fault; a hang fails at _cli's timeout.
+    proc, _ = _cli("watch", "hbase:meta", "--hbase", url, "--samples", "1", "--interval", "0.1", env=env)
     return _one_line(proc)
 
 
@@ -396,10 +396,10 @@ def test_tls_certificate_of_another_host(secure_hbase: Any) -> None:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    t = time.monotonic()
+    # No measured time asserted (issue 43): the refusal is the handshake's (below), and
+    # open_channel's own 5-s bounds end any wait.
     with pytest.raises(SecurityError) as info:
         open_channel("localhost", port, 5, 5, Security(tls=True, tls_ca=str(tls / "ca.pem")))
-    assert time.monotonic() - t < 10
     message = str(info.value)
     assert "\n" not in message and "localhost" in message and "not trusted" in message
     assert "Hostname mismatch" in message or "hostname" in message.lower()

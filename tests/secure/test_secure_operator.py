@@ -45,9 +45,10 @@ def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def _watch_error(url: str, env: dict[str, str] | None = None, bound: float = 30) -> str:
-    proc, seconds = _cli("watch", "hbase:meta", "--hbase", url, "--samples", "1", "--interval", "0.1", env=env)
-    assert seconds < bound, (seconds, proc.stderr)
+def _watch_error(url: str, env: dict[str, str] | None = None) -> str:
+    # No measured time asserted (issue 43): each caller's line names what was given up on and
+    # after what (e.g. "within 20 s", the client's own bound); a hang fails at _cli's timeout.
+    proc, _ = _cli("watch", "hbase:meta", "--hbase", url, "--samples", "1", "--interval", "0.1", env=env)
     return _one_line(proc)
 
 
@@ -121,9 +122,9 @@ def test_a_kdc_that_accepts_but_never_answers_is_given_up_on_in_time(secure_hbas
     conf = tmp_path / "krb5.conf"
     conf.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{silent.getsockname()[1]}", secure_hbase.kdc.krb5_conf.read_text()))
     try:
-        t = time.monotonic()
-        line = _watch_error(secure_hbase.user_url("alice"), {"KRB5_CONFIG": str(conf)}, bound=25)
-        assert time.monotonic() - t < 25
+        # Given up by keyshape's own 20-s bound: MIT's retries (51 s) would end in "Cannot contact
+        # any KDC", not in this line.
+        line = _watch_error(secure_hbase.user_url("alice"), {"KRB5_CONFIG": str(conf)})
         assert "KDC did not answer within 20 s" in line and str(conf) in line, line
         assert held, "the client never reached the silent KDC: the test proves nothing"
     finally:
