@@ -40,7 +40,7 @@ def test_the_fit_is_positive_finite_and_reproducible(hbase: Any, tmp_path: Path)
     finally:
         store.close()
     print(f"\ncalibration 1: {first.model}\ncalibration 2: {second.model} ({first.seconds:.1f} s, {second.seconds:.1f} s)")
-    assert first.seconds < 60 and second.seconds < 60  # seconds, not minutes
+    # How long a fit takes is printed above, not asserted (a measured time; issue 43).
     for cal in (first, second):
         for name in FITTED:
             value = getattr(cal.model, name)
