@@ -1,5 +1,7 @@
-"""`keyshape split-plan --apply` on a real HBase is fast (issue 30: 9 min 16 s for 7 splits on an
-idle standalone) and keeps every row.
+"""`keyshape split-plan --apply` on a real HBase cuts a loaded region 7 times without waiting for
+HBase's chores (issue 30: 9 min 16 s for 7 splits on an idle standalone) and keeps every row. How
+fast is measured by benchmarks/bench_split_plan.py, not asserted here (issue 43: no measured time
+in the default suite).
 
 Upstream behaviour pinned here (HBase 2.6): a daughter of a split cannot be split again while its
 stores hold reference files to the parent's files; the daughter compacts them away as it opens,
@@ -31,8 +33,6 @@ from keyshape.schema import TableSpec
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 300_000
 FLUSHES = 4
-# 7 cuts = 3 levels of splits; waiting for the discharger chore would take >= 2 x 120 s.
-BOUND_S = 90.0
 
 
 def _key(i: int) -> bytes:
@@ -94,16 +94,16 @@ def test_a_daughter_splits_again_at_once_by_a_reopen(store: Any) -> None:
     store.split_region(AGAIN, _key(20_000))
     with pytest.raises(StoreError, match="NOT splittable"):
         store.split_region(AGAIN, _key(10_000), reopen=False)
-    started = time.monotonic()
+    # split_region gives up after its 60-s timeout, under the discharger's 120-s interval: a
+    # split that waited for the chore would mostly fail here (no measured time asserted, issue 43).
     daughters = store.split_region(AGAIN, _key(10_000))
-    assert time.monotonic() - started < 60  # the discharger's interval is 120 s
     assert [(d.start, d.end) for d in daughters] == [(b"", _key(10_000)), (_key(10_000), _key(20_000))]
     assert [r.start for r in store.regions(AGAIN)] == [b"", _key(10_000), _key(20_000)]
     assert sum(1 for _ in store.scan_keys(AGAIN)) == 40_000
 
 
 @pytest.mark.hbase
-def test_seven_splits_of_one_region_apply_in_seconds_and_keep_every_row(hbase: Any, store: Any) -> None:
+def test_seven_splits_of_one_region_apply_and_keep_every_row(hbase: Any, store: Any) -> None:
     table, other = TABLE, OTHER
     store.create_table(TableSpec(table))
     store.create_table(TableSpec(other), [b"m"])
@@ -132,5 +132,4 @@ def test_seven_splits_of_one_region_apply_in_seconds_and_keep_every_row(hbase: A
     # the other table was not touched: same regions, not reopened
     assert [(r.name, r.opened_ms) for r in store.region_history(other)] == other_before
     assert store.get(other, b"a") == {b"d:v": b"1"}
-    print(f"split-plan --apply, 7 splits of {ROWS:,} rows: {elapsed:.1f} s")
-    assert elapsed < BOUND_S, f"7 splits took {elapsed:.0f} s (bound {BOUND_S:.0f} s):\n{proc.stderr}"
+    print(f"split-plan --apply, 7 splits of {ROWS:,} rows: {elapsed:.1f} s (benchmarks/bench_split_plan.py measures it)")
