@@ -38,10 +38,22 @@ file at load ~13.
 Cost: the cluster's start ~22 s, calibration ~4 s, 16-40 s a scenario, 153-164 s for the file
 alone (5 passed again at 08:49 UTC on the session's quiet machine, after the prove.pick change). It
 runs in the default suite (CI) with the other cluster files, whose session cluster it shares.
+
+Which scenarios the default run proves (issue 43: the suite's 30-minute budget): the five run the
+same checks, and fall in two kinds. ``orders`` (and ``metrics``): the top and the hand design are
+different keys a few percent apart, so the top-vs-hand check runs within the noise margin;
+``audit`` (and ``profiles``): the hand design scans the whole table for a read by field, its cost
+extrapolated to 1e9-1e11 rows, the top's a salted index, so the check meets a gap of orders of
+magnitude and a design whose writes all land on one server (share 1.00). ``saas`` runs the same
+checks minus top-vs-hand (its top and hand are the same key). The default run proves one of each
+kind, ``orders`` and ``audit``; every scenario's top-vs-hand ranking as predicted is checked by
+tests/unit/test_advise.py (all five). ``KEYSHAPE_ADVISE_SCENARIOS=all`` (or a comma-separated list)
+runs the others too, ~65 s more on the quiet machine.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +75,9 @@ pytestmark = [
 ]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 SCENARIOS = ("orders", "metrics", "audit", "profiles", "saas")
+DEFAULT_SCENARIOS = ("orders", "audit")  # one of each kind of check (module docstring)
+_ASKED = os.environ.get("KEYSHAPE_ADVISE_SCENARIOS", "").strip()
+RUN = SCENARIOS if _ASKED == "all" else tuple(_ASKED.split(",")) if _ASKED else DEFAULT_SCENARIOS
 ROWS = 3000  # per sample: per-entity reads stay small, fan-out, full scans and indexes show
 REQUESTS = QUERIES_PER_PATTERN  # every query the advisor scored each pattern on, timed in every round
 REPEATS = 3  # rounds (after one unmeasured), a lower quartile per query
@@ -104,7 +119,13 @@ def _noise(*measured: Any) -> float:
     return out
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        pytest.param(s, marks=() if s in RUN else pytest.mark.skip(reason="same checks as orders/audit; KEYSHAPE_ADVISE_SCENARIOS=all runs it"))
+        for s in SCENARIOS
+    ],
+)
 def test_prove_on_the_cluster(hbase_cluster: Any, fitted: CostModel, scenario: str, tmp_path: Path) -> None:
     folder = EXAMPLES / scenario
     data = tmp_path / f"{scenario}.parquet"
