@@ -9,7 +9,9 @@ import pytest
 from serve_compare_fixture import NEW, NEW_REGION_RATE, OLD, OLD_RATE, POLLS, T0, two_tables
 
 from keyshape.serve.app import table_rows
-from keyshape.serve.compare import compare_body, region_rate_p99, watch
+from keyshape.serve.compare import compare_body, region_rate_p99
+from keyshape.serve.history import History
+from keyshape.serve.poller import Poller
 
 
 def test_the_p99_region_rate_is_the_rate_each_region_took(tmp_path: Path) -> None:
@@ -45,8 +47,19 @@ def test_a_new_table_outside_the_watched_patterns_is_watched_from_then_on(tmp_pa
     with two_tables(tmp_path, watch_new=False) as (poller, history, clock):
         body = compare_body(poller, history, table_rows(poller, history), OLD, NEW, 3600, now=clock[0])
         assert body["added_after"] and body["after"]["verdict"] == "not judged yet" and body["after"]["rates"] == 0 and not body["after"]["polled"]
-        assert not watch(poller, NEW)  # once only
+        assert not poller.watch(NEW, OLD)  # once only
         assert poller.poll_once() and NEW in poller.snapshot()  # the next poll takes NEW in
+        store = poller.store
+    # serve restarted on the same history: NEW is watched again while OLD is; not when OLD is not
+    again = History(tmp_path / "serve.sqlite")
+    try:
+        assert again.watched() == {NEW: OLD}
+        restarted = Poller(lambda: store, again, [OLD], {}, 1.0)  # type: ignore[arg-type, return-value]
+        assert restarted.poll_once() and NEW in restarted.snapshot() and OLD in restarted.snapshot()
+        narrower = Poller(lambda: store, again, ["other_*"], {}, 1.0)  # type: ignore[arg-type, return-value]
+        assert NEW not in narrower.patterns
+    finally:
+        again.close()
 
 
 def test_an_interval_across_a_gap_is_no_rate(tmp_path: Path) -> None:

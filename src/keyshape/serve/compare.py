@@ -14,10 +14,11 @@ numbers after the cut-over only until that window restarts (within 60 polls); af
 reads idle and only its heat map and p99 (over ``seconds``) still show its load. ``judged_at``
 says when each verdict was made.
 
-A NEW table the service's ``--tables`` does not match is added to the poller's patterns (``watch``)
-when serve makes the plan that names it (``plan_route``) and when the page asks for it beside a
-watched OLD: serve then polls it from its next poll on, so its history starts when NEW is created
-(the autopilot's NEW is named after OLD but need not match OLD's pattern)."""
+A NEW table the service's ``--tables`` does not match is added to the poller's patterns
+(``Poller.watch``) when serve makes the plan that names it (``plan_route``) and when the page asks
+for it beside a watched OLD: serve then polls it from its next poll on, so its history starts
+when NEW is created (the autopilot's NEW is named after OLD but need not match OLD's pattern),
+and a serve restarted on the same history watches it again while OLD is watched."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from starlette.routing import Route
 from keyshape.serve.history import History
 from keyshape.serve.poller import Poller, matches
 
-__all__ = ["DEFAULT_SECONDS", "compare_body", "compare_link", "compare_routes", "region_rate_p99", "side", "watch"]
+__all__ = ["DEFAULT_SECONDS", "compare_body", "compare_link", "compare_routes", "region_rate_p99", "side"]
 
 DEFAULT_SECONDS = 3600.0  # the window compared: the history's finest layer (every poll) keeps an hour
 
@@ -94,15 +95,6 @@ def side(row: dict[str, Any] | None, history: History, table: str, since: float,
     }
 
 
-def watch(poller: Poller, table: str) -> bool:
-    """Make ``poller`` watch ``table`` too (its patterns widened by the exact name); True when it
-    was not watched before."""
-    if matches(table, poller.patterns):
-        return False
-    poller.patterns = (*poller.patterns, table)
-    return True
-
-
 def compare_body(
     poller: Poller,
     history: History,
@@ -118,7 +110,7 @@ def compare_body(
     until = time.time() if now is None else now
     since = until - seconds
     by_table = {r["table"]: r for r in rows}
-    added = watch(poller, after) if matches(before, poller.patterns) else False
+    added = poller.watch(after, before) if matches(before, poller.patterns) else False
     body: dict[str, Any] = {
         "seconds": seconds,
         "since": since,

@@ -261,6 +261,21 @@ class History:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?)", (self._table_id(table), at, json.dumps(body)))
 
+    def add_watched(self, table: str, because: str) -> None:
+        """Remember that serve watches ``table`` because of ``because`` (the table whose plan or
+        before/after page named it), so a restarted serve on this file watches it again."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'watched'").fetchone()
+            watched = dict(json.loads(row[0])) if row else {}
+            watched[table] = because
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('watched', ?)", (json.dumps(watched, sort_keys=True),))
+
+    def watched(self) -> dict[str, str]:
+        """The tables ``add_watched`` remembered, each with the table it was watched because of."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'watched'").fetchone()
+        return {str(k): str(v) for k, v in json.loads(row[0]).items()} if row else {}
+
     def prune(self, now: float | None = None) -> int:
         """Drop every bucket older than its layer keeps; returns the frames dropped."""
         now = time.time() if now is None else now

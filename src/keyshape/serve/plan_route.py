@@ -25,7 +25,7 @@ from starlette.routing import Route
 from keyshape.errors import KeyshapeError
 from keyshape.ops.autopilot import run
 from keyshape.report.plan import render_plan_html
-from keyshape.serve.compare import compare_link, watch
+from keyshape.serve.compare import compare_link
 from keyshape.serve.history import History
 from keyshape.serve.observe import from_history
 from keyshape.serve.poller import Poller
@@ -55,7 +55,7 @@ def plan_for(poller: Poller, history: History, table: str) -> dict[str, Any]:
         return {"error": str(exc)}
     if result.plan is None:
         return {"error": f"no plan: the run stopped after {result.stopped_after}"}
-    watch(poller, result.plan.new_table)  # serve polls NEW from its creation on: the before/after page's history
+    poller.watch(result.plan.new_table, table)  # serve polls NEW from its creation on: the before/after page's history
     return result.plan.to_dict()
 
 

@@ -87,6 +87,9 @@ class Poller:
         self._open = open_store
         self.history = history
         self.patterns = tuple(patterns)
+        # The NEW tables an earlier run on this history added (``watch``), while the table they
+        # were added for is still watched: a restart does not lose a re-key's after side.
+        self.patterns += tuple(t for t, because in history.watched().items() if matches(because, self.patterns) and not matches(t, self.patterns))
         self.schemas = dict(schemas or {})
         self.interval = float(interval)
         self.clock = clock
@@ -105,6 +108,16 @@ class Poller:
         if last is not None and now - last > 2 * self.interval:
             gap = history.open_gap(last, "keyshape serve was not running")
             history.close_gap(gap, now)
+
+    def watch(self, table: str, because: str) -> bool:
+        """Watch ``table`` too (the patterns widened by its exact name), remembered in the
+        history for a restart while ``because`` (the watched table whose plan or before/after page
+        named it) is watched; True when it was not watched before."""
+        if matches(table, self.patterns):
+            return False
+        self.patterns = (*self.patterns, table)
+        self.history.add_watched(table, because)
+        return True
 
     # ----------------------------------------------------------------------------- polling
 
