@@ -58,8 +58,9 @@ def test_advise_report_page_in_a_real_browser(browser: Chromium, tmp_path: Path)
         shown = page.js("Array.from(document.querySelectorAll('table')[0].querySelectorAll('tr')).slice(1).map(r => r.children[0].textContent)")
         assert shown == [f"{d['rank']}=" if d["tie"] else str(d["rank"]) for d in designs]
         assert any("(hand)" in row for row in rows)
-        # Each of the three top designs: its schema and its heat map, drawn (a canvas with pixels).
-        assert page.js("document.querySelectorAll('.ks-heat').length") == 3
+        # Each of the three top designs: its schema and its heat map, drawn (a canvas with pixels),
+        # and one more map for each index table it writes.
+        assert page.js("document.querySelectorAll('.ks-heat').length") == sum(1 + len(d["indexes"]) for d in designs[:3])
         assert page.js("Array.from(document.querySelectorAll('.ks-heat canvas')).every(c => c.width > 0 && c.height > 0)") is True
         assert designs[0]["schema"].split("\n")[0] in page.js("document.querySelectorAll('pre')[0].textContent")
         page.screenshot(tmp_path / "advise.png")

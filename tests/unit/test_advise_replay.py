@@ -80,6 +80,16 @@ def test_an_unsalted_time_index_table_is_scored_and_its_design_loses(tmp_path: P
         assert max(s.table_shares[1:]) > 0.95  # the index table alone: one server
     assert advice.top not in time_index, advice.top.design.label
     assert advice.top.concentration < 0.3, (advice.top.design.label, advice.top.concentration)
+    # the report draws each top design's index tables' own maps beside the main one, with the
+    # busiest server's share of each
+    from keyshape.report.advise import render_advice_html
+
+    page = render_advice_html(advice, top=3)
+    drawn = [(name, share) for s in advice.ranked[:3] for (name, _), share in zip(s.tables[1:], s.table_shares[1:])]
+    assert drawn, [s.design.label for s in advice.ranked[:3]]  # the top designs salt an index table
+    for name, share in drawn:
+        assert f"Predicted heat map of index table {name} (its busiest server takes {100 * share:.0f}% of its puts)" in page
+    assert page.count('class="ks-heat"') == 3 + len(drawn)
 
 
 # -- 2. skew, not noise -----------------------------------------------------------------------

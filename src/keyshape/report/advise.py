@@ -104,12 +104,21 @@ def _design(s: Score) -> str:
         for c in s.patterns
     )
     index = "".join(f"<h4>Index table for '{escape(p.name)}'</h4><pre>{escape(text)}</pre>" for p, _, text in s.design.indexes)
+    # Every table the design writes has its own map: an index keyed by a bare time is the hot
+    # spot of a design whose main table spreads, and the ranking counted its puts.
+    shares = s.table_shares or (s.concentration,)
+    maps = "".join(
+        f"<h4>Predicted heat map of index table {escape(name)} (its busiest server takes "
+        f"{100 * share:.0f}% of its puts)</h4>" + interactive_heatmap(a, title=name)
+        for (name, a), share in zip(s.tables[1:], shares[1:])
+    )
     return (
         f"<h3>#{s.rank} {escape(s.design.label)}</h3><p>{escape(s.decided)}</p>"
         f"<table><tr><th>pattern</th><th>route</th><th>scanners</th><th>rows</th><th>ms</th><th>goal ms</th></tr>{rows}</table>"
         f"<h4>Schema</h4><pre>{escape(s.design.toml)}</pre>{index}"
         f"<h4>Predicted heat map (writes per region over time, the sample's second half replayed)</h4>"
         + interactive_heatmap(s.analysis, title=s.design.name)
+        + maps
     )
 
 
