@@ -11,18 +11,26 @@ then, alternating for --repeat rounds (best of each, since the machine is shared
   * the bulk copy (issue 42): `keyshape.spark.migrate.migrate_spark` on Spark local[2] (one task
     per source region writing HFiles per target region, the driver bulk-loading them), and
     `keyshape.ops.migrate_bulk.migrate_bulk` (the same in this one process) -> rows/s each;
-finally `verify_migration` reads both sides -> "verify" rows/s. Ratios: migrate / load (mod 16),
-bulk copy / put-path migrate.
+finally `verify_migration` reads both sides -> "verify" rows/s, and `verify_spark` (both sides'
+per-region checksums in one Spark job) the Spark copy's target -> "verify Spark" rows/s. Ratios:
+migrate / load (mod 16), bulk copy / put-path migrate.
+Every copy's target table is created (empty) before its timing: creating 16 regions costs the
+region server ~0.5 s of CPU, which is not a cost per copied row (it was in the copies' figures
+before, 1.7 us/row at 300,000 rows, and not in the Java client's).
 Region-server CPU per copied row: utime + stime of the HBase JVM(s) listening on the ZooKeeper and
-region server ports (/proc/PID/stat, as bench_hbase_io measures the Java client) during each copy,
-divided by the rows copied; the put path's flushes and compactions that HBase runs after the copy
-returned are not in its figure (so the ratio flatters the put path, if anything). The Spark
-session is started before the timing (its JVM start is not a copy cost).
+region server ports (/proc/PID/stat, as bench_hbase_io measures the Java client), from a quiet
+server (each measurement first waits until the JVM uses < 4 % of a core) through the copy and on
+until it is quiet again, so what a copy makes HBase do right after it (the compactions a bulk load
+triggers) is in its figure; divided by the rows copied. The put path's memstore flush is not in
+its figure (HBase flushes 128 MB memstores; 300,000 small rows stay in memory), so the ratio
+flatters the put path, if anything. The Spark session is started before the timing.
 
 The put path against the Java client: benchmarks/java/IoBench.java (BufferedMutator with the
-client's defaults, as bench_hbase_io runs it) writes the same NEW keys and 8-byte d:v values into
-a fresh mod 16 table and scans them back; its region-server CPU per row minus the scan's (the
-reading-OLD figure) is the Java client's write side, beside the put path's write side.
+client's defaults, as bench_hbase_io runs it; -Dkeyshape.iobench.scan=false: writes only) writes
+the same NEW keys and 8-byte d:v values into a fresh mod 16 table; its region-server CPU per row
+is the Java client's write side, beside the put path's write side (migrate's figure minus reading
+OLD alone) and beside keyshape's writer alone (`store.writer(batch_size=B)`, the same keys and
+values, no reading: the client against the client).
 The 20-node projection: the per-task rate measured here (the Spark copy's rows/s over its
 local[2] tasks, else the one-process bulk copy's) times the tasks a 20-node cluster runs at once
 (--tasks-per-node, default 8: one per core of an 8-core worker), for 5 billion rows; the region
@@ -45,7 +53,7 @@ from _hbase import add_hbase_arg, cluster_facts, drop_quietly, hbase_url, scratc
 
 from bench_hbase_io import build_java, cpu_seconds, run_java, server_pids, write_rows_file  # noqa: E402
 
-from keyshape.ops.live import load_workload  # noqa: E402
+from keyshape.ops.live import load_workload, row_value  # noqa: E402
 from keyshape.ops.migrate_bulk import migrate_bulk  # noqa: E402
 from keyshape.ops.migrate import migrate  # noqa: E402
 from keyshape.ops.verify import verify_migration  # noqa: E402
@@ -53,6 +61,17 @@ from keyshape.schema import KeySchema  # noqa: E402
 from keyshape.store import create_table_from_schema, open_store  # noqa: E402
 
 NAMESPACE = "kbench"
+
+
+def settle(servers: list[int], timeout: float = 60.0) -> None:
+    """Wait until the HBase JVMs use under 4 % of a core over half a second (no flush or
+    compaction running), at most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        before = cpu_seconds(servers)
+        time.sleep(0.5)
+        if cpu_seconds(servers) - before <= 0.02:
+            return
 
 
 def design(stem: str, rows: int, buckets: int | None) -> KeySchema:
@@ -85,6 +104,8 @@ def main() -> None:
     created: list[str] = []
     loads, migrations = [], []
     spark_rates: list[float] = []
+    spark_verify: list[float] = []
+    writer_us: list[float] = []
     bulk_rates: list[float] = []
     cpu: dict[str, list[float]] = {"puts": [], "spark": [], "bulk": []}
     spark = None
@@ -119,8 +140,10 @@ def main() -> None:
                 scan_cpu.append((cpu_seconds(servers) - before) / max(scanned, 1))
 
             def server_cpu_per_row(kind: str, copy: Any) -> Any:
+                settle(servers)
                 before = cpu_seconds(servers)
                 result = copy()
+                settle(servers)  # what the copy left HBase doing (compactions after loads) is its cost too
                 cpu[kind].append((cpu_seconds(servers) - before) / max(result.rows, 1))
                 return result
 
@@ -129,6 +152,7 @@ def main() -> None:
                 direct, target = design("mig_direct16", rows, 16), design("mig_target16", rows, 16)
                 created += [direct.table.full_name, target.table.full_name]
                 create_table_from_schema(store, direct)
+                create_table_from_schema(store, target)  # created before the timing (see the docstring)
                 print(f"round {i + 1}/{repeat}: load into mod 16, migrate sequential -> mod 16 ...", flush=True)
                 loaded = load_workload(store, direct, rows)
                 assert loaded.rows == rows
@@ -140,6 +164,7 @@ def main() -> None:
                 migrations.append(result.rows_per_second)
                 bulk_target = design("mig_bulk16", rows, 16)
                 created.append(bulk_target.table.full_name)
+                create_table_from_schema(store, bulk_target)
                 state = Path(tmp) / f"bulk{i}.json"
                 bulk = server_cpu_per_row("bulk", lambda: migrate_bulk(store, source, bulk_target, state_path=state))
                 assert bulk.rows == rows and bulk.rejected == 0, bulk
@@ -147,15 +172,19 @@ def main() -> None:
                 extra = [bulk_target.table.full_name]
                 if spark is not None:
                     from keyshape.spark.migrate import migrate_spark
+                    from keyshape.spark.verify import verify_spark
 
                     spark_target = design("mig_spark16", rows, 16)
                     created.append(spark_target.table.full_name)
+                    create_table_from_schema(store, spark_target)
                     extra.append(spark_target.table.full_name)
                     state = Path(tmp) / f"spark{i}.json"
                     done = server_cpu_per_row("spark", lambda: migrate_spark(url, source, spark_target, spark=spark, state_path=state))
                     assert done.rows == rows and done.rejected == 0, done
                     spark_rates.append(done.rows_per_second)
-                    check_spark = verify_migration(store, source, spark_target)
+                    t0 = time.perf_counter()
+                    check_spark = verify_spark(url, source, spark_target, spark=spark)
+                    spark_verify.append(2 * rows / (time.perf_counter() - t0))  # both sides are read
                     assert check_spark.ok, check_spark.lines()
                 for table in (direct.table.full_name, target.table.full_name, *extra):
                     if i < repeat - 1:
@@ -172,11 +201,25 @@ def main() -> None:
                     created.append(java_table.table.full_name)
                     create_table_from_schema(store, java_table)
                     rows_file = Path(tmp) / "java-rows.bin"
-                    write_rows_file(rows_file, [java_table.encode({"event_id": i}) for i in range(1, rows + 1)])
+                    new_keys = [java_table.encode({"event_id": i}) for i in range(1, rows + 1)]
+                    write_rows_file(rows_file, new_keys)
                     print("the Java client (BufferedMutator) writes the same NEW keys ...", flush=True)
+                    settle(servers)
                     before = cpu_seconds(servers)
-                    run_java(java, url, rows_file, [java_table.table.full_name])
-                    java_us = ((cpu_seconds(servers) - before) / rows - min(scan_cpu)) * 1e6  # its scan-back taken off
+                    run_java([java[0], "-Dkeyshape.iobench.scan=false", *java[1:]], url, rows_file, [java_table.table.full_name])
+                    settle(servers)
+                    java_us = (cpu_seconds(servers) - before) / rows * 1e6
+                    # keyshape's writer alone, the same keys and values (bench_hbase_io's row_value)
+                    writer_table = design("mig_writer16", rows, 16)
+                    created.append(writer_table.table.full_name)
+                    create_table_from_schema(store, writer_table)
+                    settle(servers)
+                    before = cpu_seconds(servers)
+                    with store.writer(writer_table.table.full_name, batch_size=args.batch) as writer:
+                        for i, key in enumerate(new_keys):
+                            writer.put(key, {b"d:v": row_value(i)})
+                    settle(servers)
+                    writer_us.append((cpu_seconds(servers) - before) / rows * 1e6)
             t0 = time.perf_counter()
             check = verify_migration(store, source, target)
             t_verify = time.perf_counter() - t0
@@ -199,6 +242,7 @@ def main() -> None:
         "load_mod16_rounds": loads,
         "migrate_rounds": migrations,
         "verify_rows_per_s": 2 * rows / t_verify,  # both sides are read
+        "verify_spark_rows_per_s": max(spark_verify) if spark_verify else None,
         "migrate_over_load_mod16": migrate_rate / load_direct_rate,
         "cells_per_row": cells_per_row,
         "bytes_per_cell": bytes_per_cell,
@@ -216,6 +260,8 @@ def main() -> None:
     numbers["server_cpu_write_side_bulk_over_puts"] = write_bulk / write_puts if write_puts > 0 else None
     numbers["server_cpu_us_per_row_java_write_side"] = java_us
     numbers["server_cpu_write_side_puts_over_java"] = write_puts / java_us if java_us and java_us > 0 else None
+    numbers["server_cpu_us_per_row_writer_alone"] = min(writer_us) if writer_us else None
+    numbers["server_cpu_writer_alone_over_java"] = min(writer_us) / java_us if writer_us and java_us else None
     # the projection: one task's rate here times the tasks a 20-node cluster runs at once
     if numbers["spark_bulk_rows_per_s"]:
         per_task, per_task_how = numbers["spark_bulk_rows_per_s"] / 2, "the Spark local[2] copy's rows/s / 2 tasks"
@@ -231,13 +277,21 @@ def main() -> None:
     }
     print_table(
         f"{rows:,} rows on HBase {facts['version']}, best of {repeat} (rows/s)",
-        ["load (sequential)", "load (mod 16)", "migrate seq -> mod 16", "verify (both sides)", "migrate / load (mod 16)"],
+        [
+            "load (sequential)",
+            "load (mod 16)",
+            "migrate seq -> mod 16",
+            "verify (both sides)",
+            "verify Spark (both sides)",
+            "migrate / load (mod 16)",
+        ],
         [
             [
                 numbers["load_sequential_rows_per_s"],
                 numbers["load_mod16_rows_per_s"],
                 migrate_rate,
                 numbers["verify_rows_per_s"],
+                numbers["verify_spark_rows_per_s"] or "-",
                 numbers["migrate_over_load_mod16"],
             ]
         ],
@@ -273,6 +327,7 @@ def main() -> None:
         ],
     )
     ratio = numbers["server_cpu_write_side_puts_over_java"]
+    writer_ratio = numbers["server_cpu_writer_alone_over_java"]
     cpu_ratio = numbers["server_cpu_write_side_bulk_over_puts"]
     print_table(
         "the issue's three numbers, side by side",
@@ -287,9 +342,17 @@ def main() -> None:
             ],
             [
                 "RS CPU/row write side, puts / Java BufferedMutator",
-                f"{ratio:.2f}x ({write_puts:.0f} vs {java_us:.0f} us)" if ratio is not None and java_us is not None else java_why,
+                f"{ratio:.2f}x ({write_puts:.1f} vs {java_us:.1f} us)" if ratio is not None and java_us is not None else java_why,
                 "<= 1.0x",
                 "-" if ratio is None else "yes" if ratio <= 1.0 else "NO",
+            ],
+            [
+                f"RS CPU/row, keyshape's writer alone (batch {args.batch}) / Java BufferedMutator",
+                f"{numbers['server_cpu_writer_alone_over_java']:.2f}x ({numbers['server_cpu_us_per_row_writer_alone']:.1f} vs {java_us:.1f} us)"
+                if numbers["server_cpu_writer_alone_over_java"] is not None and java_us is not None
+                else java_why,
+                "<= 1.0x",
+                "-" if writer_ratio is None else "yes" if writer_ratio <= 1.0 else "NO",
             ],
         ],
     )

@@ -9,6 +9,8 @@
 //              scanned, all in this one JVM, so the second table measures a warm JVM.
 // Prints one JSON line per table and operation: {"op", "table", "round", "rows", "seconds"}.
 // A scan of a table that does not hold exactly the rows written exits non-zero.
+// -Dkeyshape.iobench.scan=false: writes only (bench_migrate measures the region server's CPU of
+// the writes alone).
 
 import java.io.DataInputStream;
 import java.io.BufferedInputStream;
@@ -74,7 +76,8 @@ public final class IoBench {
                 }  // close() flushes and waits for every mutation
                 report("write", args[t], t - 3, keys.size(), System.nanoTime() - t0);
             }
-            for (int t = 3; t < args.length; t++) {
+            boolean scan = Boolean.parseBoolean(System.getProperty("keyshape.iobench.scan", "true"));
+            for (int t = 3; scan && t < args.length; t++) {
                 TableName name = TableName.valueOf(args[t]);
                 long t0 = System.nanoTime();
                 long rows = 0;

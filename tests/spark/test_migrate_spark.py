@@ -107,3 +107,29 @@ def test_a_region_that_fails_for_good_is_all_a_resume_copies(hbase: Any, spark: 
         assert digest_rows(store.scan_versions(new.table.full_name), new) == before
     finally:
         _drop(store, old, new)
+
+
+def test_verify_as_one_spark_job_finds_what_verify_finds(hbase: Any, spark: Any, tmp_path: Path) -> None:
+    """Both sides digested by Spark tasks (one per OLD and per NEW region) in one job: the same
+    per-region rows, cells and checksums as verify_migration, and a value changed in NEW is found
+    in the OLD region its row came from."""
+    from keyshape.spark.verify import verify_spark
+
+    store, old, new, _ = _tables(hbase, tmp_path, "sparkver")
+    try:
+        migrate_spark(hbase.url, old, new, spark=spark, state_path=tmp_path / "s.json")
+        by_spark, alone = verify_spark(hbase.url, old, new, spark=spark), verify_migration(store, old, new)
+        assert by_spark.ok, by_spark.lines()
+        assert (by_spark.source, by_spark.target) == (alone.source, alone.target)
+        # a row of NEW whose OLD key is in the second OLD region: one of its values changed
+        low, high = SPLITS[0].encode(), SPLITS[1].encode()
+        row, cells = next((r, c) for r, c in store.scan_versions(new.table.full_name) if low <= old.encode(new.decode(r)) < high)
+        column, versions = next(iter(cells.items()))
+        with store.writer(new.table.full_name, batch_size=1) as writer:
+            writer.put(row, {column: versions[0][1] + b"!"}, versions[0][0])
+        tampered = verify_spark(hbase.url, old, new, spark=spark)
+        assert not tampered.ok
+        assert tampered.differences == ["source region 1 ['000000000100', '000000000200'): checksum differs"], tampered.lines()
+        assert tampered.differences == verify_migration(store, old, new).differences
+    finally:
+        _drop(store, old, new)

@@ -26,6 +26,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -107,27 +108,43 @@ def copy_range(
     def flush() -> None:
         if not buffered:
             return
-        by_file: dict[tuple[int, bytes], list[tuple[bytes, bytes, int, bytes]]] = {}
-        for row, columns in buffered:
-            region = bisect.bisect_right(new_starts, row) - 1
-            for column, versions in columns.items():
-                family, _, qualifier = column.partition(b":")
-                cells = by_file.setdefault((region, family), [])
-                for ts, value in versions:
-                    cells.append((row, qualifier, -ts, value))
-        for (region, family), cells in sorted(by_file.items()):
-            fmt = formats.get(family)
-            if fmt is None:
-                raise BadInput(f"the new table has no column family {family.decode(errors='replace')!r}: add it to the new schema")
-            cells.sort()
-            path = directory / f"{task}-run{runs[0]}-r{region}-{family.hex()}"
-            with HFileWriter(path, family, block_size=fmt.block_size, compression=fmt.compression, task=task) as writer:
-                writer.append_puts(cells)
-                out.files.append(writer.close())
-            out.cells += len(cells)
+        # sorted by new key once, then each NEW region is a slice (its bounds bisected, not
+        # each row's region); rows only: two rows never share a new key unless the new design
+        # maps two old keys to one, and then the stable sort keeps their scan order
+        buffered.sort(key=itemgetter(0))
+        keys = list(map(itemgetter(0), buffered))
+        ends = [bisect.bisect_left(keys, start) for start in new_starts[1:]] + [len(keys)]
+        low = 0
+        for region, high in enumerate(ends):
+            if high <= low:
+                continue
+            by_family: dict[bytes, list[tuple[bytes, bytes, int, bytes]]] = {}
+            for row, columns in buffered[low:high]:
+                for column, versions in columns.items():
+                    split = names.get(column)
+                    if split is None:
+                        family, _, qualifier = column.partition(b":")
+                        split = names[column] = (family, qualifier)
+                    cells = by_family.get(split[0])
+                    if cells is None:
+                        cells = by_family[split[0]] = []
+                    for ts, value in versions:
+                        cells.append((row, split[1], -ts, value))
+            low = high
+            for family, cells in sorted(by_family.items()):
+                fmt = formats.get(family)
+                if fmt is None:
+                    raise BadInput(f"the new table has no column family {family.decode(errors='replace')!r}: add it to the new schema")
+                cells.sort()  # already in order but for a row's columns out of scan order: linear then
+                path = directory / f"{task}-run{runs[0]}-r{region}-{family.hex()}"
+                with HFileWriter(path, family, block_size=fmt.block_size, compression=fmt.compression, task=task) as writer:
+                    writer.append_puts(cells)
+                    out.files.append(writer.close())
+                out.cells += len(cells)
         runs[0] += 1
         buffered.clear()
 
+    names: dict[bytes, tuple[bytes, bytes]] = {}  # b"family:qualifier" -> (family, qualifier)
     batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
 
     def rekey() -> None:

@@ -2,10 +2,15 @@
 
 One Spark task per OLD region not yet copied: it reads its range through keyshape's HBase client,
 re-keys it with the exact schemas and writes sorted HFiles per NEW region and family
-(:func:`~keyshape.ops.migrate_bulk.copy_range`) into the staging directory; the driver hands each
-task's files to HBase (``BulkLoadHFile``) as soon as the task ends (the files of tasks that end
-while a load runs go together in the next one) and checkpoints the region as done in the state
-file the put path uses.
+(:func:`~keyshape.ops.migrate_bulk.copy_range`) into the staging directory. The driver hands the
+files of the tasks that have ended to HBase (``BulkLoadHFile``) in load rounds, once they hold
+``load_rows`` rows and at the end, and checkpoints their regions as done in the state file the
+put path uses. A round joins the files of each NEW region whose rows follow one another (a salt
+over a sequential key: every source range is one slice of each NEW region) into one file
+(:func:`~keyshape.store.hbase.bulkload.join_files`), so a region gets one file per round, not one
+per source region: a store of 3 files or more is compacted by HBase right after the load (every
+cell read and written again by the region server), which cost the copy more region-server CPU
+than the load itself (bench_migrate).
 
 Each region is its own Spark job (submitted from ``parallelism`` driver threads), so a task that
 dies is re-run by Spark for its range only (``local[N,F]`` / ``spark.task.maxFailures``), and a
@@ -46,6 +51,9 @@ from keyshape.store.hbase.bulkload import bulk_load, check_staging
 
 __all__ = ["migrate_spark"]
 
+# Rows staged before a load round: what a driver that dies re-copies at most (its regions are not
+# checkpointed yet), and the staging space the HFiles take (~ rows x cell size)
+LOAD_ROWS = 10_000_000
 DEFAULT_MASTER = "local[*,4]"  # local mode retries a failed task only when told how often: 4, Spark's default elsewhere
 
 
@@ -115,6 +123,7 @@ def migrate_spark(
     staging: str | Path | None = None,
     max_rows_per_sec: float | None = None,
     run_rows: int = RUN_ROWS,
+    load_rows: int = LOAD_ROWS,
     on_task: Callable[[int, int], None] | None = None,
     progress: Callable[[int], None] | None = None,
     on_started: Callable[[], None] | None = None,
@@ -124,7 +133,8 @@ def migrate_spark(
     (else one on ``master``, default ``local[*,4]``). ``on_task(region index, attempt)`` is called
     in the task before it copies (tests fail a task there). Returns the put path's
     ``MigrationResult``; StoreError names the regions whose tasks failed (the rest is loaded and
-    checkpointed: run again with ``resume``). ``on_started()``: as :func:`~keyshape.ops.migrate_bulk.migrate_bulk`'s."""
+    checkpointed: run again with ``resume``). ``on_started()``: as :func:`~keyshape.ops.migrate_bulk.migrate_bulk`'s.
+    ``load_rows``: the rows of ended tasks after which their files are loaded (else at the end)."""
     from keyshape.store import open_store
 
     old, new = as_schema(old), as_schema(new)
@@ -170,13 +180,13 @@ def migrate_spark(
                 ready.extend((index, copied) for _, copied in results)
             load_ready()
 
-        def load_ready() -> None:
-            """Load the files of every task that has ended and is not loaded yet, in one round
-            (one BulkLoadHFile per NEW region however many tasks' files it gets: the server's
-            cost per call -- flush, WAL marker and sync -- is paid once per round, not per task).
-            Whichever thread finds no load running does it; tasks ending meanwhile wait for the
-            next round."""
-            while ready and loading.acquire(blocking=False):
+        def load_ready(final: bool = False) -> None:
+            """Load the files of every task that has ended and is not loaded yet, in one round,
+            when they hold ``load_rows`` rows or ``final`` (one BulkLoadHFile per NEW region
+            however many tasks' files it gets, joined: the server's cost per call -- flush, WAL
+            marker and sync -- and per file is paid once per round, not per task). Whichever
+            thread finds no load running does it; tasks ending meanwhile wait for the next round."""
+            while ready and (final or sum(copied.rows for _, copied in ready) >= load_rows) and loading.acquire(blocking=False):
                 try:
                     with lock:
                         batch = ready[:]
@@ -200,7 +210,7 @@ def migrate_spark(
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="keyshape-spark-migrate") as pool:
             for future in [pool.submit(one, item) for item in pending]:
                 future.result()
-        load_ready()  # nothing is left in `ready` by then; a cheap guard against a lost round
+        load_ready(final=True)  # what the last rounds left (no thread is loading by then)
         if failed:
             raise StoreError(
                 f"bulk copy of {old.table.full_name!r} into {target!r}: {len(failed)} source region(s) failed: {'; '.join(failed[:3])}; "

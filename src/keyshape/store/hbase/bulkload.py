@@ -42,7 +42,7 @@ from keyshape.store.hbase.errors import ConnectionLost, ServerError
 from keyshape.store.hbase.hfile import HFileSummary, HFileWriter, read_cells
 from keyshape.store.hbase.regions import Region
 
-__all__ = ["BulkLoadResult", "bulk_load", "check_staging", "split_file"]
+__all__ = ["BulkLoadResult", "bulk_load", "check_staging", "join_files", "split_file"]
 
 log = logging.getLogger("keyshape.store.hbase.bulkload")
 _LOCAL = {"localhost", "127.0.0.1", "::1"}
@@ -101,13 +101,54 @@ def split_file(summary: HFileSummary, at: bytes, directory: Path | None = None) 
     return bottom, top
 
 
+def join_files(files: Sequence[HFileSummary]) -> list[HFileSummary]:
+    """``files`` with each run of files of one family whose rows follow one another without
+    overlap (sorted by first row, each file's last row before the next one's first) joined into
+    one file (:meth:`HFileWriter.append_file`: data blocks copied, no cell rebuilt); the joined
+    inputs are deleted. A store that gets one file per load instead of one per source range is
+    not pushed into a compaction by the load (HBase compacts a store of 3 files or more), and a
+    re-keyed copy (a salt over a sequential key) gives exactly such runs: each source range's
+    rows land in every NEW region as one contiguous slice."""
+    out: list[HFileSummary] = []
+    by_family: dict[bytes, list[HFileSummary]] = {}
+    for f in files:
+        by_family.setdefault(f.family, []).append(f)
+    for family, group in by_family.items():
+        group.sort(key=lambda f: f.first_row)
+        runs: list[list[HFileSummary]] = []
+        for f in group:
+            run = runs[-1] if runs else None
+            if run is not None and run[-1].last_row < f.first_row and f.compression == run[0].compression:
+                run.append(f)
+            else:
+                runs.append([f])
+        for run in runs:
+            if len(run) == 1 or any(not r.last_key for r in run):
+                out += run
+                continue
+            first = Path(run[0].path)
+            writer = HFileWriter(first.with_name(first.name + f".joined{len(run)}"), family, compression=run[0].compression)
+            try:
+                for r in run:
+                    writer.append_file(r)
+                out.append(writer.close())
+            except BaseException:
+                writer.abort()
+                raise
+            for r in run:
+                Path(r.path).unlink(missing_ok=True)
+    return out
+
+
 def _rpc(client: HBaseClient, region: Region, method: str, request: object, response_cls: type) -> object:
     return client.cluster.connection(region.host, region.port).call(method, request, response_cls)  # type: ignore[arg-type]
 
 
-def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *, retries: int = 10) -> BulkLoadResult:
+def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *, retries: int = 10, join: bool = True) -> BulkLoadResult:
     """Load ``files`` (HFiles of ``table``'s families, each sorted, any rows) into ``table``;
-    every cell is loaded once ``bulk_load`` returns (StoreError otherwise, naming what is left)."""
+    every cell is loaded once ``bulk_load`` returns (StoreError otherwise, naming what is left).
+    ``join``: the files of one region and family that follow one another are joined into one
+    first (:func:`join_files`)."""
     result = BulkLoadResult()
     if not files:
         return result
@@ -153,6 +194,8 @@ def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *,
                     pending += [bottom, top]
                     continue
                 groups.setdefault(region.name, (region, []))[1].append(summary)
+            if join:
+                groups = {name: (region, join_files(group)) for name, (region, group) in groups.items()}
             # every region's request on the wire before the first answer is read: each load costs
             # the server tens of ms (flush, WAL marker and sync, opening the file) whatever its size
             sent: list[tuple[Region, list[HFileSummary], Any, int | BaseException]] = []
