@@ -8,29 +8,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from chromium import Chromium, chromium_path
+from chromium import Chromium
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ROOT / "examples" / "advise" / "orders"
-BROWSER = chromium_path()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chromium]:
-    if BROWSER is None:
-        pytest.skip("no Chromium to run the browser tests: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM to a Chrome binary")
-    c = Chromium(BROWSER)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def test_advise_report_page_in_a_real_browser(browser: Chromium, tmp_path: Path) -> None:

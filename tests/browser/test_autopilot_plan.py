@@ -6,14 +6,13 @@ schema and the exact migrate command on the page. Skipped only when no Chromium 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from autopilot_serve_fixture import SCHEMA, T0  # the same sequential events table and clock
-from chromium import Chromium, chromium_path
+from chromium import Chromium
 from keyshape.ops.autopilot import Observed, run
 from keyshape.report.plan import write_plan_html
 from keyshape.schema import KeySchema
@@ -21,18 +20,6 @@ from keyshape.store import create_table_from_schema
 from keyshape.store.embedded import EmbeddedStore
 
 pytestmark = pytest.mark.browser
-BROWSER = chromium_path()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chromium]:
-    if BROWSER is None:
-        pytest.skip("no Chromium to run the browser tests: apt-get install -y chromium, or set KEYSHAPE_CHROMIUM to a Chrome binary")
-    c = Chromium(BROWSER)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def test_plan_page_shows_both_replays_side_by_side_with_the_plans_numbers(browser: Chromium, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chromium import Chromium, Page, chromium_path
+from chromium import Chromium, Page
 from keyshape import KeySchema
 from keyshape.analysis import Analysis
 from keyshape.analysis.designs import analyze_schema
@@ -22,7 +22,6 @@ from keyshape.report import html
 
 pytestmark = pytest.mark.browser
 
-BROWSER = chromium_path()
 
 SCHEMA = {
     "table": {"name": "events"},
@@ -30,19 +29,6 @@ SCHEMA = {
     "splits": {"algorithm": "sample", "regions": 12, "sample_rows": 2000},
     "workload": {"rows": 12_000, "fields": {"t": {"generator": "sequential-time"}, "id": {"generator": "uniform", "cardinality": 1000}}},
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chromium]:
-    if BROWSER is None:
-        pytest.skip(
-            "no Chromium to run the browser tests: apt-get install -y chromium (.ci/run installs it), or set KEYSHAPE_CHROMIUM to a Chrome binary"
-        )
-    c = Chromium(BROWSER)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 @pytest.fixture()
