@@ -46,6 +46,7 @@ CHECKED = [
     "keyshape.ops.liveheat",
     "keyshape.ops.load",
     "keyshape.ops.migrate",
+    "keyshape.ops.migration",
     "keyshape.ops.online",
     "keyshape.ops.sample",
     "keyshape.ops.split_history",

@@ -1,23 +1,26 @@
 """``keyshape split-plan`` and ``keyshape migrate``: relieve and cure an existing table.
 
-Thin click commands over :mod:`keyshape.ops.splitplan`, :mod:`keyshape.ops.migrate` and
-:mod:`keyshape.ops.verify`. Both need a real HBase (``--hbase HOST:PORT``): an embedded table
-exists only inside the process that wrote it.
+Thin click commands over :mod:`keyshape.ops.splitplan` and :mod:`keyshape.ops.migration` (preflight,
+copy, verify and the exit rules in one call). Both need a real HBase (``--hbase HOST:PORT``): an
+embedded table exists only inside the process that wrote it.
 """
 
 from __future__ import annotations
 
 import sys
-
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from keyshape.cli.options import hbase_option, online_options, open_from_options, user_option
 
-from keyshape.errors import BadInput
-
 if TYPE_CHECKING:  # annotations only
+    from rich.console import Console
+
+    from keyshape.ops.migrate_online import OnlineStatus
+    from keyshape.ops.migration import OnlineOptions
     from keyshape.schema import KeySchema
     from keyshape.store.base import Store
 
@@ -178,11 +181,7 @@ def migrate_command(
     and writes them re-keyed to NEW; it keeps streaming until Ctrl-C (the peer stays: run again
     to resume) or, with --cutover, until NEW caught up and verified equal to OLD.
     """
-    from rich.console import Console
-
-    from keyshape.ops.migrate import default_state_path, migrate
-    from keyshape.ops.verify import verify_migration
-    from keyshape.report.terminal import progress_bar
+    from keyshape.ops.migration import OnlineOptions
     from keyshape.schema import load_schema
 
     if verify_only and resume:
@@ -194,93 +193,61 @@ def migrate_command(
     if master and not spark:
         raise click.UsageError("--master applies to --spark only")
     old, new = load_schema(old_path), load_schema(new_path)
-    if online:
-        bulk_copy: Any = None  # issue 42: the copy step through the bulk-load path
-        if spark:
-            from functools import partial
+    copy: Any = None  # issue 42: the Spark job (a layer above ops) as the copy step
+    if spark:
+        from functools import partial
 
-            from keyshape.spark.migrate import migrate_spark
+        from keyshape.spark.migrate import migrate_spark
 
-            bulk_copy = partial(_spark_copy, migrate_spark, url, master)
-        elif via == "bulkload":
-            from keyshape.ops.migrate_bulk import migrate_bulk
+        copy, via = partial(_spark_copy, migrate_spark, url, master), "bulkload"
+    _migrate(
+        url,
+        old,
+        new,
+        resume=resume,
+        verify_only=verify_only,
+        via=via,
+        copy=copy,
+        online=OnlineOptions(set_replication_scope, cutover, max_lag, sink_bind) if online else None,
+        state_path=state_path,
+        reject_path=reject_path,
+        max_rows_per_sec=max_rows_per_sec,
+        batch_size=batch_size,
+    )
 
-            bulk_copy = migrate_bulk
-        _migrate_online(
-            url, old, new, state_path, reject_path, set_replication_scope, cutover, max_lag, sink_bind, batch_size, max_rows_per_sec, bulk_copy
-        )
-        return
+
+def _migrate(url: str, old: KeySchema, new: KeySchema, *, online: OnlineOptions | None, **options: Any) -> None:
+    """Run :func:`keyshape.ops.migration.migrate_and_verify` with progress bars (or the online
+    status line), print its report as it comes and exit with its code."""
+    from rich.console import Console
+
+    from keyshape.ops.migration import migrate_and_verify
+    from keyshape.report.terminal import progress_bar
+
     err = Console(stderr=True)
     store = _store(url)
-    rejected = 0
     try:
-        if not verify_only and not resume:  # issue 31: how NEW spreads OLD's real keys, before the copy
-            from keyshape.ops.preflight import preflight_lines
-
-            for line in preflight_lines(store, old, new):
-                click.echo(line)
-        if not verify_only:
-            copied = [0]
-            with progress_bar(err, None, f"copying {old.table.full_name} -> {new.table.full_name}") as update:
-
-                def progress(rows: int) -> None:
-                    copied[0] = rows
-                    update(rows)
-
-                try:
-                    copy: dict[str, Any] = {
-                        "resume": resume,
-                        "state_path": state_path,
-                        "reject_path": reject_path,
-                        "max_rows_per_sec": max_rows_per_sec,
-                        "progress": progress,
-                    }
-                    if spark:  # issue 42: the bulk copy (its own module; the put path below unchanged)
-                        from keyshape.spark.migrate import migrate_spark
-
-                        result = migrate_spark(url, old, new, master=master, **copy)
-                    elif via == "bulkload":
-                        from keyshape.ops.migrate_bulk import migrate_bulk
-
-                        result = migrate_bulk(store, old, new, **copy)
-                    else:
-                        result = migrate(store, old, new, batch_size=batch_size, **copy)
-                except KeyboardInterrupt:
-                    # ops.migrate checkpoints every acknowledged batch before the interrupt ends it.
-                    where = state_path or default_state_path(old, new)
-                    click.echo(
-                        f"interrupted: {copied[0]:,} rows copied and acknowledged by HBase in this run; "
-                        f"the checkpoint {where} holds every acknowledged batch: run the same "
-                        "command with --resume to continue",
-                        err=True,
-                    )
-                    sys.exit(130)
-            rejected = result.rejected
-            click.echo(
-                f"copied {result.rows:,} rows ({result.cells:,} cells) in "
-                f"{result.seconds:.1f} s, {result.rows_per_second:,.0f} rows/s; "
-                f"{result.total_rows:,} rows copied in all; checkpoint {result.state_path}"
+        with _online_display(err) if online is not None else nullcontext(None) as status:
+            run = migrate_and_verify(
+                store,
+                old,
+                new,
+                online=online,
+                say=click.echo,
+                phase=lambda description: progress_bar(err, None, description),
+                notice=lambda text: click.echo(text, err=True),
+                status=status,
+                **options,
             )
-        with progress_bar(err, None, "verifying") as update:
-            check = verify_migration(store, old, new, progress=update)
     finally:
         store.close()
-    for line in check.lines():
-        click.echo(line)
-    if rejected:
-        raise BadInput(
-            f"{rejected} row(s) of {old.table.full_name} could not be decoded with {old_path} and were not copied; see {result.reject_path}"
-        )
-    if not check.ok:
-        raise BadInput(
-            f"verify failed: {len(check.differences)} difference(s) between {old.table.full_name} and {new.table.full_name} (listed above)"
-        )
-    click.echo("verify: OK, source and target hold the same rows and cells")
-
-
-def _spark_copy(migrate_spark: Any, url: str, master: str | None, store: Any, old: KeySchema, new: KeySchema, **copy: Any) -> Any:
-    """The online copy step as a Spark job (its tasks open their own connections to ``url``)."""
-    return migrate_spark(url, old, new, master=master, **copy)
+    if run.failed == "interrupted":
+        for text in [run.message, *run.notices]:
+            click.echo(text, err=True)
+    elif run.failed is not None:
+        click.echo(f"error: {run.message}", err=True)
+    if run.exit_code:
+        sys.exit(run.exit_code)
 
 
 def _migrate_online(
@@ -295,30 +262,37 @@ def _migrate_online(
     sink_bind: str | None,
     batch_size: int,
     max_rows_per_sec: float | None,
-    bulk_copy: Any = None,
 ) -> None:
-    """``migrate --online``: run :func:`keyshape.ops.migrate_online.migrate_online` with a live
-    status line (a line every 5 s when stderr is not a terminal)."""
+    """``migrate --online``'s run for another command (``phoenix resalt --apply --online``)."""
+    from keyshape.ops.migration import OnlineOptions
+
+    _migrate(
+        url,
+        old,
+        new,
+        online=OnlineOptions(set_replication_scope, cutover, max_lag, sink_bind),
+        state_path=state_path,
+        reject_path=reject_path,
+        batch_size=batch_size,
+        max_rows_per_sec=max_rows_per_sec,
+    )
+
+
+def _spark_copy(migrate_spark: Any, url: str, master: str | None, store: Any, old: KeySchema, new: KeySchema, **copy: Any) -> Any:
+    """The copy step as a Spark job (its tasks open their own connections to ``url``)."""
+    return migrate_spark(url, old, new, master=master, **copy)
+
+
+@contextmanager
+def _online_display(err: Console) -> Iterator[Callable[[OnlineStatus], None]]:
+    """``migrate --online``'s status: one live line on a terminal, else a line every 5 s (at once
+    when a dead server's queue appears or is claimed)."""
     import time
 
-    from rich.console import Console
     from rich.live import Live
 
-    from keyshape.ops.migrate_online import OnlineStatus, migrate_online, peer_id_for
-    from keyshape.store.hbase import HBaseStore
-
-    err = Console(stderr=True)
-    store = _store(url)
-    if not isinstance(store, HBaseStore):
-        raise BadInput("--online needs a real HBase (--hbase HOST:PORT): keyshape joins it as a replication peer")
     printed = [0.0]
     dead: list[list[str]] = [[]]  # the dead servers with an unclaimed queue in the last status
-    told: list[str] = []  # what migrate_online said the operator must know (said again on Ctrl-C)
-
-    def notice(text: str) -> None:
-        told.append(text)
-        click.echo(text, err=True)
-
     live = Live(console=err, transient=False, auto_refresh=False) if err.is_terminal else None
 
     def show(status: OnlineStatus) -> None:
@@ -329,50 +303,11 @@ def _migrate_online(
             printed[0], dead[0] = time.monotonic(), status.unclaimed
             click.echo(status.line(), err=True)
 
+    if live is None:
+        yield show
+        return
+    live.start()
     try:
-        if live is not None:
-            live.start()
-        try:
-            result = migrate_online(
-                store,
-                old,
-                new,
-                state_path=state_path,
-                reject_path=reject_path,
-                set_replication_scope=set_replication_scope,
-                cutover=cutover,
-                max_lag=max_lag,
-                sink_bind=sink_bind,
-                progress=show,
-                notice=notice,
-                batch_size=batch_size,
-                max_rows_per_sec=max_rows_per_sec,
-                bulk_copy=bulk_copy,
-            )
-        finally:
-            if live is not None:
-                live.stop()
-    except KeyboardInterrupt:
-        click.echo(
-            f"interrupted: replication peer {peer_id_for(old, new)} stays (disabled), so HBase keeps {old.table.full_name}'s edits for it; "
-            "the sink's znodes are removed and the copy is checkpointed: run the same command again to resume "
-            "(add --cutover to finish)",
-            err=True,
-        )
-        for text in told:
-            click.echo(text, err=True)
-        sys.exit(130)
+        yield show
     finally:
-        store.close()
-    click.echo(result.status.line())
-    if result.copy is not None:
-        click.echo(f"copied {result.copy.rows:,} rows ({result.copy.cells:,} cells) in {result.copy.seconds:.1f} s")
-    if result.verification is not None:
-        for line in result.verification.lines():
-            click.echo(line)
-        click.echo("verify: OK, source and target hold the same rows and cells" + (" but the rejected ones" if result.skipped_rows else ""))
-    for note in result.notes:
-        click.echo(note)
-    if result.skipped_rows:
-        # as the offline migrate: a complete copy of what decodes, but not of the whole table
-        raise BadInput(f"cut over, but {result.skipped_rows:,} row(s) of {old.table.full_name} were not copied (undecodable keys; see above)")
+        live.stop()
