@@ -128,3 +128,28 @@ def test_a_copy_passed_in_is_the_copy_step(store: EmbeddedStore, tmp_path: Path)
     run = migrate_and_verify(store, old, new, via="bulkload", copy=puts, state_path=tmp_path / "s.json")
     assert run.ok and len(calls) == 1
     assert set(calls[0]) == {"resume", "state_path", "reject_path", "max_rows_per_sec", "progress"}
+
+
+def test_every_copy_builds_its_result_from_its_checkpoint(store: EmbeddedStore, tmp_path: Path) -> None:
+    import json
+
+    from keyshape.ops.migrate import MigrationResult
+
+    old, new = _tables(store, tmp_path)
+    state = tmp_path / "s.json"
+    first = migrate_and_verify(store, old, new, state_path=state, batch_size=100)
+    assert first.copy is not None
+    written = json.loads(state.read_text())
+    again = MigrationResult.from_state(
+        written,
+        rows=first.copy.rows,
+        cells=first.copy.cells,
+        rejected=0,
+        seconds=first.copy.seconds,
+        created_target=True,
+        state_path=state,
+        reject_path=first.copy.reject_path,
+        resumed=False,
+    )
+    assert again == first.copy  # the put copy's own result is the checkpoint's
+    assert (again.regions, again.total_rows) == (3, ROWS) and again.notes == []

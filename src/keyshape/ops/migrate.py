@@ -83,6 +83,45 @@ class MigrationResult:
     def rows_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 
+    @classmethod
+    def from_state(
+        cls,
+        state: dict[str, Any],
+        *,
+        rows: int,
+        cells: int,
+        rejected: int,
+        seconds: float,
+        created_target: bool,
+        state_path: str | Path,
+        reject_path: str | Path,
+        resumed: bool,
+        notes: list[str] | None = None,
+    ) -> MigrationResult:
+        """The result of a copy run from its checkpoint ``state`` (the one constructor every copy
+        uses: puts, bulk load, Spark): the tables, the source regions and ``total_rows`` (earlier
+        runs included) come from the checkpoint, the rest from this run.
+
+        - ``state``: the checkpoint as written (``source``, ``target``, ``regions`` with their ``rows``).
+        - ``rows`` / ``cells`` / ``rejected`` / ``seconds``: this run's counts and time.
+        - ``created_target``, ``state_path``, ``reject_path``, ``resumed``, ``notes``: as the fields.
+        """
+        return cls(
+            source=state["source"],
+            target=state["target"],
+            rows=rows,
+            cells=cells,
+            rejected=rejected,
+            seconds=seconds,
+            regions=len(state["regions"]),
+            total_rows=sum(int(e["rows"]) for e in state["regions"]),
+            created_target=created_target,
+            state_path=str(state_path),
+            reject_path=str(reject_path),
+            resumed=resumed,
+            notes=list(notes or []),
+        )
+
 
 def default_state_path(old: KeySchema, new: KeySchema, directory: str | Path = ".") -> Path:
     """``.keyshape-migrate-<old>-to-<new>.json`` in ``directory`` (the table names of ``old`` and
@@ -278,18 +317,15 @@ def migrate(
             f"this run: {exc}; every acknowledged batch is checkpointed in "
             f"{state_file}: run the same command with --resume to continue"
         ) from exc
-    return MigrationResult(
-        source=source,
-        target=target,
+    return MigrationResult.from_state(
+        state,
         rows=counts[0],
         cells=counts[1],
         rejected=len(seen_rejects),
         seconds=time.perf_counter() - started,
-        regions=len(state["regions"]),
-        total_rows=sum(e["rows"] for e in state["regions"]),
         created_target=created,
-        state_path=str(state_file),
-        reject_path=str(rejects_file),
+        state_path=state_file,
+        reject_path=rejects_file,
         resumed=resume,
     )
 
