@@ -81,6 +81,50 @@ def family_formats(store: Any, table: str) -> dict[bytes, FamilyFormat]:
     return out
 
 
+Row = tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]
+Cells = dict[bytes, list[tuple[bytes, bytes, int, bytes]]]
+
+
+def _split(names: dict[bytes, tuple[bytes, bytes]], column: bytes) -> tuple[bytes, bytes]:
+    split = names.get(column)
+    if split is None:
+        family, _, qualifier = column.partition(b":")
+        split = names[column] = (family, qualifier)
+    return split
+
+
+def _one_cell_rows(rows: list[Row], low: int, high: int, names: dict[bytes, tuple[bytes, bytes]]) -> Cells | None:
+    """The cells of ``rows[low:high]`` as ``{family: [(row, qualifier, -timestamp, value)]}`` when
+    every row holds one cell of one column (a salted table of one fixed cell: the common shape),
+    with C-level map/itemgetter passes instead of a Python loop per row and column; None when
+    they do not (then :func:`_cells_by_family`)."""
+    part = rows[low:high]
+    columns = list(map(itemgetter(1), part))
+    if set(map(len, columns)) != {1}:
+        return None
+    items = [next(iter(c.items())) for c in columns]
+    names_seen = set(map(itemgetter(0), items))
+    versions = list(map(itemgetter(1), items))
+    if len(names_seen) != 1 or set(map(len, versions)) != {1}:
+        return None
+    family, qualifier = _split(names, names_seen.pop())
+    return {family: [(row, qualifier, -ts, value) for (row, _), ((ts, value),) in zip(part, versions)]}
+
+
+def _cells_by_family(rows: list[Row], low: int, high: int, names: dict[bytes, tuple[bytes, bytes]]) -> Cells:
+    """The cells of ``rows[low:high]``, every column and version, by family."""
+    by_family: Cells = {}
+    for row, columns in rows[low:high]:
+        for column, versions in columns.items():
+            family, qualifier = _split(names, column)
+            cells = by_family.get(family)
+            if cells is None:
+                cells = by_family[family] = []
+            for ts, value in versions:
+                cells.append((row, qualifier, -ts, value))
+    return by_family
+
+
 def copy_range(
     store: Any,
     old: KeySchema,
@@ -118,18 +162,9 @@ def copy_range(
         for region, high in enumerate(ends):
             if high <= low:
                 continue
-            by_family: dict[bytes, list[tuple[bytes, bytes, int, bytes]]] = {}
-            for row, columns in buffered[low:high]:
-                for column, versions in columns.items():
-                    split = names.get(column)
-                    if split is None:
-                        family, _, qualifier = column.partition(b":")
-                        split = names[column] = (family, qualifier)
-                    cells = by_family.get(split[0])
-                    if cells is None:
-                        cells = by_family[split[0]] = []
-                    for ts, value in versions:
-                        cells.append((row, split[1], -ts, value))
+            by_family = _one_cell_rows(buffered, low, high, names)
+            if by_family is None:
+                by_family = _cells_by_family(buffered, low, high, names)
             low = high
             for family, cells in sorted(by_family.items()):
                 fmt = formats.get(family)
@@ -300,18 +335,15 @@ def migrate_bulk(
         if progress is not None:
             progress(rows)
     shutil.rmtree(stage, ignore_errors=True)
-    return MigrationResult(
-        source=old.table.full_name,
-        target=target,
+    return MigrationResult.from_state(
+        state,
         rows=rows,
         cells=cells,
         rejected=len(seen),
         seconds=time.perf_counter() - started,
-        regions=len(state["regions"]),
-        total_rows=sum(e["rows"] for e in state["regions"]),
         created_target=created,
-        state_path=str(state_file),
-        reject_path=str(rejects_file),
+        state_path=state_file,
+        reject_path=rejects_file,
         resumed=resume,
         notes=["copied through HBase's bulk-load path (HFiles per NEW region, BulkLoadHFile)"],
     )
