@@ -217,18 +217,15 @@ def migrate_spark(
                 f"the {len(pending) - len(failed)} other(s) are loaded and checkpointed in {state_file}: run the same command with --resume"
             )
         shutil.rmtree(stage, ignore_errors=True)
-        return MigrationResult(
-            source=old.table.full_name,
-            target=target,
+        return MigrationResult.from_state(
+            state,
             rows=totals[0],
             cells=totals[1],
             rejected=len(seen),
             seconds=time.perf_counter() - started,
-            regions=len(state["regions"]),
-            total_rows=sum(e["rows"] for e in state["regions"]),
             created_target=created,
-            state_path=str(state_file),
-            reject_path=str(rejects_file),
+            state_path=state_file,
+            reject_path=rejects_file,
             resumed=resume,
             notes=[f"copied by Spark ({sc.master}, {len(pending)} task(s)) through HBase's bulk-load path"],
         )
