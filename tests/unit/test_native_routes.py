@@ -31,9 +31,10 @@ def test_the_codec_tests_pass_on_the_pure_python_route():
         [sys.executable, "-c", "from keyshape.core import native; print(native.AVAILABLE)"], env=env, capture_output=True, text=True, check=True
     )
     assert probe.stdout.strip() == "False"
-    # the codecs only: a test of a store here is run on the default route by the suite itself
+    # the codecs only: a test of a store here is run on the default route by the suite itself;
+    # in one process (-n 0): this runs inside a worker of the suite's own 2 (pyproject's addopts)
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not hbase", *CODEC_TESTS],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not hbase", *CODEC_TESTS],
         cwd=ROOT,
         env=env,
         capture_output=True,
