@@ -13,7 +13,8 @@ per scenario:
   noise justifies (:func:`_noise`); not asserted where the two are the same key (only their split
   points differ: the saas case, where 11% between them was a neighbour's load, issue 43) or the
   advisor itself ranks them equal within its precision: a ranking between equals is noise;
-- predicted and measured weighted costs rank the designs alike: Spearman >= 0.8;
+- predicted and measured weighted costs rank the designs alike: Spearman >= 0.8, designs the model
+  prices within 5% of each other counted as a tie (their measured order is noise, issue 43);
 - the write share is the cluster's: every share lies in [1/3, 1], and some design's regions spread
   its writes over more than one server (a share below 0.9).
 
@@ -65,7 +66,7 @@ from hbase_cluster_fixture import MEASURED
 from keyshape.analysis.advise import advise
 from keyshape.analysis.advise.calibrate import calibrate
 from keyshape.analysis.advise.costs import CostModel
-from keyshape.analysis.advise.prove import prove, spread
+from keyshape.analysis.advise.prove import prove, spearman, spread
 from keyshape.analysis.advise.score import QUERIES_PER_PATTERN, Score
 from keyshape.store import open_store
 
@@ -83,6 +84,10 @@ REQUESTS = QUERIES_PER_PATTERN  # every query the advisor scored each pattern on
 REPEATS = 3  # rounds (after one unmeasured), a lower quartile per query
 CANDIDATES = 5  # designs proven per scenario, the hand design included
 MAX_DESIGNS = 40
+# Designs the model prices within 5% of each other (prove.spread's narrowest gap) are a tie in the
+# rank agreement: their measured order is the noise's (issue 43: audit proved two pairs 0.0002% and
+# 3% apart in predicted cost, measured 0.001% and 0.0004% apart, and one swap took it to 0.90).
+TIE = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +110,18 @@ def _same_key(a: Score, b: Score) -> bool:
         return (tuple(s.field_names), s.prefix.name, s.prefix.count(), tuple(s.hash_fields) if s.prefix.salted else ())
 
     return shape(sa) == shape(sb) and [shape(t) for t in a.design.index_tables] == [shape(t) for t in b.design.index_tables]
+
+
+def _tied(costs: list[float], rel: float = TIE) -> list[float]:
+    """``costs`` with each run of values within ``rel`` of the run's smallest replaced by it, so
+    the rank correlation gives them one (shared) rank."""
+    out = list(costs)
+    floor = None
+    for i in sorted(range(len(costs)), key=lambda i: costs[i]):
+        if floor is None or costs[i] > floor * (1 + rel):
+            floor = costs[i]
+        out[i] = floor
+    return out
 
 
 def _noise(*measured: Any) -> float:
@@ -158,6 +175,10 @@ def test_prove_on_the_cluster(hbase_cluster: Any, fitted: CostModel, scenario: s
     else:
         margin = _noise(top, hand)
         assert top.measured_cost <= hand.measured_cost * (1 + margin), (top, hand, margin)
-    assert proof.spearman >= 0.8
+    # The rank agreement over designs the model prices apart: predicted ties (within TIE) share a
+    # rank, so noise between them cannot move it; prove's own (proof.spearman) is printed above.
+    agreement = spearman(_tied([m.predicted_cost for m in proof.designs]), [m.measured_cost for m in proof.designs])
+    MEASURED.append(f"  rank agreement with predicted ties within {TIE:.0%}: {agreement:.2f}")
+    assert agreement >= 0.8 - 1e-9, agreement
     assert all(1 / 3 - 1e-9 <= m.measured_share <= 1.0 for m in proof.designs)
     assert any(m.measured_share < 0.9 for m in proof.designs)
