@@ -16,7 +16,7 @@ from property.test_phoenix_resalt_keys import VALUES, VARIABLE
 
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
-from keyshape.phoenix import PhoenixKeyError, parse_ddl
+from keyshape.phoenix import PhoenixKeyError, PhoenixTimestamp, parse_ddl
 from keyshape.phoenix.schema import PhoenixKeySchema
 from keyshape.schema import KeySchema
 from keyshape.schema.keycheck import FITS, FOREIGN, WRONG_SALT, fit_codes
@@ -58,7 +58,8 @@ def test_the_layout_of_a_phoenix_schema_reads_and_writes_its_keys(case: tuple[st
         except PhoenixKeyError:
             continue  # a row Phoenix refuses too (a NULL or a value the column cannot hold)
         values = table.key.decode(key)  # the row as Phoenix reads it back (CHAR unpadded, a DECIMAL cut to its scale)
-        assert layout.decode_generic(key) == values
+        assert layout.decode_generic(key) == _millis(values)
+        assert schema.decode(key) == _millis(values)
         assert layout.encode_generic(row) == key
         assert layout.encode_generic(values) == key
 
@@ -90,7 +91,12 @@ def test_the_layout_walk_reads_any_bytes_as_phoenix_does(case: tuple[str, list[d
     flip = data.draw(st.integers(0, max(len(good) - 1, 0)))
     changed = good[:flip] + bytes([data.draw(st.integers(0, 255))]) + good[flip + 1 :] if good else b"\xff"
     for key in (good, good[:cut], good + data.draw(st.binary(min_size=1, max_size=3)), data.draw(st.binary(max_size=10)), changed):
-        assert _outcome(layout.decode_generic, key) == _outcome(table.key.decode, key), key
+        assert _outcome(layout.decode_generic, key) == _outcome(lambda k, v: _millis(table.key.decode(k, v)), key), key
+
+
+def _millis(values: dict[str, Any]) -> dict[str, Any]:
+    """Phoenix's values as the key schema's layout reads them: a TIMESTAMP as its milliseconds."""
+    return {k: v.millis if isinstance(v, PhoenixTimestamp) else v for k, v in values.items()}
 
 
 def _outcome(decode: Any, key: bytes) -> tuple[str, Any]:
@@ -112,11 +118,14 @@ def test_the_layout_of_each_connection_of_a_multi_tenant_table_is_its_key(case: 
         layout, key_format = schema.layout_for(tenant_connection), table.key.layout(tenant_connection)
         for row in rows:
             try:
-                key = schema.encode(row, tenant_connection)
+                key = key_format.encode(row)
             except PhoenixKeyError:
                 continue  # a row (or tenant id) Phoenix refuses too
-            assert layout.decode_generic(key) == key_format.decode(key)
+            assert layout.decode_generic(key) == _millis(key_format.decode(key))
             assert layout.encode_generic(row) == key
+            view = schema.for_connection(tenant_connection)  # a plain KeySchema of that connection's keys
+            assert view.encode(row) == key
+            assert view.decode(key) == _millis(key_format.decode(key))
 
 
 def _plain(schema: PhoenixKeySchema) -> KeySchema:
@@ -156,4 +165,10 @@ def test_the_compiled_routes_of_a_phoenix_layout_write_its_keys(case: tuple[str,
         good.append((row, key))
     if good:
         columns = {n: [r[n] for r, _ in good] for n in plain.field_names}
-        assert plain.encode_many(columns) == [k for _, k in good]
+        keys = [k for _, k in good]
+        assert plain.encode_many(columns) == keys
+        # and read back by the compiled decoder (the C reader first) and decode_many, as Phoenix reads them
+        want = [_millis(schema.phoenix.key.decode(k)) for k in keys]
+        for verify in (True, False):
+            assert [plain.decode(k, verify) for k in keys] == want
+            assert plain.decode_many(keys, verify=verify) == {n: [w[n] for w in want] for n in plain.field_names}

@@ -863,7 +863,7 @@ value_of(const Field *f, const unsigned char *s, Py_ssize_t a, Py_ssize_t b)
     return int_of(x);
 }
 
-/* cut() for a Phoenix row key (RowKeySchema's walk, as keyshape.phoenix.compiled unrolls it): the
+/* cut() for a Phoenix row key (RowKeySchema's walk; keyshape.schema.fieldtypes.phoenix gives its field tuples): the
  * salt byte, then each column's value; a variable value ends at its term byte (skipped before the
  * next column), the last one at the key's end (less a trailing 0xFF when DESC values end so). A
  * NULL (an empty value, a value starting with 0x00), trailing NULLs, or bytes past the last column

@@ -16,7 +16,7 @@ everything after it (``keyshape.core.hashing.phoenix_salt``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -24,6 +24,9 @@ from typing import Any
 from keyshape.core.hashing import java_bytes_hash, phoenix_salt, phoenix_salt_many
 from keyshape.core.hbytes import next_prefix, to_string_binary
 from keyshape.errors import KeyshapeError
+from keyshape.schema.compiled import encoder_for
+from keyshape.schema.compiled_decode import compile_decoder
+from keyshape.schema.prefixes import make_prefix
 from keyshape.phoenix.types import (
     PhoenixType,
     PhoenixTypeError,
@@ -32,6 +35,7 @@ from keyshape.phoenix.types import (
     index_decimal,
     phoenix_type,
 )
+
 
 _BYTE = [bytes((i,)) for i in range(256)]
 
@@ -102,6 +106,7 @@ class PhoenixKey:
     # separator when every column after it is NULL ('a' -> 61 00; the data row is 61).
     tenant_index: bool = False
     _names: tuple[str, ...] = field(init=False, repr=False)
+    _known: frozenset[str] = field(init=False, repr=False, compare=False)
     _encode_rest: Any = field(init=False, repr=False, compare=False)
     _decode: Any = field(init=False, repr=False, compare=False)
 
@@ -129,11 +134,22 @@ class PhoenixKey:
         self._compile()
 
     def _compile(self) -> None:
-        from keyshape.phoenix.compiled import compile_decoder, compile_encoder  # they read this class's columns
+        # The codec is the plain layout's (keyshape.phoenix.fields.key_layout: the PK columns as
+        # field types), compiled by the routes of every key schema; the walks below word its errors.
+        from keyshape.phoenix.fields import key_layout
 
         self._names = tuple(c.name for c in self.columns)
-        self._encode_rest = compile_encoder(self, self._rest_general)
-        self._decode = compile_decoder(self, self._decode_general)
+        self._known = frozenset(self._names)
+        n = self.salt_buckets
+        if n is not None and (type(n) is not int or not 1 <= n <= 256):
+            # a bad SALT_BUCKETS set after __init__: each call's one-line error, from the walks
+            self._encode_rest = self._rest_general
+            self._decode = self._decode_general
+        else:
+            layout = key_layout(self, name="/".join(self._names), converts=False)
+            bare = encoder_for(layout.replace(prefix=make_prefix("none", b"")))
+            self._encode_rest = _rest_encoder(bare, self._known, self._rest_general)
+            self._decode = compile_decoder(layout, slow=self._decode_general)
         # decode is called once per row: the compiled function itself shadows the method (one call)
         self.decode = self._decode  # type: ignore[method-assign]
 
@@ -205,6 +221,12 @@ class PhoenixKey:
         b"" for NULL; PhoenixKeyError when Phoenix refuses the value. The codec of
         :class:`~keyshape.schema.fieldtypes.phoenix.PhoenixColumnType`."""
         return self._column_bytes(c, value)
+
+    @staticmethod
+    def key_error(message: str) -> PhoenixKeyError:
+        """The error a record Phoenix refuses raises (its column types in
+        :mod:`keyshape.schema.fieldtypes.phoenix` raise what this gives)."""
+        return PhoenixKeyError(message)
 
     def column_value(self, c: PhoenixColumn, data: bytes) -> Any:
         """Column ``c``'s value for its bytes ``data`` in the key (None for b""); PhoenixKeyError
@@ -343,7 +365,7 @@ class PhoenixKey:
         return _BYTE[abs(java_bytes_hash(rest)) % n] + rest  # Java's Math.abs(hash % buckets)
 
     def _rest_general(self, record: Mapping[str, Any]) -> bytes:
-        unknown = set(record) - set(self._names)
+        unknown = set(record) - self._known
         if unknown:
             raise PhoenixKeyError(f"not primary-key columns: {sorted(unknown)}; the key has {list(self._names)}")
         return self.encode_unsalted(record)
@@ -364,7 +386,8 @@ class PhoenixKey:
         a DESC DECIMAL written ASC decodes as Phoenix reads it; ``lint`` explains both.
         ``verify=False`` skips the salt byte's re-check (Phoenix itself only strips it).
 
-        Runs a decoder compiled once for the table (:mod:`keyshape.phoenix.compiled`)."""
+        Runs the decoder compiled once for the table's plain layout (the C reader first), whose
+        doubts this walk decides and words (:meth:`_decode_general`)."""
         return self._decode(key, verify)  # type: ignore[no-any-return]
 
     def _decode_general(self, key: bytes, verify: bool = True) -> dict[str, Any]:
@@ -505,6 +528,24 @@ class PhoenixKey:
         if self.salt_buckets is None:
             return [(start, next_key(prefix))]
         return [(bytes([b]) + start, next_key(bytes([b]) + prefix)) for b in range(self.salt_buckets)]
+
+
+def _rest_encoder(
+    compiled: Callable[[Mapping[str, Any]], bytes], known: frozenset[str], general: Callable[[Mapping[str, Any]], bytes]
+) -> Callable[[Mapping[str, Any]], bytes]:
+    """The key after its salt byte: ``compiled`` (the plain layout's encoder) for a record of PK
+    columns, ``general`` (the column walk, which words Phoenix's refusals) for a record it refuses
+    or one with other columns."""
+
+    def rest(record: Mapping[str, Any]) -> bytes:
+        if known.issuperset(record):
+            try:
+                return compiled(record)
+            except KeyshapeError:
+                pass
+        return general(record)
+
+    return rest
 
 
 def next_key(prefix: bytes) -> bytes:

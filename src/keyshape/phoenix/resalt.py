@@ -146,6 +146,11 @@ class ResaltSchema(PhoenixKeySchema):
 
     exact_decode = True  # decode below keeps Phoenix's own values and refuses a key that does not re-encode
 
+    def _install_trampolines(self) -> None:
+        # the compiled encoder shadows encode as for any key schema; decode stays the method below
+        super()._install_trampolines()
+        del self.decode
+
     def decode(self, key: bytes, verify: bool = True, tenant_connection: bool = False) -> dict[str, Any]:
         key = bytes(key)
         layout = self.phoenix.key.layout(tenant_connection)

@@ -1,143 +1,41 @@
 """A Phoenix table as a :class:`~keyshape.schema.KeySchema` flavour, so everything built on key
 schemas (analyze, compare, the live analysis of existing tables, create, load, scans) works on
-Phoenix tables: the key is composed and decoded by :class:`~keyshape.phoenix.key.PhoenixKey`, the
-regions are the ones Phoenix creates, and the fields carry the nearest keyshape types so workloads
-can be generated (integers -> int64/int32, FLOAT/DOUBLE/DECIMAL -> float64, DATE/TIME/TIMESTAMP ->
-timestamp in milliseconds, CHAR/VARCHAR -> string, BINARY/VARBINARY -> bytes, BOOLEAN -> int32 0/1).
+Phoenix tables: the key is the plain layout of its PK columns (:func:`keyshape.phoenix.fields.key_layout`),
+read and written by the routes of every key schema, the regions are the ones Phoenix creates, and
+the fields carry the nearest keyshape types so workloads can be generated (:mod:`keyshape.phoenix.fields`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any
 
-import numpy as np
-import pyarrow as pa
 
-from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.phoenix.ddl import PhoenixTable, read_ddl_script
-from keyshape.phoenix.key import PhoenixColumn, PhoenixKey
+from keyshape.phoenix.fields import key_fields, key_layout, millis, phoenix_value
+from keyshape.phoenix.key import PhoenixColumn
 from keyshape.phoenix.lint import lint_phoenix
-from keyshape.phoenix.types import PhoenixTimestamp, parse_text
-from keyshape.schema.fields import FieldSpec
-from keyshape.schema.fieldtypes import FieldType, field_type
-from keyshape.schema.fieldtypes.phoenix import PhoenixColumnType
-from keyshape.schema.keyschema import Columns, KeySchema
+from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.layout import KeyLayout
 from keyshape.schema.keyschema import load_schema as schema_load
 from keyshape.schema.loaders import register_loader
-from keyshape.schema.prefixes import make_prefix
 from keyshape.schema.specs import FamilySpec, TableSpec
 
 __all__ = ["PhoenixKeySchema", "is_phoenix_schema_file", "load_phoenix_schema", "load_schema"]
-
-_FIELD_TYPE = {
-    "TINYINT": "int32",
-    "SMALLINT": "int32",
-    "INTEGER": "int32",
-    "UNSIGNED_TINYINT": "int32",
-    "UNSIGNED_SMALLINT": "int32",
-    "UNSIGNED_INT": "int32",
-    "BIGINT": "int64",
-    "UNSIGNED_LONG": "int64",
-    "FLOAT": "float64",
-    "DOUBLE": "float64",
-    "UNSIGNED_FLOAT": "float64",
-    "UNSIGNED_DOUBLE": "float64",
-    "DECIMAL": "float64",
-    "BOOLEAN": "int32",
-    "DATE": "timestamp",
-    "TIME": "timestamp",
-    "TIMESTAMP": "timestamp",
-    "UNSIGNED_DATE": "timestamp",
-    "UNSIGNED_TIME": "timestamp",
-    "UNSIGNED_TIMESTAMP": "timestamp",
-    "CHAR": "string",
-    "VARCHAR": "string",
-    "BINARY": "bytes",
-    "VARBINARY": "bytes",
-}
-
-
-@dataclass(frozen=True)
-class PhoenixFieldSpec(FieldSpec):
-    """A Phoenix PK column as a key field: its ``type`` is the nearest keyshape type (workloads,
-    decoded columns), its bytes are Phoenix's (:class:`PhoenixColumnType`, its :attr:`ftype`): the
-    column's value, then its separator; a NULL is a value (None)."""
-
-    column_type: PhoenixColumnType | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def ftype(self) -> FieldType:
-        assert self.column_type is not None
-        return self.column_type
-
-    @property
-    def self_delimiting(self) -> bool:
-        return True  # fixed width, or up to its separator, or the end of the key
-
-    def coerce(self, value: Any) -> Any:
-        # the nearest keyshape type's reading of a value (a command line's text ...)
-        return FieldSpec(self.name, self.type, self.encoding, self.order, self.width).coerce(value)
-
-    def encode(self, value: Any) -> bytes:
-        assert self.column_type is not None
-        return self.column_type.encode_value(self, _phoenix_value(self.column_type.column, value))
-
-    def decode_at(self, key: bytes, pos: int, end: int | None) -> tuple[Any, int]:
-        assert self.column_type is not None
-        return self.column_type.read(key, pos)
-
-
-def _field(key: PhoenixKey, index: int) -> FieldSpec:
-    column = key.columns[index]
-    # an index column Phoenix stores as DECIMAL takes the data column's values (timestamps ...)
-    kind = _FIELD_TYPE[(column.data_type or column.type).name]
-    encoding = {"string": "text", "bytes": "hbase"}.get(kind, "hbase")
-    width = column.type.width if kind in ("string", "bytes") else None
-    ftype = PhoenixColumnType(field_type(kind), key, index)
-    return PhoenixFieldSpec(column.name, kind, encoding, "desc" if column.desc else "asc", width, column_type=ftype)
-
-
-def _phoenix_value(column: PhoenixColumn, value: Any) -> Any:
-    """A workload value (numpy scalar, ms timestamp ...) as the Python value Phoenix's type takes."""
-    if value is None:
-        return None
-    name = (column.data_type or column.type).name
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, str) and name not in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
-        # text from a CSV, a command line or keyshape's own output ("2026-11-27 10:00:00.123456789")
-        return parse_text(column.data_type or column.type, value)
-    if name == "DECIMAL":
-        return value if isinstance(value, Decimal) else Decimal(repr(float(value))) if isinstance(value, float) else Decimal(value)
-    if name in ("FLOAT", "DOUBLE", "UNSIGNED_FLOAT", "UNSIGNED_DOUBLE"):
-        return float(value)
-    if name == "BOOLEAN":
-        return bool(value)
-    if name in ("TIMESTAMP", "UNSIGNED_TIMESTAMP") and isinstance(value, int):
-        return PhoenixTimestamp(value)
-    if name in ("BINARY", "VARBINARY") and isinstance(value, str):
-        return value.encode()
-    return value
 
 
 class PhoenixKeySchema(KeySchema):
     """A :class:`KeySchema` whose key is a Phoenix table's row key (see the module docstring).
 
-    Its :attr:`layout` is the key: the PK columns are field types
-    (:class:`~keyshape.schema.fieldtypes.phoenix.PhoenixColumnType`, no separator between fields,
-    the ``phoenix`` salt prefix), so ``layout.encode_generic`` writes and ``layout.decode_generic``
-    reads Phoenix's bytes (:meth:`layout_for`: a tenant connection's). The codec methods below
-    still go through :class:`PhoenixKey` because the general routes do not yet do what it does:
-    its compiled encoder and C reader (the general compiled encoder joins fields without the
-    trailing-NULL rule of :meth:`FieldType.key_tail`, and the C reader has no Phoenix field codes),
-    the ``tenant_connection`` argument, TIMESTAMPs read as milliseconds, and scan ranges that start
-    before a last value's separator (a row whose later columns are NULL has none).
+    Its :attr:`layout` is the key, read and written by the plain routes of every key schema: the
+    PK columns are field types (:class:`~keyshape.schema.fieldtypes.phoenix.PhoenixColumnType`:
+    their bytes, separators, trailing NULLs and C reader tuples), no separator between fields, the
+    ``phoenix`` salt prefix. A column left out of a record is NULL; a TIMESTAMP decodes to its
+    milliseconds (:attr:`exact_decode` is False: :meth:`decode_exact` checks each key). What is
+    Phoenix's own: the regions Phoenix creates (:meth:`split_keys`), the lints, the scan ranges
+    Phoenix scans (:meth:`scan_ranges`), and the keys a tenant-specific connection writes
+    (:meth:`for_connection`: a second plain KeySchema).
     """
 
     def __init__(self, table: PhoenixTable, workload: Any = None, source: str = "<phoenix>") -> None:
@@ -146,14 +44,8 @@ class PhoenixKeySchema(KeySchema):
         schema, _, name = table.name.rpartition(".")
         # Phoenix names the HBase table SCHEMA.NAME in the default namespace (namespace mapping off).
         spec = TableSpec(table.hbase_table, "default", [FamilySpec("0")])
-        prefix = make_prefix("phoenix", b"", buckets=key.salt_buckets) if key.salt_buckets else make_prefix("none", b"")
-        fields = [_field(key, i) for i in range(len(key.columns))]
-        super().__init__(spec, fields, b"", prefix, [f.name for f in fields], None, workload, source)
-
-    def _install_trampolines(self) -> None:
-        # KeySchema shadows encode/decode with functions compiled from its field specs; a Phoenix
-        # key is composed by PhoenixKey (compiled per table itself), so the methods below stay.
-        self._compiled_encode = self._compiled_decode = None
+        layout = key_layout(key, millis)
+        super().__init__(spec, layout.fields, b"", layout.prefix, layout.hash_fields, None, workload, source)
 
     # --- keys --------------------------------------------------------------------------------
 
@@ -164,51 +56,32 @@ class PhoenixKeySchema(KeySchema):
         key = self.phoenix.key.layout(tenant_connection)
         if key is self.phoenix.key:
             return self.layout
-        return self.layout.cached("tenant_connection", lambda: self.layout.replace(fields=tuple(_field(key, i) for i in range(len(key.columns)))))
+        return self.layout.cached("tenant_connection", lambda: self.layout.replace(fields=tuple(key_fields(key, millis))))
 
-    def _record(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        return {c.name: _phoenix_value(c, record.get(c.name)) for c in self.phoenix.key.columns}
+    def for_connection(self, tenant_connection: bool) -> KeySchema:
+        """The key schema of the keys a connection writes: this one (the global connection's) or,
+        with ``tenant_connection``, a plain :class:`KeySchema` over :meth:`layout_for` (a DESC
+        tenant column's ascending bytes), whose encode, decode and decode_many read and write them."""
+        layout = self.layout_for(tenant_connection)
+        if layout is self.layout:
+            return self
 
-    def encode(self, record: Mapping[str, Any], tenant_connection: bool = False) -> bytes:
-        """The row key; ``tenant_connection``: as a tenant-specific connection writes it (a DESC
-        tenant column's ascending bytes, :meth:`PhoenixKey.through_tenant_connection`)."""
-        return self.phoenix.key.encode(self._record(record), tenant_connection)
+        def make() -> KeySchema:
+            view = KeySchema(self.table, layout.fields, layout.separator, layout.prefix, layout.hash_fields, None, self.workload, self.source)
+            view.exact_decode = False
+            return view
 
-    @overload
-    def encode_many(self, columns: Columns, as_array: Literal[False] = False) -> list[bytes]: ...
-
-    @overload
-    def encode_many(self, columns: Columns, as_array: Literal[True]) -> KeyArray: ...
-
-    @overload
-    def encode_many(self, columns: Columns, as_array: bool) -> list[bytes] | KeyArray: ...
-
-    def encode_many(self, columns: Columns, as_array: bool = False) -> list[bytes] | KeyArray:
-        names = [c.name for c in self.phoenix.key.columns]
-        missing = [n for n in names if n not in columns]
-        if missing:
-            raise KeyshapeError(f"encode_many: missing column(s) {missing}")
-        lists = [_as_list(columns[n]) for n in names]
-        records = [self._record(dict(zip(names, values))) for values in zip(*lists)]
-        keys = self.phoenix.key.encode_many(records)
-        return KeyArray.from_keys(keys) if as_array else keys
+        return self.layout.cached("tenant_schema", make)
 
     # decode gives a TIMESTAMP as milliseconds (its nanoseconds dropped), and Phoenix reads some
     # keys into values that encode otherwise (a DESC DECIMAL written ASC): a copy checks each key.
     exact_decode = False
 
-    def decode(self, key: bytes, verify: bool = True, tenant_connection: bool = False) -> dict[str, Any]:
-        values = self.phoenix.key.layout(tenant_connection).decode(key, verify)
-        # timestamps as the keyshape field type reads them (milliseconds), so the time axis works
-        return {k: (v.millis if isinstance(v, PhoenixTimestamp) else v) for k, v in values.items()}
-
-    def decode_many(self, keys: Sequence[bytes] | KeyArray, *, as_arrow: bool = False, verify: bool = True) -> Any:
-        rows = [self.decode(bytes(k), verify) for k in (keys.tolist() if isinstance(keys, KeyArray) else keys)]
-        columns = {c.name: [r[c.name] for r in rows] for c in self.phoenix.key.columns}
-        return pa.table(columns) if as_arrow else columns
-
     def scan_ranges(self, tenant_connection: bool = False, **leading: Any) -> list[tuple[bytes, bytes]]:
-        return self.phoenix.key.scan_ranges(tenant_connection, **{k: _phoenix_value(self._column(k), v) for k, v in leading.items()})
+        """The ranges Phoenix scans for leading PK columns equal to ``leading`` (:meth:`PhoenixKey.scan_ranges`:
+        the start stops before the separator a row with NULLs after them lacks); ``tenant_connection``:
+        a tenant-specific connection's."""
+        return self.phoenix.key.scan_ranges(tenant_connection, **{k: phoenix_value(self._column(k), v) for k, v in leading.items()})
 
     def _column(self, name: str) -> PhoenixColumn:
         return next(c for c in self.phoenix.key.columns if c.name == name)
@@ -292,7 +165,3 @@ def load_schema(path: str | Path) -> KeySchema:
 
 # Every schema file is read by keyshape.schema.load_schema (and KeySchema.load): Phoenix files by this loader.
 register_loader("phoenix", is_phoenix_schema_file, load_phoenix_schema)
-
-
-def _as_list(values: Sequence[Any] | np.ndarray) -> list[Any]:
-    return values.tolist() if isinstance(values, np.ndarray) else list(values)

@@ -57,7 +57,8 @@ def decode_many(layout: KeyLayout, keys: Sequence[bytes] | KeyArray, *, as_arrow
     if isinstance(keys, list):
         # A list of bytes keys goes through the C reader of the layout in one call, where the
         # kernels are built; it leaves whole batches (any key it cannot read) to the routes below.
-        reader = native_readers(layout)[bool(verify)]
+        # (a field the reader reads in a type's own mode, Phoenix's, is read key by key below)
+        reader = native_readers(layout)[bool(verify)] if all(plan.native is not None for plan in layout.plans) else None
         # text columns take the dtype the Python routes would give them: the field's width where
         # the vector route reads the layout, else the longest value's (numpy from the values)
         got = reader.columns(keys, as_arrow, _vector_layout(layout), batchhash.default_threads()) if reader is not None else None

@@ -25,13 +25,18 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from keyshape.core import hashing, native, ordered
 from keyshape.core.hashing import POLY
+from keyshape.core.keyarray import KeyArray
+from keyshape.errors import KeyshapeError
 from keyshape.schema.fields import FieldSpec
 from keyshape.schema.layout import KeyLayout
+from keyshape.schema.prefixes import make_prefix
 
 
-__all__ = ["compile_encoder", "encoder_for", "java_string_hash_u32", "MEMO_LIMIT"]
+__all__ = ["compile_encoder", "encode_rows", "encoder_for", "java_string_hash_u32", "MEMO_LIMIT"]
 
 MEMO_LIMIT = 1 << 16  # distinct J values kept per layout before the memo starts over
 _M32 = 0xFFFFFFFF
@@ -65,8 +70,8 @@ def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
     t, enc, desc = f.type, f.encoding, f.descending
     v, p, F = f"v{i}", f"p{i}", f"F{i}"
     slow = [f"    {p} = {F}.encode({v})"]
-    if f.ftype.own_codec:  # a type with its own codec: its encode is the line
-        return slow
+    if f.ftype.own_codec:  # a type with its own codec: its lines, or its encode
+        return f.ftype.encode_lines(f, i, env) or slow
     if f.ftype.integer and enc != "ordered" or t == "float64":
         want = "float" if t == "float64" else "int"
         lines = [f"    if {v}.__class__ is not {want}:", f"        {v} = {F}.coerce({v})"]
@@ -181,9 +186,9 @@ def compile_encoder(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
     """``record -> key`` for ``layout``, equal to the generic encode for every record."""
     env: dict[str, Any] = {"_INVERT": _INVERT, "_S": layout}
     fields = layout.fields
-    names = [f.name for f in fields]
     src = ["def encode(record):", "    try:"]
-    src += [f"        v{i} = record[{n!r}]" for i, n in enumerate(names)]
+    # (a field whose type takes an absent value as None: the record's get)
+    src += [f"        v{i} = record{f'.get({f.name!r})' if f.ftype.null_when_absent else f'[{f.name!r}]'}" for i, f in enumerate(fields)]
     src += ["    except KeyError:", "        return _S.encode_generic(record)"]
     for i, f in enumerate(fields):
         src += _field_encode_lines(i, f, env)
@@ -198,7 +203,8 @@ def compile_encoder(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
     if layout.key_tail is not None:
         # how the key ends is its last field type's rule (Phoenix's trailing NULLs): the parts it keeps
         env["_TAIL"] = layout.key_tail
-        src.append(f"    k = SEP.join(_TAIL([{parts}]))")
+        last = f"p{len(fields) - 1}"
+        src.append(f"    k = SEP.join(({parts},)) if {last} else SEP.join(_TAIL([{parts}]))")
     elif not one_join:
         src.append("    k = p0" if len(fields) == 1 else f"    k = SEP.join(({parts},))" if sep else f"    k = b''.join(({parts},))")
     if not p.width:
@@ -239,3 +245,38 @@ def encoder_for(layout: KeyLayout) -> Callable[[Mapping[str, Any]], bytes]:
     """The compiled encoder of ``layout``, made on first use and kept with the layout (every
     schema sharing the layout shares it; a pickled layout compiles its own)."""
     return layout.cached("encode", lambda: compile_encoder(layout))
+
+
+def encode_rows(layout: KeyLayout, columns: Mapping[str, Any], as_array: bool = False) -> list[bytes] | KeyArray:
+    """:meth:`KeyLayout.encode_many` for a layout whose key ends by its last field type's rule
+    (:attr:`KeyLayout.key_tail`: Phoenix's trailing NULLs), which the column route builds per
+    record: the compiled encoder of the unprefixed key per record, then a prefix of the key's
+    bytes for all keys at once (a prefix of hashed fields: the whole compiled encoder per record).
+
+    - ``columns``: field name -> values (a list or a numpy array), every field, all one length.
+    - ``as_array``: return a :class:`~keyshape.core.keyarray.KeyArray` (default False: a list of bytes).
+    """
+    names = layout.field_names
+    missing = [n for n in names if n not in columns]
+    if missing:
+        raise KeyshapeError(f"encode_many lacks columns {missing}; give all of: {', '.join(names)}")
+    lists = [columns[n].tolist() if isinstance(columns[n], np.ndarray) else list(columns[n]) for n in names]
+    if len({len(values) for values in lists}) > 1:
+        raise KeyshapeError(f"encode_many: columns differ in length {sorted({len(v) for v in lists})}; give equal lengths")
+    records = [dict(zip(names, values)) for values in zip(*lists)]
+    p = layout.prefix
+    if not p.width or not (p.material == "K" or layout.hashes_whole_key) or not records:
+        full = encoder_for(layout)
+        keys = [full(r) for r in records]
+        return KeyArray.from_keys(keys) if as_array else keys
+    bare = layout.cached("unprefixed", lambda: layout.replace(prefix=make_prefix("none", layout.separator)))
+    rest = encoder_for(bare)
+    ks = KeyArray.from_keys([rest(r) for r in records])
+    heads = p.prefix_many(ks)
+    if p.whole_key:
+        out = heads
+    elif p.sep_after and layout.separator:
+        out = KeyArray.concat([heads, KeyArray.constant(layout.separator, len(ks)), ks])
+    else:
+        out = KeyArray.concat([heads, ks])
+    return out if as_array else out.tolist()

@@ -155,7 +155,7 @@ def _split_lines(layout: KeyLayout, env: dict[str, Any]) -> list[str]:
     if not sep or p.width and not p.sep_after or sum(f.fixed_width is None for f in fields) > 1:
         return []
     for f in fields:
-        text = (
+        text = not f.ftype.own_codec and (
             f.type == "string" and f.encoding in ("text", "hbase") and not f.descending or f.ftype.integer and f.encoding == "text"
         )  # desc: MAX - value
         if not text:
@@ -233,7 +233,7 @@ def _struct_decoder_lines(layout: KeyLayout, env: dict[str, Any], check: bool, r
             tail = str(fixed)
             post += _field_decode_lines(i, f, env, tail, "", i in hashed, raw_check)
             continue
-        if f.ftype.numeric and (f.encoding == "hbase" or f.type == "float64") and i not in hashed:
+        if f.ftype.numeric and not f.ftype.own_codec and (f.encoding == "hbase" or f.type == "float64") and i not in hashed:
             code = "d" if f.type == "float64" else "i" if w == 4 else "q"
             fmt.append(code)
             if f.descending and f.type != "float64":
@@ -287,27 +287,15 @@ def native_reader(layout: KeyLayout, verify: bool) -> Any:
     p, fields = layout.prefix, layout.fields
     if not native.AVAILABLE or not p.recoverable or layout.encode_only is not None:
         return None  # the generic decoder says why it cannot decode
-    if any(plan.native is None for plan in layout.plans) or len(layout.separator) > 16:
-        return None  # a field the C reader does not read (ordered encodings, a type without a C code)
     check = verify and bool(p.width and p.material)
     if check and (p.native_check is None or any(f.type == "float64" for f in fields)):
         return None
-    specs = []
-    for f, plan in zip(fields, layout.plans):
-        specs.append(
-            (
-                plan.native,
-                plan.width if plan.width is not None else -1,
-                -2 if plan.end is None else plan.end,
-                plan.pad,
-                plan.pad_left,
-                f.descending,
-                plan.max,
-                plan.lo,
-                plan.hi,
-                check and f.ftype.integer,
-            )
-        )
+    # each field's tuple, from its type (None: a field the C reader does not read: ordered
+    # encodings, a type without a C code); one mode for all (Phoenix's separators, or the layout's)
+    specs = [f.ftype.native_spec(f, plan, check) for f, plan in zip(fields, layout.plans)]
+    modes = {f.ftype.native_phoenix for f in fields}
+    if any(spec is None for spec in specs) or len(modes) > 1 or len(layout.separator) > 16:
+        return None
     salt = None
     if check:
         hashed = p.material == "J" and not layout.hashes_whole_key and bool(layout.hash_idx)
@@ -321,12 +309,14 @@ def native_reader(layout: KeyLayout, verify: bool) -> Any:
         )
     sepcheck = bool(p.head_width and p.sep_after and layout.separator)
     try:
-        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, layout.separator, sepcheck, tuple(specs), salt)
+        return native.Reader(tuple(f.name for f in fields), p.head_width, p.width, layout.separator, sepcheck, tuple(specs), salt, modes.pop())
     except (ValueError, OverflowError):  # a layout past the reader's limits (a 2**31-bucket salt): Python's
         return None
 
 
-def compile_decoder(layout: KeyLayout, verify: bool = True, use_native: bool = True) -> Callable[..., dict[str, Any]]:
+def compile_decoder(
+    layout: KeyLayout, verify: bool = True, use_native: bool = True, slow: Callable[..., dict[str, Any]] | None = None
+) -> Callable[..., dict[str, Any]]:
     """``key -> fields`` for ``layout``, equal to the generic decode (same values, same errors:
     anything the straight-line code doubts is handed to the generic decoder).
 
@@ -337,11 +327,16 @@ def compile_decoder(layout: KeyLayout, verify: bool = True, use_native: bool = T
 
     With the C kernels (``use_native`` and :data:`keyshape.core.native.AVAILABLE`) the result is a
     :class:`keyshape.core.native.Decoder`: C readers of the layout (:func:`native_reader`) first,
-    this Python decoder for what they leave."""
-    plain = functools.partial(layout.decode_generic, verify=False)
-    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": layout.decode_generic if verify else plain, "_Doubt": _Doubt}
+    this Python decoder for what they leave.
+
+    ``slow``: what decides (and words the error of) a key the compiled code doubts, called as
+    ``slow(key, verify)`` (default the layout's :meth:`~KeyLayout.decode_generic`; Phoenix's key
+    gives its own walk, equal in values, worded as Phoenix's)."""
+    general = layout.decode_generic if slow is None else slow
+    plain = functools.partial(general, verify=False)
+    env: dict[str, Any] = {"_INVERT": _INVERT, "_slow": general if verify else plain, "_Doubt": _Doubt}
     if not layout.prefix.recoverable or layout.encode_only is not None:
-        return layout.decode_generic  # it raises the one-line error
+        return general  # it raises the one-line error
     env["SEP"] = layout.separator
     p = layout.prefix
     check = verify and bool(p.width and p.material)
@@ -378,6 +373,8 @@ def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> 
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     # A type with its own codec may read bytes it would not write (it is re-encoded, too).
     raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" or f.ftype.own_codec for f in fields)
+    # values that may not encode back (Phoenix's): a prefix of the key's bytes is checked on them
+    key_check = check and not layout.exact_decode and (p.material == "K" or layout.hashes_whole_key)
     src = _split_lines(layout, env) if not verify else []  # takes any bytes-like key
     guard = ["    if k.__class__ is not bytes:", "        k = bytes(k)"]
     body = _struct_decoder_lines(layout, env, check, raw_check, unpack) if _struct_layout(layout) else []
@@ -404,6 +401,11 @@ def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> 
         if f.encoding == "ordered" and w is None:
             env[f"D{i}"] = ordered.decode
             src += [f"    {f'o{i}'}, rest = D{i}(k[{start}:])", "    q = n - len(rest)"]
+            pos = "q"
+        elif w is None and plan is None:
+            # a field of a type that finds its own end (Phoenix's variable-width columns): it reads itself
+            env[f"R{i}"], env["KeyshapeError"] = f.decode_at, KeyshapeError
+            src += ["    try:", f"        o{i}, q = R{i}(k, {start}, None)", "    except KeyshapeError:", "        raise _Doubt"]
             pos = "q"
         elif w is not None:
             end = f"{pos} + {w}" if isinstance(pos, str) else str(pos + w)
@@ -438,11 +440,13 @@ def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> 
             src += _check_lines(layout, env, "j", f"k[:{p.width}]")
         else:
             src += _check_lines(layout, env, f"k[{head}:]", f"k[:{p.width}]")
+    elif key_check:
+        src += _check_lines(layout, env, f"k[{head}:]", f"k[:{p.width}]")
     elif check and not raw_check:
         # The prefix must match the fields: re-encode (memoized for J salts) and compare.
         env["_enc"] = encoder_for(layout)
         src += [f"    out = {out}", "    if _enc(out) != k:", "        raise _Doubt", "    return out"]
-    if not check or raw_check:
+    if not check or raw_check or key_check:
         src.append(f"    return {out}")
     return src
 

@@ -31,7 +31,7 @@ from keyshape.core.hbytes import to_string_binary
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError, SchemaError
 from keyshape.schema.batchdecode import decode_many
-from keyshape.schema.compiled import encoder_for
+from keyshape.schema.compiled import encode_rows, encoder_for
 from keyshape.schema.compiled_decode import decoder_for
 from keyshape.schema.counters import parse_counters
 from keyshape.schema.fields import FieldSpec
@@ -298,6 +298,8 @@ class KeySchema:
         without per-value Python), the keys are assembled as one byte matrix and the prefixes
         computed on it with numpy; only md5 and crc32 prefixes and text values call into Python per key.
         """
+        if self.layout.key_tail is not None:  # a key that ends by its last field's rule: built per record
+            return encode_rows(self.layout, columns, as_array)
         return self.layout.encode_many(columns, as_array)
 
     @property

@@ -84,9 +84,12 @@ class KeyLayout:
     #: Per field, how every decode route reads it (width, end, pad, C field code, integer bounds).
     plans: tuple[FieldPlan, ...] = field(init=False)
     #: How a key ends, when its last field's type shapes it (:attr:`FieldType.shapes_key_tail`:
-    #: Phoenix's trailing NULLs): the encoded parts of a record -> the parts the key joins; None:
-    #: the parts are joined as they are. Every encode route applies it.
+    #: Phoenix's trailing NULLs): the encoded parts of a record whose last part is empty -> the
+    #: parts the key joins; None: the parts are joined as they are. Every encode route applies it.
     key_tail: Callable[[list[bytes]], list[bytes]] | None = field(init=False)
+    #: True when decoded values encode back to the key's bytes (:attr:`FieldType.exact_decode` of
+    #: every field); else a prefix computed from the key's bytes is verified against those bytes.
+    exact_decode: bool = field(init=False)
     #: Why keys of this layout cannot be decoded, or None when they can.
     encode_only: str | None = field(init=False)
     _by_name: dict[str, FieldSpec] = field(init=False, repr=False)
@@ -108,6 +111,7 @@ class KeyLayout:
             "pad_bytes": tuple(f.pad_byte if f.width is not None else b"" for f in fields),
             "plans": tuple(_plan(f, e) for f, e in zip(fields, ends)),
             "key_tail": _key_tail(fields),
+            "exact_decode": all(f.ftype.exact_decode for f in fields),
             "encode_only": _encode_only_reason(fields, self.separator),
             "_by_name": {f.name: f for f in fields},
             "_cache": {},
@@ -188,6 +192,9 @@ class KeyLayout:
         out = []
         for f in self.fields:
             if f.name not in record:
+                if f.ftype.null_when_absent:
+                    out.append(f.encode(None))
+                    continue
                 raise KeyshapeError(f"record lacks key field {f.name!r}; give all of: {', '.join(self.field_names)}")
             out.append(f.encode(record[f.name]))
         return out
@@ -202,7 +209,7 @@ class KeyLayout:
     def encode_generic(self, record: Mapping[str, Any]) -> bytes:
         """The row key of ``record``, walking the field specs: the reference every compiled encoder equals."""
         parts = self.parts(record)
-        if self.key_tail is not None:  # how the key ends is its last field type's rule (Phoenix trims trailing NULLs)
+        if self.key_tail is not None and not parts[-1]:  # how the key ends is its last field type's rule (Phoenix trims trailing NULLs)
             parts = self.key_tail(parts)
         k = self.separator.join(parts)
         return self.prefix.apply(self.prefix.prefix_for(self.material(parts, k)), k)
@@ -234,7 +241,8 @@ class KeyLayout:
         tailed = None
         if self.key_tail is not None:
             # the key's end is its last field type's rule, per record (Phoenix's trailing NULLs)
-            rows = [self.key_tail(list(r)) for r in zip(*(c.tolist() for c in parts))]
+            tail = self.key_tail
+            rows = [list(r) if r[-1] else tail(list(r)) for r in zip(*(c.tolist() for c in parts))]
             if self.prefix.width and not (self.prefix.material == "K" or self.hashes_whole_key):
                 return self._prefixed_rows(rows, as_array)  # the hashed parts differ per record
             tailed = KeyArray.from_keys([self.separator.join(r) for r in rows])
@@ -304,12 +312,21 @@ class KeyLayout:
                 pos += len(sep)
         if pos != len(k):
             raise KeyshapeError(f"key {hbytes.to_string_binary(key)} has {len(k) - pos} unexpected trailing bytes; was it written with this schema?")
-        if verify and self.prefix.width and self.prefix.material and self.encode_generic(out) != key:
+        if verify and self.prefix.width and self.prefix.material and self._rewritten(out, k) != key:
             raise KeyshapeError(
                 f"key {hbytes.to_string_binary(key)}: its {self.prefix.name} prefix does not match its fields; "
                 "was it written with this schema (separator, hash_fields, buckets)?"
             )
         return out
+
+    def _rewritten(self, values: dict[str, Any], k: bytes) -> bytes:
+        """The key ``values`` encode to, for the check of its prefix; for a layout whose values
+        may not encode back (:attr:`exact_decode` False) and a prefix of the key's bytes, the
+        prefix of ``k`` (the key's own unprefixed bytes) instead."""
+        p = self.prefix
+        if not self.exact_decode and (p.material == "K" or self.hashes_whole_key):
+            return p.apply(p.prefix_for(k), k)
+        return self.encode_generic(values)
 
     # -------------------------------------------------------------------------- scan ranges
 

@@ -54,8 +54,8 @@ class FieldType:
     widths: ClassVar[Mapping[str, int]] = {}
     #: the C reader's field code per encoding (core/_native.c's K_*): an encoding not listed is read in Python
     native_codes: ClassVar[Mapping[str, int]] = {}
-    #: the Arrow type of a decoded column
-    arrow_type: ClassVar[pa.DataType] = pa.binary()
+    #: the Arrow type of a decoded column (None: inferred from the values)
+    arrow_type: ClassVar[pa.DataType | None] = pa.binary()
     #: the numpy dtype of a decoded column (None: a list of values)
     column_dtype: ClassVar[str | None] = None
     #: pad defaults of a ``width`` (text-like types)
@@ -68,8 +68,18 @@ class FieldType:
     #: True: the type's own :meth:`encode_value` / :meth:`decode_value` are its codec on every route
     #: (compiled routes call them; the C reader and the vector batch route leave it to Python)
     own_codec: ClassVar[bool] = False
-    #: True: as the last field's type, :meth:`key_tail` shapes how a key ends (every encode route
-    #: applies it: :attr:`KeyLayout.key_tail`); False: the parts are joined as they are
+    #: True: decoded values encode back to the key's bytes (a prefix computed from the key is
+    #: verified by re-encoding them); False (Phoenix: a TIMESTAMP read as milliseconds, a DESC
+    #: DECIMAL written ASC): a prefix computed from the key's bytes is verified against those bytes
+    exact_decode: ClassVar[bool] = True
+    #: True: the C reader reads a layout of this type's fields in its Phoenix mode (a separator only
+    #: after a variable-width value, ending it): :meth:`native_spec` gives its field tuples
+    native_phoenix: ClassVar[bool] = False
+    #: True: a record may leave a field of this type out, which is its value None (Phoenix's NULL)
+    null_when_absent: ClassVar[bool] = False
+    #: True: as the last field's type, :meth:`key_tail` shapes how a key whose last field's bytes
+    #: are empty ends (every encode route applies it then: :attr:`KeyLayout.key_tail`); False: the
+    #: parts are joined as they are
     shapes_key_tail: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -107,10 +117,26 @@ class FieldType:
         they are not a value of this type."""
         raise NotImplementedError
 
+    def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
+        """The compiled encoder's source lines turning ``v{i}`` (the record's value of field
+        ``spec``, bound as ``F{i}`` in ``env``) into ``p{i}`` (its bytes) for a type with its own
+        codec, the names they use put in ``env``; None: the line ``p{i} = F{i}.encode(v{i})``."""
+        return None
+
+    def native_spec(self, spec: Any, plan: FieldPlan, check: bool) -> tuple[Any, ...] | None:
+        """The C reader's tuple for field ``spec`` read by ``plan`` (``check``: the salt is
+        re-checked, so an integer's domain is tested), or None when the C reader does not read it."""
+        if plan.native is None:
+            return None
+        width = plan.width if plan.width is not None else -1
+        end = -2 if plan.end is None else plan.end
+        return (plan.native, width, end, plan.pad, plan.pad_left, spec.descending, plan.max, plan.lo, plan.hi, check and self.integer)
+
     def key_tail(self, fields: Sequence[Any], parts: list[bytes]) -> list[bytes]:
         """The encoded ``parts`` of ``fields`` as a key whose last field is of this type ends them
-        (every encode route asks the last field's type, when it :attr:`shapes_key_tail`):
-        unchanged, but for Phoenix's columns, whose trailing NULLs are not written (:mod:`.phoenix`)."""
+        (every encode route asks the last field's type, when it :attr:`shapes_key_tail` and the
+        last part is empty; a key whose last part holds bytes is its parts joined): unchanged, but
+        for Phoenix's columns, whose trailing NULLs are not written (:mod:`.phoenix`)."""
         return parts
 
 
