@@ -177,7 +177,10 @@ def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *,
         while queue:
             if result.rounds > retries:
                 left = ", ".join(str(f.path) for f in queue[:3])
-                raise StoreError(f"bulk load into {table!r}: {len(queue)} file(s) still not loaded after {retries} rounds (e.g. {left})")
+                raise StoreError(
+                    f"bulk load into {table!r}: {len(queue)} file(s) still not loaded after {retries} rounds (e.g. {left}); "
+                    "the region server refused them without saying why: its log names the cause (a 'Failed to complete bulk load' line)"
+                )
             regions = client.cluster.region_list(namespace, name, refresh=result.rounds > 0)
             result.rounds += 1
             groups: dict[bytes, tuple[Region, list[HFileSummary]]] = {}
@@ -200,6 +203,13 @@ def bulk_load(client: HBaseClient, table: str, files: Sequence[HFileSummary], *,
             # the server tens of ms (flush, WAL marker and sync, opening the file) whatever its size
             sent: list[tuple[Region, list[HFileSummary], Any, int | BaseException]] = []
             for region, group in groups.values():
+                for f in group:
+                    # A secure region server loads as the requesting user and first checks that
+                    # user may read AND write each file (HStore.assertBulkLoadHFileOk: access
+                    # READ_WRITE); on a local filesystem the files belong to the OS user who wrote
+                    # them, never to the Kerberos principal, so without these bits it refuses
+                    # (and answers only loaded=false). The files are keyshape's own staged copies.
+                    os.chmod(f.path, 0o666)
                 request = Client_pb2.BulkLoadHFileRequest(
                     region=region.spec(),
                     family_path=[Client_pb2.BulkLoadHFileRequest.FamilyPath(family=f.family, path=Path(f.path).resolve().as_uri()) for f in group],
