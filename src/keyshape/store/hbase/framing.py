@@ -109,12 +109,12 @@ class RpcConnection:
         """Calls sent and not answered yet."""
         return len(self._waiting)
 
-    def call(self, method: str, request: Message | bytes, response_cls: type[M]) -> M:
+    def call(self, method: str, request: Message | bytes, response_cls: type[M], cells: bytes = b"") -> M:
         """Send ``request`` (a message, or its serialized bytes) as ``method`` and parse the
         answer as ``response_cls``: :meth:`send` then :meth:`receive`."""
-        return self.receive(self.send(method, request), response_cls)
+        return self.receive(self.send(method, request, cells), response_cls)
 
-    def send(self, method: str, request: Message | bytes) -> int:
+    def send(self, method: str, request: Message | bytes, cells: bytes = b"") -> int:
         """Send ``request`` as ``method`` without waiting for the answer; the call's id, for
         :meth:`receive` (every id sent must be received, or the answer is kept until then).
 
@@ -122,6 +122,11 @@ class RpcConnection:
         ``RequestHeader`` and the delimited request, each preceded by its length as a protobuf
         varint. This is where hbase-driver's bug 1 is fixed: its varint was the UTF-8 encoding
         of a str of code points, which for lengths >= 128 KiB is not the varint.
+
+        ``cells``: a cell block of KeyValues after the request (its length in the header's
+        ``cell_block_meta``), the cells of mutations that name only how many they have
+        (``associated_cell_count``), as the Java client sends Puts; only on a connection opened
+        with ``cell_blocks`` (the server needs the codec from the connection header).
         """
         body = request if isinstance(request, bytes) else request.SerializeToString()
         with self._send_lock:
@@ -129,8 +134,12 @@ class RpcConnection:
                 raise ConnectionLost(f"connection to {self.host}:{self.port} is closed")
             call_id = next(self._ids) & 0x7FFFFFFF
             header = RPC_pb2.RequestHeader(call_id=call_id, method_name=method, request_param=True)
+            if cells:
+                if not self.cell_blocks:
+                    raise ValueError("a cell block needs a connection opened with cell_blocks=True")
+                header.cell_block_meta.length = len(cells)
             head = header.SerializeToString()
-            frame = _varint(len(head)) + head + _varint(len(body)) + body
+            frame = b"".join((_varint(len(head)), head, _varint(len(body)), body, cells))
             self._waiting[call_id] = method
             try:
                 self._sock.sendall(struct.pack(">I", len(frame)) + frame)

@@ -32,10 +32,19 @@ _CELL_OVERHEAD = 24  # bytes per mutation beyond its serialized MutationProto (A
 
 
 def run_multi(
-    store: HBaseClient, table: str, rows: list[bytes], action: Callable[[int], Client_pb2.Action | bytes], what: str, lane: int = 0
+    store: HBaseClient,
+    table: str,
+    rows: list[bytes],
+    action: Callable[[int], Client_pb2.Action | bytes],
+    what: str,
+    lane: int = 0,
+    cells: Callable[[int], bytes] | None = None,
 ) -> tuple[dict[int, Client_pb2.Result], dict[int, str]]:
     """Send ``action(i)`` for every ``rows[i]``, one Multi per region server, grouped by region.
     ``action(i)`` is an ``Action`` message or its serialized bytes (``wire.action``).
+    ``cells(i)``: the KeyValues of action ``i``'s mutation when it names only their count
+    (``wire.put_cells``; ``b""`` for one that carries its cells itself): they go in the
+    request's cell block, in the order of the actions, on a cell-block connection.
 
     Returns ``(results, failed)``: the Result of each index that succeeded and, for each index
     that did not, the error text. Transient errors (region moved, server not serving, connection
@@ -74,8 +83,10 @@ def run_multi(
                     (wire.region_action(region.spec().SerializeToString(), map(_encoded, map(action, indexes))) for region, indexes in order),
                     store._nonce_group,
                 )
+                block = b"".join([cells(i) for _, indexes in order for i in indexes]) if cells is not None else b""
                 try:
-                    response = store.cluster.connection(host, port, lane=lane).call("Multi", request, Client_pb2.MultiResponse)
+                    conn = store.cluster.connection(host, port, lane=lane, cell_blocks=bool(block))
+                    response = conn.call("Multi", request, Client_pb2.MultiResponse, block)
                 except (ConnectionLost, ServerError) as exc:
                     sent = [i for _, indexes in order for i in indexes]
                     if isinstance(exc, ServerError) and not exc.relocate:
@@ -150,8 +161,9 @@ class HBaseWriter:
             raise BadInput("writer: batch_size, max_bytes and in_flight must be >= 1")
         self._store, self._table = store, table
         self._batch_size, self._max_bytes, self._in_flight = batch_size, max_bytes, in_flight
-        # (row, serialized MutationProto): serialized at put() so a flush only frames bytes
-        self._buffer: list[tuple[bytes, bytes]] = []
+        # (row, serialized MutationProto, its cells for the cell block or b""): serialized at
+        # put() so a flush only frames bytes
+        self._buffer: list[tuple[bytes, bytes, bytes]] = []
         self._bytes = 0
         # batches in the background: (future of their failures, their rows, their lane)
         self._sent: list[tuple[Future[_Failures], set[bytes], int]] = []
@@ -165,7 +177,7 @@ class HBaseWriter:
             row = as_bytes(row, "a row key")
         if not row:
             raise StoreError("a row key must not be empty")
-        self._add(row, wire.put_mutation(row, cells, timestamp))
+        self._add(row, *wire.put_cells(row, cells, timestamp))
 
     def mutate(self, mutation: Client_pb2.MutationProto) -> None:
         """Send a mutation the caller built whole: a replicated cell keeps its own type (any
@@ -179,9 +191,9 @@ class HBaseWriter:
         mutation = self._store.mutation(self._table, row, None, columns=columns, check=False)
         self._add(mutation.row, mutation.SerializeToString())
 
-    def _add(self, row: bytes, mutation: bytes) -> None:
-        self._buffer.append((row, mutation))
-        self._bytes += len(mutation) + _CELL_OVERHEAD
+    def _add(self, row: bytes, mutation: bytes, cells: bytes = b"") -> None:
+        self._buffer.append((row, mutation, cells))
+        self._bytes += len(mutation) + len(cells) + _CELL_OVERHEAD
         if len(self._buffer) >= self._batch_size or self._bytes >= self._max_bytes:
             if self._in_flight == 1:
                 self.flush()
@@ -190,7 +202,7 @@ class HBaseWriter:
 
     def _send_in_background(self) -> None:
         buffer = self._buffer
-        rows = {row for row, _ in buffer}
+        rows = {entry[0] for entry in buffer}
         # settle what has finished, what shares a row with this batch, and (oldest first) what
         # exceeds the in-flight limit
         self._settle(lambda k, sent_rows: k < len(self._sent) - self._in_flight + 1 or not rows.isdisjoint(sent_rows))
@@ -230,12 +242,12 @@ class HBaseWriter:
                 self._failures.append(failures)
         self._raise_failures()
 
-    def _send(self, buffer: list[tuple[bytes, bytes]], lane: int) -> _Failures:
+    def _send(self, buffer: list[tuple[bytes, bytes, bytes]], lane: int) -> _Failures:
         """Write ``buffer``; (buffer, {index in buffer: error}) for the mutations not written."""
         # Round k holds each row's k-th mutation, so a row's mutations apply in buffer order.
         rounds: list[list[int]] = []
         seen: dict[bytes, int] = {}
-        for i, (row, _) in enumerate(buffer):
+        for i, (row, _, _) in enumerate(buffer):
             k = seen.get(row, 0)
             seen[row] = k + 1
             if k == len(rounds):
@@ -248,8 +260,11 @@ class HBaseWriter:
             def action(j: int, indexes: list[int] = indexes) -> bytes:
                 return wire.action(j, buffer[indexes[j]][1])
 
+            def cells(j: int, indexes: list[int] = indexes) -> bytes:
+                return buffer[indexes[j]][2]
+
             try:
-                _, round_failed = run_multi(self._store, self._table, rows, action, "write", lane)
+                _, round_failed = run_multi(self._store, self._table, rows, action, "write", lane, cells)
             except StoreError as exc:  # e.g. the table was deleted meanwhile
                 round_failed = {j: str(exc) for j in range(len(rows))}
             failed.update((indexes[j], message) for j, message in round_failed.items())
@@ -285,4 +300,4 @@ class HBaseWriter:
             raise WriteFailed(f"{len(rows)} row(s) not written to {self._table!r}; {raised}; then {later}", rows) from None
 
 
-_Failures = tuple[list[tuple[bytes, bytes]], dict[int, str]]
+_Failures = tuple[list[tuple[bytes, bytes, bytes]], dict[int, str]]
