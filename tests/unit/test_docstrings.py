@@ -43,6 +43,7 @@ CHECKED = [
     "keyshape.report.heatmap_html",
     "keyshape.report.output",
     "keyshape.ops.live",
+    "keyshape.ops.live_notes",
     "keyshape.ops.liveheat",
     "keyshape.ops.load",
     "keyshape.ops.migrate",

@@ -412,7 +412,8 @@ def _live_analysis(
     keys_file: str | None,
     count_rows: int | None = 5_000_000,
 ) -> Any:
-    """``analyze --hbase URL --table T [SCHEMA]``: sample the live table's keys and judge them."""
+    """``analyze --hbase URL --table T [SCHEMA]``: :func:`keyshape.ops.sample.analyze_table` (its
+    notes for the schema's kind included: a salted Phoenix table's buckets)."""
     from keyshape.cli.options import open_from_options as _open
     from keyshape.ops.sample import analyze_table
     from keyshape.schema import load_schema
@@ -421,7 +422,7 @@ def _live_analysis(
         raise click.UsageError("a live table needs both --table NS:NAME and --hbase HOST:PORT")
     if keys_file is not None:
         raise click.UsageError("--keys and --table are two sources of keys; give one")
-    from keyshape.phoenix.schema import PhoenixKeySchema, load_phoenix_schema
+    from keyshape.phoenix.schema import load_phoenix_schema
 
     # A Phoenix DDL file may hold several tables and indexes: take the one named by --table.
     loaded = load_phoenix_schema(schema, table) if schema and schema.lower().endswith(".sql") else load_schema(schema) if schema else None
@@ -433,12 +434,6 @@ def _live_analysis(
             )
     finally:
         store.close()
-    if isinstance(loaded, PhoenixKeySchema):
-        from keyshape.phoenix.live import bucket_view
-
-        view = bucket_view(loaded.phoenix.key, live.sample, live.estimated_rows)
-        if view is not None:
-            live.analysis.reasons.extend(view.notes(loaded.phoenix.key))
     return live.analysis
 
 

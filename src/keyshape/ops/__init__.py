@@ -4,7 +4,22 @@ table's region loads into a live heat map), ``sample`` (judge a live table from 
 ``splitplan`` (plan and apply splits), ``migrate`` / ``online`` (re-key a table offline or
 online), ``verify`` (compare the old and new tables), ``migration`` (``keyshape migrate`` in one
 call: preflight, copy, verify and the exit rules as a typed result); ``live``, ``liveheat`` and ``split_history``
-are their shared parts. Import the module you need: ``from keyshape.ops.load import load_table``.
+are their shared parts; ``live_notes`` is where a kind of schema registers what its live analysis
+adds. Import the module you need: ``from keyshape.ops.load import load_table``.
 """
 
-__all__ = ["live", "liveheat", "load", "migrate", "migrate_online", "migration", "online", "sample", "split_history", "splitplan", "verify", "watch"]
+__all__ = [
+    "live",
+    "live_notes",
+    "liveheat",
+    "load",
+    "migrate",
+    "migrate_online",
+    "migration",
+    "online",
+    "sample",
+    "split_history",
+    "splitplan",
+    "verify",
+    "watch",
+]

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.phoenix.key import PhoenixKey, PhoenixKeyError
-from keyshape.store.base import RegionInfo
 
 if TYPE_CHECKING:  # annotations only: keyshape.phoenix.schema imports this module on every schema load
     from keyshape.ops.sample import LiveKeys, TableSample
+    from keyshape.store.base import RegionInfo
 
 __all__ = ["BucketView", "bucket_view", "bucket_notes", "buckets_spanned", "region_label"]
 

@@ -16,6 +16,8 @@ from keyshape.phoenix.ddl import PhoenixTable, read_ddl_script
 from keyshape.phoenix.fields import key_fields, key_layout, millis, phoenix_value
 from keyshape.phoenix.key import PhoenixColumn
 from keyshape.phoenix.lint import lint_phoenix
+from keyshape.phoenix.live import bucket_notes
+from keyshape.ops.live_notes import register_live_notes
 from keyshape.schema.keyschema import KeySchema
 from keyshape.schema.layout import KeyLayout
 from keyshape.schema.keyschema import load_schema as schema_load
@@ -165,3 +167,5 @@ def load_schema(path: str | Path) -> KeySchema:
 
 # Every schema file is read by keyshape.schema.load_schema (and KeySchema.load): Phoenix files by this loader.
 register_loader("phoenix", is_phoenix_schema_file, load_phoenix_schema)
+# keyshape.ops.sample.analyze_table (analyze --table) on a salted Phoenix table: its salt buckets.
+register_live_notes(PhoenixKeySchema, lambda schema, live: bucket_notes(schema.phoenix.key, live))
