@@ -25,15 +25,15 @@ The file info carries what ``HFileOutputFormat2`` puts there (``BULKLOAD_TIMESTA
 ``hfile.MAX_TAGS_LEN``, ``MAX_MEMSTORE_TS_KEY``, ``KEY_VALUE_VERSION``), plus
 ``MAX_SEQ_ID_KEY`` 0 (the region replaces it with the sequence id it assigns the file).
 
-Compression ``NONE`` and ``GZ`` (HBase's ``Compression.Algorithm`` ordinals 2 and 1: a gzip
-member per block, header uncompressed); data-block encoding ``NONE`` only (others refused by
+Compression ``NONE``, ``GZ``, ``SNAPPY``, ``LZ4`` and ``ZSTD`` (each block's payload as HBase's
+codecs frame it, header uncompressed: :mod:`keyshape.store.hbase.compression`, which also refuses
+the others); data-block encoding ``NONE`` only (others refused by
 :func:`check_family_options`). No Bloom filter is written: the file has none, which every reader
 accepts, and the first major compaction writes the family's.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import struct
 import time
@@ -49,6 +49,7 @@ from hbasedriver.protobuf_py import HBase_pb2, HFile_pb2
 
 from keyshape.core.hbytes import to_string_binary
 from keyshape.errors import BadInput, StoreError
+from keyshape.store.hbase.compression import ORDINALS, WRITABLE, check_writable, compress_block, decompress_block, name_of
 
 __all__ = [
     "DELETE",
@@ -78,7 +79,7 @@ HEADER_SIZE = 33  # HFileBlock header with checksum fields
 CRC32 = 1  # ChecksumType.CRC32
 TRAILER_SIZE = 4096  # FixedFileTrailer size of format version 3
 MAJOR, MINOR = 3, 3  # HFileReaderImpl.MAX_MINOR_VERSION
-COMPRESSIONS = {"NONE": 2, "GZ": 1}  # Compression.Algorithm ordinals
+COMPRESSIONS = {name: ORDINALS[name] for name in WRITABLE}  # what is written: Compression.Algorithm ordinals
 # HBase 1-compatible name of CellComparatorImpl, as FixedFileTrailer writes it
 COMPARATOR = "org.apache.hadoop.hbase.KeyValue$KVComparator"
 DEFAULT_BLOCK_SIZE = 64 * 1024
@@ -163,13 +164,8 @@ def _read_pb_varint(data: bytes, p: int) -> tuple[int, int]:
 def check_family_options(family: str, options: Mapping[str, str]) -> str:
     """The compression name this writer uses for a family with HBase's ``options``
     (``describe``'s attributes); BadInput, in one line, for what it cannot write."""
-    compression = options.get("COMPRESSION", "NONE").upper()
+    compression = check_writable(family, options.get("COMPRESSION", "NONE"))
     encoding = options.get("DATA_BLOCK_ENCODING", "NONE").upper()
-    if compression not in COMPRESSIONS:
-        raise BadInput(
-            f"family {family!r} of the new table uses COMPRESSION {compression}; the bulk copy writes NONE or GZ: "
-            f"alter the family to one of them for the copy, or copy with --via puts"
-        )
     if encoding != "NONE":
         raise BadInput(
             f"family {family!r} of the new table uses DATA_BLOCK_ENCODING {encoding}; the bulk copy writes unencoded blocks: "
@@ -212,7 +208,7 @@ class HFileWriter:
     """Write one family's cells, appended in ``CellComparatorImpl`` order, into an HFile v3.
 
     ``block_size``: uncompressed bytes after which a data block is closed (the family's
-    BLOCKSIZE). ``compression``: ``NONE`` or ``GZ``. ``index_chunk_size``: the largest root index
+    BLOCKSIZE). ``compression``: a name of ``COMPRESSIONS``. ``index_chunk_size``: the largest root index
     before leaf index blocks are written. ``task``: the ``BULKLOAD_SOURCE_TASK`` recorded.
     """
 
@@ -248,7 +244,7 @@ class HFileWriter:
         self.path = Path(self.path)
         self.compression = self.compression.upper()
         if self.compression not in COMPRESSIONS:
-            raise BadInput(f"HFile compression {self.compression!r} is not supported here; use NONE or GZ")
+            raise BadInput(f"HFile compression {self.compression!r} is not supported here; use {', '.join(COMPRESSIONS)}")
         if not 0 < len(self.family) < 128:
             raise BadInput(f"a column family name must be 1 to 127 bytes, got {len(self.family)}")
         self._out = open(self.path, "wb")
@@ -463,7 +459,7 @@ class HFileWriter:
 
     def _write_block(self, magic: bytes, data: bytes) -> tuple[int, int]:
         """Write one block; returns its (offset, on-disk size with header)."""
-        payload = gzip.compress(data, compresslevel=1, mtime=0) if self.compression == "GZ" else data
+        payload = compress_block(self.compression, data)
         chunks = -(-(HEADER_SIZE + len(payload)) // self.bytes_per_checksum)
         prev = self._prev_by_type.get(magic, -1)
         header = _HEADER.pack(magic, len(payload) + 4 * chunks, len(data), prev, CRC32, self.bytes_per_checksum, HEADER_SIZE + len(payload))
@@ -633,9 +629,10 @@ def _block_at(data: bytes, offset: int, compression: int) -> tuple[bytes, bytes,
         for i, start in enumerate(range(0, len(body), bpc)):
             if struct.unpack_from(">I", sums, 4 * i)[0] != zlib.crc32(body[start : start + bpc]):
                 raise HFileFormatError(f"checksum mismatch in the block at offset {offset}")
-    payload = body[HEADER_SIZE:]
-    if compression == COMPRESSIONS["GZ"]:
-        payload = gzip.decompress(payload)
+    try:
+        payload = decompress_block(name_of(compression), body[HEADER_SIZE:], uncompressed)
+    except StoreError as e:
+        raise HFileFormatError(f"block at offset {offset}: {e}") from None
     if len(payload) != uncompressed:
         raise HFileFormatError(f"block at offset {offset}: {len(payload)} bytes, header says {uncompressed}")
     return magic, payload, end - offset
