@@ -42,7 +42,7 @@ from keyshape.store.base import Store
 if TYPE_CHECKING:  # annotations only: an offline migration does not load the online machinery (0.4 s)
     from keyshape.ops.migrate_online import BulkCopy, OnlineResult, OnlineStatus
 
-__all__ = ["EXIT_BAD", "EXIT_CODES", "EXIT_INTERRUPTED", "FailedRule", "MigrationRun", "OnlineOptions", "migrate_and_verify"]
+__all__ = ["EXIT_BAD", "EXIT_CODES", "EXIT_INTERRUPTED", "VERIFIED", "FailedRule", "MigrationRun", "OnlineOptions", "migrate_and_verify"]
 
 #: The exit code of a failed rule: keyshape's code for bad input and refusals (cli.main).
 EXIT_BAD = 2
