@@ -43,7 +43,7 @@ def assert_bucket_list_is(prefix, row: dict) -> None:
 @pytest.mark.parametrize("row", salt_golden()["opentsdb"]["salt_sets"], ids=lambda r: f"w{r['width']}-n{r['buckets']}")
 def test_opentsdb_bucket_list_equals_the_real_salts(row):
     """Widths 5..8 wrap Java's int shifts (bucket 14 at width 5 is 0e 00 00 00 0e)."""
-    p = make_prefix("opentsdb", b"", buckets=row["buckets"], width=row["width"], metric_width=3)
+    p = make_prefix("opentsdb", buckets=row["buckets"], width=row["width"], metric_width=3)
     assert_bucket_list_is(p, row)
     assert [b.hex() for b in p.buckets()[:4]] == row["first"]
 
@@ -52,13 +52,13 @@ def test_opentsdb_bucket_list_equals_the_real_salts(row):
 def test_opentsdb_bucket_i_is_the_ith_real_salt_in_byte_order(row):
     """Where the salts are too many to list, bucket(i) (what ``prefix`` splits with ``regions``
     cut at) is still the i-th of the real salts in byte order."""
-    p = make_prefix("opentsdb", b"", buckets=row["buckets"], width=row["width"], metric_width=3)
+    p = make_prefix("opentsdb", buckets=row["buckets"], width=row["width"], metric_width=3)
     assert p.bucket_count() == row["count"]
     assert {i: p.bucket(int(i)).hex() for i in row["sorted_at"]} == row["sorted_at"]
 
 
 def test_opentsdb_width_5_bucket_14_wraps_like_java():
-    p = make_prefix("opentsdb", b"", buckets=20, width=5, metric_width=3)
+    p = make_prefix("opentsdb", buckets=20, width=5, metric_width=3)
     assert bytes.fromhex("0e0000000e") in p.buckets()
     assert bytes.fromhex("000000000e") not in p.buckets()
 
@@ -66,11 +66,11 @@ def test_opentsdb_width_5_bucket_14_wraps_like_java():
 # keyshape's phoenix strategy takes 2..256 buckets (SALT_BUCKETS = 1 is no salting).
 @pytest.mark.parametrize("row", [r for r in salt_golden()["phoenix"]["salt_sets"] if r["buckets"] >= 2], ids=lambda r: f"n{r['buckets']}")
 def test_phoenix_bucket_list_equals_the_real_salts(row):
-    assert_bucket_list_is(make_prefix("phoenix", b"", buckets=row["buckets"]), row)
+    assert_bucket_list_is(make_prefix("phoenix", buckets=row["buckets"]), row)
 
 
 def _classic_prefix(fn: dict):
-    return make_prefix(fn["strategy"], b"_", **fn["options"])
+    return make_prefix(fn["strategy"], **fn["options"]).bound(b"_")
 
 
 @pytest.mark.parametrize("fn", classic()["functions"], ids=lambda f: f"{f['strategy']}-{f['options']}")

@@ -47,7 +47,7 @@ def test_golden_vectors_come_from_hbase_murmurhash3() -> None:
 def test_prefix_of_each_key_equals_hbase(fn: dict) -> None:
     """Per key (every length 0..40: each tail length and block count): the hash HBase returns and
     the prefix, from prefix_for and from the vectorized prefix_many alike."""
-    p = make_prefix("murmur3", b"_", buckets=fn["buckets"], seed=fn["seed"])
+    p = make_prefix("murmur3", buckets=fn["buckets"], seed=fn["seed"]).bound(b"_")
     js = [bytes.fromhex(c["j"]) for c in fn["cases"]]
     assert [murmur3_32(j, fn["seed"]) for j in js] == [c["hash"] for c in fn["cases"]]
     want = [c["prefix"].encode("ascii") for c in fn["cases"]]
@@ -58,7 +58,7 @@ def test_prefix_of_each_key_equals_hbase(fn: dict) -> None:
 @pytest.mark.parametrize("fn", functions(), ids=fn_id)
 def test_bucket_list_equals_the_prefixes_hbase_produced(fn: dict) -> None:
     """A scan or a ``prefix`` split built from a list missing one of the real prefixes misses rows."""
-    buckets = make_prefix("murmur3", b"_", buckets=fn["buckets"], seed=fn["seed"]).buckets()
+    buckets = make_prefix("murmur3", buckets=fn["buckets"], seed=fn["seed"]).bound(b"_").buckets()
     assert buckets is not None and buckets == sorted(set(buckets))
     digest = hashlib.sha256(",".join(b.hex() for b in buckets).encode("ascii")).hexdigest()
     assert (len(buckets), digest) == (fn["count"], fn["sha256"])
@@ -67,7 +67,7 @@ def test_bucket_list_equals_the_prefixes_hbase_produced(fn: dict) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.binary(max_size=37), min_size=1, max_size=40), st.integers(2, 5000), st.integers(-(2**31), 2**31 - 1))
 def test_batch_prefixes_equal_one_by_one(js: list[bytes], buckets: int, seed: int) -> None:
-    p = make_prefix("murmur3", b"", buckets=buckets, seed=seed)
+    p = make_prefix("murmur3", buckets=buckets, seed=seed)
     assert p.prefix_many(js) == [p.prefix_for(j) for j in js]
 
 

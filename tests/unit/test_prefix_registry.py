@@ -34,7 +34,7 @@ def test_defaults_fit_the_bounds_and_build(name: str) -> None:
         lo, hi = cls.options[opt]
         assert lo <= value <= hi, (opt, value)
     extra = {"metric_width": 3} if name == "opentsdb" else {}
-    p = make_prefix(name, b"", **cls.defaults, **extra)
+    p = make_prefix(name, **cls.defaults, **extra)
     assert p.name == name
     # A strategy whose prefix is not a function of the record cannot be an index table's prefix.
     assert cls.deterministic or not cls.index_ok

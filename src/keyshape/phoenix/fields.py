@@ -147,5 +147,5 @@ def key_layout(key: Any, read_value: Callable[[Any], Any] | None = None, name: s
     field hashed (the salt is computed from the whole key after it). ``read_value`` and ``converts``
     as in :func:`key_fields`; ``name``: what compiled functions call the layout."""
     fields = key_fields(key, read_value, converts)
-    prefix = make_prefix("phoenix", b"", buckets=key.salt_buckets) if key.salt_buckets else make_prefix("none", b"")
+    prefix = make_prefix("phoenix", buckets=key.salt_buckets) if key.salt_buckets else make_prefix("none")
     return KeyLayout(tuple(fields), b"", prefix, tuple(f.name for f in fields), name)

@@ -147,7 +147,7 @@ class PhoenixKey:
             self._decode = self._decode_general
         else:
             layout = key_layout(self, name="/".join(self._names), converts=False)
-            bare = encoder_for(layout.replace(prefix=make_prefix("none", b"")))
+            bare = encoder_for(layout.replace(prefix=make_prefix("none")))
             self._encode_rest = _rest_encoder(bare, self._known, self._rest_general)
             self._decode = compile_decoder(layout, slow=self._decode_general)
         # decode is called once per row: the compiled function itself shadows the method (one call)

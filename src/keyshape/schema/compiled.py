@@ -269,7 +269,7 @@ def encode_rows(layout: KeyLayout, columns: Mapping[str, Any], as_array: bool = 
         full = encoder_for(layout)
         keys = [full(r) for r in records]
         return KeyArray.from_keys(keys) if as_array else keys
-    bare = layout.cached("unprefixed", lambda: layout.replace(prefix=make_prefix("none", layout.separator)))
+    bare = layout.cached("unprefixed", lambda: layout.replace(prefix=make_prefix("none")))
     rest = encoder_for(bare)
     ks = KeyArray.from_keys([rest(r) for r in records])
     heads = p.prefix_many(ks)

@@ -141,7 +141,7 @@ def parse_indexes(top: Section, main_table: TableSpec, main_key: KeyLayout, key_
         s.done()
         table = TableSpec(tn, ns or main_table.namespace, [FamilySpec(family)])
         row = FieldSpec(ROW_FIELD, "bytes", "hbase", pad="none", pad_char="\x00")
-        prefix = make_prefix(strategy, separator, **options)
+        prefix = make_prefix(strategy, **options)
         n = prefix.bucket_count()
         # a salted index table starts with one region per bucket when the buckets are few (mod,
         # phoenix); hash prefixes with 65536 values are left to split as they grow

@@ -204,7 +204,7 @@ class KeySchema:
         key = Section({"prefix": {"strategy": strategy, **options}}, "key", self.source)
         name, opts = parse_prefix(key)
         opts.update(STRATEGIES[name].key_options(key, self.fields, self.separator, self.hash_fields))
-        prefix = make_prefix(name, self.separator, **opts)
+        prefix = make_prefix(name, **opts)
         spec = self.splits if isinstance(splits, str) and splits == "keep" else splits
         if isinstance(spec, str):
             raise KeyshapeError(f"with_prefix: splits must be a SplitSpec, None or 'keep', got {spec!r}")

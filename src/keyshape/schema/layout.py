@@ -14,7 +14,7 @@ keys cannot be decoded (:attr:`KeyLayout.encode_only`). The compilers
 >>> from keyshape.schema.prefixes import make_prefix
 >>> user = FieldSpec("user", "string", "text", width=4)
 >>> ts = FieldSpec("ts", "int64", "hbase")
->>> layout = KeyLayout((user, ts), b"_", make_prefix("mod", b"_", buckets=16), ("user",))
+>>> layout = KeyLayout((user, ts), b"_", make_prefix("mod", buckets=16), ("user",))
 >>> key = layout.encode_generic({"user": "ab", "ts": 7})
 >>> key
 b'01_00ab_\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x07'
@@ -26,7 +26,6 @@ b'01_00ab_\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x07'
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
@@ -57,7 +56,8 @@ class KeyLayout:
 
     - ``fields``: the key's fields in key order (a sequence; kept as a tuple).
     - ``separator``: the bytes between two fields (``b""``: none).
-    - ``prefix``: the prefix strategy (:mod:`keyshape.schema.prefixes`; ``none`` for an unprefixed key).
+    - ``prefix``: the prefix strategy (:mod:`keyshape.schema.prefixes`; ``none`` for an unprefixed key),
+      bound to ``separator`` (:meth:`Prefix.bound`): the layout is the one place the separator is set.
     - ``hash_fields``: the names of the fields whose bytes (joined by the separator) a ``J`` prefix
       hashes; names not in ``fields`` are ignored.
     - ``name``: what compiled functions and messages call the layout (the table's full name).
@@ -105,6 +105,8 @@ class KeyLayout:
             "fields": fields,
             "hash_fields": tuple(self.hash_fields),
             "separator": bytes(self.separator),
+            # the one place the separator is set: the prefix writes the layout's after itself
+            "prefix": self.prefix.bound(bytes(self.separator)),
             "hash_idx": idx,
             "hashes_whole_key": len(idx) == len(fields),
             "field_ends": ends,
@@ -144,18 +146,11 @@ class KeyLayout:
         return got  # type: ignore[no-any-return]
 
     def replace(self, **changes: Any) -> KeyLayout:
-        """A copy with ``changes`` (``fields``, ``separator``, ``prefix``, ``hash_fields``, ``name``).
+        """A copy with ``changes`` (``fields``, ``separator``, ``prefix``, ``hash_fields``, ``name``);
+        the prefix is bound to the copy's separator (:meth:`Prefix.bound`), as in every layout.
 
-        The prefix writes the key's separator after itself (``mod``, ``md5`` ...) and keeps its own
-        copy of it: a copy of the prefix takes the new separator, so the compiled and the generic
-        encoders never disagree on the bytes after the prefix."""
-        new = dataclasses.replace(self, **changes)
-        prefix = new.prefix
-        if getattr(prefix, "separator", new.separator) != new.separator:
-            prefix = copy.copy(prefix)
-            prefix.separator = new.separator
-            new = dataclasses.replace(new, prefix=prefix)
-        return new
+        - ``changes``: the parts to change, by name."""
+        return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------------------------- fields
 

@@ -239,7 +239,7 @@ def parse_key(key: Section) -> KeyParts:
         key.fail("hash_fields", "must list distinct fields, at least one", "e.g. hash_fields = ['user_id']")
     options.update(STRATEGIES[strategy].key_options(key, fields, separator, hash_fields))
     key.done()
-    return KeyParts(fields, separator, make_prefix(strategy, separator, **options), list(hash_fields))
+    return KeyParts(fields, separator, make_prefix(strategy, **options), list(hash_fields))
 
 
 def parse_field(s: Section, index: int = 0) -> FieldSpec:

@@ -70,11 +70,11 @@ _ORDER = (Prefix, Md5Prefix, Md5FullPrefix, JavaHashShortPrefix, Crc32Prefix, Mo
 STRATEGIES: dict[str, type[Prefix]] = {cls.name: cls for cls in _ORDER} | REGISTRY
 
 
-def make_prefix(strategy: str, separator: bytes = b"", **options: int) -> Prefix:
-    """Build a strategy by name with its (already validated) options.
+def make_prefix(strategy: str, **options: int) -> Prefix:
+    """Build a strategy by name with its (already validated) options. The key's separator is not
+    one: the layout that holds the prefix binds its own (:meth:`Prefix.bound`).
 
     - ``strategy``: a name in :data:`STRATEGIES` (``none``, ``mod``, ``md5``, ...).
-    - ``separator``: the key's separator, which strategies with ``sep_after`` put after the prefix (default none).
     - ``options``: the strategy's options (``buckets``, ``length`` ...); the strategy's defaults for the rest.
     """
-    return STRATEGIES[strategy](separator, **options)
+    return STRATEGIES[strategy](**options)

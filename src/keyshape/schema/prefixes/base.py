@@ -9,6 +9,7 @@ per-record codec runs. Nothing outside the package asks for a strategy by name.
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, overload
@@ -129,8 +130,22 @@ class Prefix:
         if "name" in cls.__dict__:
             REGISTRY[cls.name] = cls
 
-    def __init__(self, separator: bytes = b"") -> None:
-        self.separator = separator
+    #: The key's separator, which a ``sep_after`` strategy writes after its prefix: never a
+    #: strategy's option, but the separator of the layout that holds the prefix, which binds it
+    #: (:meth:`bound`, called by :class:`~keyshape.schema.layout.KeyLayout`: the one place it is set).
+    separator: bytes = b""
+
+    def bound(self, separator: bytes) -> Prefix:
+        """This prefix in a key whose separator is ``separator``: itself when it already is, else a
+        copy bound to it (what :class:`~keyshape.schema.layout.KeyLayout` does with the prefix it is given).
+
+        - ``separator``: the layout's separator.
+        """
+        if self.separator == separator:
+            return self
+        out = copy.copy(self)
+        out.separator = bytes(separator)
+        return out
 
     @classmethod
     def key_options(cls, key: Any, fields: Sequence[Any], separator: bytes, hash_fields: Sequence[str]) -> dict[str, int]:

@@ -25,8 +25,7 @@ class Md5Prefix(Prefix):
     native_check = 4
     count_option = "length"
 
-    def __init__(self, separator: bytes = b"", length: int = 4) -> None:
-        super().__init__(separator)
+    def __init__(self, length: int = 4) -> None:
         self.width = length
 
     def prefix_for(self, material: bytes) -> bytes:

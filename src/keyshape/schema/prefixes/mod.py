@@ -20,8 +20,7 @@ class ModPrefix(DecimalBucketPrefix):
     defaults = {"buckets": 16}
     native_check: int | None = 1
 
-    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
-        super().__init__(separator)
+    def __init__(self, buckets: int = 16) -> None:
         self._set_buckets(buckets)
 
     def prefix_for(self, material: bytes) -> bytes:

@@ -59,8 +59,7 @@ class Murmur3Prefix(DecimalBucketPrefix):
     native_check = 7  # core/_native.c's C_MURMUR3: the mod form over MurmurHash3 x86_32 with the seed
     defaults = {"buckets": 16, "seed": 0}
 
-    def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int = 0) -> None:
-        super().__init__(separator)
+    def __init__(self, buckets: int = 16, seed: int = 0) -> None:
         self._set_buckets(buckets)
         self.seed = seed
 

@@ -35,8 +35,7 @@ class OpenTsdbPrefix(Prefix):
     index_ok = False
     native_check = 6
 
-    def __init__(self, separator: bytes = b"", buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
-        super().__init__(separator)
+    def __init__(self, buckets: int = 20, width: int = 1, metric_width: int = 3) -> None:
         self.n, self.width, self.metric_width = buckets, width, metric_width
         self._sorted: list[bytes] | None = None
 

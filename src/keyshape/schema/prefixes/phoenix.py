@@ -20,8 +20,7 @@ class PhoenixPrefix(Prefix):
     defaults = {"buckets": 16}
     native_check = 3
 
-    def __init__(self, separator: bytes = b"", buckets: int = 16) -> None:
-        super().__init__(separator)
+    def __init__(self, buckets: int = 16) -> None:
         self.n = buckets
 
     def prefix_for(self, material: bytes) -> bytes:

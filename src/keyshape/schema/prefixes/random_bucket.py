@@ -25,8 +25,8 @@ class RandomPrefix(ModPrefix):
     index_ok = False  # index rows would be unfindable
     native_check = None  # nothing to re-derive
 
-    def __init__(self, separator: bytes = b"", buckets: int = 16, seed: int | None = None) -> None:
-        super().__init__(separator, buckets)
+    def __init__(self, buckets: int = 16, seed: int | None = None) -> None:
+        super().__init__(buckets)
         self._rng = np.random.default_rng(seed)
 
     def prefix_for(self, material: bytes) -> bytes:
