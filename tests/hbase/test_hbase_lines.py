@@ -197,6 +197,15 @@ def test_a_compressed_family_works_where_the_line_has_a_codec(line_hbase: Any) -
     assert re.search(r"snappy|compress", lines[0], re.I), lines[0]
 
 
+@pytest.mark.parametrize("compression", ["SNAPPY", "LZ4", "ZSTD"])
+def test_bulk_copy_into_a_compressed_family(line_hbase: Any, tmp_path: Path, compression: str) -> None:
+    """Read back equal where the line reads the codec, else HBase's refusal in one line
+    (tests/hbase/test_bulkload_compression.py, which runs the default line)."""
+    from test_bulkload_compression import copy_on_a_line
+
+    copy_on_a_line(line_hbase, tmp_path, compression)
+
+
 # --- no server needed: the line's own jars ------------------------------------------------------
 
 
