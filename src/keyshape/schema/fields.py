@@ -59,9 +59,6 @@ decimal of ``width`` digits, each value its own key; ``truncate = "keep-last"`` 
 
 from __future__ import annotations
 
-import datetime as _dt
-import operator
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,32 +70,11 @@ from keyshape.core import hbytes, ordered, textcols
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
 from keyshape.schema.fieldtypes import ENCODINGS, FIELD_TYPES, FieldType, field_type
+from keyshape.schema.fieldtypes.timestamp import parse_timestamp
 
 __all__ = ["FIELD_TYPES", "ENCODINGS", "FieldSpec", "parse_timestamp"]
 
 _INVERT = bytes(range(255, -1, -1))
-
-
-def parse_timestamp(value: Any) -> int:
-    """Milliseconds since the epoch from an int, a ``datetime`` (naive = UTC) or an ISO-8601 string."""
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise KeyshapeError(f"cannot read {value!r} as a timestamp; give ms since the epoch or ISO-8601 like 2026-01-01T00:00:00Z") from None
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return int(value.timestamp() * 1000)
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise KeyshapeError(f"a timestamp must be integer ms, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -176,25 +152,7 @@ class FieldSpec:
         if value is None:  # str(None) would silently become the text "None"
             raise KeyshapeError(f"field {self.name!r} has no value (None); give a {t}")
         try:
-            if self.ftype.own_codec:
-                return self.ftype.coerce(self, value)
-            if t == "string":
-                if isinstance(value, str):
-                    return value
-                if isinstance(value, (bytes, bytearray)):
-                    return bytes(value).decode("utf-8")
-                return str(value)
-            if t == "bytes":
-                if isinstance(value, str):
-                    return hbytes.to_bytes_binary(value)
-                return bytes(value)
-            if t == "timestamp":
-                return parse_timestamp(value)
-            if t == "float64":
-                return float(value)
-            if isinstance(value, str):
-                return int(value.strip())
-            return operator.index(value)
+            return self.ftype.coerce(self, value)
         except (TypeError, ValueError, UnicodeDecodeError) as exc:
             if isinstance(exc, KeyshapeError):
                 raise
@@ -227,9 +185,7 @@ class FieldSpec:
         if not lo <= v <= hi:
             how = f"{self.encoding} encoding" + (" with order='desc'" if self.descending else "")
             if v > (self.ftype.max or 0) or v < (self.ftype.min or 0):
-                fix = {"int32": "an int32 cannot hold it: use type = 'int64'", "timestamp": "a timestamp is ms since 1970, 0 up to 2^63-1"}.get(
-                    self.type, f"no {self.type} can hold it: give a value in range, or type = 'string'"
-                )
+                fix = self.ftype.range_fix or f"no {self.type} can hold it: give a value in range, or type = 'string'"
             elif v < lo:
                 fix = "use encoding = 'ordered', the encoding that sorts negative values"
             else:
@@ -247,7 +203,7 @@ class FieldSpec:
                     f"wider than width {w}; shorten it, raise width, or set truncate='keep-last'"
                 )
             raw = raw[len(raw) - w :]
-            if self.type == "string":  # do not start inside a UTF-8 sequence
+            if self.ftype.utf8_text:  # do not start inside a UTF-8 sequence
                 while raw and 0x80 <= raw[0] < 0xC0:
                     raw = raw[1:]
         if self.pad == "none" and len(raw) != w:
@@ -261,14 +217,14 @@ class FieldSpec:
     @property
     def pad_byte(self) -> bytes:
         """The one byte (a UTF-8 character for strings) padding fills a short value with."""
-        return self.pad_char.encode("latin-1") if self.type == "bytes" else self.pad_char.encode("utf-8")
+        return self.pad_char.encode(self.ftype.pad_encoding)
 
     def _pad_refusal(self, raw: bytes, twin: bytes) -> KeyshapeError:
         """The error for ``raw`` and ``twin``, two values of one run stored whole that pad to one
         key (``raw`` holds the pad byte at its padded end; decode strips it and returns the shorter)."""
         pb, w = self.pad_byte, self.width
         left = self.pad == "left"
-        if self.type == "string":
+        if self.ftype.utf8_text:
             show, pad = (lambda b: repr(b.decode("utf-8", "replace"))), f"pad character {self.pad_char!r}"
         else:
             show, pad = hbytes.to_string_binary, f"pad byte {hbytes.to_string_binary(pb)}"
@@ -282,8 +238,7 @@ class FieldSpec:
 
     def _raw(self, value: Any) -> bytes:
         """A string/bytes value's bytes before padding (as :meth:`encode` takes them)."""
-        v = self.coerce(value)
-        return v.encode("utf-8") if self.type == "string" else bytes(v)
+        return self.ftype.raw(self.coerce(value))  # type: ignore[attr-defined,no-any-return]
 
     def refuse_twins(self, values: Sequence[Any] | np.ndarray, keys: KeyArray) -> None:
         """The pad rule of one run of data (``values`` and their encoded ``keys``): two distinct
@@ -314,37 +269,7 @@ class FieldSpec:
 
     def encode(self, value: Any) -> bytes:
         """The bytes of ``value`` in this field's encoding and order (see the module docstring)."""
-        v = self.coerce(value)
-        t, enc, desc = self.type, self.encoding, self.descending
-        if self.ftype.own_codec:
-            return self.ftype.encode_value(self, v)
-        if enc == "ordered":
-            if t == "string":
-                return ordered.encode_string(v, desc)
-            if t == "bytes":
-                return ordered.encode_blob_var(v, desc)
-            if t == "float64":
-                return ordered.encode_float64(v, desc)
-            self._check_range(v)
-            fn = ordered.encode_int32 if t == "int32" else ordered.encode_int64
-            return fn(v, desc)
-        if t == "float64":
-            return struct.pack(">d", v)
-        if self.is_numeric:
-            self._check_range(v)
-            if desc:
-                v = self.type_max - v
-            if enc == "hbase":
-                return hbytes.int32(v) if t == "int32" else hbytes.int64(v)
-            if self.keeps_last_digits:
-                v %= 10**self.text_width
-            digits = b"%d" % v
-            if len(digits) > self.text_width:
-                raise KeyshapeError(f"field {self.name!r}: {v} needs {len(digits)} digits, more than width {self.text_width}; raise width")
-            return digits.rjust(self.text_width, b"0")
-        raw = v.encode("utf-8") if t == "string" else v
-        raw = self._fit(raw)
-        return raw.translate(_INVERT) if desc else raw
+        return self.ftype.encode_value(self, self.coerce(value))
 
     # -------------------------------------------------------------------- a value in a cell
 
@@ -359,8 +284,7 @@ class FieldSpec:
         encoded = self.encode(value)
         if not self._plain_in_cells():
             return encoded
-        v = self.coerce(value)
-        return v.encode("utf-8") if self.type == "string" else bytes(v)
+        return self._raw(value)
 
     def cell_value(self, raw: bytes) -> Any:
         """The value of a cell written by :meth:`cell_bytes`, or by the writers before it, which
@@ -368,7 +292,7 @@ class FieldSpec:
         whole is read as those."""
         if self._plain_in_cells():
             try:
-                value = raw.decode("utf-8") if self.type == "string" else bytes(raw)
+                value = raw.decode("utf-8") if self.ftype.utf8_text else bytes(raw)
                 self.encode(value)
                 if self.width is None or len(raw) <= self.width or self.truncate == "keep-last":
                     return value
@@ -383,43 +307,13 @@ class FieldSpec:
         the key); fixed-width and ordered values find their own end.
         """
         w = self.fixed_width
-        if self.ftype.own_codec:
-            stop = pos + w if w is not None else (len(key) if end is None else end)
-            if stop > len(key):
-                raise KeyshapeError(f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the {w}-byte field at offset {pos}")
-            return self.ftype.decode_value(self, key[pos:stop]), stop
-        if self.encoding == "ordered" and self.ftype.text_like:
+        if self.encoding == "ordered" and w is None:  # OrderedBytes text and blobs end themselves
             value, rest = ordered.decode(key[pos:])
             return value, len(key) - len(rest)
         stop = pos + w if w is not None else (len(key) if end is None else end)
-        raw = key[pos:stop]
-        if len(raw) != (stop - pos) or stop > len(key):
+        if stop > len(key):
             raise KeyshapeError(f"field {self.name!r}: key {hbytes.to_string_binary(key)} ends before the {w}-byte field at offset {pos}")
-        t = self.type
-        if self.encoding == "ordered":
-            value, _ = ordered.decode(raw)
-            return value, stop
-        if t == "float64":
-            return struct.unpack(">d", raw)[0], stop
-        if self.is_numeric:
-            if self.encoding == "hbase":
-                v = int.from_bytes(raw, "big", signed=True)
-            else:
-                if not raw.isdigit():
-                    raise KeyshapeError(f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits")
-                v = int(raw)
-            return (self.type_max - v if self.descending else v), stop
-        if self.descending:
-            raw = raw.translate(_INVERT)
-        if self.width is not None and self.pad != "none":
-            pb = self.pad_byte
-            raw = raw.lstrip(pb) if self.pad == "left" else raw.rstrip(pb)
-        if t == "string":
-            try:
-                return raw.decode("utf-8"), stop
-            except UnicodeDecodeError:
-                raise KeyshapeError(f"field {self.name!r}: {hbytes.to_string_binary(raw)} is not UTF-8 text") from None
-        return raw, stop
+        return self.ftype.decode_value(self, key[pos:stop]), stop
 
     # ----------------------------------------------------------------------------- many values
 
@@ -436,19 +330,20 @@ class FieldSpec:
         Built with numpy without per-value Python for numeric columns given as numpy arrays and
         for ASCII text; other values (non-ASCII text, values that need an error message) go
         through :meth:`encode` one by one."""
-        t, enc, desc = self.type, self.encoding, self.descending
+        enc, desc = self.encoding, self.descending
         if self.ftype.own_codec:
             return KeyArray.from_keys([self.encode(v) for v in values])
         if self.ftype.integer and not _is_object(values):
             a = np.asarray(values)
             if a.dtype.kind in "iu" and a.ndim == 1:
                 return KeyArray(self._encode_int_array(a))
-        if t == "float64" and enc == "ordered" and not _is_object(values):
+        many = self.ftype.ordered_many
+        if not self.ftype.integer and many is not None and enc == "ordered" and not _is_object(values):
             a = np.asarray(values)
-            if a.dtype.kind in "iuf" and a.ndim == 1:
-                rows = ordered.encode_float64_many(a, desc)
-                return KeyArray(rows.view(np.uint8).reshape(len(a), 9))
-        if t == "string" and enc != "ordered" and isinstance(values, np.ndarray) and values.dtype.kind == "U":
+            if a.dtype.kind in "iuf" and a.ndim == 1:  # (a float's OrderedBytes, from numbers)
+                rows = many(a, desc)
+                return KeyArray(rows.view(np.uint8).reshape(len(a), self.ftype.widths["ordered"]))
+        if self.ftype.utf8_text and enc != "ordered" and isinstance(values, np.ndarray) and values.dtype.kind == "U":
             fast = self._encode_str_array(values)
             if fast is not None:
                 return fast
@@ -468,7 +363,7 @@ class FieldSpec:
 
         pyarrow turns the Python list into one UTF-8 buffer plus offsets in a single C pass;
         values of one length (the usual case) are then a reshape of that buffer."""
-        want = str if self.type == "string" else bytes
+        want = str if self.ftype.utf8_text else bytes
         n = len(vals)
         if n == 0 or len(self.pad_byte) != 1:
             return None
@@ -548,7 +443,7 @@ class FieldSpec:
     def _encode_text_list(self, vals: Sequence[Any]) -> list[bytes] | None:
         """Whole-list string/bytes encoding with C-level loops; None when a value needs the
         per-value path (a wrong type, or a value wider than ``width``)."""
-        want = str if self.type == "string" else bytes
+        want = str if self.ftype.utf8_text else bytes
         if not all(type(v) is want for v in vals):
             return None
         raw = [v.encode("utf-8") for v in vals] if want is str else list(vals)
@@ -568,7 +463,7 @@ class FieldSpec:
         return raw
 
     def _encode_int_array(self, a: np.ndarray) -> np.ndarray:
-        t, enc, desc = self.type, self.encoding, self.descending
+        enc, desc = self.encoding, self.descending
         n = len(a)
         if n == 0:
             return np.zeros((0, self.fixed_width or 0), dtype=np.uint8)
@@ -576,13 +471,14 @@ class FieldSpec:
         self._check_range(lo)
         self._check_range(hi)
         if enc == "ordered":
-            fn = ordered.encode_int32_many if t == "int32" else ordered.encode_int64_many
+            fn = self.ftype.ordered_many
+            assert fn is not None, f"{self.type} has no OrderedBytes column codec"
             return fn(a, desc).view(np.uint8).reshape(n, self.ftype.widths["ordered"])
         a = a.astype(np.int64)
         if desc:
             a = np.int64(self.type_max) - a
         if enc == "hbase":
-            dt = ">i4" if t == "int32" else ">i8"
+            dt = self.ftype.hbase_dtype  # type: ignore[attr-defined]
             return a.astype(dt).view(np.uint8).reshape(n, self.ftype.widths["hbase"])
         w = self.text_width
         if self.keeps_last_digits:

@@ -14,7 +14,8 @@ from keyshape.schema.fieldtypes.base import REGISTRY, FieldPlan, FieldType, fiel
 
 __all__ = ["ENCODINGS", "FIELD_TYPES", "REGISTRY", "FieldPlan", "FieldType", "field_type"]
 
-# Every module of this package is a type (or the base): importing it registers its type.
+# Every module of this package is a type (or the base, or the families the built-in types share):
+# importing it registers its type.
 for _mod in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_mod.name}")
 

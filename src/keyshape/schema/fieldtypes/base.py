@@ -3,11 +3,13 @@
 A field type (:class:`FieldType`) holds what keyshape knows of one kind of key value, per
 encoding: the encodings it takes (default first), the fixed width of each, the value range of an
 integer, the digits of its decimal text, the C reader's field code (``core/_native.c``'s ``K_*``),
-the Arrow type and numpy dtype of a decoded column, and, for a type that brings its own codec
-(:attr:`FieldType.own_codec`), how a value becomes bytes and back. The built-in families (text,
-integers, floats) share the codec routes of :mod:`keyshape.schema.fields`,
+the Arrow type and numpy dtype of a decoded column, and how a value becomes bytes and back
+(:meth:`FieldType.coerce`, :meth:`FieldType.encode_value`, :meth:`FieldType.decode_value`: what
+:class:`~keyshape.schema.fields.FieldSpec` asks for every type; the built-in families share
+theirs in :mod:`.families`). A type with :attr:`FieldType.own_codec` is also called by the compiled
+routes per value; the built-in types' compiled lines, vector and C routes still live in
 :mod:`keyshape.schema.compiled`, :mod:`keyshape.schema.compiled_decode` and
-:mod:`keyshape.schema.batchdecode`, which read these facts instead of comparing type names.
+:mod:`keyshape.schema.batchdecode`, which read these facts.
 
 :class:`FieldPlan` is what :class:`~keyshape.schema.layout.KeyLayout` derives once per field
 (:attr:`KeyLayout.plans`) for every decode route: the field's width, where it ends, the pad byte
@@ -16,7 +18,7 @@ decode strips, its C field code, and its integer bounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -58,6 +60,14 @@ class FieldType:
     arrow_type: ClassVar[pa.DataType | None] = pa.binary()
     #: the numpy dtype of a decoded column (None: a list of values)
     column_dtype: ClassVar[str | None] = None
+    #: how a ``pad_char`` becomes the pad byte (bytes: latin-1, one byte per character)
+    pad_encoding: ClassVar[str] = "utf-8"
+    #: OrderedBytes of a numpy column of values (numbers), or None
+    ordered_many: ClassVar[Callable[..., Any] | None] = None
+    #: what an out-of-range value's error advises when no value of the type fits (None: a generic fix)
+    range_fix: ClassVar[str | None] = None
+    #: the value is text stored as UTF-8 (a cut never starts inside a character); else raw bytes
+    utf8_text: ClassVar[bool] = False
     #: pad defaults of a ``width`` (text-like types)
     default_pad: ClassVar[str] = "left"
     default_pad_char: ClassVar[str] = "0"

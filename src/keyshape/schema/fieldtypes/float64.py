@@ -6,11 +6,17 @@ Encodings: ``ordered`` (the default: OrderedBytes FixedFloat64, 9 bytes, sorts e
 
 from __future__ import annotations
 
+import struct
+from typing import Any
+
 import pyarrow as pa
 
+from keyshape.core import ordered
 from keyshape.schema.fieldtypes.base import FieldType
 
 __all__ = ["Float64Type"]
+
+_DOUBLE = struct.Struct(">d")
 
 
 class Float64Type(FieldType):
@@ -21,3 +27,18 @@ class Float64Type(FieldType):
     native_codes = {"hbase": 5}  # K_FLOAT64
     arrow_type = pa.float64()
     column_dtype = "float64"
+    ordered_many = staticmethod(ordered.encode_float64_many)
+
+    def coerce(self, spec: Any, value: Any) -> float:
+        return float(value)
+
+    def encode_value(self, spec: Any, value: Any) -> bytes:
+        if spec.encoding == "ordered":
+            return ordered.encode_float64(value, spec.descending)
+        return _DOUBLE.pack(value)
+
+    def decode_value(self, spec: Any, raw: bytes) -> float:
+        if spec.encoding == "ordered":
+            value, _ = ordered.decode(raw)
+            return value  # type: ignore[no-any-return]
+        return _DOUBLE.unpack(raw)[0]  # type: ignore[no-any-return]

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from keyshape.schema.fieldtypes.base import FieldType
+from keyshape.core import hbytes, ordered
+from keyshape.schema.fieldtypes.families import IntegerType
 
 __all__ = ["Int32Type"]
 
 
-class Int32Type(FieldType):
+class Int32Type(IntegerType):
     name = "int32"
     encodings = ("ordered", "hbase", "text")
-    integer = numeric = True
+    hbase_bytes, hbase_dtype = staticmethod(hbytes.int32), ">i4"
+    ordered_bytes, ordered_many = staticmethod(ordered.encode_int32), staticmethod(ordered.encode_int32_many)
+    range_fix = "an int32 cannot hold it: use type = 'int64'"
     min, max = -(2**31), 2**31 - 1
     text_digits = 10
     widths = {"ordered": 5, "hbase": 4}

@@ -11,15 +11,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 from keyshape.core import hbytes
-from keyshape.schema.fieldtypes.base import FieldType
+from keyshape.schema.fieldtypes.families import IntegerType
 
 __all__ = ["Int64Type"]
 
 
-class Int64Type(FieldType):
+class Int64Type(IntegerType):
     name = "int64"
     encodings = ("ordered", "hbase", "text")
-    integer = numeric = True
     min, max = -(2**63), hbytes.MAX_LONG
     text_digits = 19
     widths = {"ordered": 9, "hbase": 8}

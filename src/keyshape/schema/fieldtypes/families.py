@@ -1,0 +1,101 @@
+"""The codecs the built-in types share, one class per family (no type of its own: the modules of
+``int32``, ``int64``, ``timestamp``, ``string`` and ``bytes`` subclass them with their facts).
+
+- :class:`IntegerType`: a Java integer in ``ordered`` (OrderedBytes FixedInt), ``hbase``
+  (big-endian two's complement) or ``text`` (zero-padded decimal) encoding; ``desc`` writes
+  ``max - v`` (hbase, text) or OrderedBytes DESCENDING.
+- :class:`TextType`: text or raw bytes as they are (``text``/``hbase``: padded or cut to a
+  ``width``, every byte inverted for ``desc``) or OrderedBytes (``ordered``, self-delimiting).
+
+The field's options (width, pad, truncate, order) and their checks stay with the field
+(:class:`~keyshape.schema.fields.FieldSpec`, given as ``spec``); a type says how a value becomes
+bytes and back.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, ClassVar
+
+from keyshape.core import hbytes, ordered
+from keyshape.errors import KeyshapeError
+from keyshape.schema.fieldtypes.base import FieldType
+
+__all__ = ["IntegerType", "TextType"]
+
+_INVERT = bytes(range(255, -1, -1))
+
+
+class IntegerType(FieldType):
+    """A Java integer (the facts: ``min``, ``max``, ``widths`` ...; the codec below)."""
+
+    integer = numeric = True
+    #: ``Bytes.toBytes`` of the hbase encoding, OrderedBytes of the ordered one (one value, a column)
+    hbase_bytes: ClassVar[Any] = staticmethod(hbytes.int64)  # (int) -> bytes
+    hbase_dtype: ClassVar[str] = ">i8"
+    ordered_bytes: ClassVar[Any] = staticmethod(ordered.encode_int64)  # (value, descending) -> bytes
+    ordered_many = staticmethod(ordered.encode_int64_many)
+
+    def coerce(self, spec: Any, value: Any) -> int:
+        if isinstance(value, str):
+            return int(value.strip())
+        return operator.index(value)
+
+    def encode_value(self, spec: Any, value: Any) -> bytes:
+        spec._check_range(value)
+        if spec.encoding == "ordered":
+            return self.ordered_bytes(value, spec.descending)
+        if spec.descending:
+            value = spec.type_max - value
+        if spec.encoding == "hbase":
+            return self.hbase_bytes(value)
+        if spec.keeps_last_digits:
+            value %= 10**spec.text_width
+        digits = b"%d" % value
+        if len(digits) > spec.text_width:
+            raise KeyshapeError(f"field {spec.name!r}: {value} needs {len(digits)} digits, more than width {spec.text_width}; raise width")
+        return digits.rjust(spec.text_width, b"0")
+
+    def decode_value(self, spec: Any, raw: bytes) -> int:
+        if spec.encoding == "ordered":
+            value, _ = ordered.decode(raw)
+            return value  # type: ignore[no-any-return]
+        if spec.encoding == "hbase":
+            v = int.from_bytes(raw, "big", signed=True)
+        else:
+            if not raw.isdigit():
+                raise KeyshapeError(f"field {spec.name!r}: {hbytes.to_string_binary(raw)} is not {len(raw)} decimal digits")
+            v = int(raw)
+        return spec.type_max - v if spec.descending else v
+
+
+class TextType(FieldType):
+    """Text or bytes (the facts: ``utf8_text``, pads ...; the codec below)."""
+
+    text_like = True
+    ordered_bytes: ClassVar[Any] = staticmethod(ordered.encode_blob_var)  # (value, descending) -> bytes
+
+    def raw(self, value: Any) -> bytes:
+        """A (coerced) value's bytes before padding: its UTF-8 for text, the bytes themselves."""
+        return value.encode("utf-8") if self.utf8_text else bytes(value)
+
+    def encode_value(self, spec: Any, value: Any) -> bytes:
+        if spec.encoding == "ordered":
+            return self.ordered_bytes(value, spec.descending)
+        raw = spec._fit(self.raw(value))
+        return raw.translate(_INVERT) if spec.descending else raw
+
+    def decode_value(self, spec: Any, raw: bytes) -> Any:
+        """The value of the field's bytes in the ``text``/``hbase`` encoding (``ordered`` text
+        finds its own end: :meth:`FieldSpec.decode_at` reads it)."""
+        if spec.descending:
+            raw = raw.translate(_INVERT)
+        if spec.width is not None and spec.pad != "none":
+            pb = spec.pad_byte
+            raw = raw.lstrip(pb) if spec.pad == "left" else raw.rstrip(pb)
+        if not self.utf8_text:
+            return raw
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise KeyshapeError(f"field {spec.name!r}: {hbytes.to_string_binary(raw)} is not UTF-8 text") from None
