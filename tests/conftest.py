@@ -16,6 +16,7 @@ from xdist_groups import (  # noqa: F401, E402
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_configure_node,
+    pytest_runtest_teardown,
     pytest_unconfigure,
     pytest_xdist_make_scheduler,
 )

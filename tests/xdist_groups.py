@@ -19,6 +19,10 @@ Tests on the standalone ``hbase`` fixture are one unit per file, not one group: 
 at most one standalone HBase (a session fixture) and the two workers share that load, which one
 group on one worker could not (the HBase tests are about half of the suite's time).
 
+A worker stops an exclusive fixture (cluster, Kerberos, Phoenix) as soon as it has run the last
+test of that fixture's unit, instead of at its session's end: all of that unit is on this worker,
+and the JVMs left idle would take CPU from the tests still running on the 2 cores.
+
 Each worker writes {node id: unit} after its collection into a folder the controller hands it
 (``workerinput``); the controller's scheduler (:class:`ResourceScheduling`) reads it when all
 collections are in and queues the units longest first (:data:`LONG`, measured), so the long ones do
@@ -90,15 +94,46 @@ def units(items: list[pytest.Item]) -> dict[str, str]:
 
 # --- worker side --------------------------------------------------------------------------------
 
+_LEFT = pytest.StashKey[dict[str, set[str]]]()  # exclusive unit -> its tests not yet run here
+_STARTED = pytest.StashKey[dict[str, Any]]()  # exclusive fixture -> its FixtureDef, once a test used it
+
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     folder = getattr(config, "workerinput", {}).get(GROUPS_DIR)
     if folder:
+        found = units(items)
         path = Path(folder) / f"{config.workerinput['workerid']}.json"  # type: ignore[attr-defined]
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(units(items)))
+        tmp.write_text(json.dumps(found))
         tmp.replace(path)  # whole or absent: the controller reads it after this worker's collection
+        exclusive = {group for _, group in HEAVY_FIXTURES}
+        left: dict[str, set[str]] = {}
+        for nodeid, unit in found.items():
+            if unit in exclusive:
+                left.setdefault(unit, set()).add(nodeid)
+        config.stash[_LEFT] = left
+        config.stash[_STARTED] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    result = yield
+    left = item.config.stash.get(_LEFT, None)
+    started = item.config.stash.get(_STARTED, {})
+    # The FixtureDefs a test resolved (pytest's own record; a session fixture's hooks would run on
+    # the session node, which this conftest's hooks do not reach).
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for fixture, unit in HEAVY_FIXTURES if left else ():
+        tests = left.get(unit) if left else None
+        if tests is None or item.nodeid not in tests:
+            continue
+        if defs.get(fixture):
+            started[fixture] = defs[fixture][-1]
+        tests.discard(item.nodeid)
+        if not tests and fixture in started:
+            started.pop(fixture).finish(item._request)  # type: ignore[attr-defined]  # idempotent: the session's end finds it finished
+    return result
 
 
 # --- controller side ----------------------------------------------------------------------------
