@@ -21,13 +21,12 @@ so memory stays bounded and a stream of distinct J only pays the lookup.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from keyshape.core import hashing, native, ordered
+from keyshape.core import hashing, native
 from keyshape.core.hashing import POLY
 from keyshape.core.keyarray import KeyArray
 from keyshape.errors import KeyshapeError
@@ -65,89 +64,10 @@ def java_string_hash_u32(j: bytes) -> int:
 
 
 def _field_encode_lines(i: int, f: FieldSpec, env: dict[str, Any]) -> list[str]:
-    """Source lines turning ``v{i}`` (the record's value) into ``p{i}`` (its bytes)."""
+    """Source lines turning ``v{i}`` (the record's value) into ``p{i}`` (its bytes): the field
+    type's (:meth:`FieldType.encode_lines`), or a call of the field's encode."""
     env[f"F{i}"] = f
-    t, enc, desc = f.type, f.encoding, f.descending
-    v, p, F = f"v{i}", f"p{i}", f"F{i}"
-    slow = [f"    {p} = {F}.encode({v})"]
-    if f.ftype.own_codec:  # a type with its own codec: its lines, or its encode
-        return f.ftype.encode_lines(f, i, env) or slow
-    if f.ftype.integer and enc != "ordered" or t == "float64":
-        want = "float" if t == "float64" else "int"
-        lines = [f"    if {v}.__class__ is not {want}:", f"        {v} = {F}.coerce({v})"]
-        if t == "float64":
-            if enc == "ordered":
-                env[f"E{i}"] = ordered.encode_float64
-                return lines + [f"    {p} = E{i}({v}, {desc})"]
-            env["_pack_d"] = struct.Struct(">d").pack
-            return lines + [f"    {p} = _pack_d({v})"]
-        lo, hi = f.int_domain()
-        x = f"({f.type_max} - {v})" if desc else f"({v} % {10**f.text_width})" if f.keeps_last_digits else v
-        if enc == "hbase":
-            pk = "_pack_i" if t == "int32" else "_pack_q"
-            env[pk] = struct.Struct(">i" if t == "int32" else ">q").pack
-            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:", "    " + slow[0]]
-        digits = f.text_width  # desc can need more digits than the width: the slow path raises
-        top = f.type_max - lo if desc else min(hi, 10**digits - 1) if f.keeps_last_digits else hi
-        bottom = f.type_max - hi if desc else lo
-        fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
-        return (
-            lines
-            + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}"]
-            + ([] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]])
-            + ["    else:", "    " + slow[0]]
-        )
-    if enc == "ordered":
-        lines = []
-        if f.ftype.integer:
-            lo, hi = f.int_domain()
-            env[f"E{i}"] = ordered.encode_int32 if t == "int32" else ordered.encode_int64
-            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
-        env[f"E{i}"] = ordered.encode_string if t == "string" else ordered.encode_blob_var
-        want = "str" if t == "string" else "bytes"
-        return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
-    # string / bytes as text or raw bytes
-    want = "str" if t == "string" else "bytes"
-    raw = f"{v}.encode()" if t == "string" else v
-    lines = [f"    if {v}.__class__ is {want}:", f"        {p} = {raw}"]
-    w = f.width
-    if w is not None:
-        pad = f.pad_byte
-        env[f"PAD{i}"] = pad
-        if f.pad == "none":
-            lines += [f"        if len({p}) != {w}:", f"            {p} = {F}.encode({v})"]
-            if desc:
-                lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
-        else:
-            just = "rjust" if f.pad == "left" else "ljust"
-            if len(pad) != 1:
-                lines += [f"        {p} = {F}.encode({v})"]
-            elif f.truncate == "keep-last":
-                # The generic path also drops UTF-8 continuation bytes at the cut: leave those to it.
-                return lines + [
-                    f"        if len({p}) > {w}:",
-                    f"            if 0x80 <= {p}[-{w}] < 0xC0:",
-                    f"                {p} = {F}.encode({v})",
-                    "            else:",
-                    f"                {p} = {p}[-{w}:]" + (".translate(_INVERT)" if desc else ""),
-                    "        else:",
-                    f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
-                    "    else:",
-                    "    " + slow[0],
-                ]
-            else:
-                return lines + [
-                    f"        if len({p}) > {w}:",
-                    f"            {p} = {F}.encode({v})",
-                    "        else:",
-                    f"            {p} = {p}.{just}({w}, PAD{i})" + (".translate(_INVERT)" if desc else ""),
-                    "    else:",
-                    "    " + slow[0],
-                ]
-        return lines + ["    else:", "    " + slow[0]]
-    if desc:
-        lines += [f"        {p} = {p}.translate(_INVERT)"]
-    return lines + ["    else:", "    " + slow[0]]
+    return f.ftype.encode_lines(f, i, env) or [f"    p{i} = F{i}.encode(v{i})"]
 
 
 def _prefix_lines(layout: KeyLayout, env: dict[str, Any], material: str) -> list[str]:

@@ -129,8 +129,9 @@ class FieldType:
 
     def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
         """The compiled encoder's source lines turning ``v{i}`` (the record's value of field
-        ``spec``, bound as ``F{i}`` in ``env``) into ``p{i}`` (its bytes) for a type with its own
-        codec, the names they use put in ``env``; None: the line ``p{i} = F{i}.encode(v{i})``."""
+        ``spec``, bound as ``F{i}`` in ``env``) into ``p{i}`` (its bytes), the names they use put
+        in ``env``; None: the line ``p{i} = F{i}.encode(v{i})``. Lines handle the common, exactly
+        typed case and leave anything else to ``F{i}.encode``, which gives the same bytes or the error."""
         return None
 
     def native_spec(self, spec: Any, plan: FieldPlan, check: bool) -> tuple[Any, ...] | None:

@@ -15,6 +15,7 @@ bytes and back.
 from __future__ import annotations
 
 import operator
+import struct
 from typing import Any, ClassVar
 
 from keyshape.core import hbytes, ordered
@@ -33,8 +34,35 @@ class IntegerType(FieldType):
     #: ``Bytes.toBytes`` of the hbase encoding, OrderedBytes of the ordered one (one value, a column)
     hbase_bytes: ClassVar[Any] = staticmethod(hbytes.int64)  # (int) -> bytes
     hbase_dtype: ClassVar[str] = ">i8"
+    hbase_struct: ClassVar[str] = ">q"
     ordered_bytes: ClassVar[Any] = staticmethod(ordered.encode_int64)  # (value, descending) -> bytes
     ordered_many = staticmethod(ordered.encode_int64_many)
+
+    def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
+        """An int in the field's domain packed, or its zero-padded digits, in one line."""
+        f, enc, desc = spec, spec.encoding, spec.descending
+        v, p, F = f"v{i}", f"p{i}", f"F{i}"
+        slow = [f"    {p} = {F}.encode({v})"]
+        lo, hi = f.int_domain()
+        if enc == "ordered":
+            env[f"E{i}"] = self.ordered_bytes
+            return [f"    if {v}.__class__ is int and {lo} <= {v} <= {hi}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
+        lines = [f"    if {v}.__class__ is not int:", f"        {v} = {F}.coerce({v})"]
+        x = f"({f.type_max} - {v})" if desc else f"({v} % {10**f.text_width})" if f.keeps_last_digits else v
+        if enc == "hbase":
+            pk = f"_pack_{self.hbase_struct[1]}"
+            env[pk] = struct.Struct(self.hbase_struct).pack
+            return lines + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = {pk}({x})", "    else:", "    " + slow[0]]
+        digits = f.text_width  # desc can need more digits than the width: the slow path raises
+        top = f.type_max - lo if desc else min(hi, 10**digits - 1) if f.keeps_last_digits else hi
+        bottom = f.type_max - hi if desc else lo
+        fits = 0 <= bottom and top < 10**digits  # then '%0{digits}d' is always exactly that wide
+        return (
+            lines
+            + [f"    if {lo} <= {v} <= {hi}:", f"        {p} = b'%0{digits}d' % {x}"]
+            + ([] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]])
+            + ["    else:", "    " + slow[0]]
+        )
 
     def coerce(self, spec: Any, value: Any) -> int:
         if isinstance(value, str):
@@ -74,6 +102,58 @@ class TextType(FieldType):
 
     text_like = True
     ordered_bytes: ClassVar[Any] = staticmethod(ordered.encode_blob_var)  # (value, descending) -> bytes
+
+    def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
+        """A str (bytes) value: its OrderedBytes, or its UTF-8 (bytes) padded, cut and inverted."""
+        f, enc, desc = spec, spec.encoding, spec.descending
+        v, p, F = f"v{i}", f"p{i}", f"F{i}"
+        slow = [f"    {p} = {F}.encode({v})"]
+        want = "str" if self.utf8_text else "bytes"
+        if enc == "ordered":
+            env[f"E{i}"] = self.ordered_bytes
+            return [f"    if {v}.__class__ is {want}:", f"        {p} = E{i}({v}, {desc})", "    else:", "    " + slow[0]]
+        env["_INVERT"] = _INVERT
+        raw = f"{v}.encode()" if self.utf8_text else v
+        lines = [f"    if {v}.__class__ is {want}:", f"        {p} = {raw}"]
+        w = f.width
+        if w is not None:
+            pad = f.pad_byte
+            env[f"PAD{i}"] = pad
+            if f.pad == "none":
+                lines += [f"        if len({p}) != {w}:", f"            {p} = {F}.encode({v})"]
+                if desc:
+                    lines += ["        else:", f"            {p} = {p}.translate(_INVERT)"]
+            else:
+                just = "rjust" if f.pad == "left" else "ljust"
+                inv = ".translate(_INVERT)" if desc else ""
+                if len(pad) != 1:
+                    lines += [f"        {p} = {F}.encode({v})"]
+                elif f.truncate == "keep-last":
+                    # The generic path also drops UTF-8 continuation bytes at the cut: leave those to it.
+                    return lines + [
+                        f"        if len({p}) > {w}:",
+                        f"            if 0x80 <= {p}[-{w}] < 0xC0:",
+                        f"                {p} = {F}.encode({v})",
+                        "            else:",
+                        f"                {p} = {p}[-{w}:]" + inv,
+                        "        else:",
+                        f"            {p} = {p}.{just}({w}, PAD{i})" + inv,
+                        "    else:",
+                        "    " + slow[0],
+                    ]
+                else:
+                    return lines + [
+                        f"        if len({p}) > {w}:",
+                        f"            {p} = {F}.encode({v})",
+                        "        else:",
+                        f"            {p} = {p}.{just}({w}, PAD{i})" + inv,
+                        "    else:",
+                        "    " + slow[0],
+                    ]
+            return lines + ["    else:", "    " + slow[0]]
+        if desc:
+            lines += [f"        {p} = {p}.translate(_INVERT)"]
+        return lines + ["    else:", "    " + slow[0]]
 
     def raw(self, value: Any) -> bytes:
         """A (coerced) value's bytes before padding: its UTF-8 for text, the bytes themselves."""

@@ -29,6 +29,16 @@ class Float64Type(FieldType):
     column_dtype = "float64"
     ordered_many = staticmethod(ordered.encode_float64_many)
 
+    def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
+        """A float (an int coerced first) as its OrderedBytes or ``Bytes.toBytes(double)``."""
+        v, p, F = f"v{i}", f"p{i}", f"F{i}"
+        lines = [f"    if {v}.__class__ is not float:", f"        {v} = {F}.coerce({v})"]
+        if spec.encoding == "ordered":
+            env[f"E{i}"] = ordered.encode_float64
+            return lines + [f"    {p} = E{i}({v}, {spec.descending})"]
+        env["_pack_d"] = _DOUBLE.pack
+        return lines + [f"    {p} = _pack_d({v})"]
+
     def coerce(self, spec: Any, value: Any) -> float:
         return float(value)
 
