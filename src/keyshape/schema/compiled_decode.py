@@ -70,38 +70,19 @@ def _field_decode_lines(
     if domain and f.ftype.integer and f.encoding != "ordered":
         return lines + _field_decode_lines(i, f, env, start, stop, key=key) + _domain_lines(i, f)
     env[f"F{i}"] = f
-    t, enc, desc = f.type, f.encoding, f.descending
-    o = f"o{i}"
+    enc, o = f.encoding, f"o{i}"
     at = "0" if whole else start
-    if f.ftype.own_codec:  # a type with its own codec: its decode is the line, its error a doubt
-        env[f"DV{i}"] = functools.partial(f.ftype.decode_value, f)
-        env["KeyshapeError"] = KeyshapeError
-        return lines + ["    try:", f"        {o} = DV{i}({cut})", "    except KeyshapeError:", "        raise _Doubt"]
-    if enc == "ordered":
+    if enc == "ordered" and not f.ftype.own_codec:
         env[f"D{i}"] = ordered.decode
         # Fixed-width ordered numbers carry their own header; decode checks it.
         return lines + [f"    {o}, rest = D{i}({cut})", "    if rest:", "        raise _Doubt"]
-    if t == "float64":
-        env["_unpack_d"] = struct.Struct(">d").unpack_from
-        return lines + [f"    {o} = _unpack_d({key}, {at})[0]"]
-    if f.ftype.integer:
-        if enc == "hbase":
-            up = "_unpack_i" if t == "int32" else "_unpack_q"
-            env[up] = struct.Struct(">i" if t == "int32" else ">q").unpack_from
-            x = f"{up}({key}, {at})[0]"
-            return lines + [f"    {o} = {f.type_max} - {x}" if desc else f"    {o} = {x}"]
-        # isdigit: int() would also take signs, spaces and underscores.
-        raw = key if whole else "raw"
-        lines += [] if whole else [f"    raw = {cut}"]
-        lines += [f"    if not {raw}.isdigit():", "        raise _Doubt"]
-        return lines + [f"    {o} = {f.type_max} - int({raw})" if desc else f"    {o} = int({raw})"]
-    expr = cut + (".translate(_INVERT)" if desc else "")
-    if f.width is not None and f.pad != "none":
-        env[f"PAD{i}"] = f.pad_byte
-        expr += f".{'lstrip' if f.pad == 'left' else 'rstrip'}(PAD{i})"
-    if t == "string":
-        return lines + ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:", "        raise _Doubt"]
-    return lines + [f"    {o} = {expr}"]
+    # the type's lines (a type without its own: its decode_value, whose error is a doubt)
+    got = f.ftype.decode_lines(f, i, env, cut, key, at)
+    if got is not None:
+        return lines + got
+    env[f"DV{i}"] = functools.partial(f.ftype.decode_value, f)
+    env["KeyshapeError"] = KeyshapeError
+    return lines + ["    try:", f"        {o} = DV{i}({cut})", "    except KeyshapeError:", "        raise _Doubt"]
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -156,7 +137,7 @@ def _split_lines(layout: KeyLayout, env: dict[str, Any]) -> list[str]:
         return []
     for f in fields:
         text = not f.ftype.own_codec and (
-            f.type == "string" and f.encoding in ("text", "hbase") and not f.descending or f.ftype.integer and f.encoding == "text"
+            f.ftype.utf8_text and f.encoding in ("text", "hbase") and not f.descending or f.ftype.integer and f.encoding == "text"
         )  # desc: MAX - value
         if not text:
             return []
@@ -233,15 +214,15 @@ def _struct_decoder_lines(layout: KeyLayout, env: dict[str, Any], check: bool, r
             tail = str(fixed)
             post += _field_decode_lines(i, f, env, tail, "", i in hashed, raw_check)
             continue
-        if f.ftype.numeric and not f.ftype.own_codec and (f.encoding == "hbase" or f.type == "float64") and i not in hashed:
-            code = "d" if f.type == "float64" else "i" if w == 4 else "q"
+        code = f.ftype.hbase_struct[1:] if f.ftype.hbase_struct and f.encoding == "hbase" and not f.ftype.own_codec else None
+        if code is not None and i not in hashed:
             fmt.append(code)
-            if f.descending and f.type != "float64":
+            if f.descending and f.ftype.integer:
                 names.append(f"x{i}")
                 post.append(f"    o{i} = {f.type_max} - x{i}")
             else:
                 names.append(f"o{i}")
-            if raw_check and f.type != "float64":
+            if raw_check and f.ftype.integer:
                 post += _domain_lines(i, f)
         else:
             fmt.append(f"{w}s")
@@ -288,7 +269,7 @@ def native_reader(layout: KeyLayout, verify: bool) -> Any:
     if not native.AVAILABLE or not p.recoverable or layout.encode_only is not None:
         return None  # the generic decoder says why it cannot decode
     check = verify and bool(p.width and p.material)
-    if check and (p.native_check is None or any(f.type == "float64" for f in fields)):
+    if check and (p.native_check is None or not all(f.ftype.raw_checkable for f in fields)):
         return None
     # each field's tuple, from its type (None: a field the C reader does not read: ordered
     # encodings, a type without a C code); one mode for all (Phoenix's separators, or the layout's)
@@ -372,7 +353,7 @@ def _body(layout: KeyLayout, env: dict[str, Any], verify: bool, unpack: str) -> 
     # them gives those bytes back (text, bytes and integers in their domain); ordered and float
     # fields (NaN payloads) are re-encoded as the generic decoder does.
     # A type with its own codec may read bytes it would not write (it is re-encoded, too).
-    raw_check = check and not any(f.encoding == "ordered" or f.type == "float64" or f.ftype.own_codec for f in fields)
+    raw_check = check and not any(f.encoding == "ordered" or not f.ftype.raw_checkable or f.ftype.own_codec for f in fields)
     # values that may not encode back (Phoenix's): a prefix of the key's bytes is checked on them
     key_check = check and not layout.exact_decode and (p.material == "K" or layout.hashes_whole_key)
     src = _split_lines(layout, env) if not verify else []  # takes any bytes-like key

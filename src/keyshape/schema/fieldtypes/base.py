@@ -68,6 +68,11 @@ class FieldType:
     range_fix: ClassVar[str | None] = None
     #: the value is text stored as UTF-8 (a cut never starts inside a character); else raw bytes
     utf8_text: ClassVar[bool] = False
+    #: the ``struct`` format of the hbase encoding of a number (">i", ">q", ">d"), or None
+    hbase_struct: ClassVar[str | None] = None
+    #: the salt can be checked on the field's own bytes (they are what its value re-encodes to);
+    #: False (float64: NaN payloads): the value is re-encoded, and the C reader leaves such keys
+    raw_checkable: ClassVar[bool] = True
     #: pad defaults of a ``width`` (text-like types)
     default_pad: ClassVar[str] = "left"
     default_pad_char: ClassVar[str] = "0"
@@ -142,6 +147,13 @@ class FieldType:
         width = plan.width if plan.width is not None else -1
         end = -2 if plan.end is None else plan.end
         return (plan.native, width, end, plan.pad, plan.pad_left, spec.descending, plan.max, plan.lo, plan.hi, check and self.integer)
+
+    def decode_lines(self, spec: Any, i: int, env: dict[str, Any], cut: str, key: str, at: str) -> list[str] | None:
+        """The compiled decoder's source lines reading ``o{i}`` (the value of field ``spec``, bound
+        as ``F{i}``) from the expression ``cut`` (its bytes; ``key[at:]`` starts with them), names
+        put in ``env``; ``raise _Doubt`` (or let a slice or unpack fail) when unsure: the generic
+        decoder then decides. None: :meth:`decode_value` called in the lines (its error a doubt)."""
+        return None
 
     def key_tail(self, fields: Sequence[Any], parts: list[bytes]) -> list[bytes]:
         """The encoded ``parts`` of ``fields`` as a key whose last field is of this type ends them

@@ -34,7 +34,7 @@ class IntegerType(FieldType):
     #: ``Bytes.toBytes`` of the hbase encoding, OrderedBytes of the ordered one (one value, a column)
     hbase_bytes: ClassVar[Any] = staticmethod(hbytes.int64)  # (int) -> bytes
     hbase_dtype: ClassVar[str] = ">i8"
-    hbase_struct: ClassVar[str] = ">q"
+    hbase_struct = ">q"
     ordered_bytes: ClassVar[Any] = staticmethod(ordered.encode_int64)  # (value, descending) -> bytes
     ordered_many = staticmethod(ordered.encode_int64_many)
 
@@ -63,6 +63,22 @@ class IntegerType(FieldType):
             + ([] if fits else [f"        if len({p}) != {digits}:", "        " + slow[0]])
             + ["    else:", "    " + slow[0]]
         )
+
+    def decode_lines(self, spec: Any, i: int, env: dict[str, Any], cut: str, key: str, at: str) -> list[str] | None:
+        """A big-endian integer unpacked (``max - x`` when desc), or digits read (``isdigit``)."""
+        o, desc = f"o{i}", spec.descending
+        if spec.encoding == "hbase":
+            assert self.hbase_struct is not None
+            up = f"_unpack_{self.hbase_struct[1]}"
+            env[up] = struct.Struct(self.hbase_struct).unpack_from
+            x = f"{up}({key}, {at})[0]"
+            return [f"    {o} = {spec.type_max} - {x}" if desc else f"    {o} = {x}"]
+        # isdigit: int() would also take signs, spaces and underscores.
+        whole = cut == key
+        raw = key if whole else "raw"
+        lines = [] if whole else [f"    raw = {cut}"]
+        lines += [f"    if not {raw}.isdigit():", "        raise _Doubt"]
+        return lines + [f"    {o} = {spec.type_max} - int({raw})" if desc else f"    {o} = int({raw})"]
 
     def coerce(self, spec: Any, value: Any) -> int:
         if isinstance(value, str):
@@ -154,6 +170,18 @@ class TextType(FieldType):
         if desc:
             lines += [f"        {p} = {p}.translate(_INVERT)"]
         return lines + ["    else:", "    " + slow[0]]
+
+    def decode_lines(self, spec: Any, i: int, env: dict[str, Any], cut: str, key: str, at: str) -> list[str] | None:
+        """The bytes inverted (desc), their padding stripped, text decoded (a doubt if not UTF-8)."""
+        o = f"o{i}"
+        env["_INVERT"] = _INVERT
+        expr = cut + (".translate(_INVERT)" if spec.descending else "")
+        if spec.width is not None and spec.pad != "none":
+            env[f"PAD{i}"] = spec.pad_byte
+            expr += f".{'lstrip' if spec.pad == 'left' else 'rstrip'}(PAD{i})"
+        if self.utf8_text:
+            return ["    try:", f"        {o} = {expr}.decode()", "    except UnicodeDecodeError:", "        raise _Doubt"]
+        return [f"    {o} = {expr}"]
 
     def raw(self, value: Any) -> bytes:
         """A (coerced) value's bytes before padding: its UTF-8 for text, the bytes themselves."""

@@ -28,6 +28,13 @@ class Float64Type(FieldType):
     arrow_type = pa.float64()
     column_dtype = "float64"
     ordered_many = staticmethod(ordered.encode_float64_many)
+    hbase_struct = ">d"
+    raw_checkable = False  # a NaN's payload: the value is re-encoded to check a salt
+
+    def decode_lines(self, spec: Any, i: int, env: dict[str, Any], cut: str, key: str, at: str) -> list[str] | None:
+        """``Bytes.toBytes(double)`` unpacked where it stands."""
+        env["_unpack_d"] = _DOUBLE.unpack_from
+        return [f"    o{i} = _unpack_d({key}, {at})[0]"]
 
     def encode_lines(self, spec: Any, i: int, env: dict[str, Any]) -> list[str] | None:
         """A float (an int coerced first) as its OrderedBytes or ``Bytes.toBytes(double)``."""

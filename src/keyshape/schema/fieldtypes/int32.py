@@ -18,7 +18,8 @@ __all__ = ["Int32Type"]
 class Int32Type(IntegerType):
     name = "int32"
     encodings = ("ordered", "hbase", "text")
-    hbase_bytes, hbase_dtype, hbase_struct = staticmethod(hbytes.int32), ">i4", ">i"
+    hbase_bytes, hbase_dtype = staticmethod(hbytes.int32), ">i4"
+    hbase_struct = ">i"
     ordered_bytes, ordered_many = staticmethod(ordered.encode_int32), staticmethod(ordered.encode_int32_many)
     range_fix = "an int32 cannot hold it: use type = 'int64'"
     min, max = -(2**31), 2**31 - 1
