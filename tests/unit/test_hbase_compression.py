@@ -16,6 +16,7 @@ from keyshape.store.hbase.compression import (
     MAX_INPUT,
     ORDINALS,
     WRITABLE,
+    check_line,
     check_writable,
     compress_block,
     decompress_block,
@@ -112,3 +113,18 @@ def test_what_is_not_written_is_refused_in_one_line(name: str) -> None:
 @pytest.mark.parametrize("name", WRITABLE)
 def test_writable_names_pass(name: str) -> None:
     assert check_writable("d", name.lower()) == name
+
+
+@pytest.mark.parametrize("version", ["2.4.18", "2.4.0", "2.3.7", "1.7.2"])
+def test_zstd_on_a_line_that_reads_it_as_a_bare_stream_is_refused_in_one_line(version: str) -> None:
+    with pytest.raises(BadInput) as e:
+        check_line("d", "ZSTD", version)
+    text = str(e.value)
+    assert "\n" not in text and "family 'd' of the new table uses COMPRESSION ZSTD" in text and f"HBase {version}" in text and "--via puts" in text
+
+
+@pytest.mark.parametrize(
+    ("compression", "version"), [("ZSTD", "2.5.11-hadoop3"), ("ZSTD", "2.6.4"), ("ZSTD", "3.0.0-beta-1"), ("SNAPPY", "2.4.18"), ("LZ4", "2.4.18")]
+)
+def test_what_a_line_reads_as_written_passes(compression: str, version: str) -> None:
+    check_line("d", compression, version)

@@ -48,6 +48,7 @@ from keyshape.ops.migrate import (
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.hbase.bulkload import bulk_load, check_staging
+from keyshape.store.hbase.compression import check_line
 from keyshape.store.hbase.hfile import DEFAULT_BLOCK_SIZE, HFileSummary, HFileWriter, check_family_options
 
 __all__ = ["FamilyFormat", "RangeCopy", "copy_range", "family_formats", "migrate_bulk", "prepare_copy"]
@@ -80,6 +81,8 @@ def family_formats(store: Any, table: str) -> dict[bytes, FamilyFormat]:
     out = {}
     for family, options in store.describe_table(table).items():
         compression = check_family_options(family, options)
+        if compression == "ZSTD":  # what the cluster's line reads ZSTD with
+            check_line(family, compression, store.hbase_version())
         out[family.encode()] = FamilyFormat(compression, int(options.get("BLOCKSIZE", DEFAULT_BLOCK_SIZE)))
     return out
 

@@ -232,6 +232,12 @@ class HBaseAdmin:
 
     # --- regions and servers -----------------------------------------------------------------
 
+    def hbase_version(self) -> str:
+        """The master's HBase version, as ``VersionInfo.getVersion`` says it (``2.6.4-hadoop3``)."""
+        request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.HBASE_VERSION])
+        status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
+        return str(status.cluster_status.hbase_version.version)
+
     def _live_servers(self) -> list[ClusterStatus_pb2.LiveServerInfo]:
         request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.LIVE_SERVERS])
         status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")

@@ -20,15 +20,16 @@ hard-codes the classes), one ``write`` of the whole payload followed by ``finish
 - ``ZSTD``: HBase 2.5+'s codecs (``hbase-compression-zstd`` on zstd-jni, ``-aircompressor``)
   write the same block framing, each chunk one zstd frame. Hadoop's ``ZStandardCodec`` (the
   default class, native libhadoop only) writes a bare zstd stream (``CompressorStream``, no
-  lengths) instead: a cluster configured with it cannot decode these files, and its region
-  server refuses the bulk load when it validates the file (the index blocks are compressed too),
-  before anything is loaded. HBase 2.4 has no block-framed zstd codec at all.
+  lengths) instead: a region server configured with it cannot decode these files (the index
+  blocks are compressed too, so its validation of a file fails before the load). HBase 2.4 has no block-framed zstd codec at all: :func:`check_line`
+  refuses ZSTD there in one line; on 2.5+ the server's codec setting cannot be seen from a client.
 - ``LZO`` (GPL hadoop-lzo), ``BZIP2``, ``LZMA`` and ``BROTLI``: not written (refused in one line).
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 import struct
 
 import cramjam
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_INPUT",
     "ORDINALS",
     "WRITABLE",
+    "check_line",
     "check_writable",
     "compress_block",
     "decompress_block",
@@ -83,6 +85,19 @@ def check_writable(family: str, compression: str) -> str:
             f"({name}: {why}): alter the family to one of them for the copy, or copy with --via puts"
         )
     return name
+
+
+def check_line(family: str, compression: str, version: str) -> None:
+    """BadInput in one line when HBase ``version`` (the master's) reads ``compression`` otherwise
+    than this module writes it: ZSTD before 2.5, whose only zstd codec is Hadoop's
+    ``ZStandardCodec`` (a bare zstd stream; HBase's block-framed zstd codecs came with 2.5)."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if compression.upper() == "ZSTD" and match and (int(match[1]), int(match[2])) < (2, 5):
+        raise BadInput(
+            f"family {family!r} of the new table uses COMPRESSION ZSTD; HBase {version} reads ZSTD only through Hadoop's ZStandardCodec "
+            f"(a bare zstd stream, not the block framing the bulk copy writes): alter the family to NONE, GZ, SNAPPY or LZ4 for the copy, "
+            f"or copy with --via puts"
+        )
 
 
 def _segments(data: bytes) -> list[bytes]:
