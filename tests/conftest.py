@@ -6,6 +6,7 @@ import pytest
 from hypothesis import settings
 
 from hbase_fixture import hbase, hbase_store  # noqa: F401  (a real standalone HBase; a store on it)
+from browser_fixture import browser  # noqa: F401  (a real headless Chromium per module)
 from secure_fixture import secure_hbase  # noqa: F401  (session fixture: a KDC and secured HBase)
 
 # --- the 3-region-server cluster (tests marked hbase_cluster) ---------------------------------

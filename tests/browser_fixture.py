@@ -1,5 +1,6 @@
 """The browser tests' Chromium: one real headless Chromium (Debian's package, tests/chromium.py)
-per test module that asks for ``browser``."""
+per test module that asks for ``browser`` (imported by tests/conftest.py: a second conftest.py
+would clash with it under --doctest-modules, "import file mismatch")."""
 
 from __future__ import annotations
 
