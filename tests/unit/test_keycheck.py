@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from keyshape.analysis import Analyzer
@@ -133,6 +133,7 @@ def _mutate(key: bytes, kind: int, at: int, byte: int) -> bytes:
     st.integers(0, 10_000),
     st.lists(st.tuples(st.integers(0, 5), st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=40),
 )
+@example("iot", 0, [(0, 14, 128)])  # a negative hbase timestamp: decode_many's vector route took it (issue 43)
 def test_the_c_route_equals_the_decoder_key_by_key(name: str, seed: int, edits: list[tuple[int, int, int]]) -> None:
     """Every code of Reader.fits (and of the decode_many route) is what decode itself says of
     the key: fits, does not fit, or reads with a wrong salt."""

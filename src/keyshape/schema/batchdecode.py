@@ -199,7 +199,17 @@ def _decode_vector(layout: KeyLayout, ka: KeyArray, arrow: bool, verify: bool) -
                 at_column[i] = pos
             if i in hashed:
                 raw[i] = KeyArray(cols)
-            if i in hashed and i in at_column and not arrow and n >= 1024 and f.type == "bytes" and not f.descending and f.pad == "none" and w <= 8:
+            if (
+                i in hashed
+                and i in at_column
+                and not arrow
+                and n >= 1024
+                and f.ftype.text_like
+                and not f.ftype.utf8_text
+                and not f.descending
+                and f.pad == "none"
+                and w <= 8
+            ):
                 # a salted series' bytes (OpenTSDB's metric and tags): their distinct values
                 # make the column and, together, the distinct J of the prefix check
                 ids_of[i] = _distinct_ids(cols)
@@ -332,13 +342,15 @@ def _leading_j(layout: KeyLayout) -> int | None:
 
 
 def _fixed_value(f: Any, cols: np.ndarray, arrow: bool = False) -> Any:
-    t, enc, desc = f.type, f.encoding, f.descending
+    enc, desc = f.encoding, f.descending
     n, w = cols.shape
-    if t == "float64":
+    if f.ftype.numeric and not f.ftype.integer:  # a double, Bytes.toBytes(double)
         return np.ascontiguousarray(cols).view(">f8").reshape(n).astype(np.float64)
     if f.ftype.integer:
         if enc == "hbase":
-            v = np.ascontiguousarray(cols).view(">i4" if t == "int32" else ">i8").reshape(n).astype(np.int64)
+            v = np.ascontiguousarray(cols).view(f.ftype.hbase_dtype).reshape(n).astype(np.int64)
+            if not desc and f.ftype.min is not None and f.ftype.min >= 0 and (v < 0).any():
+                raise _Fallback  # a negative timestamp: no value of the type (decode says so, key by key)
             if desc:
                 if (v < 0).any():
                     raise _Fallback  # MAX - v leaves int64: Python ints per key
@@ -373,7 +385,7 @@ def _text_value(f: Any, cols: np.ndarray, vlen: np.ndarray, arrow: bool = False)
             cols[np.arange(w)[None, :] >= vlen[:, None]] = 0
     if arrow:
         return _arrow_text(f, cols, vlen)
-    if f.type == "bytes":
+    if not f.ftype.utf8_text:
         if f.width is not None and f.pad != "none":
             return [r.lstrip(f.pad_byte) if f.pad == "left" else r.rstrip(f.pad_byte) for r in _bytes_list(cols, vlen, fixed)]
         return _bytes_list(cols, vlen, fixed)
@@ -438,10 +450,10 @@ def _arrow_text(f: Any, cols: np.ndarray, vlen: np.ndarray) -> pa.Array:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(end - start, out=offsets[1:])
     big = int(offsets[-1]) >= 2**31
-    kind = (pa.large_string() if big else pa.string()) if f.type == "string" else (pa.large_binary() if big else pa.binary())
+    kind = (pa.large_string() if big else pa.string()) if f.ftype.utf8_text else (pa.large_binary() if big else pa.binary())
     offs = offsets if big else offsets.astype(np.int32)
     out = pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offs), pa.py_buffer(data)])
-    if f.type == "string" and len(data) and int(data.max()) >= 128:
+    if f.ftype.utf8_text and len(data) and int(data.max()) >= 128:
         try:
             out.validate(full=True)  # UTF-8; a key whose text is not is decode()'s error to word
         except pa.ArrowInvalid:
