@@ -21,7 +21,9 @@ Region-server CPU per copied row: utime + stime of the HBase JVM(s) listening on
 region server ports (/proc/PID/stat, as bench_hbase_io measures the Java client), from a quiet
 server (each measurement first waits until the JVM uses < 4 % of a core) through the copy and on
 until it is quiet again, so what a copy makes HBase do right after it (the compactions a bulk load
-triggers) is in its figure; divided by the rows copied. The put path's memstore flush is not in
+triggers) is in its figure, minus the idle JVM's rate (measured over 2 s before) times the window
+(its chores and GC accrue whatever runs: ~1 us/row over a 30 s window on this machine); divided
+by the rows copied. The put path's memstore flush is not in
 its figure (HBase flushes 128 MB memstores; 300,000 small rows stay in memory), so the ratio
 flatters the put path, if anything. The Spark session is started before the timing.
 
@@ -63,15 +65,39 @@ from keyshape.store import create_table_from_schema, open_store  # noqa: E402
 NAMESPACE = "kbench"
 
 
-def settle(servers: list[int], timeout: float = 60.0) -> None:
+def settle(servers: list[int], timeout: float = 60.0) -> float:
     """Wait until the HBase JVMs use under 4 % of a core over half a second (no flush or
-    compaction running), at most ``timeout`` seconds."""
+    compaction running), at most ``timeout`` seconds; their CPU seconds per second then (the
+    idle JVM's chores and GC: what a measurement window accrues whatever runs in it)."""
     end = time.monotonic() + timeout
+    rate = 0.0
     while time.monotonic() < end:
         before = cpu_seconds(servers)
         time.sleep(0.5)
-        if cpu_seconds(servers) - before <= 0.02:
-            return
+        rate = (cpu_seconds(servers) - before) / 0.5
+        if rate <= 0.04:
+            break
+    before, t0 = cpu_seconds(servers), time.monotonic()
+    time.sleep(2.0)  # the idle rate over a longer window (the clock ticks are 10 ms)
+    return (cpu_seconds(servers) - before) / (time.monotonic() - t0)
+
+
+class ServerCpu:
+    """Region-server CPU seconds of what runs between ``start()`` and ``stop()``: from a quiet
+    server until it is quiet again (what the work left HBase doing, e.g. compactions after a
+    load, counts), minus the idle rate times the window (measured from a quiet server, before)."""
+
+    def __init__(self, servers: list[int]) -> None:
+        self.servers = servers
+
+    def start(self) -> None:
+        self.idle = settle(self.servers)
+        self.before, self.t0 = cpu_seconds(self.servers), time.monotonic()
+
+    def stop(self) -> float:
+        settle(self.servers)  # the window ends once the server is quiet again
+        used = cpu_seconds(self.servers) - self.before
+        return max(used - self.idle * (time.monotonic() - self.t0), 0.0)
 
 
 def design(stem: str, rows: int, buckets: int | None) -> KeySchema:
@@ -134,17 +160,16 @@ def main() -> None:
             # the region-server CPU of reading OLD alone (both copies read it the same way), so the
             # write side of each copy is its figure minus this one
             scan_cpu = []
+            meter = ServerCpu(servers)
             for _ in range(2):
-                before = cpu_seconds(servers)
+                meter.start()
                 scanned = sum(1 for _ in store.scan_versions(source.table.full_name, batch_size=1000))
-                scan_cpu.append((cpu_seconds(servers) - before) / max(scanned, 1))
+                scan_cpu.append(meter.stop() / max(scanned, 1))
 
             def server_cpu_per_row(kind: str, copy: Any) -> Any:
-                settle(servers)
-                before = cpu_seconds(servers)
+                meter.start()
                 result = copy()
-                settle(servers)  # what the copy left HBase doing (compactions after loads) is its cost too
-                cpu[kind].append((cpu_seconds(servers) - before) / max(result.rows, 1))
+                cpu[kind].append(meter.stop() / max(result.rows, 1))  # with what the copy left HBase doing (compactions after loads)
                 return result
 
             # load and migrate alternate, so both see the same (shared, noisy) machine
@@ -204,22 +229,18 @@ def main() -> None:
                     new_keys = [java_table.encode({"event_id": i}) for i in range(1, rows + 1)]
                     write_rows_file(rows_file, new_keys)
                     print("the Java client (BufferedMutator) writes the same NEW keys ...", flush=True)
-                    settle(servers)
-                    before = cpu_seconds(servers)
+                    meter.start()
                     run_java([java[0], "-Dkeyshape.iobench.scan=false", *java[1:]], url, rows_file, [java_table.table.full_name])
-                    settle(servers)
-                    java_us = (cpu_seconds(servers) - before) / rows * 1e6
+                    java_us = meter.stop() / rows * 1e6
                     # keyshape's writer alone, the same keys and values (bench_hbase_io's row_value)
                     writer_table = design("mig_writer16", rows, 16)
                     created.append(writer_table.table.full_name)
                     create_table_from_schema(store, writer_table)
-                    settle(servers)
-                    before = cpu_seconds(servers)
+                    meter.start()
                     with store.writer(writer_table.table.full_name, batch_size=args.batch) as writer:
                         for i, key in enumerate(new_keys):
                             writer.put(key, {b"d:v": row_value(i)})
-                    settle(servers)
-                    writer_us.append((cpu_seconds(servers) - before) / rows * 1e6)
+                    writer_us.append(meter.stop() / rows * 1e6)
             t0 = time.perf_counter()
             check = verify_migration(store, source, target)
             t_verify = time.perf_counter() - t0
