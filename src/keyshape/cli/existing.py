@@ -233,7 +233,8 @@ def _migrate(url: str, old: KeySchema, new: KeySchema, *, online: OnlineOptions 
                 old,
                 new,
                 online=online,
-                say=click.echo,
+                # online, the report comes at the end: printed once the live status line is gone
+                say=click.echo if online is None else None,
                 phase=lambda description: progress_bar(err, None, description),
                 notice=lambda text: click.echo(text, err=True),
                 status=status,
@@ -241,6 +242,9 @@ def _migrate(url: str, old: KeySchema, new: KeySchema, *, online: OnlineOptions 
             )
     finally:
         store.close()
+    if online is not None:
+        for line in run.lines:
+            click.echo(line)
     if run.failed == "interrupted":
         for text in [run.message, *run.notices]:
             click.echo(text, err=True)
