@@ -155,6 +155,16 @@ def _run_until_streaming_then_ctrl_c(command: str, cwd: Path, url: str) -> subpr
     return _until_state_then_ctrl_c([sys.executable, "-m", "keyshape.cli", *argv], _until_ctrl_c(command) or "", cwd)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the test process dies. A test run killed from
+    outside (a CI timeout) left `keyshape serve` holding 127.0.0.1:8080, the README command's
+    default address, and every later run's serve block failed on it."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG, kept across exec
+
+
 def _until_state_then_ctrl_c(argv: list[str], state: str, cwd: Path, probe: Callable[[str], None] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` until a stderr line starts with ``state`` (migrate --online: the copy done, the
     stream applying edits; serve: its URL printed), call ``probe`` with that line, then send SIGINT
@@ -162,7 +172,7 @@ def _until_state_then_ctrl_c(argv: list[str], state: str, cwd: Path, probe: Call
     import signal
 
     env = dict(os.environ, COLUMNS="100")
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, preexec_fn=_die_with_parent)
     assert proc.stderr is not None
     seen: list[str] = []
     try:
