@@ -240,12 +240,22 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_both_migration
                     assert store.move_region(region.name) != victim
                     moved += 1
         assert moved > 0 and all(r.server != victim for m in runs for r in store.regions(m.new.table.full_name))
-        time.sleep(1.0)  # edits in the victim's WAL that are not shipped yet
-        ranges = [[(r.start, r.end) for r in store.regions(m.old.table.full_name) if r.server == victim] for m in runs]
-        logged = [cells(store, m.old, rs) for m, rs in zip(runs, ranges)]  # acknowledged by the victim: in its WAL
-        applied_before = [m.applied() for m in runs]
-        killed_at = time.time()
-        pid = hbase_cluster.cluster.kill_regionserver(hbase_cluster.server_index(victim))
+        # Edits in the victim's WAL that are not shipped yet, for certain: the sinks (the migrate
+        # processes) are paused, so the victim's source waits on its batch in flight while the
+        # writers go on; without the pause it could ship everything before the kill (a race HBase
+        # can win: then nothing is left for a survivor to claim).
+        for m in runs:
+            m.procs["migrate"].send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(2.0)
+            ranges = [[(r.start, r.end) for r in store.regions(m.old.table.full_name) if r.server == victim] for m in runs]
+            logged = [cells(store, m.old, rs) for m, rs in zip(runs, ranges)]  # acknowledged by the victim: in its WAL
+            applied_before = [m.applied() for m in runs]
+            killed_at = time.time()
+            pid = hbase_cluster.cluster.kill_regionserver(hbase_cluster.server_index(victim))
+        finally:
+            for m in runs:
+                m.procs["migrate"].send_signal(signal.SIGCONT)
         time.sleep(3.0)  # a batch the victim shipped before its death is applied by now (NEW is on the survivors)
         after_kill = [cells(store, m.new) for m in runs]
         # the writers keep writing while the dead server's regions reopen elsewhere (a writer's
