@@ -131,3 +131,36 @@ def test_rows_of_one_layout_read_by_stride(n: int, row_len: int, value_len: int,
         mixed[odd] = (other[0], {other[1] + b":" + other[2]: other[3]})
         block = b"".join(keyvalue(r, *next(iter(c)).split(b":"), 1, v) for r, c in mixed for v in c.values())
         assert pairs(rows_of(block, [1] * n)) == mixed
+
+
+def as_versions(block: bytes, counts: list[int]) -> list[tuple[bytes, Any]]:
+    """version_columns' rows in versions_of's form, whichever route it took."""
+    keys, rows = cellblock.version_columns(block, counts)
+    return list(zip(keys, rows.versions() if isinstance(rows, cellblock.UniformCells) else rows))
+
+
+@given(st.integers(2, 30), st.integers(1, 12), st.integers(0, 9), st.integers(0, 4), st.data())
+def test_version_columns_equal_versions_of(n: int, row_len: int, value_len: int, family_len: int, data: Any) -> None:
+    """One-cell rows of one layout are read as columns (family, qualifier, every timestamp and
+    value exact); a cell of another layout or type, or a row of two cells, sends the block to
+    versions_of's walk: the rows are versions_of's either way."""
+    family = b"f" * family_len
+    rows = data.draw(st.lists(st.binary(min_size=row_len, max_size=row_len), min_size=n, max_size=n))
+    values = data.draw(st.lists(st.binary(min_size=value_len, max_size=value_len), min_size=n, max_size=n))
+    stamps = data.draw(st.lists(st.integers(0, 2**63 - 1), min_size=n, max_size=n))
+    cells = [keyvalue(r, family, b"q", ts, v) for r, ts, v in zip(rows, stamps, values)]
+    block = b"".join(cells)
+    keys, got = cellblock.version_columns(block, [1] * n)
+    assert isinstance(got, cellblock.UniformCells) and (got.family, got.qualifier) == (family, b"q")
+    assert list(zip(keys, got.versions())) == pairs(cellblock.versions_of(block, [1] * n))
+    assert [(int(t), bytes(v)) for t, v in zip(got.timestamps, got.values)] == list(zip(stamps, values))
+    odd = data.draw(st.integers(0, n - 1))
+    delete = cells[odd][: -1 - value_len] + b"\x08" + cells[odd][len(cells[odd]) - value_len :]  # type Delete instead of Put
+    for other in (keyvalue(rows[odd] + b"x", family, b"q", 1, values[odd]), keyvalue(rows[odd], family, b"qq", 1, values[odd]), delete):
+        mixed = b"".join(cells[:odd] + [other] + cells[odd + 1 :])
+        keys, got = cellblock.version_columns(mixed, [1] * n)
+        assert not isinstance(got, cellblock.UniformCells)
+        assert as_versions(mixed, [1] * n) == pairs(cellblock.versions_of(mixed, [1] * n))
+    two = [1] * (n - 2) + [2]  # the last row holds two versions
+    assert not isinstance(cellblock.version_columns(block, two)[1], cellblock.UniformCells)
+    assert as_versions(block, two) == pairs(cellblock.versions_of(block, two))

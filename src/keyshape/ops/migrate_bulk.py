@@ -10,6 +10,13 @@ Every visible cell is copied as a Put with its family, qualifier, timestamp and 
 or expired cell is not visible, so it is not copied (NEW never held older cells a marker would
 have to mask) -- the put path's rule, and what the referee compares.
 
+A scan response of one-cell rows all of one layout (fixed-width keys, one fixed-size cell: a
+salted table's usual shape) goes from the cell block to the HFile as numpy columns: keys
+re-keyed with ``decode_many``/``encode_many`` where that equals ``decode_exact`` key by key,
+sorted with ``lexsort``, written with ``HFileWriter.append_put_columns``; no tuple or dict per
+cell (the same file bytes as the row path, 2-3x less client CPU per row). Any other response
+(several cells or versions in a row, a key that does not re-key) takes the row path.
+
 A range bigger than ``run_rows`` rows is written as several sorted runs (several files per
 region): memory stays bounded and HBase merges the files at its next compaction.
 
@@ -29,11 +36,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from keyshape.errors import BadInput, StoreError
+import numpy as np
+
+from keyshape.errors import BadInput, KeyshapeError, StoreError
 from keyshape.ops.migrate import (
     MigrationResult,
     _check_keys_decode,
@@ -48,8 +59,10 @@ from keyshape.ops.migrate import (
 from keyshape.schema import KeySchema
 from keyshape.store import create_table_from_schema
 from keyshape.store.hbase.bulkload import bulk_load, check_staging
+from keyshape.store.hbase.cellblock import UniformCells
 from keyshape.store.hbase.compression import check_line
 from keyshape.store.hbase.hfile import DEFAULT_BLOCK_SIZE, HFileSummary, HFileWriter, check_family_options
+from keyshape.store.hbase.scan import scan_version_columns
 
 __all__ = ["FamilyFormat", "RangeCopy", "copy_range", "family_formats", "migrate_bulk", "prepare_copy"]
 
@@ -160,9 +173,52 @@ def copy_range(
     out = RangeCopy()
     source = old.table.full_name
     buffered: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+    chunks: list[_Chunk] = []  # one-layout responses kept as columns (the usual salted/fixed-width copy)
     runs = [0]
 
+    def write(region: int, family: bytes, fill: Callable[[HFileWriter], None]) -> None:
+        fmt = formats.get(family)
+        if fmt is None:
+            raise BadInput(f"the new table has no column family {family.decode(errors='replace')!r}: add it to the new schema")
+        path = directory / f"{task}-run{runs[0]}-r{region}-{family.hex()}"
+        with HFileWriter(path, family, block_size=fmt.block_size, compression=fmt.compression, task=task) as writer:
+            fill(writer)
+            out.files.append(writer.close())
+
+    def flush_columns() -> None:
+        """The buffered chunks, all of one layout, written from arrays (no object per cell)."""
+        family, qualifier = chunks[0].family, chunks[0].qualifier
+        keys = np.concatenate([c.keys for c in chunks])
+        neg = np.concatenate([c.neg for c in chunks])
+        values = np.concatenate([c.values for c in chunks])
+        chunks.clear()
+        # HBase's order: row, then newest first (a stable sort: the last key given is the first)
+        order = np.lexsort([neg, *(keys[:, j] for j in range(keys.shape[1] - 1, -1, -1))])
+        keys, neg, values = keys[order], neg[order], values[order]
+        rows = _RowView(keys)
+        ends = [bisect.bisect_left(rows, start) for start in new_starts[1:]] + [len(rows)]
+        low = 0
+        for region, high in enumerate(ends):
+            if high <= low:
+                continue
+            k, t, v = keys[low:high], neg[low:high], values[low:high]
+            low = high
+
+            def fill(writer: HFileWriter, k: np.ndarray = k, t: np.ndarray = t, v: np.ndarray = v) -> None:
+                if not writer.append_put_columns(k, qualifier, t, v):  # out of order or repeated: the loop names the cell
+                    writer.append_puts(sorted(zip(map(bytes, k), repeat(qualifier), map(int, t), map(bytes, v))))
+
+            write(region, family, fill)
+            out.cells += len(t)
+
     def flush() -> None:
+        if chunks and not buffered and len({c.layout for c in chunks}) == 1:
+            flush_columns()
+            runs[0] += 1
+            return
+        for chunk in chunks:  # mixed layouts: every chunk as rows, the general path below
+            buffered.extend(chunk.rows())
+        chunks.clear()
         if not buffered:
             return
         # sorted by new key once, then each NEW region is a slice (its bounds bisected, not
@@ -178,20 +234,17 @@ def copy_range(
             by_family = _cells_by_family(buffered, low, high, names)
             low = high
             for family, cells in sorted(by_family.items()):
-                fmt = formats.get(family)
-                if fmt is None:
-                    raise BadInput(f"the new table has no column family {family.decode(errors='replace')!r}: add it to the new schema")
                 cells.sort()  # already in order but for a row's columns out of scan order: linear then
-                path = directory / f"{task}-run{runs[0]}-r{region}-{family.hex()}"
-                with HFileWriter(path, family, block_size=fmt.block_size, compression=fmt.compression, task=task) as writer:
-                    writer.append_puts(cells)
-                    out.files.append(writer.close())
+                write(region, family, partial(_append_puts, cells=cells))
                 out.cells += len(cells)
         runs[0] += 1
         buffered.clear()
 
     names: dict[bytes, tuple[bytes, bytes]] = {}  # b"family:qualifier" -> (family, qualifier)
     batch: list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]] = []
+
+    def held() -> int:
+        return len(buffered) + sum(len(c.neg) for c in chunks)
 
     def rekey() -> None:
         new_keys, bad = _new_keys(old, new, [key for key, _ in batch])
@@ -203,18 +256,118 @@ def copy_range(
         if throttle is not None:
             throttle(len(batch))
         batch.clear()
-        if len(buffered) >= run_rows:
+        if held() >= run_rows:
+            flush()
+
+    def rekey_columns(keys: list[bytes], cells: UniformCells) -> None:
+        matrix = _new_key_matrix(old, new, keys)
+        if matrix is not None:  # every key re-keyed, as one fixed-width matrix
+            out.rows += len(keys)
+            chunks.append(_Chunk(cells.family, cells.qualifier, matrix, -cells.timestamps, cells.values))
+            if throttle is not None:
+                throttle(len(keys))
+            if held() >= run_rows:
+                flush()
+            return
+        new_keys, bad = _new_keys(old, new, keys)
+        out.rejects += bad
+        good = [k for k in new_keys if k is not None]
+        cells_kept = cells
+        if bad:
+            keep = np.array([k is not None for k in new_keys])
+            cells_kept = UniformCells(cells.family, cells.qualifier, cells.rows[keep], cells.timestamps[keep], cells.values[keep])
+        out.rows += len(good)
+        if good:
+            width = len(good[0])
+            if all(len(k) == width for k in good):
+                matrix = np.frombuffer(b"".join(good), dtype=np.uint8).reshape(len(good), width)
+                chunks.append(_Chunk(cells_kept.family, cells_kept.qualifier, matrix, -cells_kept.timestamps, cells_kept.values))
+            else:  # new keys of several widths: rows
+                buffered.extend(zip(good, cells_kept.versions()))
+        if throttle is not None:
+            throttle(len(keys))
+        if held() >= run_rows:
             flush()
 
     with _collector_paused():
-        for item in store.scan_versions(source, start, stop, batch_size=batch_size):
-            batch.append(item)
-            if len(batch) >= batch_size:
-                rekey()
+        if hasattr(store, "cluster"):  # HBase: responses of one-cell rows of one layout come as columns
+            responses = scan_version_columns(store, source, start, stop, batch_size=batch_size)
+            try:
+                for keys, rows in responses:
+                    if isinstance(rows, UniformCells):
+                        if batch:
+                            rekey()
+                        rekey_columns(keys, rows)
+                        continue
+                    batch.extend(zip(keys, rows))
+                    if len(batch) >= batch_size:
+                        rekey()
+            finally:
+                responses.close()
+        else:
+            for item in store.scan_versions(source, start, stop, batch_size=batch_size):
+                batch.append(item)
+                if len(batch) >= batch_size:
+                    rekey()
         if batch:
             rekey()
         flush()
     return out
+
+
+def _new_key_matrix(old: KeySchema, new: KeySchema, keys: list[bytes]) -> np.ndarray | None:
+    """The new keys of ``keys`` as one ``(n, width)`` uint8 matrix, decoded and encoded as
+    columns (``decode_many``, ``encode_many``: no record per key), when that is exactly what
+    ``_new_keys`` gives: OLD's decode is exact (``decode_exact`` is ``decode``), every key
+    decodes and encodes, and the new keys are of one width. None otherwise: the caller re-keys
+    key by key, which finds and words the rejects."""
+    if not old.exact_decode or not keys:
+        return None
+    try:
+        columns = old.decode_many(keys)
+        encoded = new.encode_many({f: columns[f] for f in new.field_names}, as_array=True)
+    except (KeyshapeError, ValueError, TypeError, OverflowError, KeyError):
+        return None
+    if not encoded.is_fixed:
+        return None
+    return encoded.matrix
+
+
+def _append_puts(writer: HFileWriter, cells: list[tuple[bytes, bytes, int, bytes]]) -> None:
+    writer.append_puts(cells)
+
+
+@dataclass
+class _Chunk:
+    """A response's cells as columns, re-keyed: NEW row keys ``(n, width)`` uint8, negated
+    timestamps, values ``(n, length)`` uint8, one family and qualifier."""
+
+    family: bytes
+    qualifier: bytes
+    keys: np.ndarray
+    neg: np.ndarray
+    values: np.ndarray
+
+    @property
+    def layout(self) -> tuple[bytes, bytes, int, int]:
+        return self.family, self.qualifier, self.keys.shape[1], self.values.shape[1]
+
+    def rows(self) -> list[tuple[bytes, dict[bytes, list[tuple[int, bytes]]]]]:
+        column = self.family + b":" + self.qualifier
+        return [(k.tobytes(), {column: [(-int(t), v.tobytes())]}) for k, t, v in zip(self.keys, self.neg, self.values)]
+
+
+class _RowView:
+    """Rows of a key matrix as bytes, one at a time (what ``bisect`` reads: log n of them)."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: int) -> bytes:
+        return bytes(self.keys[i].tobytes())
 
 
 def prepare_copy(store: Any, old: KeySchema, new: KeySchema, resume: bool, state_file: Path, rejects_file: Path) -> tuple[dict[str, Any], bool]:

@@ -369,6 +369,23 @@ class HFileWriter:
         except OverflowError:
             return False
         keys = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(n, row_len)
+        values_matrix = np.frombuffer(b"".join(values), dtype=np.uint8).reshape(n, value_len)
+        return self.append_put_columns(keys, qualifier, neg, values_matrix)
+
+    def append_put_columns(self, keys: np.ndarray, qualifier: bytes, neg: np.ndarray, values: np.ndarray) -> bool:
+        """:meth:`append_puts` for cells given as columns, all of one layout: ``keys`` the rows
+        (``(n, row length)`` uint8), one ``qualifier``, ``neg`` the negated timestamps (int64),
+        ``values`` ``(n, value length)`` uint8; sorted as :meth:`append_puts` wants them. The
+        records are one byte array cut into blocks where the loop would cut them. False (nothing
+        appended) when the cells are not in order after each other and what the file holds:
+        :meth:`append_puts` with the same cells then says which one is wrong."""
+        n, row_len = keys.shape
+        value_len = values.shape[1]
+        if n == 0 or not 0 < row_len <= 32767:
+            return False
+        row0 = keys[0].tobytes()
+        if self._last is not None and (row0, self.family, qualifier, int(neg[0]), -PUT) <= self._last:
+            return False
         # in order: each row after the one before, or the same row with an older timestamp
         diff = keys[1:] != keys[:-1]
         first = diff.argmax(axis=1)
@@ -387,7 +404,7 @@ class HFileWriter:
         p += len(family_part)
         records[:, p : p + 8] = (-neg).astype(">i8").view(np.uint8).reshape(n, 8)
         records[:, p + 8] = PUT
-        records[:, p + 9 : p + 9 + value_len] = np.frombuffer(b"".join(values), dtype=np.uint8).reshape(n, value_len)
+        records[:, p + 9 : p + 9 + value_len] = values
         data = records.tobytes()
         i = 0
         while i < n:  # a block is closed after the record that takes it to block_size
@@ -402,8 +419,9 @@ class HFileWriter:
                 self._finish_data_block()
         if self._first_row is None:
             self._first_row = row0
-        self._last = (rows[-1], self.family, qualifier, int(neg[-1]), -PUT)
-        self._last_row, self._last_key = rows[-1], data[(n - 1) * size + 8 : (n - 1) * size + 8 + key_len]
+        last_row = keys[-1].tobytes()
+        self._last = (last_row, self.family, qualifier, int(neg[-1]), -PUT)
+        self._last_row, self._last_key = last_row, data[(n - 1) * size + 8 : (n - 1) * size + 8 + key_len]
         self._entries += n
         self._key_bytes += n * key_len
         self._value_bytes += n * value_len

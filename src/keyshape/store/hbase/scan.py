@@ -50,11 +50,18 @@ def stamp_of(result: Client_pb2.Result) -> int:
     return int(result.cell[0].timestamp)
 
 
+def version_columns_of(result: Client_pb2.Result) -> dict[bytes, list[tuple[int, bytes]]]:
+    """:func:`versions_of`, as the conversion of :func:`scan_version_columns` (whose cell
+    blocks are read as columns where they can be: :func:`keyshape.store.hbase.cellblock.version_columns`)."""
+    return versions_of(result)
+
+
 # The conversions whose rows are read from a cell block instead (the same rows: tests/hbase/test_hbase_cellblock.py).
-_BLOCK_READERS: dict[Convert, Callable[[bytes, Any], Batch]] = {
+_BLOCK_READERS: dict[Convert, Callable[[bytes, Any], tuple[list[bytes], Any]]] = {
     cells_of: cellblock.rows_of,
     versions_of: cellblock.versions_of,
     stamp_of: cellblock.stamps_of,
+    version_columns_of: cellblock.version_columns,
 }
 
 
@@ -298,3 +305,19 @@ def _scan_batches(
             if region.end == b"" or (high[0] is not None and high[0] <= region.end):
                 return
             low = (region.end, True)
+
+
+_ALL_VERSIONS = 2**31 - 1  # a Scan's max_versions for every stored version (the store's scan_versions)
+
+
+def scan_version_columns(
+    store: HBaseClient, table: str, start: bytes = b"", stop: bytes = b"", batch_size: int = 1000
+) -> Generator[Batch, None, None]:
+    """Every version of every cell of the rows in ``[start, stop)`` (``stop == b""``: to the
+    end), a server response at a time: ``(row keys, rows)`` where rows are either a list of
+    ``versions_of`` dicts or, for a response of one-cell rows of one layout, one
+    :class:`~keyshape.store.hbase.cellblock.UniformCells` (columns, no object per row: what a
+    bulk copy writes HFiles from)."""
+    low: Bound = (start or None, True)
+    high: Bound = (stop or None, False)
+    return scan_batches(store, table, low, high, False, None, [], batch_size, max_versions=_ALL_VERSIONS, convert=version_columns_of)
