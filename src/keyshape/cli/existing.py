@@ -194,12 +194,16 @@ def migrate_command(
         raise click.UsageError("--master applies to --spark only")
     old, new = load_schema(old_path), load_schema(new_path)
     copy: Any = None  # issue 42: the Spark job (a layer above ops) as the copy step
+    verify: Any = None  # and the Spark job that checksums both sides per region as the verification
     if spark:
         from functools import partial
 
         from keyshape.spark.migrate import migrate_spark
 
+        from keyshape.spark.verify import verify_spark
+
         copy, via = partial(_spark_copy, migrate_spark, url, master), "bulkload"
+        verify = partial(_spark_verify, verify_spark, url, master)
     _migrate(
         url,
         old,
@@ -208,6 +212,7 @@ def migrate_command(
         verify_only=verify_only,
         via=via,
         copy=copy,
+        verify=verify,
         online=OnlineOptions(set_replication_scope, cutover, max_lag, sink_bind) if online else None,
         state_path=state_path,
         reject_path=reject_path,
@@ -285,6 +290,12 @@ def _migrate_online(
 def _spark_copy(migrate_spark: Any, url: str, master: str | None, store: Any, old: KeySchema, new: KeySchema, **copy: Any) -> Any:
     """The copy step as a Spark job (its tasks open their own connections to ``url``)."""
     return migrate_spark(url, old, new, master=master, **copy)
+
+
+def _spark_verify(verify_spark: Any, url: str, master: str | None, store: Any, old: KeySchema, new: KeySchema, progress: Any = None) -> Any:
+    """The verification as a Spark job: each side's per-region checksums in its tasks (Spark's
+    own progress shows; ``progress`` is not fed)."""
+    return verify_spark(url, old, new, master=master)
 
 
 @contextmanager

@@ -53,6 +53,9 @@ EXIT_INTERRUPTED = 130
 VERIFIED = "verify: OK, source and target hold the same rows and cells"
 
 Phase = Callable[[str], AbstractContextManager[Callable[[int], None]]]
+#: A verification step with :func:`keyshape.ops.verify.verify_migration`'s shape
+#: (``verify(store, old, new, progress=update)``), e.g. the Spark job's.
+Verify = Callable[..., Verification]
 
 
 #: Which exit rule a migration failed (:attr:`MigrationRun.failed`):
@@ -155,6 +158,7 @@ def migrate_and_verify(
     verify_only: bool = False,
     via: str = "puts",
     copy: BulkCopy | None = None,
+    verify: Verify | None = None,
     online: OnlineOptions | None = None,
     state_path: str | Path | None = None,
     reject_path: str | Path | None = None,
@@ -179,6 +183,9 @@ def migrate_and_verify(
     - ``via``: ``"puts"`` (through NEW's WAL and memstores) or ``"bulkload"`` (HFiles per NEW region).
     - ``copy``: the copy step to use instead, with :func:`keyshape.ops.migrate_bulk.migrate_bulk`'s
       signature (e.g. the Spark job: :func:`keyshape.spark.migrate.migrate_spark` bound to its URL).
+    - ``verify``: the verification to use instead of :func:`keyshape.ops.verify.verify_migration`,
+      with its signature (e.g. the Spark job that computes both sides' per-region checksums:
+      :func:`keyshape.spark.verify.verify_spark` bound to its URL); the same rules judge it.
     - ``online``: run online (:class:`OnlineOptions`): keyshape joins as a replication peer of OLD
       and keeps NEW in step; None: offline.
     - ``state_path``: the copy's checkpoint (default :func:`keyshape.ops.migrate.default_state_path`);
@@ -252,7 +259,7 @@ def migrate_and_verify(
             f"{result.total_rows:,} rows copied in all; checkpoint {result.state_path}"
         )
     with bar("verifying") as update:
-        check = verify_migration(store, old, new, progress=update)
+        check = (verify or verify_migration)(store, old, new, progress=update)
     run.verification = check
     for line in check.lines():
         tell(line)
