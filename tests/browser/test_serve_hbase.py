@@ -127,6 +127,11 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     store.create_table(tenant_schema.table, [f"t{k:02d}".encode() for k in range(1, 8)])  # t04-style tenant boundaries
     db = folder / "history.db"
     options = ServeOptions(lambda: open_store(hbase.url), str(db), [f"kss_*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0)
+    # The verdicts are judged on the load's polls: a window that restarts after MAX_SAMPLES (60)
+    # polls restarted, in a CI run where the loads took ~60 s, just after the last writes, and every
+    # table was judged 'idle' on six empty polls. This module tests the verdicts, not the window.
+    window = pytest.MonkeyPatch()
+    window.setattr("keyshape.serve.poller.MAX_SAMPLES", 100_000)
     service = Service(options).start()
     try:
         time.sleep(1.5)  # the baseline poll
@@ -156,6 +161,7 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         yield Scenario(service, seq, salt, db, schemas, hbase.url, tenants)
     finally:
         service.stop()
+        window.undo()
         for table in (seq, salt, tenants):
             store.delete_table(table)
         store.close()

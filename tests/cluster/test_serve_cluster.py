@@ -92,6 +92,10 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
     options = ServeOptions(
         lambda: open_store(hbase_cluster.url), str(tmp_path / "h.db"), [f"kss_c*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0
     )
+    # judged on the load's polls: no window restart (after MAX_SAMPLES polls) between the load and
+    # the verdicts (tests/browser/test_serve_hbase.py says why)
+    window = pytest.MonkeyPatch()
+    window.setattr("keyshape.serve.poller.MAX_SAMPLES", 100_000)
     service = Service(options).start()
     try:
         time.sleep(1.5)  # the baseline poll
@@ -132,6 +136,7 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
         assert f'keyshape_verdict{{table="{seq}"}} 2' in metrics and f'keyshape_verdict{{table="{salt}"}} 0' in metrics
     finally:
         service.stop()
+        window.undo()
         store.set_balancer(True)
         for table in (seq, salt):
             store.delete_table(table)
