@@ -110,7 +110,11 @@ def _check_band(r: dict[str, Any]) -> None:
     instant compaction, two seeds each. The real
     region count must lie inside the band, and the real busiest share within the stated share
     tolerance of the band's shares."""
-    band = region_range(r["model"], r["keys"], r["times"], split_seconds=r["durations"], windows=WINDOWS)
+    # The band's top: an instant split with an instant compaction, the most splits the sizes allow.
+    # With only this run's shortest split time there, an idle machine (splits 0.60-0.75 s) made
+    # 18 regions where that end said 17: the measured split time (daughter open - region id) is
+    # not all time the region refused writes, so the shortest measured one is no bound.
+    band = region_range(r["model"], r["keys"], r["times"], split_seconds=[0.0, *r["durations"]], windows=WINDOWS)
     shares = [float(busiest_shares(r["keys"], [(e.write_index, e.split_key) for e in h.splits], [], WINDOWS).mean()) for *_, h in band.runs]
     runs = [(round(took, 2), compaction, seed, len(h.region_map)) for took, compaction, seed, h in band.runs]
     note = (
