@@ -4,8 +4,8 @@ The servers share one root dir on this machine's filesystem (tools/hbase/cluster
 staging directory keyshape writes its HFiles to is readable by every region server: each NEW
 region's files go to the server that holds it, and all three load some.
 
-Two migrations in one test (one cluster start): an offline ``migrate --via bulkload`` of a mod 16
-table into mod 12, and ``migrate --online --spark`` of a sequential table (pre-split in 4) into
+Two migrations in one test (one cluster start): an offline ``migrate --spark`` of a mod 16 table
+into mod 12 (copied and verified by Spark jobs), and ``migrate --online --spark`` of a sequential table (pre-split in 4) into
 mod 12 in the operator's flow: an independent writer puts, updates and deletes OLD during the
 copy, the run streams, the writer stops, Ctrl-C, then ``--cutover``. The referee reads OLD and NEW
 itself and finds them equal cell for cell, versions and deletes included.
@@ -48,8 +48,9 @@ def test_bulk_copy_offline_and_online_with_a_writer_ends_equal(hbase_cluster: An
         for schema in (off_old, on_old):
             create_table_from_schema(store, schema)
             fill(store, schema, FILLED)
-        # offline: the CLI copies, loads and verifies; NEW's regions are on all three servers
-        off_args = ["migrate", str(off_old_path), str(off_new_path), "--hbase", url, "--via", "bulkload", "--state", str(tmp_path / "off.json")]
+        # offline: Spark copies and verifies, the driver loads; NEW's regions are on all three servers
+        off_args = ["migrate", str(off_old_path), str(off_new_path), "--hbase", url, "--spark", "--master", "local[2,4]"]
+        off_args += ["--state", str(tmp_path / "off.json")]
         offline = cli(*off_args, log=tmp_path / "off.log")
         procs.append(offline)
         assert offline.wait(300) == 0, (tmp_path / "off.log").read_text()
