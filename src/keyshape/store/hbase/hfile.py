@@ -443,13 +443,7 @@ class HFileWriter:
             raise BadInput(f"HFile {summary.path}: its summary lacks the file's statistics (written by an older keyshape?)")
         self._finish_data_block()
         data = Path(summary.path).read_bytes()
-        trailer = read_trailer(data)
-        offset = trailer.first_data_block_offset
-        while offset <= trailer.last_data_block_offset:
-            magic, payload, size = _block_at(data, offset, trailer.compression_codec)
-            offset += size
-            if magic != DATA:
-                continue
+        for payload in _data_blocks(data, read_trailer(data)):
             (klen,) = struct.unpack_from(">i", payload, 0)
             at, on_disk = self._write_block(DATA, payload)
             self._blocks.append(_Block(at, on_disk, payload[8 : 8 + klen]))
@@ -636,6 +630,16 @@ def read_trailer(data: bytes) -> HFile_pb2.FileTrailerProto:
     return HFile_pb2.FileTrailerProto.FromString(t[p : p + n])
 
 
+def _data_blocks(data: bytes, trailer: HFile_pb2.FileTrailerProto) -> Iterator[bytes]:
+    """The payload of every data block of the file ``data`` (its ``trailer`` read), in file order."""
+    offset = trailer.first_data_block_offset
+    while offset <= trailer.last_data_block_offset:
+        magic, payload, size = _block_at(data, offset, trailer.compression_codec)
+        offset += size
+        if magic == DATA:
+            yield payload
+
+
 def _block_at(data: bytes, offset: int, compression: int) -> tuple[bytes, bytes, int]:
     """(magic, uncompressed payload, on-disk size with header) of the block at ``offset``,
     checksums verified."""
@@ -674,12 +678,7 @@ def read_cells(path: str | Path) -> Iterator[Cell]:
     info = read_file_info(path)
     mvcc = struct.unpack(">i", info.get(b"KEY_VALUE_VERSION", b"\x00\x00\x00\x00"))[0] == 1
     tags = b"hfile.MAX_TAGS_LEN" in info
-    offset = trailer.first_data_block_offset
-    while offset <= trailer.last_data_block_offset:
-        magic, block, size = _block_at(data, offset, trailer.compression_codec)
-        offset += size
-        if magic != DATA:
-            continue
+    for block in _data_blocks(data, trailer):
         p = 0
         while p < len(block):
             klen, vlen = _KV.unpack_from(block, p)
