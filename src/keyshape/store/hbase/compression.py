@@ -117,7 +117,13 @@ def _decompress_raw(name: str, chunk: bytes, size: int) -> bytes:
     if name == "SNAPPY":
         return bytes(cramjam.snappy.decompress_raw(chunk))
     if name == "LZ4":
-        # an LZ4 block does not record its size: decompress into the room left, keep what came out
+        # An LZ4 block does not record its size. What is left of a run up to MAX_INPUT is one
+        # chunk whatever the writer (no codec's segment is shorter): its exact size is known, and
+        # decompress_block is given it (cramjam 2.14's decompress_block_into returned the right
+        # length with wrong bytes for an 80-byte block of zero-heavy cells). Beyond it, decompress
+        # into the room left and keep what came out.
+        if size <= MAX_INPUT:
+            return bytes(cramjam.lz4.decompress_block(chunk, output_len=size))
         room = bytearray(size)
         return bytes(memoryview(room)[: cramjam.lz4.decompress_block_into(chunk, room)])
     return bytes(cramjam.zstd.decompress(chunk))
