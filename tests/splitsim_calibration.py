@@ -120,7 +120,11 @@ def _load_and_simulate(
     }
 
 
-def _check(r: dict[str, Any], rows: int) -> None:
+def _check(r: dict[str, Any], rows: int, left_daughter: bool = True) -> None:
+    """The stated tolerances. ``left_daughter``: also check the left daughter's share of the rows
+    against the simulated one (HBase splits at the middle key of the largest store file; when the
+    flush files are near equal in size, which one is largest when the split procedure starts is a
+    race, so this check holds only where the split starts at once)."""
     note = (
         f"splits took {r['split_seconds']:.2f} s; real {r['real_regions']} regions {r['real_rows'].tolist()} splits at "
         f"{[w for w, _ in r['real_events']]}; simulated {r['sim_regions']} "
@@ -133,7 +137,7 @@ def _check(r: dict[str, Any], rows: int) -> None:
     assert abs(r["real_share"] - r["sim_share"]) <= SHARE_TOLERANCE, note
     if r["real_regions"] == r["sim_regions"] and r["real_events"] and r["sim_events"]:
         assert abs(r["real_events"][0][0] - r["sim_events"][0][0]) <= 0.25 * r["real_events"][0][0], note
-        if r["real_regions"] == 2:
+        if r["real_regions"] == 2 and left_daughter:
             real_left = r["real_rows"][0] / rows
             sim_left = r["sim_rows"][0] / rows
             assert abs(real_left - sim_left) <= 0.06, note
