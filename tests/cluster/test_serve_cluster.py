@@ -92,8 +92,8 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
     options = ServeOptions(
         lambda: open_store(hbase_cluster.url), str(tmp_path / "h.db"), [f"kss_c*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0
     )
-    # judged on the load's polls: no window restart (after MAX_SAMPLES polls) between the load and
-    # the verdicts (tests/browser/test_serve_hbase.py says why)
+    # judged on all the load's polls: the poller's window (the last 30-60 polls) does not slide
+    # past the load before the verdicts are read (tests/browser/test_serve_hbase.py says why)
     window = pytest.MonkeyPatch()
     window.setattr("keyshape.serve.poller.MAX_SAMPLES", 100_000)
     service = Service(options).start()

@@ -73,3 +73,36 @@ def test_an_interval_across_a_gap_is_no_rate(tmp_path: Path) -> None:
         assert poller.poll_once()
         p99, n = region_rate_p99(history, OLD, T0 - 1, clock[0])
         assert n == POLLS - 1 and p99 == pytest.approx(OLD_RATE)
+
+
+def test_the_window_slides_so_a_load_just_ended_is_still_judged_on_its_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window of MAX_SAMPLES polls full of one region's writes, then quiet polls: the oldest
+    half of the window goes and the verdict stays the load's (a window restarted from nothing
+    judged the table 'idle' on its first empty polls, just after the load ended)."""
+    from keyshape.schema.specs import TableSpec
+    from keyshape.store.embedded import EmbeddedStore
+
+    monkeypatch.setattr("keyshape.serve.poller.MAX_SAMPLES", 10)
+    store = EmbeddedStore(servers=2)
+    store.create_table(TableSpec(OLD))
+    history = History(tmp_path / "serve.sqlite")
+    clock = [T0]
+    poller = Poller(lambda: store, history, [OLD], {}, 1.0, clock=lambda: clock[0], monotonic=lambda: clock[0])  # type: ignore[arg-type, return-value]
+    try:
+        i = 0
+        for _ in range(10):  # the baseline poll, then writes in each of 10 intervals
+            assert poller.poll_once()
+            for _ in range(100):
+                store.put(OLD, b"%012d" % i, {b"d:v": b"x"})
+                i += 1
+            clock[0] += 1.0
+        for _ in range(4):  # the load has ended: the first poll counts its last interval (a full window)
+            assert poller.poll_once()
+            clock[0] += 1.0
+        state = poller.snapshot()[OLD]
+        assert len(state.heat.samples) == 5 + 3  # half the full window kept, then 3 quiet polls
+        assert state.heat.samples[-1].writes.sum() == 0 and state.heat.samples[-4].writes.sum() == 100
+        assert state.verdict["verdict"] == "hotspot", state.verdict
+        assert state.verdict["busiest_region_share"] == pytest.approx(1.0)
+    finally:
+        history.close()

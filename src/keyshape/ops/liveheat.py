@@ -290,6 +290,16 @@ class LiveHeat:
             self.samples[i] = replace(s, vanished=vanished)
         return short
 
+    def drop_oldest(self, n: int) -> None:
+        """Forget the ``n`` oldest samples (a window that slides: the regions, rates and counters
+        of the latest poll stay, so the next poll's deltas are unchanged)."""
+        n = max(0, min(int(n), len(self.samples)))
+        if not n:
+            return
+        del self.samples[:n]
+        # counted rows stay tied to the sample they were counted after; those before the window go
+        self._counted = {name: (rows, i - n) for name, (rows, i) in self._counted.items() if i >= n}
+
     @property
     def starts(self) -> list[bytes]:
         return [r.start for r in self.latest]

@@ -8,11 +8,12 @@ of the writes (the poller's verdict, the same numbers as ``/api/tables`` and ``/
 ``app.table_rows``), and the p99 of the per-region write request rates over the window (every
 region's writes/s in every poll interval of the last ``S`` seconds, default an hour).
 
-The shares and verdict are the poller's judgement of the table's recent polls (its window of up
-to ``poller.MAX_SAMPLES``; polls without writes weigh nothing in it), so OLD keeps its loaded
-numbers after the cut-over only until that window restarts (within 60 polls); after that OLD
-reads idle and only its heat map and p99 (over ``seconds``) still show its load. ``judged_at``
-says when each verdict was made.
+The shares and verdict are the poller's judgement of the table's recent polls (its window of
+``poller.MAX_SAMPLES / 2`` to ``MAX_SAMPLES`` polls, sliding; polls without writes weigh nothing in
+it), so OLD keeps its loaded numbers after the cut-over until its loaded polls slide out of that
+window (30 to 60 polls later); after that OLD reads idle and only its heat map and p99 (over
+``seconds``) still show its load. ``judged_at`` says
+when each verdict was made.
 
 A NEW table the service's ``--tables`` does not match is added to the poller's patterns
 (``Poller.watch``) when serve makes the plan that names it (``plan_route``) and when the page asks

@@ -37,7 +37,7 @@ from keyshape.store.base import RegionInfo, Store
 
 __all__ = ["GONE", "Poller", "TableState", "matches"]
 
-MAX_SAMPLES = 60  # a table's verdict looks at about this many recent intervals
+MAX_SAMPLES = 60  # a table's verdict looks at the last MAX_SAMPLES/2 to MAX_SAMPLES intervals
 GONE = "gone"  # the saved verdict of a table the cluster no longer lists
 REPLAN_POLLS = 10  # a hot table's fix is replayed again after this many polls (or when its pattern changes)
 BACKOFF_MAX = 60.0
@@ -202,10 +202,10 @@ class Poller:
                 state = self.states[table] = TableState(table)
         before = {r.name: r.server for r in state.heat.latest}
         if len(state.heat.samples) >= MAX_SAMPLES:
-            # A fresh window from the last poll on: the verdict follows the table's present.
-            fresh = LiveHeat()
-            fresh.add(state.heat.latest, state.last_at)
-            state.heat = fresh
+            # The window slides: the oldest half goes, so the verdict follows the table's present
+            # and is never judged on a handful of polls (a window restarted from nothing read a
+            # table whose load had just ended as idle on its first empty polls).
+            state.heat.drop_oldest(len(state.heat.samples) - MAX_SAMPLES // 2)
         sample = state.heat.add(regions, at)
         latest = state.heat.latest
         dt = at - state.last_at if state.last_at else 0.0
