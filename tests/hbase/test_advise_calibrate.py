@@ -1,11 +1,11 @@
 """``keyshape advise --calibrate`` on the real standalone HBase (issue 31): the cost constants fitted
-from timed micro-runs are positive and finite, two back-to-back fits agree within a stated
-tolerance, the saved file reads back as the same model, and advise scores with it (its JSON names
-the fitted constants) and still ranks its top design at least as good as the scenario's hand design.
+from timed micro-runs are positive and finite, the saved file reads back as the same model, and
+advise scores with it (its JSON names the fitted constants) and still ranks its top design at
+least as good as the scenario's hand design.
 
-Tolerance: on this shared 2-core machine (load 3-20 from the other sessions) each fitted constant
-of two back-to-back fits agrees within a factor of 4; ``scanner_ms`` is the small difference of a
-one-row scan and one RPC, so it is compared as that sum (within 4x) and an absolute 1 ms."""
+How far two back-to-back fits agree is a measured time's spread, not asserted here (issue 43: a
+CPU hog beside one fit and not the other moves it): benchmarks/bench_advise_calibrate.py measures
+it (within a factor of 4 on this 2-core machine at load 3-20)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from keyshape.analysis.advise.calibrate import FITTED, calibrate, load_model, save_model
+from keyshape.analysis.advise.calibrate import FITTED, FLOOR, calibrate, load_model, save_model
+from keyshape.analysis.advise.costs import CostModel
 from keyshape.store import open_store
 
 pytestmark = pytest.mark.hbase
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ROOT / "examples" / "advise" / "orders"
-FACTOR = 4.0
 
 
 def _keyshape(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,19 +40,17 @@ def test_the_fit_is_positive_finite_and_reproducible(hbase: Any, tmp_path: Path)
     finally:
         store.close()
     print(f"\ncalibration 1: {first.model}\ncalibration 2: {second.model} ({first.seconds:.1f} s, {second.seconds:.1f} s)")
-    # How long a fit takes is printed above, not asserted (a measured time; issue 43).
+    # How long a fit takes, and how far two fits agree, are printed above, not asserted (measured
+    # times; benchmarks/bench_advise_calibrate.py measures the spread).
     for cal in (first, second):
         for name in FITTED:
             value = getattr(cal.model, name)
             assert math.isfinite(value) and value > 0, (name, value)
-    a, b = first.model, second.model
-    for name in FITTED:
-        if name == "scanner_ms":
-            assert abs(a.scanner_ms - b.scanner_ms) < 1.0
-            x, y = a.scanner_ms + a.rpc_ms, b.scanner_ms + b.rpc_ms
-        else:
-            x, y = getattr(a, name), getattr(b, name)
-        assert max(x, y) / min(x, y) <= FACTOR, (name, x, y)
+        # a constant the runs could not tell from zero is floored at 1% of its default and named;
+        # no other constant is below that floor
+        for name in FITTED:
+            least = FLOOR * getattr(CostModel(), name)
+            assert getattr(cal.model, name) == pytest.approx(least) if name in cal.floored else getattr(cal.model, name) >= least, name
     path = save_model(first, tmp_path / "model.json")
     assert load_model(path) == first.model
 
