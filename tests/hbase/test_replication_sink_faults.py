@@ -10,7 +10,8 @@ timestamp and value).
   LINEAR backoff, ``replication.source.sleepforretries`` (1000 ms) x a multiplier that grows by
   one per failed attempt up to ``replication.source.maxretriesmultiplier`` (300)
   (HBaseInterClusterReplicationEndpoint.sleepForRetries). The refusals measure it (gaps of 1, 2,
-  3, 4 s); after an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt
+  3, 4 s on a quiet machine; asserted as lower bounds, which a busy machine cannot break, and the
+  catch-up after the outage printed, not asserted: measured times); after an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt
   comes at most m s after the sink is back: ~5 s for the 12 s here, ~25 s for 5 minutes, ~35 s for
   10 minutes, never more than 300 s (reached after 12.5 h). Nothing else changes with the
   outage's length: the source keeps the WALs its queue references, so minutes behave like seconds.
@@ -244,7 +245,7 @@ def test_sink_killed_with_kill_9_mid_stream_and_restarted_loses_nothing(online: 
     assert oks(sink.calls(), restarted) >= 1
 
 
-def test_sink_refused_then_stopped_for_12_s_catches_up_within_the_backoff_bound(online: Online) -> None:
+def test_sink_refused_then_stopped_for_12_s_backs_off_and_catches_up(online: Online) -> None:
     sink = online.sink
     refuse_for = 10.5
     started = sink.start(refuse_for=refuse_for)
@@ -256,8 +257,11 @@ def test_sink_refused_then_stopped_for_12_s_catches_up_within_the_backoff_bound(
     # one batch in flight at a time (one sink): each gap is sleepforretries x (1, 2, 3, ...)
     assert len(gaps) >= 3, f"refusals at {refusals}"
     print(f"\nrefusal gaps (s): {', '.join(f'{g:.2f}' for g in gaps)}")
+    # A lower bound only: a sleep never ends early, while a busy machine (a CPU hog beside the
+    # suite) delays the retry after it by any amount (issue 43: no upper bound on a measured time).
+    # Each gap at least its multiple of sleepforretries shows the back-off growing as the note says.
     for multiplier, gap in enumerate(gaps[:4], start=1):
-        assert abs(gap - multiplier * SLEEP_FOR_RETRIES_S) < 0.6, f"gap {multiplier} was {gap:.2f} s; gaps {gaps}"
+        assert gap >= multiplier * SLEEP_FOR_RETRIES_S - 0.3, f"gap {multiplier} was {gap:.2f} s; gaps {gaps}"
 
     sink.signal(signal.SIGTERM)  # stopped cleanly: unregistered, nothing listens; the source queues
     down_at = time.time()
@@ -269,8 +273,9 @@ def test_sink_refused_then_stopped_for_12_s_catches_up_within_the_backoff_bound(
     down = back - down_at
     # after an outage of `down` s the multiplier m has m(m-1)/2 <= down: the next try is <= m s away
     bound = SLEEP_FOR_RETRIES_S * (0.5 + math.sqrt(0.25 + 2 * down / SLEEP_FOR_RETRIES_S))
+    # printed, not asserted: how soon after the restart is a measured time (the wait above gives
+    # it 60 s); the source's back-off keeps it near the bound on a quiet machine
     print(f"outage {down:.1f} s: first batch applied {first_ok - back:.2f} s after the restart (backoff bound {bound:.1f} s)")
-    assert first_ok - back <= bound + 3.0, f"first batch {first_ok - back:.1f} s after the restart; backoff bound {bound:.1f} s"
     online.converge()
 
 
