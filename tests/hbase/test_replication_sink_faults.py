@@ -10,11 +10,12 @@ timestamp and value).
   LINEAR backoff, ``replication.source.sleepforretries`` (1000 ms) x a multiplier that grows by
   one per failed attempt up to ``replication.source.maxretriesmultiplier`` (300)
   (HBaseInterClusterReplicationEndpoint.sleepForRetries). The refusals measure it (gaps of 1, 2,
-  3, 4 s on a quiet machine; asserted as lower bounds, which a busy machine cannot break, and the
-  catch-up after the outage printed, not asserted: measured times); after an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt
-  comes at most m s after the sink is back: ~5 s for the 12 s here, ~25 s for 5 minutes, ~35 s for
-  10 minutes, never more than 300 s (reached after 12.5 h). Nothing else changes with the
-  outage's length: the source keeps the WALs its queue references, so minutes behave like seconds.
+  3, 4 s on a quiet machine; asserted as lower bounds, which a busy machine cannot break). After
+  an outage of T s the multiplier m satisfies m(m-1)/2 <= T, so the next attempt comes at most m
+  s after the sink is back (printed, not asserted: a measured time): ~5 s for the 12 s here,
+  ~25 s for 5 minutes, ~35 s for 10 minutes, never more than 300 s (reached after 12.5 h).
+  Nothing else changes with the outage's length: the source keeps the WALs its queue references,
+  so minutes behave like seconds.
 * NEW's regions split (three, one after the other) while the sink applies: writes to the old
   region fail over to the daughters (or the batch is refused and re-shipped); nothing is lost.
 """
