@@ -73,9 +73,15 @@ def test_watch_and_load_count_every_write_of_a_splitting_sequential_load(hbase: 
     # of its writes, and that is estimated from its rate and its close time in hbase:meta. The
     # bound: one interval's writes per region that vanished, either way. (With the master's
     # copy a busy machine counted 67,000-85,820 of 150,000; with the servers' own, 144,764.)
+    # A poll in the load that brought no news (the parent closing, the table's only region) puts
+    # the parent's last report one interval further from its close, and its rate is then that of
+    # an interval the load only began in: each such poll widens the bound by one interval. (Beside
+    # a CPU hog: [5000, 0, 26083, 9000, 43000, 0, 0, 0], 83,083 counted, the parent's rate 5,000/s.)
     splits = sum(len(s.vanished) for s in heat.samples)
+    last = max(i for i, w in enumerate(per_sample) if w)
+    silent = sum(1 for w in per_sample[:last] if w == 0)
     print(f"watch counted {counted:,} of {rows:,} over {splits} split(s); per interval {per_sample}")
-    assert abs(counted - rows) <= splits * max(per_sample), (counted, splits, per_sample)
+    assert abs(counted - rows) <= (splits + silent) * max(per_sample), (counted, splits, silent, per_sample)
     a = live_analysis(heat, name=name)
     assert a.verdict == "hotspot", a.reasons
     # The load's own live summary: every write, and the same verdict.
