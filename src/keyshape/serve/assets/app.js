@@ -108,11 +108,17 @@
 
   function refresh() {
     if (!state.table) return Promise.resolve();
-    var q = "?table=" + encodeURIComponent(state.table), url = heatQuery();
+    var table = state.table, q = "?table=" + encodeURIComponent(table), url = heatQuery();
     state.lastQuery = url;
+    // Answers arrive in any order: one for a table (or a window) no longer shown would paint over
+    // the one asked for since, so it is dropped.
+    function current(then) {
+      return function (body) { if (state.table === table) return then(body); };
+    }
     return Promise.all([
-      api("api/table" + q).then(showVerdict).catch(function () {}),
+      api("api/table" + q).then(current(showVerdict)).catch(function () {}),
       api(url).then(function (h) {
+        if (url !== state.lastQuery) return;
         h.query = url; // which window this answers (the tests wait for it)
         // values_f32: base64 of the times x keys float32 matrix, row by row; lane_u16 the servers
         h.values = rows(decode(h.values_f32, Float32Array), h.shape);
@@ -121,8 +127,8 @@
         state.heat = h;
         draw();
       }),
-      api("api/regions" + q).then(function (r) { state.regions = r.regions; drawRegions(); }),
-      api("api/predicted" + q).then(showPredicted).catch(function () {}),
+      api("api/regions" + q).then(current(function (r) { state.regions = r.regions; drawRegions(); })),
+      api("api/predicted" + q).then(current(showPredicted)).catch(function () {}),
     ]);
   }
 
