@@ -5,8 +5,8 @@ same address (``resume``: the killed run's registration is replaced).
 
 Prints ``ready <server name>`` once registered. Appends one line per call to --log:
 ``<unix time> ok|refused <entries> <cells> <newest WAL write time (ms) of its entries>``.
-``--refuse-for S``: refuse every batch for the first S seconds after start (HBase backs off and
-ships it again). SIGTERM stops cleanly (unregisters).
+``--refuse-calls N``: refuse the first N batches after start (HBase backs off and ships each
+again). A count, not a time: on a busy machine the first shipment can come late. SIGTERM stops cleanly (unregisters).
 
 Run: python tests/sink_process.py --quorum Q --parent /p --port N --cluster-id UUID --old OLD.toml --new NEW.toml --log F
 """
@@ -38,20 +38,23 @@ def main() -> None:
     ap.add_argument("--new", type=Path, required=True)
     ap.add_argument("--log", type=Path, required=True)
     ap.add_argument("--rejects", type=Path, default=None)
-    ap.add_argument("--refuse-for", type=float, default=0.0)
+    ap.add_argument("--refuse-calls", type=int, default=0)
     args = ap.parse_args()
     store = HBaseStore.from_url(args.quorum)
     rekeyer = ReKeyer(store, KeySchema.load(args.old), KeySchema.load(args.new), reject_path=args.rejects)
-    started = time.monotonic()
     log_lock = threading.Lock()
+    refused = [0]
 
     def on_batch(entries: list[WalEntry]) -> None:
         cells = sum(len(e.cells) for e in entries)
         outcome = "ok"
         try:
-            if time.monotonic() - started < args.refuse_for:
+            with log_lock:
+                refuse = refused[0] < args.refuse_calls
+                refused[0] += refuse
+            if refuse:
                 outcome = "refused"
-                raise RuntimeError("refusing on purpose (--refuse-for)")
+                raise RuntimeError("refusing on purpose (--refuse-calls)")
             rekeyer(entries)
         except BaseException:
             outcome = "refused"

@@ -43,6 +43,23 @@ def _keys(schema: KeySchema, rows: int) -> list[bytes]:
     return out
 
 
+def _settled_history(store: Any, table: str, seconds: float = 60.0) -> Any:
+    """The table's region history once its splits have settled: a split requested by the last
+    flushes shows in meta a moment later (2 s on a quiet machine, more on busy cores), so wait at
+    least that, then until none of its regions is in transition and two reads of meta agree."""
+    time.sleep(2.0)
+    deadline = time.monotonic() + seconds
+    history = store.region_history(table)
+    while time.monotonic() < deadline:
+        moving = [r for r in store.regions_in_transition() if r.startswith(f"{table},")]
+        time.sleep(1.0)
+        again = store.region_history(table)
+        if not moving and again == history:
+            return again
+        history = again
+    return history
+
+
 def _load_and_simulate(
     hbase: Any, schema: KeySchema, rows: int, splits: list[bytes], cleaner_interval: float = 120.0, rate: float | None = 40_000
 ) -> dict[str, Any]:
@@ -72,8 +89,7 @@ def _load_and_simulate(
             clock.report(time.time(), done)
 
         load_workload(store, schema, rows, 1000, progress=progress)
-        time.sleep(2.0)  # a split requested by the last flushes shows in meta a moment later
-        history = store.region_history(table)
+        history = _settled_history(store, table)
         store.delete_table(table)
     finally:
         store.close()

@@ -292,9 +292,10 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
         page.call("Page.navigate", url=f"{scenario.service.url}/")
         page.wait_for("Page.loadEventFired")
         page.js(f"window.ksState.ready.then(function () {{ window.ksState.select({json.dumps(scenario.seq)}); return window.ksState.refresh(); }})")
-        heat = page.js(
+        snapshot = (
             "(function (h) { return {table: h.table, times: h.times, keys: h.keys, values_f32: h.values_f32, shape: h.shape}; })(window.ksState.heat)"
         )
+        heat = page.js(snapshot)
         assert heat["table"] == scenario.seq and len(heat["times"]) > 3
         # the canvas holds colour where the writes were, not just the background
         lit = page.js("""(function () {
@@ -303,15 +304,24 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
             for (var i = 0; i < d.length; i += 4) if (d[i] > 100) n++;
             return n; })()""")
         assert lit > 100
-        values = matrix(heat)
-        i, j = np.unravel_index(int(values.argmax()), values.shape)
-        box = page.js("""(function () { var c = document.getElementById('heat'); c.scrollIntoView(); var r = c.getBoundingClientRect();
-            return {left: r.left, top: r.top}; })()""")
-        plot = page.js("window.ksState.plot")
-        x = box["left"] + plot["left"] + (i + 0.5) * plot["width"] / values.shape[0]
-        y = box["top"] + plot["top"] + (j + 0.5) * plot["height"] / values.shape[1]
-        page.mouse("mouseMoved", x, y)
-        tip = page.js("document.getElementById('tip').textContent")
+        # serve polls on (every second) and the page refreshes every 5 s: a refresh between reading
+        # the map and hovering it moves its columns, so the hover counts only when the map it was
+        # aimed at is still the one shown after the tip was read
+        for _ in range(10):
+            heat = page.js(snapshot)
+            values = matrix(heat)
+            i, j = np.unravel_index(int(values.argmax()), values.shape)
+            box = page.js("""(function () { var c = document.getElementById('heat'); c.scrollIntoView(); var r = c.getBoundingClientRect();
+                return {left: r.left, top: r.top}; })()""")
+            plot = page.js("window.ksState.plot")
+            x = box["left"] + plot["left"] + (i + 0.5) * plot["width"] / values.shape[0]
+            y = box["top"] + plot["top"] + (j + 0.5) * plot["height"] / values.shape[1]
+            page.mouse("mouseMoved", x, y)
+            tip = page.js("document.getElementById('tip').textContent")
+            if page.js(snapshot) == heat:
+                break
+        else:
+            pytest.fail("the heat map changed under every one of 10 hovers")
         page.screenshot(tmp_path / "serve.png")  # to look at when it fails
         label = heat["keys"][j]["label"]
         assert label and label in tip and "\\x" not in label, tip
@@ -326,7 +336,7 @@ def test_the_page_draws_the_heat_map_and_hover_shows_the_decoded_label(scenario:
             return n; })()""")
         assert marks > 0
         # the fix's predicted map beside the observed one
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not page.js("!!(window.ksState.predicted && window.ksState.predicted.available)") and time.monotonic() < deadline:
             time.sleep(0.2)
         assert page.js("getComputedStyle(document.getElementById('predictbox')).display") == "block"
@@ -433,24 +443,29 @@ def test_cli_once_json_exits_non_zero_on_the_alert_threshold(scenario: Scenario,
             str(scenario.schemas),
         ]
         (tmp_path / "alerts.toml").write_text('[alerts."kss_seq_*"]\npatterns = ["sequential diagonal"]\nbusiest_region_share = 1.0\n')
-        hot = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "keyshape.cli",
-                *args,
-                "--tables",
-                scenario.seq,
-                "--fail-on",
-                "hotspot",
-                "--config",
-                str(tmp_path / "alerts.toml"),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=120,
-        )
+        for _ in range(3):
+            hot = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "keyshape.cli",
+                    *args,
+                    "--tables",
+                    scenario.seq,
+                    "--fail-on",
+                    "hotspot",
+                    "--config",
+                    str(tmp_path / "alerts.toml"),
+                ],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=120,
+            )
+            # --once judges one interval: one in which the load wrote nothing (its batches held
+            # while HBase split the region they go to) is rightly idle, and judged again
+            if '"verdict": "idle"' not in hot.stdout:
+                break
     finally:
         done.set()
         load.join(timeout=120)

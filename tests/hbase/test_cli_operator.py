@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -236,7 +237,22 @@ def _schema_copy(tmp_path: Path, source: Path, table: str) -> Path:
     return path
 
 
-def _interrupt_after(args: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
+def _has_a_row(url: str, table: str) -> bool:
+    from keyshape.errors import KeyshapeError
+    from keyshape.store import open_store
+
+    store = open_store(url)
+    try:
+        return any(True for _ in store.scan(table, limit=1))
+    except KeyshapeError:
+        return False  # not created yet
+    finally:
+        store.close()
+
+
+def _interrupt_after(args: list[str], ready: Callable[[], bool]) -> subprocess.CompletedProcess[str]:
+    """Run the CLI and send it Ctrl-C once ``ready()`` (it has acknowledged something): on a busy
+    machine its start alone can take longer than any fixed wait."""
     import signal
 
     # A shell without job control starts background jobs with SIGINT ignored, and a child inherits
@@ -250,7 +266,10 @@ def _interrupt_after(args: list[str], seconds: float) -> subprocess.CompletedPro
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
-        time.sleep(seconds)
+        deadline = time.monotonic() + 120
+        while not ready() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # a batch HBase has stored is one the command has heard acknowledged a moment later
         assert proc.poll() is None, "finished before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
@@ -277,7 +296,7 @@ def test_ctrl_c_during_load_says_how_many_rows_were_acknowledged_and_they_are_st
 
     table = f"ctrlc_{uuid.uuid4().hex[:8]}"
     schema = _schema_copy(tmp_path, ORDERS, table)
-    proc = _interrupt_after(["load", str(schema), "--hbase", hbase.url, "--rows", "50000000"], 12)
+    proc = _interrupt_after(["load", str(schema), "--hbase", hbase.url, "--rows", "50000000"], lambda: _has_a_row(hbase.url, f"shop:{table}"))
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr and "aborted" not in proc.stderr
     found = re.search(r"interrupted: ([\d,]+) of 50,000,000 rows written and acknowledged", proc.stderr)
@@ -299,7 +318,7 @@ def test_ctrl_c_during_migrate_names_the_checkpoint_and_resume_finishes(hbase, t
     assert run("load", str(old), "--hbase", hbase.url, "--rows", "20000", "--settle", "0").returncode == 0
     state = tmp_path / "state.json"
     args = ["migrate", str(old), str(new), "--hbase", hbase.url, "--state", str(state), "--max-rows-per-sec", "1000", "--batch-size", "100"]
-    proc = _interrupt_after(args, 8)
+    proc = _interrupt_after(args, state.exists)
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr
     assert f"the checkpoint {state} holds every acknowledged batch" in proc.stderr

@@ -92,7 +92,8 @@ def test_kill_9_with_batches_in_flight_loses_no_acknowledged_row(hbase: Any) -> 
     for lo in range(0, len(rows), 1_000):
         chunk = rows[lo : lo + 1_000]
         if lo == 8_000:
-            restart.join()  # the rest is written to the restarted HBase
+            restart.join()  # the rest is written to the restarted HBase, once its regions are back
+            scan_after_restart(hbase.url, spec.full_name)  # (the writer's few, short retries would not wait for them)
         try:
             for n, row in enumerate(chunk):
                 if lo == 5_000 and n == 500:

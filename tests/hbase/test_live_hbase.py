@@ -154,13 +154,25 @@ def test_load_then_watch_spreads_writes_as_the_analyzer_predicted(hbase: Any, tm
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)  # past its baseline poll
-    store = open_hbase(hbase.url)
+
+    # Rows are written until the watch ends, not for a fixed while: on a busy machine its
+    # baseline poll can come after a short load, and 8 empty samples draw no map.
+    def write_until_the_watch_ends() -> None:
+        store = open_hbase(hbase.url)
+        try:
+            seed = 1
+            while watcher_cli.poll() is None:
+                load_workload(store, schema, 1_000, seed=seed)
+                seed += 1
+        finally:
+            store.close()
+
+    writer = threading.Thread(target=write_until_the_watch_ends)
+    writer.start()
     try:
-        load_workload(store, schema, 5_000, seed=1)
+        out, err = watcher_cli.communicate(timeout=120)
     finally:
-        store.close()
-    out, err = watcher_cli.communicate(timeout=120)
+        writer.join(timeout=120)
     assert watcher_cli.returncode == 0, err
     assert re.search(r"BALANCED|SKEWED|HOTSPOT", out)
     assert png.read_bytes()[:4] == b"\x89PNG"

@@ -73,7 +73,7 @@ def test_region_servers_count_every_region_of_the_table(store: Store, table: str
     hosting: dict[str, int] = {}
     for region in store.regions(table):
         hosting[region.server] = hosting.get(region.server, 0) + 1
-    deadline = time.monotonic() + 15  # HBase servers report their loads every 3 s
+    deadline = time.monotonic() + 60  # HBase servers report their loads every 3 s (later on a busy machine)
     while True:
         servers = store.region_servers()
         counts = {s.name: s.regions for s in servers}

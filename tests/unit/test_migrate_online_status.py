@@ -105,7 +105,9 @@ def test_the_status_keeps_coming_while_the_verify_runs_and_stops_with_it() -> No
     # named the dead server came from here
     shown: list[OnlineStatus] = []
     with _watching(lambda phase: status([DEAD] if len(shown) == 1 else [], seen=len(shown)), shown.append, interval=0.05):
-        time.sleep(0.4)
+        deadline = time.monotonic() + 30  # a starved thread ticks late, never not at all
+        while len(shown) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
     count = len(shown)
     assert count >= 4 and shown[1].unclaimed == [DEAD] and not shown[2].unclaimed
     time.sleep(0.15)
