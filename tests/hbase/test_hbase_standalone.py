@@ -99,7 +99,7 @@ def test_round_trip_pre_split_table_with_family_options(hbase: HBaseHandle) -> N
         if admin.table_exists(tn):
             admin.disable_table(tn)
             admin.delete_table(tn)
-        client.close()
+        sa.close_client(client)
 
 
 def test_start_failure_names_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -147,6 +147,25 @@ def test_a_parent_that_reported_before_it_began_to_close_is_estimated_to_its_clo
     assert s is not None and s.vanished[0].writes == 1500  # 2,000/s for 0.75 s
 
 
+def test_a_load_that_stepped_up_after_the_parents_last_report_is_estimated_at_its_daughters_rate() -> None:
+    """The trace of a CI failure beside a CPU hog: a sequential load at 30,000 writes/s began at
+    T+0.83 s, so the parent's one report (T+1 s) gives 5,000/s; its next polls bring no news (it
+    is closing), and it closed at T+3.4 s. Its last writes are the daughters' 30,000/s over the
+    2.4 s from its report to its close, not its own 5,000/s (which counted 83,083 of 150,000)."""
+    parent_name = name(b"", T - 5000)
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T - 5000, 0, T)], 0.0)
+    heat.add([region(b"", b"", T - 5000, 5000, T + 1000)], 1.0)
+    for t in (2.0, 3.0):
+        silent = heat.add([region(b"", b"", T - 5000, 0, 0)], t)
+        assert silent is not None and silent.total_writes == 0
+    low = RegionInfo(b"", b"m", name(b"", T + 3400), "rs1:16020", 0, 0, 0, (parent_name,), T + 5000, (T + 3400,))
+    high = RegionInfo(b"m", b"", name(b"m", T + 3400), "rs1:16020", 0, 48_000, 0, (parent_name,), T + 5000, (T + 3400,))
+    s = heat.add([low, high], 5.0)
+    assert s is not None and s.vanished[0].writes == 72_000  # 30,000/s x 2.4 s
+    assert heat.matrix().sum() == 125_000  # 30,000/s from T+0.83 s to T+5 s: 125,100
+
+
 def test_counted_daughters_get_the_parents_writes_as_they_hold_them() -> None:
     """The same sequential load, the daughters counted by key-only scans just after the poll that
     found them: the lower held 800 rows, the upper 1,700 when counted (its own 500 since its

@@ -33,7 +33,7 @@ import types
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
@@ -156,6 +156,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def close_client(client: Any) -> None:
+    """Close an hbase-driver ``Client`` and stop its ZooKeeper session: ``Client.close`` leaves
+    the registry's KazooClient running, whose thread then pings (drawing from the global
+    ``random``, which Hypothesis reports in a seeded test) until the process exits, one more per
+    readiness probe."""
+    try:
+        client.close()
+    finally:
+        zk = getattr(getattr(getattr(client, "cluster_connection", None), "registry", None), "zk", None)
+        if zk is not None:
+            zk.stop()
+            zk.close()
 
 
 def _port_open(port: int) -> bool:
@@ -409,7 +423,7 @@ class Standalone:
             admin.disable_table(tn)
             admin.delete_table(tn)
         finally:
-            client.close()
+            close_client(client)
 
     def is_ready(self) -> bool:
         """True when the master runs and a full round trip succeeds."""

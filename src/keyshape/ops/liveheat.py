@@ -12,8 +12,11 @@ counted twice beyond one polling interval:
   started at zero when it was born;
 - a region of the last poll that is gone (split or merged away): what it took between its last
   report and its end is not in any counter. It is ESTIMATED, attributed to its own key range in
-  the poll where it disappears, from its write rate in its previous interval (else its children's
-  rate since their birth) times the time from its last report to when it closed
+  the poll where it disappears, from its write rate in its previous interval, or its daughters'
+  rate since their birth when that is higher (a load that stepped up after the parent's last
+  report shows only in them; a merged region's rate, over more than the gone region's range, is
+  used only when the gone region has no rate of its own) times the time from its last report to
+  when it closed
   (hbase:meta's CLOSED state cell, else CLOSING: ``RegionInfo.parents_closed_ms``; a closing
   region keeps taking writes while it flushes); without that, at least
   the rate times the time from its last report to its children's birth (their region id is their creation time in ms, HBase's
@@ -238,10 +241,16 @@ class LiveHeat:
             end_ms = min(b for b in born if b is not None)
             gap = max(0.0, ((closed or end_ms) - old.reported_ms) / 1000.0)
             span = max(0.0, (newest - old.reported_ms) / 1000.0)
-            if rate is None:
-                since = max(0.0, (newest - end_ms) / 1000.0)
-                if since > 0:
-                    rate = (float(sum(writes[i] for i in kids)) / since, float(sum(reads[i] for i in kids)) / since)
+            since = max(0.0, (newest - end_ms) / 1000.0)
+            if since > 0:
+                kid_rate = (float(sum(writes[i] for i in kids)) / since, float(sum(reads[i] for i in kids)) / since)
+                if rate is None:
+                    rate = kid_rate
+                elif all(_inside(regions[i], old.start, old.end) for i in kids):
+                    # A split: its daughters' range is its own. A load that stepped up after the
+                    # parent's last report (the report came early in the load, or a poll brought
+                    # no news while it closed) shows in the daughters' rate, not in the parent's.
+                    rate = (max(rate[0], kid_rate[0]), max(rate[1], kid_rate[1]))
             if rate is not None and closed:
                 # hbase:meta says when it closed: it took writes until about then.
                 est_w, est_r = rate[0] * gap, rate[1] * gap

@@ -347,8 +347,8 @@ def clear_stale_registration(quorum: str, parent: str, cluster_id: uuid.UUID) ->
     """Delete ``parent`` if its hbaseid names ``cluster_id`` (an earlier run of the same sink left
     it); True if something was deleted. Both hbaseid forms carry the UUID as text."""
     client = KazooClient(hosts=quorum, timeout=10)
-    client.start(timeout=10)
     try:
+        client.start(timeout=10)  # inside the try: a client that failed to start still retries until stopped
         try:
             data, _ = client.get(f"{parent}/hbaseid")
         except NoNodeError:
