@@ -166,6 +166,20 @@ def test_a_load_that_stepped_up_after_the_parents_last_report_is_estimated_at_it
     assert heat.matrix().sum() == 125_000  # 30,000/s from T+0.83 s to T+5 s: 125,100
 
 
+def test_daughters_reported_a_moment_after_their_birth_do_not_set_the_parents_rate() -> None:
+    """A steady 10,000 writes/s: the daughters' first report came 0.05 s after their birth with
+    one 1,000-row batch (20,000/s, mostly noise). The parent's own rate, measured over a second,
+    gives its last 0.5 s: 5,000 writes (the noisy rate would say 10,000)."""
+    parent_name = name(b"", T - 5000)
+    heat = LiveHeat()
+    heat.add([region(b"", b"", T - 5000, 0, T)], 0.0)
+    heat.add([region(b"", b"", T - 5000, 10_000, T + 1000)], 1.0)
+    low = RegionInfo(b"", b"m", name(b"", T + 1500), "rs1:16020", 0, 0, 0, (parent_name,), T + 1550, (T + 1500,))
+    high = RegionInfo(b"m", b"", name(b"m", T + 1500), "rs1:16020", 0, 1000, 0, (parent_name,), T + 1550, (T + 1500,))
+    s = heat.add([low, high], 2.0)
+    assert s is not None and s.vanished[0].writes == 5000
+
+
 def test_counted_daughters_get_the_parents_writes_as_they_hold_them() -> None:
     """The same sequential load, the daughters counted by key-only scans just after the poll that
     found them: the lower held 800 rows, the upper 1,700 when counted (its own 500 since its

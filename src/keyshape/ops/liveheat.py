@@ -13,10 +13,10 @@ counted twice beyond one polling interval:
 - a region of the last poll that is gone (split or merged away): what it took between its last
   report and its end is not in any counter. It is ESTIMATED, attributed to its own key range in
   the poll where it disappears, from its write rate in its previous interval, or its daughters'
-  rate since their birth when that is higher (a load that stepped up after the parent's last
-  report shows only in them; a merged region's rate, over more than the gone region's range, is
-  used only when the gone region has no rate of its own) times the time from its last report to
-  when it closed
+  rate since their birth when that is higher and measured over at least as long (a load that
+  stepped up after the parent's last report shows only in them; a merged region's rate, over more
+  than the gone region's range, is used only when the gone region has no rate of its own) times
+  the time from its last report to when it closed
   (hbase:meta's CLOSED state cell, else CLOSING: ``RegionInfo.parents_closed_ms``; a closing
   region keeps taking writes while it flushes); without that, at least
   the rate times the time from its last report to its children's birth (their region id is their creation time in ms, HBase's
@@ -55,6 +55,7 @@ daughters' first reads.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -160,6 +161,7 @@ class LiveHeat:
         self.born: list[RegionInfo] = []  # regions of the latest poll a split or merge made
         self._last: dict[str, RegionInfo] | None = None
         self._rates: dict[str, tuple[float, float]] = {}  # name -> (writes/s, reads/s)
+        self._rate_spans: dict[str, float] = {}  # name -> the seconds its rate was measured over
         self._t0: float | None = None
         self.latest: list[RegionInfo] = []
 
@@ -197,6 +199,10 @@ class LiveHeat:
             if r.reported_ms > since > 0:
                 span = (r.reported_ms - since) / 1000.0
                 self._rates[r.name] = (float(w) / span, float(q) / span)
+                self._rate_spans[r.name] = span
+        for name in list(self._rate_spans):
+            if name not in self._last:
+                del self._rate_spans[name]
         for name in list(self._rates):
             if name not in self._last:
                 del self._rates[name]
@@ -246,10 +252,12 @@ class LiveHeat:
                 kid_rate = (float(sum(writes[i] for i in kids)) / since, float(sum(reads[i] for i in kids)) / since)
                 if rate is None:
                     rate = kid_rate
-                elif all(_inside(regions[i], old.start, old.end) for i in kids):
+                elif all(_inside(regions[i], old.start, old.end) for i in kids) and since >= self._rate_spans.get(old.name, math.inf):
                     # A split: its daughters' range is its own. A load that stepped up after the
                     # parent's last report (the report came early in the load, or a poll brought
-                    # no news while it closed) shows in the daughters' rate, not in the parent's.
+                    # no news while it closed) shows in the daughters' rate, not in the parent's;
+                    # taken only when measured over as long as the parent's (a daughter reported
+                    # a moment after its birth holds a batch or two: a rate that is mostly noise).
                     rate = (max(rate[0], kid_rate[0]), max(rate[1], kid_rate[1]))
             if rate is not None and closed:
                 # hbase:meta says when it closed: it took writes until about then.
