@@ -180,3 +180,20 @@ def test_uniform_histories_of_thousands_of_regions_stay_quiet(regions: int, inte
     verdict, p, traffic = judge(heat_of(bounds, writes, reads))
     assert verdict == "balanced" and p.name == "balanced", (regions, mean, verdict, p)
     assert time_pattern(traffic) is None
+
+
+def test_a_sequential_load_whose_region_split_only_after_it_is_the_diagonal() -> None:
+    """Every poll of the load saw the table's one region; it split into two after the last write
+    (a busy cluster: CI's 3-server run judged this 'balanced'). One region took every write."""
+    t = 1_790_000_000_000
+    heat = LiveHeat()
+    parent = RegionInfo(b"", b"", f"t,,{t}.p.", "rs0:16020", 0, 0, 0, (), t)
+    heat.add([parent], 0.0)
+    for i in range(1, 20):
+        heat.add([RegionInfo(b"", b"", parent.name, "rs0:16020", 0, 5000 * i, 0, (), t + 1000 * i)], float(i))
+    for i in (20, 21):
+        low = RegionInfo(b"", ids(50_000)[0], f"t,,{t + 19_500}.l.", "rs0:16020", 0, 0, 0, (parent.name,), t + 1000 * i)
+        high = RegionInfo(ids(50_000)[0], b"", f"t,{t + 19_500}.h.", "rs1:16020", 0, 0, 0, (parent.name,), t + 1000 * i)
+        heat.add([low, high], float(i))
+    verdict, p, _ = judge(heat)
+    assert verdict == "hotspot" and p.name == "sequential diagonal" and p.field == "event_id", (verdict, p)

@@ -16,6 +16,8 @@ map's windows (``--windows``) only draw the picture; the verdict never reads the
   every moment hot); or the regions take their writes one after the other: consecutive writes stay in one
   region at least 80% of the way from chance to as often as they could (``timeline.dwell``; this
   shows a sequential key even with a few rows per region, where a moment is too short to);
+- hotspot by layout: the table has one region, or (a live watch) half of the writes or more were
+  made while it had one: such a moment's busiest share is its chance share, so no excess shows it;
 - hotspot in total: the busiest region holds at least half-way-to-everything of all rows, or 5x
   its fair share;
 - skewed: CV or max/mean clearly above chance; at a typical moment an excess of 15%, or a busiest
@@ -43,6 +45,7 @@ TOTAL_HOT_MAX_OVER_MEAN = 5.0
 SKEW_CV = 0.25
 SKEW_MAX_OVER_MEAN = 1.5
 WALK_HOT_EXCESS = 0.8
+SINGLE_REGION_HOT = 0.5  # half of the watched writes or more taken while the table had one region
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,9 @@ class Evidence:
     moment_rows: int = 0  # writes per moment behind hot_window_share (0: not known)
     walk: float = 0.0  # how much writes dwell in one region before moving on (timeline.dwell)
     walk_chance: float = 0.0  # the same for independent writes with the observed totals
+    # the share of the writes made while the table had one region (a live watch: a table that
+    # split only after its load shows 2 regions now, but one region server took every write)
+    single_region_share: float = 0.0
     hints: SchemaHints = field(default_factory=SchemaHints)
 
 
@@ -131,6 +137,13 @@ def judge(ev: Evidence) -> Verdict:
     if R == 1:
         verdict = HOTSPOT
         reasons.append("The table has a single region, so one region server takes every write until HBase splits it.")
+    elif ev.single_region_share >= SINGLE_REGION_HOT:
+        # Each such moment's busiest share equals its chance share (1.0), so no excess shows it.
+        verdict = HOTSPOT
+        reasons.append(
+            f"The table had a single region for {_pct(ev.single_region_share)} of the writes, so one region server took them "
+            f"(it has {R} regions now)."
+        )
     walk_excess = _excess(ev.walk, ev.walk_chance)
     walking = walk_excess >= WALK_HOT_EXCESS and R > 1
     time_hot = R > 1 and ((ev.hot_window_share >= TIME_HOT_SHARE and time_excess >= TIME_HOT_EXCESS) or walking)
@@ -208,6 +221,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
     h = ev.hints
     R = ev.regions
     out: list[str] = []
+    single = R == 1 or ev.single_region_share >= SINGLE_REGION_HOT  # one region took (most of) the writes
     monotonic_keys = ev.increasing >= 0.9 or ev.decreasing >= 0.9
     walking_hot = time_hot and ev.hot_regions_seen > 2 and abs(ev.hot_direction) >= 0.8
     mono_field, gen = h.monotonic_field, ""
@@ -218,7 +232,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
         mono_field = h.leading_field
         way = "increase" if ev.increasing >= 0.9 else "decrease"
         gen = f" (keys {way} in write order)"
-    if mono_field and (time_hot or total_hot or R == 1 or monotonic_keys):
+    if mono_field and (time_hot or total_hot or single or monotonic_keys):
         other = h.spread_field
         if other:
             out.append(
@@ -248,7 +262,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
             "with a value that grows in write order (a time or a sequence). Split points, sampled or not, "
             "cannot cover future keys; put a salt or hash prefix in front and pre-split on its buckets."
         )
-    elif monotonic_keys and (time_hot or total_hot or R == 1):
+    elif monotonic_keys and (time_hot or total_hot or single):
         way = "increase" if ev.increasing >= 0.9 else "decrease"
         share = ev.increasing if ev.increasing >= 0.9 else ev.decreasing
         out.append(
@@ -273,14 +287,14 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
             f"{ev.hottest_label} catches most keys. Derive splits from the key itself "
             '([splits] algorithm = "prefix" for a salted key, "sample" otherwise).'
         )
-    if R == 1 and (mono_field or monotonic_keys):
+    if single and (mono_field or monotonic_keys):
         # Split points taken from today's keys all sort below tomorrow's: only salting helps.
         out.append(
             'Pre-split the salted table on its buckets ([splits] algorithm = "prefix", '
             "regions = a few per region server); pre-splitting this key as it is would not "
             "help, since every new key sorts after every split point."
         )
-    elif R == 1:
+    elif single:
         out.append(
             'Pre-split the table: set [splits] regions to a few per region server (algorithm = "prefix" when the key is salted, else "sample").'
         )

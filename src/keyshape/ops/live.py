@@ -399,6 +399,7 @@ def live_analysis(heat: LiveHeat, name: str = "", metric: str = "write", hints: 
         decreasing=0.0,
         servers=servers,
         hot_window_server_share=float(np.dot(weights, server_shares)),
+        single_region_share=float(weights[window_regions == 1].sum()),
         hints=hints or SchemaHints(),
     )
     v = judge(ev)
