@@ -38,7 +38,7 @@ from keyshape.phoenix.resalt import ResaltSchema, target_ddl
 from keyshape.phoenix.schema import PhoenixKeySchema
 from keyshape.store.hbase import HBaseStore
 
-ROWS = 10_000  # filled through Phoenix before the re-salt; the writer also adds ids ROWS..ROWS+499
+ROWS = 10_000  # filled through Phoenix before the re-salt; the writer adds ids from ROWS up (every fifth upsert)
 AT_MS = 1_767_225_600_000
 
 
@@ -75,7 +75,13 @@ class PhoenixWriter(threading.Thread):
                     self.counts["deletes"] += 1
                 else:
                     reput = op < 0.35 and bool(deleted)
-                    i = deleted.pop(rng.randrange(len(deleted))) if reput else rng.randrange(ROWS + 500)
+                    if reput:
+                        i = deleted.pop(rng.randrange(len(deleted)))
+                    elif self.counts["upserts"] % 5 == 0:
+                        # every fifth a new row (a random id left none in a slow run's 60 upserts)
+                        i = ROWS + self.counts["upserts"] // 5
+                    else:
+                        i = rng.randrange(ROWS)
                     params = _params(i, self.counts["ops"] + 1)
                     self.jdbc.ask("GENERATE", upsert, "1", *params)
                     self.alive[i] = params

@@ -666,13 +666,13 @@ class HBaseAdmin:
         status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
         return sorted(f"{s.host_name},{s.port},{s.start_code}" for s in status.cluster_status.dead_servers)
 
-    def regions_in_transition(self) -> list[str]:
+    def regions_in_transition(self, table: str | None = None) -> list[str]:
         """The regions the master has in transition (opening, closing, splitting...), each as
-        ``region name: STATE``; empty when every region is settled."""
+        ``region name: STATE``; empty when every region is settled. ``table``: only that table's
+        (by the region's own table name, as the master reports it)."""
         request = Master_pb2.GetClusterStatusRequest(options=[ClusterStatus_pb2.REGIONS_IN_TRANSITION])
         status = self._master("GetClusterStatus", request, Master_pb2.GetClusterStatusResponse, "*", "read cluster status")
-        state = ClusterStatus_pb2.RegionState.State
-        return sorted(f"{to_string_binary(r.spec.value)}: {state.Name(r.region_state.state)}" for r in status.cluster_status.regions_in_transition)
+        return in_transition(status.cluster_status, table)
 
     def unclaimed_replication_queues(self, peer_id: str, servers: Sequence[str], parent: str = "/hbase") -> list[str] | None:
         """Which of ``servers`` (``host,port,startcode``: dead ones) still own a replication queue
@@ -785,3 +785,18 @@ def servers_with_queue(peer_id: str, queues: Mapping[str, Sequence[str]]) -> lis
     ``peer_id``: its own (``peer_id``) or one it had claimed from an earlier dead server
     (``peer_id-<server>...``)."""
     return sorted(s for s, ids in queues.items() if any(q == peer_id or q.startswith(peer_id + "-") for q in ids))
+
+
+def in_transition(status: ClusterStatus_pb2.ClusterStatus, table: str | None = None) -> list[str]:
+    """``region name: STATE`` of each region in transition in a cluster status, only ``table``'s
+    when given (matched on the region's own table name, not on a prefix of its region name)."""
+    state = ClusterStatus_pb2.RegionState.State
+    moving = list(status.regions_in_transition)
+    if table is not None:
+        namespace, name = (part.encode() for part in split_table_name(table))
+        moving = [
+            r
+            for r in moving
+            if (r.region_state.region_info.table_name.namespace, r.region_state.region_info.table_name.qualifier) == (namespace, name)
+        ]
+    return sorted(f"{to_string_binary(r.spec.value)}: {state.Name(r.region_state.state)}" for r in moving)
