@@ -46,7 +46,9 @@ rows went to which daughter, so its pieces are dealt out by
 - the direction of the daughters' first writes: when nearly all (90%) go to the upper daughter
   the keys walk up, so the parent's oldest rows are the lower daughter's (a sequential key);
   nearly all to the lower one, the other way round (a reverse timestamp); otherwise every piece
-  is shared in proportion.
+  is shared in proportion. Counted daughters are filled to what they held, oldest pieces first;
+  what the parent's pieces hold beyond that (its estimated last writes, when the load was held up
+  by the split) goes to the daughter the keys walk into.
 
 The read metric has no rows to count: a split parent's reads are shared in proportion to the
 daughters' first reads.
@@ -413,6 +415,7 @@ class LiveHeat:
                 break
         watched = sum(a for _, a in pieces)
         counted = [self._counted.get(k) for k in kids]
+        room_of: np.ndarray | None = None  # what each daughter held, when counted
         if metric == "write" and all(c is not None and c[1] == i for c in counted):
             held = []
             for k, c in zip(kids, counted):
@@ -424,6 +427,7 @@ class LiveHeat:
                 pieces = pieces + [(i, missed)] if known else [(-1, missed)] + pieces
             total = watched + missed
             target = np.array(held) * (total / sum(held)) if sum(held) > 0 else np.full(len(kids), total / len(kids))
+            room_of = np.array(held, dtype=np.float64)
         elif metric == "write":
             target = np.full(len(kids), watched / len(kids))  # HBase splits at the data's middle
         else:
@@ -438,7 +442,11 @@ class LiveHeat:
             frac = target / total if total > 0 else np.full(len(kids), 1 / len(kids))
             return [[(t, a * f) for t, a in pieces] for f in frac]
         out: list[list[tuple[int, float]]] = [[] for _ in kids]
-        room = target.astype(np.float64).copy()
+        # Counted daughters hold what they held: the older ones fill to that, and the pieces
+        # beyond (an estimate of the parent's last writes above what was there) go to the daughter
+        # the keys walk into, as the parent's last writes did. Scaled up instead, every daughter's
+        # room grew and recent writes were dealt into the older daughter's range.
+        room = (room_of if room_of is not None and room_of.sum() > 0 else target).astype(np.float64).copy()
         at = 0
         for t, amount in pieces:
             left = amount
