@@ -95,6 +95,21 @@ def matrix(h: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
 
 
+def wait_for_polls(service: Any, tables: tuple[str, ...], more: int, seconds: float = 120.0) -> None:
+    """Until each of ``tables`` has been polled ``more`` times after now (0: its baseline poll),
+    however long a poll takes on a busy machine."""
+
+    def polls(table: str) -> int:  # -1: not polled yet
+        state = service.poller.snapshot().get(table)
+        return -1 if state is None or state.heat.latest == [] else len(state.heat.samples)
+
+    goal = {t: (polls(t) + more if more else 0) for t in tables}
+    deadline = time.monotonic() + seconds
+    while any(polls(t) < goal[t] for t in tables):
+        assert time.monotonic() < deadline, {t: (polls(t), goal[t]) for t in tables}
+        time.sleep(0.2)
+
+
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as r:
         body = r.read().decode()
@@ -135,7 +150,7 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     window.setattr("keyshape.serve.poller.MAX_SAMPLES", 100_000)
     service = Service(options).start()
     try:
-        time.sleep(1.5)  # the baseline poll
+        wait_for_polls(service, (seq, salt, tenants), 0)  # the baseline poll of each table
         loads = [
             threading.Thread(target=load_workload, args=(store, seq_schema, 150_000), kwargs={"batch_size": 2000}),
             threading.Thread(
@@ -158,7 +173,8 @@ def scenario(hbase: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
                 if counted >= 0.95 * rows:
                     break
                 time.sleep(0.5)
-        time.sleep(2.5)  # two more polls: the verdicts judged on the polls that counted them
+        # two more polls: the verdicts judged on the polls that counted them
+        wait_for_polls(service, (seq, salt, tenants), 2)
         yield Scenario(service, seq, salt, db, schemas, hbase.url, tenants)
     finally:
         service.stop()

@@ -104,23 +104,24 @@ def migrations(tmp_path: Path) -> list[Migration]:
     return out
 
 
-def start(store: HBaseStore, url: str, runs: list[Migration]) -> None:
+def start(store: HBaseStore, hbase_cluster: Any, runs: list[Migration]) -> None:
     """OLD filled; its writer on; ``keyshape migrate --online --cutover`` started; returns once
     every run is streaming (a status line after the copy counts cells applied)."""
     for m in runs:
         create_table_from_schema(store, m.old)
+        hbase_cluster.spread(store, m.old.table.full_name)
         fill(store, m.old, FILLED)
         # a cluster test only if OLD's edits come from every server's WAL
         assert len({r.server for r in store.regions(m.old.table.full_name)}) == 3, f"{m.what}: OLD is not on all three servers"
     for seed, m in enumerate(runs):
-        m.procs["writer"] = start_writer(url, m.old_path, m.folder / "writer.log", rows=WRITER_ROWS, rate=RATE, seed=32 + seed)
+        m.procs["writer"] = start_writer(hbase_cluster.url, m.old_path, m.folder / "writer.log", rows=WRITER_ROWS, rate=RATE, seed=32 + seed)
         m.args = [
             "migrate",
             str(m.old_path),
             str(m.new_path),
             "--online",
             "--hbase",
-            url,
+            hbase_cluster.url,
             "--set-replication-scope",
             "--state",
             str(m.folder / "state.json"),
@@ -208,7 +209,7 @@ def test_resalt_and_rekey_a_live_table_on_three_servers(hbase_cluster: Any, tmp_
     store = HBaseStore.from_url(hbase_cluster.url)
     runs = migrations(tmp_path)
     try:
-        start(store, hbase_cluster.url, runs)
+        start(store, hbase_cluster, runs)
         time.sleep(3)  # the stream applies while the writers go on
         done = finish(store, runs)
         MEASURED.append(
@@ -225,7 +226,7 @@ def test_region_server_killed_mid_stream_its_queue_is_claimed_and_both_migration
     runs = migrations(tmp_path)
     store.set_balancer(False)  # keep HBase from moving regions back under the test
     try:
-        start(store, hbase_cluster.url, runs)
+        start(store, hbase_cluster, runs)
         # the victim: a region server holding regions of both OLD tables, not hbase:meta's (its
         # recovery would add to the wait)
         meta = hbase_cluster.meta_server()

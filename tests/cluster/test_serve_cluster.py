@@ -49,6 +49,21 @@ fields.event_id = {{ generator = "sequential", start = 1 }}
 """
 
 
+def wait_for_polls(service: Any, tables: tuple[str, ...], more: int, seconds: float = 120.0) -> None:
+    """Until each of ``tables`` has been polled ``more`` times after now (0: its baseline poll),
+    however long a poll takes on a busy machine."""
+
+    def polls(table: str) -> int:  # -1: not polled yet
+        state = service.poller.snapshot().get(table)
+        return -1 if state is None or state.heat.latest == [] else len(state.heat.samples)
+
+    goal = {t: (polls(t) + more if more else 0) for t in tables}
+    deadline = time.monotonic() + seconds
+    while any(polls(t) < goal[t] for t in tables):
+        assert time.monotonic() < deadline, {t: (polls(t), goal[t]) for t in tables}
+        time.sleep(0.2)
+
+
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as r:
         return json.loads(r.read().decode())
@@ -56,22 +71,6 @@ def get(url: str) -> Any:
 
 def matrix(h: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
-
-
-def spread_over_the_servers(store: Any, table: str) -> None:
-    """The test's premise: the salted table's regions on all three servers. A region server an
-    earlier test killed (and the fixture restarted) can be left out of a new table's assignment
-    while the master still processes its old instance's crash, and the balancer (every 5 minutes)
-    would place regions on it only later: a server without a region gets one moved to it."""
-    servers = [s.name for s in store.region_servers()]
-    for server in servers:
-        regions = store.regions(table)
-        held = {r.server for r in regions}
-        if server in held:
-            continue
-        counts = {s: sum(r.server == s for r in regions) for s in held}
-        busiest = max(counts, key=lambda s: counts[s])
-        store.move_region(next(r.name for r in regions if r.server == busiest), server)
 
 
 def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_three_servers(hbase_cluster: Any, tmp_path: Path) -> None:
@@ -88,7 +87,7 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
     store.create_table(seq_schema.table, [], attributes={"MAX_FILESIZE": str(2 * MIB), "MEMSTORE_FLUSHSIZE": str(MIB)})
     create_table_from_schema(store, salt_schema)
     store.set_balancer(False)  # the placement stays as spread below (a restarted server draws the balancer's moves)
-    spread_over_the_servers(store, salt_schema.table.full_name)
+    hbase_cluster.spread(store, salt_schema.table.full_name)
     options = ServeOptions(
         lambda: open_store(hbase_cluster.url), str(tmp_path / "h.db"), [f"kss_c*_{tag}"], load_schemas(schemas), "127.0.0.1:0", 1.0
     )
@@ -98,7 +97,7 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
     window.setattr("keyshape.serve.poller.MAX_SAMPLES", 100_000)
     service = Service(options).start()
     try:
-        time.sleep(1.5)  # the baseline poll
+        wait_for_polls(service, (seq, salt), 0)  # the baseline poll of each table
         loads = [
             threading.Thread(target=load_workload, args=(store, seq_schema, 100_000), kwargs={"batch_size": 2000}),
             threading.Thread(
@@ -119,7 +118,8 @@ def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_thr
                 if matrix(get(f"{service.url}/api/heatmap?table={table}&seconds=3600")).sum() >= 0.95 * rows:
                     break
                 time.sleep(0.5)
-        time.sleep(2.5)  # two more polls: the verdicts judged on the polls that counted them
+        # two more polls: the verdicts judged on the polls that counted them
+        wait_for_polls(service, (seq, salt), 2)
         v = get(f"{service.url}/api/table?table={seq}")
         assert v["verdict"] == "hotspot", v
         assert v["pattern"]["name"] == "sequential diagonal" and v["pattern"]["field"] == "event_id", v["pattern"]

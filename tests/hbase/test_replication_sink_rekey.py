@@ -86,7 +86,12 @@ def test_old_and_new_converge_while_a_writer_runs(hbase: Any, hbase_store: HBase
                         store, old, new, state_path=tmp_path / "state.json", reject_path=tmp_path / "copy-rejects.tsv", progress=lambda n: ready.set()
                     )
                     ready.set()
-                    time.sleep(2)
+                    # the writer goes on after the copy: until it has made the ops checked below
+                    # (a count, not a time: it shares the GIL with the sink and the copy)
+                    deadline, target = time.monotonic() + 120, max(200, counts["ops"] + 100)  # and some after the copy
+                    while counts["ops"] <= target and writer.is_alive():
+                        assert time.monotonic() < deadline, f"the writer made {counts['ops']} ops in 120 s"
+                        time.sleep(0.1)
                 finally:
                     stop.set()
                     writer.join()

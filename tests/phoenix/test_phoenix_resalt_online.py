@@ -156,7 +156,16 @@ def test_resalt_8_to_16_online_while_phoenix_writes(phoenix_url: str, tmp_path: 
 
         wait_for("the stream phase", streaming, 180)
         wait_for("the stream to apply Phoenix's edits to the target", streaming_the_writers_edits, 120)
-        time.sleep(2)  # Phoenix goes on writing while the stream applies
+
+        # Phoenix goes on writing while the stream applies: until it has deleted, re-put and added
+        # rows enough for the checks below (a count, not a time: a slow run made 60 upserts in 2 s)
+        def written_enough() -> bool:
+            alive()
+            assert writer.error is None, writer.error
+            c = writer.counts
+            return c["deletes"] > 20 and c["reputs"] > 5 and c["upserts"] > 50 and max(writer.alive) >= ROWS
+
+        wait_for("the writer's deletes, re-puts and new rows", written_enough, 300)
         writer.stop.set()
         writer.join(60)
         assert not writer.is_alive() and writer.error is None, writer.error

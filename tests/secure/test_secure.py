@@ -141,7 +141,8 @@ def test_long_run_survives_ticket_expiry_with_a_keytab(secure_hbase: Any) -> Non
         grant(admin, "carol", "RW", table)
         store = open_store(secure_hbase.user_url("carol", protection="privacy"))
         try:
-            store.put(table, b"r0", {b"d:v": b"0"})
+            # the region server learns the grant through ZooKeeper a moment after it is made
+            _eventually(lambda: store.put(table, b"r0", {b"d:v": b"0"}))
             with store.writer(table) as w:
                 w.put(b"r00", {b"d:v": b"00"})
             time.sleep(5)  # every ticket carol holds has expired now
@@ -204,6 +205,12 @@ def test_alice_may_load_and_bob_is_denied_with_one_line_and_nothing_lost(secure_
             bob.close()
         # bob may describe (CREATE) and read the table, not write it
         grant(admin, "bob", "RC", table)
+        bob = open_store(secure_hbase.user_url("bob"))
+        try:  # the master and the region server learn the grant a moment after it is made
+            _eventually(lambda: bob.describe_table(table))
+            _eventually(lambda: list(bob.scan(table, limit=1)))
+        finally:
+            bob.close()
         proc, _ = _cli(
             "load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000", "--batch-size", "500", "--seed", "9", "--settle", "0"
         )

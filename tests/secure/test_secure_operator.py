@@ -289,6 +289,9 @@ def test_load_into_an_existing_table_with_read_and_write_only(secure_hbase: Any,
                 bob.describe_table(table)
             assert bob.table_exists(table)
             assert not bob.table_exists(table + "_none")
+            # the region server learns the grant through ZooKeeper a moment later: READ and WRITE
+            # come in one update, so a read that goes through means the load's puts will too
+            _until(lambda: list(bob.scan(table, limit=1)) == [])
         finally:
             bob.close()
         proc, _ = _cli("load", str(schema), "--hbase", secure_hbase.user_url("bob"), "--rows", "2000", "--batch-size", "500", "--settle", "0")
