@@ -16,7 +16,6 @@ keyshape's own ``load_workload``. Then, through the JSON API, /metrics and the U
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 from chromium import Chromium, chromium_path
+from serve_service import matrix, wait_for_polls
 
 from keyshape.ops.live import load_workload
 from keyshape.schema import KeySchema
@@ -88,26 +88,6 @@ fields.tenant.values = ["t00", "t01", "t02", "t03", "t04", "t05", "t06", "t07"]
 fields.tenant.weights = [1, 1, 1, 1, 16.33, 1, 1, 1]
 fields.event_id = {{ generator = "sequential", start = 1 }}
 """
-
-
-def matrix(h: dict[str, Any]) -> np.ndarray:
-    """The heat map's values from the API's base64 float32 form."""
-    return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
-
-
-def wait_for_polls(service: Any, tables: tuple[str, ...], more: int, seconds: float = 120.0) -> None:
-    """Until each of ``tables`` has been polled ``more`` times after now (0: its baseline poll),
-    however long a poll takes on a busy machine."""
-
-    def polls(table: str) -> int:  # -1: not polled yet
-        state = service.poller.snapshot().get(table)
-        return -1 if state is None or state.heat.latest == [] else len(state.heat.samples)
-
-    goal = {t: (polls(t) + more if more else 0) for t in tables}
-    deadline = time.monotonic() + seconds
-    while any(polls(t) < goal[t] for t in tables):
-        assert time.monotonic() < deadline, {t: (polls(t), goal[t]) for t in tables}
-        time.sleep(0.2)
 
 
 def get(url: str) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from serve_service import matrix, wait_for_polls
 
 from keyshape.ops.live import load_workload
 from keyshape.schema import KeySchema
@@ -49,28 +50,9 @@ fields.event_id = {{ generator = "sequential", start = 1 }}
 """
 
 
-def wait_for_polls(service: Any, tables: tuple[str, ...], more: int, seconds: float = 120.0) -> None:
-    """Until each of ``tables`` has been polled ``more`` times after now (0: its baseline poll),
-    however long a poll takes on a busy machine."""
-
-    def polls(table: str) -> int:  # -1: not polled yet
-        state = service.poller.snapshot().get(table)
-        return -1 if state is None or state.heat.latest == [] else len(state.heat.samples)
-
-    goal = {t: (polls(t) + more if more else 0) for t in tables}
-    deadline = time.monotonic() + seconds
-    while any(polls(t) < goal[t] for t in tables):
-        assert time.monotonic() < deadline, {t: (polls(t), goal[t]) for t in tables}
-        time.sleep(0.2)
-
-
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as r:
         return json.loads(r.read().decode())
-
-
-def matrix(h: dict[str, Any]) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(h["values_f32"]), dtype="<f4").reshape(h["shape"]).astype(np.float64)
 
 
 def test_serve_names_the_sequential_table_hot_and_the_salted_one_balanced_on_three_servers(hbase_cluster: Any, tmp_path: Path) -> None:
