@@ -125,6 +125,11 @@ def _moment(ev: Evidence) -> str:
     return f"; a moment is {ev.moment_rows:,} writes" if ev.moment_rows > 1 else ("; a moment is one write" if ev.moment_rows == 1 else "")
 
 
+def _one_region(ev: Evidence) -> bool:
+    """One region took (most of) the writes: the table has one, or had one for half of them."""
+    return ev.regions == 1 or ev.single_region_share >= SINGLE_REGION_HOT
+
+
 def judge(ev: Evidence) -> Verdict:
     """Classify the evidence and explain it: one sentence per reason, advice a user can apply."""
     R = ev.regions
@@ -137,7 +142,7 @@ def judge(ev: Evidence) -> Verdict:
     if R == 1:
         verdict = HOTSPOT
         reasons.append("The table has a single region, so one region server takes every write until HBase splits it.")
-    elif ev.single_region_share >= SINGLE_REGION_HOT:
+    elif _one_region(ev):
         # Each such moment's busiest share equals its chance share (1.0), so no excess shows it.
         verdict = HOTSPOT
         reasons.append(
@@ -221,7 +226,7 @@ def _advice(ev: Evidence, verdict: str, time_hot: bool, total_hot: bool) -> list
     h = ev.hints
     R = ev.regions
     out: list[str] = []
-    single = R == 1 or ev.single_region_share >= SINGLE_REGION_HOT  # one region took (most of) the writes
+    single = _one_region(ev)
     monotonic_keys = ev.increasing >= 0.9 or ev.decreasing >= 0.9
     walking_hot = time_hot and ev.hot_regions_seen > 2 and abs(ev.hot_direction) >= 0.8
     mono_field, gen = h.monotonic_field, ""

@@ -415,7 +415,6 @@ class LiveHeat:
                 break
         watched = sum(a for _, a in pieces)
         counted = [self._counted.get(k) for k in kids]
-        room_of: np.ndarray | None = None  # what each daughter held, when counted
         if metric == "write" and all(c is not None and c[1] == i for c in counted):
             held = []
             for k, c in zip(kids, counted):
@@ -426,8 +425,8 @@ class LiveHeat:
             if missed > 0:
                 pieces = pieces + [(i, missed)] if known else [(-1, missed)] + pieces
             total = watched + missed
-            target = np.array(held) * (total / sum(held)) if sum(held) > 0 else np.full(len(kids), total / len(kids))
-            room_of = np.array(held, dtype=np.float64)
+            # what each held, not scaled to the pieces: see the fill below (shares keep the proportion)
+            target = np.array(held, dtype=np.float64) if sum(held) > 0 else np.full(len(kids), total / len(kids))
         elif metric == "write":
             target = np.full(len(kids), watched / len(kids))  # HBase splits at the data's middle
         else:
@@ -446,7 +445,7 @@ class LiveHeat:
         # beyond (an estimate of the parent's last writes above what was there) go to the daughter
         # the keys walk into, as the parent's last writes did. Scaled up instead, every daughter's
         # room grew and recent writes were dealt into the older daughter's range.
-        room = (room_of if room_of is not None and room_of.sum() > 0 else target).astype(np.float64).copy()
+        room = target.astype(np.float64).copy()
         at = 0
         for t, amount in pieces:
             left = amount
