@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyshape.ops.live import live_analysis
 from keyshape.ops.liveheat import LiveHeat, region_id
@@ -297,3 +299,31 @@ def test_an_overestimated_parent_leaves_the_older_daughter_what_it_held() -> Non
     assert m[0].tolist() == [500, 500]  # the first interval's 1,000 ids: half below the split, half above
     assert m[1, 0] == 0 and m[1, 1] == sample.vanished[0].writes  # the estimate: the upper daughter's
     assert m[:, 0].sum() == 500
+
+
+@settings(max_examples=25, deadline=None)
+@given(regions=st.integers(2, 2000), before=st.integers(1, 12), after=st.integers(1, 12), rate=st.integers(200, 20_000))
+def test_the_share_written_to_a_one_region_table_decides_the_verdict_at_any_size(regions: int, before: int, after: int, rate: int) -> None:
+    """``before`` polls of one region, then the table split into ``regions`` regions that take
+    the same rate evenly for ``after`` polls: half of the writes or more to the one region is a
+    hotspot whatever the region count now, and a small share names no single region."""
+    parent = region(b"", b"", T - 5000, 0, T)
+    heat = LiveHeat()
+    heat.add([parent], 0.0)
+    for t in range(1, before + 1):
+        heat.add([region(b"", b"", T - 5000, rate * t, T + 1000 * t)], float(t))
+    bounds = [b""] + [f"{k:06d}".encode() for k in range(1, regions)]
+    born = T + 1000 * before + 500
+    for t in range(before + 1, before + after + 2):
+        writes = rate // regions * (t - before - 1)
+        heat.add(
+            [region(s, e, born, writes, T + 1000 * t, (parent.name,)) for s, e in zip(bounds, [*bounds[1:], b""])],
+            float(t),
+        )
+    a = live_analysis(heat, name="t")
+    single = [r for r in a.reasons if "single region for" in r]
+    share = rate * before / (rate * before + rate // regions * regions * after)  # of the writes made
+    if share >= 0.6:
+        assert a.verdict == "hotspot" and single, (share, a.reasons)
+    elif share <= 0.3:
+        assert not single, (share, a.reasons)
